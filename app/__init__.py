@@ -1,0 +1,1 @@
+"""Domeng Online's application layer: the command line now, the game server next."""

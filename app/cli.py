@@ -1,0 +1,241 @@
+"""The ``domeng`` command line: ``replay`` a match record, ``simulate`` bot-only matches.
+
+Exit status: 0 on success, 2 for an invalid record or illegal action (RECORD.md) and for bad
+command-line arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from engine.bots import BOTS
+from engine.core import State
+from engine.errors import EngineError, RecordError
+from engine.events import DomengOutcome, KozelOutcome, Settlement
+from engine.record import Replay, read_record, write_record
+from engine.simulate import Simulation
+from engine.variants import VARIANTS, make_rules
+
+__all__ = ["describe_outcome", "describe_settlement", "main"]
+
+
+# -- readable summaries ------------------------------------------------------------------------
+
+
+def _stones(n: int) -> str:
+    return f"{n} stone" if n == 1 else f"{n} stones"
+
+
+def describe_settlement(settlement: Settlement, names: Sequence[str]) -> str:
+    """One sentence for a settlement, e.g. ``"Dewi: +3 stones (2 from the table, 1 from Eko)"``."""
+    parts = []
+    if settlement.from_table:
+        parts.append(f"{settlement.from_table} from the table")
+    parts += [f"{amount} from {names[payer]}" for payer, amount in settlement.from_payers if amount]
+    if settlement.cancelled:
+        parts.append(f"{settlement.cancelled} cancelled")
+    detail = f" ({', '.join(parts)})" if parts else ""
+    return f"{names[settlement.receiver]}: +{_stones(settlement.received)}{detail}"
+
+
+def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]) -> list[str]:
+    """Readable lines for a finished round, in the game's own terms."""
+    if isinstance(outcome, KozelOutcome):
+        head = f"{outcome.end.value.upper()}: " + (
+            f"{names[outcome.winner]} wins" if outcome.winner is not None else "tied fish"
+        )
+        score = ", ".join(
+            f"{n} {p} (+{w})" for n, p, w in zip(names, outcome.points, outcome.written, strict=True)
+        )
+        lines = [head, f"points: {score}"]
+        if outcome.goat:
+            lines.append("GOAT: " + ", ".join(names[s] for s in outcome.goat))
+        return lines
+    if outcome.manguno is None:
+        assert outcome.first_cappu is not None
+        head = f"{outcome.end.value.upper()}: {names[outcome.first_cappu]} is first cappu"
+    else:
+        sums = outcome.pip_sums
+        head = f"BLOCK: {names[outcome.manguno]} is MANGUNO ({sums[outcome.manguno]} pips)"
+        if outcome.mattikkeng:
+            ranked = ", ".join(f"{names[s]} ({sums[s]})" for s in outcome.mattikkeng)
+            head += f"; MATTIKKENG {ranked}"
+    lines = [head]
+    why = "CUCUQ" if outcome.cucuq is not None else "manguno"
+    lines.append(f"{why} {describe_settlement(outcome.settlement, names)}")
+    lines.append(f"winner {names[outcome.winner]}")
+    if outcome.camat_elected:
+        lines.append(f"CAMAT: {names[outcome.winner]} is elected; 25 stones back on the table")
+    stones = ", ".join(f"{n} {s}" for n, s in zip(names, outcome.stones, strict=True))
+    lines.append(f"table {outcome.table} · stones: {stones}")
+    lines.append(f"next leader {names[outcome.next_leader]}")
+    return lines
+
+
+def _summary_text(result: Replay) -> str:
+    names = result.seats
+    out = [f"{result.rules.name} · {len(names)} seats: {', '.join(names)} · options {result.rules.options()}"]
+    for index, log in enumerate(result.rounds):
+        passes = [a for a in log.actions if type(a).__name__ == "Pass"]
+        out.append(f"Round {index + 1} · {len(log.actions)} actions, {len(passes)} passes")
+        if log.outcome is None:
+            out.append("  unfinished: " + json.dumps(result.report()["rounds"][index]))
+            continue
+        out += [f"  {line}" for line in describe_outcome(log.outcome, names)]
+    out.append("Match over." if result.match_over else "Match not over.")
+    return "\n".join(out)
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def _load(path: str) -> object:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RecordError("invalid_json", f"{path} is not JSON: {error}") from None
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``domeng replay FILE [--json]`` (RECORD.md)."""
+    try:
+        result = read_record(_load(args.file))
+    except RecordError as error:
+        if args.json:
+            print(json.dumps(error.to_json()))
+        else:
+            where = ""
+            if error.round is not None:
+                where = f" in round {error.round + 1}"
+                if error.action is not None:
+                    where += f", action {error.action + 1}"
+            print(f"domeng replay: {error.code}{where}: {error.message}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.report()))
+    else:
+        print(_summary_text(result))
+    return 0
+
+
+def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
+    print(f"rounds {figures['rounds']} · matches {figures['matches']} · actions {figures['actions']}")
+    print("outcomes:")
+    for key, count in figures["outcomes"].items():
+        print(f"  {key:<22} {count:>8}  {100 * figures['outcome_share'][key]:5.1f}%")
+    print(f"passes {figures['passes']} (passebunge {figures['passebunge']})")
+    print("per seat:    bot      wins  stones received  stones paid  camat elections")
+    for seat, bot in enumerate(bot_names):
+        print(
+            f"  P{seat}  {bot:>10} {figures['wins'][seat]:>8} {figures['stones_received'][seat]:>16}"
+            f" {figures['stones_paid'][seat]:>12} {figures['camat_elections'][seat]:>16}"
+        )
+    cycle = figures["rounds_per_cycle"]
+    print(
+        f"cycles {figures['cycles']} · rounds per cycle: mean {cycle['mean']}, median {cycle['median']},"
+        f" min {cycle['min']}, max {cycle['max']}"
+    )
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """``domeng simulate --rounds N [--seed S] [--bots random,greedy,...] [--save DIR]``."""
+    options: dict[str, object] = {}
+    if args.camat_target is not None:
+        options["camat_target"] = args.camat_target
+    rules = make_rules(args.variant, options)
+    bot_names = [b.strip() for b in args.bots.split(",") if b.strip()]
+    unknown = [b for b in bot_names if b not in BOTS]
+    if unknown or not bot_names:
+        print(f"domeng simulate: unknown bot(s) {unknown}; known: {', '.join(BOTS)}", file=sys.stderr)
+        return 2
+    save_dir = Path(args.save) if args.save else None
+    if save_dir is not None:
+        save_dir.mkdir(parents=True, exist_ok=True)
+    saved = 0
+
+    def save(state: State) -> None:
+        nonlocal saved
+        if save_dir is None:
+            return
+        saved += 1
+        names = [f"P{i} {name}" for i, name in enumerate(sim.bot_names)]
+        path = save_dir / f"match-{saved:05d}.json"
+        path.write_text(json.dumps(write_record(state, names), indent=1), encoding="utf-8")
+
+    sim = Simulation(rules, bot_names, args.seed, on_match=save)
+    step = max(1, min(1000, args.rounds // 100))
+    with tqdm(total=args.rounds, unit="round", disable=args.quiet or None, file=sys.stderr) as bar:
+        done = 0
+        while done < args.rounds:
+            n = sim.run(min(step, args.rounds - done))
+            done += n
+            bar.update(n)
+    sim.finish()
+    figures = sim.tally.summary()
+    figures["bots"] = sim.bot_names
+    figures["seed"] = args.seed
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        _print_figures(figures, sim.bot_names)
+        if save_dir is not None:
+            print(f"saved {saved} match records to {save_dir}/")
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``domeng`` command."""
+    parser = argparse.ArgumentParser(prog="domeng", description="Domeng Online tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    replay = sub.add_parser("replay", help="validate and replay a match record (RECORD.md)")
+    replay.add_argument("file", help="a domeng-record/1 JSON file")
+    replay.add_argument("--json", action="store_true", help="print RECORD.md's JSON report")
+    replay.set_defaults(func=cmd_replay)
+
+    simulate = sub.add_parser("simulate", help="play bot-only matches and report frequencies")
+    simulate.add_argument("--rounds", type=_positive, required=True, help="rounds to play in all")
+    simulate.add_argument("--seed", default="0", help="seed of every deal and bot choice (default 0)")
+    simulate.add_argument(
+        "--bots", default="random", help=f"bots by seat, cycled: comma-separated of {', '.join(BOTS)}"
+    )
+    simulate.add_argument("--variant", default="domeng", choices=sorted(VARIANTS))
+    simulate.add_argument("--camat-target", type=int, help="Domeng: camat elections that end a match")
+    simulate.add_argument("--save", metavar="DIR", help="write each match as a record into DIR")
+    simulate.add_argument("--json", action="store_true", help="print the figures as JSON")
+    simulate.add_argument("--quiet", action="store_true", help="no progress bar")
+    simulate.set_defaults(func=cmd_simulate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``domeng`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except EngineError as error:
+        print(f"domeng: {error.code}: {error.message}", file=sys.stderr)
+        return 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

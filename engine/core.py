@@ -1,0 +1,530 @@
+"""The variant-neutral core: deals, the chain, turn order, legal placements and the round log.
+
+A `State` is one match in play: the current round's hands (bit sets), the chain's open ends, whose
+turn it is, and what has happened. Variants (`engine.rules.domeng`, `engine.rules.kozel`) subclass it
+and hold only what differs: passes, draws, scoring, how a round ends.
+
+State is mutable for speed: `State.apply` changes it in place and `State.fork` copies it cheaply
+(search bots fork once per node). `legal_actions` and `apply` are the only rules code: the server,
+replay, bots, tests and benchmarks all go through them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from engine.actions import Action, Draw, End, Pass, Play, PlayLempas
+from engine.errors import IllegalActionError, InvalidActionError
+from engine.events import Event, Outcome, Placed
+from engine.tiles import FULL_SET, PIP_MASKS, TILES, Tile, mask_of, pip_sum, tiles_of
+
+if TYPE_CHECKING:
+    from engine.rules.base import Rules
+
+__all__ = ["MAX_SEATS", "Deal", "Phase", "RoundLog", "State", "chain_line", "play_actions"]
+
+MAX_SEATS = 5
+
+
+class Phase(StrEnum):
+    """Where a match stands: ``ready`` (a round may be dealt), ``playing``, or ``over``."""
+
+    READY = "ready"
+    PLAYING = "playing"
+    OVER = "over"
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """One round's deal: ``hands`` per seat, and ``rest`` (Domeng: the 3 unused tiles, D10; Kozel:
+    the bazaar, top first, K1). Together they are the whole set, each tile once.
+
+    Raises ValueError when the tiles are not exactly the 28-tile set.
+    """
+
+    hands: tuple[tuple[Tile, ...], ...]
+    rest: tuple[Tile, ...]
+
+    def __post_init__(self) -> None:
+        # 28 distinct bits sum to FULL_SET; any repeat carries and leaves fewer than 28 one-bits.
+        count = len(self.rest) + sum(len(hand) for hand in self.hands)
+        bits = sum(t.bit for t in self.rest) + sum(t.bit for hand in self.hands for t in hand)
+        if count != len(TILES) or bits != FULL_SET:
+            raise ValueError("a deal must hold each of the 28 tiles exactly once")
+
+    @staticmethod
+    def shuffled(rng: random.Random, hand_sizes: Sequence[int]) -> Deal:
+        """Shuffle the set with ``rng`` and deal ``hand_sizes[i]`` tiles to seat i, the rest aside.
+
+        The shuffle sorts the 28 tiles (in index order) by one ``rng.random()`` key each, drawn in
+        that order: a uniform permutation, five times cheaper than ``rng.shuffle``. Hands are dealt
+        from the front, the rest keeps its order (for Kozel the first is the bazaar's top). Uses
+        only ``rng`` (never the module's global RNG), so a seed fixes the deal.
+        """
+        random_key = rng.random
+        keys = [random_key() for _ in TILES]
+        order = sorted(range(len(TILES)), key=keys.__getitem__)
+        hands, at = [], 0
+        for size in hand_sizes:
+            hands.append(tuple([TILES[i] for i in sorted(order[at : at + size])]))
+            at += size
+        return Deal(tuple(hands), tuple([TILES[i] for i in order[at:]]))
+
+    @staticmethod
+    def from_seed(seed: int | str | bytes, hand_sizes: Sequence[int]) -> Deal:
+        """The deal of ``random.Random(seed)`` (see `shuffled`); the same seed always deals the same."""
+        return Deal.shuffled(random.Random(seed), hand_sizes)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundLog:
+    """A finished (or, in records, unfinished) round: its deal, its actions, and its outcome."""
+
+    deal: Deal
+    actions: tuple[Action, ...]
+    outcome: Outcome | None
+
+
+def _build_play_tables() -> tuple[
+    tuple[tuple[tuple[Play, Play, Play], ...], ...], tuple[tuple[dict[int, tuple[Play, ...]], ...], ...]
+]:
+    plays = tuple(
+        tuple((Play(s, t, None), Play(s, t, "L"), Play(s, t, "R")) for t in TILES) for s in range(MAX_SEATS)
+    )
+    fits: list[tuple[dict[int, tuple[Play, ...]], ...]] = []
+    for seat in range(MAX_SEATS):
+        per_ends: list[dict[int, tuple[Play, ...]]] = []
+        for key in range(49):
+            left, right = divmod(key, 7)
+            table: dict[int, tuple[Play, ...]] = {}
+            for t in TILES:
+                on_left, on_right = t.has(left), t.has(right)
+                if left == right and on_left:
+                    table[t.bit] = (plays[seat][t.index][1],)
+                elif on_left or on_right:
+                    table[t.bit] = tuple(
+                        plays[seat][t.index][i] for i, ok in ((1, on_left), (2, on_right)) if ok
+                    )
+            per_ends.append(table)
+        fits.append(tuple(per_ends))
+    return plays, tuple(fits)
+
+
+_PLAYS, _FIT_PLAYS = _build_play_tables()
+
+
+def _build_placements() -> tuple[dict[tuple[int, End | None], tuple[End, tuple[int, int], int]], ...]:
+    """For each pair of open ends, every legal ``(tile index, end named)`` and what it does:
+    ``(end used, ends after, slot in _PLAYS)``. An omitted end is legal when the placement is
+    unambiguous: one end fits, or the ends are equal (the tile goes on L) (D13)."""
+    table = []
+    for key in range(49):
+        left, right = divmod(key, 7)
+        moves: dict[tuple[int, End | None], tuple[End, tuple[int, int], int]] = {}
+        for t in TILES:
+            on_left, on_right = t.has(left), t.has(right)
+            if on_left:
+                moves[(t.index, "L")] = ("L", (t.other(left), right), 1)
+            if on_right:
+                moves[(t.index, "R")] = ("R", (left, t.other(right)), 2)
+            if on_left and (left == right or not on_right):
+                moves[(t.index, None)] = moves[(t.index, "L")]
+            elif on_right and not on_left:
+                moves[(t.index, None)] = moves[(t.index, "R")]
+        table.append(moves)
+    return tuple(table)
+
+
+_PLACEMENTS = _build_placements()
+_OPEN_PLAYS: tuple[dict[int, tuple[Play, ...]], ...] = tuple(
+    {t.bit: (_PLAYS[s][t.index][0],) for t in TILES} for s in range(MAX_SEATS)
+)
+_FIT_MASKS = tuple(PIP_MASKS[key // 7] | PIP_MASKS[key % 7] for key in range(49))
+_PLAYING = Phase.PLAYING  # module constants: an Enum member lookup costs a descriptor call
+_PASSES = tuple(Pass(s) for s in range(MAX_SEATS))
+_DRAWS = tuple(Draw(s) for s in range(MAX_SEATS))
+
+
+def play_actions(seat: int, tile: Tile) -> tuple[Play, Play, Play]:
+    """The shared `Play` instances for ``seat`` and ``tile``: (no end, on L, on R)."""
+    return _PLAYS[seat][tile.index]
+
+
+def chain_line(log: Sequence[Event]) -> list[tuple[int, int]]:
+    """The chain as laid, left to right, each tile oriented ``(left pip, right pip)``.
+
+    >>> from engine.tiles import Tile
+    >>> from engine.events import Placed
+    >>> chain_line([Placed(0, Tile.parse("3-6"), None, (6, 3), False, True),
+    ...             Placed(1, Tile.parse("1-3"), "R", (6, 1), False)])
+    [(6, 3), (3, 1)]
+    """
+    line: list[tuple[int, int]] = []
+    for event in log:
+        if type(event) is not Placed:
+            continue
+        tile = event.tile
+        if event.end is None:
+            line.append((tile.high, tile.low) if event.flip else (tile.low, tile.high))
+        elif event.end == "L":
+            line.insert(0, (event.ends[0], tile.other(event.ends[0])))
+        else:
+            line.append((tile.other(event.ends[1]), event.ends[1]))
+    return line
+
+
+class State:
+    """A match in play. Read it through properties and `engine.views.player_view`; change it only
+    with `apply` (and `start_round` between rounds).
+
+    Attributes (read-only by convention): ``rules``, ``seats`` (count), ``phase``, ``to_act`` (seat),
+    ``round_index`` (rounds dealt so far, the current one included), ``log`` (this round's events),
+    ``actions`` (this round's actions), ``history`` (finished rounds), ``outcome`` (the last round's),
+    ``last_placer`` (the seat that placed the most recent tile this round: Domeng's last mappano),
+    ``placed`` (bit set of the seats that placed a tile this round), ``start`` (RECORD.md's
+    ``start`` object the match began from, None for a new match).
+    """
+
+    __slots__ = (
+        "rules",
+        "seats",
+        "hands",
+        "left",
+        "right",
+        "log",
+        "actions",
+        "to_act",
+        "phase",
+        "round_index",
+        "deal",
+        "history",
+        "leader",
+        "opening",
+        "last_placer",
+        "placed",
+        "outcome",
+        "start",
+    )
+
+    variant: ClassVar[str] = ""
+    extra_moves: ClassVar[bool] = False
+    """Whether `_extra_actions` adds moves beyond single placements (Kozel's two lempas)."""
+
+    rules: Rules
+    seats: int
+    hands: list[int]
+    left: int
+    right: int
+    log: list[Event]
+    actions: list[Action]
+    to_act: int
+    phase: Phase
+    round_index: int
+    deal: Deal | None
+    history: tuple[RoundLog, ...]
+    leader: int | None
+    opening: Tile | None
+    last_placer: int | None
+    placed: int
+    outcome: Outcome | None
+    start: Mapping[str, object] | None
+
+    def _init_core(self, rules: Rules, leader: int | None, start: Mapping[str, object] | None) -> None:
+        self.rules = rules
+        self.start = start
+        self.seats = rules.seats
+        self.hands = [0] * self.seats
+        self.left = self.right = -1
+        self.log = []
+        self.actions = []
+        self.to_act = 0
+        self.phase = Phase.READY
+        self.round_index = 0
+        self.deal = None
+        self.history = ()
+        self.leader = leader
+        self.opening = None
+        self.last_placer = None
+        self.placed = 0
+        self.outcome = None
+
+    def _fork_core(self, new: State) -> None:
+        new.rules = self.rules
+        new.seats = self.seats
+        new.hands = self.hands[:]
+        new.left = self.left
+        new.right = self.right
+        new.log = self.log[:]
+        new.actions = self.actions[:]
+        new.to_act = self.to_act
+        new.phase = self.phase
+        new.round_index = self.round_index
+        new.deal = self.deal
+        new.history = self.history
+        new.leader = self.leader
+        new.opening = self.opening
+        new.last_placer = self.last_placer
+        new.placed = self.placed
+        new.outcome = self.outcome
+        new.start = self.start
+
+    def fork(self) -> State:
+        """An independent copy (O(seats + round length)); applying to it leaves ``self`` alone."""
+        raise NotImplementedError
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def ends(self) -> tuple[int, int] | None:
+        """The chain's open ends ``(L, R)`` in pips, or None before the opening tile."""
+        return None if self.left < 0 else (self.left, self.right)
+
+    def hand(self, seat: int) -> tuple[Tile, ...]:
+        """``seat``'s tiles in index order (hidden information: views decide who sees it)."""
+        return tiles_of(self.hands[seat])
+
+    def pip_sum(self, seat: int) -> int:
+        """The pip sum of ``seat``'s hand (D9: 0-0 counts 0)."""
+        return pip_sum(self.hands[seat])
+
+    def can_place(self, seat: int) -> bool:
+        """Whether ``seat`` holds a tile that fits an open end (always true before the opening)."""
+        if self.left < 0:
+            return bool(self.hands[seat])
+        return bool(self.hands[seat] & _FIT_MASKS[self.left * 7 + self.right])
+
+    def public_score(self) -> dict[str, Any]:
+        """The variant's public score fields of `engine.views.PlayerView` (stones or points)."""
+        raise NotImplementedError
+
+    def chain(self) -> list[tuple[int, int]]:
+        """The chain, left to right, as oriented ``(left pip, right pip)`` pairs."""
+        return chain_line(self.log)
+
+    def position(self) -> str:
+        """A short description of where play stands, for error messages."""
+        ends = "empty" if self.left < 0 else f"[{self.left}|{self.right}]"
+        return f"round {self.round_index}, action {len(self.actions)}, chain {ends}"
+
+    # -- legal actions -------------------------------------------------------------------------
+
+    def legal_actions(self) -> list[Action]:
+        """The legal actions of the seat to act, in canonical order: placements by tile index,
+        ``L`` before ``R``; then a variant's extra moves; or the single forced pass/draw.
+
+        Empty when no round is being played. Unambiguous placements name their end (the end the
+        tile goes on, L when ends are equal), so the actions are exactly what a record writes.
+        """
+        if self.phase is not _PLAYING:
+            return []
+        seat = self.to_act
+        hand = self.hands[seat]
+        left = self.left
+        if left < 0:
+            if self.opening is not None:
+                return [_PLAYS[seat][self.opening.index][0]]
+            table = _OPEN_PLAYS[seat]
+        else:
+            key = left * 7 + self.right
+            fit = hand & _FIT_MASKS[key]
+            if not fit:
+                return self._no_fit_actions(seat)
+            hand = fit
+            table = _FIT_PLAYS[seat][key]
+        out: list[Action] = []
+        while hand:
+            low = hand & -hand
+            hand ^= low
+            out += table[low]
+        if self.extra_moves:
+            return self._extra_actions(seat, out)
+        return out
+
+    def _no_fit_actions(self, seat: int) -> list[Action]:
+        return [_PASSES[seat]]
+
+    def _extra_actions(self, seat: int, plays: list[Action]) -> list[Action]:
+        return plays
+
+    # -- applying ------------------------------------------------------------------------------
+
+    def apply(self, action: Action) -> list[Event]:
+        """Apply ``action`` for the seat to act and return the events it caused (in order).
+
+        Raises `IllegalActionError` (codes in `engine.errors`) and leaves the state unchanged when
+        the action breaks a rule, `InvalidActionError` when it is not an action.
+        """
+        if self.phase is not _PLAYING:
+            code = "match_over" if self.phase is Phase.OVER else "round_over"
+            raise IllegalActionError(code, f"{action}: no round is being played ({self.position()})")
+        if action.seat != self.to_act:
+            raise IllegalActionError(
+                "wrong_seat", f"{action}: it is P{self.to_act}'s turn ({self.position()})"
+            )
+        start = len(self.log)
+        kind = type(action)
+        if kind is Play:
+            seat = action.seat
+            event = self._place(seat, action.tile, action.end, action.flip)  # type: ignore[union-attr]
+            if self.hands[seat]:
+                self.to_act = seat + 1 if seat + 1 < self.seats else 0
+            else:
+                self._went_out(seat, event)
+        elif kind is Pass:
+            self._apply_pass(action)  # type: ignore[arg-type]
+        elif kind is Draw:
+            self._apply_draw(action)  # type: ignore[arg-type]
+        elif kind is PlayLempas:
+            self._apply_lempas(action)  # type: ignore[arg-type]
+        else:
+            raise InvalidActionError("invalid_action", f"not an action: {action!r}")
+        return self.log[start:]
+
+    def _went_out(self, seat: int, event: Placed) -> None:
+        """``seat`` placed its last tile with ``event``: end the round (D15, K5)."""
+        raise NotImplementedError
+
+    def _apply_pass(self, action: Pass) -> None:
+        raise NotImplementedError
+
+    def _apply_draw(self, action: Draw) -> None:
+        raise IllegalActionError(
+            "draw_not_allowed", f"{action}: {self.variant} has no drawing ({self.position()})"
+        )
+
+    def _apply_lempas(self, action: PlayLempas) -> None:
+        raise IllegalActionError(
+            "not_two_lempas", f"{action}: {self.variant} has no two-lempas move ({self.position()})"
+        )
+
+    def _check_pass(self, action: Pass) -> None:
+        if self.can_place(action.seat):
+            raise IllegalActionError(
+                "voluntary_pass",
+                f"{action}: a tile fits, so passing is not allowed ({self.position()})",
+            )
+
+    def _place(self, seat: int, tile: Tile, end: End | None, flip: bool = False) -> Placed:
+        """Validate and lay one tile; returns the `Placed` event (already logged).
+
+        Raises `IllegalActionError`: ``tile_not_in_hand``, ``wrong_opening_tile`` (D11, K2),
+        ``does_not_fit``, ``end_required`` (D13).
+        """
+        hand = self.hands[seat]
+        if not hand & tile.bit:
+            raise IllegalActionError(
+                "tile_not_in_hand", f"P{seat} plays {tile}: not in P{seat}'s hand ({self.position()})"
+            )
+        left = self.left
+        if left < 0:
+            if self.opening is not None and tile is not self.opening:
+                raise IllegalActionError(
+                    "wrong_opening_tile",
+                    f"P{seat} plays {tile}: this round must open with {self.opening} ({self.position()})",
+                )
+            flip = flip and not tile.is_lempa
+            left, right = (tile.high, tile.low) if flip else (tile.low, tile.high)
+            played: Play = Play(seat, tile, None, True) if flip else _PLAYS[seat][tile.index][0]
+            ends = (left, right)
+            mappakuling = False
+        else:
+            entry = _PLACEMENTS[left * 7 + self.right].get((tile.index, end))
+            if entry is None:
+                raise self._placement_error(seat, tile, end)
+            end, ends, slot = entry
+            left, right = ends
+            played = _PLAYS[seat][tile.index][slot]
+            mappakuling = left == right
+            flip = False
+        self.hands[seat] = hand ^ tile.bit
+        self.left, self.right = left, right
+        self.last_placer = seat
+        self.placed |= 1 << seat
+        self.actions.append(played)
+        event = Placed(seat, tile, end, ends, mappakuling, flip)
+        self.log.append(event)
+        return event
+
+    def _placement_error(self, seat: int, tile: Tile, end: End | None) -> IllegalActionError:
+        on_left, on_right = tile.has(self.left), tile.has(self.right)
+        if end is None and on_left and on_right:
+            return IllegalActionError(
+                "end_required",
+                f"P{seat} plays {tile}: it fits both ends with different results; "
+                f"name the end ({self.position()})",
+            )
+        where = f"on {end}" if on_left or on_right else "anywhere"
+        return IllegalActionError(
+            "does_not_fit", f"P{seat} plays {tile}: does not fit {where} ({self.position()})"
+        )
+
+    # -- rounds --------------------------------------------------------------------------------
+
+    def start_round(self, deal: Deal) -> None:
+        """Deal a round from ``deal`` and find its leader (D11, K2).
+
+        Raises `IllegalActionError` (``round_over``/``match_over``) outside the ready phase and
+        ValueError for a deal of the wrong shape.
+        """
+        raise NotImplementedError
+
+    def _begin_round(self, deal: Deal, hand_sizes: Sequence[int], opening_order: Sequence[Tile]) -> None:
+        """Lay out ``deal`` and find who leads: ``self.leader`` with any tile, else the holder of the
+        first tile of ``opening_order`` that was dealt, which they must open with (D11, K2).
+
+        Raises IllegalActionError (``match_over``/``round_over``) outside the ready phase and
+        ValueError for a deal of the wrong shape.
+        """
+        if self.phase is Phase.OVER:
+            raise IllegalActionError("match_over", "the match is over; no more rounds")
+        if self.phase is Phase.PLAYING:
+            raise IllegalActionError("round_over", f"a round is still being played ({self.position()})")
+        if len(deal.hands) != len(hand_sizes) or any(
+            len(hand) != size for hand, size in zip(deal.hands, hand_sizes, strict=False)
+        ):
+            raise ValueError(f"deal hands must have sizes {list(hand_sizes)}")
+        self.hands = hands = [mask_of(hand) for hand in deal.hands]
+        self.left = self.right = -1
+        self.log = []
+        self.actions = []
+        self.deal = deal
+        self.last_placer = None
+        self.placed = 0
+        self.round_index += 1
+        self.opening = None
+        if self.leader is None:
+            for tile in opening_order:
+                for seat, hand in enumerate(hands):
+                    if hand & tile.bit:
+                        self.leader, self.opening = seat, tile
+                        break
+                if self.opening is not None:
+                    break
+            else:
+                raise ValueError("no seat holds an opening tile")
+        assert self.leader is not None
+        self.to_act = self.leader
+        self.phase = Phase.PLAYING
+
+    def _finish_round(self, outcome: Outcome, next_leader: int, match_over: bool) -> None:
+        if self.deal is not None:  # positions built by hand have no deal to keep
+            self.history = (*self.history, RoundLog(self.deal, tuple(self.actions), outcome))
+        self.outcome = outcome
+        self.leader = next_leader
+        self.phase = Phase.OVER if match_over else Phase.READY
+
+    def round_log(self) -> RoundLog | None:
+        """The current round as a `RoundLog` (outcome None while it is being played), or None."""
+        if self.deal is None:
+            return None
+        if self.phase is not Phase.PLAYING and self.history:
+            return self.history[-1]
+        return RoundLog(self.deal, tuple(self.actions), None)
+
+    def _next_seat(self, seat: int) -> int:
+        seat += 1
+        return 0 if seat == self.seats else seat

@@ -1,0 +1,63 @@
+"""The engine's exceptions, each with a stable machine-readable ``code``.
+
+    ValueError
+    └── EngineError                 code, message
+        ├── InvalidActionError      the input is not an action or tile at all (syntax)
+        ├── IllegalActionError      a well-formed action the rules forbid here
+        └── RecordError             a match record that is not a valid domeng-record/1 document;
+                                    carries the round and action indexes (RECORD.md)
+
+Codes of `IllegalActionError` (the rule each one enforces):
+
+- ``wrong_seat``          it is another seat's turn
+- ``tile_not_in_hand``    the tile is not in the acting seat's hand
+- ``does_not_fit``        the tile matches no open end, or not the end named
+- ``end_required``        the tile fits both ends with different results and no end is named (D13)
+- ``voluntary_pass``      a pass while holding a tile that fits (D12, K3)
+- ``wrong_opening_tile``  the first round's opening must be a specific lempa (D11, K2)
+- ``round_over``          no round is being played (it has ended, or none is dealt yet)
+- ``match_over``          the match has ended by its options
+- ``draw_not_allowed``    Kozel: drawing while holding a fit, or from an empty bazaar (K3)
+- ``not_two_lempas``      Kozel: the two-lempas move does not apply here (K4)
+"""
+
+from __future__ import annotations
+
+__all__ = ["EngineError", "IllegalActionError", "InvalidActionError", "RecordError"]
+
+
+class EngineError(ValueError):
+    """Base of every engine error: ``code`` is stable, ``message`` is for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class InvalidActionError(EngineError):
+    """Raised when an action or tile is malformed (bad notation, unknown end, bad seat number)."""
+
+
+class IllegalActionError(EngineError):
+    """Raised when a well-formed action breaks a rule; the message quotes the action and position."""
+
+
+class RecordError(EngineError):
+    """Raised when a match record is invalid; ``round`` and ``action`` index the fault (or None)."""
+
+    def __init__(self, code: str, message: str, round: int | None = None, action: int | None = None) -> None:
+        super().__init__(code, message)
+        self.round = round
+        self.action = action
+
+    def to_json(self) -> dict[str, object]:
+        """The RECORD.md error object: ``{"error": {"round", "action", "code", "message"}}``."""
+        return {
+            "error": {
+                "round": self.round,
+                "action": self.action,
+                "code": self.code,
+                "message": self.message,
+            }
+        }

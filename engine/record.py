@@ -1,0 +1,254 @@
+"""Match records (RECORD.md, ``domeng-record/1``): write them from a state, read and replay them.
+
+A record is one JSON document: variant, options, seat names, an optional ``start`` position, and
+every round's deal and actions. `replay` validates every action through the same rules code the
+server uses and reports each round's result; any fault raises `RecordError` with a stable code:
+
+- ``invalid_document``  not an object, or a field of the wrong shape (``rounds``, a round, …)
+- ``unknown_format``    ``format`` is not ``domeng-record/1``
+- ``unknown_variant``   ``variant`` is not a known game
+- ``invalid_options``   an unknown option or a bad value
+- ``invalid_seats``     ``seats`` is not a list of names of the variant's size
+- ``invalid_start``     ``start`` is not a position of the variant
+- ``invalid_tile``      a tile that is not ``a-b`` of the double-six set
+- ``invalid_deal``      hands and unused/bazaar are not the 28 tiles once each, in the right sizes
+- ``invalid_action``    an action object of the wrong shape (also ``invalid_end``)
+- ``unfinished_round``  a round before the last one does not reach its end
+- ``match_over``        a round after the match has ended by its options
+- every `IllegalActionError` code for an action the rules forbid (``wrong_seat``, ``does_not_fit``,
+  ``end_required``, ``voluntary_pass``, ``tile_not_in_hand``, ``wrong_opening_tile``, ``round_over``,
+  ``draw_not_allowed``, ``not_two_lempas``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.actions import parse_action
+from engine.core import Deal, Phase, RoundLog, State
+from engine.errors import EngineError, RecordError
+from engine.events import DomengOutcome, KozelOutcome, Outcome
+from engine.rules.base import Rules
+from engine.tiles import Tile
+from engine.variants import find_variant
+
+__all__ = ["FORMAT", "Replay", "read_record", "replay", "round_report", "write_record"]
+
+FORMAT = "domeng-record/1"
+
+
+def _rest_key(variant: str) -> str:
+    return "bazaar" if variant == "kozel" else "unused"
+
+
+def write_record(state: State, seats: Sequence[str]) -> dict[str, Any]:
+    """The RECORD.md document of ``state``'s match: every finished round, and the round in play
+    (if any) as the unfinished last one. ``seats`` are display names in seat order.
+
+    Writes tiles low-high except each round's opening tile, which is written as laid, and an end
+    for every placement but the opening. Raises ValueError when ``seats`` has the wrong length.
+    """
+    if len(seats) != state.seats:
+        raise ValueError(f"{state.seats} seat names needed, got {len(seats)}")
+    rounds = list(state.history)
+    if state.phase is Phase.PLAYING:
+        current = state.round_log()
+        assert current is not None
+        rounds.append(current)
+    rest_key = _rest_key(state.variant)
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "variant": state.variant,
+        "options": state.rules.options(),
+        "seats": list(seats),
+    }
+    if state.start is not None:
+        doc["start"] = dict(state.start)
+    doc["rounds"] = [
+        {
+            "hands": [[str(t) for t in hand] for hand in log.deal.hands],
+            rest_key: [str(t) for t in log.deal.rest],
+            "actions": [a.to_json() for a in log.actions],
+        }
+        for log in rounds
+    ]
+    return doc
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A replayed record: the rules, the seat names, each round's log (outcome None for an
+    unfinished last round) and the final state."""
+
+    rules: Rules
+    seats: tuple[str, ...]
+    rounds: tuple[RoundLog, ...]
+    state: State
+
+    @property
+    def match_over(self) -> bool:
+        """Whether the match ended by its options (camat target reached, or a goat)."""
+        return self.state.phase is Phase.OVER
+
+    def report(self) -> dict[str, Any]:
+        """RECORD.md's replay report: ``{"rounds": [...], "match_over": bool}``."""
+        reports = []
+        for index, log in enumerate(self.rounds):
+            last = index == len(self.rounds) - 1
+            reports.append(round_report(log.outcome, self.state if last and log.outcome is None else None))
+        return {"rounds": reports, "match_over": self.match_over}
+
+
+def round_report(outcome: Outcome | None, state: State | None = None) -> dict[str, Any]:
+    """One round of RECORD.md's report. For an unfinished round pass ``outcome=None`` and the
+    ``state`` it stands in: ``end`` is null and the score is as it stands."""
+    if isinstance(outcome, DomengOutcome):
+        return {
+            "end": outcome.end.value,
+            "winner": outcome.winner,
+            "cucuq": outcome.cucuq,
+            "manguno": outcome.manguno,
+            "mattikkeng": list(outcome.mattikkeng),
+            "table": outcome.table,
+            "stones": list(outcome.stones),
+            "camat": outcome.camat,
+            "camat_elected": outcome.camat_elected,
+            "next_leader": outcome.next_leader,
+        }
+    if isinstance(outcome, KozelOutcome):
+        return {
+            "end": outcome.end.value,
+            "winner": outcome.winner,
+            "points": list(outcome.points),
+            "pending": list(outcome.pending),
+            "goat": list(outcome.goat),
+            "next_leader": outcome.next_leader,
+        }
+    assert state is not None
+    score = state.public_score()
+    if state.variant == "kozel":
+        return {
+            "end": None,
+            "winner": None,
+            "points": list(score["points"]),
+            "pending": list(score["pending"]),
+            "goat": [],
+            "next_leader": None,
+        }
+    return {
+        "end": None,
+        "winner": None,
+        "cucuq": None,
+        "manguno": None,
+        "mattikkeng": [],
+        "table": score["table"],
+        "stones": list(score["stones"]),
+        "camat": score["camat"],
+        "camat_elected": False,
+        "next_leader": None,
+    }
+
+
+def _fail(code: str, message: str, round: int | None = None, action: int | None = None) -> RecordError:
+    return RecordError(code, message, round, action)
+
+
+def _tiles(value: object, what: str, round: int) -> tuple[Tile, ...]:
+    if not isinstance(value, list):
+        raise _fail("invalid_deal", f"{what} must be a list of tiles", round)
+    try:
+        return tuple(Tile.parse(t) for t in value)
+    except EngineError as error:
+        raise _fail(error.code, f"{what}: {error.message}", round) from None
+
+
+def _deal(raw: Mapping[str, object], rules: Rules, rest_key: str, round: int) -> Deal:
+    hands = raw.get("hands")
+    if not isinstance(hands, list) or len(hands) != rules.seats:
+        raise _fail("invalid_deal", f"'hands' must list {rules.seats} hands", round)
+    parsed = tuple(_tiles(hand, f"hand of P{seat}", round) for seat, hand in enumerate(hands))
+    if rest_key not in raw:
+        raise _fail("invalid_deal", f"a {rules.name} round needs '{rest_key}'", round)
+    rest = _tiles(raw[rest_key], f"'{rest_key}'", round)
+    sizes = rules.hand_sizes()
+    if tuple(len(h) for h in parsed) != sizes:
+        raise _fail("invalid_deal", f"hands must have sizes {list(sizes)}", round)
+    try:
+        return Deal(parsed, rest)
+    except ValueError as error:
+        raise _fail("invalid_deal", str(error), round) from None
+
+
+def _header(doc: object) -> tuple[Rules, tuple[str, ...], Mapping[str, object] | None, list[object]]:
+    if not isinstance(doc, Mapping):
+        raise _fail("invalid_document", "a record is a JSON object")
+    if doc.get("format") != FORMAT:
+        raise _fail("unknown_format", f"format must be {FORMAT!r}, got {doc.get('format')!r}")
+    seats = doc.get("seats")
+    if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
+        raise _fail("invalid_seats", "'seats' must be a list of display names")
+    options = doc.get("options", {})
+    if not isinstance(options, Mapping):
+        raise _fail("invalid_options", "'options' must be an object")
+    start = doc.get("start")
+    if start is not None and not isinstance(start, Mapping):
+        raise _fail("invalid_start", "'start' must be an object")
+    rounds = doc.get("rounds")
+    if not isinstance(rounds, list):
+        raise _fail("invalid_document", "'rounds' must be a list")
+    try:
+        variant = doc.get("variant")
+        rules = find_variant(variant if isinstance(variant, str) else repr(variant)).from_options(
+            options, len(seats)
+        )
+    except EngineError as error:
+        raise _fail(error.code, error.message) from None
+    return rules, tuple(seats), start, rounds
+
+
+def read_record(doc: object) -> Replay:
+    """Validate and replay a RECORD.md document (already parsed from JSON).
+
+    Returns the `Replay`; raises `RecordError` with the first fault's code, round and action
+    indexes (from 0; None where they do not apply).
+    """
+    rules, seats, start, raw_rounds = _header(doc)
+    try:
+        state = rules.new_match(start)
+    except EngineError as error:
+        raise _fail(error.code, error.message) from None
+    rest_key = _rest_key(rules.name)
+    logs: list[RoundLog] = []
+    for r, raw in enumerate(raw_rounds):
+        if not isinstance(raw, Mapping):
+            raise _fail("invalid_document", "a round is an object", r)
+        if state.phase is Phase.OVER:
+            raise _fail("match_over", "the match was already over before this round", r)
+        if state.phase is Phase.PLAYING:
+            raise _fail("unfinished_round", "the previous round did not reach its end", r - 1)
+        deal = _deal(raw, rules, rest_key, r)
+        try:
+            state.start_round(deal)
+        except EngineError as error:
+            raise _fail(error.code, error.message, r) from None
+        except ValueError as error:
+            raise _fail("invalid_deal", str(error), r) from None
+        actions = raw.get("actions", [])
+        if not isinstance(actions, list):
+            raise _fail("invalid_document", "'actions' must be a list", r)
+        for a, raw_action in enumerate(actions):
+            try:
+                state.apply(parse_action(raw_action))
+            except EngineError as error:
+                raise _fail(error.code, error.message, r, a) from None
+        log = state.round_log()
+        assert log is not None
+        logs.append(log)
+    return Replay(rules, seats, tuple(logs), state)
+
+
+def replay(doc: object) -> dict[str, Any]:
+    """RECORD.md's ``replay --json`` output for a parsed document; raises `RecordError`."""
+    return read_record(doc).report()

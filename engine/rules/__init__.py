@@ -1,0 +1,1 @@
+"""The variants' rules: each module holds only what differs from the shared core."""

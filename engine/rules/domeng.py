@@ -1,0 +1,314 @@
+"""Domeng, the five-player game of South Sulawesi: passes, stones, cucuq, manguno, camat.
+
+Implements RULES.md's Domeng part (D2–D20) on the shared core. Stones move only through `award`
+(D5), so ``table + sum(stones) == 25`` holds after every event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from engine.actions import Pass
+from engine.core import _FIT_MASKS, Deal, Phase, State
+from engine.errors import EngineError
+from engine.events import DomengOutcome, Passed, Placed, Reason, RoundEnded, Settlement, Termination
+from engine.rules.base import Rules, check_seat
+from engine.tiles import Tile, mask_of, pip_sum
+
+__all__ = ["CYCLE_STONES", "OPENING_LEMPAS", "Domeng", "DomengState"]
+
+CYCLE_STONES = 25
+"""Stones on the table at the start of every cycle (D16–D18)."""
+
+OPENING_LEMPAS = tuple(Tile.parse(t) for t in ("6-6", "5-5", "4-4", "3-3"))
+"""D11: the first round's leader holds the highest of these and must open with it."""
+
+_OUT_STONES = {Termination.OUT: 1, Termination.CEKI: 3, Termination.POLLO: 5}
+# Module constants for the hot path: looking up an Enum member on its class costs a descriptor call.
+_OUT, _CEKI, _POLLO = Termination.OUT, Termination.CEKI, Termination.POLLO
+_PASS, _PASSEBUNGE = Reason.PASS, Reason.PASSEBUNGE
+_OUT_REASONS = {_OUT: Reason.OUT, _CEKI: Reason.CEKI, _POLLO: Reason.POLLO}
+
+
+@dataclass(frozen=True, slots=True)
+class Domeng(Rules):
+    """Domeng's rules: 5 seats, 5 tiles each, 3 unused (D10).
+
+    ``camat_target``: the match ends at that many camat elections; 0 plays on until the host stops.
+    """
+
+    name: ClassVar[str] = "domeng"
+    seats: int = 5
+    camat_target: int = 1
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object], seats: int | None = None) -> Domeng:
+        cls._check_keys(options, {"camat_target": int})
+        if seats is not None and seats != 5:
+            raise EngineError("invalid_seats", f"Domeng is played by 5 seats, not {seats}")
+        target = options.get("camat_target", 1)
+        assert isinstance(target, int)
+        if target < 0:
+            raise EngineError("invalid_options", f"camat_target must be 0 or more, got {target}")
+        return cls(camat_target=target)
+
+    def options(self) -> dict[str, object]:
+        return {"camat_target": self.camat_target}
+
+    def hand_sizes(self) -> tuple[int, ...]:
+        return (5,) * self.seats
+
+    def new_match(self, start: Mapping[str, object] | None = None) -> DomengState:
+        start = start or {}
+        table = start.get("table", CYCLE_STONES)
+        stones = start.get("stones", [0] * self.seats)
+        if (
+            not isinstance(table, int)
+            or not isinstance(stones, list)
+            or len(stones) != self.seats
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in [table, *stones])
+        ):
+            raise EngineError("invalid_start", "start needs 'table' (int) and 'stones' (5 ints)")
+        if min(table, *stones) < 0 or table + sum(stones) != CYCLE_STONES:
+            raise EngineError(
+                "invalid_start", f"stones must be non-negative and total {CYCLE_STONES} with the table"
+            )
+        camat = check_seat(start.get("camat"), self.seats, "camat")
+        leader = check_seat(start.get("leader"), self.seats, "leader")
+        return DomengState(self, table, stones, camat, leader, dict(start) or None)
+
+    def position(
+        self,
+        hands: Sequence[Iterable[str]],
+        ends: tuple[int, int],
+        *,
+        to_act: int,
+        last_mappano: int,
+        table: int = CYCLE_STONES,
+        stones: Sequence[int] | None = None,
+        placed: Iterable[int] = (),
+        camat: int | None = None,
+    ) -> DomengState:
+        """A mid-round position built by hand (tests, analysis): ``hands`` per seat as tile strings,
+        the chain's open ``ends``, whose turn it is, the last mappano, stones and who has placed.
+
+        The tiles not in hands are taken as played or unused; such a state cannot be recorded.
+        Raises ValueError when the stones do not total 25.
+        """
+        stones = list(stones or [0] * self.seats)
+        if table + sum(stones) != CYCLE_STONES:
+            raise ValueError("table + stones must total 25")
+        state = DomengState(self, table, stones, camat, None, None)
+        state.hands = [mask_of(Tile.parse(t) for t in hand) for hand in hands]
+        state.left, state.right = ends
+        state.to_act = to_act
+        state.last_placer = last_mappano
+        state.placed = sum(1 << s for s in set(placed) | {last_mappano})
+        state.phase = Phase.PLAYING
+        state.round_index = 1
+        return state
+
+
+class DomengState(State):
+    """A Domeng match in play: the core plus the table's stones, each seat's stones, the camat,
+    camat elections per seat, and which seats have placed a tile this round (for passebunge)."""
+
+    __slots__ = ("table", "stones", "camat", "elections")
+    variant: ClassVar[str] = "domeng"
+
+    rules: Domeng
+    table: int
+    stones: list[int]
+    camat: int | None
+    elections: list[int]
+
+    def __init__(
+        self,
+        rules: Domeng,
+        table: int,
+        stones: Sequence[int],
+        camat: int | None,
+        leader: int | None,
+        start: Mapping[str, object] | None,
+    ) -> None:
+        self._init_core(rules, leader if leader is not None else camat, start)
+        self.table = table
+        self.stones = list(stones)
+        self.camat = camat
+        self.elections = [0] * rules.seats
+
+    def fork(self) -> DomengState:
+        new = DomengState.__new__(DomengState)
+        self._fork_core(new)
+        new.table = self.table
+        new.stones = self.stones[:]
+        new.camat = self.camat
+        new.elections = self.elections[:]
+        return new
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def last_mappano(self) -> int | None:
+        """The seat that placed the most recent tile of this round."""
+        return self.last_placer
+
+    def has_placed(self, seat: int) -> bool:
+        """Whether ``seat`` placed a tile this round (if not, its pass is a passebunge, D3)."""
+        return bool(self.placed >> seat & 1)
+
+    def cucuq_of(self, seat: int) -> int:
+        """The seat immediately before ``seat`` in seat order (D2)."""
+        return (seat - 1) % self.seats
+
+    def public_score(self) -> dict[str, Any]:
+        """Domeng's public score: stones on the table and per seat, the camat, elections."""
+        return {
+            "table": self.table,
+            "stones": tuple(self.stones),
+            "camat": self.camat,
+            "elections": tuple(self.elections),
+        }
+
+    # -- rounds --------------------------------------------------------------------------------
+
+    def start_round(self, deal: Deal) -> None:
+        """Deal a round. The leader is the camat, else the previous winner (any tile); in a match's
+        first round without either, the holder of the highest of 6-6, 5-5, 4-4, 3-3 must open
+        with it (D11). Raises IllegalActionError outside the ready phase, ValueError for a bad deal.
+        """
+        if len(deal.rest) != 3:
+            raise ValueError("a Domeng deal sets exactly 3 tiles aside (D10)")
+        self._begin_round(deal, self.rules.hand_sizes(), OPENING_LEMPAS)
+
+    # -- settlement (D5) -----------------------------------------------------------------------
+
+    def award(self, reason: Reason, receiver: int, owed: int, payers: Sequence[int]) -> Settlement:
+        """D5: up to ``owed`` stones to ``receiver``, first from the table, then from each payer in
+        order up to what they hold; the rest is cancelled. Returns what moved."""
+        from_table = owed if owed <= self.table else self.table
+        self.table -= from_table
+        rest = owed - from_table
+        paid = []
+        stones = self.stones
+        for payer in payers:
+            amount = rest if rest <= stones[payer] else stones[payer]
+            stones[payer] -= amount
+            rest -= amount
+            paid.append((payer, amount))
+        stones[receiver] += owed - rest
+        return Settlement(reason, receiver, owed, from_table, tuple(paid), rest)
+
+    def _award_one(self, reason: Reason, receiver: int, owed: int, payer: int) -> Settlement:
+        """`award` with one payer, the common case (every pass): same result, less work."""
+        table = self.table
+        from_table = owed if owed <= table else table
+        self.table = table - from_table
+        rest = owed - from_table
+        stones = self.stones
+        paid = rest if rest <= stones[payer] else stones[payer]
+        stones[payer] -= paid
+        stones[receiver] += from_table + paid
+        return Settlement(reason, receiver, owed, from_table, ((payer, paid),), rest - paid)
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _went_out(self, seat: int, event: Placed) -> None:
+        """First cappu (D15): the type of out is decided by the last placement."""
+        if event.mappakuling:
+            self._end_out(seat, _POLLO if event.tile.is_lempa else _CEKI)
+        else:
+            self._end_out(seat, _OUT)
+
+    def _apply_pass(self, action: Pass) -> None:
+        """A forced pass (D12) is settled at once: 1 stone, or 2 for a passebunge (D3, D4, D6),
+        paid by the table and then the last mappano. The round blocks when the turn comes back to
+        a last mappano who cannot place either (D7)."""
+        seat = action.seat
+        hands = self.hands
+        fits = _FIT_MASKS[self.left * 7 + self.right]
+        if hands[seat] & fits:
+            self._check_pass(action)
+        mappano = self.last_placer
+        assert mappano is not None and mappano != seat  # the opening is always a placement
+        if self.placed >> seat & 1:
+            self.log.append(Passed(seat, False, self._award_one(_PASS, seat, 1, mappano)))
+        else:
+            self.log.append(Passed(seat, True, self._award_one(_PASSEBUNGE, seat, 2, mappano)))
+        self.actions.append(action)
+        nxt = seat + 1 if seat < 4 else 0
+        if nxt == mappano and not hands[nxt] & fits:
+            self._end_block(mappano)
+        else:
+            self.to_act = nxt
+
+    # -- round end -----------------------------------------------------------------------------
+
+    def _pip_sums(self) -> tuple[int, ...]:
+        return tuple(pip_sum(hand) for hand in self.hands)
+
+    def _end_out(self, winner: int, end: Termination) -> None:
+        """First cappu (D15): the cucuq receives 1, 3 or 5 from the table, then the winner."""
+        cucuq = self.cucuq_of(winner)
+        settlement = self.award(_OUT_REASONS[end], cucuq, _OUT_STONES[end], (winner,))
+        self._conclude(end, winner, winner, cucuq, None, (), settlement)
+
+    def _end_block(self, manguno: int) -> None:
+        """D7–D9: the round is blocked at the manguno; settle by the mattikkeng, ranked by pip sum
+        and then by seat order starting after the manguno."""
+        sums = self._pip_sums()
+        order = [(manguno + k) % self.seats for k in range(1, self.seats)]
+        mattikkeng = tuple(sorted((s for s in order if sums[s] <= sums[manguno]), key=lambda s: sums[s]))
+        if not mattikkeng:
+            cucuq = self.cucuq_of(manguno)
+            settlement = self.award(Reason.MANGUNO, cucuq, 1, (manguno,))
+            self._conclude(Termination.BLOCK, manguno, None, cucuq, manguno, (), settlement)
+            return
+        best = mattikkeng[0]
+        if len(mattikkeng) == 1 and sums[best] < sums[manguno]:
+            settlement = self.award(Reason.MATTIKKENG, manguno, 5, (best,))
+        else:
+            settlement = self.award(Reason.MATTIKKENG_SHARED, manguno, 1, mattikkeng)
+        self._conclude(Termination.BLOCK, best, None, None, manguno, mattikkeng, settlement)
+
+    def _conclude(
+        self,
+        end: Termination,
+        winner: int,
+        first_cappu: int | None,
+        cucuq: int | None,
+        manguno: int | None,
+        mattikkeng: tuple[int, ...],
+        settlement: Settlement,
+    ) -> None:
+        """Camat election (D16–D18), the next leader (D11) and the match end."""
+        elected = first_cappu is not None and self.table == 0 and self.stones[first_cappu] == 0
+        if elected:
+            assert first_cappu is not None
+            self.camat = first_cappu
+            self.elections[first_cappu] += 1
+            self.table = CYCLE_STONES
+            self.stones = [0] * self.seats
+        target = self.rules.camat_target
+        match_over = target > 0 and sum(self.elections) >= target
+        next_leader = self.camat if self.camat is not None else winner
+        outcome = DomengOutcome(
+            end=end,
+            winner=winner,
+            first_cappu=first_cappu,
+            cucuq=cucuq,
+            manguno=manguno,
+            mattikkeng=mattikkeng,
+            pip_sums=self._pip_sums(),
+            settlement=settlement,
+            camat_elected=elected,
+            camat=self.camat,
+            table=self.table,
+            stones=tuple(self.stones),
+            next_leader=next_leader,
+            match_over=match_over,
+        )
+        self.log.append(RoundEnded(outcome))
+        self._finish_round(outcome, next_leader, match_over)

@@ -1,0 +1,229 @@
+"""What one seat (or a spectator) may see of a match: `player_view` (D20).
+
+The server sends only views, bots decide only from views, and the client computes no rules: the
+legal actions come in the view of the seat to act. A view holds the viewer's own hand, every hand's
+tile count, the chain, the public score (stones or points) and the round's public events. Another
+seat's hand, the unused tiles and the bazaar appear only in the round-end ``reveal``, which lasts
+until the next round is dealt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.actions import Action
+from engine.core import Phase, State, chain_line
+from engine.events import (
+    DomengOutcome,
+    Drew,
+    Event,
+    KozelOutcome,
+    Outcome,
+    Passed,
+    Placed,
+    RoundEnded,
+    Settlement,
+)
+from engine.tiles import Tile, tiles_of
+
+__all__ = ["PlayerView", "Reveal", "event_to_json", "outcome_to_json", "player_view"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """The round-end reveal: every seat's remaining hand and the tiles set aside (Domeng: unused;
+    Kozel: what is left of the bazaar)."""
+
+    hands: tuple[tuple[Tile, ...], ...]
+    rest: tuple[Tile, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """One recipient's view of a match. ``seat`` is None for a spectator.
+
+    ``hand`` is the viewer's own tiles (None for a spectator), ``hand_counts`` every seat's tile
+    count, ``chain`` the line left to right as oriented pip pairs, ``ends`` the open ends (None
+    before the opening tile), ``legal`` the viewer's legal actions (empty unless it is their turn).
+    Domeng fills ``table``, ``stones``, ``camat``, ``elections`` and ``placed`` (seats that placed a
+    tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
+    ``pending`` and ``opened``. ``outcome`` is the last finished round's; ``reveal`` is set only
+    between that round's end and the next deal.
+    """
+
+    variant: str
+    options: Mapping[str, object]
+    seat: int | None
+    phase: Phase
+    round: int
+    to_act: int | None
+    hand: tuple[Tile, ...] | None
+    hand_counts: tuple[int, ...]
+    chain: tuple[tuple[int, int], ...]
+    ends: tuple[int, int] | None
+    legal: tuple[Action, ...]
+    log: tuple[Event, ...]
+    last_placer: int | None
+    placed: tuple[int, ...]
+    outcome: Outcome | None
+    reveal: Reveal | None
+    match_over: bool
+    table: int | None = None
+    stones: tuple[int, ...] | None = None
+    camat: int | None = None
+    elections: tuple[int, ...] | None = None
+    bazaar: int | None = None
+    points: tuple[int, ...] | None = None
+    pending: tuple[int, ...] | None = None
+    opened: tuple[bool, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The view as JSON-ready data (tiles as ``"a-b"``, actions in RECORD.md notation)."""
+        out: dict[str, Any] = {
+            "variant": self.variant,
+            "options": dict(self.options),
+            "seat": self.seat,
+            "phase": self.phase.value,
+            "round": self.round,
+            "to_act": self.to_act,
+            "hand": None if self.hand is None else [str(t) for t in self.hand],
+            "hand_counts": list(self.hand_counts),
+            "chain": [f"{a}-{b}" for a, b in self.chain],
+            "ends": None if self.ends is None else list(self.ends),
+            "legal": [a.to_json() for a in self.legal],
+            "log": [event_to_json(e) for e in self.log],
+            "last_placer": self.last_placer,
+            "placed": list(self.placed),
+            "outcome": None if self.outcome is None else outcome_to_json(self.outcome),
+            "reveal": None
+            if self.reveal is None
+            else {
+                "hands": [[str(t) for t in hand] for hand in self.reveal.hands],
+                "rest": [str(t) for t in self.reveal.rest],
+            },
+            "match_over": self.match_over,
+        }
+        for key in ("table", "stones", "camat", "elections", "bazaar", "points", "pending", "opened"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+def _public_event(event: Event, seat: int | None) -> Event:
+    if type(event) is Drew and event.seat != seat and event.tile is not None:
+        return Drew(event.seat, None)
+    return event
+
+
+def player_view(state: State, seat: int | None) -> PlayerView:
+    """Exactly what ``seat`` may see of ``state`` (D20); ``seat=None`` is a spectator.
+
+    Raises ValueError for a seat that is not at this table.
+    """
+    if seat is not None and not 0 <= seat < state.seats:
+        raise ValueError(f"seat {seat} is not at this {state.seats}-seat table")
+    playing = state.phase is Phase.PLAYING
+    reveal = None
+    if not playing and state.outcome is not None and state.deal is not None:
+        reveal = Reveal(tuple(state.hand(s) for s in range(state.seats)), _rest_after_round(state))
+    view = PlayerView(
+        variant=state.variant,
+        options=state.rules.options(),
+        seat=seat,
+        phase=state.phase,
+        round=state.round_index,
+        to_act=state.to_act if playing else None,
+        hand=None if seat is None else state.hand(seat),
+        hand_counts=tuple(len(tiles_of(h)) for h in state.hands),
+        chain=tuple(chain_line(state.log)),
+        ends=state.ends,
+        legal=tuple(state.legal_actions()) if playing and seat == state.to_act else (),
+        log=tuple(_public_event(e, seat) for e in state.log),
+        last_placer=state.last_placer,
+        placed=tuple(s for s in range(state.seats) if state.placed >> s & 1),
+        outcome=state.outcome,
+        reveal=reveal,
+        match_over=state.phase is Phase.OVER,
+        **state.public_score(),
+    )
+    return view
+
+
+def _rest_after_round(state: State) -> tuple[Tile, ...]:
+    rest = getattr(state, "bazaar", None)
+    if rest is not None:
+        return tuple(rest)
+    assert state.deal is not None
+    return state.deal.rest
+
+
+def settlement_to_json(settlement: Settlement) -> dict[str, Any]:
+    """A settlement as JSON-ready data (see `Settlement`)."""
+    return {
+        "reason": settlement.reason.value,
+        "receiver": settlement.receiver,
+        "owed": settlement.owed,
+        "from_table": settlement.from_table,
+        "from_payers": [list(p) for p in settlement.from_payers],
+        "cancelled": settlement.cancelled,
+    }
+
+
+def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
+    """A round outcome as JSON-ready data; the keys are RECORD.md's replay fields plus details."""
+    if isinstance(outcome, DomengOutcome):
+        return {
+            "end": outcome.end.value,
+            "winner": outcome.winner,
+            "first_cappu": outcome.first_cappu,
+            "cucuq": outcome.cucuq,
+            "manguno": outcome.manguno,
+            "mattikkeng": list(outcome.mattikkeng),
+            "pip_sums": list(outcome.pip_sums),
+            "settlement": settlement_to_json(outcome.settlement),
+            "camat_elected": outcome.camat_elected,
+            "camat": outcome.camat,
+            "table": outcome.table,
+            "stones": list(outcome.stones),
+            "next_leader": outcome.next_leader,
+            "match_over": outcome.match_over,
+        }
+    assert isinstance(outcome, KozelOutcome)
+    return {
+        "end": outcome.end.value,
+        "winner": outcome.winner,
+        "hand_values": list(outcome.hand_values),
+        "written": list(outcome.written),
+        "points": list(outcome.points),
+        "pending": list(outcome.pending),
+        "goat": list(outcome.goat),
+        "next_leader": outcome.next_leader,
+        "match_over": outcome.match_over,
+    }
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """One event as JSON-ready data with a ``type`` key: placed, passed, drew or round_ended."""
+    if type(event) is Placed:
+        return {
+            "type": "placed",
+            "seat": event.seat,
+            "tile": f"{event.tile.high}-{event.tile.low}" if event.flip else str(event.tile),
+            "end": event.end,
+            "ends": list(event.ends),
+            "mappakuling": event.mappakuling,
+        }
+    if type(event) is Passed:
+        return {
+            "type": "passed",
+            "seat": event.seat,
+            "passebunge": event.passebunge,
+            "settlement": None if event.settlement is None else settlement_to_json(event.settlement),
+        }
+    if type(event) is Drew:
+        return {"type": "drew", "seat": event.seat, "tile": None if event.tile is None else str(event.tile)}
+    assert type(event) is RoundEnded
+    return {"type": "round_ended", "outcome": outcome_to_json(event.outcome)}
