@@ -194,6 +194,60 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``domeng serve``: run the game server (flags override ``DOMENG_*`` variables)."""
+    import uvicorn  # noqa: PLC0415 - only the server needs it
+
+    from app.server import create_app  # noqa: PLC0415
+    from app.settings import Settings  # noqa: PLC0415
+
+    overrides = {
+        key: value
+        for key, value in {
+            "host": args.host,
+            "port": args.port,
+            "data_dir": args.data_dir,
+            "database_url": args.database_url,
+            "admin_token": args.admin_token,
+        }.items()
+        if value is not None
+    }
+    settings = Settings(**overrides)
+    app = create_app(settings)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ws="websockets-sansio",
+        ws_max_size=settings.max_frame_bytes,
+        ws_ping_interval=settings.ping_interval_s,
+        ws_ping_timeout=settings.ping_timeout_s,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+def cmd_verify_deal(args: argparse.Namespace) -> int:
+    """``domeng verify-deal SEED [--commitment HEX]``: re-derive a round's deal from its seed."""
+    import hashlib  # noqa: PLC0415
+
+    rules = make_rules(args.variant, {}, args.seats)
+    deal = rules.deal_from_seed(args.seed)
+    for seat, hand in enumerate(deal.hands):
+        print(f"P{seat}: {' '.join(str(t) for t in hand)}")
+    rest = "bazaar (top first)" if rules.name == "kozel" else "unused"
+    print(f"{rest}: {' '.join(str(t) for t in deal.rest)}")
+    digest = hashlib.sha256(args.seed.encode()).hexdigest()
+    print(f"commitment sha256(seed) = {digest}")
+    if args.commitment is not None:
+        ok = digest == args.commitment.strip().lower()
+        print("commitment matches" if ok else "commitment DOES NOT match")
+        return 0 if ok else 1
+    return 0
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -223,6 +277,20 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--json", action="store_true", help="print the figures as JSON")
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
     simulate.set_defaults(func=cmd_simulate)
+    serve = sub.add_parser("serve", help="run the game server (DOMENG_* variables configure it too)")
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default 8000)")
+    serve.add_argument("--data-dir", help="where the SQLite database lives (default ./data)")
+    serve.add_argument("--database-url", help="SQLAlchemy async URL, e.g. postgresql+asyncpg://…")
+    serve.add_argument("--admin-token", help="the admin secret (no default: admin disabled)")
+    serve.set_defaults(func=cmd_serve)
+
+    verify = sub.add_parser("verify-deal", help="re-derive a round's deal from its revealed seed")
+    verify.add_argument("seed")
+    verify.add_argument("--commitment", help="the commitment sent when the round was dealt")
+    verify.add_argument("--variant", default="domeng", choices=sorted(VARIANTS))
+    verify.add_argument("--seats", type=int, help="Kozel: 2, 3 or 4 seats")
+    verify.set_defaults(func=cmd_verify_deal)
     return parser
 
 

@@ -72,7 +72,13 @@ class Deal:
         for size in hand_sizes:
             hands.append(tuple([TILES[i] for i in sorted(order[at : at + size])]))
             at += size
-        return Deal(tuple(hands), tuple([TILES[i] for i in order[at:]]))
+        if at > len(TILES):
+            raise ValueError(f"cannot deal {at} of {len(TILES)} tiles")
+        # A permutation of the set is a valid deal by construction: skip __post_init__'s check.
+        deal = object.__new__(Deal)
+        object.__setattr__(deal, "hands", tuple(hands))
+        object.__setattr__(deal, "rest", tuple([TILES[i] for i in order[at:]]))
+        return deal
 
     @staticmethod
     def from_seed(seed: int | str | bytes, hand_sizes: Sequence[int]) -> Deal:
@@ -365,16 +371,17 @@ class State:
             raise IllegalActionError(
                 "wrong_seat", f"{action}: it is P{self.to_act}'s turn ({self.position()})"
             )
-        start = len(self.log)
         kind = type(action)
         if kind is Play:
             seat = action.seat
             event = self._place(seat, action.tile, action.end, action.flip)  # type: ignore[union-attr]
             if self.hands[seat]:
                 self.to_act = seat + 1 if seat + 1 < self.seats else 0
-            else:
-                self._went_out(seat, event)
-        elif kind is Pass:
+                return [event]
+            self._went_out(seat, event)
+            return self.log[-2:]
+        start = len(self.log)
+        if kind is Pass:
             self._apply_pass(action)  # type: ignore[arg-type]
         elif kind is Draw:
             self._apply_draw(action)  # type: ignore[arg-type]

@@ -252,8 +252,8 @@ class DomengState(State):
     def _end_out(self, winner: int, end: Termination) -> None:
         """First cappu (D15): the cucuq receives 1, 3 or 5 from the table, then the winner."""
         cucuq = self.cucuq_of(winner)
-        settlement = self.award(_OUT_REASONS[end], cucuq, _OUT_STONES[end], (winner,))
-        self._conclude(end, winner, winner, cucuq, None, (), settlement)
+        settlement = self._award_one(_OUT_REASONS[end], cucuq, _OUT_STONES[end], winner)
+        self._conclude(end, winner, winner, cucuq, None, (), settlement, self._pip_sums())
 
     def _end_block(self, manguno: int) -> None:
         """D7–D9: the round is blocked at the manguno; settle by the mattikkeng, ranked by pip sum
@@ -263,15 +263,15 @@ class DomengState(State):
         mattikkeng = tuple(sorted((s for s in order if sums[s] <= sums[manguno]), key=lambda s: sums[s]))
         if not mattikkeng:
             cucuq = self.cucuq_of(manguno)
-            settlement = self.award(Reason.MANGUNO, cucuq, 1, (manguno,))
-            self._conclude(Termination.BLOCK, manguno, None, cucuq, manguno, (), settlement)
+            settlement = self._award_one(Reason.MANGUNO, cucuq, 1, manguno)
+            self._conclude(Termination.BLOCK, manguno, None, cucuq, manguno, (), settlement, sums)
             return
         best = mattikkeng[0]
         if len(mattikkeng) == 1 and sums[best] < sums[manguno]:
-            settlement = self.award(Reason.MATTIKKENG, manguno, 5, (best,))
+            settlement = self._award_one(Reason.MATTIKKENG, manguno, 5, best)
         else:
             settlement = self.award(Reason.MATTIKKENG_SHARED, manguno, 1, mattikkeng)
-        self._conclude(Termination.BLOCK, best, None, None, manguno, mattikkeng, settlement)
+        self._conclude(Termination.BLOCK, best, None, None, manguno, mattikkeng, settlement, sums)
 
     def _conclude(
         self,
@@ -282,6 +282,7 @@ class DomengState(State):
         manguno: int | None,
         mattikkeng: tuple[int, ...],
         settlement: Settlement,
+        pip_sums: tuple[int, ...],
     ) -> None:
         """Camat election (D16–D18), the next leader (D11) and the match end."""
         elected = first_cappu is not None and self.table == 0 and self.stones[first_cappu] == 0
@@ -301,7 +302,7 @@ class DomengState(State):
             cucuq=cucuq,
             manguno=manguno,
             mattikkeng=mattikkeng,
-            pip_sums=self._pip_sums(),
+            pip_sums=pip_sums,
             settlement=settlement,
             camat_elected=elected,
             camat=self.camat,

@@ -1,0 +1,85 @@
+"""One WebSocket connection: a bounded send queue drained by its own task, so a slow or dead
+client can never delay the room or anyone else."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+
+import structlog
+from starlette.websockets import WebSocket, WebSocketState
+
+from app.protocol import CLOSE_TOO_SLOW
+
+__all__ = ["Connection"]
+
+log = structlog.get_logger("domeng.connection")
+_ids = itertools.count(1)
+
+
+class Connection:
+    """A client socket in a room. ``seat`` is None for a spectator.
+
+    `send` never blocks: it queues a text frame, and when ``queue_size`` frames are already
+    waiting the connection is closed with 4002 (too slow) instead.
+    """
+
+    def __init__(self, websocket: WebSocket, queue_size: int) -> None:
+        self.id = next(_ids)
+        self.websocket = websocket
+        self.seat: int | None = None
+        self.closed = False
+        self._queue: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue(queue_size)
+        self._sender: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start draining the send queue."""
+        self._sender = asyncio.create_task(self._drain(), name=f"conn-{self.id}-sender")
+
+    def send(self, text: str) -> None:
+        """Queue one frame; a full queue closes the connection (4002)."""
+        if self.closed:
+            return
+        try:
+            self._queue.put_nowait(text)
+        except asyncio.QueueFull:
+            log.warning("slow_client_closed", conn=self.id, seat=self.seat)
+            self.close(CLOSE_TOO_SLOW, "too slow to read updates")
+
+    def close(self, code: int, reason: str) -> None:
+        """Send what is queued, then close with ``code`` (idempotent, never blocks)."""
+        if self.closed:
+            return
+        self.closed = True
+        # Drop what is waiting if the queue is full: the close frame must get through.
+        while self._queue.full():
+            self._queue.get_nowait()
+        self._queue.put_nowait((code, reason))
+        if self._sender is None:
+            self.start()
+
+    async def _drain(self) -> None:
+        ws = self.websocket
+        try:
+            while True:
+                item = await self._queue.get()
+                if isinstance(item, tuple):
+                    code, reason = item
+                    if ws.application_state is WebSocketState.CONNECTED:
+                        await ws.close(code, reason)
+                    return
+                await ws.send_text(item)
+        except Exception as error:
+            log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
+            self.closed = True
+            with contextlib.suppress(Exception):
+                await ws.close(CLOSE_TOO_SLOW)
+
+    async def stop(self) -> None:
+        """Stop the sender (after the socket is gone)."""
+        self.closed = True
+        if self._sender is not None and not self._sender.done():
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._sender

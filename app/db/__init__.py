@@ -1,0 +1,100 @@
+"""Database access: the ORM tables (`app.db.models`) and the async engine every user shares.
+
+`make_engine` is the one place that knows how to open the database: SQLite through aiosqlite with
+WAL and real transactions, PostgreSQL through asyncpg. `app.store.Store` and Alembic's
+``migrations/env.py`` both open it through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from app.db.models import Base
+
+__all__ = [
+    "SQLITE_BEGIN_OPTION",
+    "SQLITE_PRAGMAS",
+    "Base",
+    "is_sqlite",
+    "make_engine",
+    "sqlite_path",
+]
+
+SQLITE_PRAGMAS: Final = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA busy_timeout=5000",
+)
+"""Set on every SQLite connection: write-ahead log (readers never block the writer), fsync at
+checkpoints rather than at every commit (a commit survives a process crash, not a power cut),
+foreign keys enforced, and 5 s of waiting for a lock before ``database is locked``."""
+
+SQLITE_BEGIN_OPTION: Final = "domeng_sqlite_begin"
+"""Execution option naming the statement that begins a SQLite transaction (default ``BEGIN``);
+the store's writer uses ``BEGIN IMMEDIATE`` so it takes the write lock up front."""
+
+
+def is_sqlite(url: str | URL) -> bool:
+    """Whether ``url`` names a SQLite database."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def sqlite_path(url: str | URL) -> Path | None:
+    """The database file of a SQLite ``url``; None for other backends.
+
+    Raises ValueError for an in-memory database: every connection would see a different one.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    database = parsed.database or ""
+    if database in ("", ":memory:") or "mode=memory" in str(parsed):
+        raise ValueError(f"an in-memory SQLite database cannot be shared by connections: {url!s}")
+    return Path(database.removeprefix("file:"))
+
+
+def _sqlite_connect(pragmas: Sequence[str]) -> Callable[[Any, ConnectionPoolEntry], None]:
+    def connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # Take transaction control away from the sqlite3 driver (it begins none before a
+        # SELECT); `_sqlite_begin` emits BEGIN instead, so a read transaction sees one snapshot.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            for pragma in pragmas:
+                cursor.execute(pragma)
+        finally:
+            cursor.close()
+
+    return connect
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    connection.exec_driver_sql(connection.get_execution_options().get(SQLITE_BEGIN_OPTION, "BEGIN"))
+
+
+def make_engine(
+    url: str | URL, *, sqlite_pragmas: Sequence[str] = SQLITE_PRAGMAS, **kwargs: Any
+) -> AsyncEngine:
+    """An async engine for ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
+
+    SQLite connections run ``sqlite_pragmas`` when opened and get SQLAlchemy-controlled
+    transactions (a real BEGIN, also before reads and DDL); PostgreSQL connections are pinged when
+    taken from the pool. ``kwargs`` go to ``create_async_engine``. Raises ValueError for an
+    in-memory SQLite database.
+    """
+    if is_sqlite(url):
+        sqlite_path(url)
+        engine = create_async_engine(url, **kwargs)
+        event.listen(engine.sync_engine, "connect", _sqlite_connect(sqlite_pragmas))
+        event.listen(engine.sync_engine, "begin", _sqlite_begin)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_async_engine(url, **kwargs)

@@ -1,0 +1,220 @@
+"""The database tables of Domeng Online as SQLAlchemy 2 typed ORM classes.
+
+One row per match (``matches``), per seat (``seats``), per dealt round (``rounds``), per action
+taken (``actions``, append-only) and per seat and finished round (``tallies``). A match is stored
+as it is played: each round's seed, commitment and deal, every action in order, and each round's
+outcome, so RECORD.md's ``domeng-record/1`` document can be rebuilt from the database alone.
+
+Datetimes are timezone-aware UTC on every backend (`UTCDateTime`). JSON columns hold RECORD.md
+objects (``options``, ``start``, a deal's tiles, an action, a round's outcome) as written; a
+nullable one stores None as SQL NULL, not JSON ``null``.
+``migrations/versions/0001_initial.py`` creates exactly these tables.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Final
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+__all__ = [
+    "ACTORS",
+    "MATCH_STATUSES",
+    "NAMING_CONVENTION",
+    "SEAT_KINDS",
+    "Base",
+    "Match",
+    "MatchAction",
+    "Round",
+    "Seat",
+    "Tally",
+    "UTCDateTime",
+]
+
+MATCH_STATUSES: Final = ("waiting", "playing", "finished", "abandoned")
+"""``matches.status``: waiting for players, a round in play or between rounds, over, given up."""
+
+SEAT_KINDS: Final = ("empty", "human", "bot")
+"""``seats.kind``: nobody sits there, a player (holding a token), or a bot of ``bot_level``."""
+
+ACTORS: Final = ("human", "bot", "timer", "server")
+"""``actions.actor``: who made the move: the seat's player, its bot, the turn timer, the server."""
+
+NAMING_CONVENTION: Final = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Constraint names are deterministic, so later migrations can name what they alter."""
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend.
+
+    PostgreSQL stores ``timestamptz``; SQLite has no time zones, so the value is stored as naive
+    UTC and marked UTC again when read. Binding a naive datetime raises ValueError.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: store timezone-aware UTC datetimes")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """The declarative base: ``dict[str, Any]`` maps to JSON, ``datetime`` to `UTCDateTime`."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, datetime: UTCDateTime}
+
+
+class Match(Base):
+    """One match (a room): its variant and options, status, timer and where it began."""
+
+    __tablename__ = "matches"
+    __table_args__ = (
+        CheckConstraint(_one_of("status", MATCH_STATUSES), name="status"),
+        CheckConstraint("seat_count > 0", name="seat_count"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    code: Mapped[str] = mapped_column(String(32), unique=True, index=True)
+    """The room code players join with."""
+    variant: Mapped[str] = mapped_column(String(16))
+    options: Mapped[dict[str, Any]]
+    """RECORD.md ``options`` of the variant."""
+    seat_count: Mapped[int]
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    turn_timer_s: Mapped[float] = mapped_column(Float)
+    """Seconds a seat has to act before the timer acts for it."""
+    start: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    """RECORD.md ``start`` object, or None for a new match."""
+    version: Mapped[int]
+    """The room version of the last stored change."""
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    host_token_hash: Mapped[str] = mapped_column(String(128))
+
+
+class Seat(Base):
+    """One seat of a match: empty, a player (name and token hash) or a bot (level)."""
+
+    __tablename__ = "seats"
+    __table_args__ = (
+        CheckConstraint(_one_of("kind", SEAT_KINDS), name="kind"),
+        CheckConstraint("seat >= 0", name="seat"),
+    )
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
+    seat: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(8))
+    bot_level: Mapped[str | None] = mapped_column(String(16))
+    token_hash: Mapped[str | None] = mapped_column(String(128))
+    updated_at: Mapped[datetime]
+
+
+class Round(Base):
+    """One dealt round: seed, commitment (hex SHA-256 of the seed), deal and, once over, outcome.
+
+    ``deal`` is ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}`` with tiles as ``"a-b"``;
+    ``rest`` is Domeng's unused tiles or Kozel's bazaar (top first). ``table_after`` is Domeng's
+    stones on the table after the round.
+    """
+
+    __tablename__ = "rounds"
+    __table_args__ = (CheckConstraint('"index" >= 0', name="index"),)
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
+    index: Mapped[int] = mapped_column(primary_key=True)
+    seed: Mapped[str] = mapped_column(String(128))
+    commitment: Mapped[str] = mapped_column(String(64))
+    deal: Mapped[dict[str, Any]]
+    started_at: Mapped[datetime]
+    ended_at: Mapped[datetime | None]
+    outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    table_after: Mapped[int | None]
+
+
+class MatchAction(Base):
+    """One action taken in a round (append-only): RECORD.md's action object, who made it, when.
+
+    ``seq`` counts from 0 within the round; ``version`` is the room version the action produced.
+    """
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        UniqueConstraint("match_id", "round_index", "seq"),
+        ForeignKeyConstraint(
+            ["match_id", "round_index"], ["rounds.match_id", "rounds.index"], ondelete="CASCADE"
+        ),
+        CheckConstraint(_one_of("actor", ACTORS), name="actor"),
+        CheckConstraint("seq >= 0", name="seq"),
+    )
+
+    # BIGINT on PostgreSQL (400 tables at an action a second pass 2^31 in two months); SQLite
+    # needs exactly INTEGER for its auto-incrementing rowid key.
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    match_id: Mapped[int]
+    round_index: Mapped[int]
+    seq: Mapped[int]
+    version: Mapped[int]
+    seat: Mapped[int]
+    action: Mapped[dict[str, Any]]
+    actor: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime]
+
+
+class Tally(Base):
+    """A seat's result of a finished round: Domeng stones held after it, stones received and paid;
+    Kozel points and pending (unrecorded) points after it."""
+
+    __tablename__ = "tallies"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["match_id", "round_index"], ["rounds.match_id", "rounds.index"], ondelete="CASCADE"
+        ),
+    )
+
+    match_id: Mapped[int] = mapped_column(primary_key=True)
+    round_index: Mapped[int] = mapped_column(primary_key=True)
+    seat: Mapped[int] = mapped_column(primary_key=True)
+    stones: Mapped[int | None]
+    received: Mapped[int]
+    paid: Mapped[int]
+    points: Mapped[int | None]
+    pending: Mapped[int | None]

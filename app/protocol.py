@@ -1,0 +1,146 @@
+"""The WebSocket protocol (version 1): client messages, parsed and validated once, at the edge.
+
+Every client frame is one JSON object with a ``type``; `parse_client_message` turns it into one of
+the models below or raises `ProtocolError`, which closes the socket. Messages that parse but
+cannot be honoured (an illegal action, a stale version) get an ``error`` reply instead; see
+docs/protocol.md for every message in both directions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from engine.actions import Action, parse_action
+
+__all__ = [
+    "CLOSE_INTERNAL",
+    "CLOSE_INVALID",
+    "CLOSE_POLICY",
+    "CLOSE_REPLACED",
+    "CLOSE_ROOM_CLOSED",
+    "CLOSE_TOO_BIG",
+    "CLOSE_TOO_SLOW",
+    "CLOSE_UNSUPPORTED",
+    "PROTOCOL_VERSION",
+    "ActionMessage",
+    "ActionPayload",
+    "AnyClientMessage",
+    "BackMessage",
+    "ClientMessage",
+    "HelloMessage",
+    "PingMessage",
+    "ProtocolError",
+    "SyncMessage",
+    "parse_client_message",
+    "to_engine_action",
+]
+
+PROTOCOL_VERSION = 1
+
+CLOSE_UNSUPPORTED = 1003
+"""A binary frame: the protocol is JSON text."""
+CLOSE_INVALID = 1007
+"""A frame that is not a JSON object of a known message type with valid fields."""
+CLOSE_POLICY = 1008
+"""Rate limit exceeded, or a bad or missing seat token."""
+CLOSE_TOO_BIG = 1009
+"""A frame over the size limit."""
+CLOSE_INTERNAL = 1011
+"""An unexpected server fault."""
+CLOSE_REPLACED = 4001
+"""Another connection took this seat with the same token."""
+CLOSE_TOO_SLOW = 4002
+"""The client did not read its messages fast enough (its send queue filled up)."""
+CLOSE_ROOM_CLOSED = 4003
+"""The room was closed by an admin or no longer exists."""
+
+
+class ProtocolError(Exception):
+    """A frame that breaks the protocol; ``close_code`` is what the socket closes with."""
+
+    def __init__(self, close_code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.close_code = close_code
+        self.reason = reason
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HelloMessage(_Message):
+    """First frame: who is connecting. ``token`` is a seat token (None: watch as a spectator).
+
+    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12}``
+    """
+
+    type: Literal["hello"]
+    protocol: Literal[1] = 1
+    token: str | None = Field(None, min_length=16, max_length=128)
+    since: int | None = Field(None, ge=0)
+
+
+class ActionPayload(_Message):
+    """An action in RECORD.md notation, without the seat (the token says whose it is).
+
+    One of ``play`` (a tile, or two lempas for Kozel's K4), ``pass`` or ``draw``.
+    """
+
+    play: Annotated[str, Field(max_length=8)] | Annotated[list[str], Field(max_length=2)] | None = None
+    end: Literal["L", "R"] | None = None
+    pass_: bool | None = Field(None, alias="pass")
+    draw: bool | None = None
+
+
+class ActionMessage(_Message):
+    """Take an action at room ``version`` (the version of the last update the client saw).
+
+    ``{"type": "action", "version": 17, "action": {"play": "3-6", "end": "R"}}``
+    """
+
+    type: Literal["action"]
+    version: int = Field(ge=0)
+    action: ActionPayload
+
+
+class SyncMessage(_Message):
+    """Ask for the full current state (after a gap in versions). ``{"type": "sync"}``"""
+
+    type: Literal["sync"]
+
+
+class BackMessage(_Message):
+    """The player is back: take the seat back from the bot covering it. ``{"type": "back"}``"""
+
+    type: Literal["back"]
+
+
+class PingMessage(_Message):
+    """Application-level keep-alive; answered with ``pong``. ``{"type": "ping"}``"""
+
+    type: Literal["ping"]
+
+
+AnyClientMessage = HelloMessage | ActionMessage | SyncMessage | BackMessage | PingMessage
+ClientMessage = Annotated[AnyClientMessage, Field(discriminator="type")]
+_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(ClientMessage)
+
+
+def parse_client_message(frame: str) -> AnyClientMessage:
+    """Parse one text frame; raises `ProtocolError` (``CLOSE_INVALID``) for anything else."""
+    try:
+        return _ADAPTER.validate_json(frame)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ProtocolError(CLOSE_INVALID, f"invalid message: {where} {first['msg']}"[:120]) from None
+
+
+def to_engine_action(seat: int, payload: ActionPayload) -> Action:
+    """The engine action for ``seat`` (via RECORD.md's `parse_action`); raises `EngineError`
+    (``invalid_action``, ``invalid_tile``) for a payload that is not one action."""
+    record: dict[str, Any] = payload.model_dump(by_alias=True, exclude_none=True)
+    record["seat"] = seat
+    return parse_action(record)

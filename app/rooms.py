@@ -1,0 +1,737 @@
+"""A room: one table, one asyncio task, one queue. Nothing else changes its state.
+
+Every change follows the same order: check, apply (to a fork of the engine state), store (awaited
+until durable), then send each recipient its own `player_view`. Client messages, HTTP commands,
+timers and bots all become intents on the room's queue, so they are applied one at a time in
+arrival order. A room's ``version`` grows by one with every stored change; presence (who is
+connected) is sent separately and does not change the version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import structlog
+
+from app.connection import Connection
+from app.metrics import Metrics
+from app.protocol import (
+    CLOSE_POLICY,
+    CLOSE_REPLACED,
+    CLOSE_ROOM_CLOSED,
+    PROTOCOL_VERSION,
+    ActionMessage,
+    HelloMessage,
+    to_engine_action,
+)
+from app.settings import Settings
+from app.store import SeatSpec, Store, TallySpec
+from engine.actions import Action, Pass
+from engine.bots import BOTS, Bot, make_bot
+from engine.core import Deal, Phase, State
+from engine.errors import EngineError
+from engine.events import DomengOutcome, Passed, RoundEnded
+from engine.rules.base import Rules
+from engine.tiles import Tile
+from engine.views import outcome_to_json, player_view
+
+__all__ = ["COVER_BOT", "Room", "RoomError", "SeatInfo", "commitment_of", "deal_of", "hash_token"]
+
+log = structlog.get_logger("domeng.room")
+
+COVER_BOT = "greedy"
+"""The bot level that covers for an absent player."""
+
+SeatKind = Literal["empty", "human", "bot"]
+Actor = Literal["human", "bot", "timer", "server"]
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a secret token: hex SHA-256."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def commitment_of(seed: str) -> str:
+    """A deal's commitment: hex SHA-256 of its seed, sent before play, checked after the reveal."""
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
+class RoomError(Exception):
+    """A refused command: ``code`` is stable, ``status`` the HTTP status it maps to."""
+
+    def __init__(self, code: str, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+@dataclass
+class SeatInfo:
+    """A seat: empty, a human (with the hash of their secret token) or a bot of a level.
+
+    ``covered`` marks a human seat that a bot is playing for (timer ran out, or absent too long).
+    """
+
+    seat: int
+    kind: SeatKind = "empty"
+    name: str | None = None
+    bot_level: str | None = None
+    token_hash: str | None = None
+    covered: bool = False
+    connections: int = 0
+
+    def public(self) -> dict[str, Any]:
+        """What everyone may know about the seat."""
+        return {
+            "seat": self.seat,
+            "kind": self.kind,
+            "name": self.name,
+            "bot_level": self.bot_level,
+            "connected": self.connections > 0 or self.kind == "bot",
+            "covered": self.covered,
+        }
+
+
+@dataclass
+class _Intent:
+    future: asyncio.Future[Any] | None = field(default=None, kw_only=True)
+
+
+@dataclass
+class _Connect(_Intent):
+    conn: Connection
+    hello: HelloMessage
+
+
+@dataclass
+class _Disconnect(_Intent):
+    conn: Connection
+
+
+@dataclass
+class _ClientAction(_Intent):
+    conn: Connection
+    message: ActionMessage
+    received: float
+
+
+@dataclass
+class _Sync(_Intent):
+    conn: Connection
+
+
+@dataclass
+class _Back(_Intent):
+    conn: Connection
+
+
+@dataclass
+class _Auto(_Intent):
+    """A bot's turn, a forced action, or a timeout, valid only at ``version``."""
+
+    version: int
+    reason: Literal["bot", "forced", "timer"]
+
+
+@dataclass
+class _GraceExpired(_Intent):
+    seat: int
+    epoch: int
+
+
+@dataclass
+class _NextRound(_Intent):
+    version: int
+
+
+@dataclass
+class _Command(_Intent):
+    """An HTTP command, run inside the room task: ``run(room)`` returns the reply."""
+
+    run: Callable[[Room], Any]
+
+
+class Room:
+    """One table. Create with `Room.new` or `Room.restore`, then `start_task`."""
+
+    def __init__(
+        self,
+        *,
+        match_id: int,
+        code: str,
+        rules: Rules,
+        turn_timer_s: float,
+        seats: list[SeatInfo],
+        host_token_hash: str,
+        status: str,
+        version: int,
+        settings: Settings,
+        store: Store,
+        metrics: Metrics,
+    ) -> None:
+        self.match_id = match_id
+        self.code = code
+        self.rules = rules
+        self.turn_timer_s = turn_timer_s
+        self.seats = seats
+        self.host_token_hash = host_token_hash
+        self.status = status
+        self.version = version
+        self.settings = settings
+        self.store = store
+        self.metrics = metrics
+        self.state: State | None = None
+        self.seed: str | None = None
+        self.commitment: str | None = None
+        self.last_round: dict[str, Any] | None = None
+        self.turn_deadline: float | None = None  # epoch seconds
+        self.conns: set[Connection] = set()
+        self.queue: asyncio.Queue[_Intent | None] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+        self._bots: dict[int, Bot] = {}
+        self._rng = random.Random(secrets.randbits(128))
+        self._timer: asyncio.TimerHandle | None = None
+        self._grace: dict[int, asyncio.TimerHandle] = {}
+        self._epoch = 0
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start_task(self) -> None:
+        """Start the room's single writer task."""
+        self.task = asyncio.create_task(self._run(), name=f"room-{self.code[:8]}")
+        self._schedule()
+        for seat in self.seats:
+            if seat.kind == "human" and seat.connections == 0 and self.status == "playing":
+                self._start_grace(seat.seat)
+
+    async def stop(self) -> None:
+        """Stop the task after the intents already queued."""
+        if self.task is None:
+            return
+        self.queue.put_nowait(None)
+        await self.task
+        self._cancel_timers()
+
+    def _cancel_timers(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for handle in self._grace.values():
+            handle.cancel()
+        self._grace.clear()
+
+    async def _run(self) -> None:
+        while True:
+            intent = await self.queue.get()
+            if intent is None:
+                return
+            try:
+                result = await self._handle(intent)
+            except RoomError as error:
+                self._settle(intent, error=error)
+            except Exception as error:
+                log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
+                self._settle(intent, error=error)
+            else:
+                self._settle(intent, result=result)
+
+    @staticmethod
+    def _settle(intent: _Intent, result: Any = None, error: BaseException | None = None) -> None:
+        future = intent.future
+        if future is None or future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    async def call(self, run: Callable[[Room], Any]) -> Any:
+        """Run ``run(room)`` inside the room task (an HTTP command) and return its reply;
+        raises what it raises (`RoomError` for refusals)."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait(_Command(run, future=future))
+        result = await future
+        if asyncio.iscoroutine(result):
+            return await result
+        return result
+
+    def submit(self, intent: _Intent) -> None:
+        """Queue an intent (from the WebSocket handler)."""
+        self.queue.put_nowait(intent)
+
+    async def connect(self, conn: Connection, hello: HelloMessage) -> None:
+        """Authenticate ``conn`` and send it the full state; raises `RoomError` for a bad token."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait(_Connect(conn, hello, future=future))
+        await future
+
+    def action(self, conn: Connection, message: ActionMessage) -> None:
+        """Queue a client's action."""
+        self.queue.put_nowait(_ClientAction(conn, message, time.perf_counter()))
+
+    def sync(self, conn: Connection) -> None:
+        """Queue a full-state resend for ``conn``."""
+        self.queue.put_nowait(_Sync(conn))
+
+    def back(self, conn: Connection) -> None:
+        """Queue a player's return: the bot covering their seat steps aside."""
+        self.queue.put_nowait(_Back(conn))
+
+    def disconnect(self, conn: Connection) -> None:
+        """Queue the end of ``conn``."""
+        self.queue.put_nowait(_Disconnect(conn))
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    async def _handle(self, intent: _Intent) -> Any:
+        match intent:
+            case _ClientAction():
+                await self._on_action(intent)
+            case _Auto():
+                await self._on_auto(intent)
+            case _Connect():
+                self._on_connect(intent.conn, intent.hello)
+            case _Disconnect():
+                self._on_disconnect(intent.conn)
+            case _Back():
+                if intent.conn.seat is not None:
+                    self._uncover(intent.conn.seat)
+            case _Sync():
+                intent.conn.send(self._frame(intent.conn.seat, self._log_length(), self.public()))
+            case _GraceExpired():
+                await self._on_grace(intent)
+            case _NextRound():
+                if intent.version == self.version:
+                    await self.deal_round()
+            case _Command():
+                result = intent.run(self)
+                if asyncio.iscoroutine(result):
+                    return await result
+                return result
+        return None
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def seat_of_token(self, token: str) -> int:
+        """The seat whose token this is; raises `RoomError` (``bad_token``, 403)."""
+        digest = hash_token(token)
+        for seat in self.seats:
+            if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):
+                return seat.seat
+        raise RoomError("bad_token", "this token holds no seat in this room", 403)
+
+    def _on_connect(self, conn: Connection, hello: HelloMessage) -> None:
+        seat = None if hello.token is None else self.seat_of_token(hello.token)
+        if seat is not None:
+            for other in [c for c in self.conns if c.seat == seat]:
+                other.close(CLOSE_REPLACED, "this seat was opened in another window")
+                self.conns.discard(other)
+                self.seats[seat].connections -= 1
+            info = self.seats[seat]
+            info.connections += 1
+            self._epoch += 1
+            grace = self._grace.pop(seat, None)
+            if grace is not None:
+                grace.cancel()
+        conn.seat = seat
+        self.conns.add(conn)
+        self.metrics.connections.inc()
+        conn.send(json.dumps({"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}))
+        conn.send(self._frame(seat, self._log_length(), self.public()))
+        if seat is not None:
+            if self.seats[seat].covered:
+                self._uncover(seat)
+            else:
+                self._send_presence()
+
+    def _uncover(self, seat: int) -> None:
+        """The player is back: their seat is theirs again (timers restart for their turn)."""
+        info = self.seats[seat]
+        if not info.covered:
+            return
+        info.covered = False
+        log.info("seat_uncovered", room=self.code, seat=seat)
+        self._send_presence()
+        self._schedule()
+
+    def _on_disconnect(self, conn: Connection) -> None:
+        if conn not in self.conns:
+            return
+        self.conns.discard(conn)
+        self.metrics.connections.dec()
+        if conn.seat is None:
+            return
+        info = self.seats[conn.seat]
+        info.connections -= 1
+        if info.connections == 0 and info.kind == "human" and self.status == "playing":
+            self._start_grace(conn.seat)
+        self._send_presence()
+
+    def _start_grace(self, seat: int) -> None:
+        self._epoch += 1
+        epoch = self._epoch
+        loop = asyncio.get_running_loop()
+        old = self._grace.pop(seat, None)
+        if old is not None:
+            old.cancel()
+        self._grace[seat] = loop.call_later(
+            self.settings.disconnect_grace_s, self.queue.put_nowait, _GraceExpired(seat, epoch)
+        )
+
+    async def _on_grace(self, intent: _GraceExpired) -> None:
+        info = self.seats[intent.seat]
+        self._grace.pop(intent.seat, None)
+        if info.kind != "human" or info.connections > 0 or info.covered:
+            return
+        info.covered = True
+        log.info("seat_covered", room=self.code, seat=intent.seat, why="disconnected")
+        self._send_presence()
+        self._schedule()
+
+    # -- play ----------------------------------------------------------------------------------
+
+    async def _on_action(self, intent: _ClientAction) -> None:
+        conn, message = intent.conn, intent.message
+        seat = conn.seat
+        if seat is None:
+            return self._error(conn, "not_seated", "spectators cannot act")
+        if self.state is None or self.state.phase is not Phase.PLAYING:
+            return self._error(conn, "round_over", "no round is being played")
+        if message.version != self.version:
+            return self._error(
+                conn, "stale_version", f"action made at version {message.version}, room is at {self.version}"
+            )
+        try:
+            action = to_engine_action(seat, message.action)
+            fork = self.state.fork()
+            fork.apply(action)
+        except EngineError as error:
+            return self._error(conn, error.code, error.message)
+        self.seats[seat].covered = False  # acting is coming back
+        await self._commit(fork, action, "human", intent.received)
+        return None
+
+    async def _on_auto(self, intent: _Auto) -> None:
+        state = self.state
+        if intent.version != self.version or state is None or state.phase is not Phase.PLAYING:
+            return
+        seat = state.to_act
+        info = self.seats[seat]
+        if intent.reason == "timer":
+            if info.kind != "human" or info.covered:
+                return
+            info.covered = True
+            log.info("seat_covered", room=self.code, seat=seat, why="turn timer")
+        legal = state.legal_actions()
+        actor: Actor
+        if len(legal) == 1 and isinstance(legal[0], Pass):
+            action: Action = legal[0]
+            actor = "server"
+        else:
+            action = self._bot_for(seat).choose(player_view(state, seat))
+            actor = "timer" if intent.reason == "timer" else "bot"
+        fork = state.fork()
+        fork.apply(action)
+        await self._commit(fork, action, actor, time.perf_counter())
+
+    def _bot_for(self, seat: int) -> Bot:
+        info = self.seats[seat]
+        level = info.bot_level if info.kind == "bot" and info.bot_level else COVER_BOT
+        bot = self._bots.get(seat)
+        if bot is None or bot.name != level:
+            bot = self._bots[seat] = make_bot(level, random.Random(self._rng.getrandbits(64)))
+        return bot
+
+    async def _commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
+        """Store ``action`` (and the round's end), adopt ``fork``, then send everyone their view."""
+        old = self.state
+        assert old is not None
+        before = len(old.log)
+        version = self.version + 1
+        await self.store.append_action(
+            self.match_id,
+            old.round_index - 1,
+            len(old.actions),
+            version,
+            action.seat,
+            action.to_json(),
+            actor,
+        )
+        if fork.phase is not Phase.PLAYING:
+            await self._store_round_end(fork, version)
+        self.state = fork
+        self.version = version
+        self.metrics.actions.inc()
+        if fork.phase is not Phase.PLAYING:
+            self._reveal_round()
+        self._schedule()
+        self._broadcast(before)
+        self.metrics.latency.observe(time.perf_counter() - received)
+
+    async def _store_round_end(self, state: State, version: int) -> None:
+        outcome = state.outcome
+        assert outcome is not None
+        received = [0] * state.seats
+        paid = [0] * state.seats
+        settlements = [e.settlement for e in state.log if type(e) is Passed and e.settlement is not None]
+        if isinstance(outcome, DomengOutcome):
+            settlements.append(outcome.settlement)
+        for s in settlements:
+            received[s.receiver] += s.received
+            for payer, amount in s.from_payers:
+                paid[payer] += amount
+        score = state.public_score()
+        tallies = [
+            TallySpec(
+                seat=seat,
+                stones=score["stones"][seat] if "stones" in score else None,
+                received=received[seat],
+                paid=paid[seat],
+                points=score["points"][seat] if "points" in score else None,
+                pending=score["pending"][seat] if "pending" in score else None,
+            )
+            for seat in range(state.seats)
+        ]
+        table = score.get("table")
+        end_log = state.log[-1]
+        assert isinstance(end_log, RoundEnded)
+        await self.store.end_round(
+            self.match_id, state.round_index - 1, outcome_to_json(outcome), table, tallies, version
+        )
+        if state.phase is Phase.OVER:
+            self.status = "finished"
+            await self.store.set_status(self.match_id, "finished", version)
+
+    def _reveal_round(self) -> None:
+        assert self.state is not None
+        self.last_round = {
+            "index": self.state.round_index - 1,
+            "seed": self.seed,
+            "commitment": self.commitment,
+        }
+
+    async def deal_round(self) -> None:
+        """Deal the next round from a fresh secret seed; its commitment goes out with the deal."""
+        state = self.state
+        assert state is not None and state.phase is Phase.READY
+        seed = secrets.token_hex(32)
+        deal = self.rules.deal_from_seed(seed)
+        fork = state.fork()
+        fork.start_round(deal)
+        version = self.version + 1
+        await self.store.start_round(
+            self.match_id,
+            fork.round_index - 1,
+            seed,
+            commitment_of(seed),
+            {"hands": [[str(t) for t in h] for h in deal.hands], "rest": [str(t) for t in deal.rest]},
+            version,
+        )
+        self.state, self.version = fork, version
+        self.seed, self.commitment = seed, commitment_of(seed)
+        self._schedule()
+        self._broadcast(0)
+
+    async def begin_match(self) -> None:
+        """Fill empty seats with bots and deal the first round (the host's ``start``)."""
+        if self.status != "waiting":
+            raise RoomError("already_started", "the match has already started")
+        for info in self.seats:
+            if info.kind == "empty":
+                info.kind, info.bot_level = "bot", COVER_BOT
+                await self.store.update_seat(
+                    self.match_id, info.seat, name=None, kind="bot", bot_level=COVER_BOT, token_hash=None
+                )
+        self.status = "playing"
+        await self.store.set_status(self.match_id, "playing", self.version)
+        self.state = self.rules.new_match()
+        await self.deal_round()
+
+    # -- scheduling bots, forced passes, timers and the next deal ----------------------------
+
+    def _schedule(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.turn_deadline = None
+        state = self.state
+        if state is None or self.status != "playing":
+            return
+        loop = asyncio.get_running_loop()
+        if state.phase is Phase.READY:
+            self._timer = loop.call_later(
+                self.settings.round_pause_s, self.queue.put_nowait, _NextRound(self.version)
+            )
+            return
+        if state.phase is not Phase.PLAYING:
+            return
+        info = self.seats[state.to_act]
+        legal = state.legal_actions()
+        forced = len(legal) == 1 and isinstance(legal[0], Pass)
+        if info.kind == "bot" or info.covered or forced:
+            reason: Literal["bot", "forced"] = "forced" if forced else "bot"
+            self._timer = loop.call_later(
+                self.settings.bot_delay_s, self.queue.put_nowait, _Auto(self.version, reason)
+            )
+        elif self.turn_timer_s > 0:
+            self.turn_deadline = time.time() + self.turn_timer_s
+            self._timer = loop.call_later(
+                self.turn_timer_s, self.queue.put_nowait, _Auto(self.version, "timer")
+            )
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def public(self) -> dict[str, Any]:
+        """The room as everyone may see it (RoomPublic in docs/protocol.md)."""
+        state = self.state
+        return {
+            "code": self.code,
+            "variant": self.rules.name,
+            "options": self.rules.options(),
+            "status": self.status,
+            "version": self.version,
+            "turn_timer_s": self.turn_timer_s,
+            "seats": [s.public() for s in self.seats],
+            "turn": None
+            if state is None or state.phase is not Phase.PLAYING
+            else {
+                "seat": state.to_act,
+                "deadline_ms": None if self.turn_deadline is None else int(self.turn_deadline * 1000),
+            },
+            "round": None
+            if state is None or state.round_index == 0
+            else {
+                "index": state.round_index - 1,
+                "commitment": self.commitment,
+                "seed": self.seed if state.phase is not Phase.PLAYING else None,
+            },
+            "last_round": self.last_round,
+        }
+
+    def _broadcast(self, log_before: int) -> None:
+        """Send each connection its own view: one serialisation per seat (and one for spectators)."""
+        public = self.public()
+        frames: dict[int | None, str] = {}
+        for conn in list(self.conns):
+            seat = conn.seat
+            frame = frames.get(seat)
+            if frame is None:
+                frame = frames[seat] = self._frame(seat, log_before, public)
+            conn.send(frame)
+
+    def _frame(self, seat: int | None, log_before: int, public: dict[str, Any]) -> str:
+        view = None if self.state is None else player_view(self.state, seat).to_json()
+        events = [] if view is None else view["log"][log_before:]
+        return json.dumps(
+            {"type": "state", "version": self.version, "room": public, "view": view, "events": events},
+            separators=(",", ":"),
+        )
+
+    def _log_length(self) -> int:
+        return 0 if self.state is None else len(self.state.log)
+
+    def _send_presence(self) -> None:
+        frame = json.dumps(
+            {"type": "presence", "version": self.version, "seats": [s.public() for s in self.seats]},
+            separators=(",", ":"),
+        )
+        for conn in list(self.conns):
+            conn.send(frame)
+
+    def _error(self, conn: Connection, code: str, message: str) -> None:
+        conn.send(json.dumps({"type": "error", "code": code, "message": message, "version": self.version}))
+
+    def close_all(self, reason: str) -> None:
+        """Close every connection (the room is being closed)."""
+        for conn in list(self.conns):
+            conn.close(CLOSE_ROOM_CLOSED, reason)
+
+    def bad_token_close(self, conn: Connection) -> None:
+        """Close a connection that presented a token of no seat."""
+        conn.close(CLOSE_POLICY, "bad seat token")
+
+    # -- host commands (run inside the task through `call`) ----------------------------------
+
+    def check_host(self, token: str | None) -> None:
+        """Raises `RoomError` (``not_host``, 403) unless ``token`` is this room's host token."""
+        if token is None or not hmac.compare_digest(hash_token(token), self.host_token_hash):
+            raise RoomError("not_host", "only the room's host may do this", 403)
+
+    async def claim(self, seat: int, name: str) -> str:
+        """Give ``seat`` to a person called ``name``; returns their secret seat token.
+
+        Raises `RoomError`: ``no_such_seat`` (404), ``seat_taken`` (409).
+        """
+        info = self._seat(seat)
+        open_seat = info.kind == "empty" or (info.kind == "bot" and self.status == "waiting")
+        if not open_seat:
+            raise RoomError("seat_taken", f"seat {seat} is taken")
+        token = secrets.token_urlsafe(32)
+        await self.store.update_seat(
+            self.match_id, seat, name=name, kind="human", bot_level=None, token_hash=hash_token(token)
+        )
+        info.kind, info.name, info.bot_level, info.token_hash = "human", name, None, hash_token(token)
+        info.covered = False
+        await self._seats_changed()
+        return token
+
+    async def set_bot(self, seat: int, level: str | None) -> None:
+        """Make ``seat`` a bot of ``level`` (None: empty it) before the match starts, or replace a
+        human with a bot at any time. Raises `RoomError` (``no_such_seat``, ``unknown_bot``)."""
+        info = self._seat(seat)
+        if level is not None and level not in BOTS:
+            raise RoomError("unknown_bot", f"unknown bot level {level!r}", 422)
+        if level is None and self.status != "waiting":
+            raise RoomError("already_started", "seats cannot be emptied once the match started")
+        for conn in [c for c in self.conns if c.seat == seat]:
+            conn.close(CLOSE_REPLACED, "the host gave this seat to a bot")
+        kind: SeatKind = "bot" if level is not None else "empty"
+        await self.store.update_seat(
+            self.match_id, seat, name=None, kind=kind, bot_level=level, token_hash=None
+        )
+        info.kind, info.name, info.bot_level, info.token_hash, info.covered = kind, None, level, None, False
+        await self._seats_changed()
+        self._schedule()
+
+    async def _seats_changed(self) -> None:
+        self.version += 1
+        await self.store.set_status(self.match_id, self.status, self.version)
+        self._broadcast(self._log_length())
+
+    def _seat(self, seat: int) -> SeatInfo:
+        if not 0 <= seat < len(self.seats):
+            raise RoomError("no_such_seat", f"no seat {seat} at this {len(self.seats)}-seat table", 404)
+        return self.seats[seat]
+
+    # -- construction --------------------------------------------------------------------------
+
+    @staticmethod
+    def seat_specs(bot_levels: list[str | None]) -> list[SeatSpec]:
+        """Initial seats: a bot where a level is given, else empty."""
+        return [
+            SeatSpec(seat=i, name=None, kind="bot" if level else "empty", bot_level=level, token_hash=None)
+            for i, level in enumerate(bot_levels)
+        ]
+
+    def restore_state(
+        self, state: State, seed: str | None, commitment: str | None, last_round: dict[str, Any] | None
+    ) -> None:
+        """Adopt a state rebuilt from the store (restart recovery)."""
+        self.state, self.seed, self.commitment, self.last_round = state, seed, commitment, last_round
+
+
+def deal_of(stored: dict[str, Any]) -> Deal:
+    """The `Deal` of a stored round (``{"hands": [[tiles]...], "rest": [tiles]}``)."""
+    return Deal(
+        tuple(tuple(Tile.parse(t) for t in hand) for hand in stored["hands"]),
+        tuple(Tile.parse(t) for t in stored["rest"]),
+    )

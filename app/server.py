@@ -1,0 +1,362 @@
+"""The FastAPI application: room HTTP API, the room WebSocket, health, readiness and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import structlog
+from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, WebSocket
+from fastapi.responses import JSONResponse, Response
+from limits import parse as parse_limit
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.requests import HTTPConnection
+from starlette.websockets import WebSocketDisconnect
+
+from app.connection import Connection
+from app.hub import Hub
+from app.logs import configure_logging
+from app.metrics import Metrics
+from app.protocol import (
+    CLOSE_INVALID,
+    CLOSE_POLICY,
+    CLOSE_ROOM_CLOSED,
+    CLOSE_UNSUPPORTED,
+    ActionMessage,
+    AnyClientMessage,
+    BackMessage,
+    HelloMessage,
+    PingMessage,
+    ProtocolError,
+    SyncMessage,
+    parse_client_message,
+)
+from app.rooms import Room, RoomError
+from app.settings import Settings
+from app.store import Store
+from engine.variants import make_rules
+
+__all__ = [
+    "BotSet",
+    "ClaimCreate",
+    "HostToken",
+    "HubDep",
+    "RoomCreate",
+    "RoomCreated",
+    "RoomDep",
+    "SeatClaimed",
+    "claim_seat",
+    "create_app",
+    "create_room",
+    "get_room",
+    "healthz",
+    "metrics_endpoint",
+    "operations",
+    "readyz",
+    "room_socket",
+    "rooms",
+    "set_bot",
+    "start_match",
+    "verify_deal",
+]
+
+log = structlog.get_logger("domeng.server")
+
+HELLO_TIMEOUT_S = 10.0
+
+
+class RoomCreate(BaseModel):
+    """``POST /api/rooms``: the variant, its options (RULES.md), seats, turn timer and bots.
+
+    ``bots`` lists a bot level (or null for a seat left to people) for every seat.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    variant: str = Field("domeng", max_length=16)
+    options: dict[str, bool | int] = Field(default_factory=dict, max_length=8)
+    seats: int | None = Field(None, ge=2, le=5)
+    turn_timer_s: float | None = Field(None, ge=0, le=600)
+    bots: list[str | None] | None = Field(None, max_length=5)
+
+
+class RoomCreated(BaseModel):
+    """The new room: its code, the link to share, and the host's secret token."""
+
+    code: str
+    url: str
+    host_token: str
+
+
+class ClaimCreate(BaseModel):
+    """``POST /api/rooms/{code}/seats/{seat}``: take a seat under a display name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=24)
+
+    @field_validator("name")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if not value or any(not ch.isprintable() for ch in value):
+            raise ValueError("a name is 1-24 printable characters")
+        return value
+
+
+class SeatClaimed(BaseModel):
+    """The claimed seat and its secret token (keep it: it regains the seat after a reload)."""
+
+    seat: int
+    token: str
+
+
+class BotSet(BaseModel):
+    """``PUT /api/rooms/{code}/seats/{seat}/bot``: a bot level, or null to empty the seat."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    level: str | None = Field(None, max_length=16)
+
+
+def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None:
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:].strip()
+    return None
+
+
+HostToken = Annotated[str | None, Depends(_bearer)]
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The application, with its store, hub and metrics created at start-up (lifespan)."""
+    settings = settings or Settings()
+    configure_logging(settings.log_level, settings.log_json)
+    metrics = Metrics()
+    store = Store(settings.resolved_database_url())
+    hub = Hub(settings, store, metrics)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await store.start()
+        recovered = await hub.recover()
+        log.info("server_ready", rooms=recovered, database=store.dialect)
+        yield
+        for room in hub.rooms.values():
+            room.close_all("the server is restarting")
+        await hub.stop()
+        await store.close()
+
+    app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan)
+    app.state.hub = hub
+    app.state.store = store
+    app.state.settings = settings
+    app.state.metrics = metrics
+    app.state.limiter = MovingWindowRateLimiter(MemoryStorage())
+    app.state.limit = parse_limit(settings.rate_limit)
+    app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
+    app.include_router(rooms)
+    app.include_router(operations)
+    return app
+
+
+async def _room_error(request: Request, error: RoomError) -> JSONResponse:
+    return JSONResponse({"detail": {"code": error.code, "message": error.message}}, status_code=error.status)
+
+
+def _hub(request: HTTPConnection) -> Hub:
+    hub: Hub = request.app.state.hub
+    return hub
+
+
+HubDep = Annotated[Hub, Depends(_hub)]
+
+
+def _room(code: str, hub: HubDep) -> Room:
+    room = hub.get(code)
+    if room is None:
+        raise HTTPException(404, detail={"code": "no_such_room", "message": "no room with this code"})
+    return room
+
+
+RoomDep = Annotated[Room, Depends(_room)]
+
+rooms = APIRouter(prefix="/api")
+operations = APIRouter()
+
+
+@rooms.post("/rooms", status_code=201)
+async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
+    """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
+    room, host_token = await hub.create_room(
+        body.variant, body.options, body.seats, body.turn_timer_s, body.bots
+    )
+    base = hub.settings.public_url or str(request.base_url).rstrip("/")
+    return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
+
+
+@rooms.get("/rooms/{code}")
+async def get_room(room: RoomDep) -> dict[str, Any]:
+    """The room as everyone may see it (RoomPublic)."""
+    result: dict[str, Any] = await room.call(lambda r: r.public())
+    return result
+
+
+@rooms.post("/rooms/{code}/seats/{seat}", status_code=201)
+async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate) -> SeatClaimed:
+    """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409)."""
+    token: str = await room.call(lambda r: r.claim(seat, body.name))
+    return SeatClaimed(seat=seat, token=token)
+
+
+@rooms.put("/rooms/{code}/seats/{seat}/bot")
+async def set_bot(room: RoomDep, seat: int, body: BotSet, host: HostToken) -> dict[str, Any]:
+    """Host only: put a bot of ``level`` in the seat (or empty it before the start); during the
+    match this replaces an absent player with a bot."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        r.check_host(host)
+        await r.set_bot(seat, body.level)
+        return r.public()
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.post("/rooms/{code}/start")
+async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
+    """Host only: fill empty seats with bots and deal the first round."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        r.check_host(host)
+        await r.begin_match()
+        return r.public()
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.get("/deals/verify")
+async def verify_deal(
+    seed: Annotated[str, Query(max_length=256)],
+    commitment: Annotated[str, Query(max_length=128)],
+    variant: str = "domeng",
+    seats: int | None = None,
+) -> dict[str, Any]:
+    """Re-derive a round's deal from its revealed seed and check it against the commitment."""
+    try:
+        rules = make_rules(variant, {}, seats)
+    except ValueError as error:
+        raise HTTPException(422, detail={"code": "invalid_variant", "message": str(error)}) from None
+    deal = rules.deal_from_seed(seed)
+    return {
+        "matches": hashlib.sha256(seed.encode()).hexdigest() == commitment.lower(),
+        "hands": [[str(t) for t in hand] for hand in deal.hands],
+        "rest": [str(t) for t in deal.rest],
+    }
+
+
+@operations.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+@operations.get("/readyz")
+async def readyz(hub: HubDep) -> Response:
+    """Readiness: the database answers and the store's writer is running."""
+    ok = await hub.store.ping()
+    body = {"status": "ready" if ok else "not ready", "rooms": len(hub.rooms)}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@operations.get("/metrics")
+async def metrics_endpoint(hub: HubDep) -> Response:
+    """Prometheus metrics."""
+    return Response(generate_latest(hub.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@operations.websocket("/ws/rooms/{code}")
+async def room_socket(websocket: WebSocket, code: str, hub: HubDep) -> None:
+    """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions."""
+    await websocket.accept()
+    room = hub.get(code)
+    if room is None:
+        await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
+        return
+    state = websocket.app.state
+    limiter: MovingWindowRateLimiter = state.limiter
+    conn = Connection(websocket, hub.settings.send_queue_size)
+    key = f"conn-{conn.id}"
+    try:
+        await _serve_socket(websocket, room, conn, limiter, state.limit, key)
+    except ProtocolError as violation:
+        hub.metrics.rejected.labels(str(violation.close_code)).inc()
+        conn.close(violation.close_code, violation.reason)
+    except (WebSocketDisconnect, TimeoutError):
+        pass
+    finally:
+        limiter.clear(state.limit, key)
+        room.disconnect(conn)
+        await _finish(conn)
+
+
+async def _serve_socket(
+    websocket: WebSocket,
+    room: Room,
+    conn: Connection,
+    limiter: MovingWindowRateLimiter,
+    limit: Any,
+    key: str,
+) -> None:
+    hello = await asyncio.wait_for(_next_message(websocket, limiter, limit, key), HELLO_TIMEOUT_S)
+    if not isinstance(hello, HelloMessage):
+        raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
+    conn.start()
+    try:
+        await room.connect(conn, hello)
+    except RoomError as error:
+        raise ProtocolError(CLOSE_POLICY, error.message) from None
+    while True:
+        message = await _next_message(websocket, limiter, limit, key)
+        if isinstance(message, ActionMessage):
+            room.action(conn, message)
+        elif isinstance(message, SyncMessage):
+            room.sync(conn)
+        elif isinstance(message, BackMessage):
+            room.back(conn)
+        elif isinstance(message, PingMessage):
+            conn.send('{"type":"pong"}')
+        else:
+            raise ProtocolError(CLOSE_INVALID, "hello was already received")
+
+
+async def _next_message(
+    websocket: WebSocket, limiter: MovingWindowRateLimiter, limit: Any, key: str
+) -> AnyClientMessage:
+    frame = await websocket.receive()
+    if frame["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(frame.get("code", 1000))
+    if not limiter.hit(limit, key):
+        raise ProtocolError(CLOSE_POLICY, "too many messages")
+    text = frame.get("text")
+    if text is None:
+        raise ProtocolError(CLOSE_UNSUPPORTED, "frames are JSON text")
+    return parse_client_message(text)
+
+
+async def _finish(conn: Connection) -> None:
+    # Let a queued close frame go out before the handler returns.
+    for _ in range(50):
+        if conn.closed and (conn._sender is None or conn._sender.done()):
+            break
+        if not conn.closed:
+            break
+        await asyncio.sleep(0.01)
+    await conn.stop()

@@ -1,0 +1,53 @@
+"""Server configuration from flags or ``DOMENG_*`` environment variables (pydantic-settings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings"]
+
+
+class Settings(BaseSettings):
+    """Everything ``domeng serve`` can be told; each field reads ``DOMENG_<NAME>`` too.
+
+    ``admin_token`` has no default: without it the admin area is disabled. Times are seconds.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="DOMENG_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 8000
+    data_dir: Path = Path("data")
+    database_url: str | None = None
+    """SQLAlchemy async URL; default SQLite (WAL) at ``data_dir/domeng.sqlite3``."""
+    admin_token: SecretStr | None = None
+    public_url: str | None = None
+    """The base URL in share links (default: taken from each request)."""
+
+    turn_timer_s: Annotated[float, Field(ge=0)] = 30.0
+    """Default turn timer of new rooms; 0 turns the timer off."""
+    disconnect_grace_s: Annotated[float, Field(ge=0)] = 20.0
+    """How long a disconnected player's seat waits before a bot covers it."""
+    bot_delay_s: Annotated[float, Field(ge=0)] = 0.7
+    """Pause before a bot's or a forced action, so people can follow play."""
+    round_pause_s: Annotated[float, Field(ge=0)] = 6.0
+    """Pause between a round's end (the reveal) and the next deal."""
+
+    max_frame_bytes: Annotated[int, Field(ge=256)] = 4096
+    rate_limit: str = "20 per 2 seconds"
+    """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""
+    send_queue_size: Annotated[int, Field(ge=4)] = 64
+    ping_interval_s: Annotated[float, Field(gt=0)] = 15.0
+    ping_timeout_s: Annotated[float, Field(gt=0)] = 20.0
+    log_level: str = "info"
+    log_json: bool = True
+
+    def resolved_database_url(self) -> str:
+        """``database_url``, or the SQLite file in ``data_dir``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'domeng.sqlite3').resolve()}"

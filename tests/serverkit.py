@@ -1,0 +1,162 @@
+"""Real server processes and real sockets for the server tests (no mocks).
+
+`ServerProcess` runs ``python -m app.cli serve`` on a port the OS picks, with its own data
+directory; `Client` is a blocking WebSocket client that speaks docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from websockets.sync.client import ClientConnection, connect
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = {
+    "DOMENG_BOT_DELAY_S": "0",
+    "DOMENG_ROUND_PAUSE_S": "0.05",
+    "DOMENG_DISCONNECT_GRACE_S": "30",
+    "DOMENG_LOG_JSON": "true",
+}
+
+
+class ServerProcess:
+    """``domeng serve`` in a subprocess; ``url`` is its base URL once `start` returns."""
+
+    def __init__(
+        self, data_dir: Path, env: dict[str, str] | None = None, database_url: str | None = None
+    ) -> None:
+        self.data_dir = data_dir
+        self.env = {**os.environ, **FAST, **(env or {})}
+        if database_url:
+            self.env["DOMENG_DATABASE_URL"] = database_url
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.log_path = data_dir / f"server-{time.monotonic_ns()}.log"
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        """Start and wait until ``/readyz`` answers 200; raises RuntimeError with the log if not."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(self.data_dir)],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited {self.proc.returncode}:\n{self.log()}")
+            found = re.search(r"running on (http://[\d.]+:\d+)", self.log())
+            if found:
+                self.url = found.group(1)
+                try:
+                    if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                        return self
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"server not ready after {timeout} s:\n{self.log()}")
+
+    def log(self) -> str:
+        """Everything the server has printed so far."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL: the crash of the restart-recovery tests."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM and wait (SIGKILL after 10 s)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    @property
+    def ws_base(self) -> str:
+        """The ws:// base URL."""
+        return self.url.replace("http://", "ws://")
+
+    # -- HTTP helpers --------------------------------------------------------------------------
+
+    def create_room(self, **body: Any) -> dict[str, Any]:
+        """``POST /api/rooms``; returns the reply (code, url, host_token)."""
+        reply = httpx.post(f"{self.url}/api/rooms", json=body, timeout=10)
+        assert reply.status_code == 201, reply.text
+        result: dict[str, Any] = reply.json()
+        return result
+
+    def claim(self, code: str, seat: int, name: str) -> httpx.Response:
+        """``POST /api/rooms/{code}/seats/{seat}``."""
+        return httpx.post(f"{self.url}/api/rooms/{code}/seats/{seat}", json={"name": name}, timeout=10)
+
+    def start_match(self, code: str, host_token: str) -> httpx.Response:
+        """``POST /api/rooms/{code}/start`` as the host."""
+        return httpx.post(
+            f"{self.url}/api/rooms/{code}/start",
+            headers={"Authorization": f"Bearer {host_token}"},
+            timeout=10,
+        )
+
+    def room(self, code: str) -> dict[str, Any]:
+        """``GET /api/rooms/{code}``."""
+        result: dict[str, Any] = httpx.get(f"{self.url}/api/rooms/{code}", timeout=10).json()
+        return result
+
+
+class Client:
+    """A blocking WebSocket client of one room (a seat with ``token``, or a spectator)."""
+
+    def __init__(
+        self, server: ServerProcess, code: str, token: str | None = None, hello: bool = True
+    ) -> None:
+        self.ws: ClientConnection = connect(
+            f"{server.ws_base}/ws/rooms/{code}", max_size=None, open_timeout=10
+        ).__enter__()
+        self.messages: list[dict[str, Any]] = []
+        self.state: dict[str, Any] | None = None
+        if hello:
+            self.send({"type": "hello", "protocol": 1, "token": token})
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one JSON message."""
+        self.ws.send(json.dumps(message))
+
+    def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+        """The next message (raises TimeoutError); ``state`` messages update ``self.state``."""
+        message: dict[str, Any] = json.loads(self.ws.recv(timeout=timeout))
+        self.messages.append(message)
+        if message["type"] == "state":
+            self.state = message
+        return message
+
+    def wait_for(self, predicate: Any, timeout: float = 20.0) -> dict[str, Any]:
+        """Receive until ``predicate(message)`` holds; raises TimeoutError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no matching message")
+            message = self.recv(timeout=left)
+            if predicate(message):
+                return message
+
+    def close(self) -> None:
+        """Close the socket."""
+        self.ws.close()

@@ -1,0 +1,268 @@
+"""The game server over real sockets: rooms, seats, play, resync, errors (issue 3)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from engine.variants import make_rules
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    proc = ServerProcess(tmp_path_factory.mktemp("server"), env={"DOMENG_TURN_TIMER_S": "0"}).start()
+    yield proc
+    proc.stop()
+
+
+def _my_turn(message: dict[str, Any]) -> bool:
+    return message["type"] == "state" and bool(message["view"] and message["view"]["legal"])
+
+
+def _room_with_one_human(server: ServerProcess, name: str = "Ana") -> tuple[str, str, str]:
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    claim = server.claim(room["code"], 0, name)
+    assert claim.status_code == 201, claim.text
+    started = server.start_match(room["code"], room["host_token"])
+    assert started.status_code == 200, started.text
+    return room["code"], claim.json()["token"], room["host_token"]
+
+
+def test_create_room_gives_an_unguessable_code_and_a_share_link(server: ServerProcess) -> None:
+    room = server.create_room()
+    assert len(room["code"]) >= 22  # 16 random bytes, base64url
+    assert room["url"].endswith(f"/r/{room['code']}")
+    public = server.room(room["code"])
+    assert public["status"] == "waiting"
+    assert [s["kind"] for s in public["seats"]] == ["empty"] * 5
+    assert httpx.get(f"{server.url}/api/rooms/nope", timeout=5).status_code == 404
+
+
+def test_join_claims_a_seat_and_the_socket_shows_only_that_hand(server: ServerProcess) -> None:
+    code, token, _ = _room_with_one_human(server)
+    client = Client(server, code, token)
+    welcome = client.recv()
+    assert welcome == {"type": "welcome", "protocol": 1, "seat": 0}
+    state = client.recv()
+    assert state["type"] == "state" and state["view"]["seat"] == 0
+    assert len(state["view"]["hand"]) == 5 or state["view"]["phase"] != "playing" or state["view"]["log"]
+    assert state["room"]["seats"][0] == {
+        "seat": 0,
+        "kind": "human",
+        "name": "Ana",
+        "bot_level": None,
+        "connected": True,
+        "covered": False,
+    }
+    assert len(state["room"]["round"]["commitment"]) == 64
+    client.close()
+
+
+def test_seat_race_has_exactly_one_winner(server: ServerProcess) -> None:
+    room = server.create_room()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda i: server.claim(room["code"], 2, f"P{i}"), range(8)))
+    assert sorted(r.status_code for r in replies) == [201] + [409] * 7
+    loser = next(r for r in replies if r.status_code == 409)
+    assert loser.json()["detail"]["code"] == "seat_taken"
+
+
+def test_host_commands_need_the_host_token(server: ServerProcess) -> None:
+    room = server.create_room()
+    claim = server.claim(room["code"], 0, "Ana").json()
+    for token in (None, claim["token"], "x" * 43):
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        reply = httpx.post(f"{server.url}/api/rooms/{room['code']}/start", headers=headers, timeout=5)
+        assert reply.status_code == 403 and reply.json()["detail"]["code"] == "not_host"
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{room['code']}/seats/3/bot",
+        json={"level": "random"},
+        headers={"Authorization": f"Bearer {room['host_token']}"},
+        timeout=5,
+    )
+    assert reply.status_code == 200 and reply.json()["seats"][3]["bot_level"] == "random"
+
+
+def test_play_to_the_round_end_with_the_fair_deal_revealed(server: ServerProcess) -> None:
+    code, token, _ = _room_with_one_human(server)
+    client = Client(server, code, token)
+    seen_hands: list[list[str]] = []
+    while True:
+        message = client.wait_for(lambda m: m["type"] == "state" and m["view"] is not None)
+        view = message["view"]
+        if view["phase"] != "playing":
+            break
+        if message["view"]["round"] == 1 and view["hand"] is not None and not seen_hands:
+            seen_hands.append(list(view["hand"]))
+        if view["legal"]:
+            client.send(
+                {"type": "action", "version": message["version"], "action": _payload(view["legal"][0])}
+            )
+    outcome = view["outcome"]
+    assert outcome["end"] in {"out", "ceki", "pollo", "block"}
+    room = message["room"]
+    seed, commitment = room["round"]["seed"], room["round"]["commitment"]
+    assert hashlib.sha256(seed.encode()).hexdigest() == commitment
+    deal = make_rules("domeng").deal_from_seed(seed)
+    assert [str(t) for t in deal.hands[0]] == seen_hands[0]
+    verify = httpx.get(
+        f"{server.url}/api/deals/verify", params={"seed": seed, "commitment": commitment}, timeout=5
+    )
+    assert verify.json()["matches"] is True
+    assert verify.json()["hands"] == [[str(t) for t in h] for h in deal.hands]
+    client.close()
+
+
+def _payload(action: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in action.items() if k != "seat"}
+
+
+def test_stale_and_duplicate_actions_are_refused_and_change_nothing(server: ServerProcess) -> None:
+    code, token, _ = _room_with_one_human(server)
+    client = Client(server, code, token)
+    message = client.wait_for(_my_turn)
+    version, legal = message["version"], message["view"]["legal"]
+    client.send({"type": "action", "version": version - 1, "action": _payload(legal[0])})
+    error = client.wait_for(lambda m: m["type"] == "error")
+    assert error["code"] == "stale_version" and error["version"] == version
+    client.send({"type": "action", "version": version, "action": _payload(legal[0])})
+    applied = client.wait_for(lambda m: m["type"] == "state" and m["version"] == version + 1)
+    assert applied["events"][0]["seat"] == 0
+    client.send({"type": "action", "version": version, "action": _payload(legal[0])})  # a duplicate
+    error = client.wait_for(lambda m: m["type"] == "error")
+    assert error["code"] in {"stale_version", "round_over"}
+    client.close()
+
+
+def test_illegal_action_gets_an_error_only_for_the_sender(server: ServerProcess) -> None:
+    code, token, _ = _room_with_one_human(server)
+    watcher = Client(server, code)
+    client = Client(server, code, token)
+    message = client.wait_for(_my_turn)
+    hand = message["view"]["hand"]
+    legal_tiles = {a.get("play") for a in message["view"]["legal"]}
+    bad = next((t for t in hand if t not in legal_tiles), None)
+    action = {"play": bad, "end": "L"} if bad else {"play": "9-9"}
+    client.send({"type": "action", "version": message["version"], "action": action})
+    error = client.wait_for(lambda m: m["type"] == "error")
+    assert error["code"] in {"does_not_fit", "wrong_opening_tile", "invalid_tile", "invalid_action"}
+    assert error["version"] == message["version"]
+    with pytest.raises(TimeoutError):
+        watcher.wait_for(lambda m: m["type"] == "error", timeout=0.5)
+    assert server.room(code)["version"] == message["version"]
+    watcher.close()
+    client.close()
+
+
+def test_reconnect_regains_the_seat_and_a_second_socket_replaces_the_first(server: ServerProcess) -> None:
+    code, token, _ = _room_with_one_human(server)
+    first = Client(server, code, token)
+    before = first.wait_for(_my_turn)
+    second = Client(server, code, token)
+    again = second.wait_for(lambda m: m["type"] == "state")
+    assert again["view"]["hand"] == before["view"]["hand"]
+    assert again["version"] == before["version"]
+    with pytest.raises(ConnectionClosed) as closed:
+        first.wait_for(lambda m: False, timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4001
+    second.close()
+
+
+def test_reconnect_after_missed_versions_gets_the_current_state(server: ServerProcess) -> None:
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    server.start_match(room["code"], room["host_token"])
+    client = Client(server, room["code"], token)
+    first = client.wait_for(lambda m: m["type"] == "state")
+    client.close()
+    # bots and forced passes move on while the player is away
+    spectator = Client(server, room["code"])
+    spectator.wait_for(lambda m: m["type"] == "state")
+    back = Client(server, room["code"], hello=False)
+    back.send({"type": "hello", "protocol": 1, "token": token, "since": first["version"]})
+    state = back.wait_for(lambda m: m["type"] == "state")
+    assert state["version"] >= first["version"]
+    assert state["view"]["seat"] == 0 and state["view"]["hand"] is not None
+    back.send({"type": "sync"})
+    synced = back.wait_for(lambda m: m["type"] == "state")
+    assert synced["version"] >= state["version"]
+    spectator.close()
+    back.close()
+
+
+def test_spectator_sees_no_hand(server: ServerProcess) -> None:
+    code, _, _ = _room_with_one_human(server)
+    spectator = Client(server, code)
+    assert spectator.recv()["seat"] is None
+    state = spectator.wait_for(lambda m: m["type"] == "state")
+    assert state["view"]["hand"] is None and state["view"]["legal"] == []
+    spectator.close()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (b"\x00\x01", 1003),
+        ("not json", 1007),
+        ('{"type": "dance"}', 1007),
+        ('{"type": "action", "version": 0, "action": {"play": "1-2"}}', 1008),  # before hello
+        ("x" * 10_000, 1009),
+    ],
+)
+def test_hostile_first_frames_close_the_socket(server: ServerProcess, frame: str | bytes, code: int) -> None:
+    room = server.create_room()
+    client = Client(server, room["code"], hello=False)
+    client.ws.send(frame)
+    with pytest.raises(ConnectionClosed) as closed:
+        client.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == code
+
+
+def test_bad_token_and_flood_close_the_socket_and_leave_the_room_alone(server: ServerProcess) -> None:
+    code, token, _ = _room_with_one_human(server)
+    player = Client(server, code, token)
+    before = player.wait_for(lambda m: m["type"] == "state")
+    intruder = Client(server, code, "forged-token-forged-token")
+    with pytest.raises(ConnectionClosed) as closed:
+        intruder.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    flooder = Client(server, code)
+    with pytest.raises(ConnectionClosed) as closed:
+        for _ in range(200):
+            flooder.send({"type": "ping"})
+        flooder.wait_for(lambda m: False, timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    player.send({"type": "ping"})
+    assert player.wait_for(lambda m: m["type"] == "pong")
+    assert server.room(code)["version"] >= before["version"]
+    player.close()
+
+
+def test_health_readiness_and_metrics(server: ServerProcess) -> None:
+    assert httpx.get(f"{server.url}/healthz", timeout=5).json() == {"status": "ok"}
+    ready = httpx.get(f"{server.url}/readyz", timeout=5)
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    metrics = httpx.get(f"{server.url}/metrics", timeout=5).text
+    for name in (
+        "domeng_rooms",
+        "domeng_connections",
+        "domeng_actions_total",
+        "domeng_action_broadcast_seconds",
+    ):
+        assert name in metrics
+
+
+def test_serve_uses_the_data_dir_for_sqlite(tmp_path: Path) -> None:
+    proc = ServerProcess(tmp_path / "data").start()
+    try:
+        assert (tmp_path / "data" / "domeng.sqlite3").exists()
+    finally:
+        proc.stop()

@@ -1,0 +1,74 @@
+"""Turn timer and disconnect grace: a bot covers a missing player, visibly, until they return."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.serverkit import Client, ServerProcess
+
+
+def _covered(message: dict[str, Any], seat: int) -> bool | None:
+    seats = message.get("seats") or (message.get("room") or {}).get("seats")
+    return None if seats is None else bool(seats[seat]["covered"])
+
+
+def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path).start()
+    try:
+        room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=1)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        server.start_match(room["code"], room["host_token"])
+        client = Client(server, room["code"], token)
+        turn = client.wait_for(lambda m: m["type"] == "state" and m["view"] and m["view"]["legal"])
+        assert turn["room"]["turn"]["seat"] == 0 and turn["room"]["turn"]["deadline_ms"] is not None
+        # do nothing: the timer runs out and a bot plays seat 0, which is marked covered
+        played = client.wait_for(
+            lambda m: m["type"] == "state" and any(e.get("seat") == 0 for e in m["events"]), timeout=10
+        )
+        assert _covered(played, 0) is True
+        # the player comes back: the seat is theirs again, and they play their next turn
+        client.send({"type": "back"})
+        back = client.wait_for(lambda m: m["type"] == "presence" and _covered(m, 0) is False, timeout=10)
+        assert back["seats"][0]["connected"] is True
+        mine = client.wait_for(
+            lambda m: (
+                m["type"] == "state" and m["view"] and m["view"]["legal"] and m["view"]["phase"] == "playing"
+            ),
+            timeout=30,
+        )
+        action = {k: v for k, v in mine["view"]["legal"][0].items() if k != "seat"}
+        client.send({"type": "action", "version": mine["version"], "action": action})
+        after = client.wait_for(lambda m: m["type"] == "state" and m["version"] > mine["version"], timeout=10)
+        assert _covered(after, 0) is False
+        client.close()
+    finally:
+        server.stop()
+
+
+def test_disconnect_grace_then_a_bot_covers_until_the_player_reconnects(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, env={"DOMENG_DISCONNECT_GRACE_S": "0.5"}).start()
+    try:
+        room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        server.start_match(room["code"], room["host_token"])
+        client = Client(server, room["code"], token)
+        client.wait_for(lambda m: m["type"] == "state")
+        client.close()
+        watcher = Client(server, room["code"])
+        covered = watcher.wait_for(lambda m: _covered(m, 0) is True, timeout=10)
+        assert covered["type"] in {"presence", "state"}
+        # with seat 0 covered the bots play on without waiting for anyone
+        watcher.wait_for(
+            lambda m: m["type"] == "state" and any(e.get("seat") == 0 for e in m["events"]), timeout=20
+        )
+        back = Client(server, room["code"], token)
+        back.wait_for(lambda m: m["type"] == "state")
+        uncovered = watcher.wait_for(
+            lambda m: m["type"] == "presence" and _covered(m, 0) is False, timeout=10
+        )
+        assert uncovered["seats"][0]["connected"] is True
+        back.close()
+        watcher.close()
+    finally:
+        server.stop()

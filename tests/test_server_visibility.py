@@ -1,0 +1,95 @@
+"""No hidden tile ever reaches a seat that may not see it (D20), checked on every message of a
+full match that five socket clients play through the real server, with a spectator watching."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from engine.tiles import TILES, Tile
+from engine.variants import make_rules
+from tests.serverkit import Client, ServerProcess
+
+
+def _autoplay(client: Client, done: threading.Event, errors: list[str]) -> None:
+    try:
+        while not done.is_set():
+            message = client.recv(timeout=30)
+            if message["type"] != "state" or message["view"] is None:
+                continue
+            view = message["view"]
+            if view["match_over"]:
+                done.set()
+                return
+            if view["legal"]:
+                action = {k: v for k, v in view["legal"][-1].items() if k != "seat"}
+                client.send({"type": "action", "version": message["version"], "action": action})
+    except Exception as error:
+        errors.append(repr(error))
+        done.set()
+
+
+def _quoted(tile: Tile) -> tuple[str, str]:
+    return f'"{tile.low}-{tile.high}"', f'"{tile.high}-{tile.low}"'
+
+
+def _seeds(messages: list[dict[str, Any]]) -> dict[int, str]:
+    seeds: dict[int, str] = {}
+    for message in messages:
+        room = message.get("room") or {}
+        for key in ("round", "last_round"):
+            info = room.get(key)
+            if info and info.get("seed"):
+                seeds[info["index"]] = info["seed"]
+    return seeds
+
+
+def test_full_match_leaks_no_hidden_tile_to_any_seat_or_spectator(tmp_path: Path) -> None:
+    # machine players act at once, far above a person's pace: lift the per-connection rate limit
+    server = ServerProcess(
+        tmp_path, env={"DOMENG_TURN_TIMER_S": "0", "DOMENG_RATE_LIMIT": "1000 per 1 second"}
+    ).start()
+    try:
+        room = server.create_room(turn_timer_s=0, options={"camat_target": 1})
+        tokens = [server.claim(room["code"], seat, f"P{seat}").json()["token"] for seat in range(5)]
+        spectator = Client(server, room["code"])
+        clients = [Client(server, room["code"], token) for token in tokens]
+        assert server.start_match(room["code"], room["host_token"]).status_code == 200
+        done, errors = threading.Event(), []
+        threads = [threading.Thread(target=_autoplay, args=(c, done, errors)) for c in clients]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(180)
+        assert not errors, errors
+        spectator.wait_for(
+            lambda m: m["type"] == "state" and m["view"] and m["view"]["match_over"], timeout=30
+        )
+    finally:
+        server.stop()
+
+    rules = make_rules("domeng")
+    everyone = [*clients, spectator]
+    seeds = _seeds([m for c in everyone for m in c.messages])
+    checked = 0
+    for seat, client in [*enumerate(clients), (None, spectator)]:
+        for message in client.messages:
+            view = message.get("view") if message["type"] == "state" else None
+            if view is None or view["phase"] != "playing":
+                continue
+            deal = rules.deal_from_seed(seeds[view["round"] - 1])
+            on_chain = {Tile.parse(t) for t in view["chain"]}
+            hidden = set(deal.rest) | {t for s, hand in enumerate(deal.hands) if s != seat for t in hand}
+            text = json.dumps(message)
+            leaked = [str(t) for t in hidden - on_chain if any(q in text for q in _quoted(t))]
+            assert not leaked, f"seat {seat} saw hidden tiles {leaked} at version {message['version']}"
+            if seat is not None:
+                assert sorted(view["hand"]) == sorted(
+                    str(t) for t in deal.hands[seat] if t not in on_chain
+                ), "a seat's own hand is exactly its dealt tiles not yet placed"
+            checked += 1
+    assert checked > 100
+    assert len(seeds) >= 1 and all(len(s) == 64 for s in seeds.values())
+    assert len(TILES) == 28

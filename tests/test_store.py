@@ -1,0 +1,577 @@
+"""The match store (app/store.py) on real databases: SQLite always, PostgreSQL when the environment
+variable DOMENG_TEST_POSTGRES_URL names one (e.g. ``postgresql+asyncpg://postgres@127.0.0.1/db``).
+
+Tests share a PostgreSQL database with each other and with parallel workers: each works on matches
+with codes of its own and asserts nothing about the others. pytest-asyncio is not used: each test
+runs its coroutine with ``asyncio.run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect, select, text
+from sqlalchemy.engine import Connection
+
+from app.db import make_engine
+from app.db.models import Base, MatchAction
+from app.store import (
+    MIGRATIONS_DIR,
+    ConflictError,
+    MatchRow,
+    NotFoundError,
+    SeatSpec,
+    Store,
+    StoreClosedError,
+    TallySpec,
+    commitment_of,
+    sqlite_url,
+)
+from engine.core import Deal, Phase, State
+from engine.events import DomengOutcome, Passed, Settlement
+from engine.record import read_record, round_report, write_record
+from engine.variants import make_rules
+
+T = TypeVar("T")
+
+POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
+RUN = uuid.uuid4().hex[:8]
+"""This test process's part of every room code: on PostgreSQL it deletes its own matches after."""
+REPO = Path(__file__).resolve().parents[1]
+TABLES = {"matches", "seats", "rounds", "actions", "tallies"}
+FIVE_EMPTY = [SeatSpec()] * 5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _delete_postgres_matches() -> Iterator[None]:
+    """Leave the shared PostgreSQL database as it was: delete this process's matches at the end
+    (their rows in the other tables go with them)."""
+    yield
+    if not POSTGRES_URL:
+        return
+
+    async def delete() -> None:
+        engine = make_engine(POSTGRES_URL)
+        try:
+            async with engine.begin() as connection:
+                await connection.execute(delete_matches, {"codes": f"t-{RUN}-%"})
+        finally:
+            await engine.dispose()
+
+    delete_matches = text("DELETE FROM matches WHERE code LIKE :codes")
+    asyncio.run(delete())
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh SQLite file in tmp_path, or the PostgreSQL database shared by every test."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "data")
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+    return POSTGRES_URL
+
+
+def with_store(url: str, body: Callable[[Store], Awaitable[T]]) -> T:
+    """Run ``body`` with a started store on ``url`` in a new event loop; close it after."""
+
+    async def main() -> T:
+        async with Store(url) as store:
+            return await body(store)
+
+    return asyncio.run(main())
+
+
+def new_code() -> str:
+    """A room code no other test (or test run) uses."""
+    return f"t-{RUN}-{uuid.uuid4().hex[:12]}"
+
+
+async def new_match(store: Store, seats: list[SeatSpec] | None = None, **fields: Any) -> tuple[int, str]:
+    """A Domeng match in the store; returns its id and code."""
+    code = new_code()
+    args: dict[str, Any] = {
+        "code": code,
+        "variant": "domeng",
+        "options": {"camat_target": 1},
+        "seat_count": 5,
+        "turn_timer_s": 30.0,
+        "host_token_hash": "host-hash",
+        "seats": seats or FIVE_EMPTY,
+    }
+    return await store.create_match(**(args | fields)), code
+
+
+async def new_round(store: Store, seats: int = 5) -> tuple[int, str]:
+    """A match with round 0 dealt; returns its id and code."""
+    match_id, code = await new_match(store)
+    deal = make_rules("domeng").deal_from_seed("s")
+    await store.start_round(match_id, 0, "s", commitment_of("s"), deal_json(deal), 1)
+    return match_id, code
+
+
+def deal_json(deal: Deal) -> dict[str, Any]:
+    return {"hands": [[str(t) for t in hand] for hand in deal.hands], "rest": [str(t) for t in deal.rest]}
+
+
+def a_pass(seat: int) -> dict[str, Any]:
+    return {"seat": seat, "pass": True}
+
+
+# -- migrations ------------------------------------------------------------------------------------
+
+
+def _schema(connection: Connection) -> tuple[set[str], list[Any], str | None]:
+    context = MigrationContext.configure(connection)
+    tables = set(inspect(connection).get_table_names())
+    return tables, compare_metadata(context, Base.metadata), context.get_current_revision()
+
+
+def test_start_migrates_to_the_models_and_twice_is_harmless(database_url: str) -> None:
+    head = ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+
+    async def body(store: Store) -> tuple[set[str], list[Any], str | None]:
+        async with store.engine.connect() as connection:
+            return await connection.run_sync(_schema)
+
+    for _ in range(2):
+        tables, differences, revision = with_store(database_url, body)
+        assert TABLES | {"alembic_version"} <= tables
+        assert differences == []  # the migrations create exactly the models' tables
+        assert revision == head == "0001"
+    if database_url.startswith("sqlite"):
+        assert tables == TABLES | {"alembic_version"}
+
+
+def test_sqlite_connections_get_their_pragmas(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "nested" / "dir")
+
+    async def body(store: Store) -> list[Any]:
+        async with store.engine.connect() as connection:
+            pragmas = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+            return [(await connection.exec_driver_sql(f"PRAGMA {p}")).scalar() for p in pragmas]
+
+    assert with_store(url, body) == ["wal", 1, 1, 5000]  # synchronous 1 is NORMAL
+    assert (tmp_path / "nested" / "dir" / "domeng.sqlite3").is_file()
+    assert url == f"sqlite+aiosqlite:///{tmp_path.resolve()}/nested/dir/domeng.sqlite3"
+
+
+def test_in_memory_sqlite_is_refused() -> None:
+    with pytest.raises(ValueError, match="in-memory"):
+        asyncio.run(Store("sqlite+aiosqlite:///:memory:").start())
+
+
+# -- a match written and read back -------------------------------------------------------------------
+
+
+def test_a_match_written_through_the_api_reads_back(database_url: str) -> None:
+    seats = [
+        SeatSpec("human", "Ana", token_hash="ana-hash"),
+        SeatSpec("bot", bot_level="greedy"),
+        SeatSpec(),
+        SeatSpec("bot", "Robo", bot_level="random"),
+        SeatSpec(seat=4),
+    ]
+    start = {"table": 20, "stones": [1, 1, 1, 1, 1], "camat": None, "leader": 2}
+
+    async def body(store: Store) -> tuple[MatchRow | None, MatchRow | None, list[str], list[str]]:
+        match_id, code = await new_match(store, seats, start=start)
+        waiting = [m.code for m in await store.active_matches()]
+        assert await store.claim_seat(match_id, 2, "Citra", "citra-hash", version=1)
+        await store.update_seat(match_id, 4, name="Eko", kind="human", bot_level=None, token_hash="e")
+        await store.set_status(match_id, "playing", 2)
+        deal = make_rules("domeng").deal_from_seed("seed-0")
+        await store.start_round(match_id, 0, "seed-0", commitment_of("seed-0"), deal_json(deal), 3)
+        await store.append_action(match_id, 0, 0, 4, 2, {"seat": 2, "play": "3-6"}, "human")
+        await store.append_action(match_id, 0, 1, 5, 3, {"seat": 3, "play": "6-6", "end": "R"}, "timer")
+        tallies = [TallySpec(seat, received=seat, paid=1, stones=seat + 1) for seat in range(5)]
+        await store.end_round(match_id, 0, {"end": "out", "winner": 3}, 10, tallies, 6)
+        playing = await store.load_match(code)
+        await store.set_status(match_id, "finished", 7)
+        finished = [m.code for m in await store.active_matches()]
+        return playing, await store.load_match(code), waiting, finished
+
+    playing, row, waiting, finished = with_store(database_url, body)
+    assert playing is not None and row is not None
+    assert row.code in waiting and row.code not in finished
+    assert (row.variant, row.options, row.seat_count, row.turn_timer_s) == (
+        "domeng",
+        {"camat_target": 1},
+        5,
+        30,
+    )
+    assert (row.status, row.version, row.start, row.host_token_hash) == ("finished", 7, start, "host-hash")
+    assert playing.status == "playing" and playing.finished_at is None
+    assert row.started_at is not None and row.finished_at is not None
+    assert row.created_at <= row.started_at <= row.finished_at
+    assert all(t.tzinfo is UTC for t in (row.created_at, row.started_at, row.finished_at))
+    assert row.seat_names() == ["Ana", "Bot (greedy)", "Citra", "Robo", "Eko"]
+    assert [(s.kind, s.bot_level, s.token_hash) for s in row.seats] == [
+        ("human", None, "ana-hash"),
+        ("bot", "greedy", None),
+        ("human", None, "citra-hash"),
+        ("bot", "random", None),
+        ("human", None, "e"),
+    ]
+    (stored,) = row.rounds
+    assert (stored.index, stored.seed, stored.commitment) == (0, "seed-0", commitment_of("seed-0"))
+    assert stored.deal["rest"] == [str(t) for t in make_rules("domeng").deal_from_seed("seed-0").rest]
+    assert stored.is_finished and stored.outcome == {"end": "out", "winner": 3} and stored.table_after == 10
+    assert [(a.seq, a.version, a.seat, a.actor) for a in stored.actions] == [
+        (0, 4, 2, "human"),
+        (1, 5, 3, "timer"),
+    ]
+    assert stored.actions[1].action == {"seat": 3, "play": "6-6", "end": "R"}
+    assert [(t.seat, t.stones, t.received, t.paid, t.points) for t in stored.tallies] == [
+        (seat, seat + 1, seat, 1, None) for seat in range(5)
+    ]
+
+
+def test_unknown_matches_and_bad_arguments(database_url: str) -> None:
+    async def body(store: Store) -> None:
+        assert await store.load_match(new_code()) is None
+        with pytest.raises(NotFoundError):
+            await store.export_record(new_code())
+        with pytest.raises(NotFoundError):
+            await store.set_status(2**31 - 1, "playing", 1)
+        with pytest.raises(ConflictError):  # its round is not stored
+            await store.append_action(2**31 - 1, 0, 0, 1, 0, a_pass(0), "bot")
+        match_id, code = await new_match(store)
+        with pytest.raises(ConflictError):
+            await new_match(store, code=code)
+        with pytest.raises(NotFoundError):
+            await store.end_round(match_id, 0, {}, None, [], 2)
+        with pytest.raises(NotFoundError):
+            await store.update_seat(match_id, 5, name=None, kind="empty", bot_level=None, token_hash=None)
+        for bad in (
+            store.set_status(match_id, "paused", 1),
+            store.append_action(match_id, 0, 0, 1, 0, a_pass(0), "ghost"),
+            store.update_seat(match_id, 0, name=None, kind="bot", bot_level=None, token_hash=None),
+            store.create_match(new_code(), "domeng", {}, 5, 30.0, "h", FIVE_EMPTY[:4]),
+            store.start_round(match_id, 0, "s", "c", {"hands": []}, 1),
+        ):
+            with pytest.raises(ValueError):
+                await bad
+
+    with_store(database_url, body)
+
+
+# -- a real game, exported and replayed --------------------------------------------------------------
+
+
+def _tallies(state: State) -> list[TallySpec]:
+    """Each seat's stones after the round just ended, and what it received and paid in it."""
+    settlements: list[Settlement] = [e.settlement for e in state.log if type(e) is Passed and e.settlement]
+    assert isinstance(state.outcome, DomengOutcome)
+    settlements.append(state.outcome.settlement)
+    received, paid = [0] * state.seats, [0] * state.seats
+    for s in settlements:
+        received[s.receiver] += s.received
+        for payer, amount in s.from_payers:
+            paid[payer] += amount
+    stones = state.public_score()["stones"]
+    return [TallySpec(i, received[i], paid[i], stones=stones[i]) for i in range(state.seats)]
+
+
+async def _play_round(store: Store, match_id: int, state: State, index: int, version: int) -> int:
+    """Deal round ``index`` from a seed, play it with random legal actions (storing each) to its
+    end, store the end; returns the room version after it."""
+    rng = random.Random(index)
+    seed = f"{match_id}:{index}"
+    deal = state.rules.deal_from_seed(seed)
+    state.start_round(deal)
+    version += 1
+    await store.start_round(match_id, index, seed, commitment_of(seed), deal_json(deal), version)
+    seq = 0
+    while state.phase is Phase.PLAYING:
+        action = rng.choice(state.legal_actions())
+        state.apply(action)
+        version += 1
+        await store.append_action(match_id, index, seq, version, action.seat, action.to_json(), "bot")
+        seq += 1
+    assert isinstance(state.outcome, DomengOutcome)
+    version += 1
+    report = round_report(state.outcome)
+    await store.end_round(match_id, index, report, state.outcome.table, _tallies(state), version)
+    return version
+
+
+def test_export_record_of_an_engine_game_replays_to_the_same_outcomes(database_url: str) -> None:
+    start: dict[str, Any] = {"table": 22, "stones": [0, 3, 0, 0, 0], "camat": None, "leader": None}
+    rules = make_rules("domeng", {"camat_target": 0})
+    state = rules.new_match(start)
+    seats = [SeatSpec("human", "Ana", token_hash="x"), SeatSpec("bot", bot_level="greedy"), SeatSpec()]
+    seats += [SeatSpec("bot", "Dewi", bot_level="random"), SeatSpec("human", "Eko", token_hash="y")]
+    names = ["Ana", "Bot (greedy)", "Seat 3", "Dewi", "Eko"]
+
+    async def body(store: Store) -> tuple[dict[str, Any], MatchRow | None]:
+        match_id, code = await new_match(store, seats, options=rules.options(), start=start)
+        await store.set_status(match_id, "playing", 1)
+        version = 1
+        for index in range(6):
+            version = await _play_round(store, match_id, state, index, version)
+        # a seventh round in play: exported as the unfinished last round
+        deal = rules.deal_from_seed("live")
+        state.start_round(deal)
+        await store.start_round(match_id, 6, "live", commitment_of("live"), deal_json(deal), version + 1)
+        for seq in range(3):
+            action = state.legal_actions()[0]
+            state.apply(action)
+            await store.append_action(
+                match_id, 6, seq, version + 2 + seq, action.seat, action.to_json(), "human"
+            )
+        return await store.export_record(match_id), await store.load_match(code)
+
+    doc, row = with_store(database_url, body)
+    assert row is not None
+    doc = json.loads(json.dumps(doc))  # a plain JSON document
+    assert doc["format"] == "domeng-record/1" and doc["seats"] == names and doc["start"] == start
+    expected = write_record(state, names)
+    for ours, theirs, stored in zip(doc["rounds"], expected["rounds"], row.rounds, strict=True):
+        assert ours["seed"] == stored.seed and ours["commitment"] == commitment_of(stored.seed)
+        assert {k: v for k, v in ours.items() if k not in ("seed", "commitment")} == theirs
+    replay = read_record(doc)
+    reports = replay.report()["rounds"]
+    assert reports[:-1] == [r.outcome for r in row.rounds[:-1]]
+    assert reports[:-1] == [round_report(log.outcome) for log in state.history]
+    assert reports[-1] == round_report(None, state) and reports[-1]["end"] is None
+    assert replay.state.public_score() == state.public_score()
+
+
+# -- races, batches and failures ---------------------------------------------------------------------
+
+
+def test_concurrent_claims_of_one_seat_seat_exactly_one_player(database_url: str) -> None:
+    seats = [SeatSpec(), SeatSpec("bot", bot_level="greedy"), SeatSpec(), SeatSpec(), SeatSpec()]
+
+    async def body(store: Store) -> tuple[list[bool], MatchRow | None, list[bool]]:
+        match_id, code = await new_match(store, seats)
+        claims = await asyncio.gather(*(store.claim_seat(match_id, 2, f"P{i}", f"h{i}") for i in range(10)))
+        bot_seat = [
+            await store.claim_seat(match_id, 1, "Budi", "b"),
+            await store.claim_seat(match_id, 1, "Budi", "b", take_bot=True),
+            await store.claim_seat(match_id, 1, "Cici", "c", take_bot=True),
+            await store.claim_seat(match_id, 9, "Nobody", "n"),
+        ]
+        return claims, await store.load_match(code), bot_seat
+
+    claims, row, bot_seat = with_store(database_url, body)
+    assert claims.count(True) == 1 and row is not None
+    winner = claims.index(True)
+    assert (row.seats[2].name, row.seats[2].kind, row.seats[2].token_hash) == (
+        f"P{winner}",
+        "human",
+        f"h{winner}",
+    )
+    assert bot_seat == [False, True, False, False]
+    assert (row.seats[1].name, row.seats[1].bot_level) == ("Budi", None)
+
+
+def test_group_commit_stores_200_concurrent_actions_in_order_in_few_transactions(database_url: str) -> None:
+    async def body(store: Store) -> tuple[int, int, list[int], MatchRow | None]:
+        match_id, code = await new_round(store)
+        before, written = store.transactions_committed, store.writes_committed
+        await asyncio.gather(
+            *(
+                store.append_action(match_id, 0, seq, 10 + seq, seq % 5, a_pass(seq % 5), "bot")
+                for seq in range(200)
+            )
+        )
+        transactions = store.transactions_committed - before
+        async with store.engine.connect() as connection:
+            query = select(MatchAction.seq).where(MatchAction.match_id == match_id).order_by(MatchAction.id)
+            by_insertion = list((await connection.execute(query)).scalars())
+        return transactions, store.writes_committed - written, by_insertion, await store.load_match(code)
+
+    transactions, writes, by_insertion, row = with_store(database_url, body)
+    assert writes == 200 and 1 <= transactions <= 5
+    assert by_insertion == list(range(200))  # committed in the order they were called
+    assert row is not None and row.version == 209
+    assert [(a.seq, a.version, a.seat) for a in row.rounds[0].actions] == [
+        (s, 10 + s, s % 5) for s in range(200)
+    ]
+
+
+def test_a_failing_write_fails_only_its_caller(database_url: str) -> None:
+    async def body(store: Store) -> tuple[list[object], MatchRow | None, int, int]:
+        match_id, code = await new_round(store)
+        await store.append_action(match_id, 0, 3, 2, 3, a_pass(3), "bot")
+        retried, committed = store.batches_retried, store.transactions_committed
+        writes: list[Awaitable[object]] = [
+            store.append_action(match_id, 0, seq, 10 + seq, 0, a_pass(0), "bot") for seq in (0, 1, 2, 3, 4, 5)
+        ]
+        writes.insert(4, store.set_status(2**31 - 2, "playing", 1))
+        writes.append(store.claim_seat(match_id, 0, "Ana", "a"))
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        transactions = store.transactions_committed - committed
+        return results, await store.load_match(code), store.batches_retried - retried, transactions
+
+    results, row, retried, transactions = with_store(database_url, body)
+    assert [type(r).__name__ for r in results] == [
+        "NoneType", "NoneType", "NoneType", "ConflictError", "NotFoundError", "NoneType", "NoneType", "bool"
+    ]  # fmt: skip
+    assert results[-1] is True
+    assert retried == 1 and transactions == 6  # one batch failed; its 8 writes retried one by one
+    assert row is not None and row.seats[0].name == "Ana"
+    assert [(a.seq, a.version) for a in row.rounds[0].actions] == [
+        (0, 10),
+        (1, 11),
+        (2, 12),
+        (3, 2),
+        (4, 14),
+        (5, 15),
+    ]
+    assert row.version == 15
+
+
+def test_close_commits_every_queued_write_then_refuses_more(database_url: str) -> None:
+    async def main() -> tuple[MatchRow | None, int]:
+        store = Store(database_url)
+        await store.start()
+        match_id, code = await new_round(store)
+        tasks = [
+            asyncio.create_task(store.append_action(match_id, 0, seq, 2 + seq, 0, a_pass(0), "bot"))
+            for seq in range(50)
+        ]
+        await asyncio.sleep(0)  # every task has queued its write
+        assert await store.ping()
+        await store.close()
+        assert all(t.done() and t.exception() is None for t in tasks)
+        assert not await store.ping()
+        with pytest.raises(StoreClosedError):
+            await store.append_action(match_id, 0, 50, 60, 0, a_pass(0), "bot")
+        async with Store(database_url) as reopened:
+            return await reopened.load_match(code), store.transactions_committed
+
+    row, _ = asyncio.run(main())
+    assert row is not None and len(row.rounds[0].actions) == 50
+
+
+# -- durability --------------------------------------------------------------------------------------
+
+WRITER = """
+import asyncio, sys
+from app.store import SeatSpec, Store, commitment_of
+
+async def main(url, code):
+    store = Store(url)
+    await store.start()
+    match_id = await store.create_match(code, "domeng", {}, 5, 30.0, "h", [SeatSpec()] * 5)
+    await store.start_round(match_id, 0, "s", commitment_of("s"), {"hands": [], "rest": []}, 1)
+    print("ready", flush=True)
+
+    async def write(seq):
+        await store.append_action(match_id, 0, seq, seq + 2, seq % 5, {"seat": seq % 5, "pass": True}, "bot")
+        print("ack", seq, flush=True)
+
+    seq = 0
+    while True:
+        await asyncio.gather(*(write(seq + k) for k in range(7)))
+        seq += 7
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_every_acknowledged_write_survives_sigkill(database_url: str) -> None:
+    code = new_code()
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", WRITER, database_url, code],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    acked: set[int] = set()
+    deadline = time.monotonic() + 60
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            if line.startswith("ack"):
+                acked.add(int(line.split()[1]))
+            if len(acked) >= 150 or time.monotonic() > deadline:
+                break
+    finally:
+        child.send_signal(signal.SIGKILL)  # right after an acknowledged write, mid-batch
+        out, err = child.communicate(timeout=30)
+    assert child.returncode == -signal.SIGKILL, err
+    acked |= {
+        int(line.split()[1]) for line in out.splitlines() if line.startswith("ack ") and line[4:].isdigit()
+    }
+    assert len(acked) >= 150, err
+
+    row = with_store(database_url, lambda store: store.load_match(code))
+    assert row is not None
+    stored = {a.seq for a in row.rounds[0].actions}
+    assert acked <= stored
+    assert stored == set(range(len(stored)))  # whole batches: no gaps
+
+
+def test_ping_answers_while_the_database_does(database_url: str) -> None:
+    async def body(store: Store) -> tuple[bool, str]:
+        return await store.ping(), store.dialect
+
+    ok, dialect = with_store(database_url, body)
+    assert ok and dialect in ("sqlite", "postgresql") and dialect in database_url
+
+
+def test_readers_see_one_snapshot_while_the_writer_writes(database_url: str) -> None:
+    async def body(store: Store) -> list[MatchRow | None]:
+        match_id, code = await new_round(store)
+        writes = [store.append_action(match_id, 0, seq, 2 + seq, 0, a_pass(0), "bot") for seq in range(300)]
+        reads = [store.load_match(code) for _ in range(20)]
+        results = await asyncio.gather(*writes, *reads)
+        return list(results[300:])
+
+    for row in with_store(database_url, body):
+        assert row is not None
+        (stored,) = row.rounds
+        assert row.version == (stored.actions[-1].version if stored.actions else 1)
+
+
+def test_export_record_without_rounds(database_url: str) -> None:
+    async def body(store: Store) -> dict[str, Any]:
+        match_id, code = await new_match(store)
+        await store.update_seat(match_id, 0, name=None, kind="bot", bot_level="random", token_hash=None)
+        return await store.export_record(code)
+
+    doc = with_store(database_url, body)
+    assert doc == {
+        "format": "domeng-record/1",
+        "variant": "domeng",
+        "options": {"camat_target": 1},
+        "seats": ["Bot (random)", "Seat 2", "Seat 3", "Seat 4", "Seat 5"],
+        "rounds": [],
+    }
+    assert read_record(doc).report() == {"rounds": [], "match_over": False}
+
+
+def test_sql_of_the_store_is_plain(database_url: str) -> None:
+    """The tables are usable from a SQL console: counting a match's actions needs no quoting."""
+
+    async def body(store: Store) -> int:
+        match_id, _ = await new_round(store)
+        await store.append_action(match_id, 0, 0, 2, 0, a_pass(0), "server")
+        async with store.engine.connect() as connection:
+            query = text("SELECT count(*) FROM actions WHERE match_id = :m AND actor = 'server'")
+            return int((await connection.execute(query, {"m": match_id})).scalar_one())
+
+    assert with_store(database_url, body) == 1
