@@ -23,7 +23,16 @@ from engine.record import Replay, read_record, write_record
 from engine.simulate import Simulation
 from engine.variants import VARIANTS, make_rules
 
-__all__ = ["describe_outcome", "describe_settlement", "main"]
+__all__ = [
+    "build_parser",
+    "cmd_replay",
+    "cmd_serve",
+    "cmd_simulate",
+    "cmd_verify_deal",
+    "describe_outcome",
+    "describe_settlement",
+    "main",
+]
 
 
 # -- readable summaries ------------------------------------------------------------------------

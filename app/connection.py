@@ -14,7 +14,7 @@ from app.protocol import CLOSE_TOO_SLOW
 
 __all__ = ["Connection"]
 
-log = structlog.get_logger("domeng.connection")
+_log = structlog.get_logger("domeng.connection")
 _ids = itertools.count(1)
 
 
@@ -44,7 +44,7 @@ class Connection:
         try:
             self._queue.put_nowait(text)
         except asyncio.QueueFull:
-            log.warning("slow_client_closed", conn=self.id, seat=self.seat)
+            _log.warning("slow_client_closed", conn=self.id, seat=self.seat)
             self.close(CLOSE_TOO_SLOW, "too slow to read updates")
 
     def close(self, code: int, reason: str) -> None:
@@ -71,7 +71,7 @@ class Connection:
                     return
                 await ws.send_text(item)
         except Exception as error:
-            log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
+            _log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
             self.closed = True
             with contextlib.suppress(Exception):
                 await ws.close(CLOSE_TOO_SLOW)

@@ -20,7 +20,7 @@ from engine.variants import make_rules
 
 __all__ = ["Hub"]
 
-log = structlog.get_logger("domeng.hub")
+_log = structlog.get_logger("domeng.hub")
 
 
 class Hub:
@@ -81,7 +81,7 @@ class Hub:
             metrics=self.metrics,
         )
         self._add(room)
-        log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
+        _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
         return room, host_token
 
     def _add(self, room: Room) -> None:
@@ -96,11 +96,11 @@ class Hub:
             try:
                 room = self._restore(row)
             except (EngineError, ValueError, KeyError) as error:
-                log.error("room_recovery_failed", room=row.code, error=str(error))
+                _log.error("room_recovery_failed", room=row.code, error=str(error))
                 continue
             self._add(room)
         if rows:
-            log.info("rooms_recovered", count=len(self.rooms))
+            _log.info("rooms_recovered", count=len(self.rooms))
         return len(self.rooms)
 
     def _restore(self, row: MatchRow) -> Room:

@@ -44,9 +44,19 @@ from engine.rules.base import Rules
 from engine.tiles import Tile
 from engine.views import outcome_to_json, player_view
 
-__all__ = ["COVER_BOT", "Room", "RoomError", "SeatInfo", "commitment_of", "deal_of", "hash_token"]
+__all__ = [
+    "COVER_BOT",
+    "Actor",
+    "Room",
+    "RoomError",
+    "SeatInfo",
+    "SeatKind",
+    "commitment_of",
+    "deal_of",
+    "hash_token",
+]
 
-log = structlog.get_logger("domeng.room")
+_log = structlog.get_logger("domeng.room")
 
 COVER_BOT = "greedy"
 """The bot level that covers for an absent player."""
@@ -239,7 +249,7 @@ class Room:
             except RoomError as error:
                 self._settle(intent, error=error)
             except Exception as error:
-                log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
+                _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
                 self._settle(intent, error=error)
             else:
                 self._settle(intent, result=result)
@@ -359,7 +369,7 @@ class Room:
         if not info.covered:
             return
         info.covered = False
-        log.info("seat_uncovered", room=self.code, seat=seat)
+        _log.info("seat_uncovered", room=self.code, seat=seat)
         self._send_presence()
         self._schedule()
 
@@ -393,7 +403,7 @@ class Room:
         if info.kind != "human" or info.connections > 0 or info.covered:
             return
         info.covered = True
-        log.info("seat_covered", room=self.code, seat=intent.seat, why="disconnected")
+        _log.info("seat_covered", room=self.code, seat=intent.seat, why="disconnected")
         self._send_presence()
         self._schedule()
 
@@ -430,7 +440,7 @@ class Room:
             if info.kind != "human" or info.covered:
                 return
             info.covered = True
-            log.info("seat_covered", room=self.code, seat=seat, why="turn timer")
+            _log.info("seat_covered", room=self.code, seat=seat, why="turn timer")
         legal = state.legal_actions()
         actor: Actor
         if len(legal) == 1 and isinstance(legal[0], Pass):

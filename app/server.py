@@ -66,9 +66,9 @@ __all__ = [
     "verify_deal",
 ]
 
-log = structlog.get_logger("domeng.server")
+_log = structlog.get_logger("domeng.server")
 
-HELLO_TIMEOUT_S = 10.0
+_HELLO_TIMEOUT_S = 10.0
 
 
 class RoomCreate(BaseModel):
@@ -146,7 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await store.start()
         recovered = await hub.recover()
-        log.info("server_ready", rooms=recovered, database=store.dialect)
+        _log.info("server_ready", rooms=recovered, database=store.dialect)
         yield
         for room in hub.rooms.values():
             room.close_all("the server is restarting")
@@ -315,7 +315,7 @@ async def _serve_socket(
     limit: Any,
     key: str,
 ) -> None:
-    hello = await asyncio.wait_for(_next_message(websocket, limiter, limit, key), HELLO_TIMEOUT_S)
+    hello = await asyncio.wait_for(_next_message(websocket, limiter, limit, key), _HELLO_TIMEOUT_S)
     if not isinstance(hello, HelloMessage):
         raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
     conn.start()

@@ -13,7 +13,9 @@ Measures, on one core and in one run so both sides see the same machine load:
 
 Runs alternate ours/baseline (A/B/A/B…) for ``--runs`` pairs of ``--seconds`` each; the figures are
 medians. Rates divide by this process's CPU time (``time.process_time``), so time spent waiting for
-a core that another process holds does not count against either side. Usage: ``python benchmarks/engine_speed.py [--runs 7] [--seconds 1.0] [--json]``.
+a core that another process holds does not count against either side.
+
+Usage: ``python benchmarks/engine_speed.py [--runs 7] [--seconds 1.0] [--json]``.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.core import Phase  # noqa: E402
-from engine.variants import make_rules  # noqa: E402
+from engine.core import Phase
+from engine.variants import make_rules
 
 GOAL_RATIO = 2.0
 GOAL_FORK_US = 5.0
@@ -140,7 +142,9 @@ def main() -> None:
     print(f"  baseline (dominoes 6.1.0, 4 players)  {figures['baseline_actions_per_s']:>10,} actions/s")
     lo, hi = figures["ratio_min_max"]
     verdict = "meets" if figures["ratio_median_of_pairs"] >= GOAL_RATIO else "MISSES"
-    print(f"  ratio {figures['ratio_median_of_pairs']}x (pairs {lo}-{hi}x) · {verdict} the {GOAL_RATIO}x goal")
+    print(
+        f"  ratio {figures['ratio_median_of_pairs']}x (pairs {lo}-{hi}x) · {verdict} the {GOAL_RATIO}x goal"
+    )
     verdict = "meets" if figures["fork_us"] <= GOAL_FORK_US else "MISSES"
     print(
         f"  fork of a mid-round state (action {depth}) {figures['fork_us']} µs · {verdict} the "

@@ -3,7 +3,7 @@
 Four kinds, all frozen: `Play` (place a tile), `Pass`, `Draw` (Kozel: take the bazaar's top tile) and
 `PlayLempas` (Kozel K4: two lempas in one move). ``parse_action`` and ``Action.to_json`` are inverse:
 
->>> parse_action({"seat": 2, "play": "6-3", "end": "R"})
+>>> parse_action({"seat": 2, "play": "3-6", "end": "R"})
 Play(seat=2, tile=Tile.parse('3-6'), end='R', flip=False)
 >>> parse_action({"seat": 1, "pass": True}).to_json()
 {'seat': 1, 'pass': True}

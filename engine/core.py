@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,6 +48,8 @@ class Deal:
 
     hands: tuple[tuple[Tile, ...], ...]
     rest: tuple[Tile, ...]
+    masks: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Each hand as a bit set (derived from ``hands``)."""
 
     def __post_init__(self) -> None:
         # 28 distinct bits sum to FULL_SET; any repeat carries and leaves fewer than 28 one-bits.
@@ -55,22 +57,25 @@ class Deal:
         bits = sum(t.bit for t in self.rest) + sum(t.bit for hand in self.hands for t in hand)
         if count != len(TILES) or bits != FULL_SET:
             raise ValueError("a deal must hold each of the 28 tiles exactly once")
+        object.__setattr__(self, "masks", tuple(mask_of(hand) for hand in self.hands))
 
     @staticmethod
     def shuffled(rng: random.Random, hand_sizes: Sequence[int]) -> Deal:
         """Shuffle the set with ``rng`` and deal ``hand_sizes[i]`` tiles to seat i, the rest aside.
 
         The shuffle sorts the 28 tiles (in index order) by one ``rng.random()`` key each, drawn in
-        that order: a uniform permutation, five times cheaper than ``rng.shuffle``. Hands are dealt
-        from the front, the rest keeps its order (for Kozel the first is the bazaar's top). Uses
-        only ``rng`` (never the module's global RNG), so a seed fixes the deal.
+        that order: a uniform permutation, several times cheaper than ``rng.shuffle``. Hands are
+        dealt from the front, in index order within a hand; the rest keeps its shuffled order (for
+        Kozel the first is the bazaar's top). Uses only ``rng`` (never the module's global RNG), so
+        a seed fixes the deal. Raises ValueError when the sizes ask for more than 28 tiles.
         """
         random_key = rng.random
-        keys = [random_key() for _ in TILES]
-        order = sorted(range(len(TILES)), key=keys.__getitem__)
-        hands, at = [], 0
+        order = sorted(range(len(TILES)), key=lambda _: random_key())
+        hands, masks, at = [], [], 0
         for size in hand_sizes:
-            hands.append(tuple([TILES[i] for i in sorted(order[at : at + size])]))
+            hand = sorted(order[at : at + size])
+            hands.append(tuple([TILES[i] for i in hand]))
+            masks.append(sum([1 << i for i in hand]))
             at += size
         if at > len(TILES):
             raise ValueError(f"cannot deal {at} of {len(TILES)} tiles")
@@ -78,6 +83,7 @@ class Deal:
         deal = object.__new__(Deal)
         object.__setattr__(deal, "hands", tuple(hands))
         object.__setattr__(deal, "rest", tuple([TILES[i] for i in order[at:]]))
+        object.__setattr__(deal, "masks", tuple(masks))
         return deal
 
     @staticmethod
@@ -150,6 +156,7 @@ _OPEN_PLAYS: tuple[dict[int, tuple[Play, ...]], ...] = tuple(
     {t.bit: (_PLAYS[s][t.index][0],) for t in TILES} for s in range(MAX_SEATS)
 )
 _FIT_MASKS = tuple(PIP_MASKS[key // 7] | PIP_MASKS[key % 7] for key in range(49))
+_READY = Phase.READY
 _PLAYING = Phase.PLAYING  # module constants: an Enum member lookup costs a descriptor call
 _PASSES = tuple(Pass(s) for s in range(MAX_SEATS))
 _DRAWS = tuple(Draw(s) for s in range(MAX_SEATS))
@@ -424,14 +431,16 @@ class State:
         hand = self.hands[seat]
         if not hand & tile.bit:
             raise IllegalActionError(
-                "tile_not_in_hand", f"P{seat} plays {tile}: not in P{seat}'s hand ({self.position()})"
+                "tile_not_in_hand",
+                f"{Play(seat, tile, end, flip)}: not in P{seat}'s hand ({self.position()})",
             )
         left = self.left
         if left < 0:
             if self.opening is not None and tile is not self.opening:
                 raise IllegalActionError(
                     "wrong_opening_tile",
-                    f"P{seat} plays {tile}: this round must open with {self.opening} ({self.position()})",
+                    f"{Play(seat, tile, end, flip)}: this round must open with {self.opening} "
+                    f"({self.position()})",
                 )
             flip = flip and not tile.is_lempa
             left, right = (tile.high, tile.low) if flip else (tile.low, tile.high)
@@ -458,16 +467,14 @@ class State:
 
     def _placement_error(self, seat: int, tile: Tile, end: End | None) -> IllegalActionError:
         on_left, on_right = tile.has(self.left), tile.has(self.right)
+        what = Play(seat, tile, end)
         if end is None and on_left and on_right:
             return IllegalActionError(
                 "end_required",
-                f"P{seat} plays {tile}: it fits both ends with different results; "
-                f"name the end ({self.position()})",
+                f"{what}: it fits both ends with different results; name the end ({self.position()})",
             )
         where = f"on {end}" if on_left or on_right else "anywhere"
-        return IllegalActionError(
-            "does_not_fit", f"P{seat} plays {tile}: does not fit {where} ({self.position()})"
-        )
+        return IllegalActionError("does_not_fit", f"{what}: does not fit {where} ({self.position()})")
 
     # -- rounds --------------------------------------------------------------------------------
 
@@ -486,15 +493,17 @@ class State:
         Raises IllegalActionError (``match_over``/``round_over``) outside the ready phase and
         ValueError for a deal of the wrong shape.
         """
-        if self.phase is Phase.OVER:
+        phase = self.phase
+        if phase is not _READY:
+            if phase is _PLAYING:
+                raise IllegalActionError("round_over", f"a round is still being played ({self.position()})")
             raise IllegalActionError("match_over", "the match is over; no more rounds")
-        if self.phase is Phase.PLAYING:
-            raise IllegalActionError("round_over", f"a round is still being played ({self.position()})")
-        if len(deal.hands) != len(hand_sizes) or any(
-            len(hand) != size for hand, size in zip(deal.hands, hand_sizes, strict=False)
+        masks = deal.masks
+        if len(masks) != len(hand_sizes) or any(
+            len(hand) != size for hand, size in zip(deal.hands, hand_sizes, strict=True)
         ):
             raise ValueError(f"deal hands must have sizes {list(hand_sizes)}")
-        self.hands = hands = [mask_of(hand) for hand in deal.hands]
+        self.hands = hands = list(masks)
         self.left = self.right = -1
         self.log = []
         self.actions = []
@@ -515,14 +524,14 @@ class State:
                 raise ValueError("no seat holds an opening tile")
         assert self.leader is not None
         self.to_act = self.leader
-        self.phase = Phase.PLAYING
+        self.phase = _PLAYING
 
     def _finish_round(self, outcome: Outcome, next_leader: int, match_over: bool) -> None:
         if self.deal is not None:  # positions built by hand have no deal to keep
             self.history = (*self.history, RoundLog(self.deal, tuple(self.actions), outcome))
         self.outcome = outcome
         self.leader = next_leader
-        self.phase = Phase.OVER if match_over else Phase.READY
+        self.phase = Phase.OVER if match_over else _READY
 
     def round_log(self) -> RoundLog | None:
         """The current round as a `RoundLog` (outcome None while it is being played), or None."""

@@ -75,7 +75,7 @@ class Tile:
         if not isinstance(text, str):
             raise InvalidActionError("invalid_tile", f"a tile is a string 'a-b', got {text!r}")
         parts = text.strip().split("-")
-        if len(parts) != 2 or not all(p.isdigit() and len(p) == 1 for p in parts):
+        if len(parts) != 2 or not all(len(p) == 1 and p in "0123456789" for p in parts):
             raise InvalidActionError("invalid_tile", f"{text!r} is not a tile: expected 'a-b' with pips 0..6")
         a, b = int(parts[0]), int(parts[1])
         if a > MAX_PIP or b > MAX_PIP:

@@ -28,7 +28,14 @@ from engine.events import (
 )
 from engine.tiles import Tile, tiles_of
 
-__all__ = ["PlayerView", "Reveal", "event_to_json", "outcome_to_json", "player_view"]
+__all__ = [
+    "PlayerView",
+    "Reveal",
+    "event_to_json",
+    "outcome_to_json",
+    "player_view",
+    "settlement_to_json",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,3 +266,32 @@ def test_serve_uses_the_data_dir_for_sqlite(tmp_path: Path) -> None:
         assert (tmp_path / "data" / "domeng.sqlite3").exists()
     finally:
         proc.stop()
+
+
+def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> None:
+    code, token, host = _room_with_one_human(server)
+    player = Client(server, code, token)
+    player.wait_for(lambda m: m["type"] == "state")
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{code}/seats/0/bot",
+        json={"level": "random"},
+        headers={"Authorization": f"Bearer {host}"},
+        timeout=5,
+    )
+    assert reply.status_code == 200
+    assert reply.json()["seats"][0] == {
+        "seat": 0,
+        "kind": "bot",
+        "name": None,
+        "bot_level": "random",
+        "connected": True,
+        "covered": False,
+    }
+    with pytest.raises(ConnectionClosed) as closed:
+        player.wait_for(lambda m: False, timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4001
+    # the old token no longer opens the seat
+    again = Client(server, code, token)
+    with pytest.raises(ConnectionClosed) as refused:
+        again.recv(timeout=5)
+    assert refused.value.rcvd is not None and refused.value.rcvd.code == 1008

@@ -3,11 +3,14 @@ full match that five socket clients play through the real server, with a spectat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
 from typing import Any
 
+from app.store import Store, sqlite_url
+from engine.record import replay
 from engine.tiles import TILES, Tile
 from engine.variants import make_rules
 from tests.serverkit import Client, ServerProcess
@@ -93,3 +96,25 @@ def test_full_match_leaks_no_hidden_tile_to_any_seat_or_spectator(tmp_path: Path
     assert checked > 100
     assert len(seeds) >= 1 and all(len(s) == 64 for s in seeds.values())
     assert len(TILES) == 28
+    _export_replays_identically(tmp_path, room["code"], spectator.messages)
+
+
+def _export_replays_identically(data_dir: Path, code: str, messages: list[dict[str, Any]]) -> None:
+    """The stored match exports as a RECORD.md document that replays to the outcomes played."""
+
+    async def export() -> dict[str, Any]:
+        async with Store(sqlite_url(data_dir)) as store:
+            return await store.export_record(code)
+
+    record = asyncio.run(export())
+    report = replay(json.loads(json.dumps(record)))
+    played = {}
+    for message in messages:
+        view = message.get("view") if message["type"] == "state" else None
+        if view and view["outcome"] and view["phase"] != "playing":
+            played[view["round"] - 1] = view["outcome"]
+    assert report["match_over"] is True
+    assert len(report["rounds"]) == len(played)
+    for index, result in enumerate(report["rounds"]):
+        for key in ("end", "winner", "cucuq", "manguno", "mattikkeng", "table", "stones", "next_leader"):
+            assert result[key] == played[index][key], (index, key)

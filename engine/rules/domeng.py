@@ -25,11 +25,9 @@ CYCLE_STONES = 25
 OPENING_LEMPAS = tuple(Tile.parse(t) for t in ("6-6", "5-5", "4-4", "3-3"))
 """D11: the first round's leader holds the highest of these and must open with it."""
 
-_OUT_STONES = {Termination.OUT: 1, Termination.CEKI: 3, Termination.POLLO: 5}
 # Module constants for the hot path: looking up an Enum member on its class costs a descriptor call.
 _OUT, _CEKI, _POLLO = Termination.OUT, Termination.CEKI, Termination.POLLO
 _PASS, _PASSEBUNGE = Reason.PASS, Reason.PASSEBUNGE
-_OUT_REASONS = {_OUT: Reason.OUT, _CEKI: Reason.CEKI, _POLLO: Reason.POLLO}
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,10 +215,12 @@ class DomengState(State):
 
     def _went_out(self, seat: int, event: Placed) -> None:
         """First cappu (D15): the type of out is decided by the last placement."""
-        if event.mappakuling:
-            self._end_out(seat, _POLLO if event.tile.is_lempa else _CEKI)
+        if not event.mappakuling:
+            self._end_out(seat, _OUT, Reason.OUT, 1)
+        elif event.tile.is_lempa:
+            self._end_out(seat, _POLLO, Reason.POLLO, 5)
         else:
-            self._end_out(seat, _OUT)
+            self._end_out(seat, _CEKI, Reason.CEKI, 3)
 
     def _apply_pass(self, action: Pass) -> None:
         """A forced pass (D12) is settled at once: 1 stone, or 2 for a passebunge (D3, D4, D6),
@@ -228,6 +228,8 @@ class DomengState(State):
         a last mappano who cannot place either (D7)."""
         seat = action.seat
         hands = self.hands
+        if self.left < 0:  # nothing to match yet: the leader must open
+            self._check_pass(action)
         fits = _FIT_MASKS[self.left * 7 + self.right]
         if hands[seat] & fits:
             self._check_pass(action)
@@ -249,10 +251,11 @@ class DomengState(State):
     def _pip_sums(self) -> tuple[int, ...]:
         return tuple(pip_sum(hand) for hand in self.hands)
 
-    def _end_out(self, winner: int, end: Termination) -> None:
-        """First cappu (D15): the cucuq receives 1, 3 or 5 from the table, then the winner."""
+    def _end_out(self, winner: int, end: Termination, reason: Reason, owed: int) -> None:
+        """First cappu: the cucuq is owed 1 (out), 3 (ceki) or 5 (pollo) stones, from the table,
+        then from the winner (D5)."""
         cucuq = self.cucuq_of(winner)
-        settlement = self._award_one(_OUT_REASONS[end], cucuq, _OUT_STONES[end], winner)
+        settlement = self._award_one(reason, cucuq, owed, winner)
         self._conclude(end, winner, winner, cucuq, None, (), settlement, self._pip_sums())
 
     def _end_block(self, manguno: int) -> None:

@@ -1,0 +1,194 @@
+"""Shared builders for the tests: tiles, deals, hand-made positions, moves and state snapshots.
+
+Scripted tests read like the domain (STYLE.md): a builder sets hands and chain, moves follow in
+RECORD.md's notation, exact stones and winners are asserted.
+
+>>> tiles("6-6 5-3")
+(Tile.parse('6-6'), Tile.parse('3-5'))
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.actions import Action, End, Play, parse_action
+from engine.core import Deal, Phase, State
+from engine.events import DomengOutcome, Event
+from engine.record import write_record
+from engine.rules.domeng import Domeng, DomengState
+from engine.tiles import TILES, Tile
+from engine.variants import make_rules
+from engine.views import player_view
+
+SEATS = ("Ana", "Budi", "Citra", "Dewi", "Eko")
+"""Display names for records, in seat order P0..P4."""
+
+ORDERED_HANDS = (
+    "0-0 0-1 0-2 0-3 0-4",
+    "0-5 0-6 1-1 1-2 1-3",
+    "1-4 1-5 1-6 2-2 2-3",
+    "2-4 2-5 2-6 3-3 3-4",
+    "3-5 3-6 4-4 4-5 4-6",
+)
+"""The set dealt in index order (5-5, 5-6, 6-6 unused): in a first round P4 must open with 4-4."""
+
+# RULES.md worked example 2 as a whole deal: P0 holds 6-6 and must open with it (D11); P1 holds only
+# 0s, 1s and 2s, so it cannot answer 6-6 nor [5|4] (two passebunge), places 1-2 on [6|2], and then
+# passes on [6|5] (an ordinary pass). Each line is one seat's hand.
+PASSEBUNGE_HANDS = (
+    "6-6 4-4 3-6 2-2 2-3",
+    "0-0 0-1 0-2 1-1 1-2",
+    "5-6 3-5 1-3 0-3 0-4",
+    "4-6 2-4 3-4 1-4 1-5",
+    "5-5 3-3 4-5 0-5 0-6",
+)
+PASSEBUNGE_UNUSED = "1-6 2-5 2-6"
+PASSEBUNGE_PLAY: tuple[dict[str, object], ...] = (
+    {"seat": 0, "play": "6-6"},  # [6|6]
+    {"seat": 1, "pass": True},  # passebunge: 2 stones
+    {"seat": 2, "play": "5-6", "end": "L"},  # [5|6]
+    {"seat": 3, "play": "4-6", "end": "R"},  # [5|4]
+    {"seat": 4, "play": "5-5", "end": "L"},  # [5|4]
+    {"seat": 0, "play": "4-4", "end": "R"},  # [5|4]
+    {"seat": 1, "pass": True},  # passebunge again: 2 more
+    {"seat": 2, "play": "3-5", "end": "L"},  # [3|4]
+    {"seat": 3, "play": "2-4", "end": "R"},  # [3|2]
+    {"seat": 4, "play": "3-3", "end": "L"},  # [3|2]
+    {"seat": 0, "play": "3-6", "end": "L"},  # [6|2]
+    {"seat": 1, "play": "1-2", "end": "R"},  # [6|1]: P1 has placed
+    {"seat": 2, "play": "1-3", "end": "R"},  # [6|3]
+    {"seat": 3, "play": "3-4", "end": "R"},  # [6|4]
+    {"seat": 4, "play": "4-5", "end": "R"},  # [6|5]
+    {"seat": 0, "pass": True},  # P0 {2-2, 2-3}: 1 stone
+    {"seat": 1, "pass": True},  # P1 {0-0, 0-1, 0-2, 1-1}: 1 stone now
+)
+
+
+def tiles(text: str) -> tuple[Tile, ...]:
+    """The tiles named in a space-separated string, in that order: ``tiles("6-6 1-4")``."""
+    return tuple(Tile.parse(t) for t in text.split())
+
+
+def domeng(**options: object) -> Domeng:
+    """Domeng's rules with RECORD.md ``options`` (defaults from RULES.md)."""
+    rules = make_rules("domeng", options)
+    assert isinstance(rules, Domeng)
+    return rules
+
+
+def deal(*hands: str, unused: str | None = None) -> Deal:
+    """A Domeng deal from five hands written as strings; ``unused`` defaults to the 3 tiles that
+    nobody holds (D10)."""
+    parsed = tuple(tiles(hand) for hand in hands)
+    held = {t for hand in parsed for t in hand}
+    rest = tiles(unused) if unused is not None else tuple(t for t in TILES if t not in held)
+    return Deal(parsed, rest)
+
+
+def new_round(
+    *hands: str, rules: Domeng | None = None, start: Mapping[str, object] | None = None
+) -> DomengState:
+    """A match (from ``start``, or a new one) with its first round dealt from ``hands``."""
+    state = (rules or domeng()).new_match(start)
+    state.start_round(deal(*hands))
+    return state
+
+
+def position(
+    hands: Sequence[str],
+    ends: tuple[int, int],
+    *,
+    to_act: int,
+    last_mappano: int,
+    table: int = 25,
+    stones: Sequence[int] | None = None,
+    placed: Iterable[int] = range(5),
+    camat: int | None = None,
+    rules: Domeng | None = None,
+) -> DomengState:
+    """A mid-round position: ``hands`` per seat as strings, the chain's open ``ends``, who acts, the
+    last mappano, the stones and who has placed a tile this round (by default everyone)."""
+    return (rules or domeng()).position(
+        [hand.split() for hand in hands],
+        ends,
+        to_act=to_act,
+        last_mappano=last_mappano,
+        table=table,
+        stones=stones,
+        placed=placed,
+        camat=camat,
+    )
+
+
+def play(seat: int, tile: str, end: End | None = None) -> Play:
+    """A placement in RECORD.md's terms: ``play(2, "5-1", "R")``; an opening tile is laid as written."""
+    action = parse_action({"seat": seat, "play": tile, "end": end})
+    assert isinstance(action, Play)
+    return action
+
+
+def run(state: State, *actions: Action | Mapping[str, object]) -> list[Event]:
+    """Apply ``actions`` (objects or RECORD.md action dicts) in order; returns all their events."""
+    events: list[Event] = []
+    for action in actions:
+        events += state.apply(action if not isinstance(action, Mapping) else parse_action(action))
+    return events
+
+
+def outcome(state: State) -> DomengOutcome:
+    """The Domeng outcome of the round that ``state`` has just finished."""
+    assert state.phase is not Phase.PLAYING, "the round is still being played"
+    assert isinstance(state.outcome, DomengOutcome)
+    return state.outcome
+
+
+def finish_with_first_legal(state: State, limit: int = 200) -> None:
+    """Play the round in progress to its end, each seat taking its first legal action."""
+    for _ in range(limit):
+        if state.phase is not Phase.PLAYING:
+            return
+        state.apply(state.legal_actions()[0])
+    raise AssertionError(f"the round did not end within {limit} actions")
+
+
+def fingerprint(state: State) -> dict[str, Any]:
+    """Everything observable about ``state`` (public view, every hand, legal actions, the record
+    when it has a deal), to show that a rejected action left it unchanged."""
+    snapshot: dict[str, Any] = {
+        "view": player_view(state, None).to_json(),
+        "hands": [[str(t) for t in state.hand(seat)] for seat in range(state.seats)],
+        "to_act": state.to_act,
+        "leader": state.leader,
+        "legal": [a.to_json() for a in state.legal_actions()],
+        "actions": [a.to_json() for a in state.actions],
+    }
+    if state.deal is not None:
+        snapshot["record"] = write_record(state, SEATS)
+    return snapshot
+
+
+DOMENG_SCRIPT = Path(sys.executable).with_name("domeng")
+"""The ``domeng`` console script installed next to this interpreter (``.venv/bin/domeng``)."""
+
+
+def domeng_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run the real ``domeng`` console script with ``args``; returns its exit status and output."""
+    return subprocess.run(
+        [str(DOMENG_SCRIPT), *(str(a) for a in args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def rules() -> Domeng:
+    """Domeng with RULES.md's default options (camat_target 1)."""
+    return domeng()

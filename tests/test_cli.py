@@ -1,0 +1,151 @@
+"""``domeng simulate`` through the real console script: figures, determinism, saved records."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from engine.core import Phase
+from engine.events import DomengOutcome, Passed
+from engine.record import read_record
+from tests.conftest import domeng_cli
+
+ROUNDS = 60
+OUTCOME_KEYS = {"out", "ceki", "pollo", "block, mattikkeng", "block, no mattikkeng"}
+FIGURE_KEYS = {
+    "rounds",
+    "matches",
+    "actions",
+    "outcomes",
+    "outcome_share",
+    "wins",
+    "stones_received",
+    "stones_paid",
+    "stones_cancelled",
+    "passes",
+    "passebunge",
+    "camat_elections",
+    "goats",
+    "cycles",
+    "rounds_per_cycle",
+    "bots",
+    "seed",
+}
+
+
+def run_simulate(seed: str, *extra: str) -> str:
+    """The stdout of ``domeng simulate --rounds ROUNDS --seed SEED --json --quiet``."""
+    done = domeng_cli(
+        "simulate",
+        "--rounds",
+        str(ROUNDS),
+        "--seed",
+        seed,
+        "--bots",
+        "random,greedy",
+        "--json",
+        "--quiet",
+        *extra,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # --quiet: no progress bar
+    return done.stdout
+
+
+simulate_json = cache(run_simulate)
+
+
+def figures(seed: str, *extra: str) -> dict[str, Any]:
+    parsed: dict[str, Any] = json.loads(simulate_json(seed, *extra))
+    return parsed
+
+
+def test_simulate_json_reports_every_figure() -> None:
+    result = figures("7")
+    assert set(result) == FIGURE_KEYS
+    assert (result["rounds"], result["seed"]) == (ROUNDS, "7")
+    assert result["bots"] == ["random", "greedy", "random", "greedy", "random"]
+    assert set(result["outcomes"]) <= OUTCOME_KEYS
+    assert sum(result["outcomes"].values()) == ROUNDS == sum(result["wins"])
+    assert set(result["outcome_share"]) == set(result["outcomes"])
+    assert all(len(result[key]) == 5 for key in ("wins", "stones_received", "stones_paid", "camat_elections"))
+    assert result["passebunge"] <= result["passes"]
+
+
+def test_simulate_counts_cycles_by_camat_elections() -> None:
+    result = figures("7")
+    elections = sum(result["camat_elections"])
+    assert elections >= 2
+    assert result["cycles"] == elections
+    # camat_target 1: every election ends a match; the match in play at the end is counted too.
+    assert result["matches"] in (elections, elections + 1)
+    cycle = result["rounds_per_cycle"]
+    assert set(cycle) == {"mean", "median", "min", "max"}
+    assert 1 <= cycle["min"] <= cycle["median"] <= cycle["max"] <= ROUNDS
+    assert cycle["min"] <= cycle["mean"] <= cycle["max"]
+
+
+def test_simulate_is_deterministic_by_seed() -> None:
+    assert simulate_json("7") == run_simulate("7")
+    assert figures("7") != figures("8")
+
+
+def test_simulate_camat_target_zero_plays_one_long_match() -> None:
+    result = figures("7", "--camat-target", "0")
+    assert result["matches"] == 1
+    assert sum(result["camat_elections"]) == result["cycles"]
+
+
+def test_simulate_text_output_names_the_bots_and_figures() -> None:
+    done = domeng_cli("simulate", "--rounds", "20", "--seed", "3", "--bots", "greedy", "--quiet")
+    assert done.returncode == 0
+    assert done.stdout.startswith("rounds 20 · matches ")
+    assert "camat elections" in done.stdout and done.stdout.count("greedy") == 5
+
+
+def test_simulate_rejects_unknown_bots_and_bad_round_counts() -> None:
+    unknown = domeng_cli("simulate", "--rounds", "5", "--bots", "random,oracle", "--quiet")
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert "oracle" in unknown.stderr
+    zero = domeng_cli("simulate", "--rounds", "0")
+    assert zero.returncode == 2
+
+
+def test_simulate_save_writes_records_that_replay(tmp_path: Path) -> None:
+    saved = tmp_path / "records"
+    result = figures("11", "--save", str(saved))
+    paths = sorted(saved.glob("match-*.json"))
+    assert len(paths) == result["matches"] >= 2
+    assert paths[0].name == "match-00001.json"
+
+    received = [0] * 5
+    rounds = elections = 0
+    for path in paths:
+        replayed = domeng_cli("replay", path, "--json")
+        assert replayed.returncode == 0, replayed.stdout
+        report = json.loads(replayed.stdout)
+        assert report == read_record(json.loads(path.read_text(encoding="utf-8"))).report()
+        rounds += len(report["rounds"])
+        elections += sum(r["camat_elected"] for r in report["rounds"])
+        received = [a + b for a, b in zip(received, stones_received(path), strict=True)]
+    assert (rounds, elections) == (result["rounds"], sum(result["camat_elections"]))
+    assert received == result["stones_received"]
+
+
+def stones_received(path: Path) -> list[int]:
+    """Stones each seat received in a saved record, from replaying its rounds event by event."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    result = read_record(doc)
+    state = result.rules.new_match(doc.get("start"))
+    received = [0] * 5
+    for log in result.rounds:
+        state.start_round(log.deal)
+        for action in log.actions:
+            for event in state.apply(action):
+                if isinstance(event, Passed) and event.settlement is not None:
+                    received[event.settlement.receiver] += event.settlement.received
+        assert isinstance(log.outcome, DomengOutcome) and state.phase is not Phase.PLAYING
+        received[log.outcome.settlement.receiver] += log.outcome.settlement.received
+    return received
