@@ -129,26 +129,35 @@ def _build_play_tables() -> tuple[
 _PLAYS, _FIT_PLAYS = _build_play_tables()
 
 
-def _build_placements() -> tuple[dict[tuple[int, End | None], tuple[End, tuple[int, int], int]], ...]:
-    """For each pair of open ends, every legal ``(tile index, end named)`` and what it does:
-    ``(end used, ends after, slot in _PLAYS)``. An omitted end is legal when the placement is
-    unambiguous: one end fits, or the ends are equal (the tile goes on L) (D13)."""
-    table = []
-    for key in range(49):
-        left, right = divmod(key, 7)
-        moves: dict[tuple[int, End | None], tuple[End, tuple[int, int], int]] = {}
-        for t in TILES:
-            on_left, on_right = t.has(left), t.has(right)
-            if on_left:
-                moves[(t.index, "L")] = ("L", (t.other(left), right), 1)
-            if on_right:
-                moves[(t.index, "R")] = ("R", (left, t.other(right)), 2)
-            if on_left and (left == right or not on_right):
-                moves[(t.index, None)] = moves[(t.index, "L")]
-            elif on_right and not on_left:
-                moves[(t.index, None)] = moves[(t.index, "R")]
-        table.append(moves)
-    return tuple(table)
+_Placement = tuple[End, tuple[int, int], Play, bool]
+
+
+def _build_placements() -> tuple[tuple[dict[tuple[int, End | None], _Placement], ...], ...]:
+    """Per seat and pair of open ends, every legal ``(tile index, end named)`` and what it does:
+    ``(end used, ends after, the Play as a record writes it, mappakuling)``. An omitted end is
+    legal when the placement is unambiguous: one end fits, or the ends are equal (the tile goes on
+    L) (D13). A lempa is mappakuling only if both ends already showed its number (D14)."""
+    seats = []
+    for seat in range(MAX_SEATS):
+        table = []
+        for key in range(49):
+            left, right = divmod(key, 7)
+            moves: dict[tuple[int, End | None], _Placement] = {}
+            for t in TILES:
+                on_left, on_right = t.has(left), t.has(right)
+                if on_left:
+                    ends = (t.other(left), right)
+                    moves[(t.index, "L")] = ("L", ends, _PLAYS[seat][t.index][1], ends[0] == ends[1])
+                if on_right:
+                    ends = (left, t.other(right))
+                    moves[(t.index, "R")] = ("R", ends, _PLAYS[seat][t.index][2], ends[0] == ends[1])
+                if on_left and (left == right or not on_right):
+                    moves[(t.index, None)] = moves[(t.index, "L")]
+                elif on_right and not on_left:
+                    moves[(t.index, None)] = moves[(t.index, "R")]
+            table.append(moves)
+        seats.append(tuple(table))
+    return tuple(seats)
 
 
 _PLACEMENTS = _build_placements()
@@ -448,13 +457,11 @@ class State:
             ends = (left, right)
             mappakuling = False
         else:
-            entry = _PLACEMENTS[left * 7 + self.right].get((tile.index, end))
+            entry = _PLACEMENTS[seat][left * 7 + self.right].get((tile.index, end))
             if entry is None:
                 raise self._placement_error(seat, tile, end)
-            end, ends, slot = entry
+            end, ends, played, mappakuling = entry
             left, right = ends
-            played = _PLAYS[seat][tile.index][slot]
-            mappakuling = left == right
             flip = False
         self.hands[seat] = hand ^ tile.bit
         self.left, self.right = left, right

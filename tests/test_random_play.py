@@ -3,8 +3,10 @@
 After every action: ``table + Σ stones == 25`` and nothing negative (D5), all 28 tiles are in a hand,
 on the chain or among the unused exactly once (D10), every pass was forced (D12), the round ends
 within a bounded number of actions, and no view shows another seat's tile or an unused one (D20).
-The view scan (all five seats and a spectator, JSON-encoded) costs five times the play itself, so
-the seeded run does it after every action of one round in LEAK_SCAN_EVERY; hypothesis does it always.
+Every view of all five seats and a spectator is checked field by field after every action (the tiles
+it names are the viewer's own, the chain's, or nothing); the full JSON scan costs five times the play
+itself, so the seeded run adds it after every action of one round in LEAK_SCAN_EVERY, and hypothesis
+does it always.
 """
 
 from __future__ import annotations
@@ -104,6 +106,22 @@ def check_views(state: DomengState) -> None:
         assert not leaked, f"the view of {viewer} shows {leaked}"
 
 
+def check_view_fields(state: DomengState) -> None:
+    """D20, field by field and cheaply: every tile a view names (hand, legal actions, log) is the
+    viewer's own or on the chain; no reveal while the round is played."""
+    assert state.deal is not None
+    on_chain = {e.tile for e in state.log if isinstance(e, Placed)}
+    for viewer in VIEWERS:
+        view = player_view(state, viewer)
+        assert view.reveal is None
+        own = set(state.hand(viewer)) if viewer is not None else set()
+        assert set(view.hand or ()) == own
+        named = {a.tile for a in view.legal if isinstance(a, Play)}
+        named |= {e.tile for e in view.log if isinstance(e, Placed)}
+        assert named <= own | on_chain, f"the view of {viewer} names {named - own - on_chain}"
+        assert len(view.chain) == len(on_chain)
+
+
 def check_reveal(state: DomengState) -> None:
     """D20: after the round, every view reveals the hands left and the unused tiles."""
     assert state.deal is not None
@@ -167,6 +185,7 @@ def play_checked_round(state: DomengState, bots: list[Bot], scan_views: bool) ->
             check_outcome(state)
             check_reveal(state)
             return
+        check_view_fields(state)
         if scan_views:
             check_views(state)
     raise AssertionError(f"the round did not end within {MAX_ACTIONS} actions")
