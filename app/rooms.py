@@ -738,6 +738,11 @@ class Room:
         """Adopt a state rebuilt from the store (restart recovery)."""
         self.state, self.seed, self.commitment, self.last_round = state, seed, commitment, last_round
 
+    async def store_finished_round(self) -> None:
+        """Recovery: if the rebuilt round has ended but its end was not stored, store it now."""
+        if self.state is not None and self.state.round_index and self.state.phase is not Phase.PLAYING:
+            await self._store_round_end(self.state, self.version)
+
 
 def deal_of(stored: dict[str, Any]) -> Deal:
     """The `Deal` of a stored round (``{"hands": [[tiles]...], "rest": [tiles]}``)."""

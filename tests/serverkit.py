@@ -127,7 +127,8 @@ class Client:
         self, server: ServerProcess, code: str, token: str | None = None, hello: bool = True
     ) -> None:
         self.ws: ClientConnection = connect(
-            f"{server.ws_base}/ws/rooms/{code}", max_size=None, open_timeout=10
+            # max_queue=None: the client's reader never pauses, so it always answers the server's pings
+            f"{server.ws_base}/ws/rooms/{code}", max_size=None, max_queue=None, open_timeout=10
         ).__enter__()
         self.messages: list[dict[str, Any]] = []
         self.state: dict[str, Any] | None = None
