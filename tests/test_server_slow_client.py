@@ -32,7 +32,9 @@ def test_a_stalled_reader_is_dropped_without_slowing_the_table(tmp_path: Path) -
     server = ServerProcess(tmp_path, env=env).start()
     try:
         room = server.create_room(
-            bots=["greedy", "random", "greedy", "random", "greedy"], turn_timer_s=0, options={"camat_target": 0}
+            bots=["greedy", "random", "greedy", "random", "greedy"],
+            turn_timer_s=0,
+            options={"camat_target": 0},
         )
         # a spectator that stops reading after one buffered frame and never answers pings
         stalled = connect(
