@@ -128,7 +128,10 @@ class Client:
     ) -> None:
         self.ws: ClientConnection = connect(
             # max_queue=None: the client's reader never pauses, so it always answers the server's pings
-            f"{server.ws_base}/ws/rooms/{code}", max_size=None, max_queue=None, open_timeout=10
+            f"{server.ws_base}/ws/rooms/{code}",
+            max_size=None,
+            max_queue=None,
+            open_timeout=10,
         ).__enter__()
         self.messages: list[dict[str, Any]] = []
         self.state: dict[str, Any] | None = None
