@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, WebSocket
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from limits import parse as parse_limit
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
@@ -43,6 +45,7 @@ from app.store import Store
 from engine.variants import make_rules
 
 __all__ = [
+    "STATIC_DIR",
     "BotSet",
     "ClaimCreate",
     "HostToken",
@@ -56,11 +59,15 @@ __all__ = [
     "create_room",
     "get_room",
     "healthz",
+    "lobby_page",
     "metrics_endpoint",
     "operations",
+    "pages",
     "readyz",
+    "room_page",
     "room_socket",
     "rooms",
+    "rules_page",
     "set_bot",
     "start_match",
     "verify_deal",
@@ -163,6 +170,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
     app.include_router(rooms)
     app.include_router(operations)
+    app.include_router(pages)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     return app
 
 
@@ -189,6 +198,32 @@ RoomDep = Annotated[Room, Depends(_room)]
 
 rooms = APIRouter(prefix="/api")
 operations = APIRouter()
+pages = APIRouter(include_in_schema=False)
+
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
+"""The browser client: ES modules served as they are, no build step."""
+
+
+def _page() -> FileResponse:
+    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+@pages.get("/")
+async def lobby_page() -> FileResponse:
+    """The lobby: create a room."""
+    return _page()
+
+
+@pages.get("/r/{code}")
+async def room_page(code: str) -> FileResponse:
+    """A room's share link: pick a seat or watch, then the table."""
+    return _page()
+
+
+@pages.get("/rules")
+async def rules_page() -> FileResponse:
+    """The rules of Domeng and Kozel, with every term."""
+    return _page()
 
 
 @rooms.post("/rooms", status_code=201)
