@@ -54,8 +54,8 @@ class PlayerView:
     ``hand`` is the viewer's own tiles (None for a spectator), ``hand_counts`` every seat's tile
     count, ``chain`` the line left to right as oriented pip pairs, ``ends`` the open ends (None
     before the opening tile), ``legal`` the viewer's legal actions (empty unless it is their turn).
-    Domeng fills ``table``, ``stones``, ``camat``, ``elections`` and ``placed`` (seats that placed a
-    tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
+    Domeng fills ``table``, ``stones``, ``camat``, ``elections``, ``cycle`` and ``placed`` (seats
+    that placed a tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
     ``pending`` and ``opened``. ``outcome`` is the last finished round's; ``reveal`` is set only
     between that round's end and the next deal.
     """
@@ -81,6 +81,7 @@ class PlayerView:
     stones: tuple[int, ...] | None = None
     camat: int | None = None
     elections: tuple[int, ...] | None = None
+    cycle: int | None = None
     bazaar: int | None = None
     points: tuple[int, ...] | None = None
     pending: tuple[int, ...] | None = None
@@ -112,11 +113,14 @@ class PlayerView:
             },
             "match_over": self.match_over,
         }
-        for key in ("table", "stones", "camat", "elections", "bazaar", "points", "pending", "opened"):
+        for key in _SCORE_FIELDS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
         return out
+
+
+_SCORE_FIELDS = ("table", "stones", "camat", "elections", "cycle", "bazaar", "points", "pending", "opened")
 
 
 def _public_event(event: Event, seat: int | None) -> Event:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -10,7 +13,7 @@ from typing import Any
 from engine.core import Phase
 from engine.events import DomengOutcome, Passed
 from engine.record import read_record
-from tests.conftest import domeng_cli
+from tests.conftest import domeng, domeng_cli
 
 ROUNDS = 60
 OUTCOME_KEYS = {"out", "ceki", "pollo", "block, mattikkeng", "block, no mattikkeng"}
@@ -149,3 +152,19 @@ def stones_received(path: Path) -> list[int]:
         assert isinstance(log.outcome, DomengOutcome) and state.phase is not Phase.PLAYING
         received[log.outcome.settlement.receiver] += log.outcome.settlement.received
     return received
+
+
+def test_verify_deal_rederives_the_deal_from_a_revealed_seed() -> None:
+    """The fair-deal check (issue 3): the seed's SHA-256 is the commitment, and the seed deals
+    exactly the hands random.Random(seed) gives the engine."""
+    seed = "5f" * 32
+    commitment = hashlib.sha256(seed.encode()).hexdigest()
+    run = [sys.executable, "-m", "app.cli", "verify-deal", seed, "--commitment", commitment]
+    done = subprocess.run(run, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    deal = domeng().deal_from_seed(seed)
+    assert done.stdout.splitlines()[0] == "P0: " + " ".join(str(t) for t in deal.hands[0])
+    assert "unused: " + " ".join(str(t) for t in deal.rest) in done.stdout
+    assert "commitment matches" in done.stdout
+    bad = subprocess.run([*run[:-1], "0" * 64], capture_output=True, text=True, check=False)
+    assert bad.returncode == 1 and "DOES NOT match" in bad.stdout

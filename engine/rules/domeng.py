@@ -153,6 +153,12 @@ class DomengState(State):
         """The seat that placed the most recent tile of this round."""
         return self.last_placer
 
+    @property
+    def cycle(self) -> int:
+        """The cycle in play, from 1: a cycle runs from 25 stones on the table to a camat
+        election (D16–D18), so this is 1 + the elections so far in this match."""
+        return 1 + sum(self.elections)
+
     def has_placed(self, seat: int) -> bool:
         """Whether ``seat`` placed a tile this round (if not, its pass is a passebunge, D3)."""
         return bool(self.placed >> seat & 1)
@@ -168,6 +174,7 @@ class DomengState(State):
             "stones": tuple(self.stones),
             "camat": self.camat,
             "elections": tuple(self.elections),
+            "cycle": self.cycle,
         }
 
     # -- rounds --------------------------------------------------------------------------------
