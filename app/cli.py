@@ -229,6 +229,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=settings.port,
         ws="websockets-sansio",
         ws_max_size=settings.max_frame_bytes,
+        ws_per_message_deflate=settings.ws_compression,
         ws_ping_interval=settings.ping_interval_s,
         ws_ping_timeout=settings.ping_timeout_s,
         log_config=None,

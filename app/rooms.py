@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import json
 import random
 import secrets
 import time
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
 import structlog
 
 from app.connection import Connection
@@ -63,6 +63,11 @@ COVER_BOT = "greedy"
 
 SeatKind = Literal["empty", "human", "bot"]
 Actor = Literal["human", "bot", "timer", "server"]
+
+
+def _dumps(message: dict[str, Any]) -> str:
+    """One JSON text frame (orjson: the server serialises a view per seat per update)."""
+    return orjson.dumps(message).decode()
 
 
 def hash_token(token: str) -> str:
@@ -355,7 +360,7 @@ class Room:
         conn.seat = seat
         self.conns.add(conn)
         self.metrics.connections.inc()
-        conn.send(json.dumps({"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}))
+        conn.send(_dumps({"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}))
         conn.send(self._frame(seat, self._log_length(), self.public()))
         if seat is not None:
             if self.seats[seat].covered:
@@ -641,24 +646,22 @@ class Room:
     def _frame(self, seat: int | None, log_before: int, public: dict[str, Any]) -> str:
         view = None if self.state is None else player_view(self.state, seat).to_json()
         events = [] if view is None else view["log"][log_before:]
-        return json.dumps(
-            {"type": "state", "version": self.version, "room": public, "view": view, "events": events},
-            separators=(",", ":"),
+        return _dumps(
+            {"type": "state", "version": self.version, "room": public, "view": view, "events": events}
         )
 
     def _log_length(self) -> int:
         return 0 if self.state is None else len(self.state.log)
 
     def _send_presence(self) -> None:
-        frame = json.dumps(
-            {"type": "presence", "version": self.version, "seats": [s.public() for s in self.seats]},
-            separators=(",", ":"),
+        frame = _dumps(
+            {"type": "presence", "version": self.version, "seats": [s.public() for s in self.seats]}
         )
         for conn in list(self.conns):
             conn.send(frame)
 
     def _error(self, conn: Connection, code: str, message: str) -> None:
-        conn.send(json.dumps({"type": "error", "code": code, "message": message, "version": self.version}))
+        conn.send(_dumps({"type": "error", "code": code, "message": message, "version": self.version}))
 
     def close_all(self, reason: str) -> None:
         """Close every connection (the room is being closed)."""

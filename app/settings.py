@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     send_queue_size: Annotated[int, Field(ge=4)] = 64
     ping_interval_s: Annotated[float, Field(gt=0)] = 15.0
     ping_timeout_s: Annotated[float, Field(gt=0)] = 20.0
+    ws_compression: bool = False
+    """permessage-deflate on WebSockets: smaller frames for a lot more server CPU per update."""
     log_level: str = "info"
     log_json: bool = True
 
