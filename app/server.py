@@ -107,14 +107,14 @@ class ClaimCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=24)
+    name: str = Field(min_length=1, max_length=32)
 
     @field_validator("name")
     @classmethod
     def _clean(cls, value: str) -> str:
         value = " ".join(value.split())
         if not value or any(not ch.isprintable() for ch in value):
-            raise ValueError("a name is 1-24 printable characters")
+            raise ValueError("a name is 1-32 printable characters")
         return value
 
 

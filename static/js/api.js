@@ -1,0 +1,67 @@
+// HTTP calls of docs/protocol.md, and what this browser keeps per room in localStorage.
+
+/** Call the JSON API; throws an Error with ``code``, ``status`` and the server's message. */
+export async function api(method, path, body, hostToken) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (hostToken) headers.Authorization = `Bearer ${hostToken}`;
+  const reply = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try {
+    data = await reply.json();
+  } catch {
+    data = null;
+  }
+  if (!reply.ok) {
+    const detail = data?.detail;
+    let message = reply.statusText;
+    let code = `http_${reply.status}`;
+    if (Array.isArray(detail)) {
+      message = detail.map((d) => d.msg).join("; ");
+      code = "invalid";
+    } else if (detail && typeof detail === "object") {
+      message = detail.message ?? message;
+      code = detail.code ?? code;
+    }
+    const error = new Error(message);
+    error.code = code;
+    error.status = reply.status;
+    throw error;
+  }
+  return data;
+}
+
+export const createRoom = (body) => api("POST", "/api/rooms", body);
+export const getRoom = (code) => api("GET", `/api/rooms/${encodeURIComponent(code)}`);
+export const claimSeat = (code, seat, name) =>
+  api("POST", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, { name });
+export const setBot = (code, seat, level, hostToken) =>
+  api("PUT", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}/bot`, { level }, hostToken);
+export const startMatch = (code, hostToken) =>
+  api("POST", `/api/rooms/${encodeURIComponent(code)}/start`, undefined, hostToken);
+
+export const verifyUrl = (seed, commitment, variant = "domeng") =>
+  `/api/deals/verify?${new URLSearchParams({ seed, commitment, variant })}`;
+
+// -- localStorage: one entry per room (host token, seat token, seat, name) -------------------
+
+const roomKey = (code) => `domeng:room:${code}`;
+
+/** What this browser holds for room ``code``: {host_token?, token?, seat?, name?}. */
+export function roomMemory(code) {
+  try {
+    return JSON.parse(localStorage.getItem(roomKey(code)) || "{}") || {};
+  } catch {
+    return {};
+  }
+}
+
+export function remember(code, changes) {
+  const next = { ...roomMemory(code), ...changes };
+  for (const [key, value] of Object.entries(next)) if (value === null || value === undefined) delete next[key];
+  localStorage.setItem(roomKey(code), JSON.stringify(next));
+  return next;
+}
+
+export const savedName = () => localStorage.getItem("domeng:name") || "";
+export const saveName = (name) => localStorage.setItem("domeng:name", name);

@@ -1,0 +1,233 @@
+// The chain on the table: a snake of real tiles that wraps in rows to stay inside its board.
+// Lempas lie crosswise; a tile that reaches a row's edge turns the corner standing upright.
+// The layout is pure (units of one tile's short side); `ChainBoard` draws it and keeps each tile
+// element (a tile is unique in the set) so tiles glide to their new places as the chain grows.
+
+import { h, setAttr } from "./dom.js";
+import { isLempa, pips, tileKey, tileSvg } from "./tiles.js";
+
+const GAP = 0.06; // between tiles along a row
+const PITCH = 2.3; // from one row's centre line to the next
+
+/**
+ * One arm of the chain, growing away from the opening tile: along the row in ``dir`` (+1 right,
+ * -1 left) from ``cursor``, turning the corner at the board's edge towards ``vdir`` (+1 down,
+ * -1 up) and coming back the other way. Items are {lempa}; rects are in units, ``line`` is the
+ * centre line of the row. ``flipWhen`` is the direction in which the item's pips run backwards.
+ */
+function layoutArm(items, { cursor, dir, vdir, cols, flipWhen }) {
+  const out = [];
+  let line = 0;
+  let afterTurn = false;
+  for (const item of items) {
+    const w = item.lempa ? 1 : 2;
+    const fits = dir === 1 ? cursor + w <= cols + 1e-9 : cursor - w >= -1e-9;
+    if (!fits) {
+      const canTurn = dir === 1 ? cursor + 1 <= cols + 1e-9 : cursor - 1 >= -1e-9;
+      if (canTurn && !item.lempa) {
+        const x = dir === 1 ? cursor : cursor - 1;
+        const y = vdir === 1 ? line - 0.5 : line - 1.5;
+        out.push({ x, y, w: 1, h: 2, vertical: true, reversed: false, turn: true });
+        cursor = dir === 1 ? x + 1 : x;
+        dir = -dir;
+        line += vdir * PITCH;
+        afterTurn = true;
+        continue;
+      }
+      dir = -dir;
+      cursor = dir === 1 ? 0 : cols;
+      line += vdir * PITCH;
+      afterTurn = false;
+    }
+    if (afterTurn && item.lempa) cursor += dir; // a lempa stands beside the corner tile, not under it
+    const x = dir === 1 ? cursor : cursor - w;
+    const hgt = item.lempa ? 2 : 1;
+    out.push({ x, y: line - hgt / 2, w, h: hgt, vertical: item.lempa, reversed: !item.lempa && dir === flipWhen });
+    cursor += dir * (w + GAP);
+    afterTurn = false;
+  }
+  return out;
+}
+
+/**
+ * Lay out a chain of ``items`` ({lempa}) whose opening tile is ``items[opening]``, in rows
+ * ``cols`` units wide: the opening sits mid-row, the right arm snakes downwards and the left arm
+ * upwards, so a new tile never moves the others. Returns rects in chain order (units).
+ */
+export function layoutChain(items, cols, opening) {
+  if (!items.length) return [];
+  const first = items[opening];
+  const w0 = first.lempa ? 1 : 2;
+  const x0 = Math.max(0, (cols - w0) / 2);
+  const centre = { x: x0, y: first.lempa ? -1 : -0.5, w: w0, h: first.lempa ? 2 : 1, vertical: first.lempa, reversed: false };
+  const right = layoutArm(items.slice(opening + 1), { cursor: x0 + w0 + GAP, dir: 1, vdir: 1, cols, flipWhen: -1 });
+  const left = layoutArm(items.slice(0, opening).reverse(), { cursor: x0 - GAP, dir: -1, vdir: -1, cols, flipWhen: 1 });
+  return [...left.reverse(), centre, ...right];
+}
+
+function bounds(rects) {
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (const r of rects) {
+    minX = Math.min(minX, r.x);
+    minY = Math.min(minY, r.y);
+    maxX = Math.max(maxX, r.x + r.w);
+    maxY = Math.max(maxY, r.y + r.h);
+  }
+  return { minX, minY, width: maxX - minX, height: maxY - minY };
+}
+
+/**
+ * The unit (px) and layout for the chain in width × height: the largest unit at which it fits in
+ * about one row per seven tiles (so a short chain does not turn corners early), or else the
+ * largest unit at which it fits at all. ``opening`` is the index of the opening tile in ``items``.
+ */
+export function fitChain(items, opening, width, height, { maxUnit = 40, minUnit = 12 } = {}) {
+  const wantRows = Math.max(1, Math.ceil(items.length / 7));
+  let fallback = null;
+  let last = null;
+  for (let unit = maxUnit; unit >= minUnit; unit -= 1) {
+    const rects = layoutChain(items, width / unit, opening);
+    const box = bounds(rects);
+    last = { unit, rects, box };
+    const fits = box.height * unit <= height && box.width * unit <= width;
+    if (!fits) continue;
+    fallback ??= last;
+    const rows = new Set(rects.map((r) => Math.round((r.y + r.h / 2) / PITCH))).size;
+    if (rows <= wantRows) return last;
+    if (unit < fallback.unit * 0.72) break;
+  }
+  return fallback ?? last;
+}
+
+/** Draws the chain in ``el`` and the two end targets for choosing where a tile goes. */
+export class ChainBoard {
+  constructor({ onEnd, labels }) {
+    this.onEnd = onEnd;
+    this.labels = labels; // () => ({chain, left, right, empty})
+    this.el = h("div", { class: "chain-board", role: "group" });
+    this.layer = h("div", { class: "chain-layer" });
+    this.empty = h("p", { class: "chain-empty" });
+    this.targets = {
+      L: h("button", { class: "end-target", type: "button", dataset: { end: "L" }, onclick: () => this.onEnd("L") }),
+      R: h("button", { class: "end-target", type: "button", dataset: { end: "R" }, onclick: () => this.onEnd("R") }),
+    };
+    this.el.append(this.layer, this.empty, this.targets.L, this.targets.R);
+    this.tiles = new Map();
+    this.chain = [];
+    this.ends = null;
+    this.choosing = null;
+    this.observer = new ResizeObserver(() => this.draw());
+    this.observer.observe(this.el);
+  }
+
+  destroy() {
+    this.observer.disconnect();
+  }
+
+  /** New chain (oriented "a-b" strings, left to right), ends, and the tile being placed (or null). */
+  update(chain, ends, choosing, opening = 0) {
+    this.chain = chain;
+    this.opening = Math.max(0, Math.min(opening, chain.length - 1));
+    this.ends = ends;
+    this.choosing = choosing;
+    this.draw();
+  }
+
+  draw() {
+    if (!this.el.isConnected) return;
+    const width = this.el.clientWidth;
+    const height = this.el.clientHeight;
+    if (!width || !height) return;
+    const text = this.labels();
+    this.el.setAttribute("aria-label", this.chain.length ? text.chain : text.empty);
+    this.empty.textContent = this.chain.length ? "" : text.empty;
+    if (!this.chain.length) {
+      for (const el of this.tiles.values()) el.remove();
+      this.tiles.clear();
+      this.targets.L.hidden = true;
+      this.targets.R.hidden = true;
+      return;
+    }
+    const items = [{ lempa: false }, ...this.chain.map((t) => ({ lempa: isLempa(t) })), { lempa: false }];
+    const maxUnit = Math.max(14, Math.min(44, Math.floor(Math.min(width / 10.5, height / 5))));
+    const fit = fitChain(items, this.opening + 1, width - 8, height - 8, { maxUnit, minUnit: 10 });
+    const { unit, rects, box } = fit;
+    const offX = (width - box.width * unit) / 2 - box.minX * unit;
+    const offY = Math.max(4, (height - box.height * unit) / 2) - box.minY * unit;
+    this.el.style.setProperty("--unit", `${unit}px`);
+    this.el.classList.toggle("overflowing", box.height * unit > height);
+    this.layer.style.height = `${Math.max(height, box.height * unit + 8)}px`;
+    const seen = new Set();
+    this.chain.forEach((tile, i) => {
+      const key = tileKey(tile);
+      seen.add(key);
+      this.place(key, tile, rects[i + 1], unit, offX, offY, i);
+    });
+    for (const [key, el] of this.tiles) {
+      if (!seen.has(key)) {
+        el.remove();
+        this.tiles.delete(key);
+      }
+    }
+    this.drawn = true;
+    this.placeTarget("L", rects[0], unit, offX, offY);
+    this.placeTarget("R", rects[rects.length - 1], unit, offX, offY);
+  }
+
+  place(key, tile, rect, unit, offX, offY, index) {
+    let el = this.tiles.get(key);
+    const fresh = !el;
+    if (fresh) {
+      el = h("div", { class: "chain-tile", dataset: { tile: key } });
+      this.tiles.set(key, el);
+      this.layer.append(el);
+    }
+    const [a, b] = pips(tile);
+    const [first, second] = rect.reversed ? [b, a] : [a, b];
+    const look = `${first}-${second}-${rect.vertical ? "v" : "h"}`;
+    if (el.dataset.look !== look) {
+      el.dataset.look = look;
+      el.replaceChildren(tileSvg(first, second, { vertical: rect.vertical }));
+    }
+    el.dataset.index = String(index);
+    el.style.width = `${rect.w * unit}px`;
+    el.style.height = `${rect.h * unit}px`;
+    el.style.transform = `translate(${offX + rect.x * unit}px, ${offY + rect.y * unit}px)`;
+    if (fresh && this.drawn) {
+      el.classList.add("fresh");
+      setTimeout(() => el.classList.remove("fresh"), 900);
+    }
+  }
+
+  placeTarget(end, rect, unit, offX, offY) {
+    const target = this.targets[end];
+    const on = !!this.choosing;
+    target.hidden = !on;
+    if (!on) return;
+    const text = this.labels();
+    const value = this.ends ? this.ends[end === "L" ? 0 : 1] : "";
+    target.replaceChildren(h("span", { class: "end-arrow", "aria-hidden": "true" }, end === "L" ? "◀" : "▶"), h("span", { class: "end-pips" }, String(value)));
+    setAttr(target, "aria-label", end === "L" ? text.left : text.right);
+    const w = Math.max(rect.w * unit, 48);
+    const hh = Math.max(rect.h * unit, 48);
+    const x = offX + rect.x * unit + (rect.w * unit - w) / 2;
+    const y = offY + rect.y * unit + (rect.h * unit - hh) / 2;
+    target.style.width = `${w}px`;
+    target.style.height = `${hh}px`;
+    target.style.transform = `translate(${x}px, ${y}px)`;
+  }
+
+  /** Move keyboard focus to the left end target (after a tile with two possible ends is chosen). */
+  focusEnd(end = "L") {
+    this.targets[end].focus();
+  }
+
+  /** Screen position of the tile ``key`` (for animations), or null. */
+  rectOf(key) {
+    const el = this.tiles.get(tileKey(key));
+    return el ? el.getBoundingClientRect() : null;
+  }
+}

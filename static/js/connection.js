@@ -1,0 +1,138 @@
+// The room's WebSocket (docs/protocol.md): hello with the seat token, state updates, actions,
+// and reconnection with backoff after a drop (same token; the next `state` restores everything).
+
+const BACKOFF_MS = [400, 1000, 2000, 4000, 8000];
+const PING_EVERY_MS = 20000;
+const SILENCE_MS = 45000;
+
+/**
+ * Events (on ``handlers``): welcome(seat), state(msg), presence(msg), error(msg),
+ * status({online, reconnecting}), replaced(), roomClosed(), badToken().
+ */
+export class RoomSocket {
+  constructor(code, token, handlers) {
+    this.code = code;
+    this.token = token || null;
+    this.on = handlers;
+    this.ws = null;
+    this.version = null;
+    this.attempt = 0;
+    this.stopped = false;
+    this.welcomed = false;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.lastHeard = Date.now();
+    this.onOnline = () => this.reconnectNow();
+    window.addEventListener("online", this.onOnline);
+  }
+
+  start() {
+    this.stopped = false;
+    this.open();
+  }
+
+  /** Close for good (leaving the page, or switching the token). */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.pingTimer);
+    window.removeEventListener("online", this.onOnline);
+    if (this.ws) {
+      this.ws.onclose = null;
+      this.ws.close(1000, "bye");
+      this.ws = null;
+    }
+  }
+
+  get online() {
+    return !!this.ws && this.ws.readyState === WebSocket.OPEN && this.welcomed;
+  }
+
+  send(message) {
+    if (!this.online) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  reconnectNow() {
+    if (this.stopped || this.online) return;
+    clearTimeout(this.retryTimer);
+    if (this.ws) {
+      this.ws.onclose = null;
+      this.ws.close();
+      this.ws = null;
+    }
+    this.open();
+  }
+
+  open() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${scheme}://${location.host}/ws/rooms/${encodeURIComponent(this.code)}`);
+    this.ws = ws;
+    this.welcomed = false;
+    ws.onopen = () => {
+      const hello = { type: "hello", protocol: 1, token: this.token };
+      if (this.version !== null) hello.since = this.version;
+      ws.send(JSON.stringify(hello));
+    };
+    ws.onmessage = (event) => this.receive(event.data);
+    ws.onclose = (event) => this.closed(event);
+    ws.onerror = () => {}; // the close event follows and decides what to do
+    clearInterval(this.pingTimer);
+    this.pingTimer = setInterval(() => this.heartbeat(), PING_EVERY_MS);
+  }
+
+  heartbeat() {
+    if (!this.online) return;
+    if (Date.now() - this.lastHeard > SILENCE_MS) {
+      this.ws.close(4000, "silent"); // a dead network: reconnect
+      return;
+    }
+    this.send({ type: "ping" });
+  }
+
+  receive(data) {
+    this.lastHeard = Date.now();
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    switch (message.type) {
+      case "welcome":
+        this.welcomed = true;
+        this.attempt = 0;
+        this.on.status?.({ online: true, reconnecting: false });
+        this.on.welcome?.(message.seat);
+        break;
+      case "state":
+        this.version = message.version;
+        this.on.state?.(message);
+        break;
+      case "presence":
+        this.on.presence?.(message);
+        break;
+      case "error":
+        this.on.error?.(message);
+        break;
+      default:
+        break; // pong
+    }
+  }
+
+  closed(event) {
+    const welcomed = this.welcomed;
+    this.ws = null;
+    this.welcomed = false;
+    clearInterval(this.pingTimer);
+    if (this.stopped) return;
+    if (event.code === 4001) return this.on.replaced?.(event.reason);
+    if (event.code === 4003) return this.on.roomClosed?.();
+    if (event.code === 1008 && !welcomed && this.token) return this.on.badToken?.();
+    this.on.status?.({ online: false, reconnecting: true });
+    const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
+    this.attempt += 1;
+    this.retryTimer = setTimeout(() => this.open(), base + Math.random() * base * 0.3);
+  }
+}

@@ -1,0 +1,79 @@
+// Tiny DOM helpers: every piece of user text goes in as a Text node (never innerHTML).
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * Build an element: h("button", {class: "x", onclick: fn, "aria-label": "…"}, child, "text", …).
+ * Props: class, text, dataset, style (object), on* listeners, anything else as an attribute
+ * (true → empty attribute, false/null/undefined → left out). Children: Nodes, strings, numbers, arrays.
+ */
+export function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  applyProps(el, props);
+  append(el, children);
+  return el;
+}
+
+/** The same for SVG elements: s("circle", {cx: 5, cy: 5, r: 2}). */
+export function s(tag, props, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  applyProps(el, props);
+  append(el, children);
+  return el;
+}
+
+function applyProps(el, props) {
+  if (!props) return;
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") el.setAttribute("class", value);
+    else if (key === "text") el.textContent = String(value);
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key === "style" && typeof value === "object") Object.assign(el.style, value);
+    else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+}
+
+/** Append children (Nodes as they are, anything else as text). */
+export function append(el, children) {
+  for (const child of [children].flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+/** Replace all children of ``el``. */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+/** Set an attribute only when it changes (keeps focus and avoids layout work). */
+export function setAttr(el, name, value) {
+  if (value === null || value === undefined || value === false) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+  } else {
+    const text = value === true ? "" : String(value);
+    if (el.getAttribute(name) !== text) el.setAttribute(name, text);
+  }
+}
+
+/** Set textContent only when it changes. */
+export function setText(el, text) {
+  const value = String(text);
+  if (el.textContent !== value) el.textContent = value;
+}
+
+export const reducedMotion = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+/** A short message at the bottom of the screen. */
+export function toast(content, kind = "info", ms = 4000) {
+  const box = document.getElementById("toasts");
+  if (!box) return;
+  const item = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, content);
+  box.append(item);
+  setTimeout(() => item.classList.add("leaving"), ms);
+  setTimeout(() => item.remove(), ms + 400);
+}

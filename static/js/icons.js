@@ -1,0 +1,17 @@
+// A few line icons (drawn here, no icon font): link, book, list, flag, globe.
+
+import { s } from "./dom.js";
+
+const PATHS = {
+  link: ["M10 14a4.5 4.5 0 0 0 6.4 0l3.2-3.2a4.5 4.5 0 0 0-6.4-6.4L12 5.6", "M14 10a4.5 4.5 0 0 0-6.4 0l-3.2 3.2a4.5 4.5 0 0 0 6.4 6.4l1.2-1.2"],
+  book: ["M5 4.5A1.5 1.5 0 0 1 6.5 3H19v15H6.5A1.5 1.5 0 0 0 5 19.5z", "M5 19.5A1.5 1.5 0 0 0 6.5 21H19", "M9 7h6"],
+  list: ["M8 6h12", "M8 12h12", "M8 18h12", "M4 6h.01", "M4 12h.01", "M4 18h.01"],
+  flag: ["M5 21V4", "M5 4h12l-2.5 4.5L17 13H5"],
+  globe: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M3 12h18", "M12 3c2.8 3 2.8 15 0 18", "M12 3c-2.8 3-2.8 15 0 18"],
+};
+
+export function icon(name) {
+  const svg = s("svg", { class: "icon", viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" });
+  for (const d of PATHS[name] || []) svg.append(s("path", { d }));
+  return svg;
+}

@@ -1,0 +1,88 @@
+// The lobby (/): choose the game, its options, the turn timer and who sits where; create the room.
+
+import { createRoom, remember } from "./api.js";
+import { h, toast } from "./dom.js";
+import { t, tf } from "./i18n.js";
+import { brandMark } from "./table.js";
+import { pageHeader } from "./ui.js";
+import { tileSvg } from "./tiles.js";
+
+const SEATS = 5;
+const TARGETS = [1, 2, 3, 4, 5, 0];
+
+export function lobbyPage(root) {
+  const variant = h(
+    "select",
+    { id: "variant", class: "input", name: "variant" },
+    h("option", { value: "domeng", selected: true }, t("variant.domeng")),
+    h("option", { value: "kozel", disabled: true }, t("variant.kozel_soon")),
+  );
+  const target = h(
+    "select",
+    { id: "camat-target", class: "input", name: "camat_target" },
+    TARGETS.map((n) => h("option", { value: String(n), selected: n === 1 }, n === 0 ? t("lobby.no_limit") : t("lobby.elections", { n }))),
+  );
+  const timer = h("input", { id: "turn-timer", class: "input", name: "turn_timer_s", type: "number", min: "0", max: "600", step: "5", value: "30", inputmode: "numeric" });
+  const seats = Array.from({ length: SEATS }, (_, seat) =>
+    h(
+      "select",
+      { class: "input seat-choice", name: `seat-${seat}`, id: `seat-${seat}`, dataset: { seat: String(seat) } },
+      h("option", { value: "person", selected: seat < 2 }, t("lobby.seat_person")),
+      h("option", { value: "random" }, t("seat.bot_level", { level: t("bot.random") })),
+      h("option", { value: "greedy", selected: seat >= 2 }, t("seat.bot_level", { level: t("bot.greedy") })),
+    ),
+  );
+  const submit = h("button", { class: "btn btn-gold btn-big", type: "submit", id: "create-room" }, t("lobby.create"));
+  const form = h(
+    "form",
+    { class: "lobby-form", novalidate: true },
+    h("div", { class: "field" }, h("label", { for: "variant" }, t("lobby.variant")), variant),
+    h("div", { class: "field" }, h("label", { for: "camat-target" }, t("lobby.match_length")), target, h("p", { class: "hint" }, tf("lobby.match_length_hint"))),
+    h("div", { class: "field" }, h("label", { for: "turn-timer" }, t("lobby.timer")), timer, h("p", { class: "hint" }, t("lobby.timer_hint"))),
+    h(
+      "fieldset",
+      { class: "field seats-field" },
+      h("legend", {}, t("lobby.seats")),
+      h(
+        "ol",
+        { class: "lobby-seats" },
+        seats.map((select, seat) => h("li", {}, h("label", { for: `seat-${seat}` }, t("seat.label", { n: seat + 1 })), select)),
+      ),
+      h("p", { class: "hint" }, t("lobby.seats_hint")),
+    ),
+    submit,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const seconds = Math.max(0, Math.min(600, Number(timer.value) || 0));
+    const body = {
+      variant: variant.value,
+      options: { camat_target: Number(target.value) },
+      turn_timer_s: seconds,
+      bots: seats.map((s) => (s.value === "person" ? null : s.value)),
+    };
+    submit.disabled = true;
+    submit.textContent = t("lobby.creating");
+    try {
+      const room = await createRoom(body);
+      remember(room.code, { host_token: room.host_token });
+      location.assign(`/r/${room.code}`);
+    } catch (error) {
+      toast(t("lobby.error", { message: error.message }), "error");
+      submit.disabled = false;
+      submit.textContent = t("lobby.create");
+    }
+  });
+
+  const hero = h(
+    "section",
+    { class: "hero" },
+    h("div", { class: "hero-tiles", "aria-hidden": "true" }, tileSvg(3, 5), tileSvg(5, 5, { vertical: true }), tileSvg(5, 1), tileSvg(1, 3)),
+    h("h1", {}, t("lobby.heading")),
+    h("p", { class: "lead" }, tf("lobby.intro")),
+    h("p", {}, h("a", { href: "/rules" }, t("lobby.read_rules"))),
+  );
+  root.replaceChildren(
+    h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, h("div", { class: "card" }, h("h2", {}, t("lobby.new_table")), form))),
+  );
+}

@@ -1,0 +1,401 @@
+// A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
+// reconnection banners, the "I'm back" button and the round-end panel.
+
+import { claimSeat, getRoom, remember, roomMemory, saveName, savedName, setBot, startMatch } from "./api.js";
+import { RoomSocket } from "./connection.js";
+import { h, replace, toast } from "./dom.js";
+import { has, t, tf } from "./i18n.js";
+import { seatName } from "./narrate.js";
+import { roundEndPanel } from "./roundend.js";
+import { brandMark, TableView } from "./table.js";
+import { copyLinkButton, languageSelect, shareUrl } from "./ui.js";
+
+const BOT_LEVELS = ["random", "greedy"];
+
+export class RoomController {
+  constructor(root, code) {
+    this.root = root;
+    this.code = code;
+    this.memory = roomMemory(code);
+    this.room = null;
+    this.view = null;
+    this.version = null;
+    this.seat = null;
+    this.deadline = null;
+    this.rounds = new Map();
+    this.roundEnd = null;
+    this.dismissedRound = null;
+    this.panel = null;
+    this.screen = null;
+    this.socket = null;
+    this.connection = { online: false, reconnecting: false, replaced: false, closed: false };
+    this.langKey = "";
+    window.__domeng = this;
+  }
+
+  get hostToken() {
+    return this.memory.host_token || null;
+  }
+
+  async init() {
+    try {
+      this.room = await getRoom(this.code);
+    } catch (error) {
+      if (error.status === 404) return this.notFound();
+      throw error;
+    }
+    this.banner = h("div", { class: "banner", hidden: true, role: "status", "aria-live": "assertive" });
+    this.main = h("div", { class: "room-main" });
+    replace(this.root, this.banner, this.main);
+    this.render([]);
+    this.connect();
+  }
+
+  notFound() {
+    replace(
+      this.root,
+      h(
+        "div",
+        { class: "page center-page" },
+        h("div", { class: "card narrow" }, h("h1", {}, t("room.not_found")), h("p", {}, h("a", { class: "btn btn-gold", href: "/" }, t("room.back_lobby")))),
+      ),
+    );
+  }
+
+  // -- the socket ------------------------------------------------------------------------------
+
+  connect() {
+    this.socket?.stop();
+    this.socket = new RoomSocket(this.code, this.memory.token, {
+      welcome: (seat) => this.onWelcome(seat),
+      state: (message) => this.onState(message),
+      presence: (message) => {
+        if (this.room) this.room = { ...this.room, seats: message.seats };
+        this.render([]);
+      },
+      error: (message) => this.onError(message),
+      status: (status) => {
+        this.connection = { ...this.connection, ...status, replaced: false };
+        this.updateBanner();
+      },
+      replaced: () => {
+        this.connection = { ...this.connection, online: false, replaced: true };
+        this.updateBanner();
+      },
+      roomClosed: () => {
+        this.connection = { ...this.connection, online: false, closed: true };
+        this.updateBanner();
+      },
+      badToken: () => {
+        this.memory = remember(this.code, { token: null, seat: null });
+        this.seat = null;
+        toast(t("room.seat_lost"), "info", 6000);
+        this.connect();
+      },
+    });
+    this.socket.start();
+  }
+
+  onWelcome(seat) {
+    this.seat = seat;
+    if (seat !== null && this.memory.seat !== seat) this.memory = remember(this.code, { seat });
+  }
+
+  onState(message) {
+    this.version = message.version;
+    this.room = message.room;
+    this.view = message.view;
+    const turn = this.room.turn;
+    if (turn?.deadline_ms && this.room.turn_timer_s > 0) {
+      const total = this.room.turn_timer_s * 1000;
+      this.deadline = Date.now() + Math.max(0, Math.min(total, turn.deadline_ms - Date.now()));
+    } else this.deadline = null;
+    const view = this.view;
+    if (view) {
+      this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
+      for (const key of [...this.rounds.keys()]) if (key < view.round - 2) this.rounds.delete(key);
+      if (view.phase !== "playing" && view.outcome && view.reveal) this.captureRoundEnd();
+    }
+    this.render(message.events || []);
+    if (this.panel && this.roundEnd && view && view.round > this.roundEnd.round) {
+      this.panel.setNext(true, this.screen?.isMyTurn?.());
+    }
+  }
+
+  captureRoundEnd() {
+    const { view, room } = this;
+    if (this.roundEnd?.round === view.round) return;
+    const last = room.last_round;
+    const seed = room.round?.seed || (last && last.index === room.round?.index ? last.seed : null);
+    const commitment = room.round?.commitment || last?.commitment || null;
+    this.roundEnd = { round: view.round, view, room, seed, commitment };
+    if (this.dismissedRound !== view.round) this.openRoundEnd();
+  }
+
+  onError(message) {
+    if (this.screen && "pending" in this.screen) this.screen.pending = false;
+    const key = `error.${message.code}`;
+    toast(has(key) ? t(key) : t("error.generic", { message: message.message }), "error");
+    if (message.code === "stale_version") this.socket.send({ type: "sync" });
+    this.render([]);
+  }
+
+  sendAction(action) {
+    const ok = this.socket?.send({ type: "action", version: this.version, action });
+    if (!ok) toast(t("room.offline_action"), "error");
+    return ok;
+  }
+
+  back() {
+    this.socket?.send({ type: "back" });
+  }
+
+  feedRounds() {
+    return [...this.rounds.values()].sort((a, b) => a.round - b.round);
+  }
+
+  // -- rendering -------------------------------------------------------------------------------
+
+  /** Rebuild everything (after a language change). */
+  rebuild() {
+    this.screen?.destroy?.();
+    this.screen = null;
+    this.langKey = String(Date.now());
+    if (!this.main) return this.notFound();
+    const reopen = !!this.panel;
+    this.closePanel();
+    this.render([]);
+    this.updateBanner();
+    if (reopen) this.openRoundEnd();
+  }
+
+  render(events) {
+    if (!this.main || !this.room) return;
+    const waiting = !this.view || this.room.status === "waiting";
+    const kind = waiting ? "waiting" : "table";
+    if (this.screen?.kind !== kind) {
+      this.screen?.destroy?.();
+      this.screen = kind === "waiting" ? new WaitingView(this) : new TableView(this);
+      this.screen.kind = kind;
+      replace(this.main, this.screen.el);
+      events = [];
+    }
+    this.screen.update(events);
+  }
+
+  updateBanner() {
+    if (!this.banner) return;
+    const c = this.connection;
+    let content = null;
+    if (c.closed) content = [h("span", {}, t("room.closed")), h("a", { class: "btn btn-small", href: "/" }, t("room.back_lobby"))];
+    else if (c.replaced)
+      content = [
+        h("span", {}, t("room.replaced")),
+        h("button", { class: "btn btn-small", type: "button", onclick: () => this.socket.reconnectNow() }, t("room.use_here")),
+      ];
+    else if (c.reconnecting) content = [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", {}, t("room.reconnecting"))];
+    this.banner.hidden = !content;
+    this.banner.dataset.kind = c.closed ? "closed" : c.replaced ? "replaced" : c.reconnecting ? "reconnecting" : "";
+    if (content) replace(this.banner, content);
+  }
+
+  openRoundEnd() {
+    if (!this.roundEnd) return;
+    this.closePanel();
+    const started = this.view && this.view.round > this.roundEnd.round;
+    this.panel = roundEndPanel(this.roundEnd, {
+      mySeat: this.seat,
+      nextStarted: started,
+      onClose: () => {
+        this.dismissedRound = this.roundEnd.round;
+        this.closePanel();
+      },
+    });
+    document.body.append(this.panel);
+    this.panel.showModal();
+    if (started) this.panel.setNext(true, this.screen?.isMyTurn?.());
+    this.screen?.update?.([]);
+  }
+
+  closePanel() {
+    if (!this.panel) return;
+    if (this.panel.open) this.panel.close();
+    this.panel.remove();
+    this.panel = null;
+    this.screen?.update?.([]);
+  }
+
+  // -- seats -----------------------------------------------------------------------------------
+
+  async takeSeat(seat, name) {
+    try {
+      const reply = await claimSeat(this.code, seat, name);
+      saveName(name);
+      this.memory = remember(this.code, { token: reply.token, seat: reply.seat, name });
+      this.seat = reply.seat;
+      this.connect();
+    } catch (error) {
+      toast(error.code === "seat_taken" ? t("join.taken") : t("join.error", { message: error.message }), "error");
+    }
+  }
+
+  async setSeatBot(seat, level) {
+    try {
+      await setBot(this.code, seat, level, this.hostToken);
+    } catch (error) {
+      toast(t("error.generic", { message: error.message }), "error");
+    }
+  }
+
+  async start() {
+    try {
+      await startMatch(this.code, this.hostToken);
+    } catch (error) {
+      toast(t("error.generic", { message: error.message }), "error");
+    }
+  }
+}
+
+/** Before the start: who sits where, seat picking, the host's bot choices and the Start button. */
+class WaitingView {
+  constructor(ctl) {
+    this.ctl = ctl;
+    this.nameInput = h("input", {
+      id: "player-name",
+      class: "input",
+      type: "text",
+      maxlength: "32",
+      autocomplete: "nickname",
+      value: savedName(),
+      placeholder: t("join.name_placeholder"),
+    });
+    this.body = h("div", { class: "waiting-body" });
+    this.el = h(
+      "div",
+      { class: "page waiting-page" },
+      h(
+        "header",
+        { class: "page-header" },
+        h("a", { class: "brand", href: "/" }, brandMark(), h("span", { class: "brand-text" }, t("app.title"))),
+        h("nav", { class: "page-nav" }, h("a", { href: "/rules", target: "_blank", rel: "noopener" }, t("nav.rules")), languageSelect()),
+      ),
+      h("main", { class: "card waiting-card" }, this.body),
+    );
+  }
+
+  destroy() {}
+
+  isMyTurn() {
+    return false;
+  }
+
+  update() {
+    const ctl = this.ctl;
+    const room = ctl.room;
+    const seated = ctl.seat !== null;
+    const host = !!ctl.hostToken;
+    const started = room.status !== "waiting";
+    const focused = document.activeElement;
+    const keepFocus = focused && this.body.contains(focused) ? focused.dataset.focusKey : null;
+    const parts = [
+      h("h1", {}, t("waiting.heading")),
+      h("p", { class: "lead" }, this.matchLine(room)),
+      h(
+        "div",
+        { class: "share-box" },
+        h("label", { for: "share-url" }, t("room.share")),
+        h("div", { class: "share-row" }, h("input", { id: "share-url", class: "input", readonly: true, value: shareUrl(ctl.code), onfocus: (e) => e.target.select() }), copyLinkButton(ctl.code, "btn")),
+      ),
+    ];
+    if (!seated && !started) {
+      parts.push(
+        h("div", { class: "name-box" }, h("label", { for: "player-name" }, t("join.name")), this.nameInput, h("p", { class: "hint" }, t("join.pick_seat"))),
+      );
+    }
+    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started }))));
+    if (!seated) parts.push(h("p", { class: "hint" }, t("join.watching")));
+    if (host && !started) {
+      parts.push(
+        h(
+          "div",
+          { class: "start-box" },
+          h("p", { class: "hint" }, t("waiting.host_hint")),
+          h("button", { class: "btn btn-gold btn-big", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
+        ),
+      );
+    } else if (!started) parts.push(h("p", { class: "hint waiting-guest" }, h("span", { class: "spinner", "aria-hidden": "true" }), t("waiting.guest_hint")));
+    replace(this.body, parts);
+    if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
+  }
+
+  matchLine(room) {
+    const n = room.options?.camat_target ?? 1;
+    const variant = t(`variant.${room.variant}`);
+    return n > 0 ? tf("waiting.variant_target", { variant, n }) : tf("waiting.variant_nolimit", { variant });
+  }
+
+  seatRow(info, { seated, host, started }) {
+    const ctl = this.ctl;
+    const seat = info.seat;
+    const mine = seat === ctl.seat;
+    let who;
+    if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("strong", {}, info.name || ""), mine ? ` ${t("seat.you_suffix")}` : "");
+    else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, t("seat.bot_level", { level: t(`bot.${info.bot_level}`) }));
+    else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
+    const actions = [];
+    const open = info.kind === "empty" || (info.kind === "bot" && !started);
+    if (!seated && open && !started) {
+      actions.push(
+        h(
+          "button",
+          {
+            class: "btn btn-gold sit",
+            type: "button",
+            dataset: { seat: String(seat), focusKey: `sit-${seat}` },
+            onclick: () => {
+              const name = this.nameInput.value.trim();
+              if (!name) {
+                toast(t("join.need_name"), "error");
+                this.nameInput.focus();
+                return;
+              }
+              ctl.takeSeat(seat, name);
+            },
+          },
+          t("join.sit"),
+        ),
+      );
+    }
+    if (host && !started) {
+      const value = info.kind === "bot" ? info.bot_level : "person";
+      const select = h(
+        "select",
+        {
+          class: "seat-select",
+          "aria-label": t("waiting.seat_for", { n: seat + 1 }),
+          dataset: { seat: String(seat), focusKey: `bot-${seat}` },
+          onchange: (e) => {
+            const level = e.target.value === "person" ? null : e.target.value;
+            if (info.kind === "human" && !window.confirm(t("waiting.confirm_replace", { name: info.name || "" }))) {
+              e.target.value = value;
+              return;
+            }
+            ctl.setSeatBot(seat, level);
+          },
+        },
+        h("option", { value: "person", selected: value === "person" }, info.kind === "human" ? info.name || t("seat.person") : t("lobby.seat_person")),
+        BOT_LEVELS.map((level) => h("option", { value: level, selected: value === level }, t("seat.bot_level", { level: t(`bot.${level}`) }))),
+      );
+      actions.push(select);
+    }
+    return h(
+      "li",
+      { class: `seat-row seat-${info.kind}${mine ? " mine" : ""}`, dataset: { seat: String(seat) } },
+      h("span", { class: "seat-num" }, t("seat.label", { n: seat + 1 })),
+      who,
+      h("span", { class: "seat-actions" }, actions),
+    );
+  }
+}
+
+export { seatName };

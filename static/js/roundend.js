@@ -1,0 +1,168 @@
+// The round-end panel: how the round ended, every hand and the unused tiles revealed, one
+// sentence per stone transfer, the stones after the round, the fair-deal check and, at the end of
+// the match, the final standings.
+
+import { verifyUrl } from "./api.js";
+import { h } from "./dom.js";
+import { t, tf } from "./i18n.js";
+import { blockDetails, nameEl, outcomeTitle, roundSettlements, seatName, settlementSentence } from "./narrate.js";
+import { sha256Hex } from "./sha256.js";
+import { miniTile, stoneSvg } from "./tiles.js";
+
+/**
+ * ``snap``: {view, room, seed, commitment, round} captured when the round ended.
+ * ``opts``: {onClose, mySeat, nextStarted}.
+ */
+export function roundEndPanel(snap, opts) {
+  const { view, room } = snap;
+  const o = view.outcome;
+  const dialog = h("dialog", { class: "round-end", "aria-labelledby": "round-end-title" });
+  const close = h("button", { class: "btn btn-gold", type: "button", autofocus: true, onclick: () => opts.onClose() }, t("panel.close"));
+  const header = h(
+    "header",
+    { class: "panel-head" },
+    h("p", { class: "panel-kicker" }, t(view.match_over ? "panel.match_over" : "panel.round_over", { n: view.round })),
+    h("h2", { id: "round-end-title" }, outcomeTitle(o, room)),
+  );
+  const body = h("div", { class: "panel-body" });
+  const summary = h("div", { class: "panel-summary" });
+  for (const line of blockDetails(o, room)) summary.append(h("p", {}, line));
+  if (o.end === "block") summary.append(h("p", {}, tf("outcome.winner", { winner: nameEl(room, o.winner) })));
+  if (!view.match_over) summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
+  if (o.camat_elected) summary.append(h("p", { class: "camat-note" }, tf("outcome.camat", { name: nameEl(room, o.camat) })));
+  body.append(summary);
+  if (view.match_over) body.append(standings(view, room));
+  body.append(transfers(view, room), hands(view, room, opts.mySeat), stonesAfter(view, room), fairDeal(snap));
+  const foot = h("footer", { class: "panel-foot" });
+  const note = h("p", { class: "panel-note", role: "status" });
+  note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
+  foot.append(note);
+  if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
+  foot.append(close);
+  dialog.append(header, body, foot);
+  dialog.addEventListener("cancel", (e) => {
+    e.preventDefault();
+    opts.onClose();
+  });
+  dialog.setNext = (started, myTurn) => {
+    if (view.match_over) return;
+    note.textContent = started ? (myTurn ? t("panel.next_your_turn") : t("panel.next_started")) : t("panel.next_soon");
+    note.classList.toggle("attention", !!myTurn);
+  };
+  return dialog;
+}
+
+function section(titleKey, ...content) {
+  return h("section", { class: "panel-section" }, h("h3", {}, tf(titleKey)), ...content);
+}
+
+function transfers(view, room) {
+  const items = roundSettlements(view.log, view.outcome).map(({ settlement, outcome }) =>
+    h("li", { class: `transfer transfer-${settlement.reason}` }, settlementSentence(settlement, room, outcome)),
+  );
+  return section("panel.transfers", items.length ? h("ol", { class: "transfers" }, items) : h("p", {}, t("panel.no_transfers")));
+}
+
+function hands(view, room, mySeat) {
+  const o = view.outcome;
+  const rows = view.reveal.hands.map((hand, seat) => {
+    const roles = [];
+    if (seat === o.winner) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
+    if (seat === o.first_cappu) roles.push(h("span", { class: "tag" }, tf("panel.role_first_cappu")));
+    if (seat === o.cucuq) roles.push(h("span", { class: "tag tag-warn" }, tf("panel.role_cucuq")));
+    if (seat === o.manguno) roles.push(h("span", { class: "tag tag-warn" }, tf("panel.role_manguno")));
+    if (o.mattikkeng.includes(seat)) roles.push(h("span", { class: "tag" }, tf("panel.role_mattikkeng")));
+    const tiles = hand.length
+      ? h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true })))
+      : h("span", { class: "reveal-out" }, t("panel.no_tiles"));
+    return h(
+      "li",
+      { class: `reveal-row${seat === mySeat ? " mine" : ""}`, dataset: { seat: String(seat) } },
+      h("span", { class: "reveal-name" }, nameEl(room, seat), " ", roles),
+      tiles,
+      h("span", { class: "reveal-pips" }, t("panel.pips", { n: o.pip_sums[seat] })),
+    );
+  });
+  const rest = h(
+    "p",
+    { class: "reveal-rest" },
+    h("span", {}, t("panel.unused")),
+    " ",
+    h("span", { class: "reveal-tiles" }, view.reveal.rest.map((tile) => miniTile(tile, { vertical: true }))),
+  );
+  return section("panel.hands", h("ul", { class: "reveal" }, rows), rest);
+}
+
+function stonesAfter(view, room) {
+  const o = view.outcome;
+  const cells = o.stones.map((n, seat) =>
+    h(
+      "li",
+      { class: "stones-cell", dataset: { seat: String(seat), stones: String(n) } },
+      h("span", { class: "stones-name" }, seatName(room, seat)),
+      h("span", { class: "stones-value" }, stoneSvg(), h("b", {}, String(n))),
+    ),
+  );
+  cells.push(
+    h(
+      "li",
+      { class: "stones-cell table-cell", dataset: { stones: String(o.table) } },
+      h("span", { class: "stones-name" }, t("table.on_table")),
+      h("span", { class: "stones-value" }, stoneSvg(), h("b", {}, String(o.table))),
+    ),
+  );
+  return section("panel.stones_after", h("ul", { class: "stones-grid" }, cells));
+}
+
+function standings(view, room) {
+  const stones = view.stones || view.outcome.stones;
+  const elections = view.elections || [];
+  const order = stones.map((_, seat) => seat);
+  order.sort((a, b) => (elections[b] ?? 0) - (elections[a] ?? 0) || stones[a] - stones[b] || a - b);
+  const rows = order.map((seat, i) =>
+    h(
+      "tr",
+      { class: i === 0 ? "champion" : "" },
+      h("td", {}, String(i + 1)),
+      h("td", {}, seatName(room, seat)),
+      h("td", {}, String(elections[seat] ?? 0)),
+      h("td", {}, String(stones[seat])),
+    ),
+  );
+  return h(
+    "section",
+    { class: "panel-section standings" },
+    h("h3", {}, t("standings.heading")),
+    h("p", { class: "standings-winner" }, tf("standings.winner", { name: nameEl(room, order[0]) })),
+    h(
+      "table",
+      {},
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("standings.rank")), h("th", { scope: "col" }, t("standings.player")), h("th", { scope: "col" }, tf("standings.elections")), h("th", { scope: "col" }, t("standings.stones")))),
+      h("tbody", {}, rows),
+    ),
+    h("p", { class: "standings-rule" }, tf("standings.rule")),
+  );
+}
+
+function fairDeal(snap) {
+  const { seed, commitment } = snap;
+  const result = h("p", { class: "fair-result", role: "status" }, t("fair.checking"));
+  const box = section(
+    "fair.heading",
+    h("p", { class: "fair-intro" }, t("fair.intro")),
+    h("dl", { class: "fair-data" }, h("dt", {}, t("fair.commitment")), h("dd", { class: "hex" }, commitment || "—"), h("dt", {}, t("fair.seed")), h("dd", { class: "hex" }, seed || "—")),
+    result,
+  );
+  if (!seed || !commitment) {
+    result.textContent = t("fair.unavailable");
+    return box;
+  }
+  box.append(h("p", {}, h("a", { href: verifyUrl(seed, commitment, snap.room.variant), target: "_blank", rel: "noopener", class: "fair-link" }, t("fair.link"))));
+  sha256Hex(seed).then((digest) => {
+    const ok = digest === commitment.toLowerCase();
+    result.textContent = ok ? t("fair.ok") : t("fair.bad");
+    result.classList.add(ok ? "ok" : "bad");
+    result.dataset.ok = String(ok);
+  });
+  return box;
+}

@@ -1,0 +1,497 @@
+// The table: opponents around it, the chain on the felt, your hand at the bottom, the stone pile,
+// the turn timer and the play-by-play feed. It shows the view and offers only view.legal.
+
+import { ChainBoard } from "./chain.js";
+import { h, reducedMotion, replace, setAttr, setText } from "./dom.js";
+import { t, tf } from "./i18n.js";
+import { eventLine, seatName } from "./narrate.js";
+import { pips, stoneSvg, tileBackSvg, tileKey, tileSvg } from "./tiles.js";
+import { icon } from "./icons.js";
+import { languageSelect, topBarActions } from "./ui.js";
+
+const SEATS = 5;
+
+export class TableView {
+  constructor(ctl) {
+    this.ctl = ctl;
+    this.choosing = null; // the tile whose end the player is choosing
+    this.pending = false; // an action is on its way
+    this.plates = new Map();
+    this.handButtons = new Map();
+    this.feedKey = "";
+    this.build();
+    this.timer = setInterval(() => this.tick(), 250);
+    this.onKey = (event) => {
+      if (event.key === "Escape" && this.choosing) this.cancelChoice();
+    };
+    document.addEventListener("keydown", this.onKey);
+  }
+
+  destroy() {
+    clearInterval(this.timer);
+    document.removeEventListener("keydown", this.onKey);
+    this.chain.destroy();
+  }
+
+  // -- building --------------------------------------------------------------------------------
+
+  build() {
+    const ctl = this.ctl;
+    this.pileCount = h("span", { class: "pile-count" });
+    this.pile = h(
+      "div",
+      { class: "pile", id: "table-pile", role: "img" },
+      h("span", { class: "pile-stones", "aria-hidden": "true" }, stoneSvg(), stoneSvg(), stoneSvg()),
+      h("span", { class: "pile-text" }, h("span", { class: "pile-label" }, t("table.on_table")), this.pileCount),
+    );
+    this.roundLabel = h("span", { class: "round-label" });
+    this.feedToggle = h(
+      "button",
+      { class: "icon-btn feed-toggle", type: "button", "aria-expanded": "false", onclick: () => this.toggleFeed() },
+      icon("list"),
+      h("span", { class: "lbl" }, t("table.feed")),
+    );
+    this.lastRoundBtn = h(
+      "button",
+      { class: "icon-btn", type: "button", hidden: true, onclick: () => ctl.openRoundEnd() },
+      icon("flag"),
+      h("span", { class: "lbl" }, t("table.last_round")),
+    );
+    this.bar = h(
+      "header",
+      { class: "bar" },
+      h("a", { class: "brand", href: "/", "aria-label": t("app.title") }, brandMark(), h("span", { class: "brand-text" }, t("app.title"))),
+      this.roundLabel,
+      this.pile,
+      h("div", { class: "bar-actions" }, this.lastRoundBtn, this.feedToggle, ...topBarActions(ctl)),
+    );
+
+    this.chain = new ChainBoard({
+      onEnd: (end) => this.playEnd(end),
+      labels: () => this.chainLabels(),
+    });
+    this.felt = h("main", { class: "felt", id: "felt" }, this.chain.el);
+
+    this.ticker = h("div", { class: "ticker", "aria-hidden": "true" });
+    this.status = h("div", { class: "status", role: "status", "aria-live": "polite" });
+    this.choiceBox = h("div", { class: "choice", hidden: true });
+    this.coverBox = h("div", { class: "cover-note", hidden: true });
+    this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
+    this.myTimerText = h("span", { class: "timer-text", hidden: true });
+    this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
+    this.mePlate = this.makePlate("me");
+    this.me = h(
+      "section",
+      { class: "me" },
+      this.coverBox,
+      h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText),
+      this.choiceBox,
+      h("div", { class: "me-main" }, this.mePlate.el, this.hand),
+    );
+
+    this.feedList = h("ol", { class: "feed-list" });
+    this.feed = h(
+      "aside",
+      { class: "feed", id: "feed", "aria-label": t("table.feed") },
+      h(
+        "div",
+        { class: "feed-head" },
+        h("h2", {}, t("table.feed")),
+        h("span", { class: "feed-lang" }, languageSelect()),
+        h("button", { class: "icon-btn feed-close", type: "button", onclick: () => this.toggleFeed(false) }, t("common.close")),
+      ),
+      this.feedList,
+    );
+
+    this.opps = [1, 2, 3, 4].map((pos) => this.makePlate(`o${pos}`));
+    this.flights = h("div", { class: "flights", "aria-hidden": "true" });
+    this.el = h(
+      "div",
+      { class: "table-screen" },
+      this.bar,
+      ...this.opps.map((p) => p.el),
+      this.felt,
+      this.ticker,
+      this.me,
+      this.feed,
+      this.flights,
+    );
+  }
+
+  makePlate(area) {
+    const plate = {
+      el: h("section", { class: `plate plate-${area}`, style: area === "me" ? null : { gridArea: area } }),
+      conn: h("span", { class: "conn", "aria-hidden": "true" }),
+      name: h("span", { class: "plate-name" }),
+      tags: h("div", { class: "plate-tags" }),
+      stones: h("span", { class: "plate-stones" }),
+      stonesCount: h("b", { class: "count" }),
+      hand: h("span", { class: "plate-hand", "aria-hidden": "true" }),
+      handCount: h("b", { class: "count" }),
+      timer: h("div", { class: "plate-timer", hidden: true }, h("span", { class: "timer-track" }, h("i")), h("span", { class: "timer-text" })),
+      turn: h("span", { class: "turn-flag", "aria-hidden": "true" }, "▶"),
+    };
+    plate.stones.append(stoneSvg(), plate.stonesCount);
+    plate.el.append(
+      h("div", { class: "plate-top" }, plate.turn, plate.conn, plate.name),
+      plate.tags,
+      h("div", { class: "plate-row" }, plate.stones, h("span", { class: "plate-tiles" }, plate.hand, plate.handCount)),
+      plate.timer,
+    );
+    return plate;
+  }
+
+  // -- updating --------------------------------------------------------------------------------
+
+  /** Redraw from the controller's latest state; ``events`` are the ones this update added. */
+  update(events = []) {
+    const { view, room } = this.ctl;
+    if (!view || !room) return;
+    if (this.ctl.version !== this.shownVersion) {
+      this.shownVersion = this.ctl.version;
+      this.pending = false; // the state after our action (or someone else's) has arrived
+    }
+    const legalTiles = this.legalByTile();
+    if (this.choosing && !legalTiles.has(tileKey(this.choosing))) this.choosing = null;
+    const myTurn = this.isMyTurn();
+    this.el.dataset.myTurn = String(myTurn);
+    this.el.dataset.phase = view.phase;
+    this.el.classList.toggle("spectating", this.ctl.seat === null);
+    setText(this.roundLabel, t("table.round", { n: view.round }));
+    setText(this.pileCount, String(view.table ?? 0));
+    this.pile.dataset.stones = String(view.table ?? 0);
+    setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
+    this.lastRoundBtn.hidden = !this.ctl.roundEnd;
+    const base = this.ctl.seat ?? 0;
+    for (let pos = 1; pos < SEATS; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % SEATS);
+    this.updatePlate(this.mePlate, base);
+    this.chain.update(view.chain, view.ends, this.choosing, this.openingIndex());
+    this.updateHand(legalTiles);
+    if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
+    this.updateStatus(myTurn);
+    this.updateFeed();
+    this.tick();
+    if (events.length) this.animate(events);
+    document.title = myTurn ? `● ${t("table.your_turn_short")} · ${t("app.title")}` : t("app.title");
+  }
+
+  /** Where the opening tile sits in the chain: one place further right for each tile laid on L. */
+  openingIndex() {
+    return (this.ctl.view.log || []).filter((e) => e.type === "placed" && e.end === "L").length;
+  }
+
+  isMyTurn() {
+    const { view, seat } = this.ctl;
+    return seat !== null && view.phase === "playing" && view.to_act === seat;
+  }
+
+  legalByTile() {
+    const map = new Map();
+    for (const action of this.ctl.view.legal || []) {
+      if (typeof action.play !== "string") continue;
+      const key = tileKey(action.play);
+      if (!map.has(key)) map.set(key, []);
+      map.get(key).push(action);
+    }
+    return map;
+  }
+
+  updatePlate(plate, seat) {
+    const { view, room } = this.ctl;
+    const info = room.seats[seat] || {};
+    const stones = view.stones?.[seat] ?? 0;
+    const count = view.hand_counts?.[seat] ?? 0;
+    const acting = view.phase === "playing" && view.to_act === seat;
+    const mine = seat === this.ctl.seat;
+    const el = plate.el;
+    el.dataset.seat = String(seat);
+    el.classList.toggle("acting", acting);
+    el.classList.toggle("mine", mine);
+    el.classList.toggle("offline", !info.connected);
+    setText(plate.name, seatName(room, seat) + (mine ? ` ${t("seat.you_suffix")}` : ""));
+    plate.stones.dataset.seatStones = String(seat);
+    plate.stones.dataset.stones = String(stones);
+    setText(plate.stonesCount, String(stones));
+    setAttr(plate.stones, "title", t("stones.count", { n: stones }));
+    setText(plate.handCount, `×${count}`);
+    if (plate.hand.childElementCount !== Math.min(count, 5)) {
+      replace(plate.hand, Array.from({ length: Math.min(count, 5) }, () => tileBackSvg()));
+    }
+    plate.conn.className = `conn ${info.connected ? "on" : "off"}`;
+    const tags = [];
+    if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot_level", { level: t(`bot.${info.bot_level}`) })));
+    else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
+    if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
+    if (info.kind === "human" && !info.connected) tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
+    if (view.last_placer === seat && view.phase === "playing") tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
+    if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, tf("seat.camat")));
+    if (view.elections?.[seat]) tags.push(h("span", { class: "tag tag-elections" }, tf("seat.elections", { n: view.elections[seat] })));
+    const tagKey = tags.map((x) => x.textContent).join("|");
+    if (plate.tagKey !== tagKey) {
+      plate.tagKey = tagKey;
+      replace(plate.tags, tags);
+    }
+    const aria = [
+      seatName(room, seat),
+      info.kind === "bot" ? t("seat.bot_level", { level: t(`bot.${info.bot_level}`) }) : t("seat.person"),
+      t("tiles.count", { n: count }),
+      t("stones.count", { n: stones }),
+      info.connected ? t("seat.online") : t("seat.offline"),
+      info.covered ? t("seat.covered") : null,
+      acting ? t("seat.to_act") : null,
+    ].filter(Boolean);
+    setAttr(el, "aria-label", aria.join(", "));
+  }
+
+  updateHand(legalTiles) {
+    const { view, seat } = this.ctl;
+    const myTurn = this.isMyTurn();
+    setAttr(this.hand, "aria-label", seat === null ? t("hand.watching_aria", { name: seatName(this.ctl.room, 0) }) : t("hand.aria"));
+    this.hand.classList.toggle("my-turn", myTurn);
+    if (seat === null || !view.hand) {
+      const n = view.hand_counts?.[0] ?? 0;
+      if (this.hand.dataset.backs !== String(n)) {
+        this.hand.dataset.backs = String(n);
+        replace(this.hand, Array.from({ length: n }, () => h("span", { class: "hand-back" }, tileBackSvg())));
+        this.handButtons.clear();
+      }
+      return;
+    }
+    delete this.hand.dataset.backs;
+    const keys = view.hand.map(tileKey);
+    for (const [key, btn] of this.handButtons) {
+      if (!keys.includes(key)) {
+        btn.remove();
+        this.handButtons.delete(key);
+      }
+    }
+    this.hand.querySelectorAll(".hand-back").forEach((x) => x.remove());
+    keys.forEach((key, i) => {
+      let btn = this.handButtons.get(key);
+      if (!btn) {
+        const [a, b] = pips(key);
+        btn = h(
+          "button",
+          { class: "hand-tile", type: "button", dataset: { tile: key }, onclick: () => this.pick(key) },
+          tileSvg(a, b, { vertical: true }),
+          h("span", { class: "marker", "aria-hidden": "true" }, "▲"),
+        );
+        this.handButtons.set(key, btn);
+      }
+      if (this.hand.children[i] !== btn) this.hand.insertBefore(btn, this.hand.children[i] || null);
+      const playable = myTurn && !this.pending && legalTiles.has(key);
+      const [a, b] = pips(key);
+      btn.classList.toggle("playable", playable);
+      btn.classList.toggle("chosen", this.choosing === key);
+      btn.disabled = !playable;
+      setAttr(btn, "aria-pressed", this.choosing === key ? "true" : null);
+      setAttr(btn, "aria-label", t(playable ? "tile.playable" : "tile.aria", { a, b }));
+    });
+  }
+
+  updateStatus(myTurn) {
+    const { view, room, seat } = this.ctl;
+    const info = seat === null ? null : room.seats[seat];
+    this.coverBox.hidden = !info?.covered;
+    if (info?.covered) {
+      replace(
+        this.coverBox,
+        h("span", {}, t("table.covered")),
+        h("button", { class: "btn btn-gold", type: "button", onclick: () => this.ctl.back() }, t("table.im_back")),
+      );
+    }
+    this.choiceBox.hidden = !this.choosing;
+    if (this.choosing) {
+      const [a, b] = pips(this.choosing);
+      replace(
+        this.choiceBox,
+        h("button", { class: "btn end-btn", type: "button", dataset: { end: "L" }, onclick: () => this.playEnd("L") }, "◀ ", t("table.end_left", { n: view.ends?.[0] ?? "" })),
+        h("button", { class: "btn end-btn", type: "button", dataset: { end: "R" }, onclick: () => this.playEnd("R") }, t("table.end_right", { n: view.ends?.[1] ?? "" }), " ▶"),
+        h("button", { class: "btn btn-quiet", type: "button", onclick: () => this.cancelChoice() }, t("common.cancel")),
+      );
+      setText(this.status, t("table.choose_end", { a, b }));
+      return;
+    }
+    let text;
+    if (view.phase !== "playing") text = view.match_over ? t("table.match_over") : t("table.round_over");
+    else if (myTurn) {
+      const forced = (view.legal || []).length > 0 && view.legal.every((a) => a.pass);
+      text = forced ? t("table.must_pass") : view.chain.length === 0 ? t("table.your_turn_open") : t("table.your_turn");
+    } else if (seat === null) text = t("table.watching", { name: seatName(room, view.to_act) });
+    else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
+    setText(this.status, text);
+    this.status.classList.toggle("attention", myTurn);
+  }
+
+  chainLabels() {
+    const { view } = this.ctl;
+    const ends = view?.ends || ["", ""];
+    return {
+      chain: t("chain.aria", { n: view?.chain.length ?? 0, tiles: (view?.chain || []).map((x) => x.replace("-", "–")).join(", "), left: ends[0], right: ends[1] }),
+      empty: t("chain.empty"),
+      left: t("chain.play_left", { n: ends[0] }),
+      right: t("chain.play_right", { n: ends[1] }),
+    };
+  }
+
+  updateFeed() {
+    const rounds = this.ctl.feedRounds();
+    const key = rounds.map((r) => `${r.round}:${r.log.length}`).join(",") + this.ctl.langKey;
+    if (key === this.feedKey) return;
+    this.feedKey = key;
+    const atBottom = this.feedList.scrollHeight - this.feedList.scrollTop - this.feedList.clientHeight < 40;
+    const items = [];
+    for (const r of rounds) {
+      items.push(h("li", { class: "feed-round" }, t("table.round", { n: r.round })));
+      for (const event of r.log) items.push(eventLine(event, r.room));
+    }
+    replace(this.feedList, items);
+    if (atBottom) this.feedList.scrollTop = this.feedList.scrollHeight;
+    const last = items[items.length - 1];
+    const copy = last ? last.cloneNode(true) : null;
+    copy?.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
+    replace(this.ticker, copy ? [...copy.childNodes] : []);
+  }
+
+  toggleFeed(open) {
+    const next = open ?? !this.el.classList.contains("feed-open");
+    this.el.classList.toggle("feed-open", next);
+    setAttr(this.feedToggle, "aria-expanded", String(next));
+    if (next) this.feedList.scrollTop = this.feedList.scrollHeight;
+  }
+
+  // -- the turn timer ----------------------------------------------------------------------------
+
+  tick() {
+    const { room, view } = this.ctl;
+    const deadline = this.ctl.deadline;
+    const total = (room?.turn_timer_s || 0) * 1000;
+    const seat = room?.turn?.seat;
+    const active = deadline && total > 0 && view?.phase === "playing";
+    const left = active ? Math.max(0, deadline - Date.now()) : 0;
+    for (const plate of [...this.opps, this.mePlate]) {
+      const on = active && Number(plate.el.dataset.seat) === seat;
+      plate.timer.hidden = !on;
+      if (on) {
+        plate.timer.firstChild.firstChild.style.width = `${(100 * left) / total}%`;
+        setText(plate.timer.lastChild, t("table.seconds", { n: Math.ceil(left / 1000) }));
+        plate.timer.classList.toggle("urgent", left < 5000);
+      }
+    }
+    const mine = active && seat === this.ctl.seat;
+    this.myTimer.hidden = !mine;
+    this.myTimerText.hidden = !mine;
+    if (mine) {
+      setText(this.myTimerText, t("table.seconds", { n: Math.ceil(left / 1000) }));
+      this.myTimer.firstChild.style.width = `${(100 * left) / total}%`;
+      this.myTimer.classList.toggle("urgent", left < 5000);
+    }
+  }
+
+  // -- playing ---------------------------------------------------------------------------------
+
+  pick(key) {
+    if (!this.isMyTurn() || this.pending) return;
+    const actions = this.legalByTile().get(key) || [];
+    if (!actions.length) return;
+    const ends = new Set(actions.map((a) => a.end).filter(Boolean));
+    if (actions.length > 1 && ends.has("L") && ends.has("R")) {
+      this.choosing = this.choosing === key ? null : key;
+      this.update();
+      if (this.choosing) this.chain.focusEnd("L");
+      return;
+    }
+    this.send(actions[0]);
+  }
+
+  playEnd(end) {
+    if (!this.choosing) return;
+    const action = (this.legalByTile().get(this.choosing) || []).find((a) => a.end === end);
+    if (action) this.send(action);
+  }
+
+  cancelChoice() {
+    const key = this.choosing;
+    this.choosing = null;
+    this.update();
+    this.handButtons.get(key)?.focus();
+  }
+
+  send(action) {
+    const { seat: _seat, ...payload } = action;
+    this.choosing = null;
+    const focusedTile = document.activeElement?.closest?.(".hand-tile, .end-target, .end-btn");
+    if (this.ctl.sendAction(payload)) {
+      this.pending = true;
+      this.updateHand(this.legalByTile());
+      this.chain.update(this.ctl.view.chain, this.ctl.view.ends, null, this.openingIndex());
+      this.choiceBox.hidden = true;
+      if (focusedTile) this.hand.focus?.();
+    }
+  }
+
+  // -- stones on the move ------------------------------------------------------------------------
+
+  animate(events) {
+    if (reducedMotion()) return;
+    let delay = 0;
+    for (const event of events) {
+      const settlement = event.type === "passed" ? event.settlement : event.type === "round_ended" ? event.outcome?.settlement : null;
+      if (!settlement) continue;
+      const to = this.stonesEl(settlement.receiver);
+      if (!to) continue;
+      for (let i = 0; i < Math.min(settlement.from_table, 6); i += 1) this.fly(this.pile, to, (delay += 110));
+      for (const [payer, n] of settlement.from_payers) {
+        const from = this.stonesEl(payer);
+        for (let i = 0; i < Math.min(n, 6); i += 1) if (from) this.fly(from, to, (delay += 110));
+      }
+      const received = settlement.from_table + settlement.from_payers.reduce((a, [, n]) => a + n, 0);
+      if (received > 0) this.burst(to, `+${received}`, delay + 700);
+    }
+  }
+
+  stonesEl(seat) {
+    return this.el.querySelector(`.plate-stones[data-seat-stones="${seat}"]`);
+  }
+
+  fly(from, to, delay) {
+    const a = from.getBoundingClientRect();
+    const b = to.getBoundingClientRect();
+    const stone = stoneSvg("flying");
+    this.flights.append(stone);
+    const start = `translate(${a.left + a.width / 2 - 9}px, ${a.top + a.height / 2 - 9}px)`;
+    const end = `translate(${b.left + b.width / 2 - 9}px, ${b.top + b.height / 2 - 9}px)`;
+    const mid = `translate(${(a.left + b.left) / 2 + (a.width + b.width) / 4 - 9}px, ${Math.min(a.top, b.top) - 40}px) scale(1.35)`;
+    const anim = stone.animate(
+      [
+        { transform: start, opacity: 0 },
+        { transform: start, opacity: 1, offset: 0.08 },
+        { transform: mid, opacity: 1, offset: 0.5 },
+        { transform: end, opacity: 1 },
+      ],
+      { duration: 750, delay, easing: "cubic-bezier(.3,.6,.4,1)", fill: "backwards" },
+    );
+    anim.onfinish = () => {
+      stone.remove();
+      to.classList.remove("bump");
+      void to.offsetWidth;
+      to.classList.add("bump");
+    };
+  }
+
+  burst(target, text, delay) {
+    setTimeout(() => {
+      const r = target.getBoundingClientRect();
+      const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top}px` } }, text);
+      this.flights.append(tag);
+      setTimeout(() => tag.remove(), 1400);
+    }, delay);
+  }
+}
+
+/** The domino mark of the brand. */
+export function brandMark() {
+  const mark = h("span", { class: "brand-mark", "aria-hidden": "true" });
+  mark.append(tileSvg(6, 6, { vertical: true }));
+  return mark;
+}

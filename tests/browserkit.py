@@ -1,0 +1,244 @@
+"""Driving the browser client with Playwright and Debian's Chromium: pages, seats, turns, checks.
+
+Every helper works through the page the way a player does (the lobby form, the seat buttons, the
+tiles in the hand, the end targets on the chain), and reads what the page shows or holds
+(``window.__domeng`` is the room controller with the last ``state``). `PageWatch` records console
+errors, page errors and dialogs so a test can assert that none happened.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CATALOGS = ROOT / "static" / "i18n"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+
+PANEL = "dialog.round-end[open]"
+PLAYABLE = ".hand-tile.playable"
+END_TARGET = ".end-target:not([hidden])"
+
+
+def languages() -> list[str]:
+    """The language codes the client offers (static/i18n/index.json)."""
+    index = json.loads((CATALOGS / "index.json").read_text(encoding="utf-8"))
+    return [lang["code"] for lang in index["languages"]]
+
+
+def launch(playwright: Any) -> Any:
+    """Chromium from Debian (never a downloaded browser); skips when it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed: the browser tests need Debian's Chromium")
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+
+
+@dataclass
+class PageWatch:
+    """Console errors, uncaught page errors and dialogs seen on one page."""
+
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def attach(self, page: Any) -> None:
+        page.on(
+            "console", lambda msg: self.errors.append(f"console: {msg.text}") if msg.type == "error" else None
+        )
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+
+        def on_dialog(dialog: Any) -> None:
+            self.dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+
+    def assert_clean(self) -> None:
+        assert self.errors == [], self.errors
+        assert self.dialogs == [], self.dialogs
+
+
+def open_page(
+    browser: Any, viewport: dict[str, int] = DESKTOP, locale: str = "en-US"
+) -> tuple[Any, Any, PageWatch]:
+    """A fresh context (its own localStorage) and page; animations reduced for stable screenshots."""
+    context = browser.new_context(viewport=viewport, locale=locale, reduced_motion="reduce")
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    watch = PageWatch()
+    watch.attach(page)
+    return context, page, watch
+
+
+def goto(page: Any, url: str) -> None:
+    """Open ``url`` and wait until the client has loaded its texts and drawn the page."""
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]")
+
+
+def create_room_in_lobby(page: Any, base: str, seats: list[str], timer_s: int = 0) -> str:
+    """Fill the lobby form (seat choices: "person", "random", "greedy") and create the room;
+    returns its code once the room page has loaded."""
+    goto(page, f"{base}/")
+    for seat, choice in enumerate(seats):
+        page.select_option(f"#seat-{seat}", choice)
+    page.fill("#turn-timer", str(timer_s))
+    page.click("#create-room")
+    page.wait_for_url("**/r/**")
+    page.wait_for_selector(".seat-list")
+    return str(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def take_seat(page: Any, seat: int, name: str) -> None:
+    """Type a name and sit in ``seat`` in the waiting room."""
+    page.fill("#player-name", name)
+    page.click(f".sit[data-seat='{seat}']")
+    page.wait_for_selector(f".seat-row.mine[data-seat='{seat}']")
+
+
+def start_match(page: Any) -> None:
+    """Press the host's Start button and wait for the table."""
+    page.click(".start-box .btn")
+    page.wait_for_selector(".table-screen")
+
+
+def held(page: Any) -> dict[str, Any]:
+    """What the page holds: the last state's view and room, the seat and version, the round end."""
+    result: dict[str, Any] = page.evaluate(
+        """() => {
+            const c = window.__domeng;
+            return c && {view: c.view, room: c.room, seat: c.seat, version: c.version,
+                         roundEnd: c.roundEnd && {round: c.roundEnd.round, view: c.roundEnd.view,
+                                                  seed: c.roundEnd.seed, commitment: c.roundEnd.commitment}};
+        }"""
+    )
+    return result
+
+
+def close_panel(page: Any) -> None:
+    """Close the round-end panel if it is open."""
+    if page.locator(PANEL).count():
+        page.locator(f"{PANEL} .panel-foot .btn-gold").click()
+        page.wait_for_selector(PANEL, state="detached")
+
+
+def play_turn(page: Any, keyboard: bool = False) -> bool:
+    """Play one of the raised (legal) tiles if it is our turn; choose an end when the page asks.
+
+    With ``keyboard``, the tile is focused and played with Enter, and so is the end target (the page
+    moves focus to the left end when an end must be chosen). Returns whether a move was sent.
+    """
+    tile = page.locator(PLAYABLE).first
+    if not tile.count():
+        return False
+    version = page.evaluate("() => window.__domeng.version")
+    try:
+        if keyboard:
+            tile.focus(timeout=1000)
+            page.keyboard.press("Enter")
+        else:
+            tile.click(timeout=1000)
+    except Exception:  # the turn moved on between looking and clicking
+        return False
+    if page.locator(END_TARGET).count():
+        if keyboard:
+            page.keyboard.press("Enter")
+        else:
+            page.locator(END_TARGET).last.click()
+    page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=10_000)
+    return True
+
+
+def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keyboard: bool = False) -> int:
+    """Play our turns until ``done()``; closes round-end panels that are in the way unless ``done``
+    is already true. Returns the number of moves made."""
+    moves = 0
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"condition not reached after {moves} moves")
+        if page.locator(PANEL).count():
+            close_panel(page)
+            continue
+        if play_turn(page, keyboard=keyboard):
+            moves += 1
+        else:
+            page.wait_for_timeout(50)
+    return moves
+
+
+def shown_stones(page: Any) -> dict[str, Any]:
+    """In one tick: the stones each seat's plate shows, the table pile, and the page's view."""
+    result: dict[str, Any] = page.evaluate(
+        """() => {
+            const plates = {};
+            for (const el of document.querySelectorAll('.plate-stones[data-seat-stones]')) {
+                plates[el.dataset.seatStones] = Number(el.querySelector('.count').textContent);
+            }
+            const v = window.__domeng.view;
+            return {plates, pile: Number(document.querySelector('.pile-count').textContent),
+                    stones: v.stones, table: v.table};
+        }"""
+    )
+    return result
+
+
+def text_of(page: Any) -> str:
+    """All visible text of the page, open dialogs included."""
+    return str(page.evaluate("() => document.body.innerText"))
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save a screenshot under artifacts/screenshots/ (git-ignored) and return its path."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+class SocketPlayer:
+    """A person at ``seat`` played by a WebSocket client in a thread: it takes the first legal
+    action of every turn (through the protocol, like any client), until `stop`."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.done = threading.Event()
+        self.moves = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            try:
+                message = self.client.recv(timeout=0.3)
+            except TimeoutError:
+                continue
+            except Exception:  # the socket closed
+                return
+            view = message.get("view") if message["type"] == "state" else None
+            if view and view["phase"] == "playing" and view["legal"] and "pass" not in view["legal"][0]:
+                action = {k: v for k, v in view["legal"][0].items() if k != "seat"}
+                self.client.send({"type": "action", "version": message["version"], "action": action})
+                self.moves += 1
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join(5)
+        self.client.close()

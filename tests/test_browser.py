@@ -1,0 +1,342 @@
+"""The browser client end to end: a real server, Debian's Chromium driven by Playwright.
+
+People create a room in the lobby, take seats through the share link, play whole rounds by
+clicking (or pressing Enter on) the tiles the view marks legal, reload mid-round, and read the
+round-end panel, in every language. The catalogs are checked without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    CATALOGS,
+    DESKTOP,
+    PANEL,
+    PHONE,
+    PLAYABLE,
+    SocketPlayer,
+    close_panel,
+    create_room_in_lobby,
+    goto,
+    held,
+    languages,
+    launch,
+    open_page,
+    play_turn,
+    play_until,
+    screenshot,
+    shown_stones,
+    start_match,
+    take_seat,
+    text_of,
+)
+from tests.serverkit import Client, ServerProcess
+
+BOTS = ["person", "greedy", "random", "greedy", "random"]
+
+
+def _tile_key(tile: str) -> str:
+    """A tile written low-high ("6-3" → "3-6"), as the hand's buttons name it."""
+    low, high = sorted(int(p) for p in tile.split("-"))
+    return f"{low}-{high}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser"),
+        env={"DOMENG_BOT_DELAY_S": "0.05", "DOMENG_ROUND_PAUSE_S": "1", "DOMENG_DISCONNECT_GRACE_S": "30"},
+    ).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def _round_end_truth(spectator: Client, round_no: int) -> dict[str, Any]:
+    """The server's own view of the end of round ``round_no`` (from a spectator socket)."""
+    for message in spectator.messages:
+        view = message.get("view") if message["type"] == "state" else None
+        if view and view["round"] == round_no and view["phase"] != "playing" and view["outcome"]:
+            return view
+    message = spectator.wait_for(
+        lambda m: (
+            m["type"] == "state"
+            and bool(m["view"])
+            and m["view"]["round"] == round_no
+            and m["view"]["phase"] != "playing"
+        ),
+        timeout=20,
+    )
+    view: dict[str, Any] = message["view"]
+    return view
+
+
+# -- 1. one person and four bots ---------------------------------------------------------------
+
+
+def test_one_person_plays_a_round_to_the_round_end_panel(server: ServerProcess, browser: Any) -> None:
+    context, page, watch = open_page(browser, DESKTOP)
+    code = create_room_in_lobby(page, server.url, BOTS)
+    spectator = Client(server, code)
+    take_seat(page, 0, "Ana")
+    start_match(page)
+    assert page.locator(".plate").count() == 5
+
+    moves = 0
+    while True:  # rounds until one in which Ana placed a tile
+        moves = play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=60)
+        if moves:
+            break
+        close_panel(page)
+    page_state = held(page)
+    round_end = page_state["roundEnd"]
+    truth = _round_end_truth(spectator, round_end["round"])
+    # the panel shows the server's stones after the round, seat by seat, and the table's
+    shown = {
+        int(cell.get_attribute("data-seat")): int(cell.get_attribute("data-stones"))
+        for cell in page.locator(f"{PANEL} .stones-cell[data-seat]").all()
+    }
+    assert (
+        [shown[s] for s in range(5)] == truth["outcome"]["stones"] == round_end["view"]["outcome"]["stones"]
+    )
+    table_cell = page.locator(f"{PANEL} .stones-cell.table-cell").get_attribute("data-stones")
+    assert int(table_cell) == truth["outcome"]["table"]
+    # every hand revealed, one sentence per stone transfer, and a passing fair-deal check
+    assert page.locator(f"{PANEL} .reveal-row").count() == 5
+    settlements = sum(1 for e in truth["log"] if e["type"] == "passed" and e["settlement"]) + 1
+    assert page.locator(f"{PANEL} .transfer").count() == settlements
+    page.wait_for_selector(f"{PANEL} .fair-result[data-ok='true']")
+    assert round_end["commitment"] and round_end["seed"]
+    # the plates show what the page holds, which is what the server sent
+    close_panel(page)
+    now = shown_stones(page)
+    assert [now["plates"][str(s)] for s in range(5)] == now["stones"]
+    assert now["pile"] == now["table"] == 25 - sum(now["stones"])
+    assert server.room(code)["status"] in {"playing", "finished"}
+    spectator.close()
+    watch.assert_clean()
+    context.close()
+
+
+# -- 2. two people through the share link -------------------------------------------------------
+
+
+def test_two_people_join_through_the_share_link_and_both_play(server: ServerProcess, browser: Any) -> None:
+    host_ctx, host, host_watch = open_page(browser, DESKTOP)
+    create_room_in_lobby(host, server.url, ["person", "person", "greedy", "greedy", "greedy"])
+    link = host.input_value("#share-url")
+    assert re.fullmatch(rf"{re.escape(server.url)}/r/[\w-]+", link)
+    take_seat(host, 0, "Ana")
+
+    guest_ctx, guest, guest_watch = open_page(browser, PHONE)
+    goto(guest, link)
+    guest.wait_for_selector(".seat-row[data-seat='0'] .seat-who strong")
+    assert guest.locator(".seat-row[data-seat='0'] .seat-who strong").inner_text() == "Ana"
+    take_seat(guest, 1, "Budi")
+    host.wait_for_selector(".seat-row[data-seat='1'] .seat-who strong")
+    start_match(host)
+    guest.wait_for_selector(".table-screen")
+
+    moved = {"host": 0, "guest": 0}
+    for _ in range(2000):
+        if moved["host"] and moved["guest"]:
+            break
+        for key, page in (("host", host), ("guest", guest)):
+            close_panel(page)
+            if play_turn(page):
+                moved[key] += 1
+        host.wait_for_timeout(40)
+    assert moved["host"] >= 1 and moved["guest"] >= 1, moved
+    # each sees the other by name, as a person
+    assert "Budi" in host.locator(".plate[data-seat='1'] .plate-name").inner_text()
+    assert "Ana" in guest.locator(".plate[data-seat='0'] .plate-name").inner_text()
+    host_watch.assert_clean()
+    guest_watch.assert_clean()
+    host_ctx.close()
+    guest_ctx.close()
+
+
+# -- 3. reload mid-round; the socket drops and comes back --------------------------------------
+
+
+def test_reload_keeps_seat_hand_and_stones_and_a_dropped_socket_reconnects(
+    server: ServerProcess, browser: Any
+) -> None:
+    context, page, watch = open_page(browser, PHONE)
+    create_room_in_lobby(page, server.url, BOTS)
+    take_seat(page, 0, "Ana")
+    start_match(page)
+    # a move made with the keyboard alone, then our next turn (nothing changes while we think)
+    play_until(page, lambda: page.locator(PLAYABLE).count() > 0, timeout=60)
+    assert play_turn(page, keyboard=True)
+    play_until(page, lambda: page.locator(PLAYABLE).count() > 0, timeout=60)
+    before = held(page)
+    hand = page.eval_on_selector_all(".hand-tile", "els => els.map(e => e.dataset.tile)")
+    assert hand == [_tile_key(t) for t in before["view"]["hand"]]
+
+    page.reload()
+    page.wait_for_selector(".hand-tile.playable")
+    after = held(page)
+    assert after["seat"] == before["seat"] == 0
+    assert after["version"] == before["version"]
+    assert after["view"]["hand"] == before["view"]["hand"]
+    assert after["view"]["stones"] == before["view"]["stones"]
+    assert page.eval_on_selector_all(".hand-tile", "els => els.map(e => e.dataset.tile)") == hand
+    assert [shown_stones(page)["plates"][str(s)] for s in range(5)] == before["view"]["stones"]
+
+    # the network drops: the banner shows, the client reconnects with the same token
+    page.evaluate("() => window.__domeng.socket.ws.close()")
+    page.wait_for_selector(".banner[data-kind='reconnecting']")
+    page.wait_for_selector(".banner", state="hidden")
+    assert held(page)["seat"] == 0
+    assert play_turn(page, keyboard=True)
+    watch.assert_clean()
+    context.close()
+
+
+# -- 4. names are text, never markup -------------------------------------------------------------
+
+HOSTILE = ["<img src=x onerror=alert(1)>", "<svg onload=alert(1)>"]  # names are 1-32 characters
+
+
+def test_hostile_names_show_as_literal_text(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+    claim = server.claim(room["code"], 1, HOSTILE[1])
+    assert claim.status_code == 201
+    other = SocketPlayer(Client(server, room["code"], claim.json()["token"]))
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/r/{room['code']}")
+    take_seat(page, 0, HOSTILE[0])
+
+    def no_markup() -> None:
+        injected = page.evaluate(
+            """() => ({img: document.querySelectorAll('img').length,
+                       handlers: document.querySelectorAll('[onload],[onerror]').length})"""
+        )
+        assert injected == {"img": 0, "handlers": 0}
+
+    text = text_of(page)
+    assert HOSTILE[0] in text and HOSTILE[1] in text
+    no_markup()
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.wait_for_selector(".table-screen")
+    assert HOSTILE[0] in page.locator(".plate[data-seat='0'] .plate-name").inner_text()
+    assert page.locator(".plate[data-seat='1'] .plate-name").inner_text() == HOSTILE[1]
+    play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=60)
+    assert HOSTILE[1] in page.locator(PANEL).inner_text()
+    no_markup()
+    other.stop()
+    watch.assert_clean()
+    context.close()
+
+
+# -- 5. every language ---------------------------------------------------------------------------
+
+
+def _catalog(lang: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_every_catalog_has_exactly_the_english_keys() -> None:
+    english = _catalog("en")
+    placeholder = re.compile(r"\{(\w+)\}")
+    for lang in languages():
+        catalog = _catalog(lang)
+        assert set(catalog) - set(english) == set(), f"{lang} has keys English lacks"
+        assert set(english) - set(catalog) == set(), f"{lang} lacks keys"
+        for key, value in catalog.items():
+            forms = list(value.values()) if isinstance(value, dict) else [value]
+            assert all(isinstance(f, str) and f for f in forms), (lang, key)
+            if isinstance(value, dict):
+                assert "other" in value, (lang, key)
+            wanted = set(placeholder.findall(json.dumps(english[key]))) - {"n"}
+            for form in forms:
+                assert wanted <= set(placeholder.findall(form)), (lang, key, form)
+
+
+def _assert_translated(page: Any, lang: str) -> None:
+    assert page.evaluate("() => document.documentElement.lang") == lang
+    assert "⟦" not in text_of(page), f"{lang}: a key is missing"
+    assert page.evaluate("() => window.__i18nMissing") == []
+    # long words never push the page sideways on a phone
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
+
+
+def test_each_language_renders_lobby_rules_table_and_round_end(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(bots=["greedy", "random", "greedy", "random", "greedy"], turn_timer_s=0)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    for lang in languages():
+        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/")
+        _assert_translated(page, lang)
+        goto(page, f"{server.url}/rules")
+        _assert_translated(page, lang)
+        assert page.locator(".term").count() > 20
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector(".table-screen")
+        _assert_translated(page, lang)
+        page.wait_for_selector(PANEL, timeout=30_000)
+        _assert_translated(page, lang)
+        # the game's own terms stay as they are and explain themselves in the language
+        term = page.locator(f"{PANEL} .term").first
+        assert term.get_attribute("title")
+        assert page.locator(f"#def-{term.get_attribute('data-term')}").count() == 1
+        watch.assert_clean()
+        context.close()
+    # the switcher changes the language and remembers it
+    context, page, watch = open_page(browser, DESKTOP, locale="en-US")
+    goto(page, f"{server.url}/")
+    page.select_option(".page-header .lang-select", "uk")
+    page.wait_for_function("() => document.documentElement.lang === 'uk'")
+    page.reload()
+    page.wait_for_selector("body[data-ready]")
+    _assert_translated(page, "uk")
+    watch.assert_clean()
+    context.close()
+
+
+# -- 6. screenshots at phone and desktop size ----------------------------------------------------
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_screenshots_of_lobby_table_and_round_end(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    size = f"{viewport['width']}x{viewport['height']}"
+    context, page, watch = open_page(browser, viewport)
+    goto(page, f"{server.url}/")
+    paths = [screenshot(page, f"lobby-{size}")]
+    create_room_in_lobby(page, server.url, BOTS, timer_s=30)
+    take_seat(page, 0, "Dewi")
+    start_match(page)
+
+    def mid_round() -> bool:
+        view = held(page)["view"]
+        return bool(page.locator(".hand-tile.playable").count()) and len(view["chain"]) >= 4
+
+    play_until(page, mid_round, timeout=90)
+    page.wait_for_timeout(300)  # let the chain settle
+    paths.append(screenshot(page, f"table-{size}"))
+    play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=90)
+    page.wait_for_selector(f"{PANEL} .fair-result[data-ok]")
+    paths.append(screenshot(page, f"round-end-{size}"))
+    for path in paths:
+        assert Path(path).stat().st_size > 10_000
+    watch.assert_clean()
+    context.close()
