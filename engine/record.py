@@ -29,10 +29,11 @@ from typing import Any
 from engine.actions import parse_action
 from engine.core import Deal, Phase, RoundLog, State
 from engine.errors import EngineError, RecordError
-from engine.events import DomengOutcome, KozelOutcome, Outcome
+from engine.events import DomengOutcome, Outcome
 from engine.rules.base import Rules
 from engine.tiles import Tile
 from engine.variants import find_variant
+from engine.views import outcome_to_json
 
 __all__ = ["FORMAT", "Replay", "read_record", "replay", "round_report", "write_record"]
 
@@ -101,31 +102,28 @@ class Replay:
         return {"rounds": reports, "match_over": self.match_over}
 
 
+_DOMENG_KEYS = (
+    "end",
+    "winner",
+    "cucuq",
+    "manguno",
+    "mattikkeng",
+    "table",
+    "stones",
+    "camat",
+    "camat_elected",
+    "next_leader",
+)
+_KOZEL_KEYS = ("end", "winner", "points", "pending", "goat", "next_leader")
+
+
 def round_report(outcome: Outcome | None, state: State | None = None) -> dict[str, Any]:
     """One round of RECORD.md's report. For an unfinished round pass ``outcome=None`` and the
     ``state`` it stands in: ``end`` is null and the score is as it stands."""
-    if isinstance(outcome, DomengOutcome):
-        return {
-            "end": outcome.end.value,
-            "winner": outcome.winner,
-            "cucuq": outcome.cucuq,
-            "manguno": outcome.manguno,
-            "mattikkeng": list(outcome.mattikkeng),
-            "table": outcome.table,
-            "stones": list(outcome.stones),
-            "camat": outcome.camat,
-            "camat_elected": outcome.camat_elected,
-            "next_leader": outcome.next_leader,
-        }
-    if isinstance(outcome, KozelOutcome):
-        return {
-            "end": outcome.end.value,
-            "winner": outcome.winner,
-            "points": list(outcome.points),
-            "pending": list(outcome.pending),
-            "goat": list(outcome.goat),
-            "next_leader": outcome.next_leader,
-        }
+    if outcome is not None:
+        full = outcome_to_json(outcome)
+        keys = _DOMENG_KEYS if isinstance(outcome, DomengOutcome) else _KOZEL_KEYS
+        return {key: full[key] for key in keys}
     assert state is not None
     score = state.public_score()
     if state.variant == "kozel":
