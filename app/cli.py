@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -112,8 +113,8 @@ def _load(path: str) -> object:
         raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None
     try:
         return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RecordError("invalid_json", f"{path} is not JSON: {error}") from None
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise RecordError("invalid_json", f"{path} is not JSON we can read: {error}") from None
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -312,6 +313,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EngineError as error:
         print(f"domeng: {error.code}: {error.message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader (e.g. `| head`) has gone: not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+        return 0
     return status
 
 

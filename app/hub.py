@@ -14,6 +14,7 @@ from app.rooms import Room, RoomError, SeatInfo, commitment_of, deal_of, hash_to
 from app.settings import Settings
 from app.store import MatchRow, Store
 from engine.actions import parse_action
+from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
 from engine.variants import make_rules
@@ -52,6 +53,9 @@ class Hub:
         levels = list(bot_levels or [None] * rules.seats)
         if len(levels) != rules.seats:
             raise RoomError("invalid_seats", f"'bots' must list {rules.seats} seats", 422)
+        unknown = sorted({level for level in levels if level is not None and level not in BOTS})
+        if unknown:
+            raise RoomError("unknown_bot", f"unknown bot level(s) {unknown}; known: {sorted(BOTS)}", 422)
         code = secrets.token_urlsafe(16)  # 128 bits
         host_token = secrets.token_urlsafe(32)
         timer = self.settings.turn_timer_s if turn_timer_s is None else turn_timer_s

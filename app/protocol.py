@@ -78,7 +78,7 @@ class HelloMessage(_Message):
 
     type: Literal["hello"]
     protocol: Literal[1] = 1
-    token: str | None = Field(None, min_length=16, max_length=128)
+    token: str | None = Field(None, max_length=128)
     since: int | None = Field(None, ge=0)
 
 

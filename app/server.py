@@ -172,6 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.limiter = MovingWindowRateLimiter(MemoryStorage())
     app.state.limit = parse_limit(settings.rate_limit)
+    app.state.create_limit = parse_limit(settings.room_create_limit)
     app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
     app.include_router(rooms)
     app.include_router(operations)
@@ -234,10 +235,17 @@ async def rules_page() -> FileResponse:
 @rooms.post("/rooms", status_code=201)
 async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
     """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
+    state = request.app.state
+    client = request.client.host if request.client else "unknown"
+    if not state.limiter.hit(state.create_limit, f"create-{client}"):
+        raise RoomError("too_many_rooms", "too many rooms created from this address; try again soon", 429)
+    if len(hub.rooms) >= hub.settings.max_rooms:
+        raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(
         body.variant, body.options, body.seats, body.turn_timer_s, body.bots
     )
-    base = hub.settings.public_url or str(request.base_url).rstrip("/")
+    # The share link is absolute only with a configured public URL: never built from the Host header.
+    base = (hub.settings.public_url or "").rstrip("/")
     return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
 
 

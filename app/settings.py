@@ -26,7 +26,12 @@ class Settings(BaseSettings):
     """SQLAlchemy async URL; default SQLite (WAL) at ``data_dir/domeng.sqlite3``."""
     admin_token: SecretStr | None = None
     public_url: str | None = None
-    """The base URL in share links (default: taken from each request)."""
+    """The base URL of share links, e.g. ``https://domeng.example``; without it links are relative
+    (``/r/CODE``) and the browser completes them (never from a request's Host header)."""
+    max_rooms: Annotated[int, Field(ge=1)] = 5000
+    """Rooms one process hosts at most; creating more answers 503."""
+    room_create_limit: str = "60 per minute"
+    """Rooms one client address may create (a `limits` expression); over it: 429."""
 
     turn_timer_s: Annotated[float, Field(ge=0)] = 30.0
     """Default turn timer of new rooms; 0 turns the timer off."""

@@ -328,9 +328,10 @@ class State:
         return chain_line(self.log)
 
     def position(self) -> str:
-        """A short description of where play stands, for error messages."""
+        """A short description of where play stands, for error messages: the round (from 1), the
+        action being tried (from 1) and the open ends."""
         ends = "empty" if self.left < 0 else f"[{self.left}|{self.right}]"
-        return f"round {self.round_index}, action {len(self.actions)}, chain {ends}"
+        return f"round {self.round_index}, action {len(self.actions) + 1}, chain {ends}"
 
     # -- legal actions -------------------------------------------------------------------------
 

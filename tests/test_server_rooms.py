@@ -295,3 +295,21 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     with pytest.raises(ConnectionClosed) as refused:
         again.recv(timeout=5)
     assert refused.value.rcvd is not None and refused.value.rcvd.code == 1008
+
+
+def test_room_settings_are_checked_before_anything_is_stored(server: ServerProcess) -> None:
+    for body, code in (
+        ({"bots": ["god", None, None, None, None]}, "unknown_bot"),
+        ({"options": {"camat_target": 10**20}}, "invalid_options"),
+        ({"options": {"spinner": True}}, "invalid_options"),
+        ({"variant": "poker"}, "unknown_variant"),
+    ):
+        reply = httpx.post(f"{server.url}/api/rooms", json=body, timeout=5)
+        assert reply.status_code == 422, body
+        assert reply.json()["detail"]["code"] == code, body
+
+
+def test_share_link_never_comes_from_the_host_header(server: ServerProcess) -> None:
+    reply = httpx.post(f"{server.url}/api/rooms", json={}, headers={"Host": "evil.example"}, timeout=5)
+    assert reply.status_code == 201
+    assert reply.json()["url"] == f"/r/{reply.json()['code']}"

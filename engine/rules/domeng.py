@@ -17,7 +17,10 @@ from engine.events import DomengOutcome, Passed, Placed, Reason, RoundEnded, Set
 from engine.rules.base import Rules, check_seat
 from engine.tiles import Tile, mask_of, pip_sum
 
-__all__ = ["CYCLE_STONES", "OPENING_LEMPAS", "Domeng", "DomengState"]
+__all__ = ["CYCLE_STONES", "MAX_CAMAT_TARGET", "OPENING_LEMPAS", "Domeng", "DomengState"]
+
+MAX_CAMAT_TARGET = 100
+"""The most camat elections a match may be set to last (0 means no limit)."""
 
 CYCLE_STONES = 25
 """Stones on the table at the start of every cycle (D16–D18)."""
@@ -48,8 +51,10 @@ class Domeng(Rules):
             raise EngineError("invalid_seats", f"Domeng is played by 5 seats, not {seats}")
         target = options.get("camat_target", 1)
         assert isinstance(target, int)
-        if target < 0:
-            raise EngineError("invalid_options", f"camat_target must be 0 or more, got {target}")
+        if not 0 <= target <= MAX_CAMAT_TARGET:
+            raise EngineError(
+                "invalid_options", f"camat_target must be 0 (no limit) to {MAX_CAMAT_TARGET}, got {target}"
+            )
         return cls(camat_target=target)
 
     def options(self) -> dict[str, object]:
