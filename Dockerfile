@@ -1,0 +1,38 @@
+# Domeng Online game server: `docker build -t domeng-online .`, then
+#     docker run -p 8000:8000 -v domeng-data:/data -e DOMENG_ADMIN_TOKEN=… domeng-online
+# Without DOMENG_DATABASE_URL it keeps a SQLite database in the /data volume; docker-compose.yml
+# runs it with PostgreSQL. The server migrates its database by itself at start (Alembic
+# `upgrade head`). Every setting is a DOMENG_* variable (app/settings.py).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DOMENG_DATA_DIR=/data \
+    DOMENG_PORT=8000
+
+WORKDIR /app
+COPY pyproject.toml README.md alembic.ini ./
+COPY engine ./engine
+COPY app ./app
+COPY migrations ./migrations
+COPY static ./static
+
+# An editable install from pyproject.toml: the server looks for its Alembic migrations beside the
+# `app` package (app/store.py, MIGRATIONS_DIR = /app/migrations), which a plain `pip install .`
+# would move to site-packages without them. The code stays root-owned and read-only to the server.
+RUN pip install -e . \
+    && useradd --system --uid 10001 --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin domeng \
+    && mkdir -p /data \
+    && chown domeng:domeng /data
+
+USER domeng
+VOLUME ["/data"]
+EXPOSE 8000
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import os, sys, urllib.request; port = os.environ.get('DOMENG_PORT', '8000'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4).status == 200 else 1)"]
+
+CMD ["domeng", "serve", "--host", "0.0.0.0"]

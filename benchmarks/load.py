@@ -1,0 +1,780 @@
+"""Load benchmark: many concurrent five-seat tables against a real server, beside a bare fan-out.
+
+In one run, on 127.0.0.1 only:
+
+1. ours: ``python -m app.cli serve --port 0`` in a subprocess (one uvicorn worker; SQLite in a
+   temporary data directory, or ``--database-url``), with no turn timer, no bot delay, a short
+   round pause, warning-level logs and a rate limit high enough for the pace. ``--tables`` rooms
+   are created over HTTP (``camat_target`` 0, so matches never end), all five seats of each are
+   claimed, five WebSocket clients per table say ``hello`` with their seat tokens, and the host
+   starts each match;
+2. baseline: `benchmarks/fanout_server.py`, a FastAPI WebSocket route that bumps a table's
+   version on every action and sends each of its five clients a ``state`` frame padded to the
+   median size of ours (measured in step 1), with a fake turn rotation; no engine, no database.
+
+Both are driven by the same client logic (websockets' asyncio client, one event loop): a client
+whose ``state`` lists ``view.legal`` (and not just a forced pass, which the server applies by
+itself) waits for its table's next slot and sends ``view.legal[0]`` without ``seat``. Slots come
+``1 / --pace`` seconds apart per table, from a random phase, so tables do not act in lockstep.
+
+Figures, over ``--seconds`` after ``--warmup``:
+
+- latency: from sending an action at version V to the moment the LAST of the table's five
+  clients has the ``state`` of version V+1 (p50, p99, max, in ms; actions sent in the window);
+- actions/s: every version increment seen, in all tables (forced passes and deals included);
+  client actions/s: the actions the clients sent;
+- deliveries/s: ``state`` frames received by all clients;
+- connections opened, failed (a failed handshake, no ``welcome``, or a close we did not ask for);
+- server RSS (VmRSS of /proc/PID/status, the peak of samples over the whole run; VmHWM beside it)
+  and CPU (% of one core: utime+stime of /proc/PID/stat over the window); the client's own CPU.
+
+A table has at most one client action in flight (its next turn comes with the update), so the load
+is a closed loop: when the server cannot keep up, the pace falls below ``--pace`` and the latency
+grows to about tables / actions per second (Little's law) instead of growing without bound. The
+load generator shares the machine with the server: read its CPU figure beside the server's.
+
+Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
+[--database-url postgresql+asyncpg://…] [--compression deflate|none] [--skip-baseline] [--json]``.
+The goals it judges (printed as meets/MISSES): 2,000 connections (400 tables) at 1 action/s per
+table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import platform
+import random
+import re
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+ROOT = Path(__file__).resolve().parents[1]
+SEATS = 5
+BATCH = 50  # connections opened at a time
+HTTP_CONCURRENCY = 16
+OPEN_TIMEOUT_S = 10.0
+WELCOME_TIMEOUT_S = 30.0
+DRAIN_S = 5.0  # after the window: how long unfinished updates may still arrive
+SETUP_BUDGET_S = 300.0  # rooms, seats, connections and starts must be done by then
+DEFAULT_FRAME_BYTES = 2400  # the fan-out's frame size when ours was not measured (--baseline-only)
+
+GOAL_CONNECTIONS = 2000
+GOAL_PACE = 1.0
+GOAL_P99_MS = 50.0
+GOAL_RSS_MB = 250.0
+
+
+# -- the server processes ----------------------------------------------------------------------
+
+
+def listening_port(pid: int) -> int | None:
+    """The TCP port process ``pid`` listens on (from /proc), or None while it listens on none."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                found = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
+                if found:
+                    inodes.add(found.group(1))
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                    return int(fields[1].rsplit(":", 1)[1], 16)
+    return None
+
+
+class ServerProcess:
+    """A server in a subprocess: its URL once `start` returns, its RSS and CPU from /proc."""
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.name = name
+        self.command = command
+        self.env = env
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.rss_peak_mb = 0.0
+        self.rss_hwm_mb = 0.0
+
+    def start(self, ready_path: str, timeout: float = 60.0) -> None:
+        """Start, find the port, and wait until ``ready_path`` answers 200 (RuntimeError if not)."""
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited {self.proc.returncode}:\n{self.log_tail()}")
+            port = listening_port(self.proc.pid)
+            if port:
+                self.url = f"http://127.0.0.1:{port}"
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(self.url + ready_path, timeout=2).status_code == 200:
+                        return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"{self.name} not ready after {timeout} s:\n{self.log_tail()}")
+
+    @property
+    def ws_base(self) -> str:
+        """The ws:// base URL."""
+        return self.url.replace("http://", "ws://")
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines the server printed."""
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def sample_rss(self) -> None:
+        """Read VmRSS and VmHWM (the kernel's high-water mark) and keep their peaks, in MB."""
+        assert self.proc is not None
+        with contextlib.suppress(OSError), open(f"/proc/{self.proc.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    self.rss_peak_mb = max(self.rss_peak_mb, int(line.split()[1]) / 1024)
+                elif line.startswith("VmHWM:"):
+                    self.rss_hwm_mb = max(self.rss_hwm_mb, int(line.split()[1]) / 1024)
+
+    def cpu_seconds(self) -> float:
+        """utime + stime of the process so far, in seconds."""
+        assert self.proc is not None
+        with open(f"/proc/{self.proc.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 15 s."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def domeng_server(args: argparse.Namespace, data_dir: Path) -> ServerProcess:
+    """``python -m app.cli serve`` configured for the benchmark."""
+    per_conn = max(20, math.ceil(args.pace * 2 * 4))  # a seat sends ≤ `pace`/s: 4× margin over 2 s
+    env = {
+        **os.environ,
+        "DOMENG_TURN_TIMER_S": "0",
+        "DOMENG_BOT_DELAY_S": "0",
+        "DOMENG_ROUND_PAUSE_S": str(args.round_pause),
+        "DOMENG_LOG_LEVEL": "warning",
+        "DOMENG_RATE_LIMIT": f"{per_conn} per 2 seconds",
+        "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",  # one address creates every table
+    }
+    command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(data_dir)]
+    if args.database_url:
+        command += ["--database-url", args.database_url]
+    return ServerProcess("domeng serve", command, env, data_dir / "server.log")
+
+
+def fanout_server(frame_bytes: int, data_dir: Path) -> ServerProcess:
+    """`benchmarks/fanout_server.py` with frames of ``frame_bytes``."""
+    script = str(ROOT / "benchmarks" / "fanout_server.py")
+    command = [sys.executable, script, "--port", "0", "--frame-bytes", str(frame_bytes)]
+    return ServerProcess("fan-out baseline", command, dict(os.environ), data_dir / "fanout.log")
+
+
+# -- what the clients measure ------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    """Counters of one target's run; ``window`` is (start, end) in loop time."""
+
+    window: tuple[float, float] = (math.inf, math.inf)
+    stopping: bool = False  # no new actions: the window is over
+    closing: bool = False  # we are closing the sockets: closes are expected
+    opened: int = 0
+    failed: int = 0
+    welcomed: int = 0
+    sent: int = 0
+    sent_in_window: int = 0
+    versions: int = 0
+    deliveries: int = 0
+    latencies: list[float] = field(default_factory=list)
+    lost: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    close_codes: Counter[str] = field(default_factory=Counter)
+    frame_sizes: list[int] = field(default_factory=list)
+
+    def in_window(self, moment: float) -> bool:
+        """Whether ``moment`` (loop time) falls in the measured window."""
+        return self.window[0] <= moment < self.window[1]
+
+
+@dataclass
+class Pending:
+    """An action sent at ``sent`` (loop time), waiting for its version to reach every client."""
+
+    sent: float
+    seen: int = 0
+
+
+class Table:
+    """One table as the load generator sees it: its clients, slots and unfinished actions."""
+
+    def __init__(self, code: str, tokens: list[str], host_token: str | None, stats: Stats) -> None:
+        self.code = code
+        self.tokens = tokens
+        self.host_token = host_token
+        self.stats = stats
+        self.clients: list[SeatClient] = []
+        self.top_version = 0
+        self.pending: dict[int, Pending] = {}
+        self.interval = 1.0
+        self.next_slot = math.inf
+        self.started = asyncio.Event()
+
+    def begin(self, first_slot: float, interval: float) -> None:
+        """Let the table play: its first action at ``first_slot``, then every ``interval`` s."""
+        self.next_slot, self.interval = first_slot, interval
+        self.started.set()
+
+    def claim_slot(self, now: float) -> float:
+        """The moment of the table's next action (never in the past)."""
+        at = max(self.next_slot, now)
+        self.next_slot = at + self.interval
+        return at
+
+    def on_state(self, version: int, now: float) -> None:
+        """A client got the ``state`` of ``version`` at ``now``."""
+        stats = self.stats
+        if version > self.top_version:
+            if stats.in_window(now):
+                stats.versions += version - self.top_version
+            self.top_version = version
+        pending = self.pending.get(version)
+        if pending is not None:
+            pending.seen += 1
+            if pending.seen >= len(self.clients):
+                del self.pending[version]
+                if stats.in_window(pending.sent):
+                    stats.latencies.append(now - pending.sent)
+
+
+class SeatClient:
+    """One seat's WebSocket: reads every frame, and plays when its ``state`` says it is its turn."""
+
+    def __init__(self, table: Table, seat: int, url: str, compression: str | None) -> None:
+        self.table = table
+        self.seat = seat
+        self.url = url
+        self.compression = compression
+        self.ws: ClientConnection | None = None
+        self.last_version = -1
+        self.acted_version = -1
+        self.welcomed = False
+        self.failed = False
+        self.reader: asyncio.Task[None] | None = None
+        self.actor: asyncio.Task[None] | None = None
+
+    async def open(self, deadline: float) -> bool:
+        """Connect, say hello and start reading until ``deadline`` (loop time); False if it failed."""
+        stats = self.table.stats
+        try:
+            self.ws = await connect(
+                self.url,
+                open_timeout=OPEN_TIMEOUT_S,
+                compression=self.compression,
+                ping_interval=None,  # the server pings every 15 s
+                close_timeout=5,
+                max_queue=256,
+            )
+            hello = {"type": "hello", "protocol": 1, "token": self.table.tokens[self.seat]}
+            await self.ws.send(json.dumps(hello))
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI, ConnectionClosed) as error:
+            self.fail(f"open: {type(error).__name__}")
+            return False
+        stats.opened += 1
+        self.reader = asyncio.create_task(self.read(deadline))
+        return True
+
+    async def read(self, deadline: float) -> None:
+        """Handle frames until the socket closes or ``deadline`` passes."""
+        assert self.ws is not None
+        stats = self.table.stats
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for frame in self.ws:
+                    self.handle(frame)
+        except ConnectionClosed:
+            pass
+        except TimeoutError:
+            stats.errors["reader deadline"] += 1
+        if not stats.closing:
+            code = self.ws.close_code
+            stats.close_codes[str(code) if code is not None else "no close code"] += 1
+            self.fail("closed unexpectedly")
+
+    def fail(self, reason: str) -> None:
+        """Count this connection as failed (once), with ``reason``."""
+        if not self.failed:
+            self.failed = True
+            self.table.stats.failed += 1
+            self.table.stats.errors[reason] += 1
+
+    def handle(self, frame: str | bytes) -> None:
+        """One frame from the server."""
+        loop_now = asyncio.get_running_loop().time()
+        message = json.loads(frame)
+        kind = message.get("type")
+        stats = self.table.stats
+        if kind == "state":
+            if stats.in_window(loop_now):
+                stats.deliveries += 1
+                if len(stats.frame_sizes) < 20000:
+                    stats.frame_sizes.append(len(frame))
+            version = message["version"]
+            if version <= self.last_version:
+                return
+            self.last_version = version
+            self.table.on_state(version, loop_now)
+            self.maybe_act(version, (message.get("view") or {}).get("legal") or [])
+        elif kind == "welcome" and not self.welcomed:
+            self.welcomed = True
+            stats.welcomed += 1
+        elif kind == "error":
+            stats.errors[f"server: {message.get('code')}"] += 1
+
+    def maybe_act(self, version: int, legal: list[dict[str, Any]]) -> None:
+        """Schedule ``legal[0]`` unless nothing or only a forced pass is legal (the server
+        applies that itself)."""
+        if not legal or (len(legal) == 1 and legal[0].get("pass")) or version <= self.acted_version:
+            return
+        if self.table.stats.stopping:
+            return
+        self.acted_version = version
+        action = {key: value for key, value in legal[0].items() if key != "seat"}
+        self.actor = asyncio.create_task(self.act(version, action))
+
+    async def act(self, version: int, action: dict[str, Any]) -> None:
+        """At the table's next slot, send ``action`` made at ``version`` (if still current)."""
+        table, stats = self.table, self.table.stats
+        await table.started.wait()
+        loop = asyncio.get_running_loop()
+        delay = table.claim_slot(loop.time()) - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if stats.stopping or table.top_version != version or self.ws is None:
+            return
+        now = loop.time()
+        table.pending[version + 1] = Pending(now)
+        stats.sent += 1
+        stats.sent_in_window += stats.in_window(now)
+        with contextlib.suppress(ConnectionClosed):
+            await self.ws.send(json.dumps({"type": "action", "version": version, "action": action}))
+
+
+# -- driving one target ------------------------------------------------------------------------
+
+
+async def bounded(jobs: Iterable[Awaitable[Any]], limit: int) -> list[Any]:
+    """Await ``jobs`` with at most ``limit`` running at a time; returns their results in order."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(job: Awaitable[Any]) -> Any:
+        async with gate:
+            return await job
+
+    return await asyncio.gather(*(one(job) for job in jobs))
+
+
+async def create_tables(http: httpx.AsyncClient, count: int, stats: Stats) -> list[Table]:
+    """``count`` rooms, all five seats of each claimed: a `Table` each."""
+
+    async def one(index: int) -> Table:
+        body = {"turn_timer_s": 0, "options": {"camat_target": 0}}
+        reply = await http.post("/api/rooms", json=body)
+        reply.raise_for_status()
+        room = reply.json()
+        tokens = []
+        for seat in range(SEATS):
+            claimed = await http.post(f"/api/rooms/{room['code']}/seats/{seat}", json={"name": f"L{seat}"})
+            claimed.raise_for_status()
+            tokens.append(claimed.json()["token"])
+        return Table(room["code"], tokens, room["host_token"], stats)
+
+    tables: list[Table] = await bounded((one(i) for i in range(count)), HTTP_CONCURRENCY)
+    return tables
+
+
+def fanout_tables(count: int, stats: Stats) -> list[Table]:
+    """Tables of the fan-out baseline: made-up codes, tokens that name the seat."""
+    tokens = [f"fanout-seat-{seat}" for seat in range(SEATS)]
+    return [Table(f"t{index:05d}", tokens, None, stats) for index in range(count)]
+
+
+async def open_clients(tables: list[Table], ws_base: str, compression: str | None, deadline: float) -> None:
+    """Open five clients per table, ``BATCH`` connections at a time, each with a timeout."""
+    clients = []
+    for table in tables:
+        table.clients = [
+            SeatClient(table, seat, f"{ws_base}/ws/rooms/{table.code}", compression) for seat in range(SEATS)
+        ]
+        clients += table.clients
+    for at in range(0, len(clients), BATCH):
+        await asyncio.gather(*(client.open(deadline) for client in clients[at : at + BATCH]))
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    """Poll ``condition`` every 50 ms for at most ``timeout`` seconds."""
+    for _ in range(max(1, int(timeout / 0.05))):
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return condition()
+
+
+async def start_tables(
+    tables: list[Table], http: httpx.AsyncClient | None, pace: float, rng: random.Random
+) -> None:
+    """Start each match (over HTTP as its host, for ours) and give its slots a random phase."""
+    loop = asyncio.get_running_loop()
+    interval = 1.0 / pace
+
+    async def one(table: Table) -> None:
+        if http is not None:
+            reply = await http.post(
+                f"/api/rooms/{table.code}/start", headers={"Authorization": f"Bearer {table.host_token}"}
+            )
+            reply.raise_for_status()
+        table.begin(loop.time() + rng.uniform(0, interval), interval)
+
+    await bounded((one(table) for table in tables), HTTP_CONCURRENCY)
+
+
+async def sample_rss(server: ServerProcess, until: float) -> None:
+    """Sample the server's RSS every 250 ms until ``until`` (loop time)."""
+    loop = asyncio.get_running_loop()
+    for _ in range(100_000):
+        if loop.time() >= until:
+            return
+        server.sample_rss()
+        await asyncio.sleep(0.25)
+
+
+def client_cpu() -> float:
+    """CPU seconds of this process (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def drive(
+    server: ServerProcess, args: argparse.Namespace, http_setup: bool, rng: random.Random
+) -> dict[str, Any]:
+    """Run the whole client side against a started ``server``; returns the figures."""
+    loop = asyncio.get_running_loop()
+    stats = Stats()
+    budget_end = loop.time() + SETUP_BUDGET_S
+    hard_end = budget_end + args.warmup + args.seconds + DRAIN_S + 30
+    sampler = asyncio.create_task(sample_rss(server, hard_end))
+    compression = None if args.compression == "none" else "deflate"
+    limits = httpx.Limits(max_connections=HTTP_CONCURRENCY)
+    setup_started = loop.time()
+    async with (
+        httpx.AsyncClient(base_url=server.url, timeout=30, limits=limits) as http,
+        asyncio.timeout_at(budget_end),
+    ):
+        if http_setup:
+            tables = await create_tables(http, args.tables, stats)
+        else:
+            tables = fanout_tables(args.tables, stats)
+        await open_clients(tables, server.ws_base, compression, hard_end)
+        await wait_for(lambda: stats.welcomed >= stats.opened, WELCOME_TIMEOUT_S)
+        for client in (c for t in tables for c in t.clients if c.ws is not None and not c.welcomed):
+            client.fail("no welcome")
+        await start_tables(tables, http if http_setup else None, args.pace, rng)
+    setup_s = loop.time() - setup_started
+    playing = loop.time()
+    stats.window = (playing + args.warmup, playing + args.warmup + args.seconds)
+    await asyncio.sleep(max(0.0, stats.window[0] - loop.time()))
+    cpu0, mine0 = server.cpu_seconds(), client_cpu()
+    await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
+    cpu1, mine1 = server.cpu_seconds(), client_cpu()
+    stats.stopping = True
+    await wait_for(lambda: not any(t.pending for t in tables), DRAIN_S)
+    stats.lost = sum(len(t.pending) for t in tables)
+    stats.closing = True
+    await close_clients(tables)
+    server.sample_rss()
+    sampler.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await sampler
+    return figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
+
+
+async def close_clients(tables: list[Table]) -> None:
+    """Close every socket (bounded by a timeout) and end the readers."""
+    clients = [c for t in tables for c in t.clients if c.ws is not None]
+    for at in range(0, len(clients), BATCH * 4):
+        batch = clients[at : at + BATCH * 4]
+        closing = [asyncio.create_task(c.ws.close()) for c in batch if c.ws is not None]
+        await asyncio.wait(closing, timeout=10)
+    tasks = [task for c in clients for task in (c.reader, c.actor) if task is not None and not task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=10)
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile ``q`` (0–1) of ascending values (nan when empty)."""
+    if not sorted_values:
+        return math.nan
+    return sorted_values[min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))]
+
+
+def figures(
+    stats: Stats, args: argparse.Namespace, setup_s: float, server: ServerProcess, cpu: float, mine: float
+) -> dict[str, Any]:
+    """The figures of one target as a JSON-ready dict."""
+    window = args.seconds
+    latencies = sorted(stats.latencies)
+    return {
+        "tables": args.tables,
+        "connections_opened": stats.opened,
+        "connections_failed": stats.failed,
+        "close_codes": dict(stats.close_codes),
+        "setup_s": round(setup_s, 1),
+        "actions_per_s": round(stats.versions / window, 1),
+        "client_actions_per_s": round(stats.sent_in_window / window, 1),
+        "deliveries_per_s": round(stats.deliveries / window, 1),
+        "latency_ms": {
+            "p50": round(1000 * percentile(latencies, 0.50), 2),
+            "p99": round(1000 * percentile(latencies, 0.99), 2),
+            "max": round(1000 * latencies[-1], 2) if latencies else math.nan,
+            "samples": len(latencies),
+        },
+        "lost_updates": stats.lost,
+        "errors": dict(stats.errors),
+        "median_state_bytes": int(statistics.median(stats.frame_sizes)) if stats.frame_sizes else 0,
+        "server_rss_mb_peak": round(server.rss_peak_mb, 1),
+        "server_rss_mb_hwm": round(server.rss_hwm_mb, 1),
+        "server_cpu_pct": round(100 * cpu / window, 1),
+        "client_cpu_pct": round(100 * mine / window, 1),
+    }
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def raise_open_files(needed: int) -> None:
+    """Raise the soft limit of open files to ``needed`` (at most the hard limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(hard, needed)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+async def run_target(
+    server: ServerProcess, ready_path: str, args: argparse.Namespace, http_setup: bool
+) -> dict[str, Any]:
+    """Start ``server``, drive it, stop it."""
+    await asyncio.to_thread(server.start, ready_path)
+    try:
+        return await drive(server, args, http_setup, random.Random(args.seed))
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+def load_average() -> list[float]:
+    """The machine's 1, 5 and 15 minute load averages (other processes compete for the CPUs)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Ours, then the fan-out baseline with frames as large as ours."""
+    with tempfile.TemporaryDirectory(prefix="domeng-load-") as tmp:
+        data_dir = Path(tmp)
+        result: dict[str, Any] = {"config": config_of(args), "load_average_before": load_average()}
+        frame_bytes = args.frame_bytes or DEFAULT_FRAME_BYTES
+        if not args.baseline_only:
+            ours = await run_target(domeng_server(args, data_dir), "/readyz", args, http_setup=True)
+            result["ours"] = ours
+            frame_bytes = args.frame_bytes or ours["median_state_bytes"] or DEFAULT_FRAME_BYTES
+        if not args.skip_baseline:
+            base = await run_target(fanout_server(frame_bytes, data_dir), "/docs", args, http_setup=False)
+            base["frame_bytes"] = frame_bytes
+            result["baseline"] = base
+    result["load_average_after"] = load_average()
+    if "ours" in result:
+        result["goals"] = goals(result["ours"], args)
+    if "ours" in result and "baseline" in result:
+        result["ratio"] = ratios(result["ours"], result["baseline"])
+    return result
+
+
+def config_of(args: argparse.Namespace) -> dict[str, Any]:
+    """What was run, for the report."""
+    database = args.database_url or "sqlite (temporary data dir)"
+    database = re.sub(r"//([^:@/]+):[^@/]*@", r"//\1:***@", database)  # no password in reports
+    return {
+        "tables": args.tables,
+        "connections": args.tables * SEATS,
+        "pace": args.pace,
+        "seconds": args.seconds,
+        "warmup": args.warmup,
+        "database": database,
+        "compression": args.compression,
+        "round_pause_s": args.round_pause,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def ratios(ours: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
+    """Ours divided by the baseline, figure by figure."""
+
+    def ratio(a: float, b: float) -> float:
+        return round(a / b, 3) if b else math.nan
+
+    result = {key: ratio(ours[key], base[key]) for key in ("actions_per_s", "deliveries_per_s")}
+    for key in ("p50", "p99", "max"):
+        result[f"latency_{key}"] = ratio(ours["latency_ms"][key], base["latency_ms"][key])
+    return result
+
+
+def goals(ours: dict[str, Any], args: argparse.Namespace) -> dict[str, bool]:
+    """The goals: 2,000 connections at 1 action/s per table, p99 ≤ 50 ms, none failed, RSS ≤ 250 MB."""
+    pace_ok = ours["client_actions_per_s"] >= 0.95 * GOAL_PACE * GOAL_CONNECTIONS / SEATS
+    return {
+        f"{GOAL_CONNECTIONS} connections at {GOAL_PACE:g} action/s per table": ours["connections_opened"]
+        >= GOAL_CONNECTIONS
+        and args.pace >= GOAL_PACE
+        and pace_ok,
+        f"p99 <= {GOAL_P99_MS:g} ms": ours["latency_ms"]["p99"] <= GOAL_P99_MS,
+        "0 failed connections": ours["connections_failed"] == 0,
+        f"server RSS <= {GOAL_RSS_MB:g} MB": ours["server_rss_mb_peak"] <= GOAL_RSS_MB,
+    }
+
+
+# -- printing ----------------------------------------------------------------------------------
+
+ROWS = (
+    ("connections opened", "connections_opened", "{:.0f}"),
+    ("connections failed", "connections_failed", "{:.0f}"),
+    ("actions/s (all versions)", "actions_per_s", "{:.1f}"),
+    ("client actions/s", "client_actions_per_s", "{:.1f}"),
+    ("deliveries/s", "deliveries_per_s", "{:.1f}"),
+    ("latency p50 (ms)", "p50", "{:.2f}"),
+    ("latency p99 (ms)", "p99", "{:.2f}"),
+    ("latency max (ms)", "max", "{:.2f}"),
+    ("latency samples", "samples", "{:.0f}"),
+    ("updates never completed", "lost_updates", "{:.0f}"),
+    ("median state frame (bytes)", "median_state_bytes", "{:.0f}"),
+    ("server RSS peak (MB)", "server_rss_mb_peak", "{:.1f}"),
+    ("server VmHWM (MB)", "server_rss_mb_hwm", "{:.1f}"),
+    ("server CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
+    ("client CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
+    ("setup (s)", "setup_s", "{:.1f}"),
+)
+RATIO_KEYS = {
+    "actions_per_s": "actions_per_s",
+    "deliveries_per_s": "deliveries_per_s",
+    "p50": "latency_p50",
+    "p99": "latency_p99",
+    "max": "latency_max",
+}
+
+
+def cell(figures: dict[str, Any] | None, key: str, fmt: str) -> str:
+    """One figure formatted, or a dash."""
+    if figures is None:
+        return "-"
+    value = figures["latency_ms"][key] if key in ("p50", "p99", "max", "samples") else figures[key]
+    return fmt.format(value)
+
+
+def print_report(result: dict[str, Any]) -> None:
+    """The figures side by side, the ratios, and the goals."""
+    c = result["config"]
+    print(
+        f"Domeng Online load: {c['tables']} tables × {SEATS} = {c['connections']} connections, "
+        f"pace {c['pace']:g} action/s per table, {c['seconds']:g} s window after {c['warmup']:g} s warmup"
+    )
+    print(
+        f"offered {c['tables'] * c['pace']:g} client actions/s · database {c['database']} · compression "
+        f"{c['compression']} · round pause {c['round_pause_s']} s · Python {c['python']} · {c['cpus']} CPUs"
+        " · one uvicorn worker"
+    )
+    ours, base, ratio = result.get("ours"), result.get("baseline"), result.get("ratio", {})
+    print(f"{'':30}{'ours':>12}{'fan-out':>12}{'ours/fan-out':>14}")
+    for label, key, fmt in ROWS:
+        shown = f"{ratio[RATIO_KEYS[key]]:.3f}" if key in RATIO_KEYS and RATIO_KEYS[key] in ratio else ""
+        print(f"{label:30}{cell(ours, key, fmt):>12}{cell(base, key, fmt):>12}{shown:>14}")
+    for name, figures in (("ours", ours), ("fan-out", base)):
+        if figures and (figures["errors"] or figures["close_codes"]):
+            print(f"{name}: errors {figures['errors']} · unexpected closes {figures['close_codes']}")
+    if base:
+        print(f"fan-out frames padded to {base['frame_bytes']} bytes (ours' median)")
+    before, after = result["load_average_before"], result["load_average_after"]
+    print(f"machine load average (1/5/15 min): before {before}, after {after} on {c['cpus']} CPUs")
+    for goal, met in result.get("goals", {}).items():
+        print(f"goal {goal:44} {'meets' if met else 'MISSES'}")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=400, help="five-seat tables (default 400)")
+    parser.add_argument("--pace", type=float, default=1.0, help="client actions/s per table (default 1)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="measured window (default 30)")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the window (default 5)")
+    parser.add_argument("--database-url", help="e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/db")
+    parser.add_argument("--round-pause", type=float, default=0.05, help="DOMENG_ROUND_PAUSE_S (0.05)")
+    parser.add_argument(
+        "--compression",
+        choices=("deflate", "none"),
+        default="deflate",
+        help="permessage-deflate as browsers negotiate it (default), or none",
+    )
+    parser.add_argument("--frame-bytes", type=int, help="fan-out frame size (default: ours' median)")
+    parser.add_argument("--skip-baseline", action="store_true", help="measure ours only")
+    parser.add_argument("--baseline-only", action="store_true", help="measure the fan-out only")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the tables' phases")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args(argv)
+    if args.tables < 1 or args.pace <= 0 or args.seconds <= 0 or args.warmup < 0:
+        parser.error("--tables ≥ 1, --pace > 0, --seconds > 0 and --warmup ≥ 0")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its figures (exit status 0 whether or not goals are met)."""
+    args = parse_args(argv)
+    raise_open_files(args.tables * SEATS + 512)
+    result = asyncio.run(run(args))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_report(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The container files: docker-compose.yml as `docker-compose config` resolves it, and the Dockerfile.
+
+The compose tests need Debian's ``docker-compose`` (1.29, ``apt-get install -y
+--no-install-recommends docker-compose``), which validates and resolves a file without a Docker
+engine; they are skipped when it is not installed. Its normalised YAML is read back with the YAML
+library of the interpreter docker-compose itself runs on (the package depends on python3-yaml), so
+the project needs no YAML dependency.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = shutil.which("docker-compose")
+ADMIN_TOKEN = "test-admin-token-0123456789"
+DB_PASSWORD = "testpassword0123"
+
+needs_compose = pytest.mark.skipif(
+    COMPOSE is None,
+    reason="docker-compose is not installed (apt-get install -y --no-install-recommends docker-compose)",
+)
+
+
+def _compose(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``docker-compose -f docker-compose.yml ARGS`` with only ``env`` of our variables set."""
+    assert COMPOSE is not None
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DOMENG_", "POSTGRES_", "COMPOSE_"))}
+    return subprocess.run(
+        [COMPOSE, "--project-directory", str(ROOT), "-f", str(ROOT / "docker-compose.yml"), *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _yaml_to_json(text: str) -> Any:
+    """Parse YAML with the interpreter of the docker-compose script (which has PyYAML)."""
+    assert COMPOSE is not None
+    first_line = Path(COMPOSE).read_bytes().split(b"\n", 1)[0].decode(errors="replace")
+    if not first_line.startswith("#!") or "python" not in first_line:
+        pytest.skip(f"{COMPOSE} is not the Python docker-compose 1.x (no interpreter with PyYAML)")
+    interpreter = shlex.split(first_line[2:])
+    code = "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"
+    parsed = subprocess.run(
+        [*interpreter, "-c", code], input=text, capture_output=True, text=True, timeout=60, check=True
+    )
+    return json.loads(parsed.stdout)
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    """docker-compose.yml as `docker-compose config` resolves it, with both secrets set."""
+    if COMPOSE is None:
+        pytest.skip("docker-compose is not installed")
+    result = _compose("config", DOMENG_ADMIN_TOKEN=ADMIN_TOKEN, POSTGRES_PASSWORD=DB_PASSWORD)
+    assert result.returncode == 0, result.stderr
+    config: dict[str, Any] = _yaml_to_json(result.stdout)
+    return config
+
+
+@needs_compose
+def test_compose_has_the_database_and_the_app(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == {"db", "app"}
+    assert set(compose["volumes"]) >= {"db-data"}
+
+
+@needs_compose
+def test_database_is_postgres_16_with_a_healthcheck_and_a_named_volume(compose: dict[str, Any]) -> None:
+    db = compose["services"]["db"]
+    assert db["image"] == "postgres:16"
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+    assert any(v.startswith("db-data:/var/lib/postgresql/data") for v in db["volumes"])
+    assert db["environment"]["POSTGRES_PASSWORD"] == DB_PASSWORD
+    assert db["environment"]["POSTGRES_USER"] == "domeng"
+    assert db["environment"]["POSTGRES_DB"] == "domeng"
+
+
+@needs_compose
+def test_app_is_built_from_the_dockerfile_and_waits_for_a_healthy_database(compose: dict[str, Any]) -> None:
+    app = compose["services"]["app"]
+    assert Path(app["build"]["context"]).resolve() == ROOT
+    assert app["build"].get("dockerfile", "Dockerfile") == "Dockerfile"
+    assert app["depends_on"]["db"]["condition"] == "service_healthy"
+    assert [(p["published"], p["target"]) for p in app["ports"]] == [(8000, 8000)]
+
+
+@needs_compose
+def test_app_environment_points_at_the_database_and_passes_the_admin_token(
+    compose: dict[str, Any],
+) -> None:
+    env = compose["services"]["app"]["environment"]
+    assert env["DOMENG_DATABASE_URL"] == f"postgresql+asyncpg://domeng:{DB_PASSWORD}@db:5432/domeng"
+    assert env["DOMENG_ADMIN_TOKEN"] == ADMIN_TOKEN
+
+
+@needs_compose
+@pytest.mark.parametrize("missing", ["DOMENG_ADMIN_TOKEN", "POSTGRES_PASSWORD"])
+def test_compose_refuses_to_run_without_its_secrets(missing: str) -> None:
+    env = {"DOMENG_ADMIN_TOKEN": ADMIN_TOKEN, "POSTGRES_PASSWORD": DB_PASSWORD}
+    del env[missing]
+    result = _compose("config", "--quiet", **env)
+    assert result.returncode != 0
+    assert f"set {missing}" in result.stderr
+
+
+# -- Dockerfile (plain text) -------------------------------------------------------------------
+
+
+def _instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (KEYWORD, arguments), continuation lines joined."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    pairs = [line.split(maxsplit=1) for line in lines if line and not line.startswith("#")]
+    return [(pair[0].upper(), pair[1] if len(pair) > 1 else "") for pair in pairs]
+
+
+def _last(keyword: str) -> str:
+    found = [args for key, args in _instructions() if key == keyword]
+    assert found, f"the Dockerfile has no {keyword}"
+    return found[-1]
+
+
+def test_dockerfile_builds_on_python_311_slim() -> None:
+    assert _instructions()[0] == ("FROM", "python:3.11-slim")
+
+
+def test_dockerfile_installs_the_project_with_pip() -> None:
+    runs = " ".join(args for key, args in _instructions() if key == "RUN")
+    assert "pip install -e ." in runs  # editable: app/store.py finds migrations/ beside `app`
+    copies = [args for key, args in _instructions() if key == "COPY"]
+    assert any("pyproject.toml" in args for args in copies)
+    assert any(args.startswith("migrations") for args in copies)
+
+
+def test_dockerfile_runs_as_a_non_root_user() -> None:
+    user = _last("USER").split(":")[0]
+    assert user not in ("root", "0", "")
+
+
+def test_dockerfile_serves_on_port_8000_from_all_interfaces() -> None:
+    assert json.loads(_last("CMD")) == ["domeng", "serve", "--host", "0.0.0.0"]
+    assert "8000" in _last("EXPOSE").split()
+
+
+def test_dockerfile_keeps_the_data_dir_in_a_volume() -> None:
+    env = " ".join(args for key, args in _instructions() if key == "ENV")
+    assert "DOMENG_DATA_DIR=/data" in env
+    assert json.loads(_last("VOLUME")) == ["/data"]
+
+
+def test_dockerfile_healthcheck_gets_healthz_with_python() -> None:
+    healthcheck = _last("HEALTHCHECK")
+    command = json.loads(healthcheck[healthcheck.index("CMD") + 3 :])
+    assert command[:2] == ["python", "-c"]
+    assert "/healthz" in command[2]
+    compile(command[2], "HEALTHCHECK", "exec")  # it is valid Python
+
+
+def test_dockerignore_keeps_local_state_out_of_the_image() -> None:
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", ".venv", "data", "*.egg-info", ".env"} <= set(ignored)
