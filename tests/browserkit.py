@@ -81,7 +81,7 @@ def open_page(
     """A fresh context (its own localStorage) and page; animations reduced for stable screenshots."""
     context = browser.new_context(viewport=viewport, locale=locale, reduced_motion="reduce")
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(30_000)
     watch = PageWatch()
     watch.attach(page)
     return context, page, watch

@@ -20,15 +20,24 @@ def _database_url(kind: str) -> str | None:
     return os.environ["DOMENG_TEST_POSTGRES_URL"] if kind == "postgresql" else None
 
 
-def _latest_state(client: Client, settle: float = 0.3) -> dict[str, Any]:
+def _can_play(message: dict[str, Any]) -> bool:
+    """A state where the seat may place a tile (a forced pass is the server's to apply)."""
+    view = message.get("view") if message["type"] == "state" else None
+    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
+
+
+def _latest_state(client: Client, window: float = 0.5) -> dict[str, Any]:
+    """The newest state received within ``window`` seconds (play goes on meanwhile)."""
     latest = client.wait_for(lambda m: m["type"] == "state")
-    while True:
+    deadline = time.monotonic() + window
+    while (left := deadline - time.monotonic()) > 0:
         try:
-            message = client.recv(timeout=settle)
+            message = client.recv(timeout=left)
         except TimeoutError:
-            return latest
+            break
         if message["type"] == "state":
             latest = message
+    return latest
 
 
 @pytest.mark.parametrize("database", DATABASES)
@@ -48,14 +57,12 @@ def test_kill_9_mid_round_loses_no_acknowledged_action(tmp_path: Path, database:
         first.start_match(room_b["code"], room_b["host_token"])
         player = Client(first, room_a["code"], token)
         for _ in range(3):  # play a few of Ana's turns
-            turn = player.wait_for(lambda m: m["type"] == "state" and m["view"]["legal"])
+            turn = player.wait_for(_can_play)
             action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
             player.send({"type": "action", "version": turn["version"], "action": action})
-        waiting = player.wait_for(
-            lambda m: m["type"] == "state" and m["view"]["legal"] and m["view"]["phase"] == "playing"
-        )
+        waiting = player.wait_for(_can_play)
         watcher = Client(first, room_b["code"])
-        seen_b = _latest_state(watcher, settle=0.2)
+        seen_b = _latest_state(watcher)
         time.sleep(0.2)
         first.kill()
     finally:
