@@ -4,14 +4,15 @@ No engine, no database, no validation beyond ``json.loads``: one WebSocket route
 ``/ws/rooms/{code}``, where the five clients of a table join by code (the first frame is
 docs/protocol.md's ``hello``; its token is ``"fanout-seat-<n>"``). When the fifth joins, the table
 "deals": version 1, seat 0 to act. Each ``action`` at the table's current version bumps the version
-and sends every client of the table its own ``state`` frame (one ``json.dumps`` per seat, as the
-real server serialises one view per seat), with a fake ``legal`` list for the seat whose turn it is
+and sends every client of the table its own ``state`` frame (one ``orjson.dumps`` per seat, as
+the real server serialises one view per seat), with a fake ``legal`` list for the seat whose turn it is
 (the turn rotates 0, 1, 2, 3, 4, 0, …), padded to ``--frame-bytes`` so frames are as large as the
 real server's. An action at another version gets an ``error`` reply, as in the real protocol.
 
-Run by load.py as ``python benchmarks/fanout_server.py --port 0 --frame-bytes N``; it serves on
-127.0.0.1 with one uvicorn worker and the same WebSocket implementation and settings as
-``domeng serve`` (``websockets-sansio``, permessage-deflate as uvicorn negotiates it by default).
+Run by load.py as ``python benchmarks/fanout_server.py --port 0 --frame-bytes N [--compression
+deflate]``; it serves on 127.0.0.1 with one uvicorn worker and the same WebSocket implementation
+and settings as ``domeng serve`` (``websockets-sansio``, 4 KiB frames, pings every 15 s,
+permessage-deflate only when asked, as ``DOMENG_WS_COMPRESSION``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import logging
 from typing import Any
 
+import orjson
 import uvicorn
 from fastapi import FastAPI, WebSocket
 from starlette.websockets import WebSocketDisconnect
@@ -49,7 +51,7 @@ class Table:
             "events": [],
             "pad": pad,
         }
-        return json.dumps(message, separators=(",", ":"))
+        return orjson.dumps(message).decode()
 
     async def broadcast(self, pad: str) -> None:
         """Send every client its frame; a client whose send fails leaves the table."""
@@ -102,10 +104,11 @@ def create_app(frame_bytes: int) -> FastAPI:
 
 
 def main() -> None:
-    """``python benchmarks/fanout_server.py [--port 0] [--frame-bytes 2400]``."""
+    """``python benchmarks/fanout_server.py [--port 0] [--frame-bytes 2400] [--compression deflate]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--frame-bytes", type=int, default=2400, help="size of a state frame")
+    parser.add_argument("--compression", choices=("none", "deflate"), default="none")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args()
     logging.basicConfig(level=args.log_level.upper(), format="%(message)s")
@@ -115,6 +118,7 @@ def main() -> None:
         port=args.port,
         ws="websockets-sansio",
         ws_max_size=4096,
+        ws_per_message_deflate=args.compression == "deflate",
         ws_ping_interval=15.0,
         ws_ping_timeout=20.0,
         log_config=None,

@@ -4,7 +4,8 @@ In one run, on 127.0.0.1 only:
 
 1. ours: ``python -m app.cli serve --port 0`` in a subprocess (one uvicorn worker; SQLite in a
    temporary data directory, or ``--database-url``), with no turn timer, no bot delay, a short
-   round pause, warning-level logs and a rate limit high enough for the pace. ``--tables`` rooms
+   round pause, warning-level logs, and rate limits (messages per connection, rooms created per
+   address) and a room cap high enough for the run. ``--tables`` rooms
    are created over HTTP (``camat_target`` 0, so matches never end), all five seats of each are
    claimed, five WebSocket clients per table say ``hello`` with their seat tokens, and the host
    starts each match;
@@ -12,7 +13,9 @@ In one run, on 127.0.0.1 only:
    version on every action and sends each of its five clients a ``state`` frame padded to the
    median size of ours (measured in step 1), with a fake turn rotation; no engine, no database.
 
-Both are driven by the same client logic (websockets' asyncio client, one event loop): a client
+Both use the same WebSocket settings (permessage-deflate only with ``--compression deflate``,
+which sets ``DOMENG_WS_COMPRESSION``; off by default, as in ``domeng serve``) and are driven by the
+same client logic (websockets' asyncio client, one event loop): a client
 whose ``state`` lists ``view.legal`` (and not just a forced pass, which the server applies by
 itself) waits for its table's next slot and sends ``view.legal[0]`` without ``seat``. Slots come
 ``1 / --pace`` seconds apart per table, from a random phase, so tables do not act in lockstep.
@@ -34,7 +37,7 @@ grows to about tables / actions per second (Little's law) instead of growing wit
 load generator shares the machine with the server: read its CPU figure beside the server's.
 
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
-[--database-url postgresql+asyncpg://…] [--compression deflate|none] [--skip-baseline] [--json]``.
+[--database-url postgresql+asyncpg://…] [--compression none|deflate] [--skip-baseline] [--json]``.
 The goals it judges (printed as meets/MISSES): 2,000 connections (400 tables) at 1 action/s per
 table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn worker.
 """
@@ -185,6 +188,8 @@ def domeng_server(args: argparse.Namespace, data_dir: Path) -> ServerProcess:
         "DOMENG_LOG_LEVEL": "warning",
         "DOMENG_RATE_LIMIT": f"{per_conn} per 2 seconds",
         "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",  # one address creates every table
+        "DOMENG_MAX_ROOMS": str(max(5000, args.tables)),
+        "DOMENG_WS_COMPRESSION": "true" if args.compression == "deflate" else "false",
     }
     command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(data_dir)]
     if args.database_url:
@@ -192,10 +197,11 @@ def domeng_server(args: argparse.Namespace, data_dir: Path) -> ServerProcess:
     return ServerProcess("domeng serve", command, env, data_dir / "server.log")
 
 
-def fanout_server(frame_bytes: int, data_dir: Path) -> ServerProcess:
+def fanout_server(args: argparse.Namespace, frame_bytes: int, data_dir: Path) -> ServerProcess:
     """`benchmarks/fanout_server.py` with frames of ``frame_bytes``."""
     script = str(ROOT / "benchmarks" / "fanout_server.py")
     command = [sys.executable, script, "--port", "0", "--frame-bytes", str(frame_bytes)]
+    command += ["--compression", args.compression]
     return ServerProcess("fan-out baseline", command, dict(os.environ), data_dir / "fanout.log")
 
 
@@ -618,7 +624,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result["ours"] = ours
             frame_bytes = args.frame_bytes or ours["median_state_bytes"] or DEFAULT_FRAME_BYTES
         if not args.skip_baseline:
-            base = await run_target(fanout_server(frame_bytes, data_dir), "/docs", args, http_setup=False)
+            fanout = fanout_server(args, frame_bytes, data_dir)
+            base = await run_target(fanout, "/docs", args, http_setup=False)
             base["frame_bytes"] = frame_bytes
             result["baseline"] = base
     result["load_average_after"] = load_average()
@@ -627,6 +634,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if "ours" in result and "baseline" in result:
         result["ratio"] = ratios(result["ours"], result["baseline"])
     return result
+
+
+def code_revision() -> str:
+    """The git commit of the code under test, ``+changes`` when app/ or engine/ differ from it."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=9, check=False
+        )
+        return done.stdout.strip()
+
+    try:
+        head, dirty = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", "app", "engine")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head or 'unknown'}{'+changes' if dirty else ''}"
 
 
 def config_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -644,6 +667,7 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
         "round_pause_s": args.round_pause,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
+        "code": code_revision(),
     }
 
 
@@ -720,7 +744,7 @@ def print_report(result: dict[str, Any]) -> None:
     print(
         f"offered {c['tables'] * c['pace']:g} client actions/s · database {c['database']} · compression "
         f"{c['compression']} · round pause {c['round_pause_s']} s · Python {c['python']} · {c['cpus']} CPUs"
-        " · one uvicorn worker"
+        f" · one uvicorn worker · code {c['code']}"
     )
     ours, base, ratio = result.get("ours"), result.get("baseline"), result.get("ratio", {})
     print(f"{'':30}{'ours':>12}{'fan-out':>12}{'ours/fan-out':>14}")
@@ -749,9 +773,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--round-pause", type=float, default=0.05, help="DOMENG_ROUND_PAUSE_S (0.05)")
     parser.add_argument(
         "--compression",
-        choices=("deflate", "none"),
-        default="deflate",
-        help="permessage-deflate as browsers negotiate it (default), or none",
+        choices=("none", "deflate"),
+        default="none",
+        help="permessage-deflate on both servers and the clients (default none, as domeng serve)",
     )
     parser.add_argument("--frame-bytes", type=int, help="fan-out frame size (default: ours' median)")
     parser.add_argument("--skip-baseline", action="store_true", help="measure ours only")
