@@ -76,6 +76,13 @@ class Connection:
             with contextlib.suppress(Exception):
                 await ws.close(CLOSE_TOO_SLOW)
 
+    async def flush(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` seconds for a requested close (and what was queued before it)
+        to be sent; returns at once if no close was requested."""
+        if self.closed and self._sender is not None and not self._sender.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._sender), timeout_s)
+
     async def stop(self) -> None:
         """Stop the sender (after the socket is gone)."""
         self.closed = True

@@ -25,7 +25,6 @@ import structlog
 from app.connection import Connection
 from app.metrics import Metrics
 from app.protocol import (
-    CLOSE_POLICY,
     CLOSE_REPLACED,
     CLOSE_ROOM_CLOSED,
     PROTOCOL_VERSION,
@@ -39,7 +38,7 @@ from engine.actions import Action, Pass
 from engine.bots import BOTS, Bot, make_bot
 from engine.core import Deal, Phase, State
 from engine.errors import EngineError
-from engine.events import DomengOutcome, Passed, RoundEnded
+from engine.events import DomengOutcome, Passed
 from engine.rules.base import Rules
 from engine.tiles import Tile
 from engine.views import outcome_to_json, player_view
@@ -274,14 +273,7 @@ class Room:
         raises what it raises (`RoomError` for refusals)."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.queue.put_nowait(_Command(run, future=future))
-        result = await future
-        if asyncio.iscoroutine(result):
-            return await result
-        return result
-
-    def submit(self, intent: _Intent) -> None:
-        """Queue an intent (from the WebSocket handler)."""
-        self.queue.put_nowait(intent)
+        return await future
 
     async def connect(self, conn: Connection, hello: HelloMessage) -> None:
         """Authenticate ``conn`` and send it the full state; raises `RoomError` for a bad token."""
@@ -517,8 +509,6 @@ class Room:
             for seat in range(state.seats)
         ]
         table = score.get("table")
-        end_log = state.log[-1]
-        assert isinstance(end_log, RoundEnded)
         await self.store.end_round(
             self.match_id, state.round_index - 1, outcome_to_json(outcome), table, tallies, version
         )
@@ -667,10 +657,6 @@ class Room:
         """Close every connection (the room is being closed)."""
         for conn in list(self.conns):
             conn.close(CLOSE_ROOM_CLOSED, reason)
-
-    def bad_token_close(self, conn: Connection) -> None:
-        """Close a connection that presented a token of no seat."""
-        conn.close(CLOSE_POLICY, "bad seat token")
 
     # -- host commands (run inside the task through `call`) ----------------------------------
 

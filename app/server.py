@@ -400,11 +400,5 @@ async def _next_message(
 
 
 async def _finish(conn: Connection) -> None:
-    # Let a queued close frame go out before the handler returns.
-    for _ in range(50):
-        if conn.closed and (conn._sender is None or conn._sender.done()):
-            break
-        if not conn.closed:
-            break
-        await asyncio.sleep(0.01)
+    await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
     await conn.stop()
