@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,26 +38,69 @@ class Phase(StrEnum):
     OVER = "over"
 
 
-@dataclass(frozen=True, slots=True)
+_TILE_RANGE = range(len(TILES))
+_TILE_AT = TILES.__getitem__
+_BIT_AT = tuple(1 << i for i in _TILE_RANGE).__getitem__
+
+
 class Deal:
     """One round's deal: ``hands`` per seat, and ``rest`` (Domeng: the 3 unused tiles, D10; Kozel:
-    the bazaar, top first, K1). Together they are the whole set, each tile once.
+    the bazaar, top first, K1). Together they are the whole set, each tile once. Immutable; equal
+    when the hands and the rest are.
 
-    Raises ValueError when the tiles are not exactly the 28-tile set.
+    ``Deal(hands, rest)`` raises ValueError when the tiles are not exactly the 28-tile set.
     """
 
-    hands: tuple[tuple[Tile, ...], ...]
-    rest: tuple[Tile, ...]
-    masks: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    """Each hand as a bit set (derived from ``hands``)."""
+    __slots__ = ("_hands", "masks", "rest")
 
-    def __post_init__(self) -> None:
+    masks: tuple[int, ...]
+    """Each hand as a bit set (the engine plays from these)."""
+    rest: tuple[Tile, ...]
+    _hands: tuple[tuple[Tile, ...], ...] | None
+
+    def __init__(self, hands: Sequence[Sequence[Tile]], rest: Sequence[Tile]) -> None:
+        dealt = tuple(tuple(hand) for hand in hands)
+        aside = tuple(rest)
         # 28 distinct bits sum to FULL_SET; any repeat carries and leaves fewer than 28 one-bits.
-        count = len(self.rest) + sum(len(hand) for hand in self.hands)
-        bits = sum(t.bit for t in self.rest) + sum(t.bit for hand in self.hands for t in hand)
+        count = len(aside) + sum(len(hand) for hand in dealt)
+        bits = sum(t.bit for t in aside) + sum(t.bit for hand in dealt for t in hand)
         if count != len(TILES) or bits != FULL_SET:
             raise ValueError("a deal must hold each of the 28 tiles exactly once")
-        object.__setattr__(self, "masks", tuple(mask_of(hand) for hand in self.hands))
+        self._init(tuple(mask_of(hand) for hand in dealt), aside, dealt)
+
+    def _init(
+        self, masks: tuple[int, ...], rest: tuple[Tile, ...], hands: tuple[tuple[Tile, ...], ...] | None
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "masks", masks)
+        setattr_(self, "rest", rest)
+        setattr_(self, "_hands", hands)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Deal is immutable (cannot set {name!r})")
+
+    @property
+    def hands(self) -> tuple[tuple[Tile, ...], ...]:
+        """Each seat's tiles, in index order (derived from ``masks`` on first use)."""
+        hands = self._hands
+        if hands is None:
+            hands = tuple(tiles_of(mask) for mask in self.masks)
+            object.__setattr__(self, "_hands", hands)
+        return hands
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Deal):
+            return NotImplemented
+        return self.masks == other.masks and self.rest == other.rest
+
+    def __hash__(self) -> int:
+        return hash((self.masks, self.rest))
+
+    def __repr__(self) -> str:
+        return f"Deal(hands={self.hands!r}, rest={self.rest!r})"
+
+    def __reduce__(self) -> tuple[type[Deal], tuple[tuple[tuple[Tile, ...], ...], tuple[Tile, ...]]]:
+        return Deal, (self.hands, self.rest)
 
     @staticmethod
     def shuffled(rng: random.Random, hand_sizes: Sequence[int]) -> Deal:
@@ -65,25 +108,24 @@ class Deal:
 
         The shuffle sorts the 28 tiles (in index order) by one ``rng.random()`` key each, drawn in
         that order: a uniform permutation, several times cheaper than ``rng.shuffle``. Hands are
-        dealt from the front, in index order within a hand; the rest keeps its shuffled order (for
-        Kozel the first is the bazaar's top). Uses only ``rng`` (never the module's global RNG), so
-        a seed fixes the deal. Raises ValueError when the sizes ask for more than 28 tiles.
+        dealt from the front (a hand lists its tiles in index order); the rest keeps its shuffled
+        order (for Kozel the first is the bazaar's top). Uses only ``rng`` (never the module's
+        global RNG), so a seed fixes the deal. Raises ValueError when the sizes ask for more than
+        28 tiles.
         """
         random_key = rng.random
-        order = sorted(range(len(TILES)), key=lambda _: random_key())
-        hands, masks, at = [], [], 0
+        keys = [random_key() for _ in _TILE_RANGE]
+        order = sorted(_TILE_RANGE, key=keys.__getitem__)
+        masks, at = [], 0
         for size in hand_sizes:
-            hand = sorted(order[at : at + size])
-            hands.append(tuple([TILES[i] for i in hand]))
-            masks.append(sum([1 << i for i in hand]))
-            at += size
+            end = at + size
+            masks.append(sum(map(_BIT_AT, order[at:end])))
+            at = end
         if at > len(TILES):
             raise ValueError(f"cannot deal {at} of {len(TILES)} tiles")
-        # A permutation of the set is a valid deal by construction: skip __post_init__'s check.
+        # A permutation of the set is a valid deal by construction: skip __init__'s check.
         deal = object.__new__(Deal)
-        object.__setattr__(deal, "hands", tuple(hands))
-        object.__setattr__(deal, "rest", tuple([TILES[i] for i in order[at:]]))
-        object.__setattr__(deal, "masks", tuple(masks))
+        deal._init(tuple(masks), tuple(map(_TILE_AT, order[at:])), None)
         return deal
 
     @staticmethod
@@ -129,14 +171,15 @@ def _build_play_tables() -> tuple[
 _PLAYS, _FIT_PLAYS = _build_play_tables()
 
 
-_Placement = tuple[End, tuple[int, int], Play, bool]
+_Placement = tuple[Placed, Play]
 
 
 def _build_placements() -> tuple[tuple[dict[tuple[int, End | None], _Placement], ...], ...]:
     """Per seat and pair of open ends, every legal ``(tile index, end named)`` and what it does:
-    ``(end used, ends after, the Play as a record writes it, mappakuling)``. An omitted end is
-    legal when the placement is unambiguous: one end fits, or the ends are equal (the tile goes on
-    L) (D13). A lempa is mappakuling only if both ends already showed its number (D14)."""
+    ``(the Placed event, the Play as a record writes it)``. Events are immutable, so one instance
+    serves every state. An omitted end is legal when the placement is unambiguous: one end fits,
+    or the ends are equal (the tile goes on L) (D13). A lempa is mappakuling only if both ends
+    already showed its number (D14)."""
     seats = []
     for seat in range(MAX_SEATS):
         table = []
@@ -147,10 +190,12 @@ def _build_placements() -> tuple[tuple[dict[tuple[int, End | None], _Placement],
                 on_left, on_right = t.has(left), t.has(right)
                 if on_left:
                     ends = (t.other(left), right)
-                    moves[(t.index, "L")] = ("L", ends, _PLAYS[seat][t.index][1], ends[0] == ends[1])
+                    event = Placed(seat, t, "L", ends, ends[0] == ends[1])
+                    moves[(t.index, "L")] = (event, _PLAYS[seat][t.index][1])
                 if on_right:
                     ends = (left, t.other(right))
-                    moves[(t.index, "R")] = ("R", ends, _PLAYS[seat][t.index][2], ends[0] == ends[1])
+                    event = Placed(seat, t, "R", ends, ends[0] == ends[1])
+                    moves[(t.index, "R")] = (event, _PLAYS[seat][t.index][2])
                 if on_left and (left == right or not on_right):
                     moves[(t.index, None)] = moves[(t.index, "L")]
                 elif on_right and not on_left:
@@ -161,6 +206,19 @@ def _build_placements() -> tuple[tuple[dict[tuple[int, End | None], _Placement],
 
 
 _PLACEMENTS = _build_placements()
+_OPENINGS: tuple[tuple[tuple[Placed, Play], ...], ...] = tuple(
+    tuple(
+        (Placed(s, t, None, (t.high, t.low), False, True), Play(s, t, None, True))
+        if not t.is_lempa
+        else (Placed(s, t, None, (t.low, t.high), False), _PLAYS[s][t.index][0])
+        for t in TILES
+    )
+    for s in range(MAX_SEATS)
+)
+"""Per seat and tile: the opening laid high-low (``flip``) as (event, Play); a lempa never flips."""
+_OPEN_EVENTS: tuple[tuple[Placed, ...], ...] = tuple(
+    tuple(Placed(s, t, None, (t.low, t.high), False) for t in TILES) for s in range(MAX_SEATS)
+)
 _OPEN_PLAYS: tuple[dict[int, tuple[Play, ...]], ...] = tuple(
     {t.bit: (_PLAYS[s][t.index][0],) for t in TILES} for s in range(MAX_SEATS)
 )
@@ -452,24 +510,20 @@ class State:
                     f"{Play(seat, tile, end, flip)}: this round must open with {self.opening} "
                     f"({self.position()})",
                 )
-            flip = flip and not tile.is_lempa
-            left, right = (tile.high, tile.low) if flip else (tile.low, tile.high)
-            played: Play = Play(seat, tile, None, True) if flip else _PLAYS[seat][tile.index][0]
-            ends = (left, right)
-            mappakuling = False
+            if flip:
+                event, played = _OPENINGS[seat][tile.index]
+            else:
+                event, played = _OPEN_EVENTS[seat][tile.index], _PLAYS[seat][tile.index][0]
         else:
             entry = _PLACEMENTS[seat][left * 7 + self.right].get((tile.index, end))
             if entry is None:
                 raise self._placement_error(seat, tile, end)
-            end, ends, played, mappakuling = entry
-            left, right = ends
-            flip = False
+            event, played = entry
         self.hands[seat] = hand ^ tile.bit
-        self.left, self.right = left, right
+        self.left, self.right = event.ends
         self.last_placer = seat
         self.placed |= 1 << seat
         self.actions.append(played)
-        event = Placed(seat, tile, end, ends, mappakuling, flip)
         self.log.append(event)
         return event
 
@@ -507,9 +561,7 @@ class State:
                 raise IllegalActionError("round_over", f"a round is still being played ({self.position()})")
             raise IllegalActionError("match_over", "the match is over; no more rounds")
         masks = deal.masks
-        if len(masks) != len(hand_sizes) or any(
-            len(hand) != size for hand, size in zip(deal.hands, hand_sizes, strict=True)
-        ):
+        if [mask.bit_count() for mask in masks] != list(hand_sizes):
             raise ValueError(f"deal hands must have sizes {list(hand_sizes)}")
         self.hands = hands = list(masks)
         self.left = self.right = -1

@@ -2,9 +2,10 @@
 
 The UI narrates play from these, the admin history explains rounds from them, and records are
 rebuilt from them. Seats are indexes (P0 = 0), stones and points are counts. Treat every event as a
-value: the per-action ones (`Placed`, `Passed`, `Drew`, `Settlement`) are plain slotted dataclasses
-rather than frozen ones only because a frozen dataclass costs four times as much to create, and the
-engine creates one per action (benchmarks/engine_speed.py).
+value. `Placed`, `Passed` and `Settlement` are frozen: the engine builds every possible placement
+and pass once and shares the instances between states. `Drew` is a plain slotted dataclass rather
+than a frozen one only because a frozen dataclass costs four times as much to create, and the
+engine creates one per draw (benchmarks/engine_speed.py).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Reason(StrEnum):
     """Block with several mattikkeng, or one that ties: the manguno receives 1, paid in rank order."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Settlement:
     """One ``award(receiver, n, payers)`` (D5), as it came out.
 
@@ -84,7 +85,7 @@ class Settlement:
         return self.from_table + sum(n for _, n in self.from_payers)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Placed:
     """``seat`` placed ``tile`` on ``end`` (None for the opening tile); ``ends`` are [L|R] after it.
 
@@ -100,7 +101,7 @@ class Placed:
     flip: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Passed:
     """``seat`` passed (no tile fitted). Domeng: ``passebunge`` and its ``settlement`` (D3, D4)."""
 

@@ -30,7 +30,32 @@ OPENING_LEMPAS = tuple(Tile.parse(t) for t in ("6-6", "5-5", "4-4", "3-3"))
 
 # Module constants for the hot path: looking up an Enum member on its class costs a descriptor call.
 _OUT, _CEKI, _POLLO = Termination.OUT, Termination.CEKI, Termination.POLLO
-_PASS, _PASSEBUNGE = Reason.PASS, Reason.PASSEBUNGE
+
+
+def _settlement_one(
+    reason: Reason, receiver: int, owed: int, from_table: int, payer: int, paid: int
+) -> Settlement:
+    return Settlement(reason, receiver, owed, from_table, ((payer, paid),), owed - from_table - paid)
+
+
+def _pass_event(seat: int, mappano: int, owed: int, from_table: int, paid: int) -> Passed:
+    """The event of a pass (D3, D4, D6): 1 stone owed, or 2 for a passebunge."""
+    reason = Reason.PASS if owed == 1 else Reason.PASSEBUNGE
+    return Passed(seat, owed == 2, _settlement_one(reason, seat, owed, from_table, mappano, paid))
+
+
+_PASS_EVENTS: tuple[tuple[tuple[tuple[tuple[Passed, ...], ...], ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            tuple(tuple(_pass_event(s, m, owed, t, p) for p in range(owed + 1)) for t in range(owed + 1))
+            for owed in range(3)
+        )
+        for m in range(5)
+    )
+    for s in range(5)
+)
+"""Every possible pass event, shared between states (events are immutable): indexed by seat, last
+mappano, stones owed (1 or 2), stones from the table, stones paid by the last mappano."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +237,12 @@ class DomengState(State):
         return Settlement(reason, receiver, owed, from_table, tuple(paid), rest)
 
     def _award_one(self, reason: Reason, receiver: int, owed: int, payer: int) -> Settlement:
-        """`award` with one payer, the common case (every pass): same result, less work."""
+        """`award` with one payer, the common case: same result, less work."""
+        from_table, paid = self._collect(receiver, owed, payer)
+        return _settlement_one(reason, receiver, owed, from_table, payer, paid)
+
+    def _collect(self, receiver: int, owed: int, payer: int) -> tuple[int, int]:
+        """Move D5's stones for one payer: ``(from the table, paid by payer)``."""
         table = self.table
         from_table = owed if owed <= table else table
         self.table = table - from_table
@@ -221,7 +251,7 @@ class DomengState(State):
         paid = rest if rest <= stones[payer] else stones[payer]
         stones[payer] -= paid
         stones[receiver] += from_table + paid
-        return Settlement(reason, receiver, owed, from_table, ((payer, paid),), rest - paid)
+        return from_table, paid
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -247,10 +277,9 @@ class DomengState(State):
             self._check_pass(action)
         mappano = self.last_placer
         assert mappano is not None and mappano != seat  # the opening is always a placement
-        if self.placed >> seat & 1:
-            self.log.append(Passed(seat, False, self._award_one(_PASS, seat, 1, mappano)))
-        else:
-            self.log.append(Passed(seat, True, self._award_one(_PASSEBUNGE, seat, 2, mappano)))
+        owed = 1 if self.placed >> seat & 1 else 2
+        from_table, paid = self._collect(seat, owed, mappano)
+        self.log.append(_PASS_EVENTS[seat][mappano][owed][from_table][paid])
         self.actions.append(action)
         nxt = seat + 1 if seat < 4 else 0
         if nxt == mappano and not hands[nxt] & fits:
