@@ -44,6 +44,7 @@ from app.admin.schemas import (
 )
 from app.hub import Hub
 from app.store import MatchRow, Store, record_of
+from engine.errors import EngineError
 
 __all__ = [
     "ADMIN_PAGE",
@@ -212,12 +213,15 @@ async def get_match(request: Request, match_id: int) -> MatchDetail:
 @admin_api.get("/matches/{match_id}/rounds/{index}/replay")
 async def get_replay(request: Request, match_id: int, index: int) -> RoundReplay:
     """Round ``index`` (from 0) step by step, every hand visible, rebuilt by the engine from the
-    stored deal and actions. 404 ``no_such_match`` or ``no_such_round``."""
+    stored deal and actions. 404 ``no_such_match`` or ``no_such_round``; 409 ``replay_failed``
+    when the engine cannot replay it (a variant this server does not know, a damaged store)."""
     row = await _match(request, match_id)
     try:
         return round_replay(row, index)
     except LookupError as error:
         raise HTTPException(404, detail={"code": "no_such_round", "message": str(error)}) from None
+    except (EngineError, ValueError) as error:  # a variant this server lacks, or a damaged store
+        raise HTTPException(409, detail={"code": "replay_failed", "message": str(error)}) from None
 
 
 @admin_api.get(
