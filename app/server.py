@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocketDisconnect
 
+from app.admin.auth import AdminAuth
+from app.admin.routes import install_admin
 from app.connection import Connection
 from app.hub import Hub
 from app.logs import configure_logging
@@ -177,6 +179,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(rooms)
     app.include_router(operations)
     app.include_router(pages)
+    install_admin(app, AdminAuth(settings))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     return app
 

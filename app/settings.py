@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings"]
@@ -25,6 +25,13 @@ class Settings(BaseSettings):
     database_url: str | None = None
     """SQLAlchemy async URL; default SQLite (WAL) at ``data_dir/domeng.sqlite3``."""
     admin_token: SecretStr | None = None
+    """The admin secret (16 characters or more); None or empty: admin area disabled (docs/admin.md)."""
+    admin_session_ttl_s: Annotated[float, Field(gt=0)] = 8 * 3600.0
+    """How long an admin session (its cookie) lasts after logging in."""
+    admin_login_limit: str = "5 per minute"
+    """Failed admin logins one client address may make (a `limits` expression); over it: 429."""
+    abandoned_after_s: Annotated[float, Field(gt=0)] = 24 * 3600.0
+    """An unfinished match with no stored change for this long counts as abandoned (docs/admin.md)."""
     public_url: str | None = None
     """The base URL of share links, e.g. ``https://domeng.example``; without it links are relative
     (``/r/CODE``) and the browser completes them (never from a request's Host header)."""
@@ -52,6 +59,15 @@ class Settings(BaseSettings):
     """permessage-deflate on WebSockets: smaller frames for a lot more server CPU per update."""
     log_level: str = "info"
     log_json: bool = True
+
+    @field_validator("admin_token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None  # an empty DOMENG_ADMIN_TOKEN leaves the admin area disabled
+        if len(value.get_secret_value().strip()) < 16:
+            raise ValueError("the admin token must be at least 16 characters (e.g. openssl rand -hex 32)")
+        return value
 
     def resolved_database_url(self) -> str:
         """``database_url``, or the SQLite file in ``data_dir``."""

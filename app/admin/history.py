@@ -1,0 +1,287 @@
+"""A stored match explained by the engine: every round's deal, outcome and stone transfers, the
+chart of stones (or points) across rounds, and a round's replay frames, step by step.
+
+Everything is rebuilt from the stored deal and actions through the same rules code the server
+plays with (`State.apply`); nothing here re-implements a rule. A stored outcome that the replay
+does not reproduce is flagged (``replay_agrees``), never silently trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from app.admin.queries import effective_status, last_active, result_of, seat_admin
+from app.admin.schemas import (
+    MatchChart,
+    MatchDetail,
+    PayerShare,
+    ReplayFrame,
+    RoundDetail,
+    RoundReplay,
+    SeriesOfSeat,
+    TallyOut,
+    Transfer,
+)
+from app.cli import describe_outcome, describe_settlement
+from app.rooms import deal_of
+from app.store import MatchRow, RoundRow
+from engine.actions import parse_action
+from engine.core import Phase, State
+from engine.errors import EngineError
+from engine.events import DomengOutcome, Drew, Event, Passed, Placed, RoundEnded, Settlement
+from engine.variants import make_rules
+from engine.views import event_to_json, outcome_to_json, player_view
+
+__all__ = ["SCORE_KEYS", "describe_events", "match_detail", "round_replay"]
+
+SCORE_KEYS = ("table", "stones", "camat", "elections", "cycle", "bazaar", "points", "pending", "opened")
+"""The public score fields of a view (Domeng: table, stones...; Kozel: bazaar, points...)."""
+
+
+def _rest_name(variant: str) -> Any:
+    return "bazaar" if variant == "kozel" else "unused"
+
+
+def _transfer(s: Settlement, action: int | None, names: Sequence[str]) -> Transfer:
+    return Transfer(
+        reason=s.reason.value,
+        receiver=s.receiver,
+        owed=s.owed,
+        received=s.received,
+        from_table=s.from_table,
+        from_payers=[PayerShare(seat=seat, stones=n) for seat, n in s.from_payers],
+        cancelled=s.cancelled,
+        action=action,
+        text=f"{s.reason.value}: {describe_settlement(s, names)}",
+    )
+
+
+def describe_events(events: Sequence[Event], names: Sequence[str]) -> str:
+    """One line for what an action caused, e.g. ``"Budi passes (passebunge) · Budi: +2 stones
+    (2 from the table)"`` or ``"Ana plays 6-6 · [6|6]"``; a round's end adds its summary."""
+    parts: list[str] = []
+    for event in events:
+        if type(event) is Placed:
+            where = f" on {event.end}" if event.end else ""
+            note = " (mappakuling)" if event.mappakuling else ""
+            parts.append(
+                f"{names[event.seat]} plays {event.tile}{where} → [{event.ends[0]}|{event.ends[1]}]{note}"
+            )
+        elif type(event) is Passed:
+            kind = " (passebunge)" if event.passebunge else ""
+            text = f"{names[event.seat]} passes{kind}"
+            if event.settlement is not None:
+                text += f" · {describe_settlement(event.settlement, names)}"
+            parts.append(text)
+        elif type(event) is Drew:
+            parts.append(f"{names[event.seat]} draws {event.tile} from the bazaar")
+        elif type(event) is RoundEnded:
+            parts.append(" · ".join(describe_outcome(event.outcome, names)))
+    return " · ".join(parts)
+
+
+def _new_state(row: MatchRow) -> State:
+    return make_rules(row.variant, row.options, row.seat_count).new_match(row.start)
+
+
+def _round_detail(state: State, stored: RoundRow, names: Sequence[str], variant: str) -> RoundDetail:
+    """Play ``stored`` on ``state`` (its round is dealt here) and describe it."""
+    state.start_round(deal_of(stored.deal))
+    transfers: list[Transfer] = []
+    for index, action in enumerate(stored.actions):
+        for event in state.apply(parse_action(action.action)):
+            if type(event) is Passed and event.settlement is not None:
+                transfers.append(_transfer(event.settlement, index, names))
+    finished = state.phase is not Phase.PLAYING
+    outcome = state.outcome if finished else None
+    if isinstance(outcome, DomengOutcome):
+        transfers.append(_transfer(outcome.settlement, None, names))
+    agrees = None
+    if stored.outcome is not None:
+        agrees = outcome is not None and outcome_to_json(outcome) == stored.outcome
+    return RoundDetail(
+        index=stored.index,
+        seed=stored.seed,
+        commitment=stored.commitment,
+        started_at=stored.started_at,
+        ended_at=stored.ended_at,
+        hands=stored.deal["hands"],
+        rest=stored.deal["rest"],
+        rest_name=_rest_name(variant),
+        actions=[a.action for a in stored.actions],
+        actors=[a.actor for a in stored.actions],
+        outcome=stored.outcome,
+        summary=describe_outcome(outcome, names) if outcome is not None else [],
+        transfers=transfers,
+        tallies=[
+            TallyOut(
+                seat=t.seat,
+                stones=t.stones,
+                received=t.received,
+                paid=t.paid,
+                points=t.points,
+                pending=t.pending,
+            )
+            for t in stored.tallies
+        ],
+        replay_agrees=agrees,
+    )
+
+
+def _plain_round(stored: RoundRow, variant: str) -> RoundDetail:
+    """A round shown as stored, when the replay failed before it."""
+    return RoundDetail(
+        index=stored.index,
+        seed=stored.seed,
+        commitment=stored.commitment,
+        started_at=stored.started_at,
+        ended_at=stored.ended_at,
+        hands=stored.deal["hands"],
+        rest=stored.deal["rest"],
+        rest_name=_rest_name(variant),
+        actions=[a.action for a in stored.actions],
+        actors=[a.actor for a in stored.actions],
+        outcome=stored.outcome,
+        summary=[],
+        transfers=[],
+        tallies=[
+            TallyOut(
+                seat=t.seat,
+                stones=t.stones,
+                received=t.received,
+                paid=t.paid,
+                points=t.points,
+                pending=t.pending,
+            )
+            for t in stored.tallies
+        ],
+        replay_agrees=None,
+    )
+
+
+def _chart(row: MatchRow, names: Sequence[str]) -> MatchChart:
+    outcomes = [r.outcome for r in row.rounds if r.outcome is not None]
+    kozel = row.variant == "kozel"
+    key = "points" if kozel else "stones"
+    return MatchChart(
+        unit="points" if kozel else "stones",
+        rounds=list(range(1, len(outcomes) + 1)),
+        series=[
+            SeriesOfSeat(seat=seat, name=names[seat], values=[o[key][seat] for o in outcomes])
+            for seat in range(row.seat_count)
+        ],
+        table=None if kozel else [o["table"] for o in outcomes],
+    )
+
+
+def _times(row: MatchRow) -> list[datetime | None]:
+    times: list[datetime | None] = [row.created_at, row.started_at, row.finished_at]
+    times += [s.updated_at for s in row.seats]
+    for r in row.rounds:
+        times += [r.started_at, r.ended_at, *(a.created_at for a in r.actions)]
+    return times
+
+
+def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
+    """The admin's full view of a stored match (`MatchDetail`); ``cutoff`` as in
+    `app.admin.queries.list_matches`, ``live`` whether a room of this server hosts it."""
+    names = row.seat_names()
+    rounds: list[RoundDetail] = []
+    error = None
+    try:
+        state = _new_state(row)
+        for stored in row.rounds:
+            rounds.append(_round_detail(state, stored, names, row.variant))
+    except (EngineError, ValueError, KeyError) as failure:
+        error = f"round {len(rounds)}: {failure}"
+        rounds += [_plain_round(r, row.variant) for r in row.rounds[len(rounds) :]]
+    active_at = last_active(_times(row))
+    status = effective_status(row.status, active_at, cutoff)
+    return MatchDetail(
+        id=row.id,
+        code=row.code,
+        variant=row.variant,
+        options=row.options,
+        status=status,
+        stored_status=row.status,
+        abandoned_reason=None
+        if status != "abandoned"
+        else ("closed" if row.status == "abandoned" else "idle"),
+        live=live,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        last_active_at=active_at,
+        round_count=len(row.rounds),
+        seats=[seat_admin(s) for s in row.seats],
+        result=result_of(row.variant, [r.outcome for r in row.rounds if r.outcome is not None]),
+        turn_timer_s=row.turn_timer_s,
+        start=row.start,
+        rounds=rounds,
+        chart=_chart(row, names),
+        replay_error=error,
+    )
+
+
+def _frame(
+    state: State,
+    step: int,
+    action: dict[str, Any] | None,
+    actor: str | None,
+    events: list[Event],
+    names: Sequence[str],
+) -> ReplayFrame:
+    view = player_view(state, None).to_json()
+    playing = state.phase is Phase.PLAYING
+    bazaar = getattr(state, "bazaar", None)
+    assert state.deal is not None
+    rest = state.deal.rest if bazaar is None else tuple(bazaar)
+    return ReplayFrame(
+        step=step,
+        action=action,
+        actor=actor,
+        text=describe_events(events, names) if events else "dealt",
+        to_act=view["to_act"],
+        hands=[[str(t) for t in state.hand(seat)] for seat in range(state.seats)],
+        chain=view["chain"],
+        ends=view["ends"],
+        rest=[str(t) for t in rest],
+        score={key: view[key] for key in SCORE_KEYS if key in view},
+        events=[event_to_json(e) for e in events],
+        outcome=None if playing or state.outcome is None else outcome_to_json(state.outcome),
+    )
+
+
+def round_replay(row: MatchRow, index: int) -> RoundReplay:
+    """Every step of round ``index`` (from 0) of a stored match: frame 0 as dealt, then one frame
+    after each stored action, with every hand visible.
+
+    Raises LookupError for a round that is not stored, and `EngineError` when the stored actions
+    do not replay (they were checked by the same rules when played, so this means a damaged store).
+    """
+    if not 0 <= index < len(row.rounds):
+        raise LookupError(f"match {row.id} has no round {index}")
+    names = row.seat_names()
+    state = _new_state(row)
+    for stored in row.rounds[:index]:
+        state.start_round(deal_of(stored.deal))
+        for action in stored.actions:
+            state.apply(parse_action(action.action))
+    stored = row.rounds[index]
+    state.start_round(deal_of(stored.deal))
+    frames = [_frame(state, 0, None, None, [], names)]
+    for step, action in enumerate(stored.actions, start=1):
+        events = state.apply(parse_action(action.action))
+        frames.append(_frame(state, step, action.action, action.actor, events, names))
+    return RoundReplay(
+        match_id=row.id,
+        round=index,
+        rounds=len(row.rounds),
+        variant=row.variant,
+        seats=names,
+        rest_name=_rest_name(row.variant),
+        finished=state.phase is not Phase.PLAYING,
+        frames=frames,
+    )

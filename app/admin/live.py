@@ -1,0 +1,101 @@
+"""The open rooms of this server as the admin sees them, and closing a stuck one.
+
+Listing reads each room's fields directly instead of going through the room's queue, so a room
+whose task is stuck still shows (asyncio runs one thing at a time: the snapshot is consistent).
+
+Closing (`close_room`) keeps everything stored: it takes the room out of the hub (new sockets and
+HTTP calls get "no room"), closes every socket with 4003 (room closed), stops the room's task after
+the intents already queued (cancelling it if it does not stop within ``stop_timeout_s``: a store
+write it was awaiting still completes, the store's writer owns it), and stores the match as
+``abandoned`` unless it had finished. Its rounds and actions stay in the store and export as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Literal
+
+import structlog
+
+from app.admin.schemas import RoomClosed, RoomLive, SeatLive
+from app.hub import Hub
+from app.rooms import Room
+
+__all__ = ["CLOSE_REASON", "close_room", "room_live"]
+
+_log = structlog.get_logger("domeng.admin")
+
+CLOSE_REASON = "the room was closed by an admin"
+
+
+def room_live(room: Room) -> RoomLive:
+    """A snapshot of ``room``: match, status, phase, turn, connections per seat, queue."""
+    state = room.state
+    spectators = sum(1 for conn in room.conns if conn.seat is None)
+    turn = room.public()["turn"]
+    return RoomLive(
+        code=room.code,
+        match_id=room.match_id,
+        variant=room.rules.name,
+        status=room.status,
+        version=room.version,
+        phase=None if state is None else state.phase.value,
+        round=None if state is None or state.round_index == 0 else state.round_index - 1,
+        to_act=None if turn is None else turn["seat"],
+        turn_deadline_ms=None if turn is None else turn["deadline_ms"],
+        connections=len(room.conns),
+        spectators=spectators,
+        queued=room.queue.qsize(),
+        task_alive=room.task is not None and not room.task.done(),
+        seats=[
+            SeatLive(
+                seat=s.seat,
+                kind=s.kind,
+                name=s.name,
+                bot_level=s.bot_level,
+                connections=s.connections,
+                covered=s.covered,
+            )
+            for s in room.seats
+        ],
+    )
+
+
+async def _stop_task(room: Room, timeout_s: float) -> Literal["stopped", "cancelled", "none"]:
+    task = room.task
+    if task is None or task.done():
+        return "none"
+    room.queue.put_nowait(None)  # the task ends after the intents already queued
+    try:
+        await asyncio.wait_for(asyncio.shield(task), timeout_s)
+        return "stopped"
+    except TimeoutError:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        return "cancelled"
+    finally:
+        room._cancel_timers()  # as Room.stop does after its task ends
+
+
+async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomClosed | None:
+    """Close the room ``code`` (see the module docstring); None when this server has no such room.
+
+    Raises `app.store.StoreError` when the status cannot be stored (the room is closed anyway).
+    """
+    room = hub.rooms.pop(code, None)
+    if room is None:
+        return None
+    hub.metrics.rooms.set(len(hub.rooms))
+    disconnected = len(room.conns)
+    room.close_all(CLOSE_REASON)
+    how = await _stop_task(room, stop_timeout_s)
+    stored = await hub.store.load_match_by_id(room.match_id)
+    status = stored.status if stored is not None else room.status
+    if status != "finished":
+        version = max(room.version, stored.version if stored is not None else 0)
+        await hub.store.set_status(room.match_id, "abandoned", version)
+        status = "abandoned"
+    _log.info("room_closed_by_admin", room=code, match=room.match_id, task=how, sockets=disconnected)
+    return RoomClosed(code=code, match_id=room.match_id, disconnected=disconnected, task=how, status=status)

@@ -1,0 +1,321 @@
+"""The admin area's HTTP routes: JSON under ``/api/admin/...`` and the pages under ``/admin``.
+
+Every route but logging in and out requires an admin (`app.admin.auth.require_admin`): the
+protected API router declares it once for all its routes, and each page checks it before it
+serves anything. Without ``DOMENG_ADMIN_TOKEN`` every route answers 503 (pages: a short HTML page
+saying so). Errors are ``{"detail": {"code": "...", "message": "..."}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from html import escape
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+
+from app.admin.auth import (
+    COOKIE_NAME,
+    AdminAuth,
+    AdminDep,
+    AdminError,
+    admin_auth,
+    check_origin,
+    client_address,
+    require_admin,
+)
+from app.admin.history import match_detail, round_replay
+from app.admin.live import close_room, room_live
+from app.admin.queries import MatchFilter, list_matches, list_players
+from app.admin.schemas import (
+    EffectiveStatus,
+    LoginBody,
+    LoginDone,
+    MatchDetail,
+    MatchPage,
+    PlayerPage,
+    RoomClosed,
+    RoomList,
+    RoundReplay,
+    SessionInfo,
+)
+from app.hub import Hub
+from app.store import MatchRow, Store, record_of
+from engine.errors import EngineError
+
+__all__ = [
+    "ADMIN_PAGE",
+    "PAGE_HEADERS",
+    "admin_api",
+    "admin_page",
+    "admin_pages",
+    "admin_public",
+    "close_live_room",
+    "export_match",
+    "get_match",
+    "get_replay",
+    "get_session",
+    "install_admin",
+    "list_live_rooms",
+    "login",
+    "login_page",
+    "logout",
+    "match_list",
+    "player_list",
+]
+
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": (
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+}
+"""Headers of every admin page: never cached, never framed, scripts only from this server."""
+
+
+def _no_store(response: Response) -> None:
+    response.headers["Cache-Control"] = "no-store"
+
+
+admin_public = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(_no_store)])
+"""Logging in and out: the only admin routes open without a session."""
+admin_api = APIRouter(
+    prefix="/api/admin",
+    tags=["admin"],
+    dependencies=[Depends(require_admin), Depends(_no_store)],
+    responses={
+        401: {"description": "not signed in (`not_authenticated`)"},
+        429: {"description": "too many failed attempts from this address (`too_many_attempts`)"},
+        503: {"description": "admin disabled: DOMENG_ADMIN_TOKEN is not set (`admin_disabled`)"},
+    },
+)
+admin_pages = APIRouter(include_in_schema=False)
+
+
+def install_admin(app: FastAPI, auth: AdminAuth) -> None:
+    """Add the admin area to ``app``: its routers, its error handler and ``app.state.admin``."""
+    app.state.admin = auth
+    app.add_exception_handler(AdminError, _admin_error)  # type: ignore[arg-type]
+    app.include_router(admin_public)
+    app.include_router(admin_api)
+    app.include_router(admin_pages)
+
+
+async def _admin_error(request: Request, error: AdminError) -> JSONResponse:
+    return JSONResponse(
+        {"detail": {"code": error.code, "message": error.message}},
+        status_code=error.status,
+        headers={"Cache-Control": "no-store", **error.headers},
+    )
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+def _hub(request: Request) -> Hub:
+    hub: Hub = request.app.state.hub
+    return hub
+
+
+def _cutoff(request: Request) -> datetime:
+    return datetime.now(UTC) - timedelta(seconds=_hub(request).settings.abandoned_after_s)
+
+
+def _cookie(response: Response, token: str, max_age: int) -> None:
+    response.set_cookie(
+        COOKIE_NAME, token, max_age=max_age, path="/", secure=True, httponly=True, samesite="strict"
+    )
+
+
+# -- signing in and out -------------------------------------------------------------------------
+
+
+@admin_public.post("/login")
+async def login(body: LoginBody, request: Request, response: Response) -> LoginDone:
+    """Sign in with the admin secret: sets the session cookie (Secure, HttpOnly, SameSite=Strict).
+
+    ``{"secret": "..."}`` → ``{"expires_at": "2026-12-01T18:00:00Z"}``. Errors: 401
+    ``wrong_secret``, 429 ``too_many_attempts`` (failed logins per address), 403 ``cross_origin``,
+    503 ``admin_disabled``.
+    """
+    auth = admin_auth(request)
+    auth.check_enabled()
+    check_origin(request)
+    token, expires_at = auth.login(body.secret, client_address(request))
+    _cookie(response, token, int(auth.settings.admin_session_ttl_s))
+    return LoginDone(expires_at=datetime.fromtimestamp(expires_at, UTC))
+
+
+@admin_public.post("/logout", status_code=204)
+async def logout(request: Request) -> Response:
+    """End this browser's session and clear its cookie (204, also when there was none)."""
+    auth = admin_auth(request)
+    auth.check_enabled()
+    check_origin(request)
+    auth.logout(request.cookies.get(COOKIE_NAME))
+    response = Response(status_code=204, headers={"Cache-Control": "no-store"})
+    _cookie(response, "", 0)
+    return response
+
+
+@admin_api.get("/session")
+async def get_session(session: AdminDep) -> SessionInfo:
+    """Who is signed in, and until when (cookie sessions)."""
+    expires = None if session.expires_at is None else datetime.fromtimestamp(session.expires_at, UTC)
+    return SessionInfo(via="cookie" if session.via == "cookie" else "bearer", expires_at=expires)
+
+
+# -- matches ------------------------------------------------------------------------------------
+
+
+@admin_api.get("/matches")
+async def match_list(
+    request: Request,
+    variant: Annotated[str | None, Query(max_length=16)] = None,
+    status: EffectiveStatus | None = None,
+    player: Annotated[str | None, Query(max_length=64)] = None,
+    since: date | None = None,
+    until: date | None = None,
+    page: Annotated[int, Query(ge=1)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> MatchPage:
+    """Stored matches, newest first: filter by ``variant``, effective ``status`` (waiting,
+    playing, finished, abandoned: docs/admin.md), ``player`` (part of a name or bot level) and
+    creation dates ``since``/``until`` (UTC, inclusive); ``page`` from 1."""
+    f = MatchFilter(variant, status, player, since, until, page, per_page)
+    return await list_matches(_store(request), f, _cutoff(request), set(_hub(request).rooms))
+
+
+async def _match(request: Request, match_id: int) -> MatchRow:
+    row = await _store(request).load_match_by_id(match_id)
+    if row is None:
+        raise HTTPException(404, detail={"code": "no_such_match", "message": f"no match {match_id}"})
+    return row
+
+
+@admin_api.get("/matches/{match_id}")
+async def get_match(request: Request, match_id: int) -> MatchDetail:
+    """A match in full: seats and options, every round's deal, outcome and stone (or point)
+    transfers, and the chart of each seat's stones (points) after each round. 404 ``no_such_match``."""
+    row = await _match(request, match_id)
+    return match_detail(row, _cutoff(request), row.code in _hub(request).rooms)
+
+
+@admin_api.get("/matches/{match_id}/rounds/{index}/replay")
+async def get_replay(request: Request, match_id: int, index: int) -> RoundReplay:
+    """Round ``index`` (from 0) step by step, every hand visible, rebuilt by the engine from the
+    stored deal and actions. 404 ``no_such_match`` or ``no_such_round``; 409 ``replay_failed``
+    when the engine cannot replay it (a variant this server does not know, a damaged store)."""
+    row = await _match(request, match_id)
+    try:
+        return round_replay(row, index)
+    except LookupError as error:
+        raise HTTPException(404, detail={"code": "no_such_round", "message": str(error)}) from None
+    except (EngineError, ValueError) as error:  # a variant this server lacks, or a damaged store
+        raise HTTPException(409, detail={"code": "replay_failed", "message": str(error)}) from None
+
+
+@admin_api.get(
+    "/matches/{match_id}/record",
+    response_class=JSONResponse,
+    responses={200: {"description": "RECORD.md's `domeng-record/1` document, as a download"}},
+)
+async def export_match(request: Request, match_id: int) -> Response:
+    """The match as a RECORD.md document (``Content-Disposition: attachment``): ``domeng replay
+    FILE --json`` on it reproduces every stored round result. 404 ``no_such_match``."""
+    row = await _match(request, match_id)
+    body = json.dumps(record_of(row), indent=1, ensure_ascii=False)
+    return Response(
+        body,
+        media_type="application/json",
+        headers={
+            "Content-Disposition": f'attachment; filename="domeng-match-{row.id}.json"',
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+# -- players and rooms --------------------------------------------------------------------------
+
+
+@admin_api.get("/players")
+async def player_list(
+    request: Request,
+    name: Annotated[str | None, Query(max_length=64)] = None,
+    page: Annotated[int, Query(ge=1)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> PlayerPage:
+    """Every display name (and bot level) with its totals: matches, rounds, stones received and
+    paid, camat elections, Kozel points and goats; most matches first."""
+    return await list_players(_store(request), name, page, per_page)
+
+
+@admin_api.get("/rooms")
+async def list_live_rooms(request: Request) -> RoomList:
+    """The rooms this server hosts now: match, status, phase, turn and connections."""
+    rooms = sorted(_hub(request).rooms.values(), key=lambda r: r.match_id, reverse=True)
+    return RoomList(rooms=[room_live(room) for room in rooms])
+
+
+@admin_api.post("/rooms/{code}/close")
+async def close_live_room(request: Request, code: str) -> RoomClosed:
+    """Close a room: its sockets close with 4003, its task stops, the match is stored as
+    ``abandoned`` (unless finished); everything stored stays exportable. 404 ``no_such_room``."""
+    closed = await close_room(_hub(request), code)
+    if closed is None:
+        raise HTTPException(404, detail={"code": "no_such_room", "message": "no open room with this code"})
+    return closed
+
+
+# -- pages ----------------------------------------------------------------------------------------
+
+ADMIN_PAGE = "admin.html"
+"""The admin client's page in static/: one page, its script picks the view from the address."""
+_STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+
+
+def _message_page(title: str, text: str, status: int) -> HTMLResponse:
+    body = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title></head><body><main><h1>{escape(title)}</h1>"
+        f'<p class="admin-message">{escape(text)}</p></main></body></html>'
+    )
+    return HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
+
+
+def _page_file(request: Request) -> Response:
+    return FileResponse(_STATIC_DIR / ADMIN_PAGE, headers=PAGE_HEADERS)
+
+
+@admin_pages.get("/admin/login")
+async def login_page(request: Request) -> Response:
+    """The sign-in form (or the "admin disabled" page)."""
+    auth = admin_auth(request)
+    if not auth.enabled:
+        return _message_page("Domeng Online admin", "admin disabled: set DOMENG_ADMIN_TOKEN", 503)
+    return _page_file(request)
+
+
+@admin_pages.get("/admin")
+@admin_pages.get("/admin/matches")
+@admin_pages.get("/admin/matches/{match_id}")
+@admin_pages.get("/admin/players")
+@admin_pages.get("/admin/rooms")
+async def admin_page(request: Request) -> Response:
+    """An admin page: served to a signed-in admin; others go to the sign-in form (303)."""
+    try:
+        admin_auth(request).authenticate(request)
+    except AdminError as error:
+        if error.code == "not_authenticated":
+            return RedirectResponse("/admin/login", status_code=303, headers=PAGE_HEADERS)
+        return _message_page("Domeng Online admin", error.message, error.status)
+    return _page_file(request)

@@ -1,0 +1,331 @@
+"""The admin API's JSON shapes (pydantic response models, named by role as in the FastAPI
+template): what the admin pages show, field by field. Seats are indexes (P0 = 0), stones and points
+are counts, times are ISO 8601 UTC, milliseconds only where a name says so."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "EffectiveStatus",
+    "LoginBody",
+    "LoginDone",
+    "MatchChart",
+    "MatchDetail",
+    "MatchPage",
+    "MatchResult",
+    "MatchSummary",
+    "PayerShare",
+    "PlayerPage",
+    "PlayerTotals",
+    "ReplayFrame",
+    "RoomClosed",
+    "RoomList",
+    "RoomLive",
+    "RoundDetail",
+    "RoundReplay",
+    "SeatAdmin",
+    "SeatLive",
+    "SeriesOfSeat",
+    "SessionInfo",
+    "TallyOut",
+    "Transfer",
+]
+
+EffectiveStatus = Literal["waiting", "playing", "finished", "abandoned"]
+
+
+class LoginBody(BaseModel):
+    """``POST /api/admin/login``: the admin secret (``DOMENG_ADMIN_TOKEN``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    secret: str = Field(min_length=1, max_length=512)
+
+
+class LoginDone(BaseModel):
+    """A new session: its cookie is set; ``expires_at`` is when it ends."""
+
+    expires_at: datetime
+
+
+class SessionInfo(BaseModel):
+    """Who is asking: signed in by ``cookie`` (with its expiry) or ``bearer`` secret."""
+
+    via: Literal["cookie", "bearer"]
+    expires_at: datetime | None
+
+
+class SeatAdmin(BaseModel):
+    """A stored seat: ``kind`` empty, human or bot; ``display_name`` as records name it."""
+
+    seat: int
+    kind: str
+    name: str | None
+    bot_level: str | None
+    display_name: str
+
+
+class MatchResult(BaseModel):
+    """Where a match stands after its last finished round.
+
+    Domeng fills ``stones`` (per seat), ``table``, ``camat`` and ``camat_elections`` (per seat);
+    Kozel fills ``points`` (recorded), ``pending`` (unrecorded) and ``goat``. ``leaders`` are the
+    seats first in the standings (Domeng: most elections, then fewest stones; Kozel: fewest points).
+    """
+
+    finished_rounds: int
+    match_over: bool
+    leaders: list[int]
+    stones: list[int] | None = None
+    table: int | None = None
+    camat: int | None = None
+    camat_elections: list[int] | None = None
+    points: list[int] | None = None
+    pending: list[int] | None = None
+    goat: list[int] | None = None
+
+
+class MatchSummary(BaseModel):
+    """One row of the match list.
+
+    ``status`` is the effective status (docs/admin.md): the stored one, except that an unfinished
+    match idle for ``DOMENG_ABANDONED_AFTER_S`` is ``abandoned``; ``abandoned_reason`` says
+    ``closed`` (by an admin) or ``idle``. ``live``: a room of this server hosts it now.
+    """
+
+    id: int
+    code: str
+    variant: str
+    options: dict[str, Any]
+    status: EffectiveStatus
+    stored_status: str
+    abandoned_reason: Literal["closed", "idle"] | None
+    live: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    last_active_at: datetime
+    round_count: int
+    seats: list[SeatAdmin]
+    result: MatchResult | None
+
+
+class MatchPage(BaseModel):
+    """A page of matches, newest first; ``total`` matches pass the filters."""
+
+    items: list[MatchSummary]
+    page: int
+    per_page: int
+    total: int
+
+
+class PayerShare(BaseModel):
+    """Stones one payer handed over in a settlement (0 when they had none left)."""
+
+    seat: int
+    stones: int
+
+
+class Transfer(BaseModel):
+    """One stone transfer (engine `Settlement`, D5): ``receiver`` was owed ``owed`` stones for
+    ``reason``; ``from_table`` came from the table, then each payer in order; ``cancelled`` nobody
+    could pay. ``action`` is the index of the action that caused it (a pass), or None for the
+    round's end. ``text`` says it in a sentence."""
+
+    reason: str
+    receiver: int
+    owed: int
+    received: int
+    from_table: int
+    from_payers: list[PayerShare]
+    cancelled: int
+    action: int | None
+    text: str
+
+
+class TallyOut(BaseModel):
+    """A seat's stored result of the round: Domeng stones after it, received and paid in it;
+    Kozel points and pending after it."""
+
+    seat: int
+    stones: int | None
+    received: int
+    paid: int
+    points: int | None
+    pending: int | None
+
+
+class RoundDetail(BaseModel):
+    """One stored round: its deal (every hand and the unused tiles or the bazaar, top first), its
+    actions, how it ended in the game's words, and the stone transfers. ``replay_agrees`` is
+    whether replaying the round through the engine gives the stored outcome (None while unfinished)."""
+
+    index: int
+    seed: str
+    commitment: str
+    started_at: datetime
+    ended_at: datetime | None
+    hands: list[list[str]]
+    rest: list[str]
+    rest_name: Literal["unused", "bazaar"]
+    actions: list[dict[str, Any]]
+    actors: list[str]
+    outcome: dict[str, Any] | None
+    summary: list[str]
+    transfers: list[Transfer]
+    tallies: list[TallyOut]
+    replay_agrees: bool | None
+
+
+class SeriesOfSeat(BaseModel):
+    """One seat's line of the chart: its value after each finished round."""
+
+    seat: int
+    name: str
+    values: list[int]
+
+
+class MatchChart(BaseModel):
+    """Each seat's stones (Domeng) or recorded points (Kozel) after each finished round (numbered
+    from 1); Domeng also the table's stones."""
+
+    unit: Literal["stones", "points"]
+    rounds: list[int]
+    series: list[SeriesOfSeat]
+    table: list[int] | None
+
+
+class MatchDetail(MatchSummary):
+    """A match in full: options and seats (above), the turn timer, its ``start`` position, every
+    round, the chart, and ``replay_error`` if the stored actions do not replay (should not happen)."""
+
+    turn_timer_s: float
+    start: dict[str, Any] | None
+    rounds: list[RoundDetail]
+    chart: MatchChart
+    replay_error: str | None
+
+
+class ReplayFrame(BaseModel):
+    """The round after ``step`` actions (0: as dealt), with every hand visible.
+
+    ``action`` is the step's action (RECORD.md notation) and ``actor`` who made it; ``events``
+    what it caused; ``chain`` the line left to right as laid tiles ``"a-b"``, ``ends`` the open
+    ends; ``rest`` the unused tiles (Domeng) or what is left of the bazaar (Kozel, top first);
+    ``score`` the public score (Domeng: table, stones, camat...; Kozel: points, pending...);
+    ``outcome`` once the round has ended.
+    """
+
+    step: int
+    action: dict[str, Any] | None
+    actor: str | None
+    text: str
+    to_act: int | None
+    hands: list[list[str]]
+    chain: list[str]
+    ends: list[int] | None
+    rest: list[str]
+    score: dict[str, Any]
+    events: list[dict[str, Any]]
+    outcome: dict[str, Any] | None
+
+
+class RoundReplay(BaseModel):
+    """Every step of one round, built by the engine from the stored deal and actions."""
+
+    match_id: int
+    round: int
+    rounds: int
+    variant: str
+    seats: list[str]
+    rest_name: Literal["unused", "bazaar"]
+    finished: bool
+    frames: list[ReplayFrame]
+
+
+class PlayerTotals(BaseModel):
+    """Totals of one display name (people) or bot level (bots) over every stored match.
+
+    ``matches`` they sat in; ``rounds`` finished rounds they sat through (a bot level counts each
+    of its seats); Domeng ``stones_received``/``stones_paid`` and ``camat_elections``; Kozel
+    ``points`` (recorded at the end of each match, summed) and ``goats``. A seat is credited to
+    whoever holds it now: a player replaced by a bot leaves the seat's totals to the bot.
+    """
+
+    display_name: str
+    kind: Literal["human", "bot"]
+    name: str | None
+    bot_level: str | None
+    matches: int
+    rounds: int
+    stones_received: int
+    stones_paid: int
+    camat_elections: int
+    points: int
+    goats: int
+
+
+class PlayerPage(BaseModel):
+    """A page of players, most matches first."""
+
+    items: list[PlayerTotals]
+    page: int
+    per_page: int
+    total: int
+
+
+class SeatLive(BaseModel):
+    """A live seat: who sits there, how many sockets it has, whether a bot covers for them."""
+
+    seat: int
+    kind: str
+    name: str | None
+    bot_level: str | None
+    connections: int
+    covered: bool
+
+
+class RoomLive(BaseModel):
+    """An open room of this server: its match, state and connections.
+
+    ``phase`` ready/playing/over (None before the first deal), ``round`` the round in play or
+    last played (from 0), ``to_act`` the seat whose turn it is, ``turn_deadline_ms`` epoch ms;
+    ``queued`` intents waiting for the room's task, ``task_alive`` whether that task runs.
+    """
+
+    code: str
+    match_id: int
+    variant: str
+    status: str
+    version: int
+    phase: str | None
+    round: int | None
+    to_act: int | None
+    turn_deadline_ms: int | None
+    connections: int
+    spectators: int
+    queued: int
+    task_alive: bool
+    seats: list[SeatLive]
+
+
+class RoomList(BaseModel):
+    """Every open room of this server process."""
+
+    rooms: list[RoomLive]
+
+
+class RoomClosed(BaseModel):
+    """A closed room: how many sockets were closed (code 4003), how its task ended (``stopped``
+    after what was queued, or ``cancelled`` when it did not stop in time), and the match's stored
+    status now (``abandoned``, or ``finished`` if it had already ended)."""
+
+    code: str
+    match_id: int
+    disconnected: int
+    task: Literal["stopped", "cancelled", "none"]
+    status: str

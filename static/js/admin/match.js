@@ -1,0 +1,109 @@
+// One match: seats and options, the chart of stones (Kozel: points) across rounds, every round's
+// deal, outcome and transfers, the replay viewer and the export.
+
+import { h } from "../dom.js";
+import { miniTile } from "../tiles.js";
+import { adminApi, when } from "./api.js";
+import { resultText } from "./matches.js";
+import { ReplayViewer } from "./replay.js";
+
+const COLOURS = ["#f2c14e", "#8fe3a5", "#ff9c8a", "#8ec5ff", "#d7a6ff"];
+
+function tiles(list, vertical = true) {
+  return h("span", { class: "reveal-tiles" }, list.map((t) => miniTile(t, { vertical })));
+}
+
+function drawChart(canvas, chart) {
+  const datasets = chart.series.map((s, i) => ({
+    label: `${s.name} (Seat ${s.seat + 1})`,
+    data: s.values,
+    borderColor: COLOURS[i % COLOURS.length],
+    backgroundColor: COLOURS[i % COLOURS.length],
+    tension: 0.15,
+  }));
+  if (chart.table) datasets.push({ label: "table", data: chart.table, borderColor: "#b8cfc0", borderDash: [6, 4], backgroundColor: "#b8cfc0" });
+  // eslint-disable-next-line no-undef
+  return new Chart(canvas, {
+    type: "line",
+    data: { labels: chart.rounds.map((n) => `R${n}`), datasets },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      scales: {
+        x: { title: { display: true, text: "after round", color: "#f5f1e6" }, ticks: { color: "#f5f1e6" }, grid: { color: "rgba(255,255,255,0.1)" } },
+        y: { title: { display: true, text: chart.unit, color: "#f5f1e6" }, beginAtZero: true, ticks: { color: "#f5f1e6", precision: 0 }, grid: { color: "rgba(255,255,255,0.1)" } },
+      },
+      plugins: { legend: { labels: { color: "#f5f1e6" } } },
+    },
+  });
+}
+
+function actionText(a, names) {
+  if (a.pass) return `${names[a.seat]} passes`;
+  if (a.draw) return `${names[a.seat]} draws`;
+  const tile = Array.isArray(a.play) ? a.play.join(" + ") : a.play;
+  return `${names[a.seat]} plays ${tile}${a.end ? ` on ${a.end}` : ""}`;
+}
+
+function roundSection(match, round, names, openReplay) {
+  const hands = h(
+    "table",
+    { class: "admin-table deal" },
+    h("tbody", {}, round.hands.map((hand, seat) => h("tr", {}, h("th", { scope: "row" }, names[seat]), h("td", {}, tiles(hand))))),
+    h("tbody", {}, h("tr", {}, h("th", { scope: "row" }, round.rest_name), h("td", {}, tiles(round.rest)))),
+  );
+  const outcome = round.outcome ? h("div", { class: "round-summary" }, round.summary.map((line) => h("p", {}, line))) : h("p", { class: "hint" }, "Unfinished: no outcome yet.");
+  const transfers = round.transfers.length
+    ? h("ol", { class: "transfers" }, round.transfers.map((t) => h("li", { class: `transfer transfer-${t.reason}` }, t.action === null ? "At the end — " : `Action ${t.action + 1} — `, t.text)))
+    : h("p", { class: "hint" }, "No stones moved.");
+  const replay = h("button", { class: "btn btn-gold open-replay", type: "button", dataset: { round: String(round.index) } }, "Replay this round");
+  replay.addEventListener("click", () => openReplay(round.index));
+  const agrees = round.replay_agrees === false ? h("p", { class: "warn", role: "alert" }, "The engine's replay does not give the stored outcome!") : null;
+  return h(
+    "details",
+    { class: "round-card", dataset: { round: String(round.index) }, open: round.index === match.rounds.length - 1 },
+    h("summary", {}, `Round ${round.index + 1}`, round.outcome ? ` · ${round.outcome.end}` : " · in play", ` · ${round.actions.length} actions`),
+    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, "Transfers"), transfers, h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => h("li", {}, actionText(a, names), ` (${round.actors[i]})`)))), replay),
+  );
+}
+
+export async function matchPage(main, id) {
+  const m = await adminApi("GET", `/matches/${id}`);
+  const names = m.seats.map((s) => s.display_name);
+  const exportLink = h("a", { id: "export-record", class: "btn btn-gold", href: `/api/admin/matches/${id}/record`, download: `domeng-match-${id}.json` }, "Export record (RECORD.md)");
+  main.append(
+    h("p", {}, h("a", { href: "/admin/matches" }, "← Matches")),
+    h("h1", {}, `Match #${m.id} · ${m.variant}`),
+    h(
+      "dl",
+      { class: "facts" },
+      [
+        ["Status", `${m.status}${m.abandoned_reason ? ` (${m.abandoned_reason})` : ""}${m.live ? " · live" : ""}`],
+        ["Created", when(m.created_at)],
+        ["Last activity", when(m.last_active_at)],
+        ["Options", JSON.stringify(m.options)],
+        ["Turn timer", m.turn_timer_s ? `${m.turn_timer_s} s` : "off"],
+        ["Result", resultText(m)],
+      ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
+    ),
+    h(
+      "table",
+      { class: "admin-table seats" },
+      h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", {}, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind)))),
+    ),
+    h("p", {}, exportLink),
+  );
+  if (m.replay_error) main.append(h("p", { class: "warn", role: "alert" }, `Replay failed: ${m.replay_error}`));
+  if (m.chart.rounds.length) {
+    const canvas = h("canvas", { id: "stones-chart", role: "img", "aria-label": `${m.chart.unit} of each seat after each round` });
+    main.append(h("section", { class: "chart-box" }, h("h2", {}, m.chart.unit === "points" ? "Points across rounds" : "Stones across rounds"), h("div", { class: "chart-wrap" }, canvas)));
+    main.chart = drawChart(canvas, m.chart);
+  }
+  const viewer = new ReplayViewer(id, names);
+  main.append(viewer.el);
+  const rounds = h("section", { class: "rounds" }, h("h2", {}, "Rounds"));
+  for (const round of m.rounds) rounds.append(roundSection(m, round, names, (index) => viewer.open(index)));
+  main.append(rounds);
+}

@@ -1,0 +1,91 @@
+// The match list: filters in the address (a GET form), newest first, a page at a time.
+
+import { h } from "../dom.js";
+import { adminApi, query, when } from "./api.js";
+
+const STATUSES = ["", "waiting", "playing", "finished", "abandoned"];
+const VARIANTS = ["", "domeng", "kozel"];
+
+function field(label, control) {
+  return h("label", { class: "filter" }, h("span", {}, label), control);
+}
+
+function select(name, values, current) {
+  return h(
+    "select",
+    { name, class: "input" },
+    values.map((v) => h("option", { value: v, selected: v === current }, v || "any")),
+  );
+}
+
+/** "Dewi (camat, 1 election)" or "goat: Budi": the result in a few words. */
+export function resultText(item) {
+  const r = item.result;
+  if (!r) return item.status === "waiting" ? "not started" : "no round finished";
+  const names = (seats) => seats.map((s) => item.seats[s]?.display_name ?? `Seat ${s + 1}`).join(", ");
+  if (r.points) {
+    const goat = r.goat?.length ? `goat: ${names(r.goat)}` : "no goat yet";
+    return `${goat} · points ${r.points.join("/")}`;
+  }
+  const lead = r.camat !== null && r.camat !== undefined ? `camat ${names([r.camat])}` : "no camat";
+  return `${lead} · ${r.match_over ? "over" : "leading"}: ${names(r.leaders)} · stones ${r.stones.join("/")} · table ${r.table}`;
+}
+
+export function seatsText(seats) {
+  return seats.map((s) => (s.kind === "bot" ? `bot ${s.bot_level}` : s.kind === "human" ? s.display_name : "—")).join(" · ");
+}
+
+export async function matchesPage(main) {
+  const params = new URLSearchParams(location.search);
+  const page = Math.max(1, Number(params.get("page") || 1));
+  const filters = {
+    variant: params.get("variant") || "",
+    status: params.get("status") || "",
+    player: params.get("player") || "",
+    since: params.get("since") || "",
+    until: params.get("until") || "",
+  };
+  const form = h(
+    "form",
+    { class: "filters", method: "get", action: "/admin/matches" },
+    field("Variant", select("variant", VARIANTS, filters.variant)),
+    field("Status", select("status", STATUSES, filters.status)),
+    field("Player", h("input", { name: "player", class: "input", value: filters.player, placeholder: "name or bot level" })),
+    field("From", h("input", { name: "since", class: "input", type: "date", value: filters.since })),
+    field("To", h("input", { name: "until", class: "input", type: "date", value: filters.until })),
+    h("button", { class: "btn btn-gold", type: "submit" }, "Filter"),
+  );
+  main.append(h("h1", {}, "Matches"), form);
+  const data = await adminApi("GET", `/matches${query({ ...filters, page, per_page: 25 })}`);
+  const rows = data.items.map((m) =>
+    h(
+      "tr",
+      { class: "match-row", dataset: { matchId: String(m.id), status: m.status } },
+      h("td", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`)),
+      h("td", {}, m.variant),
+      h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.abandoned_reason ? ` (${m.abandoned_reason})` : "", m.live ? " · live" : ""),
+      h("td", {}, when(m.created_at)),
+      h("td", { class: "num" }, String(m.round_count)),
+      h("td", {}, seatsText(m.seats)),
+      h("td", {}, resultText(m)),
+    ),
+  );
+  main.append(
+    h("p", { class: "hint" }, `${data.total} match${data.total === 1 ? "" : "es"}, newest first.`),
+    h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "admin-table matches" },
+        h("thead", {}, h("tr", {}, ["Match", "Variant", "Status", "Created", "Rounds", "Seats", "Result"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 7 }, "No match passes these filters."))),
+      ),
+    ),
+  );
+  const pages = Math.max(1, Math.ceil(data.total / data.per_page));
+  const link = (p, label) => h("a", { class: "btn", href: `/admin/matches${query({ ...filters, page: p })}` }, label);
+  main.append(
+    h("nav", { class: "pager", "aria-label": "pages" }, page > 1 ? link(page - 1, "← Newer") : null, h("span", {}, `page ${page} of ${pages}`), page < pages ? link(page + 1, "Older →") : null),
+  );
+}

@@ -1,0 +1,96 @@
+// The replay viewer: one round step by step (first, back, forward, last, or jump to any action),
+// every hand visible, drawn with the table's own tiles (tiles.js). The frames come from the
+// server, which builds them with the engine: the client computes no rules.
+
+import { h, replace } from "../dom.js";
+import { pips, tileSvg } from "../tiles.js";
+import { adminApi } from "./api.js";
+
+function face(tile, vertical) {
+  const [a, b] = pips(tile);
+  return h("span", { class: `rp-tile${vertical ? " v" : ""}`, dataset: { tile }, title: tile }, tileSvg(a, b, { vertical }));
+}
+
+export class ReplayViewer {
+  constructor(matchId, names) {
+    this.matchId = matchId;
+    this.names = names;
+    this.replay = null;
+    this.step = 0;
+    this.el = h("section", { class: "replay", id: "replay", hidden: true, tabindex: "-1", "aria-label": "replay" });
+    this.el.addEventListener("keydown", (e) => {
+      if (e.target.tagName === "INPUT") return;
+      if (e.key === "ArrowRight") this.go(this.step + 1);
+      else if (e.key === "ArrowLeft") this.go(this.step - 1);
+      else if (e.key === "Home") this.go(0);
+      else if (e.key === "End") this.go(Infinity);
+      else return;
+      e.preventDefault();
+    });
+  }
+
+  async open(round) {
+    this.replay = await adminApi("GET", `/matches/${this.matchId}/rounds/${round}/replay`);
+    this.build();
+    this.go(0);
+    this.el.hidden = false;
+    this.el.scrollIntoView({ block: "start" });
+    this.el.focus({ preventScroll: true });
+  }
+
+  build() {
+    const last = this.replay.frames.length - 1;
+    const button = (cls, label, to) => {
+      const b = h("button", { class: `btn ${cls}`, type: "button" }, label);
+      b.addEventListener("click", () => this.go(to()));
+      return b;
+    };
+    this.slider = h("input", { class: "rp-slider", type: "range", min: 0, max: last, value: 0, "aria-label": "jump to action" });
+    this.slider.addEventListener("input", () => this.go(Number(this.slider.value)));
+    this.counter = h("span", { class: "rp-step", "aria-live": "polite" });
+    this.text = h("p", { class: "rp-text" });
+    this.board = h("div", { class: "rp-board" });
+    replace(
+      this.el,
+      h("h2", {}, `Replay · round ${this.replay.round + 1} of ${this.replay.rounds}`),
+      h(
+        "div",
+        { class: "rp-controls" },
+        button("rp-first", "« First", () => 0),
+        button("rp-prev", "◀ Back", () => this.step - 1),
+        button("rp-next", "Forward ▶", () => this.step + 1),
+        button("rp-last", "Last »", () => last),
+        this.slider,
+        this.counter,
+      ),
+      this.text,
+      this.board,
+    );
+  }
+
+  go(step) {
+    const frames = this.replay.frames;
+    this.step = Math.max(0, Math.min(frames.length - 1, step));
+    const f = frames[this.step];
+    this.el.dataset.step = String(this.step);
+    this.slider.value = String(this.step);
+    this.counter.textContent = `action ${this.step} of ${frames.length - 1}`;
+    this.text.textContent = f.step === 0 ? "As dealt." : f.text;
+    const score = f.score;
+    const seats = f.hands.map((hand, seat) =>
+      h(
+        "div",
+        { class: `rp-seat${seat === f.to_act ? " acting" : ""}${f.action && f.action.seat === seat ? " acted" : ""}`, dataset: { seat: String(seat) } },
+        h("div", { class: "rp-name" }, `${this.names[seat]}`, seat === f.to_act ? " · to act" : "", score.stones ? ` · ${score.stones[seat]} stone${score.stones[seat] === 1 ? "" : "s"}` : "", score.points ? ` · ${score.points[seat]} points` : ""),
+        h("div", { class: "rp-hand" }, hand.length ? hand.map((t) => face(t, true)) : h("span", { class: "hint" }, "out")),
+      ),
+    );
+    const chain = f.chain.length ? f.chain.map((t) => face(t, pips(t)[0] === pips(t)[1])) : h("span", { class: "hint" }, "no tile yet");
+    replace(
+      this.board,
+      h("div", { class: "rp-chain", "aria-label": "chain" }, chain),
+      h("div", { class: "rp-meta" }, score.table !== undefined ? `table ${score.table} stones` : "", " · ", `${this.replay.rest_name}: `, h("span", { class: "rp-rest" }, f.rest.map((t) => face(t, true)))),
+      h("div", { class: "rp-seats" }, seats),
+    );
+  }
+}

@@ -1,0 +1,152 @@
+"""The admin area in Debian's Chromium (Playwright) against a real server: an admin signs in
+(the Secure, HttpOnly, SameSite=Strict cookie is kept on http://127.0.0.1), opens a match played
+by bots in the test, steps through a round's replay, exports the match, and the export replays
+to the stored results with the real ``domeng replay --json``. Screenshots go to
+artifacts/screenshots/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
+from tests.browserkit import DESKTOP, launch, open_page, screenshot
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("admin-browser"),
+        env={"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_BOT_DELAY_S": "0.01", "DOMENG_ROUND_PAUSE_S": "0.05"},
+    ).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def _api(server: ServerProcess, path: str) -> Any:
+    reply = httpx.get(
+        f"{server.url}/api/admin{path}", headers={"Authorization": f"Bearer {SECRET}"}, timeout=20
+    )
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def _step(page: Any) -> int:
+    return int(page.get_attribute("#replay", "data-step"))
+
+
+def _shown_hands(page: Any) -> list[list[str]]:
+    hands: list[list[str]] = page.eval_on_selector_all(
+        ".rp-seat", "els => els.map(e => [...e.querySelectorAll('.rp-tile')].map(t => t.dataset.tile))"
+    )
+    return hands
+
+
+def test_admin_signs_in_replays_a_bot_match_and_exports_it(
+    server: ServerProcess, browser: Any, tmp_path: Path
+) -> None:
+    room = play_bot_match(server)
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    context, page, watch = open_page(browser, DESKTOP)
+
+    # anonymous: the admin pages send the browser to the sign-in form
+    page.goto(f"{server.url}/admin/matches")
+    page.wait_for_url("**/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", "not-the-secret-at-all")
+    page.click("#admin-login")
+    page.wait_for_selector(".admin-login [data-error='wrong_secret']")
+    assert [e for e in watch.errors if "401" not in e] == []  # the refused login is the only error
+    watch.errors.clear()
+    screenshot(page, "admin-login-1280x800")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
+    page.wait_for_selector(f".match-row[data-match-id='{match_id}']")
+
+    # the browser keeps the Secure cookie on http://127.0.0.1, and scripts cannot read it
+    (cookie,) = [c for c in context.cookies() if c["name"] == COOKIE]
+    assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert cookie["path"] == "/" and cookie["expires"] > 0 and cookie["value"] != SECRET
+    assert COOKIE not in page.evaluate("() => document.cookie")
+    screenshot(page, "admin-matches-1280x800")
+
+    # the match: chart drawn by Chart.js, every round with its deal and transfers
+    page.click(f".match-row[data-match-id='{match_id}'] a")
+    page.wait_for_url(f"**/admin/matches/{match_id}")
+    page.wait_for_selector("#stones-chart")
+    detail = _api(server, f"/matches/{match_id}")
+    drawn = page.evaluate(
+        "() => { const c = Chart.getChart('stones-chart'); return c.data.datasets.map(d => d.data); }"
+    )
+    assert drawn[:5] == [s["values"] for s in detail["chart"]["series"]]
+    assert drawn[5] == detail["chart"]["table"]
+    assert page.locator(".round-card").count() == len(detail["rounds"])
+    screenshot(page, "admin-match-1280x800")
+
+    # the replay of the first round: forward, back, keyboard, jump to the end
+    frames = _api(server, f"/matches/{match_id}/rounds/0/replay")["frames"]
+    page.locator(".round-card[data-round='0'] summary").first.click()
+    page.click(".round-card[data-round='0'] .open-replay")
+    page.wait_for_selector("#replay:not([hidden]) .rp-seat")
+    assert _step(page) == 0 and _shown_hands(page) == [[_key(t) for t in h] for h in frames[0]["hands"]]
+    assert page.locator("#replay .rp-seat .tile-svg .pip").count() > 0  # the table's own tiles
+    for expected in (1, 2, 3):
+        page.click("#replay .rp-next")
+        assert _step(page) == expected
+    page.click("#replay .rp-prev")
+    assert _step(page) == 2
+    assert _shown_hands(page) == [[_key(t) for t in h] for h in frames[2]["hands"]]
+    assert page.locator("#replay .rp-chain .rp-tile").count() == len(frames[2]["chain"])
+    page.focus("#replay")
+    page.keyboard.press("ArrowRight")
+    assert _step(page) == 3
+    page.locator("#replay .rp-slider").fill(str(len(frames) // 2))
+    assert _step(page) == len(frames) // 2
+    screenshot(page, "admin-replay-1280x800")
+    page.click("#replay .rp-last")
+    last = len(frames) - 1
+    assert _step(page) == last and page.inner_text("#replay .rp-step") == f"action {last} of {last}"
+    assert _shown_hands(page) == [[_key(t) for t in h] for h in frames[-1]["hands"]]
+    assert frames[-1]["outcome"]["end"].upper() in page.inner_text("#replay .rp-text")
+
+    # export: a download that replays to exactly the stored results
+    with page.expect_download() as download:
+        page.click("#export-record")
+    path = tmp_path / "export.json"
+    download.value.save_as(path)
+    assert download.value.suggested_filename == f"domeng-match-{match_id}.json"
+    assert_replay_reproduces(replay_export(path), detail)
+
+    # players and live rooms, then sign out
+    page.goto(f"{server.url}/admin/players")
+    page.wait_for_selector(".player-row")
+    screenshot(page, "admin-players-1280x800")
+    page.goto(f"{server.url}/admin/rooms")
+    page.wait_for_selector(f".room-row[data-code='{room['code']}']")
+    screenshot(page, "admin-rooms-1280x800")
+    page.click("#admin-logout")
+    page.wait_for_url("**/admin/login")
+    page.goto(f"{server.url}/admin/matches")
+    page.wait_for_url("**/admin/login")
+    watch.assert_clean()
+    context.close()
+
+
+def _key(tile: str) -> str:
+    """A tile as the viewer names it (as the server wrote it: hands are low-high)."""
+    return tile
