@@ -174,12 +174,12 @@ _PLAYS, _FIT_PLAYS = _build_play_tables()
 _Placement = tuple[Placed, Play]
 
 
-def _build_placements() -> tuple[tuple[dict[tuple[int, End | None], _Placement], ...], ...]:
-    """Per seat and pair of open ends, every legal ``(tile index, end named)`` and what it does:
-    ``(the Placed event, the Play as a record writes it)``. Events are immutable, so one instance
-    serves every state. An omitted end is legal when the placement is unambiguous: one end fits,
-    or the ends are equal (the tile goes on L) (D13). A lempa is mappakuling only if both ends
-    already showed its number (D14)."""
+def _build_placements() -> tuple[tuple[dict[End | None, tuple[_Placement | None, ...]], ...], ...]:
+    """Per seat, pair of open ends and end named (None, L, R), per tile index: what placing it
+    does, ``(the Placed event, the Play as a record writes it)``, or None when it is not legal.
+    Events are immutable, so one instance serves every state. An omitted end is legal when the
+    placement is unambiguous: one end fits, or the ends are equal (the tile goes on L) (D13). A
+    lempa is mappakuling only if both ends already showed its number (D14)."""
     seats = []
     for seat in range(MAX_SEATS):
         table = []
@@ -200,7 +200,8 @@ def _build_placements() -> tuple[tuple[dict[tuple[int, End | None], _Placement],
                     moves[(t.index, None)] = moves[(t.index, "L")]
                 elif on_right and not on_left:
                     moves[(t.index, None)] = moves[(t.index, "R")]
-            table.append(moves)
+            ends_named: tuple[End | None, ...] = (None, "L", "R")
+            table.append({end: tuple(moves.get((t.index, end)) for t in TILES) for end in ends_named})
         seats.append(tuple(table))
     return tuple(seats)
 
@@ -515,7 +516,10 @@ class State:
             else:
                 event, played = _OPEN_EVENTS[seat][tile.index], _PLAYS[seat][tile.index][0]
         else:
-            entry = _PLACEMENTS[seat][left * 7 + self.right].get((tile.index, end))
+            try:
+                entry = _PLACEMENTS[seat][left * 7 + self.right][end][tile.index]
+            except KeyError:  # not an end at all
+                entry = None
             if entry is None:
                 raise self._placement_error(seat, tile, end)
             event, played = entry

@@ -30,6 +30,7 @@ OPENING_LEMPAS = tuple(Tile.parse(t) for t in ("6-6", "5-5", "4-4", "3-3"))
 
 # Module constants for the hot path: looking up an Enum member on its class costs a descriptor call.
 _OUT, _CEKI, _POLLO = Termination.OUT, Termination.CEKI, Termination.POLLO
+_HAND_SIZES = (5, 5, 5, 5, 5)  # D10: five seats, five tiles each
 
 
 def _settlement_one(
@@ -86,7 +87,7 @@ class Domeng(Rules):
         return {"camat_target": self.camat_target}
 
     def hand_sizes(self) -> tuple[int, ...]:
-        return (5,) * self.seats
+        return _HAND_SIZES
 
     def new_match(self, start: Mapping[str, object] | None = None) -> DomengState:
         start = start or {}
@@ -290,7 +291,7 @@ class DomengState(State):
     # -- round end -----------------------------------------------------------------------------
 
     def _pip_sums(self) -> tuple[int, ...]:
-        return tuple(pip_sum(hand) for hand in self.hands)
+        return tuple(map(pip_sum, self.hands))
 
     def _end_out(self, winner: int, end: Termination, reason: Reason, owed: int) -> None:
         """First cappu: the cucuq is owed 1 (out), 3 (ceki) or 5 (pollo) stones, from the table,
