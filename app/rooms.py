@@ -38,10 +38,10 @@ from engine.actions import Action, Pass
 from engine.bots import BOTS, Bot, make_bot
 from engine.core import Deal, Phase, State
 from engine.errors import EngineError
-from engine.events import DomengOutcome, Passed
+from engine.events import DomengOutcome, Drew, Passed
 from engine.rules.base import Rules
 from engine.tiles import Tile
-from engine.views import outcome_to_json, player_view
+from engine.views import events_json, outcome_to_json, player_view, private_view_json, shared_view_json
 
 __all__ = [
     "COVER_BOT",
@@ -313,7 +313,7 @@ class Room:
                 if intent.conn.seat is not None:
                     self._uncover(intent.conn.seat)
             case _Sync():
-                intent.conn.send(self._frame(intent.conn.seat, self._log_length(), self.public()))
+                intent.conn.send(self._full_frame(intent.conn.seat))
             case _GraceExpired():
                 await self._on_grace(intent)
             case _NextRound():
@@ -353,7 +353,7 @@ class Room:
         self.conns.add(conn)
         self.metrics.connections.inc()
         conn.send(_dumps({"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}))
-        conn.send(self._frame(seat, self._log_length(), self.public()))
+        conn.send(self._full_frame(seat))
         if seat is not None:
             if self.seats[seat].covered:
                 self._uncover(seat)
@@ -623,21 +623,53 @@ class Room:
         }
 
     def _broadcast(self, log_before: int) -> None:
-        """Send each connection its own view: one serialisation per seat (and one for spectators)."""
-        public = self.public()
+        """Send each connection its own update: the view without its ``log``, and the round's events
+        from ``log_before`` on (docs/protocol.md, "state"). The room and the part of the view that
+        every recipient shares are serialised once; each seat (and the spectators) adds its own
+        hand and legal actions, and its own events only when they hold a drawn tile."""
+        conns = list(self.conns)
+        state = self.state
+        if not conns:
+            return
+        if state is None:
+            whole = self._full_frame(None)
+            for conn in conns:
+                conn.send(whole)
+            return
+        head = b'{"type":"state","version":%d,"from":%d,"room":%s,"view":' % (
+            self.version,
+            log_before,
+            orjson.dumps(self.public()),
+        )
+        shared = b"," + orjson.dumps(shared_view_json(state))[1:]
+        new = state.log[log_before:]
+        private_events = any(type(e) is Drew for e in new)
+        events = b',"events":' + orjson.dumps(events_json(state, None, log_before)) + b"}"
         frames: dict[int | None, str] = {}
-        for conn in list(self.conns):
+        for conn in conns:
             seat = conn.seat
             frame = frames.get(seat)
             if frame is None:
-                frame = frames[seat] = self._frame(seat, log_before, public)
+                own = events
+                if private_events and seat is not None:
+                    own = b',"events":' + orjson.dumps(events_json(state, seat, log_before)) + b"}"
+                private = orjson.dumps(private_view_json(state, seat))[:-1]
+                frame = frames[seat] = (head + private + shared + own).decode()
             conn.send(frame)
 
-    def _frame(self, seat: int | None, log_before: int, public: dict[str, Any]) -> str:
-        view = None if self.state is None else player_view(self.state, seat).to_json()
-        events = [] if view is None else view["log"][log_before:]
+    def _full_frame(self, seat: int | None) -> str:
+        """A whole state for one recipient (on connect and on ``sync``): the view with its ``log``."""
+        state = self.state
+        view = None if state is None else player_view(state, seat).to_json()
         return _dumps(
-            {"type": "state", "version": self.version, "room": public, "view": view, "events": events}
+            {
+                "type": "state",
+                "version": self.version,
+                "from": self._log_length(),
+                "room": self.public(),
+                "view": view,
+                "events": [],
+            }
         )
 
     def _log_length(self) -> int:

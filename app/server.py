@@ -24,7 +24,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.admin.auth import AdminAuth
 from app.admin.routes import install_admin
-from app.connection import Connection
+from app.connection import Connection, MessageBudget
 from app.hub import Hub
 from app.logs import configure_logging
 from app.metrics import Metrics
@@ -342,31 +342,23 @@ async def room_socket(websocket: WebSocket, code: str, hub: HubDep) -> None:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
         return
     state = websocket.app.state
-    limiter: MovingWindowRateLimiter = state.limiter
     conn = Connection(websocket, hub.settings.send_queue_size)
-    key = f"conn-{conn.id}"
+    limit = state.limit
+    budget = MessageBudget(limit.amount, limit.get_expiry())
     try:
-        await _serve_socket(websocket, room, conn, limiter, state.limit, key)
+        await _serve_socket(websocket, room, conn, budget)
     except ProtocolError as violation:
         hub.metrics.rejected.labels(str(violation.close_code)).inc()
         conn.close(violation.close_code, violation.reason)
     except (WebSocketDisconnect, TimeoutError):
         pass
     finally:
-        limiter.clear(state.limit, key)
         room.disconnect(conn)
         await _finish(conn)
 
 
-async def _serve_socket(
-    websocket: WebSocket,
-    room: Room,
-    conn: Connection,
-    limiter: MovingWindowRateLimiter,
-    limit: Any,
-    key: str,
-) -> None:
-    hello = await asyncio.wait_for(_next_message(websocket, limiter, limit, key), _HELLO_TIMEOUT_S)
+async def _serve_socket(websocket: WebSocket, room: Room, conn: Connection, budget: MessageBudget) -> None:
+    hello = await asyncio.wait_for(_next_message(websocket, budget), _HELLO_TIMEOUT_S)
     if not isinstance(hello, HelloMessage):
         raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
     conn.start()
@@ -375,7 +367,7 @@ async def _serve_socket(
     except RoomError as error:
         raise ProtocolError(CLOSE_POLICY, error.message) from None
     while True:
-        message = await _next_message(websocket, limiter, limit, key)
+        message = await _next_message(websocket, budget)
         if isinstance(message, ActionMessage):
             room.action(conn, message)
         elif isinstance(message, SyncMessage):
@@ -388,13 +380,11 @@ async def _serve_socket(
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
 
-async def _next_message(
-    websocket: WebSocket, limiter: MovingWindowRateLimiter, limit: Any, key: str
-) -> AnyClientMessage:
+async def _next_message(websocket: WebSocket, budget: MessageBudget) -> AnyClientMessage:
     frame = await websocket.receive()
     if frame["type"] == "websocket.disconnect":
         raise WebSocketDisconnect(frame.get("code", 1000))
-    if not limiter.hit(limit, key):
+    if not budget.take():
         raise ProtocolError(CLOSE_POLICY, "too many messages")
     text = frame.get("text")
     if text is None:

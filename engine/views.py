@@ -29,13 +29,21 @@ from engine.events import (
 from engine.tiles import Tile, tiles_of
 
 __all__ = [
+    "PRIVATE_KEYS",
     "PlayerView",
     "Reveal",
     "event_to_json",
+    "events_json",
     "outcome_to_json",
     "player_view",
+    "private_view_json",
     "settlement_to_json",
+    "shared_view_json",
 ]
+
+PRIVATE_KEYS = ("seat", "hand", "legal")
+"""The keys of a view's JSON that differ between recipients (`private_view_json`); every other key
+but ``log`` is the same for all of them (`shared_view_json`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,21 +95,23 @@ class PlayerView:
     pending: tuple[int, ...] | None = None
     opened: tuple[bool, ...] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """The view as JSON-ready data (tiles as ``"a-b"``, actions in RECORD.md notation)."""
+    def to_json(self, log: bool = True) -> dict[str, Any]:
+        """The view as JSON-ready data (tiles as ``"a-b"``, actions in RECORD.md notation); without
+        the ``log`` key when ``log`` is false."""
         out: dict[str, Any] = {
             "variant": self.variant,
             "options": dict(self.options),
-            "seat": self.seat,
+            **_private_json(self.seat, self.hand, self.legal),
             "phase": self.phase.value,
             "round": self.round,
             "to_act": self.to_act,
-            "hand": None if self.hand is None else [str(t) for t in self.hand],
             "hand_counts": list(self.hand_counts),
             "chain": [f"{a}-{b}" for a, b in self.chain],
             "ends": None if self.ends is None else list(self.ends),
-            "legal": [a.to_json() for a in self.legal],
-            "log": [event_to_json(e) for e in self.log],
+        }
+        if log:
+            out["log"] = [event_to_json(e) for e in self.log]
+        out |= {
             "last_placer": self.last_placer,
             "placed": list(self.placed),
             "outcome": None if self.outcome is None else outcome_to_json(self.outcome),
@@ -121,6 +131,43 @@ class PlayerView:
 
 
 _SCORE_FIELDS = ("table", "stones", "camat", "elections", "cycle", "bazaar", "points", "pending", "opened")
+
+
+def _private_json(
+    seat: int | None, hand: tuple[Tile, ...] | None, legal: tuple[Action, ...]
+) -> dict[str, Any]:
+    return {
+        "seat": seat,
+        "hand": None if hand is None else [str(t) for t in hand],
+        "legal": [a.to_json() for a in legal],
+    }
+
+
+def private_view_json(state: State, seat: int | None) -> dict[str, Any]:
+    """The `PRIVATE_KEYS` of ``player_view(state, seat).to_json()``: the seat, its own hand (None
+    for a spectator) and its legal actions (empty unless it is its turn). Raises ValueError for a
+    seat that is not at this table."""
+    if seat is not None and not 0 <= seat < state.seats:
+        raise ValueError(f"seat {seat} is not at this {state.seats}-seat table")
+    playing = state.phase is Phase.PLAYING
+    legal = tuple(state.legal_actions()) if playing and seat == state.to_act else ()
+    return _private_json(seat, None if seat is None else state.hand(seat), legal)
+
+
+def shared_view_json(state: State) -> dict[str, Any]:
+    """What every recipient's ``player_view(...).to_json()`` has in common: all keys but
+    `PRIVATE_KEYS` and ``log``. A server builds this once per update and adds each recipient's
+    `private_view_json`, so the whole view is ``{**private, **shared, "log": ...}``."""
+    out = player_view(state, None).to_json(log=False)
+    for key in PRIVATE_KEYS:
+        del out[key]
+    return out
+
+
+def events_json(state: State, seat: int | None, start: int = 0) -> list[dict[str, Any]]:
+    """``seat``'s view of this round's events from index ``start`` on, as JSON-ready data (the
+    ``log`` of its view sliced: another seat's drawn tile shows as None)."""
+    return [event_to_json(_public_event(e, seat)) for e in state.log[start:]]
 
 
 def _public_event(event: Event, seat: int | None) -> Event:

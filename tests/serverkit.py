@@ -135,6 +135,8 @@ class Client:
         ).__enter__()
         self.messages: list[dict[str, Any]] = []
         self.state: dict[str, Any] | None = None
+        self.whole = False
+        """Whether the last ``state`` was a whole state (connect, sync) rather than an update."""
         if hello:
             self.send({"type": "hello", "protocol": 1, "token": token})
 
@@ -143,10 +145,22 @@ class Client:
         self.ws.send(json.dumps(message))
 
     def recv(self, timeout: float = 10.0) -> dict[str, Any]:
-        """The next message (raises TimeoutError); ``state`` messages update ``self.state``."""
+        """The next message (raises TimeoutError); ``state`` messages update ``self.state``.
+
+        An update's view comes without its ``log``: like the browser client, this one keeps the
+        round's log, ``log[:from] + events`` (docs/protocol.md), and fills it in, so every
+        ``state`` message it returns holds the whole view. AssertionError when an update skips
+        events of the round."""
         message: dict[str, Any] = json.loads(self.ws.recv(timeout=timeout))
         self.messages.append(message)
         if message["type"] == "state":
+            view = message["view"]
+            self.whole = view is None or "log" in view
+            if not self.whole:
+                last = None if self.state is None else self.state["view"]
+                before = last["log"] if last is not None and last["round"] == view["round"] else []
+                assert len(before) >= message["from"], f"update from {message['from']} after {len(before)}"
+                view["log"] = before[: message["from"]] + message["events"]
             self.state = message
         return message
 

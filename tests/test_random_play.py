@@ -27,7 +27,7 @@ from engine.errors import IllegalActionError
 from engine.events import Placed, Termination
 from engine.rules.domeng import DomengState
 from engine.tiles import FULL_SET, TILES
-from engine.views import player_view
+from engine.views import PRIVATE_KEYS, events_json, player_view, private_view_json, shared_view_json
 from tests.conftest import domeng, fingerprint, outcome
 
 CHUNKS = 8
@@ -300,3 +300,28 @@ def test_fork_is_independent_both_ways(seed: int, steps: int) -> None:
         forked = fingerprint(fork)
         state.apply(state.legal_actions()[0])
         assert fingerprint(fork) == forked
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**64 - 1), steps=st.integers(0, 40))
+def test_shared_and_private_parts_make_up_every_view(seed: int, steps: int) -> None:
+    """The server's split of a view (one shared part per update, a private part per seat, the log
+    sent as events) puts together exactly ``player_view(...).to_json()`` for every viewer."""
+    rules = domeng(camat_target=0)
+    rng = random.Random(seed)
+    state = rules.new_match()
+    state.start_round(rules.deal(rng))
+    for _ in range(steps):
+        if state.phase is not Phase.PLAYING:
+            if state.phase is Phase.OVER:
+                break
+            state.start_round(rules.deal(rng))
+        state.apply(rng.choice(state.legal_actions()))
+    shared = shared_view_json(state)
+    assert not set(shared) & {*PRIVATE_KEYS, "log"}
+    for viewer in VIEWERS:
+        private = private_view_json(state, viewer)
+        assert set(private) == set(PRIVATE_KEYS)
+        cut = rng.randint(0, len(state.log))
+        log = events_json(state, viewer)[:cut] + events_json(state, viewer, cut)
+        assert {**private, **shared, "log": log} == player_view(state, viewer).to_json()

@@ -121,6 +121,36 @@ def test_play_to_the_round_end_with_the_fair_deal_revealed(server: ServerProcess
     client.close()
 
 
+def test_updates_rebuild_the_whole_view_that_sync_sends(server: ServerProcess) -> None:
+    """Updates carry the view without its log and only the new events; a client that keeps the
+    log (`Client.recv`) holds, version by version, exactly the whole state that `sync` sends."""
+    code, token, _ = _room_with_one_human(server)
+    client = Client(server, code, token)
+    previous: dict[str, Any] | None = None
+    updates = compared = 0
+    while compared < 4:
+        message = client.recv(timeout=20)
+        if message["type"] != "state" or message["view"] is None:
+            continue
+        view = message["view"]
+        if client.whole:
+            assert message["events"] == [] and message["from"] == len(view["log"])
+            if previous is not None and previous["version"] == message["version"]:
+                assert view == previous["view"]
+                compared += 1
+        else:
+            assert message["from"] + len(message["events"]) == len(view["log"])
+            updates += 1
+            if updates % 5 == 0 or view["phase"] != "playing":
+                client.send({"type": "sync"})
+            if view["legal"]:
+                client.send(
+                    {"type": "action", "version": message["version"], "action": _payload(view["legal"][0])}
+                )
+        previous = message
+    client.close()
+
+
 def _payload(action: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in action.items() if k != "seat"}
 

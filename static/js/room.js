@@ -102,15 +102,24 @@ export class RoomController {
   }
 
   onState(message) {
+    const view = message.view;
+    if (view && !("log" in view)) {
+      // An update: the view without its log, and the round's events from index `from` on.
+      const before = this.view && this.view.round === view.round ? this.view.log : [];
+      if (!before || before.length < message.from) {
+        this.socket.send({ type: "sync" }); // missed part of the round: ask for the whole state
+        return;
+      }
+      view.log = before.slice(0, message.from).concat(message.events || []);
+    }
     this.version = message.version;
     this.room = message.room;
-    this.view = message.view;
+    this.view = view;
     const turn = this.room.turn;
     if (turn?.deadline_ms && this.room.turn_timer_s > 0) {
       const total = this.room.turn_timer_s * 1000;
       this.deadline = Date.now() + Math.max(0, Math.min(total, turn.deadline_ms - Date.now()));
     } else this.deadline = null;
-    const view = this.view;
     if (view) {
       this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
       for (const key of [...this.rounds.keys()]) if (key < view.round - 2) this.rounds.delete(key);
