@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
@@ -347,7 +348,7 @@ class SeatClient:
     def handle(self, frame: str | bytes) -> None:
         """One frame from the server."""
         loop_now = asyncio.get_running_loop().time()
-        message = json.loads(frame)
+        message = orjson.loads(frame)
         kind = message.get("type")
         stats = self.table.stats
         if kind == "state":
