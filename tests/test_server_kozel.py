@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from app.protocol import ActionMessage, parse_client_message, to_engine_action
-from app.store import Store, sqlite_url
+from app.store import MatchRow, Store, sqlite_url
 from engine.actions import Draw, PlayLempas
 from engine.tiles import Tile
 from engine.variants import make_rules
@@ -130,14 +130,18 @@ def _check_no_leak(clients: list[tuple[int | None, Client]], seats: int) -> int:
     return checked
 
 
-def _export(data_dir: Path, code: str, path: Path) -> dict[str, Any]:
-    async def export() -> dict[str, Any]:
-        async with Store(sqlite_url(data_dir)) as store:
-            return await store.export_record(code)
+def _export(data_dir: Path, code: str, path: Path) -> tuple[dict[str, Any], MatchRow]:
+    """The stored match as a RECORD.md document (also written to ``path``) and as rows."""
 
-    record = asyncio.run(export())
+    async def export() -> tuple[dict[str, Any], MatchRow]:
+        async with Store(sqlite_url(data_dir)) as store:
+            match = await store.load_match(code)
+            assert match is not None
+            return await store.export_record(code), match
+
+    record, match = asyncio.run(export())
     path.write_text(json.dumps(record), encoding="utf-8")
-    return record
+    return record, match
 
 
 @pytest.mark.parametrize(
@@ -183,7 +187,7 @@ def test_a_kozel_match_plays_to_the_goat_without_leaks_and_exports_identically(
     events = [e for m in spectator.messages if m["type"] == "state" for e in m["events"]]
     assert any(e["type"] == "drew" and e["tile"] is None for e in events)
 
-    record = _export(tmp_path, code, tmp_path / "export.json")
+    record, match = _export(tmp_path, code, tmp_path / "export.json")
     assert record["variant"] == "kozel" and record["options"]["pairs"] is bool(options.get("pairs"))
     done_replay = domeng_cli("replay", tmp_path / "export.json", "--json")
     assert done_replay.returncode == 0, done_replay.stdout
@@ -198,6 +202,13 @@ def test_a_kozel_match_plays_to_the_goat_without_leaks_and_exports_identically(
         assert list(result) == list(REPORT_KEYS)
         assert {k: played[index][k] for k in REPORT_KEYS} == result, index
     assert report["rounds"][-1]["goat"]
+    # the store keeps each round's bazaar as its rest, and every seat's points and pending after it
+    assert match.variant == "kozel" and match.status == "finished"
+    for stored, result in zip(match.rounds, report["rounds"], strict=True):
+        assert len(stored.deal["rest"]) == 28 - sum(len(h) for h in stored.deal["hands"])
+        assert [t.points for t in stored.tallies] == result["points"]
+        assert [t.pending for t in stored.tallies] == result["pending"]
+        assert all(t.stones is None for t in stored.tallies)
 
 
 def _my_move(message: dict[str, Any]) -> bool:
