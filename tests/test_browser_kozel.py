@@ -135,6 +135,7 @@ def test_one_person_plays_a_kozel_round_to_the_round_end_panel(
     told = page.eval_on_selector_all(".feed-drew", "els => els.map(e => Number(e.dataset.draws))")
     assert sum(told) >= draws  # the page's feed also holds earlier rounds' lines
     assert "⟦" not in text_of(page)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
     spectator.close()
     watch.assert_clean()
     context.close()
@@ -173,5 +174,84 @@ def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
         hand = set(view["hand"]) | set(view["chain"])
         shown = set(page.eval_on_selector_all("[data-tile]", "els => els.map(e => e.dataset.tile)"))
         assert shown <= {t if int(t[0]) <= int(t[2]) else f"{t[2]}-{t[0]}" for t in hand} | hand
+    watch.assert_clean()
+    context.close()
+
+
+def _seated_page(server: ServerProcess, browser: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """A 2-seat Kozel table of two people (nothing moves until someone acts), opened at seat 0."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Anna").json()["token"]
+    server.claim(room["code"], 1, "Boris")
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.evaluate(
+        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
+        [room["code"], token],
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".table-screen")
+    # catch what the page sends instead of sending it
+    page.evaluate(
+        "() => { window.__sent = []; window.__domeng.sendAction = (a) => (window.__sent.push(a), true); }"
+    )
+    return context, page, watch, room
+
+
+def _show(page: Any, changes: dict[str, Any]) -> None:
+    """Feed the page a state like the last one, with ``changes`` to its view and a new version."""
+    page.evaluate(
+        """(changes) => {
+            const c = window.__domeng;
+            const view = {...c.view, ...changes, phase: "playing", to_act: 0};
+            c.onState({type: "state", version: c.version + 1, room: c.room, view, events: []});
+        }""",
+        changes,
+    )
+
+
+def test_the_two_lempas_move_is_one_button_that_sends_both_tiles(server: ServerProcess, browser: Any) -> None:
+    context, page, watch, _ = _seated_page(server, browser)
+    legal = [
+        {"seat": 0, "play": "3-3", "end": "R"},
+        {"seat": 0, "play": "5-5", "end": "L"},
+        {"seat": 0, "play": ["5-5", "3-3"]},
+    ]
+    _show(page, {"hand": ["1-2", "3-3", "5-5"], "chain": ["5-2", "2-3"], "ends": [5, 3], "legal": legal})
+    button = page.locator(".lempas-choice .two-lempas")
+    button.wait_for()
+    assert "5-5" in button.inner_text() and "3-3" in button.inner_text()
+    assert page.locator(".hand-tile.playable").count() == 2
+    button.click()
+    assert page.evaluate("() => window.__sent") == [{"play": ["5-5", "3-3"]}]
+    watch.assert_clean()
+    context.close()
+
+
+def test_with_nothing_to_place_the_page_draws_once_per_state(server: ServerProcess, browser: Any) -> None:
+    context, page, watch, _ = _seated_page(server, browser)
+    _show(
+        page,
+        {
+            "hand": ["1-2"],
+            "chain": ["5-6"],
+            "ends": [5, 6],
+            "legal": [{"seat": 0, "draw": True}],
+            "bazaar": 9,
+        },
+    )
+    page.wait_for_function("() => window.__sent.length === 1")
+    assert page.evaluate("() => window.__sent") == [{"draw": True}]
+    assert "bazaar" in page.locator(".status").inner_text()
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => window.__sent.length") == 1, "one draw per state, never a second one"
+    _show(page, {"hand": ["1-2", "0-0"], "legal": [{"seat": 0, "draw": True}], "bazaar": 8})
+    page.wait_for_function("() => window.__sent.length === 2")
+    # a pass with an empty bazaar is the server's: the page sends nothing
+    _show(page, {"hand": ["1-2", "0-0"], "legal": [{"seat": 0, "pass": True}], "bazaar": 0})
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => window.__sent.length") == 2
+    assert "bazaar is empty" in page.locator(".status").inner_text()
     watch.assert_clean()
     context.close()
