@@ -32,9 +32,10 @@ function closest(rows) {
 
 /**
  * The sheet as a table. ``score``: {points, pending, written?, goat?}; ``mySeat`` marks the viewer's
- * row. Each row carries data-seat (its first member), data-points and data-pending for tests.
+ * row; ``compact`` (the table's side column) marks an opened row with ✓ by its points instead of a
+ * column. Each row carries data-seat (its first member), data-points and data-pending for tests.
  */
-export function scoreSheet(room, score, mySeat = null) {
+export function scoreSheet(room, score, mySeat = null, compact = false) {
   const rows = sheetRows(room, score);
   const near = closest(rows);
   const withWritten = rows.some((r) => r.written !== null);
@@ -42,7 +43,10 @@ export function scoreSheet(room, score, mySeat = null) {
     const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
     const marks = [];
     if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
-    else if (near.has(row)) marks.push(h("span", { class: "tag tag-warn" }, t("sheet.closest", { n: GOAT_POINTS - row.points })));
+    else if (near.has(row)) marks.push(h("span", { class: "tag tag-warn" }, t(compact ? "sheet.to_go" : "sheet.closest", { n: GOAT_POINTS - row.points })));
+    const opened = compact
+      ? h("span", { class: "opened-check", title: t("sheet.opened"), "aria-label": t("sheet.opened") }, "✓")
+      : h("span", { class: "tag tag-win" }, tf("sheet.opened"));
     return h(
       "tr",
       {
@@ -51,14 +55,14 @@ export function scoreSheet(room, score, mySeat = null) {
       },
       h("th", { scope: "row" }, who, " ", marks),
       withWritten ? h("td", { class: "num written" }, row.written ? `+${row.written}` : "0") : null,
-      h("td", { class: "num points" }, row.opened ? String(row.points) : "—"),
+      h("td", { class: "num points" }, row.opened ? String(row.points) : "—", compact && row.opened ? opened : null),
       h("td", { class: "num pending" }, row.opened ? "" : String(row.pending)),
-      h("td", { class: "opened-mark" }, row.opened ? h("span", { class: "tag tag-win" }, tf("sheet.opened")) : t("sheet.not_opened")),
+      compact ? null : h("td", { class: "opened-mark" }, row.opened ? opened : t("sheet.not_opened")),
     );
   });
   return h(
     "table",
-    { class: "score-sheet" },
+    { class: `score-sheet${compact ? " compact" : ""}` },
     h(
       "thead",
       {},
@@ -69,7 +73,7 @@ export function scoreSheet(room, score, mySeat = null) {
         withWritten ? h("th", { scope: "col" }, t("sheet.written")) : null,
         h("th", { scope: "col" }, t("sheet.points")),
         h("th", { scope: "col" }, t("sheet.pending")),
-        h("th", { scope: "col" }, tf("sheet.opened_col")),
+        compact ? null : h("th", { scope: "col" }, tf("sheet.opened_col")),
       ),
     ),
     h("tbody", {}, body),

@@ -303,7 +303,7 @@ export class TableView {
     const key = `${view.points}|${view.pending}|${this.ctl.langKey}`;
     if (key === this.sheetKey) return;
     this.sheetKey = key;
-    replace(this.sheetBox, h("h2", {}, t("sheet.heading")), scoreSheet(room, view, seat));
+    replace(this.sheetBox, h("h2", {}, t("sheet.heading")), scoreSheet(room, view, seat, true), h("p", { class: "sheet-note" }, tf("sheet.note")));
   }
 
   /** Kozel K4: the two-lempas move, offered as one button when it is legal. */
