@@ -15,6 +15,7 @@ from tests.browserkit import (
     PHONE,
     goto,
     held,
+    languages,
     launch,
     open_page,
     play_until,
@@ -255,3 +256,26 @@ def test_with_nothing_to_place_the_page_draws_once_per_state(server: ServerProce
     assert "bazaar is empty" in page.locator(".status").inner_text()
     watch.assert_clean()
     context.close()
+
+
+def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(
+        variant="kozel",
+        seats=4,
+        options={"pairs": True},
+        bots=["greedy", "random", "greedy", "random"],
+        turn_timer_s=0,
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    for lang in languages():
+        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector("#table-bazaar")
+        page.wait_for_selector(PANEL, timeout=30_000)
+        assert page.evaluate("() => document.documentElement.lang") == lang
+        assert "⟦" not in text_of(page), lang
+        assert page.evaluate("() => window.__i18nMissing") == [], lang
+        assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
+        assert page.locator(f"{PANEL} .score-sheet .sheet-row").count() == 2  # one row per pair
+        watch.assert_clean()
+        context.close()
