@@ -10,16 +10,18 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from engine.actions import Draw, Pass, PlayLempas
 from engine.bots import BOTS
-from engine.core import State
+from engine.core import RoundLog, State
 from engine.errors import EngineError, RecordError
-from engine.events import DomengOutcome, KozelOutcome, Settlement
+from engine.events import DomengOutcome, KozelOutcome, Settlement, Termination
 from engine.record import Replay, read_record, write_record
 from engine.simulate import Simulation
 from engine.variants import VARIANTS, make_rules
@@ -58,16 +60,7 @@ def describe_settlement(settlement: Settlement, names: Sequence[str]) -> str:
 def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]) -> list[str]:
     """Readable lines for a finished round, in the game's own terms."""
     if isinstance(outcome, KozelOutcome):
-        head = f"{outcome.end.value.upper()}: " + (
-            f"{names[outcome.winner]} wins" if outcome.winner is not None else "tied fish"
-        )
-        score = ", ".join(
-            f"{n} {p} (+{w})" for n, p, w in zip(names, outcome.points, outcome.written, strict=True)
-        )
-        lines = [head, f"points: {score}"]
-        if outcome.goat:
-            lines.append("GOAT: " + ", ".join(names[s] for s in outcome.goat))
-        return lines
+        return _describe_kozel(outcome, names)
     if outcome.manguno is None:
         assert outcome.first_cappu is not None
         head = f"{outcome.end.value.upper()}: {names[outcome.first_cappu]} is first cappu"
@@ -89,12 +82,44 @@ def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]
     return lines
 
 
+def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:
+    """K5–K9 in words: how the round ended, each hand's value and what was written, the score with
+    the 13 opening (pending points in brackets), the goat and the next leader."""
+    if outcome.end is Termination.OUT:
+        assert outcome.winner is not None
+        head = f"OUT: {names[outcome.winner]} placed the last tile"
+    elif outcome.winner is None:
+        head = "FISH (tied): bazaar empty and nobody can place; the lowest hands write 0"
+    else:
+        head = f"FISH: bazaar empty and nobody can place; {names[outcome.winner]} has the lowest hand"
+    hands = ", ".join(
+        f"{n} {v} pips → +{w}" for n, v, w in zip(names, outcome.hand_values, outcome.written, strict=True)
+    )
+    score = ", ".join(
+        f"{n} {p}" if p else f"{n} not opened ({q} pending)"
+        for n, p, q in zip(names, outcome.points, outcome.pending, strict=True)
+    )
+    lines = [head, f"hands: {hands}", f"points: {score}"]
+    if outcome.goat:
+        goats = ", ".join(names[s] for s in outcome.goat)
+        lines.append(f"GOAT: {goats} (101 or more); the match is over")
+    lines.append(f"next leader {names[outcome.next_leader]}")
+    return lines
+
+
+def _count_actions(log: RoundLog) -> str:
+    kinds = Counter(type(a) for a in log.actions)
+    text = f"{len(log.actions)} actions, {kinds[Pass]} passes"
+    if kinds[Draw] or kinds[PlayLempas]:
+        text += f", {kinds[Draw]} draws, {kinds[PlayLempas]} two-lempas moves"
+    return text
+
+
 def _summary_text(result: Replay) -> str:
     names = result.seats
     out = [f"{result.rules.name} · {len(names)} seats: {', '.join(names)} · options {result.rules.options()}"]
     for index, log in enumerate(result.rounds):
-        passes = [a for a in log.actions if type(a).__name__ == "Pass"]
-        out.append(f"Round {index + 1} · {len(log.actions)} actions, {len(passes)} passes")
+        out.append(f"Round {index + 1} · {_count_actions(log)}")
         if log.outcome is None:
             out.append("  unfinished: " + json.dumps(result.report()["rounds"][index]))
             continue
@@ -139,11 +164,31 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
+def _print_outcomes(figures: dict[str, Any]) -> None:
     print(f"rounds {figures['rounds']} · matches {figures['matches']} · actions {figures['actions']}")
     print("outcomes:")
     for key, count in figures["outcomes"].items():
         print(f"  {key:<22} {count:>8}  {100 * figures['outcome_share'][key]:5.1f}%")
+
+
+def _print_kozel_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
+    _print_outcomes(figures)
+    print(f"passes {figures['passes']} · draws {figures['draws']} · two-lempas moves {figures['two_lempas']}")
+    print("per seat:    bot      wins  points written  goats")
+    for seat, bot in enumerate(bot_names):
+        print(
+            f"  P{seat}  {bot:>10} {figures['wins'][seat]:>8} {figures['points_written'][seat]:>15}"
+            f" {figures['goats'][seat]:>6}"
+        )
+    spread = figures["rounds_per_match"]
+    print(
+        f"rounds per finished match (to the goat): mean {spread['mean']}, median {spread['median']},"
+        f" min {spread['min']}, max {spread['max']}"
+    )
+
+
+def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
+    _print_outcomes(figures)
     print(f"passes {figures['passes']} (passebunge {figures['passebunge']})")
     print("per seat:    bot      wins  stones received  stones paid  camat elections")
     for seat, bot in enumerate(bot_names):
@@ -159,11 +204,16 @@ def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    """``domeng simulate --rounds N [--seed S] [--bots random,greedy,...] [--save DIR]``."""
+    """``domeng simulate --rounds N [--seed S] [--bots random,greedy,...] [--save DIR]``; Kozel
+    with ``--variant kozel [--seats 2|3|4] [--pairs] [--no-two-lempas]``."""
     options: dict[str, object] = {}
     if args.camat_target is not None:
         options["camat_target"] = args.camat_target
-    rules = make_rules(args.variant, options)
+    if args.pairs:
+        options["pairs"] = True
+    if args.no_two_lempas:
+        options["two_lempas"] = False
+    rules = make_rules(args.variant, options, args.seats)
     bot_names = [b.strip() for b in args.bots.split(",") if b.strip()]
     unknown = [b for b in bot_names if b not in BOTS]
     if unknown or not bot_names:
@@ -197,6 +247,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     figures["seed"] = args.seed
     if args.json:
         print(json.dumps(figures))
+    elif rules.name == "kozel":
+        _print_kozel_figures(figures, sim.bot_names)
     else:
         _print_figures(figures, sim.bot_names)
         if save_dir is not None:
@@ -283,7 +335,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--bots", default="random", help=f"bots by seat, cycled: comma-separated of {', '.join(BOTS)}"
     )
     simulate.add_argument("--variant", default="domeng", choices=sorted(VARIANTS))
+    simulate.add_argument("--seats", type=int, help="Kozel: 2, 3 or 4 seats (default 4)")
     simulate.add_argument("--camat-target", type=int, help="Domeng: camat elections that end a match")
+    simulate.add_argument("--pairs", action="store_true", help="Kozel, 4 seats: P0+P2 against P1+P3 (K10)")
+    simulate.add_argument(
+        "--no-two-lempas", action="store_true", help="Kozel: play without the two-lempas move (K4)"
+    )
     simulate.add_argument("--save", metavar="DIR", help="write each match as a record into DIR")
     simulate.add_argument("--json", action="store_true", help="print the figures as JSON")
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")

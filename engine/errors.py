@@ -13,7 +13,8 @@ Codes of `IllegalActionError` (the rule each one enforces):
 - ``tile_not_in_hand``    the tile is not in the acting seat's hand
 - ``does_not_fit``        the tile matches no open end, or not the end named
 - ``end_required``        the tile fits both ends with different results and no end is named (D13)
-- ``voluntary_pass``      a pass while holding a tile that fits (D12, K3)
+- ``voluntary_pass``      a pass while holding a tile that fits (D12, K3), or in Kozel while the
+                          bazaar still has tiles to draw (K3)
 - ``wrong_opening_tile``  the first round's opening must be a specific lempa (D11, K2)
 - ``round_over``          no round is being played (it has ended, or none is dealt yet)
 - ``match_over``          the match has ended by its options

@@ -1,8 +1,8 @@
 """Bot-only matches and their statistics (``domeng simulate``).
 
 `play_round` drives one round with bots that see only their own `player_view`; `Simulation` plays
-matches round after round from one seeded RNG and tallies outcome frequencies, stones, cycles and
-camat elections.
+matches round after round from one seeded RNG and tallies outcome frequencies and, per variant,
+Domeng's stones, cycles and camat elections or Kozel's draws, points, goats and rounds per match.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.actions import PlayLempas
 from engine.bots import Bot, make_bot
 from engine.core import Phase, State
-from engine.events import DomengOutcome, KozelOutcome, Passed, RoundEnded, Settlement
+from engine.events import DomengOutcome, Drew, KozelOutcome, Passed, RoundEnded, Settlement
 from engine.rules.base import Rules
 from engine.views import player_view
 
@@ -36,6 +37,7 @@ class Tally:
     """Running totals over simulated rounds (per seat lists are indexed by seat)."""
 
     seats: int
+    variant: str = "domeng"
     rounds: int = 0
     matches: int = 0
     actions: int = 0
@@ -49,10 +51,15 @@ class Tally:
     wins: list[int] = field(default_factory=list)
     cycle_lengths: list[int] = field(default_factory=list)
     goats: list[int] = field(default_factory=list)
+    draws: int = 0
+    two_lempas: int = 0
+    written: list[int] = field(default_factory=list)
+    match_lengths: list[int] = field(default_factory=list)
     _cycle: int = 0
+    _match_rounds: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("received", "paid", "elections", "wins", "goats"):
+        for name in ("received", "paid", "elections", "wins", "goats", "written"):
             if not getattr(self, name):
                 setattr(self, name, [0] * self.seats)
 
@@ -66,9 +73,13 @@ class Tally:
         """Count the round that ``state`` has just finished."""
         self.rounds += 1
         self._cycle += 1
+        self._match_rounds += 1
         self.actions += len(state.actions)
+        self.two_lempas += sum(type(a) is PlayLempas for a in state.actions)
         for event in state.log:
-            if type(event) is Passed:
+            if type(event) is Drew:
+                self.draws += 1
+            elif type(event) is Passed:
                 self.passes += 1
                 self.passebunge += event.passebunge
                 if event.settlement is not None:
@@ -93,24 +104,45 @@ class Tally:
             self.outcomes[outcome.end.value + (", tied" if outcome.winner is None else "")] += 1
             if outcome.winner is not None:
                 self.wins[outcome.winner] += 1
+            for seat, amount in enumerate(outcome.written):
+                self.written[seat] += amount
             for seat in outcome.goat:
                 self.goats[seat] += 1
+            if outcome.match_over:
+                self.match_lengths.append(self._match_rounds)
 
     def end_match(self) -> None:
-        """Close a match: an unfinished cycle does not count as a cycle."""
+        """Close a match: an unfinished cycle does not count as a cycle (nor an unfinished Kozel
+        match as a match length)."""
         self.matches += 1
         self._cycle = 0
+        self._match_rounds = 0
 
     def summary(self) -> dict[str, Any]:
-        """The figures as JSON-ready data: frequencies are fractions of rounds."""
-        cycles = self.cycle_lengths
-        return {
+        """The figures as JSON-ready data: frequencies are fractions of rounds. Domeng: stones,
+        passes, camat elections and cycles; Kozel: passes, draws, two-lempas moves, points written
+        per seat (K7), goats per seat (K9) and rounds per finished match."""
+        common = {
             "rounds": self.rounds,
             "matches": self.matches,
             "actions": self.actions,
             "outcomes": {k: self.outcomes[k] for k in sorted(self.outcomes)},
             "outcome_share": {k: round(v / max(self.rounds, 1), 4) for k, v in sorted(self.outcomes.items())},
             "wins": self.wins,
+        }
+        if self.variant == "kozel":
+            return {
+                **common,
+                "passes": self.passes,
+                "draws": self.draws,
+                "two_lempas": self.two_lempas,
+                "points_written": self.written,
+                "goats": self.goats,
+                "rounds_per_match": _spread(self.match_lengths),
+            }
+        cycles = self.cycle_lengths
+        return {
+            **common,
             "stones_received": self.received,
             "stones_paid": self.paid,
             "stones_cancelled": self.cancelled,
@@ -119,13 +151,18 @@ class Tally:
             "camat_elections": self.elections,
             "goats": self.goats,
             "cycles": len(cycles),
-            "rounds_per_cycle": {
-                "mean": round(statistics.fmean(cycles), 2) if cycles else None,
-                "median": statistics.median(cycles) if cycles else None,
-                "min": min(cycles, default=None),
-                "max": max(cycles, default=None),
-            },
+            "rounds_per_cycle": _spread(cycles),
         }
+
+
+def _spread(counts: Sequence[int]) -> dict[str, Any]:
+    """Mean (2 decimals), median, min and max of ``counts``; all None when there are none."""
+    return {
+        "mean": round(statistics.fmean(counts), 2) if counts else None,
+        "median": statistics.median(counts) if counts else None,
+        "min": min(counts, default=None),
+        "max": max(counts, default=None),
+    }
 
 
 class Simulation:
@@ -148,7 +185,7 @@ class Simulation:
         self.rng = random.Random(seed)
         self.bot_names = [bot_names[i % len(bot_names)] for i in range(rules.seats)]
         self.bots = [make_bot(name, random.Random(self.rng.getrandbits(64))) for name in self.bot_names]
-        self.tally = Tally(rules.seats)
+        self.tally = Tally(rules.seats, rules.name)
         self.on_match = on_match
         self._current: State | None = None
 

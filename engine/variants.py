@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from engine.errors import EngineError
 from engine.rules.base import Rules
 from engine.rules.domeng import Domeng
+from engine.rules.kozel import Kozel
 
 __all__ = ["VARIANTS", "find_variant", "make_rules"]
 
-VARIANTS: dict[str, type[Rules]] = {Domeng.name: Domeng}
+VARIANTS: dict[str, type[Rules]] = {Domeng.name: Domeng, Kozel.name: Kozel}
 """Every playable variant by its RECORD.md name."""
 
 

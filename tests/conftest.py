@@ -169,7 +169,7 @@ def fingerprint(state: State) -> dict[str, Any]:
         "actions": [a.to_json() for a in state.actions],
     }
     if state.deal is not None:
-        snapshot["record"] = write_record(state, SEATS)
+        snapshot["record"] = write_record(state, SEATS[: state.seats])
     return snapshot
 
 

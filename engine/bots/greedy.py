@@ -11,7 +11,9 @@ Each legal action gets a score; the best wins, ties broken at random:
    open end, so its next turn is less likely to be a pass (a stone) or a draw.
 4. Then prefer a mappakuling placement in Domeng: it narrows the next players to one number.
 
-Forced actions (a pass, a draw) are simply taken.
+Forced actions (a pass, a draw) are simply taken. In Kozel this reads: prefer the two-lempas move
+(K4), then the highest-pip tile, then the placement that keeps more of the hand playable; draws
+come one at a time as the only legal action until a tile fits (K3).
 """
 
 from __future__ import annotations

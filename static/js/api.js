@@ -40,8 +40,8 @@ export const setBot = (code, seat, level, hostToken) =>
 export const startMatch = (code, hostToken) =>
   api("POST", `/api/rooms/${encodeURIComponent(code)}/start`, undefined, hostToken);
 
-export const verifyUrl = (seed, commitment, variant = "domeng") =>
-  `/api/deals/verify?${new URLSearchParams({ seed, commitment, variant })}`;
+export const verifyUrl = (seed, commitment, variant = "domeng", seats = 5) =>
+  `/api/deals/verify?${new URLSearchParams({ seed, commitment, variant, seats: String(seats) })}`;
 
 // -- localStorage: one entry per room (host token, seat token, seat, name) -------------------
 

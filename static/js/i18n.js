@@ -9,7 +9,7 @@
 import { h } from "./dom.js";
 
 const STORAGE_KEY = "domeng:lang";
-const TOKEN = /\{(\w+)\}|\[\[([^\]]+)\]\]/g;
+const TOKEN = /\{(\w+)\}|\[\[([^\]|]+)(?:\|([^\]]+))?\]\]/g;
 
 let languages = [{ code: "en", name: "English" }];
 let lang = "en";
@@ -95,7 +95,7 @@ function formatParam(value) {
 export function t(key, params = {}) {
   const template = message(key, params);
   if (template === null) return `⟦${key}⟧`;
-  return template.replace(TOKEN, (_, name, term) => (term ? term : formatParam(params[name])));
+  return template.replace(TOKEN, (_, name, term, shown) => (term ? shown || term : formatParam(params[name])));
 }
 
 /** A message as a DocumentFragment: parameters may be Nodes, terms get their tooltip. */
@@ -109,8 +109,8 @@ export function tf(key, params = {}) {
   let last = 0;
   for (const match of template.matchAll(TOKEN)) {
     fragment.append(template.slice(last, match.index));
-    const [, name, term] = match;
-    if (term) fragment.append(termEl(term));
+    const [, name, term, shown] = match;
+    if (term) fragment.append(termEl(term, shown));
     else {
       const value = params[name];
       fragment.append(value instanceof Node ? value.cloneNode(true) : formatParam(value));
@@ -121,15 +121,16 @@ export function tf(key, params = {}) {
   return fragment;
 }
 
-/** One of the game's terms, shown as written, with its definition as tooltip and description. */
-export function termEl(text) {
+/** One of the game's terms, shown as written (or as ``shown``), with its definition as tooltip and
+ * description. */
+export function termEl(text, shown = text) {
   const id = termId(text);
   const key = `term.${id}`;
   const definition = has(key) ? catalog[key] : (noteMissing(key), `⟦${key}⟧`);
   return h(
     "span",
     { class: "term", tabindex: "0", title: definition, "aria-describedby": `def-${id}`, dataset: { term: id } },
-    text,
+    shown,
   );
 }
 

@@ -7,60 +7,86 @@ import { brandMark } from "./table.js";
 import { pageHeader } from "./ui.js";
 import { tileSvg } from "./tiles.js";
 
-const SEATS = 5;
 const TARGETS = [1, 2, 3, 4, 5, 0];
+const KOZEL_SEATS = [2, 3, 4];
 
 export function lobbyPage(root) {
   const variant = h(
     "select",
     { id: "variant", class: "input", name: "variant" },
     h("option", { value: "domeng", selected: true }, t("variant.domeng")),
-    h("option", { value: "kozel", disabled: true }, t("variant.kozel_soon")),
+    h("option", { value: "kozel" }, t("variant.kozel_players")),
   );
   const target = h(
     "select",
     { id: "camat-target", class: "input", name: "camat_target" },
     TARGETS.map((n) => h("option", { value: String(n), selected: n === 1 }, n === 0 ? t("lobby.no_limit") : t("lobby.elections", { n }))),
   );
-  const timer = h("input", { id: "turn-timer", class: "input", name: "turn_timer_s", type: "number", min: "0", max: "600", step: "5", value: "30", inputmode: "numeric" });
-  const seats = Array.from({ length: SEATS }, (_, seat) =>
-    h(
-      "select",
-      { class: "input seat-choice", name: `seat-${seat}`, id: `seat-${seat}`, dataset: { seat: String(seat) } },
-      h("option", { value: "person", selected: seat < 2 }, t("lobby.seat_person")),
-      h("option", { value: "random" }, t("seat.bot_level", { level: t("bot.random") })),
-      h("option", { value: "greedy", selected: seat >= 2 }, t("seat.bot_level", { level: t("bot.greedy") })),
-    ),
+  const players = h(
+    "select",
+    { id: "kozel-seats", class: "input", name: "seats" },
+    KOZEL_SEATS.map((n) => h("option", { value: String(n), selected: n === 4 }, t("lobby.players_n", { n }))),
   );
+  const twoLempas = h("input", { id: "two-lempas", type: "checkbox", name: "two_lempas", checked: true });
+  const pairs = h("input", { id: "pairs", type: "checkbox", name: "pairs" });
+  const timer = h("input", { id: "turn-timer", class: "input", name: "turn_timer_s", type: "number", min: "0", max: "600", step: "5", value: "30", inputmode: "numeric" });
+  const seatList = h("ol", { class: "lobby-seats" });
+  let seats = [];
+  const seatCount = () => (variant.value === "kozel" ? Number(players.value) : 5);
+  const drawSeats = () => {
+    const keep = seats.map((select) => select.value);
+    seats = Array.from({ length: seatCount() }, (_, seat) =>
+      h(
+        "select",
+        { class: "input seat-choice", name: `seat-${seat}`, id: `seat-${seat}`, dataset: { seat: String(seat) } },
+        h("option", { value: "person", selected: (keep[seat] ?? (seat < 2 ? "person" : "greedy")) === "person" }, t("lobby.seat_person")),
+        h("option", { value: "random", selected: keep[seat] === "random" }, t("seat.bot_level", { level: t("bot.random") })),
+        h("option", { value: "greedy", selected: (keep[seat] ?? (seat < 2 ? "person" : "greedy")) === "greedy" }, t("seat.bot_level", { level: t("bot.greedy") })),
+      ),
+    );
+    seatList.replaceChildren(...seats.map((select, seat) => h("li", {}, h("label", { for: `seat-${seat}` }, t("seat.label", { n: seat + 1 })), select)));
+  };
+  const domengFields = h("div", { class: "field" }, h("label", { for: "camat-target" }, t("lobby.match_length")), target, h("p", { class: "hint" }, tf("lobby.match_length_hint")));
+  const kozelFields = h(
+    "div",
+    { class: "kozel-fields", hidden: true },
+    h("div", { class: "field" }, h("label", { for: "kozel-seats" }, t("lobby.players")), players, h("p", { class: "hint" }, tf("lobby.kozel_length_hint"))),
+    h("div", { class: "field check-field" }, h("label", { class: "check" }, twoLempas, h("span", {}, tf("lobby.two_lempas"))), h("p", { class: "hint" }, tf("lobby.two_lempas_hint"))),
+    h("div", { class: "field check-field" }, h("label", { class: "check" }, pairs, h("span", {}, t("lobby.pairs"))), h("p", { class: "hint" }, t("lobby.pairs_hint"))),
+  );
+  const sync = () => {
+    const kozel = variant.value === "kozel";
+    domengFields.hidden = kozel;
+    kozelFields.hidden = !kozel;
+    pairs.disabled = !kozel || players.value !== "4";
+    if (pairs.disabled) pairs.checked = false;
+    if (seats.length !== seatCount()) drawSeats();
+  };
+  variant.addEventListener("change", sync);
+  players.addEventListener("change", sync);
+  drawSeats();
   const submit = h("button", { class: "btn btn-gold btn-big", type: "submit", id: "create-room" }, t("lobby.create"));
   const form = h(
     "form",
     { class: "lobby-form", novalidate: true },
     h("div", { class: "field" }, h("label", { for: "variant" }, t("lobby.variant")), variant),
-    h("div", { class: "field" }, h("label", { for: "camat-target" }, t("lobby.match_length")), target, h("p", { class: "hint" }, tf("lobby.match_length_hint"))),
+    domengFields,
+    kozelFields,
     h("div", { class: "field" }, h("label", { for: "turn-timer" }, t("lobby.timer")), timer, h("p", { class: "hint" }, t("lobby.timer_hint"))),
-    h(
-      "fieldset",
-      { class: "field seats-field" },
-      h("legend", {}, t("lobby.seats")),
-      h(
-        "ol",
-        { class: "lobby-seats" },
-        seats.map((select, seat) => h("li", {}, h("label", { for: `seat-${seat}` }, t("seat.label", { n: seat + 1 })), select)),
-      ),
-      h("p", { class: "hint" }, t("lobby.seats_hint")),
-    ),
+    h("fieldset", { class: "field seats-field" }, h("legend", {}, t("lobby.seats")), seatList, h("p", { class: "hint" }, t("lobby.seats_hint"))),
     submit,
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const seconds = Math.max(0, Math.min(600, Number(timer.value) || 0));
+    const kozel = variant.value === "kozel";
     const body = {
       variant: variant.value,
-      options: { camat_target: Number(target.value) },
+      options: kozel ? { two_lempas: twoLempas.checked, pairs: pairs.checked } : { camat_target: Number(target.value) },
       turn_timer_s: seconds,
       bots: seats.map((s) => (s.value === "person" ? null : s.value)),
     };
+    if (kozel) body.seats = Number(players.value);
     submit.disabled = true;
     submit.textContent = t("lobby.creating");
     try {

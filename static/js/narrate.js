@@ -58,6 +58,11 @@ export function settlementSentence(settlement, room, outcome = null) {
 
 /** How the round ended, in one heading-like line. */
 export function outcomeTitle(outcome, room) {
+  if (room?.variant === "kozel") {
+    if (outcome.end === "out") return tf("kozel.outcome.out", { winner: nameEl(room, outcome.winner) });
+    if (outcome.winner === null) return tf("kozel.outcome.fish_tied");
+    return tf("kozel.outcome.fish", { winner: nameEl(room, outcome.winner) });
+  }
   const key = { out: "outcome.out", ceki: "outcome.ceki", pollo: "outcome.pollo", block: "outcome.block" }[outcome.end];
   return tf(key || "outcome.out", {
     winner: nameEl(room, outcome.winner),
@@ -82,6 +87,45 @@ export function blockDetails(outcome, room) {
   return lines;
 }
 
+/** The seats named in a list: "Anna and Boris". */
+export const namesEl = (room, seats) => fragmentNode(list(seats.map((seat) => nameEl(room, seat))));
+
+/**
+ * The feed's lines for a round's log: one line per event, except that Kozel's consecutive draws
+ * by one seat make one line that counts them (others see only how many; the drawer sees its
+ * tiles) and a two-lempas move (two placements in a row by one seat) makes one line.
+ */
+export function feedLines(log, room, mySeat) {
+  const lines = [];
+  for (let i = 0; i < log.length; i += 1) {
+    const event = log[i];
+    if (event.type === "drew") {
+      const run = [event];
+      while (log[i + 1]?.type === "drew" && log[i + 1].seat === event.seat) run.push(log[(i += 1)]);
+      lines.push(drawLine(run, room, mySeat));
+    } else if (event.type === "placed" && event.end !== null && log[i + 1]?.type === "placed" && log[i + 1].seat === event.seat) {
+      lines.push(lempasLine(event, log[(i += 1)], room));
+    } else lines.push(eventLine(event, room));
+  }
+  return lines;
+}
+
+function drawLine(run, room, mySeat) {
+  const li = h("li", { class: "feed-line feed-drew", dataset: { seat: String(run[0].seat), draws: String(run.length) } });
+  const tiles = run.map((e) => e.tile).filter(Boolean);
+  if (run[0].seat === mySeat && tiles.length) {
+    li.append(tf("feed.you_drew", { n: run.length, tiles: fragmentNode(list(tiles.map(tileEl))) }));
+  } else li.append(tf("feed.drew_n", { name: nameEl(room, run[0].seat), n: run.length }));
+  return li;
+}
+
+function lempasLine(first, second, room) {
+  const li = h("li", { class: "feed-line feed-placed feed-highlight feed-lempas" });
+  const [left, right] = first.end === "L" ? [first, second] : [second, first];
+  li.append(tf("feed.two_lempas", { name: nameEl(room, first.seat), left: tileEl(left.tile), right: tileEl(right.tile) }));
+  return li;
+}
+
 /** A feed line for one event of the round (view.log / events). */
 export function eventLine(event, room) {
   const li = h("li", { class: `feed-line feed-${event.type}` });
@@ -89,7 +133,7 @@ export function eventLine(event, room) {
     const p = { name: nameEl(room, event.seat), tile: tileEl(event.tile) };
     const key = event.end === null ? "feed.opened" : event.end === "L" ? "feed.placed_left" : "feed.placed_right";
     li.append(tf(key, p));
-    if (event.mappakuling) {
+    if (event.mappakuling && room?.variant !== "kozel") {
       li.classList.add("feed-highlight");
       li.append(" ", h("span", { class: "tag" }, tf("feed.mappakuling", { n: event.ends[0] })));
     }
@@ -104,9 +148,20 @@ export function eventLine(event, room) {
     li.classList.add("feed-end");
     li.append(h("span", { class: "feed-title" }, outcomeTitle(o, room)));
     if (o.settlement) li.append(h("span", { class: "feed-detail" }, settlementSentence(o.settlement, room, o)));
+    if (o.written) li.append(h("span", { class: "feed-detail" }, writtenSentence(o, room)));
+    if (o.goat?.length) li.append(h("span", { class: "feed-detail feed-goat" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
     if (o.camat_elected) li.append(h("span", { class: "feed-detail" }, tf("outcome.camat_short", { name: nameEl(room, o.camat) })));
   }
   return li;
+}
+
+/** Kozel: who wrote what this round, e.g. "Written: Boris +12, Vera +10" (or "nobody writes"). */
+export function writtenSentence(outcome, room) {
+  const items = [];
+  outcome.written.forEach((n, seat) => {
+    if (n > 0) items.push(tf("kozel.written_item", { name: nameEl(room, seat), n }));
+  });
+  return items.length ? tf("kozel.written", { items: fragmentNode(list(items)) }) : tf("kozel.written_none");
 }
 
 /** Every settlement of a finished round, in order: passes first, then the round's own. */

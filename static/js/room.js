@@ -338,8 +338,14 @@ class WaitingView {
   }
 
   matchLine(room) {
-    const n = room.options?.camat_target ?? 1;
     const variant = t(`variant.${room.variant}`);
+    if (room.variant === "kozel") {
+      const line = h("span", {}, tf("waiting.kozel", { variant, n: room.seats.length }));
+      line.append(" ", tf(room.options?.two_lempas === false ? "waiting.two_lempas_off" : "waiting.two_lempas_on"));
+      if (room.options?.pairs) line.append(" ", t("waiting.pairs"));
+      return line;
+    }
+    const n = room.options?.camat_target ?? 1;
     return n > 0 ? tf("waiting.variant_target", { variant, n }) : tf("waiting.variant_nolimit", { variant });
   }
 

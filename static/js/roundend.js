@@ -1,11 +1,13 @@
 // The round-end panel: how the round ended, every hand and the unused tiles revealed, one
 // sentence per stone transfer, the stones after the round, the fair-deal check and, at the end of
-// the match, the final standings.
+// the match, the final standings. Kozel: each hand's value and what it wrote, what was left in the
+// bazaar, the score sheet after the round and, at the end, the goat.
 
 import { verifyUrl } from "./api.js";
 import { h } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { blockDetails, nameEl, outcomeTitle, roundSettlements, seatName, settlementSentence } from "./narrate.js";
+import { blockDetails, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
 import { miniTile, stoneSvg } from "./tiles.js";
 
@@ -25,14 +27,8 @@ export function roundEndPanel(snap, opts) {
     h("h2", { id: "round-end-title" }, outcomeTitle(o, room)),
   );
   const body = h("div", { class: "panel-body" });
-  const summary = h("div", { class: "panel-summary" });
-  for (const line of blockDetails(o, room)) summary.append(h("p", {}, line));
-  if (o.end === "block") summary.append(h("p", {}, tf("outcome.winner", { winner: nameEl(room, o.winner) })));
-  if (!view.match_over) summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
-  if (o.camat_elected) summary.append(h("p", { class: "camat-note" }, tf("outcome.camat", { name: nameEl(room, o.camat) })));
-  body.append(summary);
-  if (view.match_over) body.append(standings(view, room));
-  body.append(transfers(view, room), hands(view, room, opts.mySeat), stonesAfter(view, room), fairDeal(snap));
+  if (room.variant === "kozel") kozelBody(body, view, room, opts.mySeat, snap);
+  else domengBody(body, view, room, opts.mySeat, snap);
   const foot = h("footer", { class: "panel-foot" });
   const note = h("p", { class: "panel-note", role: "status" });
   note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
@@ -50,6 +46,58 @@ export function roundEndPanel(snap, opts) {
     note.classList.toggle("attention", !!myTurn);
   };
   return dialog;
+}
+
+function domengBody(body, view, room, mySeat, snap) {
+  const o = view.outcome;
+  const summary = h("div", { class: "panel-summary" });
+  for (const line of blockDetails(o, room)) summary.append(h("p", {}, line));
+  if (o.end === "block") summary.append(h("p", {}, tf("outcome.winner", { winner: nameEl(room, o.winner) })));
+  if (!view.match_over) summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
+  if (o.camat_elected) summary.append(h("p", { class: "camat-note" }, tf("outcome.camat", { name: nameEl(room, o.camat) })));
+  body.append(summary);
+  if (view.match_over) body.append(standings(view, room));
+  body.append(transfers(view, room), hands(view, room, mySeat), stonesAfter(view, room), fairDeal(snap));
+}
+
+/** Kozel (K5-K10): who writes what, the goat, every hand with its value, the bazaar left, the sheet. */
+function kozelBody(body, view, room, mySeat, snap) {
+  const o = view.outcome;
+  const summary = h("div", { class: "panel-summary" });
+  summary.append(h("p", {}, writtenSentence(o, room)));
+  if (o.goat.length) {
+    summary.append(h("p", { class: "goat-note" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
+  } else summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
+  body.append(summary);
+  body.append(
+    section("sheet.after", scoreSheet(room, o, mySeat), h("p", { class: "hint" }, tf("sheet.rule"))),
+    kozelHands(view, room, mySeat),
+    fairDeal(snap),
+  );
+}
+
+function kozelHands(view, room, mySeat) {
+  const o = view.outcome;
+  const rows = view.reveal.hands.map((hand, seat) => {
+    const roles = [];
+    if (seat === o.winner) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
+    if (o.goat.includes(seat)) roles.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
+    const lone = hand.length === 1 && hand[0] === "0-0";
+    const tiles = hand.length
+      ? h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true })))
+      : h("span", { class: "reveal-out" }, t("panel.no_tiles"));
+    return h(
+      "li",
+      { class: `reveal-row${seat === mySeat ? " mine" : ""}`, dataset: { seat: String(seat), value: String(o.hand_values[seat]), written: String(o.written[seat]) } },
+      h("span", { class: "reveal-name" }, nameEl(room, seat), " ", roles),
+      tiles,
+      h("span", { class: "reveal-pips" }, t(lone ? "panel.lone_zero" : "panel.pips", { n: o.hand_values[seat] })),
+    );
+  });
+  const rest = view.reveal.rest.length
+    ? h("p", { class: "reveal-rest" }, h("span", {}, tf("panel.bazaar_left")), " ", h("span", { class: "reveal-tiles" }, view.reveal.rest.map((tile) => miniTile(tile, { vertical: true }))))
+    : h("p", { class: "reveal-rest" }, tf("panel.bazaar_empty"));
+  return section("panel.hands", h("ul", { class: "reveal" }, rows), rest);
 }
 
 function section(titleKey, ...content) {
@@ -157,7 +205,7 @@ function fairDeal(snap) {
     result.textContent = t("fair.unavailable");
     return box;
   }
-  box.append(h("p", {}, h("a", { href: verifyUrl(seed, commitment, snap.room.variant), target: "_blank", rel: "noopener", class: "fair-link" }, t("fair.link"))));
+  box.append(h("p", {}, h("a", { href: verifyUrl(seed, commitment, snap.room.variant, snap.room.seats.length), target: "_blank", rel: "noopener", class: "fair-link" }, t("fair.link"))));
   sha256Hex(seed).then((digest) => {
     const ok = digest === commitment.toLowerCase();
     result.textContent = ok ? t("fair.ok") : t("fair.bad");

@@ -1,4 +1,5 @@
-// The rules page (/rules): Domeng explained with small tile diagrams, every term, and Kozel briefly.
+// The rules page (/rules): Domeng explained with small tile diagrams and every term; then Kozel
+// (RULES.md K1-K10) with its own words: bazaar, fish, goat, two lempas, opened.
 
 import { h, s } from "./dom.js";
 import { t, tf, termEl } from "./i18n.js";
@@ -6,6 +7,7 @@ import { brandMark } from "./table.js";
 import { isLempa, pips, tileSvg } from "./tiles.js";
 import { pageHeader } from "./ui.js";
 
+const KOZEL_TERMS = ["bazaar", "fish", "goat", "two_lempas", "opened"];
 const TERMS = ["lempa", "passebunge", "last mappano", "first cappu", "mappakuling", "ceki", "pollo", "manguno", "mattikkeng", "cucuq", "camat"];
 
 /** A row of tiles as they lie in a chain (lempas crosswise); ``mark`` highlights one index. */
@@ -85,6 +87,11 @@ function glossary() {
   return h("dl", { class: "glossary" }, items);
 }
 
+function kozelGlossary() {
+  const items = KOZEL_TERMS.map((id) => h("div", { class: "gloss-item", id: `term-${id}` }, h("dt", {}, tf(`kozel.word.${id}`)), h("dd", {}, t(`term.${id}`))));
+  return h("dl", { class: "glossary" }, items);
+}
+
 export function rulesPage(root) {
   const toc = ["aim", "deal", "turn", "stones", "out", "block", "camat", "summary", "fair", "glossary", "kozel"];
   root.replaceChildren(
@@ -108,7 +115,23 @@ export function rulesPage(root) {
         section("summary", settlementTable()),
         section("fair", p("rules.fair.p")),
         section("glossary", glossary()),
-        section("kozel", p("rules.kozel.p1"), p("rules.kozel.p2")),
+        section(
+          "kozel",
+          p("rules.kozel.p1"),
+          p("rules.kozel.p2"),
+          p("rules.kozel.leader"),
+          p("rules.kozel.turn"),
+          p("rules.kozel.lempas"),
+          chainFigure(["5-5", "5-2", "2-3", "3-3"], "rules.fig.two_lempas"),
+          p("rules.kozel.end"),
+          p("rules.kozel.scoring"),
+          p("rules.kozel.opening"),
+          p("rules.kozel.goat"),
+          p("rules.kozel.pairs"),
+          p("rules.kozel.client"),
+          h("h3", {}, t("rules.kozel.words")),
+          kozelGlossary(),
+        ),
       ),
     ),
   );

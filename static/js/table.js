@@ -1,19 +1,25 @@
-// The table: opponents around it, the chain on the felt, your hand at the bottom, the stone pile,
-// the turn timer and the play-by-play feed. It shows the view and offers only view.legal.
+// The table: opponents around it, the chain on the felt, your hand at the bottom, the stone pile
+// (Domeng) or the bazaar and the score sheet (Kozel), the turn timer and the play-by-play feed. It
+// shows the view and offers only view.legal; in Kozel it draws for you while nothing fits.
 
 import { ChainBoard } from "./chain.js";
 import { h, reducedMotion, replace, setAttr, setText } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { eventLine, seatName } from "./narrate.js";
-import { pips, stoneSvg, tileBackSvg, tileKey, tileSvg } from "./tiles.js";
+import { feedLines, seatName } from "./narrate.js";
+import { scoreSheet } from "./scoresheet.js";
+import { miniTile, pips, stoneSvg, tileBackSvg, tileKey, tileSvg } from "./tiles.js";
 import { icon } from "./icons.js";
 import { languageSelect, topBarActions } from "./ui.js";
 
-const SEATS = 5;
+/** Where the opponents sit, by table size, in seat order after you (play goes round clockwise). */
+const OPP_AREAS = { 2: ["o23"], 3: ["o1", "o4"], 4: ["o1", "o23", "o4"], 5: ["o1", "o2", "o3", "o4"] };
+const AUTO_DRAW_MS = 450;
 
 export class TableView {
   constructor(ctl) {
     this.ctl = ctl;
+    this.seatCount = ctl.room.seats.length;
+    this.kozel = ctl.room.variant === "kozel";
     this.choosing = null; // the tile whose end the player is choosing
     this.pending = false; // an action is on its way
     this.plates = new Map();
@@ -29,6 +35,7 @@ export class TableView {
 
   destroy() {
     clearInterval(this.timer);
+    clearTimeout(this.drawTimer);
     document.removeEventListener("keydown", this.onKey);
     this.chain.destroy();
   }
@@ -43,6 +50,13 @@ export class TableView {
       { class: "pile", id: "table-pile", role: "img" },
       h("span", { class: "pile-stones", "aria-hidden": "true" }, stoneSvg(), stoneSvg(), stoneSvg()),
       h("span", { class: "pile-text" }, h("span", { class: "pile-label" }, t("table.on_table")), this.pileCount),
+    );
+    this.bazaarCount = h("span", { class: "pile-count bazaar-count" });
+    this.bazaar = h(
+      "div",
+      { class: "pile bazaar", id: "table-bazaar", role: "img" },
+      h("span", { class: "bazaar-tiles", "aria-hidden": "true" }, tileBackSvg(), tileBackSvg()),
+      h("span", { class: "pile-text" }, h("span", { class: "pile-label" }, tf("table.bazaar")), this.bazaarCount),
     );
     this.roundLabel = h("span", { class: "round-label" });
     this.feedToggle = h(
@@ -62,7 +76,7 @@ export class TableView {
       { class: "bar" },
       h("a", { class: "brand", href: "/", "aria-label": t("app.title") }, brandMark(), h("span", { class: "brand-text" }, t("app.title"))),
       this.roundLabel,
-      this.pile,
+      this.kozel ? this.bazaar : this.pile,
       h("div", { class: "bar-actions" }, this.lastRoundBtn, this.feedToggle, ...topBarActions(ctl)),
     );
 
@@ -75,6 +89,7 @@ export class TableView {
     this.ticker = h("div", { class: "ticker", "aria-hidden": "true" });
     this.status = h("div", { class: "status", role: "status", "aria-live": "polite" });
     this.choiceBox = h("div", { class: "choice", hidden: true });
+    this.lempasBox = h("div", { class: "choice lempas-choice", hidden: true });
     this.coverBox = h("div", { class: "cover-note", hidden: true });
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
@@ -86,10 +101,12 @@ export class TableView {
       this.coverBox,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText),
       this.choiceBox,
+      this.lempasBox,
       h("div", { class: "me-main" }, this.mePlate.el, this.hand),
     );
 
     this.feedList = h("ol", { class: "feed-list" });
+    this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
       "aside",
       { class: "feed", id: "feed", "aria-label": t("table.feed") },
@@ -100,10 +117,11 @@ export class TableView {
         h("span", { class: "feed-lang" }, languageSelect()),
         h("button", { class: "icon-btn feed-close", type: "button", onclick: () => this.toggleFeed(false) }, t("common.close")),
       ),
+      this.sheetBox,
       this.feedList,
     );
 
-    this.opps = [1, 2, 3, 4].map((pos) => this.makePlate(`o${pos}`));
+    this.opps = (OPP_AREAS[this.seatCount] || OPP_AREAS[5]).map((area) => this.makePlate(area));
     this.flights = h("div", { class: "flights", "aria-hidden": "true" });
     this.el = h(
       "div",
@@ -119,8 +137,9 @@ export class TableView {
   }
 
   makePlate(area) {
+    const place = area === "me" ? null : area === "o23" ? { gridColumn: "o2-start / o3-end", gridRow: "o2" } : { gridArea: area };
     const plate = {
-      el: h("section", { class: `plate plate-${area}`, style: area === "me" ? null : { gridArea: area } }),
+      el: h("section", { class: `plate plate-${area}`, style: place }),
       conn: h("span", { class: "conn", "aria-hidden": "true" }),
       name: h("span", { class: "plate-name" }),
       tags: h("div", { class: "plate-tags" }),
@@ -130,12 +149,16 @@ export class TableView {
       handCount: h("b", { class: "count" }),
       timer: h("div", { class: "plate-timer", hidden: true }, h("span", { class: "timer-track" }, h("i")), h("span", { class: "timer-text" })),
       turn: h("span", { class: "turn-flag", "aria-hidden": "true" }, "▶"),
+      points: h("span", { class: "plate-points" }),
+      pointsCount: h("b", { class: "count" }),
+      pending: h("small", { class: "pending" }),
     };
     plate.stones.append(stoneSvg(), plate.stonesCount);
+    plate.points.append(plate.pointsCount, plate.pending);
     plate.el.append(
       h("div", { class: "plate-top" }, plate.turn, plate.conn, plate.name),
       plate.tags,
-      h("div", { class: "plate-row" }, plate.stones, h("span", { class: "plate-tiles" }, plate.hand, plate.handCount)),
+      h("div", { class: "plate-row" }, this.kozel ? plate.points : plate.stones, h("span", { class: "plate-tiles" }, plate.hand, plate.handCount)),
       plate.timer,
     );
     return plate;
@@ -158,20 +181,30 @@ export class TableView {
     this.el.dataset.phase = view.phase;
     this.el.classList.toggle("spectating", this.ctl.seat === null);
     setText(this.roundLabel, t("table.round", { n: view.round }));
-    setText(this.pileCount, String(view.table ?? 0));
-    this.pile.dataset.stones = String(view.table ?? 0);
-    setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
+    if (this.kozel) {
+      setText(this.bazaarCount, String(view.bazaar ?? 0));
+      this.bazaar.dataset.tiles = String(view.bazaar ?? 0);
+      setAttr(this.bazaar, "aria-label", t("table.bazaar_aria", { n: view.bazaar ?? 0 }));
+      this.updateSheet();
+    } else {
+      setText(this.pileCount, String(view.table ?? 0));
+      this.pile.dataset.stones = String(view.table ?? 0);
+      setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
+    }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd;
     const base = this.ctl.seat ?? 0;
-    for (let pos = 1; pos < SEATS; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % SEATS);
+    const n = this.seatCount;
+    for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
     this.updatePlate(this.mePlate, base);
     this.chain.update(view.chain, view.ends, this.choosing, this.openingIndex());
     this.updateHand(legalTiles);
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
     this.updateStatus(myTurn);
+    this.updateLempas(myTurn);
     this.updateFeed();
     this.tick();
     if (events.length) this.animate(events);
+    this.autoDraw(myTurn);
     document.title = myTurn ? `● ${t("table.your_turn_short")} · ${t("app.title")}` : t("app.title");
   }
 
@@ -209,6 +242,7 @@ export class TableView {
     el.classList.toggle("mine", mine);
     el.classList.toggle("offline", !info.connected);
     setText(plate.name, seatName(room, seat) + (mine ? ` ${t("seat.you_suffix")}` : ""));
+    if (this.kozel) this.updatePoints(plate, seat);
     plate.stones.dataset.seatStones = String(seat);
     plate.stones.dataset.stones = String(stones);
     setText(plate.stonesCount, String(stones));
@@ -223,7 +257,8 @@ export class TableView {
     else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
     if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
     if (info.kind === "human" && !info.connected) tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
-    if (view.last_placer === seat && view.phase === "playing") tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
+    if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
+    if (this.kozel && room.options?.pairs && this.ctl.seat !== null && !mine && (seat + 2) % 4 === this.ctl.seat) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
     if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, tf("seat.camat")));
     if (view.elections?.[seat]) tags.push(h("span", { class: "tag tag-elections" }, tf("seat.elections", { n: view.elections[seat] })));
     const tagKey = tags.map((x) => x.textContent).join("|");
@@ -235,12 +270,76 @@ export class TableView {
       seatName(room, seat),
       info.kind === "bot" ? t("seat.bot_level", { level: t(`bot.${info.bot_level}`) }) : t("seat.person"),
       t("tiles.count", { n: count }),
-      t("stones.count", { n: stones }),
+      this.kozel ? this.pointsText(seat) : t("stones.count", { n: stones }),
       info.connected ? t("seat.online") : t("seat.offline"),
       info.covered ? t("seat.covered") : null,
       acting ? t("seat.to_act") : null,
     ].filter(Boolean);
     setAttr(el, "aria-label", aria.join(", "));
+  }
+
+  /** Kozel: recorded points on the plate, or the pending points of a seat that has not opened (K8). */
+  updatePoints(plate, seat) {
+    const { view } = this.ctl;
+    const points = view.points?.[seat] ?? 0;
+    const pending = view.pending?.[seat] ?? 0;
+    plate.points.dataset.seatPoints = String(seat);
+    plate.points.dataset.points = String(points);
+    plate.points.dataset.pending = String(pending);
+    plate.points.classList.toggle("opened", points > 0);
+    setText(plate.pointsCount, String(points));
+    setText(plate.pending, points > 0 || !pending ? "" : `+${pending}`);
+    setAttr(plate.points, "title", this.pointsText(seat));
+  }
+
+  pointsText(seat) {
+    const { view } = this.ctl;
+    const points = view.points?.[seat] ?? 0;
+    return points > 0 ? t("points.count", { n: points }) : t("points.pending", { n: view.pending?.[seat] ?? 0 });
+  }
+
+  updateSheet() {
+    const { view, room, seat } = this.ctl;
+    const key = `${view.points}|${view.pending}|${this.ctl.langKey}`;
+    if (key === this.sheetKey) return;
+    this.sheetKey = key;
+    replace(this.sheetBox, h("h2", {}, t("sheet.heading")), scoreSheet(room, view, seat, true), h("p", { class: "sheet-note" }, tf("sheet.note")));
+  }
+
+  /** Kozel K4: the two-lempas move, offered as one button when it is legal. */
+  updateLempas(myTurn) {
+    const action = myTurn && !this.pending ? (this.ctl.view.legal || []).find((a) => Array.isArray(a.play)) : null;
+    this.lempasBox.hidden = !action || !!this.choosing;
+    if (!action) return;
+    const key = action.play.join("+");
+    if (this.lempasBox.dataset.move === key) return;
+    this.lempasBox.dataset.move = key;
+    const [a, b] = action.play;
+    replace(
+      this.lempasBox,
+      h(
+        "button",
+        { class: "btn btn-gold two-lempas", type: "button", onclick: () => this.send(action) },
+        miniTile(a),
+        " ",
+        miniTile(b),
+        " ",
+        tf("table.play_two_lempas", { a, b }),
+      ),
+    );
+  }
+
+  /** Kozel K3: with nothing to place and tiles in the bazaar, draw one (after a short pause, so
+   * each draw shows); the next state says whether to draw again. */
+  autoDraw(myTurn) {
+    const legal = this.ctl.view.legal || [];
+    const drawing = myTurn && !this.pending && legal.length === 1 && legal[0].draw === true;
+    if (!drawing || this.drawVersion === this.ctl.version) return;
+    this.drawVersion = this.ctl.version;
+    clearTimeout(this.drawTimer);
+    this.drawTimer = setTimeout(() => {
+      if (this.isMyTurn() && !this.pending && this.ctl.version === this.drawVersion) this.send(legal[0]);
+    }, reducedMotion() ? 120 : AUTO_DRAW_MS);
   }
 
   updateHand(legalTiles) {
@@ -316,7 +415,10 @@ export class TableView {
     if (view.phase !== "playing") text = view.match_over ? t("table.match_over") : t("table.round_over");
     else if (myTurn) {
       const forced = (view.legal || []).length > 0 && view.legal.every((a) => a.pass);
-      text = forced ? t("table.must_pass") : view.chain.length === 0 ? t("table.your_turn_open") : t("table.your_turn");
+      const drawing = (view.legal || []).length > 0 && view.legal.every((a) => a.draw);
+      if (drawing) text = t("table.drawing", { n: view.bazaar ?? 0 });
+      else if (forced) text = this.kozel ? t("table.must_pass_kozel") : t("table.must_pass");
+      else text = view.chain.length === 0 ? t("table.your_turn_open") : t("table.your_turn");
     } else if (seat === null) text = t("table.watching", { name: seatName(room, view.to_act) });
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
     setText(this.status, text);
@@ -343,7 +445,7 @@ export class TableView {
     const items = [];
     for (const r of rounds) {
       items.push(h("li", { class: "feed-round" }, t("table.round", { n: r.round })));
-      for (const event of r.log) items.push(eventLine(event, r.room));
+      items.push(...feedLines(r.log, r.room, this.ctl.seat));
     }
     replace(this.feedList, items);
     if (atBottom) this.feedList.scrollTop = this.feedList.scrollHeight;
@@ -436,6 +538,7 @@ export class TableView {
     if (reducedMotion()) return;
     let delay = 0;
     for (const event of events) {
+      if (event.type === "drew") this.showDraw(event);
       const settlement = event.type === "passed" ? event.settlement : event.type === "round_ended" ? event.outcome?.settlement : null;
       if (!settlement) continue;
       const to = this.stonesEl(settlement.receiver);
@@ -448,6 +551,22 @@ export class TableView {
       const received = settlement.from_table + settlement.from_payers.reduce((a, [, n]) => a + n, 0);
       if (received > 0) this.burst(to, `+${received}`, delay + 700);
     }
+  }
+
+  /** A draw: the drawn tile glows in your hand; another seat's plate shows "+1" at its tiles. */
+  showDraw(event) {
+    this.bazaar.classList.remove("bump");
+    void this.bazaar.offsetWidth;
+    this.bazaar.classList.add("bump");
+    if (event.seat === this.ctl.seat && event.tile) {
+      const btn = this.handButtons.get(tileKey(event.tile));
+      if (!btn) return;
+      btn.classList.add("just-drawn");
+      setTimeout(() => btn.classList.remove("just-drawn"), 1400);
+      return;
+    }
+    const plate = [...this.opps, this.mePlate].find((p) => Number(p.el.dataset.seat) === event.seat);
+    if (plate) this.burst(plate.handCount, "+1", 0);
   }
 
   stonesEl(seat) {

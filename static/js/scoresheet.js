@@ -1,0 +1,81 @@
+// Kozel's score sheet: points recorded and pending (K8), who has opened, who is closest to 101
+// (the goat, K9); with pairs (K10) one row per pair. Shown at the table and in the round-end panel.
+
+import { h } from "./dom.js";
+import { t, tf } from "./i18n.js";
+import { namesEl, seatName } from "./narrate.js";
+
+export const GOAT_POINTS = 101;
+
+/** The rows of the sheet: each seat, or with pairs each pair (P1+P3 and P2+P4 on screen). */
+export function sheetRows(room, score) {
+  const seats = score.points.map((_, seat) => seat);
+  const groups = room.options?.pairs ? [[0, 2], [1, 3]] : seats.map((seat) => [seat]);
+  return groups.map((members) => {
+    const seat = members[0];
+    return {
+      members,
+      points: score.points[seat],
+      pending: score.pending[seat],
+      opened: score.points[seat] > 0,
+      written: score.written ? score.written[seat] : null,
+      goat: (score.goat || []).includes(seat),
+    };
+  });
+}
+
+/** The row(s) closest to 101: the highest recorded total (pending counts once opened; none if all 0). */
+function closest(rows) {
+  const top = Math.max(...rows.map((r) => r.points));
+  return top > 0 ? new Set(rows.filter((r) => r.points === top)) : new Set();
+}
+
+/**
+ * The sheet as a table. ``score``: {points, pending, written?, goat?}; ``mySeat`` marks the viewer's
+ * row; ``compact`` (the table's side column) marks an opened row with ✓ by its points instead of a
+ * column. Each row carries data-seat (its first member), data-points and data-pending for tests.
+ */
+export function scoreSheet(room, score, mySeat = null, compact = false) {
+  const rows = sheetRows(room, score);
+  const near = closest(rows);
+  const withWritten = rows.some((r) => r.written !== null);
+  const body = rows.map((row) => {
+    const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
+    const marks = [];
+    if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
+    else if (near.has(row)) marks.push(h("span", { class: "tag tag-warn" }, t(compact ? "sheet.to_go" : "sheet.closest", { n: GOAT_POINTS - row.points })));
+    const opened = compact
+      ? h("span", { class: "opened-check", title: t("sheet.opened"), "aria-label": t("sheet.opened") }, "✓")
+      : h("span", { class: "tag tag-win" }, tf("sheet.opened"));
+    return h(
+      "tr",
+      {
+        class: `sheet-row${row.members.includes(mySeat) ? " mine" : ""}${row.opened ? " opened" : ""}${near.has(row) ? " closest" : ""}`,
+        dataset: { seat: String(row.members[0]), points: String(row.points), pending: String(row.pending) },
+      },
+      h("th", { scope: "row" }, who, " ", marks),
+      withWritten ? h("td", { class: "num written" }, row.written ? `+${row.written}` : "0") : null,
+      h("td", { class: "num points" }, row.opened ? String(row.points) : "—", compact && row.opened ? opened : null),
+      h("td", { class: "num pending" }, row.opened ? "" : String(row.pending)),
+      compact ? null : h("td", { class: "opened-mark" }, row.opened ? opened : t("sheet.not_opened")),
+    );
+  });
+  return h(
+    "table",
+    { class: `score-sheet${compact ? " compact" : ""}` },
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        h("th", { scope: "col" }, t(room.options?.pairs ? "sheet.pair" : "sheet.player")),
+        withWritten ? h("th", { scope: "col" }, t("sheet.written")) : null,
+        h("th", { scope: "col" }, t("sheet.points")),
+        h("th", { scope: "col" }, t("sheet.pending")),
+        compact ? null : h("th", { scope: "col" }, tf("sheet.opened_col")),
+      ),
+    ),
+    h("tbody", {}, body),
+  );
+}

@@ -1,0 +1,281 @@
+"""Kozel in the browser: the lobby creates Kozel tables (2-4 seats, two lempas, pairs), one person
+plays a round with bots to its end while the client draws for them, and the round-end panel and the
+score sheet show exactly the server's points; the table never shows a bazaar tile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    DESKTOP,
+    PANEL,
+    PHONE,
+    goto,
+    held,
+    languages,
+    launch,
+    open_page,
+    play_until,
+    start_match,
+    take_seat,
+    text_of,
+)
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-kozel"),
+        env={"DOMENG_BOT_DELAY_S": "0.05", "DOMENG_ROUND_PAUSE_S": "1", "DOMENG_DISCONNECT_GRACE_S": "30"},
+    ).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def create_kozel_room(page: Any, base: str, seats: int, choices: list[str], pairs: bool = False) -> str:
+    """Fill the lobby for Kozel with ``seats`` players and create the room; returns its code."""
+    goto(page, f"{base}/")
+    page.select_option("#variant", "kozel")
+    page.select_option("#kozel-seats", str(seats))
+    assert page.locator(".lobby-seats li").count() == seats
+    assert page.is_hidden("#camat-target")
+    if pairs:
+        page.check("#pairs")
+    for seat, choice in enumerate(choices):
+        page.select_option(f"#seat-{seat}", choice)
+    page.fill("#turn-timer", "0")
+    page.click("#create-room")
+    page.wait_for_url("**/r/**")
+    page.wait_for_selector(".seat-list")
+    return str(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def test_lobby_offers_kozel_with_its_options(server: ServerProcess, browser: Any) -> None:
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/")
+    page.select_option("#variant", "kozel")
+    page.select_option("#kozel-seats", "3")
+    assert page.is_disabled("#pairs") and page.is_checked("#two-lempas")
+    page.select_option("#kozel-seats", "4")
+    assert page.is_enabled("#pairs")
+    code = create_kozel_room(page, server.url, 4, ["person", "greedy", "random", "greedy"], pairs=True)
+    room = server.room(code)
+    assert (room["variant"], len(room["seats"]), room["options"]) == (
+        "kozel",
+        4,
+        {"two_lempas": True, "pairs": True},
+    )
+    text = text_of(page)
+    assert "Kozel" in text and "101" in text and "⟦" not in text
+    watch.assert_clean()
+    context.close()
+
+
+def _truth(spectator: Client, round_no: int) -> dict[str, Any]:
+    """The server's view of the end of round ``round_no``, from a spectator socket."""
+
+    def ended(message: dict[str, Any]) -> bool:
+        view = message.get("view") if message["type"] == "state" else None
+        return (
+            bool(view) and view["round"] == round_no and view["phase"] != "playing" and bool(view["outcome"])
+        )
+
+    for message in spectator.messages:
+        if ended(message):
+            return dict(message["view"])
+    return dict(spectator.wait_for(ended, timeout=30)["view"])
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_one_person_plays_a_kozel_round_to_the_round_end_panel(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    context, page, watch = open_page(browser, viewport)
+    code = create_kozel_room(page, server.url, 3, ["person", "greedy", "random"])
+    spectator = Client(server, code)
+    take_seat(page, 0, "Anna")
+    start_match(page)
+    assert page.locator(".plate").count() == 3
+    page.wait_for_selector("#table-bazaar")
+    shown = page.evaluate(
+        "() => [Number(document.querySelector('.bazaar-count').textContent), window.__domeng.view.bazaar]"
+    )
+    assert shown[0] == shown[1] <= 13
+
+    play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=120)
+    state = held(page)
+    round_end = state["roundEnd"]
+    truth = _truth(spectator, round_end["round"])
+    outcome = truth["outcome"]
+    assert round_end["view"]["outcome"] == outcome
+    # the score sheet after the round: each seat's recorded and pending points, as the server has them
+    rows = page.locator(f"{PANEL} .score-sheet .sheet-row").all()
+    assert [int(r.get_attribute("data-points") or -1) for r in rows] == outcome["points"]
+    assert [int(r.get_attribute("data-pending") or -1) for r in rows] == outcome["pending"]
+    # every hand with its value and what it wrote; what was left of the bazaar
+    hands = page.locator(f"{PANEL} .reveal-row").all()
+    assert [int(r.get_attribute("data-value") or -1) for r in hands] == outcome["hand_values"]
+    assert [int(r.get_attribute("data-written") or -1) for r in hands] == outcome["written"]
+    assert page.locator(f"{PANEL} .reveal-rest .mini-tile").count() == len(truth["reveal"]["rest"])
+    page.wait_for_selector(f"{PANEL} .fair-result[data-ok='true']")
+    # the feed told every draw: one line per run of draws, counting them
+    draws = sum(1 for e in truth["log"] if e["type"] == "drew")
+    told = page.eval_on_selector_all(".feed-drew", "els => els.map(e => Number(e.dataset.draws))")
+    assert sum(told) >= draws  # the page's feed also holds earlier rounds' lines
+    assert "⟦" not in text_of(page)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    spectator.close()
+    watch.assert_clean()
+    context.close()
+
+
+def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
+    server: ServerProcess, browser: Any
+) -> None:
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "random"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Anna").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.evaluate(
+        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
+        [room["code"], token],
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".table-screen")
+
+    def drew_myself() -> bool:
+        view = held(page)["view"]
+        return (
+            any(e["type"] == "drew" and e["seat"] == 0 for e in view["log"])
+            or page.locator(PANEL).count() > 0
+        )
+
+    play_until(page, drew_myself, timeout=120)
+    view = held(page)["view"]
+    mine = [e["tile"] for e in view["log"] if e["type"] == "drew" and e["seat"] == 0]
+    theirs = [e["tile"] for e in view["log"] if e["type"] == "drew" and e["seat"] == 1]
+    assert all(mine) and not any(theirs)
+    assert page.locator(".feed-drew[data-seat='0']").count() >= 1
+    # no tile of the bazaar or of the bot's hand is anywhere on the page while the round is played
+    if view["phase"] == "playing":
+        hand = set(view["hand"]) | set(view["chain"])
+        shown = set(page.eval_on_selector_all("[data-tile]", "els => els.map(e => e.dataset.tile)"))
+        assert shown <= {t if int(t[0]) <= int(t[2]) else f"{t[2]}-{t[0]}" for t in hand} | hand
+    watch.assert_clean()
+    context.close()
+
+
+def _seated_page(server: ServerProcess, browser: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """A 2-seat Kozel table of two people (nothing moves until someone acts), opened at seat 0."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Anna").json()["token"]
+    server.claim(room["code"], 1, "Boris")
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.evaluate(
+        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
+        [room["code"], token],
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".table-screen")
+    # catch what the page sends instead of sending it
+    page.evaluate(
+        "() => { window.__sent = []; window.__domeng.sendAction = (a) => (window.__sent.push(a), true); }"
+    )
+    return context, page, watch, room
+
+
+def _show(page: Any, changes: dict[str, Any]) -> None:
+    """Feed the page a state like the last one, with ``changes`` to its view and a new version."""
+    page.evaluate(
+        """(changes) => {
+            const c = window.__domeng;
+            const view = {...c.view, ...changes, phase: "playing", to_act: 0};
+            c.onState({type: "state", version: c.version + 1, room: c.room, view, events: []});
+        }""",
+        changes,
+    )
+
+
+def test_the_two_lempas_move_is_one_button_that_sends_both_tiles(server: ServerProcess, browser: Any) -> None:
+    context, page, watch, _ = _seated_page(server, browser)
+    legal = [
+        {"seat": 0, "play": "3-3", "end": "R"},
+        {"seat": 0, "play": "5-5", "end": "L"},
+        {"seat": 0, "play": ["5-5", "3-3"]},
+    ]
+    _show(page, {"hand": ["1-2", "3-3", "5-5"], "chain": ["5-2", "2-3"], "ends": [5, 3], "legal": legal})
+    button = page.locator(".lempas-choice .two-lempas")
+    button.wait_for()
+    assert "5-5" in button.inner_text() and "3-3" in button.inner_text()
+    assert page.locator(".hand-tile.playable").count() == 2
+    button.click()
+    assert page.evaluate("() => window.__sent") == [{"play": ["5-5", "3-3"]}]
+    watch.assert_clean()
+    context.close()
+
+
+def test_with_nothing_to_place_the_page_draws_once_per_state(server: ServerProcess, browser: Any) -> None:
+    context, page, watch, _ = _seated_page(server, browser)
+    _show(
+        page,
+        {
+            "hand": ["1-2"],
+            "chain": ["5-6"],
+            "ends": [5, 6],
+            "legal": [{"seat": 0, "draw": True}],
+            "bazaar": 9,
+        },
+    )
+    page.wait_for_function("() => window.__sent.length === 1")
+    assert page.evaluate("() => window.__sent") == [{"draw": True}]
+    assert "bazaar" in page.locator(".status").inner_text()
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => window.__sent.length") == 1, "one draw per state, never a second one"
+    _show(page, {"hand": ["1-2", "0-0"], "legal": [{"seat": 0, "draw": True}], "bazaar": 8})
+    page.wait_for_function("() => window.__sent.length === 2")
+    # a pass with an empty bazaar is the server's: the page sends nothing
+    _show(page, {"hand": ["1-2", "0-0"], "legal": [{"seat": 0, "pass": True}], "bazaar": 0})
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => window.__sent.length") == 2
+    assert "bazaar is empty" in page.locator(".status").inner_text()
+    watch.assert_clean()
+    context.close()
+
+
+def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(
+        variant="kozel",
+        seats=4,
+        options={"pairs": True},
+        bots=["greedy", "random", "greedy", "random"],
+        turn_timer_s=0,
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    for lang in languages():
+        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector("#table-bazaar")
+        page.wait_for_selector(PANEL, timeout=30_000)
+        assert page.evaluate("() => document.documentElement.lang") == lang
+        assert "⟦" not in text_of(page), lang
+        assert page.evaluate("() => window.__i18nMissing") == [], lang
+        assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
+        assert page.locator(f"{PANEL} .score-sheet .sheet-row").count() == 2  # one row per pair
+        watch.assert_clean()
+        context.close()
