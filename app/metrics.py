@@ -1,4 +1,5 @@
-"""Prometheus metrics of one server: rooms, connections, actions, action-to-broadcast latency."""
+"""Prometheus metrics of one server: rooms, connections, actions, action-to-broadcast latency, and
+the store's write transactions (duration and writes per transaction)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,26 @@ class Metrics:
             buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0),
             registry=self.registry,
         )
+        self.store_commit = Histogram(
+            "domeng_store_commit_seconds",
+            "One write transaction of the store's writer, from BEGIN to COMMIT (group commit)",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0),
+            registry=self.registry,
+        )
+        self.store_batch = Histogram(
+            "domeng_store_batch_writes",
+            "Writes committed together in one transaction",
+            buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500),
+            registry=self.registry,
+        )
         self.rejected = Counter(
             "domeng_rejected_frames",
             "Frames that closed a socket, by close code",
             ["code"],
             registry=self.registry,
         )
+
+    def observe_commit(self, seconds: float, writes: int) -> None:
+        """Record one store transaction: its duration (seconds) and its writes (`app.store.Store`)."""
+        self.store_commit.observe(seconds)
+        self.store_batch.observe(writes)

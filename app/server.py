@@ -149,7 +149,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging(settings.log_level, settings.log_json)
     metrics = Metrics()
-    store = Store(settings.resolved_database_url())
+    store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
     hub = Hub(settings, store, metrics)
 
     @contextlib.asynccontextmanager

@@ -7,7 +7,10 @@ transaction and commits, and only then answers each caller. A write is therefore
 writer retries its operations one by one, so a bad operation fails only its own caller. A write
 whose caller is cancelled still happens. ("Durable" means it survives a crash of the process; on
 SQLite, whose commits are synced at checkpoints (``synchronous=NORMAL``), a power cut may lose the
-last ones.) Reads
+last ones.) On SQLite the writer never checkpoints the write-ahead log itself: a checkpoint syncs
+the database file, and every write queued behind it would wait for the disk. A background task
+checkpoints instead (``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_interval_s`` seconds on
+a connection of its own, which never blocks the writer). Reads
 (`Store.load_match`, `Store.active_matches`, `Store.export_record`) use their own connections and
 see one consistent snapshot each.
 
@@ -29,24 +32,28 @@ ValueError at once, before anything is queued.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import threading
+import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
+import structlog
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import ColumnElement, bindparam, func, insert, literal, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 import app
-from app.db import SQLITE_BEGIN_OPTION, is_sqlite, make_engine, sqlite_path
+from app.db import SQLITE_BEGIN_OPTION, SQLITE_PRAGMAS, is_sqlite, make_engine, make_sync_engine, sqlite_path
 from app.db.models import (
     ACTORS,
     MATCH_STATUSES,
@@ -81,6 +88,8 @@ __all__ = [
     "sqlite_url",
     "upgrade_database",
 ]
+
+_log = structlog.get_logger("domeng.store")
 
 _T = TypeVar("_T")
 
@@ -310,7 +319,7 @@ class _Op(Generic[_T]):
     action's ``row``, which the writer inserts together with the batch's other action rows."""
 
     future: asyncio.Future[_T]
-    run: Callable[[AsyncConnection], Awaitable[_T]] | None = None
+    run: Callable[[Connection], _T] | None = None
     row: dict[str, Any] | None = None
 
 
@@ -335,19 +344,37 @@ class Store:
     operation at a time).
     """
 
-    def __init__(self, database_url: str, *, batch_limit: int = 500) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        batch_limit: int = 500,
+        checkpoint_interval_s: float = 1.0,
+        on_commit: Callable[[float, int], None] | None = None,
+    ) -> None:
         if batch_limit < 1:
             raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
+        if checkpoint_interval_s <= 0:
+            raise ValueError(f"checkpoint_interval_s must be > 0, got {checkpoint_interval_s}")
         self.database_url = database_url
         self.batch_limit = batch_limit
+        self.checkpoint_interval_s = checkpoint_interval_s
+        self.checkpoints = 0
+        """SQLite: background checkpoints run so far."""
+        self.on_commit = on_commit
+        """Called after each write transaction with its duration (seconds) and its writes."""
         self.transactions_committed = 0
         self.writes_committed = 0
         self.batches_retried = 0
         self._engine: AsyncEngine | None = None
         self._write_engine: AsyncEngine | None = None
         self._read_engine: AsyncEngine | None = None
+        self._sync_writer: Engine | None = None
+        """SQLite: the writer's synchronous engine, used only in ``_writer_thread``."""
+        self._writer_thread: ThreadPoolExecutor | None = None
         self._queue: asyncio.Queue[_Op[Any] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
+        self._checkpointer: asyncio.Task[None] | None = None
         self._closing = False
 
     @property
@@ -382,11 +409,17 @@ class Store:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(upgrade_database, self.database_url)
-        engine = make_engine(self.database_url)
+        if self.is_sqlite:  # checkpoints are the checkpointer's, never a commit's (module docstring)
+            pragmas = (*SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0")
+            engine = make_engine(self.database_url, sqlite_pragmas=pragmas)
+        else:
+            engine = make_engine(self.database_url)
         self._engine = engine
         if self.is_sqlite:
             # one writer: take the write lock at BEGIN rather than at the first write
-            self._write_engine = engine.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+            writer = make_sync_engine(self.database_url, sqlite_pragmas=pragmas)
+            self._sync_writer = writer.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+            self._writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
             self._read_engine = engine
         else:
             self._write_engine = engine
@@ -395,6 +428,8 @@ class Store:
         self._closing = False
         self._queue = asyncio.Queue()
         self._writer = asyncio.create_task(self._write_loop(), name="store-writer")
+        if self.is_sqlite:
+            self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="store-checkpointer")
 
     async def close(self) -> None:
         """Let the writer finish every queued write, then close the database's connections.
@@ -402,6 +437,11 @@ class Store:
         Writes called after `close` has begun raise StoreClosedError. Safe to call twice.
         """
         self._closing = True
+        checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            checkpointer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await checkpointer
         writer, self._writer = self._writer, None
         if writer is not None:
             self._queue.put_nowait(None)
@@ -410,6 +450,12 @@ class Store:
         self._write_engine = self._read_engine = None
         if engine is not None:
             await engine.dispose()
+        sync_writer, self._sync_writer = self._sync_writer, None
+        thread, self._writer_thread = self._writer_thread, None
+        if sync_writer is not None and thread is not None:
+            # SQLite connections belong to the thread that opened them: close them there
+            await asyncio.get_running_loop().run_in_executor(thread, sync_writer.engine.dispose)
+            thread.shutdown(wait=False)
 
     async def ping(self, timeout_s: float = 2.0) -> bool:
         """Readiness: whether the writer is running and the database answers ``SELECT 1`` within
@@ -433,9 +479,24 @@ class Store:
 
     # -- the writer ----------------------------------------------------------------------------
 
-    async def _submit(
-        self, run: Callable[[AsyncConnection], Awaitable[_T]] | None, row: dict[str, Any] | None = None
-    ) -> _T:
+    async def _checkpoint_loop(self) -> None:
+        """SQLite: copy the write-ahead log into the database file every ``checkpoint_interval_s``
+        seconds, off the writer's path. PASSIVE takes no lock that a writer waits for; what it
+        cannot copy (pages a reader still needs) the next round copies. A failure is logged and
+        retried at the next interval (the log only grows meanwhile)."""
+        assert self._read_engine is not None
+        engine = self._read_engine
+        while True:
+            await asyncio.sleep(self.checkpoint_interval_s)
+            try:
+                async with engine.connect() as connection:
+                    await connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+                    await connection.commit()
+                self.checkpoints += 1
+            except (SQLAlchemyError, OSError) as error:
+                _log.warning("store_checkpoint_failed", error=str(error))
+
+    async def _submit(self, run: Callable[[Connection], _T] | None, row: dict[str, Any] | None = None) -> _T:
         """Queue ``run`` (or an action ``row``) for the writer and wait until it is committed;
         returns ``run``'s value."""
         if self._writer is None or self._writer.done() or self._closing:
@@ -493,27 +554,27 @@ class Store:
             _answer(op, result)
 
     async def _transaction(self, ops: Sequence[_Op[Any]]) -> list[Any]:
-        """Run ``ops`` in order in one transaction. Consecutive action rows go in together: one
-        executemany INSERT and one version UPDATE per match, which is what makes actions cheap."""
-        assert self._write_engine is not None
-        results: list[Any] = []
-        rows: list[dict[str, Any]] = []
-        async with self._write_engine.begin() as connection:
-            for op in ops:
-                if op.row is not None:
-                    rows.append(op.row)
-                    results.append(None)
-                    continue
-                if rows:
-                    await _insert_actions(connection, rows)
-                    rows = []
-                assert op.run is not None
-                results.append(await op.run(connection))
-            if rows:
-                await _insert_actions(connection, rows)
+        """Run ``ops`` in order in one transaction. SQLite: on the writer's own synchronous
+        connection in the writer's thread, the whole batch in one hand-over (an async driver would
+        hand every statement to its thread and back). PostgreSQL: on an asyncpg connection."""
+        started = time.perf_counter()
+        if self._sync_writer is not None:
+            loop = asyncio.get_running_loop()
+            results = await loop.run_in_executor(self._writer_thread, self._run_sync_transaction, ops)
+        else:
+            assert self._write_engine is not None
+            async with self._write_engine.begin() as connection:
+                results = await connection.run_sync(_run_ops, ops)
         self.transactions_committed += 1
         self.writes_committed += len(ops)
+        if self.on_commit is not None:
+            self.on_commit(time.perf_counter() - started, len(ops))
         return results
+
+    def _run_sync_transaction(self, ops: Sequence[_Op[Any]]) -> list[Any]:
+        assert self._sync_writer is not None
+        with self._sync_writer.begin() as connection:
+            return _run_ops(connection, ops)
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -541,8 +602,8 @@ class Store:
             raise ValueError(f"seats[{misplaced[0]}] is seat {seats[misplaced[0]].seat}")
         now = _now()
 
-        async def run(connection: AsyncConnection) -> int:
-            inserted = await connection.execute(
+        def run(connection: Connection) -> int:
+            inserted = connection.execute(
                 insert(Match)
                 .values(
                     code=code,
@@ -559,7 +620,7 @@ class Store:
                 .returning(Match.id)
             )
             match_id: int = inserted.scalar_one()
-            await connection.execute(
+            connection.execute(
                 insert(Seat),
                 [
                     {
@@ -601,14 +662,14 @@ class Store:
             "updated_at": _now(),
         }
 
-        async def run(connection: AsyncConnection) -> None:
-            changed = await connection.execute(
+        def run(connection: Connection) -> None:
+            changed = connection.execute(
                 update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
             )
             if changed.rowcount != 1:
                 raise NotFoundError(f"match {match_id} has no seat {seat}")
             if version is not None:
-                await _set_version(connection, match_id, version)
+                _set_version(connection, match_id, version)
 
         await self._submit(run)
 
@@ -631,8 +692,8 @@ class Store:
         kinds = ("empty", "bot") if take_bot else ("empty",)
         now = _now()
 
-        async def run(connection: AsyncConnection) -> bool:
-            changed = await connection.execute(
+        def run(connection: Connection) -> bool:
+            changed = connection.execute(
                 update(Seat)
                 .where(Seat.match_id == match_id, Seat.seat == seat, Seat.kind.in_(kinds))
                 .values(name=name, kind="human", bot_level=None, token_hash=token_hash, updated_at=now)
@@ -640,7 +701,7 @@ class Store:
             if changed.rowcount != 1:
                 return False
             if version is not None:
-                await _set_version(connection, match_id, version)
+                _set_version(connection, match_id, version)
             return True
 
         return await self._submit(run)
@@ -660,8 +721,8 @@ class Store:
         elif status in _FINAL_STATUSES:
             values["finished_at"] = func.coalesce(Match.finished_at, now)
 
-        async def run(connection: AsyncConnection) -> None:
-            changed = await connection.execute(update(Match).where(Match.id == match_id).values(values))
+        def run(connection: Connection) -> None:
+            changed = connection.execute(update(Match).where(Match.id == match_id).values(values))
             if changed.rowcount != 1:
                 raise NotFoundError(f"no match {match_id}")
 
@@ -680,8 +741,8 @@ class Store:
             raise ValueError("a deal is {'hands': [[tile, ...], ...], 'rest': [tile, ...]}")
         now = _now()
 
-        async def run(connection: AsyncConnection) -> None:
-            await connection.execute(
+        def run(connection: Connection) -> None:
+            connection.execute(
                 insert(Round).values(
                     match_id=match_id,
                     index=index,
@@ -691,7 +752,7 @@ class Store:
                     started_at=now,
                 )
             )
-            await _set_version(connection, match_id, version)
+            _set_version(connection, match_id, version)
 
         await self._submit(run)
 
@@ -756,8 +817,8 @@ class Store:
             for t in tallies
         ]
 
-        async def run(connection: AsyncConnection) -> None:
-            changed = await connection.execute(
+        def run(connection: Connection) -> None:
+            changed = connection.execute(
                 update(Round)
                 .where(Round.match_id == match_id, Round.index == index)
                 .values(ended_at=now, outcome=outcome, table_after=table_after)
@@ -765,8 +826,8 @@ class Store:
             if changed.rowcount != 1:
                 raise NotFoundError(f"match {match_id} has no round {index}")
             if rows:
-                await connection.execute(insert(Tally), rows)
-            await _set_version(connection, match_id, version)
+                connection.execute(insert(Tally), rows)
+            _set_version(connection, match_id, version)
 
         await self._submit(run)
 
@@ -834,14 +895,35 @@ def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None
         op.future.set_result(result)
 
 
-async def _insert_actions(connection: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-    await connection.execute(_INSERT_ACTIONS, rows)
+def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
+    """Run ``ops`` in order on ``connection`` (inside a transaction); their results. Consecutive
+    action rows go in together: one executemany INSERT and one version UPDATE per match, which is
+    what makes actions cheap."""
+    results: list[Any] = []
+    rows: list[dict[str, Any]] = []
+    for op in ops:
+        if op.row is not None:
+            rows.append(op.row)
+            results.append(None)
+            continue
+        if rows:
+            _insert_actions(connection, rows)
+            rows = []
+        assert op.run is not None
+        results.append(op.run(connection))
+    if rows:
+        _insert_actions(connection, rows)
+    return results
+
+
+def _insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    connection.execute(_INSERT_ACTIONS, rows)
     last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
-    await connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
+    connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
 
 
-async def _set_version(connection: AsyncConnection, match_id: int, version: int) -> None:
-    changed = await connection.execute(update(Match).where(Match.id == match_id).values(version=version))
+def _set_version(connection: Connection, match_id: int, version: int) -> None:
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
     if changed.rowcount != 1:
         raise NotFoundError(f"no match {match_id}")
 

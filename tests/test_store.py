@@ -13,6 +13,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -164,12 +165,43 @@ def test_sqlite_connections_get_their_pragmas(tmp_path: Path) -> None:
 
     async def body(store: Store) -> list[Any]:
         async with store.engine.connect() as connection:
-            pragmas = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
             return [(await connection.exec_driver_sql(f"PRAGMA {p}")).scalar() for p in pragmas]
 
-    assert with_store(url, body) == ["wal", 1, 1, 5000]  # synchronous 1 is NORMAL
+    pragmas = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout", "wal_autocheckpoint")
+    assert with_store(url, body) == ["wal", 1, 1, 5000, 0]  # synchronous 1 is NORMAL
     assert (tmp_path / "nested" / "dir" / "domeng.sqlite3").is_file()
     assert url == f"sqlite+aiosqlite:///{tmp_path.resolve()}/nested/dir/domeng.sqlite3"
+
+
+def test_sqlite_checkpoints_happen_in_the_background_not_in_commits(tmp_path: Path) -> None:
+    """Commits never checkpoint (wal_autocheckpoint=0), so the database file alone holds none of
+    a batch until the background checkpointer copies the write-ahead log into it."""
+    url = sqlite_url(tmp_path / "data")
+    database = tmp_path / "data" / "domeng.sqlite3"
+
+    def actions_in_file() -> int:  # the database file without its write-ahead log
+        with sqlite3.connect(f"file:{database}?immutable=1", uri=True) as connection:
+            return int(connection.execute("SELECT count(*) FROM actions").fetchone()[0])
+
+    async def main() -> tuple[int, int, int]:
+        async with Store(url, checkpoint_interval_s=3600) as store:  # its own checkpointer waits
+            match_id, _ = await new_round(store)
+            writes = (
+                store.append_action(match_id, 0, seq, 10 + seq, seq % 5, a_pass(seq % 5), "bot")
+                for seq in range(50)
+            )
+            await asyncio.gather(*writes)
+            before = actions_in_file()
+            store.checkpoint_interval_s = 0.05
+            checkpointer = asyncio.create_task(store._checkpoint_loop())
+            deadline = time.monotonic() + 10
+            while store.checkpoints == 0 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            checkpointer.cancel()
+            return before, store.checkpoints, actions_in_file()
+
+    before, checkpoints, after = asyncio.run(main())
+    assert before == 0 and checkpoints >= 1 and after == 50
 
 
 def test_in_memory_sqlite_is_refused() -> None:

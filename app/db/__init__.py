@@ -2,7 +2,8 @@
 
 `make_engine` is the one place that knows how to open the database: SQLite through aiosqlite with
 WAL and real transactions, PostgreSQL through asyncpg. `app.store.Store` and Alembic's
-``migrations/env.py`` both open it through here.
+``migrations/env.py`` both open it through here; the store's SQLite writer uses `make_sync_engine`,
+the same database through the standard library's sqlite3 in a thread of its own.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from sqlalchemy import event
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -24,6 +25,7 @@ __all__ = [
     "Base",
     "is_sqlite",
     "make_engine",
+    "make_sync_engine",
     "sqlite_path",
 ]
 
@@ -98,3 +100,18 @@ def make_engine(
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     return create_async_engine(url, **kwargs)
+
+
+def make_sync_engine(url: str | URL, *, sqlite_pragmas: Sequence[str] = SQLITE_PRAGMAS) -> Engine:
+    """A synchronous engine (the standard library's sqlite3 driver) on the SQLite database of
+    ``url`` (an ``sqlite+aiosqlite`` URL is accepted), with the same pragmas and transaction
+    control as `make_engine`. Its connections must stay in the thread that opened them. Raises
+    ValueError for another backend or an in-memory database."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        raise ValueError(f"a synchronous engine is for SQLite only, got {parsed.get_backend_name()}")
+    sqlite_path(parsed)
+    engine = create_engine(parsed.set(drivername="sqlite+pysqlite"))
+    event.listen(engine, "connect", _sqlite_connect(sqlite_pragmas))
+    event.listen(engine, "begin", _sqlite_begin)
+    return engine
