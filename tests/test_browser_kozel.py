@@ -157,12 +157,9 @@ def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
     page.reload()
     page.wait_for_selector(".table-screen")
 
-    def drew_myself() -> bool:
+    def drew_myself() -> bool:  # a round can end before seat 0 ever needs to draw: then play on
         view = held(page)["view"]
-        return (
-            any(e["type"] == "drew" and e["seat"] == 0 for e in view["log"])
-            or page.locator(PANEL).count() > 0
-        )
+        return any(e["type"] == "drew" and e["seat"] == 0 for e in view["log"])
 
     play_until(page, drew_myself, timeout=120)
     view = held(page)["view"]
