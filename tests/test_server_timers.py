@@ -13,6 +13,14 @@ def _covered(message: dict[str, Any], seat: int) -> bool | None:
     return None if seats is None else bool(seats[seat]["covered"])
 
 
+def _my_turn(message: dict[str, Any]) -> bool:
+    """Seat 0 has a tile to place: a lone forced pass is the server's, with no timer running."""
+    if message["type"] != "state" or not message["view"] or message["view"]["phase"] != "playing":
+        return False
+    legal = message["view"]["legal"]
+    return bool(legal) and not (len(legal) == 1 and legal[0].get("pass"))
+
+
 def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path).start()
     try:
@@ -20,7 +28,7 @@ def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path
         token = server.claim(room["code"], 0, "Ana").json()["token"]
         server.start_match(room["code"], room["host_token"])
         client = Client(server, room["code"], token)
-        turn = client.wait_for(lambda m: m["type"] == "state" and m["view"] and m["view"]["legal"])
+        turn = client.wait_for(_my_turn)
         assert turn["room"]["turn"]["seat"] == 0 and turn["room"]["turn"]["deadline_ms"] is not None
         # do nothing: the timer runs out and a bot plays seat 0, which is marked covered
         played = client.wait_for(
@@ -31,12 +39,7 @@ def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path
         client.send({"type": "back"})
         back = client.wait_for(lambda m: m["type"] == "presence" and _covered(m, 0) is False, timeout=10)
         assert back["seats"][0]["connected"] is True
-        mine = client.wait_for(
-            lambda m: (
-                m["type"] == "state" and m["view"] and m["view"]["legal"] and m["view"]["phase"] == "playing"
-            ),
-            timeout=30,
-        )
+        mine = client.wait_for(_my_turn, timeout=30)
         action = {k: v for k, v in mine["view"]["legal"][0].items() if k != "seat"}
         client.send({"type": "action", "version": mine["version"], "action": action})
         after = client.wait_for(lambda m: m["type"] == "state" and m["version"] > mine["version"], timeout=10)
