@@ -287,6 +287,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ws_ping_timeout=settings.ping_timeout_s,
         log_config=None,
         access_log=False,
+        # X-Forwarded-For decides the client address that rate limits count: trusted only from the
+        # proxies named in DOMENG_FORWARDED_ALLOW_IPS, never by default (anyone could pick one)
+        proxy_headers=settings.forwarded_allow_ips is not None,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=5,
     )
     return 0

@@ -300,6 +300,8 @@ class Room:
     # -- dispatch ------------------------------------------------------------------------------
 
     async def _handle(self, intent: _Intent) -> Any:
+        if isinstance(intent, _ClientAction | _Sync | _Back) and intent.conn.closed:
+            return None  # queued before its socket was replaced or its seat given away: void
         match intent:
             case _ClientAction():
                 await self._on_action(intent)
@@ -341,8 +343,7 @@ class Room:
         if seat is not None:
             for other in [c for c in self.conns if c.seat == seat]:
                 other.close(CLOSE_REPLACED, "this seat was opened in another window")
-                self.conns.discard(other)
-                self.seats[seat].connections -= 1
+                self._drop(other)
             info = self.seats[seat]
             info.connections += 1
             self._epoch += 1
@@ -370,15 +371,20 @@ class Room:
         self._send_presence()
         self._schedule()
 
-    def _on_disconnect(self, conn: Connection) -> None:
+    def _drop(self, conn: Connection) -> bool:
+        """Forget ``conn`` (closed or closing); whether it was still counted."""
         if conn not in self.conns:
-            return
+            return False
         self.conns.discard(conn)
         self.metrics.connections.dec()
-        if conn.seat is None:
+        if conn.seat is not None:
+            self.seats[conn.seat].connections -= 1
+        return True
+
+    def _on_disconnect(self, conn: Connection) -> None:
+        if not self._drop(conn) or conn.seat is None:
             return
         info = self.seats[conn.seat]
-        info.connections -= 1
         if info.connections == 0 and info.kind == "human" and self.status == "playing":
             self._start_grace(conn.seat)
         self._send_presence()
@@ -725,6 +731,10 @@ class Room:
             raise RoomError("already_started", "seats cannot be emptied once the match started")
         for conn in [c for c in self.conns if c.seat == seat]:
             conn.close(CLOSE_REPLACED, "the host gave this seat to a bot")
+            self._drop(conn)  # what it queued before this is void (`_handle`)
+        grace = self._grace.pop(seat, None)
+        if grace is not None:
+            grace.cancel()
         kind: SeatKind = "bot" if level is not None else "empty"
         await self.store.update_seat(
             self.match_id, seat, name=None, kind=kind, bot_level=level, token_hash=None

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from limits import parse as parse_limit
@@ -176,6 +177,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.limit = parse_limit(settings.rate_limit)
     app.state.create_limit = parse_limit(settings.room_create_limit)
     app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
     app.include_router(rooms)
     app.include_router(operations)
     app.include_router(pages)
@@ -186,6 +188,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 async def _room_error(request: Request, error: RoomError) -> JSONResponse:
     return JSONResponse({"detail": {"code": error.code, "message": error.message}}, status_code=error.status)
+
+
+async def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+    """422 with where and why each field failed, without echoing the input: a body may hold what
+    JSON cannot carry back (a lone surrogate, NaN), and the client has it already."""
+    details = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in error.errors()
+    ]
+    return JSONResponse({"detail": details}, status_code=422)
 
 
 def _hub(request: HTTPConnection) -> Hub:

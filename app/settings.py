@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     round_pause_s: Annotated[float, Field(ge=0)] = 6.0
     """Pause between a round's end (the reveal) and the next deal."""
 
+    forwarded_allow_ips: str | None = None
+    """Comma-separated addresses of reverse proxies whose X-Forwarded-For/-Proto headers are
+    trusted (``*`` for any). Unset: the headers are ignored and the socket's peer is the client,
+    so nobody can dodge a per-address limit by naming another address."""
     max_frame_bytes: Annotated[int, Field(ge=256)] = 4096
     rate_limit: str = "20 per 2 seconds"
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""

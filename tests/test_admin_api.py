@@ -463,6 +463,14 @@ def test_failed_logins_are_rate_limited_per_client_address(tmp_path: Path) -> No
     try:
         for _ in range(3):
             assert login(server, "wrong-secret-wrong-secret").status_code == 401
+        # a made-up X-Forwarded-For is not another address (no proxy is trusted by default)
+        spoofed = httpx.post(
+            f"{server.url}/api/admin/login",
+            json={"secret": "wrong-secret-wrong-secret"},
+            headers={"X-Forwarded-For": "203.0.113.9"},
+            timeout=10,
+        )
+        assert spoofed.status_code == 429
         limited = login(server, "wrong-secret-wrong-secret")
         assert limited.status_code == 429 and limited.json()["detail"]["code"] == "too_many_attempts"
         assert int(limited.headers["retry-after"]) >= 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -329,6 +330,55 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     with pytest.raises(ConnectionClosed) as refused:
         again.recv(timeout=5)
     assert refused.value.rcvd is not None and refused.value.rcvd.code == 1008
+
+
+def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
+    """Actions a socket sent around the host's swap are void once its seat is given away, even
+    those stamped with the version the swap produced (they would fit the new turn otherwise)."""
+    slow_bots = ServerProcess(tmp_path, env={"DOMENG_TURN_TIMER_S": "0", "DOMENG_BOT_DELAY_S": "1.5"}).start()
+    try:
+        for _ in range(3):
+            code, token, host = _room_with_one_human(slow_bots)
+            player = Client(slow_bots, code, token)
+            turn = player.wait_for(_my_turn, timeout=30)
+            version, action = turn["version"], _payload(turn["view"]["legal"][0])
+
+            def swap(code: str = code, host: str = host) -> int:
+                reply = httpx.put(
+                    f"{slow_bots.url}/api/rooms/{code}/seats/0/bot",
+                    json={"level": "random"},
+                    headers={"Authorization": f"Bearer {host}"},
+                    timeout=5,
+                )
+                return reply.status_code
+
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                swapped = pool.submit(swap)
+                for _ in range(60):  # stamped with the swap's version, until the socket is closed
+                    try:
+                        player.send({"type": "action", "version": version + 1, "action": action})
+                    except ConnectionClosed:
+                        break
+                    time.sleep(0.001)
+                assert swapped.result() == 200
+            time.sleep(0.6)  # the bot (1.5 s delay) has not moved yet; a human action would have
+            room = slow_bots.room(code)
+            assert room["version"] == version + 1 and room["seats"][0]["kind"] == "bot"
+            assert room["turn"]["seat"] == 0
+    finally:
+        slow_bots.stop()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"variant": "domeng", "bots": [NaN]}', b'{"variant": "\\ud800"}', b'{"turn_timer_s": Infinity}'],
+)
+def test_bodies_json_cannot_echo_get_a_422_not_a_500(server: ServerProcess, body: bytes) -> None:
+    reply = httpx.post(
+        f"{server.url}/api/rooms", content=body, headers={"Content-Type": "application/json"}, timeout=5
+    )
+    assert reply.status_code == 422, reply.text
+    assert all(set(d) == {"loc", "msg", "type"} for d in reply.json()["detail"])
 
 
 def test_room_settings_are_checked_before_anything_is_stored(server: ServerProcess) -> None:
