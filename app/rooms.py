@@ -216,6 +216,7 @@ class Room:
         self._rng = random.Random(secrets.randbits(128))
         self._timer: asyncio.TimerHandle | None = None
         self._grace: dict[int, asyncio.TimerHandle] = {}
+        self._timer_key: tuple[int, str, int | None] | None = None
         self._epoch = 0
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -237,6 +238,7 @@ class Room:
         self._cancel_timers()
 
     def _cancel_timers(self) -> None:
+        self._timer_key = None
         if self._timer is not None:
             self._timer.cancel()
         for handle in self._grace.values():
@@ -565,39 +567,63 @@ class Room:
         self.status = "playing"
         await self.store.set_status(self.match_id, "playing", self.version)
         self.state = self.rules.new_match()
+        for info in self.seats:  # left before the start: the grace runs from now
+            if info.kind == "human" and info.connections == 0 and info.seat not in self._grace:
+                self._start_grace(info.seat)
         await self.deal_round()
 
     # -- scheduling bots, forced passes, timers and the next deal ----------------------------
 
     def _schedule(self) -> None:
+        """Arm the one timer the room needs now: the pause before the next deal, a bot's (or a
+        forced pass's) delay, or the turn timer of a human's turn. Idempotent: when the same wait
+        is already armed for the same version and seat (say another seat was just covered), it is
+        left alone, so a player's turn deadline never restarts under them."""
+        wait = self._wait()
+        if wait is not None and wait == self._timer_key and self._timer is not None:
+            return
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._timer_key = wait
         self.turn_deadline = None
-        state = self.state
-        if state is None or self.status != "playing":
+        if wait is None:
             return
+        _, reason, _ = wait
         loop = asyncio.get_running_loop()
-        if state.phase is Phase.READY:
+        if reason == "deal":
             self._timer = loop.call_later(
                 self.settings.round_pause_s, self.queue.put_nowait, _NextRound(self.version)
             )
-            return
-        if state.phase is not Phase.PLAYING:
-            return
-        info = self.seats[state.to_act]
-        legal = state.legal_actions()
-        forced = len(legal) == 1 and isinstance(legal[0], Pass)
-        if info.kind == "bot" or info.covered or forced:
-            reason: Literal["bot", "forced"] = "forced" if forced else "bot"
-            self._timer = loop.call_later(
-                self.settings.bot_delay_s, self.queue.put_nowait, _Auto(self.version, reason)
-            )
-        elif self.turn_timer_s > 0:
+        elif reason == "timer":
             self.turn_deadline = time.time() + self.turn_timer_s
             self._timer = loop.call_later(
                 self.turn_timer_s, self.queue.put_nowait, _Auto(self.version, "timer")
             )
+        else:
+            self._timer = loop.call_later(
+                self.settings.bot_delay_s, self.queue.put_nowait, _Auto(self.version, reason)
+            )
+
+    def _wait(self) -> tuple[int, Literal["deal", "bot", "forced", "timer"], int | None] | None:
+        """What the room waits for now, as (version, reason, seat to act), or None."""
+        state = self.state
+        if state is None or self.status != "playing":
+            return None
+        if state.phase is Phase.READY:
+            return (self.version, "deal", None)
+        if state.phase is not Phase.PLAYING:
+            return None
+        seat = state.to_act
+        info = self.seats[seat]
+        legal = state.legal_actions()
+        if len(legal) == 1 and isinstance(legal[0], Pass):
+            return (self.version, "forced", seat)
+        if info.kind == "bot" or info.covered:
+            return (self.version, "bot", seat)
+        if self.turn_timer_s > 0:
+            return (self.version, "timer", seat)
+        return None
 
     # -- messages ------------------------------------------------------------------------------
 
@@ -695,6 +721,7 @@ class Room:
         """Close every connection (the room is being closed)."""
         for conn in list(self.conns):
             conn.close(CLOSE_ROOM_CLOSED, reason)
+            self._drop(conn)
 
     # -- host commands (run inside the task through `call`) ----------------------------------
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from tests.serverkit import Client, ServerProcess
 
@@ -14,7 +18,7 @@ def _covered(message: dict[str, Any], seat: int) -> bool | None:
 
 
 def _my_turn(message: dict[str, Any]) -> bool:
-    """Seat 0 has a tile to place: a lone forced pass is the server's, with no timer running."""
+    """The receiver has a tile to place: a lone forced pass is the server's, with no timer."""
     if message["type"] != "state" or not message["view"] or message["view"]["phase"] != "playing":
         return False
     legal = message["view"]["legal"]
@@ -73,5 +77,85 @@ def test_disconnect_grace_then_a_bot_covers_until_the_player_reconnects(tmp_path
         assert uncovered["seats"][0]["connected"] is True
         back.close()
         watcher.close()
+    finally:
+        server.stop()
+
+
+def test_covering_another_seat_leaves_the_turn_deadline_alone(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, env={"DOMENG_DISCONNECT_GRACE_S": "0.5"}).start()
+    try:
+        room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=30)
+        ana = server.claim(room["code"], 0, "Ana").json()["token"]
+        budi = server.claim(room["code"], 1, "Budi").json()["token"]
+        first, second = Client(server, room["code"], ana), Client(server, room["code"], budi)
+        server.start_match(room["code"], room["host_token"])
+        turn = None
+        end = time.monotonic() + 60
+        while turn is None and time.monotonic() < end:  # Budi plays his turns until it is Ana's
+            for client in (first, second):
+                try:
+                    message = client.recv(timeout=0.2)
+                except TimeoutError:
+                    continue
+                if not _my_turn(message):
+                    continue
+                if client is first:
+                    turn = message
+                    break
+                action = {k: v for k, v in message["view"]["legal"][0].items() if k != "seat"}
+                second.send({"type": "action", "version": message["version"], "action": action})
+        assert turn is not None, "Ana's turn never came"
+        deadline = turn["room"]["turn"]["deadline_ms"]
+        second.close()  # Budi leaves while it is Ana's turn: after the grace a bot covers seat 1
+        covered = first.wait_for(lambda m: m["type"] == "presence" and _covered(m, 1) is True, timeout=10)
+        assert covered["seats"][1]["connected"] is False
+        now = server.room(room["code"])
+        assert now["version"] == turn["version"] and now["turn"] == {"seat": 0, "deadline_ms": deadline}
+        first.close()
+    finally:
+        server.stop()
+
+
+def test_a_player_gone_before_the_start_is_covered_after_the_grace(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, env={"DOMENG_DISCONNECT_GRACE_S": "0.5"}).start()
+    try:
+        room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=30)
+        ana = server.claim(room["code"], 0, "Ana").json()["token"]
+        budi = server.claim(room["code"], 1, "Budi").json()["token"]
+        first = Client(server, room["code"], ana)
+        first.wait_for(lambda m: m["type"] == "state")
+        gone = Client(server, room["code"], budi)
+        gone.wait_for(lambda m: m["type"] == "state")
+        gone.close()
+        first.wait_for(lambda m: m["type"] == "presence" and not m["seats"][1]["connected"], timeout=10)
+        server.start_match(room["code"], room["host_token"])
+        first.wait_for(lambda m: _covered(m, 1) is True, timeout=10)
+        first.close()
+    finally:
+        server.stop()
+
+
+def test_the_connection_gauge_counts_replaced_and_closed_sockets_out(tmp_path: Path) -> None:
+    def gauge() -> float:
+        text = httpx.get(f"{server.url}/metrics", timeout=5).text
+        return float(re.search(r"^domeng_connections (\S+)$", text, re.M).group(1))  # type: ignore[union-attr]
+
+    server = ServerProcess(tmp_path).start()
+    try:
+        room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        first = Client(server, room["code"], token)
+        first.wait_for(lambda m: m["type"] == "state")
+        second = Client(server, room["code"], token)  # replaces the first (4001)
+        second.wait_for(lambda m: m["type"] == "state")
+        watcher = Client(server, room["code"])
+        watcher.wait_for(lambda m: m["type"] == "state")
+        assert gauge() == 2
+        for client in (first, second, watcher):
+            client.close()
+        deadline = time.monotonic() + 10
+        while gauge() != 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert gauge() == 0
     finally:
         server.stop()
