@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import hashlib
+import unicodedata
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -118,7 +119,14 @@ class ClaimCreate(BaseModel):
         value = " ".join(value.split())
         if not value or any(not ch.isprintable() for ch in value):
             raise ValueError("a name is 1-32 printable characters")
+        if all(ch in _BLANK_LOOKING or unicodedata.category(ch).startswith(("M", "Z")) for ch in value):
+            raise ValueError("a name needs a visible character")
         return value
+
+
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
+"""Printable characters that show nothing (Hangul fillers, the Braille blank, the combining
+grapheme joiner): a name made only of these (and marks or spaces) would be invisible."""
 
 
 class SeatClaimed(BaseModel):

@@ -381,6 +381,27 @@ def test_bodies_json_cannot_echo_get_a_422_not_a_500(server: ServerProcess, body
     assert all(set(d) == {"loc", "msg", "type"} for d in reply.json()["detail"])
 
 
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        ("  Ana   Sari ", 201),
+        ("", 422),
+        ("   ", 422),
+        ("a\u200bb", 422),  # zero-width space: not printable
+        ("\u3164", 422),  # Hangul filler: printable, shows nothing
+        ("\u2800\u2800", 422),  # Braille blank
+        (" \u0301", 422),  # a lone combining mark
+        ("x" * 33, 422),
+    ],
+)
+def test_seat_names_must_be_visible(server: ServerProcess, name: str, status: int) -> None:
+    room = server.create_room()
+    reply = server.claim(room["code"], 0, name)
+    assert reply.status_code == status, reply.text
+    if status == 201:
+        assert server.room(room["code"])["seats"][0]["name"] == "Ana Sari"
+
+
 def test_room_settings_are_checked_before_anything_is_stored(server: ServerProcess) -> None:
     for body, code in (
         ({"bots": ["god", None, None, None, None]}, "unknown_bot"),
