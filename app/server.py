@@ -80,8 +80,6 @@ __all__ = [
 
 _log = structlog.get_logger("domeng.server")
 
-_HELLO_TIMEOUT_S = 10.0
-
 
 class RoomCreate(BaseModel):
     """``POST /api/rooms``: the variant, its options (RULES.md), seats, turn timer and bots.
@@ -378,7 +376,11 @@ async def room_socket(websocket: WebSocket, code: str, hub: HubDep) -> None:
 
 
 async def _serve_socket(websocket: WebSocket, room: Room, conn: Connection, budget: MessageBudget) -> None:
-    hello = await asyncio.wait_for(_next_message(websocket, budget), _HELLO_TIMEOUT_S)
+    wait_s = room.settings.hello_timeout_s
+    try:
+        hello = await asyncio.wait_for(_next_message(websocket, budget), wait_s)
+    except TimeoutError:
+        raise ProtocolError(CLOSE_POLICY, f"no hello within {wait_s:g} s") from None
     if not isinstance(hello, HelloMessage):
         raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
     conn.start()

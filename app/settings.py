@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     max_frame_bytes: Annotated[int, Field(ge=256)] = 4096
     rate_limit: str = "20 per 2 seconds"
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""
+    hello_timeout_s: Annotated[float, Field(gt=0)] = 10.0
+    """A socket that sends no ``hello`` this long after opening is closed (1008)."""
     send_queue_size: Annotated[int, Field(ge=4)] = 64
     ping_interval_s: Annotated[float, Field(gt=0)] = 15.0
     ping_timeout_s: Annotated[float, Field(gt=0)] = 20.0

@@ -19,7 +19,8 @@ from tests.serverkit import Client, ServerProcess
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    proc = ServerProcess(tmp_path_factory.mktemp("server"), env={"DOMENG_TURN_TIMER_S": "0"}).start()
+    env = {"DOMENG_TURN_TIMER_S": "0", "DOMENG_HELLO_TIMEOUT_S": "2"}
+    proc = ServerProcess(tmp_path_factory.mktemp("server"), env=env).start()
     yield proc
     proc.stop()
 
@@ -259,6 +260,15 @@ def test_hostile_first_frames_close_the_socket(server: ServerProcess, frame: str
     with pytest.raises(ConnectionClosed) as closed:
         client.recv(timeout=5)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == code
+
+
+def test_a_socket_that_never_says_hello_is_closed(server: ServerProcess) -> None:
+    room = server.create_room()
+    client = Client(server, room["code"], hello=False)
+    with pytest.raises(ConnectionClosed) as closed:
+        client.recv(timeout=8)  # the fixture's server waits 2 s for hello
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    assert "hello" in closed.value.rcvd.reason
 
 
 def test_bad_token_and_flood_close_the_socket_and_leave_the_room_alone(server: ServerProcess) -> None:
