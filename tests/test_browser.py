@@ -204,6 +204,20 @@ def test_reload_keeps_seat_hand_and_stones_and_a_dropped_socket_reconnects(
     page.wait_for_selector(".banner[data-kind='reconnecting']")
     page.wait_for_selector(".banner", state="hidden")
     assert held(page)["seat"] == 0
+
+    # a second window with the same seat takes it over: the first stops offering moves
+    play_until(page, lambda: page.locator(PLAYABLE).count() > 0, timeout=60)
+    other = context.new_page()
+    goto(other, page.url)
+    other.wait_for_selector(".hand-tile")
+    page.wait_for_selector(".banner[data-kind='replaced']")
+    page.wait_for_function("() => window.__domeng.seat === null")
+    assert page.locator(PLAYABLE).count() == 0 and not page.title().startswith("●")
+    other.close()
+    page.click(".banner[data-kind='replaced'] button")  # "use it here"
+    page.wait_for_selector(".banner", state="hidden")
+    play_until(page, lambda: page.locator(PLAYABLE).count() > 0, timeout=60)
+    assert held(page)["seat"] == 0
     assert play_turn(page, keyboard=True)
     watch.assert_clean()
     context.close()

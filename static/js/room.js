@@ -79,8 +79,12 @@ export class RoomController {
         this.updateBanner();
       },
       replaced: () => {
+        // Another window has the seat now: this one stops acting for it (no "your turn", no moves)
+        // until "use it here" reconnects; the page's memory keeps the token for that.
         this.connection = { ...this.connection, online: false, replaced: true };
+        this.seat = null;
         this.updateBanner();
+        this.render([]);
       },
       roomClosed: () => {
         this.connection = { ...this.connection, online: false, closed: true };
