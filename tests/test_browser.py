@@ -223,6 +223,24 @@ def test_reload_keeps_seat_hand_and_stones_and_a_dropped_socket_reconnects(
     context.close()
 
 
+def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
+    server: ServerProcess, browser: Any
+) -> None:
+    context, page, watch = open_page(browser, PHONE)
+    create_room_in_lobby(page, server.url, BOTS)
+    page.fill("#player-name", "")
+    for _ in range(3):  # asked three times: one message, not a stack of them
+        page.click(".sit[data-seat='0']")
+    page.wait_for_selector(".toast-error")
+    assert page.locator(".toast-error").count() == 1
+    page.type("#player-name", "Ana")  # typing settles it: the message goes at once
+    assert page.locator(".toast-error").count() == 0
+    page.click(".sit[data-seat='0']")
+    page.wait_for_selector(".seat-row.mine[data-seat='0']")
+    watch.assert_clean()
+    context.close()
+
+
 # -- 4. names are text, never markup -------------------------------------------------------------
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<svg onload=alert(1)>"]  # names are 1-32 characters

@@ -73,7 +73,16 @@ export function toast(content, kind = "info", ms = 4000) {
   const box = document.getElementById("toasts");
   if (!box) return;
   const item = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, content);
+  // the same message again replaces the one showing rather than stacking; a click dismisses
+  for (const old of box.children) if (old.textContent === item.textContent) old.remove();
+  item.addEventListener("click", () => item.remove());
   box.append(item);
   setTimeout(() => item.classList.add("leaving"), ms);
   setTimeout(() => item.remove(), ms + 400);
+}
+
+/** Remove the toasts of one kind ("error", "info") at once: what they said no longer holds. */
+export function clearToasts(kind) {
+  const box = document.getElementById("toasts");
+  if (box) for (const item of [...box.querySelectorAll(`.toast-${kind}`)]) item.remove();
 }

@@ -3,7 +3,7 @@
 
 import { claimSeat, getRoom, remember, roomMemory, saveName, savedName, setBot, startMatch } from "./api.js";
 import { RoomSocket } from "./connection.js";
-import { h, replace, toast } from "./dom.js";
+import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
 import { seatName } from "./narrate.js";
 import { roundEndPanel } from "./roundend.js";
@@ -243,6 +243,7 @@ export class RoomController {
   async takeSeat(seat, name) {
     try {
       const reply = await claimSeat(this.code, seat, name);
+      clearToasts("error"); // "enter your name" and the like are settled now
       saveName(name);
       this.memory = remember(this.code, { token: reply.token, seat: reply.seat, name });
       this.seat = reply.seat;
@@ -281,6 +282,7 @@ class WaitingView {
       autocomplete: "nickname",
       value: savedName(),
       placeholder: t("join.name_placeholder"),
+      oninput: () => clearToasts("error"),
     });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
