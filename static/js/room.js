@@ -360,7 +360,7 @@ class WaitingView {
     const seat = info.seat;
     const mine = seat === ctl.seat;
     let who;
-    if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("strong", {}, info.name || ""), mine ? ` ${t("seat.you_suffix")}` : "");
+    if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("strong", {}, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
     else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, t("seat.bot_level", { level: t(`bot.${info.bot_level}`) }));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
     const actions = [];
