@@ -270,6 +270,25 @@ def test_every_catalog_has_exactly_the_english_keys() -> None:
                 assert wanted <= set(placeholder.findall(form)), (lang, key, form)
 
 
+def _shown_start(message: str) -> str:
+    """What a message shows first: a term's label (``[[fish|Fish]]``) or the term itself."""
+    term = re.match(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", message)
+    return (term.group(2) or term.group(1)) if term else message
+
+
+def test_headlines_that_start_with_a_word_start_with_a_capital() -> None:
+    """A round's headline (the round-end panel's title) starts with a capital in every language:
+    "Fish: nobody can place", not "fish: …" (a name or a number may start it instead)."""
+    for lang in languages():
+        catalog = _catalog(lang)
+        for key in [k for k in catalog if k.startswith(("kozel.outcome.", "outcome."))]:
+            value = catalog[key]
+            for form in value.values() if isinstance(value, dict) else [value]:
+                first = _shown_start(form)
+                if first[0].isalpha():
+                    assert first[0].isupper(), (lang, key, form)
+
+
 def _assert_translated(page: Any, lang: str) -> None:
     assert page.evaluate("() => document.documentElement.lang") == lang
     assert "⟦" not in text_of(page), f"{lang}: a key is missing"
