@@ -307,6 +307,10 @@ def test_each_language_renders_lobby_rules_table_and_round_end(server: ServerPro
         goto(page, f"{server.url}/rules")
         _assert_translated(page, lang)
         assert page.locator(".term").count() > 20
+        # seats are numbered as at the table and in the lobby (1-5), never RULES.md's P0-P4
+        labels = page.eval_on_selector_all(".fig-seat-label", "els => els.map(e => e.textContent)")
+        assert labels == ["1", "2", "3", "4", "5"], lang
+        assert not re.search(r"\bP[0-4]\b", text_of(page)), lang
         goto(page, f"{server.url}/r/{room['code']}")
         page.wait_for_selector(".table-screen")
         _assert_translated(page, lang)
@@ -357,5 +361,31 @@ def test_screenshots_of_lobby_table_and_round_end(
     paths.append(screenshot(page, f"round-end-{size}"))
     for path in paths:
         assert Path(path).stat().st_size > 10_000
+    watch.assert_clean()
+    context.close()
+
+
+def test_spectators_see_the_turn_timer_on_the_acting_players_plate(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Seat 0 (a person who does not act) is the seat a spectator watches from below: its plate
+    shows the running timer to the spectator, as every acting plate does."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=600)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    ana = Client(server, room["code"], token)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.wait_for_selector(".table-screen.spectating")
+    page.wait_for_function(
+        "() => { const r = window.__domeng.room; return r.turn && r.turn.seat === 0 && r.turn.deadline_ms; }",
+        timeout=30_000,
+    )
+    timer = page.locator(".plate[data-seat='0'] .plate-timer")
+    timer.wait_for(state="visible")
+    assert timer.bounding_box()["width"] > 50  # type: ignore[index]
+    assert re.search(r"\d", timer.inner_text())
+    screenshot(page, "spectator-timer-390x844")
+    ana.close()
     watch.assert_clean()
     context.close()
