@@ -389,3 +389,46 @@ def test_spectators_see_the_turn_timer_on_the_acting_players_plate(
     ana.close()
     watch.assert_clean()
     context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_last_mappano_tag_and_the_round_label_are_whole_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Nothing is cut to "last mapp…" or "Раун…": the round stalls on seat 0 (a person who does
+    not act) right after a bot placed a tile, and each language's table is checked there."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=600)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    ana = Client(server, room["code"], token)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    while True:  # if Ana must open the round, she opens it: then a bot places, and she waits
+        turn = ana.wait_for(
+            lambda m: m["type"] == "state" and (m["room"]["turn"] or {}).get("seat") == 0, timeout=30
+        )
+        legal = turn["view"]["legal"]
+        if turn["view"]["last_placer"] not in (None, 0) and not (len(legal) == 1 and legal[0].get("pass")):
+            break
+        if not legal[0].get("pass"):
+            action = {k: v for k, v in legal[0].items() if k != "seat"}
+            ana.send({"type": "action", "version": turn["version"], "action": action})
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_function(
+            "() => { const c = window.__domeng; return c.room?.turn?.seat === 0 && c.view.last_placer > 0; }",
+            timeout=30_000,
+        )
+        tag = page.locator(".plate .tag-mappano")
+        tag.wait_for(state="visible")
+        screenshot(page, f"table-{lang}-{size}")
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('.plate .tag-mappano, .round-label')]
+                .filter((el) => el.scrollWidth > el.clientWidth + 1)
+                .map((el) => `${el.textContent} ${el.scrollWidth}>${el.clientWidth}`)"""
+        )
+        assert cut == [], (lang, cut)
+        _assert_translated(page, lang)
+        watch.assert_clean()
+        context.close()
+    ana.close()

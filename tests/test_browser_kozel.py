@@ -19,6 +19,7 @@ from tests.browserkit import (
     launch,
     open_page,
     play_until,
+    screenshot,
     start_match,
     take_seat,
     text_of,
@@ -337,5 +338,48 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
                 "Not opened yet, so only pending: Bot 2 + Bot 4: +12 (now 12 of 13)."
             )
             assert over["rows"] == ["1Bot 1 + Bot 3140", "2Bot 2 + Bot 4 goat1050"]
+        watch.assert_clean()
+        context.close()
+
+
+_WHOLE_LABELS_JS = """() => {
+    // a header broken inside a word shows more lines than it has words
+    const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el);
+                            return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; };
+    const words = (el) => el.textContent.trim().split(/\\s+/).length;
+    const broken = [...document.querySelectorAll('.score-sheet thead th')]
+        .filter((th) => th.offsetParent && lines(th) > words(th)).map((th) => th.textContent);
+    const label = document.querySelector('.round-label');
+    const wide = [...document.querySelectorAll('.score-sheet')]
+        .filter((t) => t.offsetParent && t.getBoundingClientRect().width > t.parentElement.clientWidth + 1);
+    return {broken, roundCut: label.scrollWidth > label.clientWidth + 1, wideSheets: wide.length,
+            roundText: label.textContent, fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_sheet_headers_and_the_round_label_are_whole_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    room = server.create_room(
+        variant="kozel", seats=4, options={"pairs": True}, bots=["greedy", "random", "greedy", "random"]
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector(PANEL, timeout=30_000)
+        shown = page.evaluate(_WHOLE_LABELS_JS)
+        assert shown["broken"] == [] and not shown["roundCut"] and shown["fits"], (lang, shown)
+        assert shown["wideSheets"] == 0, (lang, shown)
+        screenshot(page, f"kozel-round-end-{lang}-{size}")
+        page.locator(f"{PANEL} .panel-foot .btn-gold").click()
+        if viewport is PHONE:
+            page.click(".feed-toggle")
+        page.wait_for_selector(".sheet-box .score-sheet")
+        shown = page.evaluate(_WHOLE_LABELS_JS)
+        assert shown["broken"] == [] and not shown["roundCut"], (lang, shown)
+        screenshot(page, f"kozel-table-{lang}-{size}")
         watch.assert_clean()
         context.close()
