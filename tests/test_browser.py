@@ -416,7 +416,7 @@ def test_the_last_mappano_tag_and_the_round_label_are_whole_in_every_language(
         context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
         goto(page, f"{server.url}/r/{room['code']}")
         page.wait_for_function(
-            "() => { const c = window.__domeng; return c.room?.turn?.seat === 0 && c.view?.last_placer > 0; }",
+            "() => { const c = window.__domeng; return c.room?.turn?.seat === 0 && c.view?.last_placer > 0 }",
             timeout=30_000,
         )
         tag = page.locator(".plate .tag-mappano")
