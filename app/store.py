@@ -272,12 +272,13 @@ class MatchRow:
 
 
 def seat_display_name(seat: SeatRow) -> str:
-    """The seat's name; else ``"Bot (greedy)"`` for a bot of level greedy, ``"Seat 3"`` for seat
-    index 2 (seats count from 1 for people)."""
+    """The seat's name; else, for seat index 1, ``"Bot 2 (greedy)"`` for a bot of level greedy
+    (numbered like the table's "Bot 2", so bots of one match stay apart) and ``"Seat 2"`` for an
+    empty seat (seats count from 1 for people). RECORD.md's ``seats`` are free text."""
     if seat.name:
         return seat.name
     if seat.kind == "bot":
-        return f"Bot ({seat.bot_level})"
+        return f"Bot {seat.seat + 1} ({seat.bot_level})"
     return f"Seat {seat.seat + 1}"
 
 

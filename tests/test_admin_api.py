@@ -266,7 +266,16 @@ def test_match_list_filters_paginates_and_puts_the_newest_first(world: dict[str,
     second = admin.get("/api/admin/matches", params={"per_page": 2, "page": 2}).json()
     assert [i["id"] for i in first["items"]] == [stuck, waiting] and first["total"] == 3
     assert [i["id"] for i in second["items"]] == [finished]
-    assert admin.get("/api/admin/matches", params={"status": "lost"}).status_code == 422
+    # unknown filters are refused with a message that says what is known (never an empty 200)
+    chess = admin.get("/api/admin/matches", params={"variant": "chess"})
+    assert chess.status_code == 422
+    assert chess.json()["detail"] == {
+        "code": "unknown_variant",
+        "message": "unknown variant: the variants are domeng, kozel",
+    }
+    lost = admin.get("/api/admin/matches", params={"status": "lost"})
+    assert lost.status_code == 422 and lost.json()["detail"][0]["loc"] == ["query", "status"]
+    assert "'waiting', 'playing', 'finished' or 'abandoned'" in lost.json()["detail"][0]["msg"]
 
 
 def test_a_match_in_full_deals_outcomes_transfers_and_chart(world: dict[str, Any]) -> None:
@@ -342,7 +351,14 @@ def test_export_downloads_a_record_that_replays_to_the_stored_results(
     )
     record = reply.json()
     assert record["format"] == "domeng-record/1" and record["variant"] == "domeng"
-    assert record["seats"] == ["Bot (greedy)", "Bot (random)", "Bot (greedy)", "Bot (random)", "Bot (greedy)"]
+    # bots carry their seat (numbered from 1, as at the table), so they stay apart in the record
+    assert record["seats"] == [
+        "Bot 1 (greedy)",
+        "Bot 2 (random)",
+        "Bot 3 (greedy)",
+        "Bot 4 (random)",
+        "Bot 5 (greedy)",
+    ]
     path = tmp_path / "export.json"
     path.write_bytes(reply.content)
     detail = admin.get(f"/api/admin/matches/{world['finished']}").json()

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
-from tests.browserkit import DESKTOP, launch, open_page, screenshot
+from tests.browserkit import DESKTOP, PHONE, launch, open_page, screenshot
 from tests.serverkit import ServerProcess
 
 
@@ -150,3 +150,108 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
 def _key(tile: str) -> str:
     """A tile as the viewer names it (as the server wrote it: hands are low-high)."""
     return tile
+
+
+def _sign_in(page: Any, server: ServerProcess) -> None:
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
+    page.wait_for_selector("body[data-ready] .match-row")
+
+
+def _fits(page: Any) -> bool:
+    return bool(page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"))
+
+
+def test_on_a_phone_the_admin_pages_fit_and_the_match_list_honours_its_address(
+    server: ServerProcess, browser: Any
+) -> None:
+    room = play_bot_match(server)
+    waiting = [server.create_room(bots=[None, "greedy", "greedy", "random", "random"]) for _ in range(2)]
+    total = _api(server, "/matches")["total"]
+    assert total >= 3
+    context, page, watch = open_page(browser, PHONE)
+    _sign_in(page, server)
+    # the header's brand, links and sign-out sit in at most two tidy rows, inside the screen
+    header = page.locator(".admin-header").bounding_box()
+    assert header is not None and header["height"] < 110 and _fits(page)
+    screenshot(page, "admin-matches-390x844")
+
+    # per_page in the address is honoured, with the page
+    page.goto(f"{server.url}/admin/matches?per_page=2&page=2")
+    page.wait_for_selector("body[data-ready]")
+    pages = -(-total // 2)
+    assert page.inner_text(".pager span") == f"page 2 of {pages}"
+    assert page.locator(".match-row").count() == min(2, total - 2)
+    assert "No match passes" not in page.inner_text("main")
+    older = page.locator(".pager a", has_text="Newer").get_attribute("href")
+    assert older is not None and "per_page=2" in older and "page=1" in older
+    # a page past the last shows the last one and says so
+    page.goto(f"{server.url}/admin/matches?per_page=2&page=99")
+    page.wait_for_selector("body[data-ready]")
+    assert page.inner_text(".pager span") == f"page {pages} of {pages}"
+    assert f"no page 99: showing page {pages}" in page.inner_text(".pager-note")
+    assert page.locator(".match-row").count() >= 1 and f"page={pages}" in page.url
+
+    # a match's page fits the screen
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    page.goto(f"{server.url}/admin/matches/{match_id}")
+    page.wait_for_selector("body[data-ready] #stones-chart")
+    assert _fits(page)
+    names = page.eval_on_selector_all(
+        ".admin-table.seats tbody td:nth-child(2)", "els => els.map(e => e.textContent)"
+    )
+    assert names == ["Bot 1 (greedy)", "Bot 2 (random)", "Bot 3 (greedy)", "Bot 4 (random)", "Bot 5 (greedy)"]
+    screenshot(page, "admin-match-390x844")
+
+    # live rooms: the code column, found from a pasted /r/ link
+    code = waiting[1]["code"]
+    page.goto(f"{server.url}/admin/rooms?code=/r/{code}")
+    page.wait_for_selector("body[data-ready]")
+    assert page.locator(".room-row").count() == 1
+    assert page.inner_text(".room-row .room-code") == code
+    assert page.inner_text(".room-row .room-state") == "waiting"
+    page.fill("#room-code", "")
+    assert page.locator(".room-row").count() == len(_api(server, "/rooms")["rooms"])
+    page.fill("#room-code", f"{server.url}/r/{waiting[0]['code']}")
+    assert page.locator(".room-row").count() == 1
+    assert _fits(page)
+    screenshot(page, "admin-rooms-390x844")
+
+    # players: no doubled parentheses for bots
+    page.goto(f"{server.url}/admin/players")
+    page.wait_for_selector("body[data-ready] .player-row")
+    assert ") (" not in page.inner_text("main") and _fits(page)
+    screenshot(page, "admin-players-390x844")
+    watch.assert_clean()
+    context.close()
+
+
+def test_room_state_and_kozel_results_say_everything_once(server: ServerProcess, browser: Any) -> None:
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/static/i18n/index.json")  # a page of the server where no script runs
+    shown = page.evaluate(
+        """async () => {
+            const rooms = await import('/static/js/admin/rooms.js');
+            const matches = await import('/static/js/admin/matches.js');
+            const seats = [0, 1, 2].map((s) => ({seat: s, kind: "bot", display_name: `Bot ${s + 1}`}));
+            const result = {points: [14, 0, 0], pending: [0, 5, 0], goat: [], match_over: false};
+            return {
+                playing: rooms.stateText({status: "playing", phase: "playing", round: 5}),
+                between: rooms.stateText({status: "playing", phase: "ready", round: 1}),
+                waiting: rooms.stateText({status: "waiting", phase: null, round: null}),
+                finished: rooms.stateText({status: "finished", phase: "over", round: 7}),
+                codes: ["Ab3_x", "/r/Ab3_x", "https://a.example/r/Ab3_x/?l=en", " Ab3_x "].map(rooms.codeOf),
+                kozel: matches.resultText({status: "playing", seats, result}),
+            };
+        }"""
+    )
+    assert shown["playing"] == "playing · round 6"
+    assert shown["between"] == "playing · between rounds · round 2"
+    assert shown["waiting"] == "waiting" and shown["finished"] == "finished · round 8"
+    assert shown["codes"] == ["Ab3_x"] * 4
+    assert shown["kozel"] == "no goat yet · points 14 / 0 (+5 pending) / 0"
+    assert [e for e in watch.errors if e.startswith("pageerror")] == []  # (a JSON page has no favicon)
+    context.close()

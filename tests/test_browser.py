@@ -302,6 +302,25 @@ def test_every_catalog_has_exactly_the_english_keys() -> None:
                 assert wanted <= set(placeholder.findall(form)), (lang, key, form)
 
 
+def _shown_start(message: str) -> str:
+    """What a message shows first: a term's label (``[[fish|Fish]]``) or the term itself."""
+    term = re.match(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", message)
+    return (term.group(2) or term.group(1)) if term else message
+
+
+def test_headlines_that_start_with_a_word_start_with_a_capital() -> None:
+    """A round's headline (the round-end panel's title) starts with a capital in every language:
+    "Fish: nobody can place", not "fish: …" (a name or a number may start it instead)."""
+    for lang in languages():
+        catalog = _catalog(lang)
+        for key in [k for k in catalog if k.startswith(("kozel.outcome.", "outcome."))]:
+            value = catalog[key]
+            for form in value.values() if isinstance(value, dict) else [value]:
+                first = _shown_start(form)
+                if first[0].isalpha():
+                    assert first[0].isupper(), (lang, key, form)
+
+
 def _assert_translated(page: Any, lang: str) -> None:
     assert page.evaluate("() => document.documentElement.lang") == lang
     assert "⟦" not in text_of(page), f"{lang}: a key is missing"
@@ -320,6 +339,10 @@ def test_each_language_renders_lobby_rules_table_and_round_end(server: ServerPro
         goto(page, f"{server.url}/rules")
         _assert_translated(page, lang)
         assert page.locator(".term").count() > 20
+        # seats are numbered as at the table and in the lobby (1-5), never RULES.md's P0-P4
+        labels = page.eval_on_selector_all(".fig-seat-label", "els => els.map(e => e.textContent)")
+        assert labels == ["1", "2", "3", "4", "5"], lang
+        assert not re.search(r"\bP[0-4]\b", text_of(page)), lang
         goto(page, f"{server.url}/r/{room['code']}")
         page.wait_for_selector(".table-screen")
         _assert_translated(page, lang)
@@ -372,3 +395,72 @@ def test_screenshots_of_lobby_table_and_round_end(
         assert Path(path).stat().st_size > 10_000
     watch.assert_clean()
     context.close()
+
+
+def test_spectators_see_the_turn_timer_on_the_acting_players_plate(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Seat 0 (a person who does not act) is the seat a spectator watches from below: its plate
+    shows the running timer to the spectator, as every acting plate does."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=600)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    ana = Client(server, room["code"], token)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.wait_for_selector(".table-screen.spectating")
+    page.wait_for_function(
+        "() => { const r = window.__domeng.room; return r.turn && r.turn.seat === 0 && r.turn.deadline_ms; }",
+        timeout=30_000,
+    )
+    timer = page.locator(".plate[data-seat='0'] .plate-timer")
+    timer.wait_for(state="visible")
+    assert timer.bounding_box()["width"] > 50  # type: ignore[index]
+    assert re.search(r"\d", timer.inner_text())
+    screenshot(page, "spectator-timer-390x844")
+    ana.close()
+    watch.assert_clean()
+    context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_last_mappano_tag_and_the_round_label_are_whole_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Nothing is cut to "last mapp…" or "Раун…": the round stalls on seat 0 (a person who does
+    not act) right after a bot placed a tile, and each language's table is checked there."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=600)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    ana = Client(server, room["code"], token)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    while True:  # if Ana must open the round, she opens it: then a bot places, and she waits
+        turn = ana.wait_for(
+            lambda m: m["type"] == "state" and (m["room"]["turn"] or {}).get("seat") == 0, timeout=30
+        )
+        legal = turn["view"]["legal"]
+        if turn["view"]["last_placer"] not in (None, 0) and not (len(legal) == 1 and legal[0].get("pass")):
+            break
+        if not legal[0].get("pass"):
+            action = {k: v for k, v in legal[0].items() if k != "seat"}
+            ana.send({"type": "action", "version": turn["version"], "action": action})
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_function(
+            "() => { const c = window.__domeng; return c.room?.turn?.seat === 0 && c.view?.last_placer > 0 }",
+            timeout=30_000,
+        )
+        tag = page.locator(".plate .tag-mappano")
+        tag.wait_for(state="visible")
+        screenshot(page, f"table-{lang}-{size}")
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('.plate .tag-mappano, .round-label')]
+                .filter((el) => el.scrollWidth > el.clientWidth + 1)
+                .map((el) => `${el.textContent} ${el.scrollWidth}>${el.clientWidth}`)"""
+        )
+        assert cut == [], (lang, cut)
+        _assert_translated(page, lang)
+        watch.assert_clean()
+        context.close()
+    ana.close()

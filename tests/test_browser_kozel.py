@@ -19,6 +19,7 @@ from tests.browserkit import (
     launch,
     open_page,
     play_until,
+    screenshot,
     start_match,
     take_seat,
     text_of,
@@ -274,5 +275,111 @@ def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess
         assert page.evaluate("() => window.__i18nMissing") == [], lang
         assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
         assert page.locator(f"{PANEL} .score-sheet .sheet-row").count() == 2  # one row per pair
+        watch.assert_clean()
+        context.close()
+
+
+_PANEL_JS = """async ([outcome, matchOver]) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const room = window.__domeng.room;
+    const view = {round: 3, match_over: matchOver, outcome, log: [],
+                  reveal: {hands: [["1-2"], ["2-3"], ["0-4"], ["3-5"]], rest: []}};
+    const dialog = roundEndPanel({view, room, seed: null, commitment: null, round: 3},
+                                 {onClose: () => {}, mySeat: null, nextStarted: false});
+    document.body.append(dialog);
+    const text = (sel) => dialog.querySelector(sel)?.textContent ?? null;
+    const rows = [...dialog.querySelectorAll('.kozel-standings tbody tr')].map((r) => r.textContent);
+    return {title: text('#round-end-title'), written: text('.panel-summary p'), rows};
+}"""
+
+
+def _fish(written: list[int], points: list[int], pending: list[int], goat: list[int]) -> dict[str, Any]:
+    return {
+        "end": "fish",
+        "winner": 0,
+        "hand_values": [3, 5, 4, 8],
+        "written": written,
+        "points": points,
+        "pending": pending,
+        "goat": goat,
+        "next_leader": 0,
+        "match_over": bool(goat),
+    }
+
+
+def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pending(
+    server: ServerProcess, browser: Any
+) -> None:
+    room = server.create_room(
+        variant="kozel", seats=4, options={"pairs": True}, bots=["greedy"] * 4, turn_timer_s=0
+    )
+    for lang in languages():
+        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        # the pair of seats 2 and 4 wrote 12 together, and has not opened: it is only pending
+        pending = page.evaluate(_PANEL_JS, [_fish([0, 12, 0, 12], [20, 0, 20, 0], [0, 12, 0, 12], []), False])
+        # the same pair has opened: its 12 are written, once for the pair
+        written = page.evaluate(_PANEL_JS, [_fish([0, 12, 0, 12], [0, 30, 0, 30], [5, 0, 5, 0], []), False])
+        # the match is over: final standings, fewest points first, the goat marked
+        over = page.evaluate(
+            _PANEL_JS, [_fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3]), True]
+        )
+        title = pending["title"]
+        assert title[0].isupper(), (lang, title)  # "Fish: nobody can place…", capitalised
+        assert "+12" in written["written"] and written["written"].count("+12") == 1, (lang, written)
+        assert pending["written"].count("+12") == 1 and "13" in pending["written"], (lang, pending)
+        assert len(over["rows"]) == 2 and "105" in over["rows"][1], (lang, over)
+        assert "⟦" not in str([pending, written, over]), lang
+        assert page.evaluate("() => window.__i18nMissing") == [], lang
+        if lang == "en":
+            assert title == "Fish: nobody can place; Bot 1 has the lowest hand"
+            assert written["written"] == "Written: Bot 2 + Bot 4: +12."
+            assert pending["written"] == (
+                "Not opened yet, so only pending: Bot 2 + Bot 4: +12 (now 12 of 13)."
+            )
+            assert over["rows"] == ["1Bot 1 + Bot 3140", "2Bot 2 + Bot 4 goat1050"]
+        watch.assert_clean()
+        context.close()
+
+
+_WHOLE_LABELS_JS = """() => {
+    // a header broken inside a word shows more lines than it has words
+    const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el);
+                            return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; };
+    const words = (el) => el.textContent.trim().split(/\\s+/).length;
+    const broken = [...document.querySelectorAll('.score-sheet thead th')]
+        .filter((th) => th.offsetParent && lines(th) > words(th)).map((th) => th.textContent);
+    const label = document.querySelector('.round-label');
+    const wide = [...document.querySelectorAll('.score-sheet')]
+        .filter((t) => t.offsetParent && t.getBoundingClientRect().width > t.parentElement.clientWidth + 1);
+    return {broken, roundCut: label.scrollWidth > label.clientWidth + 1, wideSheets: wide.length,
+            roundText: label.textContent, fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_sheet_headers_and_the_round_label_are_whole_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    room = server.create_room(
+        variant="kozel", seats=4, options={"pairs": True}, bots=["greedy", "random", "greedy", "random"]
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector(PANEL, timeout=30_000)
+        shown = page.evaluate(_WHOLE_LABELS_JS)
+        assert shown["broken"] == [] and not shown["roundCut"] and shown["fits"], (lang, shown)
+        assert shown["wideSheets"] == 0, (lang, shown)
+        screenshot(page, f"kozel-round-end-{lang}-{size}")
+        page.locator(f"{PANEL} .panel-foot .btn-gold").click()
+        if viewport is PHONE:
+            page.click(".feed-toggle")
+        page.wait_for_selector(".sheet-box .score-sheet")
+        shown = page.evaluate(_WHOLE_LABELS_JS)
+        assert shown["broken"] == [] and not shown["roundCut"], (lang, shown)
+        screenshot(page, f"kozel-table-{lang}-{size}")
         watch.assert_clean()
         context.close()

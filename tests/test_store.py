@@ -253,7 +253,7 @@ def test_a_match_written_through_the_api_reads_back(database_url: str) -> None:
     assert row.started_at is not None and row.finished_at is not None
     assert row.created_at <= row.started_at <= row.finished_at
     assert all(t.tzinfo is UTC for t in (row.created_at, row.started_at, row.finished_at))
-    assert row.seat_names() == ["Ana", "Bot (greedy)", "Citra", "Robo", "Eko"]
+    assert row.seat_names() == ["Ana", "Bot 2 (greedy)", "Citra", "Robo", "Eko"]
     assert [(s.kind, s.bot_level, s.token_hash) for s in row.seats] == [
         ("human", None, "ana-hash"),
         ("bot", "greedy", None),
@@ -350,7 +350,7 @@ def test_export_record_of_an_engine_game_replays_to_the_same_outcomes(database_u
     state = rules.new_match(start)
     seats = [SeatSpec("human", "Ana", token_hash="x"), SeatSpec("bot", bot_level="greedy"), SeatSpec()]
     seats += [SeatSpec("bot", "Dewi", bot_level="random"), SeatSpec("human", "Eko", token_hash="y")]
-    names = ["Ana", "Bot (greedy)", "Seat 3", "Dewi", "Eko"]
+    names = ["Ana", "Bot 2 (greedy)", "Seat 3", "Dewi", "Eko"]
 
     async def body(store: Store) -> tuple[dict[str, Any], MatchRow | None]:
         match_id, code = await new_match(store, seats, options=rules.options(), start=start)
@@ -590,7 +590,7 @@ def test_export_record_without_rounds(database_url: str) -> None:
         "format": "domeng-record/1",
         "variant": "domeng",
         "options": {"camat_target": 1},
-        "seats": ["Bot (random)", "Seat 2", "Seat 3", "Seat 4", "Seat 5"],
+        "seats": ["Bot 1 (random)", "Seat 2", "Seat 3", "Seat 4", "Seat 5"],
         "rounds": [],
     }
     assert read_record(doc).report() == {"rounds": [], "match_over": False}

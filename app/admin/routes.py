@@ -45,6 +45,7 @@ from app.admin.schemas import (
 from app.hub import Hub
 from app.store import MatchRow, Store, record_of
 from engine.errors import EngineError
+from engine.variants import VARIANTS
 
 __all__ = [
     "ADMIN_PAGE",
@@ -190,7 +191,14 @@ async def match_list(
 ) -> MatchPage:
     """Stored matches, newest first: filter by ``variant``, effective ``status`` (waiting,
     playing, finished, abandoned: docs/admin.md), ``player`` (part of a name or bot level) and
-    creation dates ``since``/``until`` (UTC, inclusive); ``page`` from 1."""
+    creation dates ``since``/``until`` (UTC, inclusive); ``page`` from 1 (past the last page: no
+    items, with ``total`` to find it). 422 ``unknown_variant`` for a variant this server does not
+    know; an unknown ``status`` is a 422 listing the statuses."""
+    if variant is not None and variant not in VARIANTS:
+        known = ", ".join(sorted(VARIANTS))
+        raise HTTPException(
+            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
+        )
     f = MatchFilter(variant, status, player, since, until, page, per_page)
     return await list_matches(_store(request), f, _cutoff(request), set(_hub(request).rooms))
 

@@ -155,13 +155,38 @@ export function eventLine(event, room) {
   return li;
 }
 
-/** Kozel: who wrote what this round, e.g. "Written: Boris +12, Vera +10" (or "nobody writes"). */
+/** Kozel's seats as the score counts them: each seat, or with pairs (K10) the two pairs. */
+export const kozelGroups = (room, seats) => (room?.options?.pairs ? [[0, 2], [1, 3]] : [...Array(seats).keys()].map((seat) => [seat]));
+
+/** A seat's name, or a pair's two names as one label: "Boris + Vera". */
+export function groupEl(room, members) {
+  if (members.length === 1) return nameEl(room, members[0]);
+  return h("span", { class: "pair-names" }, tf("kozel.pair", { a: nameEl(room, members[0]), b: nameEl(room, members[1]) }));
+}
+
+/**
+ * Kozel: what this round wrote, per player or per pair (a pair's points are one amount, K10):
+ * "Written: Boris +12." for those who have opened (K8; a pair: "Boris + Vera: +12."), and "Not opened yet,
+ * so only pending: Vera +5 (now 9 of 13)." for amounts that only went to pending; "Nobody writes…" when nobody wrote.
+ */
 export function writtenSentence(outcome, room) {
-  const items = [];
-  outcome.written.forEach((n, seat) => {
-    if (n > 0) items.push(tf("kozel.written_item", { name: nameEl(room, seat), n }));
-  });
-  return items.length ? tf("kozel.written", { items: fragmentNode(list(items)) }) : tf("kozel.written_none");
+  const recorded = [];
+  const pending = [];
+  for (const members of kozelGroups(room, outcome.written.length)) {
+    const seat = members[0];
+    const n = outcome.written[seat];
+    if (!(n > 0)) continue;
+    const who = groupEl(room, members);
+    const pair = members.length > 1 ? "pair_" : "";
+    if (outcome.points[seat] > 0) recorded.push(tf(pair ? "kozel.pair_item" : "kozel.written_item", { name: who, n }));
+    else pending.push(tf(`kozel.${pair}pending_item`, { name: who, n, total: outcome.pending[seat] }));
+  }
+  if (!recorded.length && !pending.length) return tf("kozel.written_none");
+  const line = h("span", { class: "written-sentence" });
+  if (recorded.length) line.append(h("span", { class: "written-recorded" }, tf("kozel.written", { items: fragmentNode(list(recorded)) })));
+  if (recorded.length && pending.length) line.append(" ");
+  if (pending.length) line.append(h("span", { class: "written-pending" }, tf("kozel.written_pending", { items: fragmentNode(list(pending)) })));
+  return line;
 }
 
 /** Every settlement of a finished round, in order: passes first, then the round's own. */

@@ -6,7 +6,7 @@
 import { verifyUrl } from "./api.js";
 import { h } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { blockDetails, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { blockDetails, groupEl, kozelGroups, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
 import { miniTile, stoneSvg } from "./tiles.js";
@@ -69,10 +69,41 @@ function kozelBody(body, view, room, mySeat, snap) {
     summary.append(h("p", { class: "goat-note" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
   } else summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
   body.append(summary);
+  if (view.match_over) body.append(kozelStandings(o, room));
   body.append(
     section("sheet.after", scoreSheet(room, o, mySeat), h("p", { class: "hint" }, tf("sheet.rule"))),
     kozelHands(view, room, mySeat),
     fairDeal(snap),
+  );
+}
+
+/** Kozel's final standings (K9): players (or pairs) by the fewest recorded points, then the fewest
+ * pending; the goat marked, last. */
+function kozelStandings(o, room) {
+  const groups = kozelGroups(room, o.points.length);
+  const key = (g) => [o.points[g[0]], o.pending[g[0]], g[0]];
+  groups.sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  });
+  const rows = groups.map((members, i) => {
+    const goat = o.goat.includes(members[0]);
+    return h(
+      "tr",
+      { class: `${i === 0 ? "champion" : ""}${goat ? " goat-row" : ""}`.trim(), dataset: { seat: String(members[0]), points: String(o.points[members[0]]) } },
+      h("td", {}, String(i + 1)),
+      h("td", {}, groupEl(room, members), goat ? [" ", h("span", { class: "tag tag-goat" }, tf("sheet.goat"))] : null),
+      h("td", { class: "num" }, String(o.points[members[0]])),
+      h("td", { class: "num" }, String(o.pending[members[0]])),
+    );
+  });
+  const head = [t("standings.rank"), t(room.options?.pairs ? "sheet.pair" : "sheet.player"), t("sheet.points"), t("sheet.pending")];
+  return h(
+    "section",
+    { class: "panel-section standings kozel-standings" },
+    h("h3", {}, t("standings.heading")),
+    h("table", {}, h("thead", {}, h("tr", {}, head.map((text) => h("th", { scope: "col" }, text)))), h("tbody", {}, rows)),
+    h("p", { class: "standings-rule" }, tf("kozel.standings.rule")),
   );
 }
 

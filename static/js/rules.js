@@ -21,7 +21,8 @@ export function chainFigure(tiles, captionKey, { mark = -1 } = {}) {
   return h("figure", { class: "fig" }, row, h("figcaption", {}, tf(captionKey)));
 }
 
-/** Five seats around the table, play going round; the first cappu and the cucuq before them. */
+/** Five seats around the table, numbered from 1 as at the table (RULES.md's P0 is seat 1), play
+ * going round; the first cappu and the cucuq before them. */
 function seatsFigure() {
   const svg = s("svg", { class: "fig-seats", viewBox: "0 0 220 170", "aria-hidden": "true" });
   svg.append(
@@ -34,7 +35,7 @@ function seatsFigure() {
   });
   centres.forEach(([x, y], i) => {
     const cls = i === 3 ? "fig-seat cappu" : i === 2 ? "fig-seat cucuq" : "fig-seat";
-    svg.append(s("circle", { class: cls, cx: x, cy: y, r: 15 }), s("text", { class: "fig-seat-label", x, y: y + 5, "text-anchor": "middle" }, `P${i}`));
+    svg.append(s("circle", { class: cls, cx: x, cy: y, r: 15 }), s("text", { class: "fig-seat-label", x, y: y + 5, "text-anchor": "middle" }, String(i + 1)));
   });
   for (let i = 0; i < 5; i += 1) {
     const [x1, y1] = centres[i];

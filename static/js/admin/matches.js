@@ -25,19 +25,32 @@ export function resultText(item) {
   const names = (seats) => seats.map((s) => item.seats[s]?.display_name ?? `Seat ${s + 1}`).join(", ");
   if (r.points) {
     const goat = r.goat?.length ? `goat: ${names(r.goat)}` : "no goat yet";
-    return `${goat} · points ${r.points.join("/")}`;
+    // pending points (not yet opened at 13, K8) are part of the standing: show them by the points
+    const seat = (p, i) => (r.pending?.[i] ? `${p} (+${r.pending[i]} pending)` : String(p));
+    return `${goat} · points ${r.points.map(seat).join(" / ")}`;
   }
   const lead = r.camat !== null && r.camat !== undefined ? `camat ${names([r.camat])}` : "no camat";
   return `${lead} · ${r.match_over ? "over" : "leading"}: ${names(r.leaders)} · stones ${r.stones.join("/")} · table ${r.table}`;
 }
 
 export function seatsText(seats) {
-  return seats.map((s) => (s.kind === "bot" ? `bot ${s.bot_level}` : s.kind === "human" ? s.display_name : "—")).join(" · ");
+  return seats.map((s) => (s.kind === "empty" ? "—" : s.display_name)).join(" · ");
 }
+
+/** A whole number from the address, clamped to [low, high]; ``fallback`` when absent or not a number. */
+export function addressNumber(params, name, fallback, low, high) {
+  const raw = params.get(name);
+  const n = raw === null || raw.trim() === "" ? NaN : Math.floor(Number(raw));
+  return Number.isFinite(n) ? Math.min(high, Math.max(low, n)) : fallback;
+}
+
+const PER_PAGE = 25;
+const MAX_PER_PAGE = 200; // the API's limit
 
 export async function matchesPage(main) {
   const params = new URLSearchParams(location.search);
-  const page = Math.max(1, Number(params.get("page") || 1));
+  let page = addressNumber(params, "page", 1, 1, Number.MAX_SAFE_INTEGER);
+  const perPage = addressNumber(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE);
   const filters = {
     variant: params.get("variant") || "",
     status: params.get("status") || "",
@@ -55,8 +68,18 @@ export async function matchesPage(main) {
     field("To", h("input", { name: "until", class: "input", type: "date", value: filters.until })),
     h("button", { class: "btn btn-gold", type: "submit" }, "Filter"),
   );
+  if (perPage !== PER_PAGE) form.append(h("input", { type: "hidden", name: "per_page", value: String(perPage) }));
   main.append(h("h1", {}, "Matches"), form);
-  const data = await adminApi("GET", `/matches${query({ ...filters, page, per_page: 25 })}`);
+  let data = await adminApi("GET", `/matches${query({ ...filters, page, per_page: perPage })}`);
+  const last = Math.max(1, Math.ceil(data.total / data.per_page));
+  let note = null;
+  if (page > last) {
+    // past the last page (an old link, fewer matches now): show the last page and say so
+    note = h("p", { class: "hint pager-note", role: "status" }, `There is no page ${page}: showing page ${last}, the last.`);
+    page = last;
+    data = await adminApi("GET", `/matches${query({ ...filters, page, per_page: perPage })}`);
+    history.replaceState(null, "", `/admin/matches${query({ ...filters, page, per_page: perPage === PER_PAGE ? null : perPage })}`);
+  }
   const rows = data.items.map((m) =>
     h(
       "tr",
@@ -71,6 +94,7 @@ export async function matchesPage(main) {
     ),
   );
   main.append(
+    note,
     h("p", { class: "hint" }, `${data.total} match${data.total === 1 ? "" : "es"}, newest first.`),
     h(
       "div",
@@ -84,7 +108,7 @@ export async function matchesPage(main) {
     ),
   );
   const pages = Math.max(1, Math.ceil(data.total / data.per_page));
-  const link = (p, label) => h("a", { class: "btn", href: `/admin/matches${query({ ...filters, page: p })}` }, label);
+  const link = (p, label) => h("a", { class: "btn", href: `/admin/matches${query({ ...filters, page: p, per_page: perPage === PER_PAGE ? null : perPage })}` }, label);
   main.append(
     h("nav", { class: "pager", "aria-label": "pages" }, page > 1 ? link(page - 1, "← Newer") : null, h("span", {}, `page ${page} of ${pages}`), page < pages ? link(page + 1, "Older →") : null),
   );

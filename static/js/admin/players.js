@@ -3,6 +3,12 @@
 import { h } from "../dom.js";
 import { adminApi, query } from "./api.js";
 
+/** A bot's note: a named bot is one bot; an unnamed level adds up every seat of that level. */
+function playerNote(p) {
+  if (p.kind !== "bot") return null;
+  return h("span", { class: "hint player-note" }, p.name ? " · bot" : " · every seat of this level");
+}
+
 export async function playersPage(main) {
   const params = new URLSearchParams(location.search);
   const name = params.get("name") || "";
@@ -34,7 +40,7 @@ export async function playersPage(main) {
             h(
               "tr",
               { class: "player-row" },
-              h("th", { scope: "row" }, p.kind === "bot" ? `${p.display_name} (bot)` : p.display_name),
+              h("th", { scope: "row" }, p.display_name, playerNote(p)),
               [p.matches, p.rounds, p.stones_received, p.stones_paid, p.camat_elections, p.points, p.goats].map((n) => h("td", { class: "num" }, String(n))),
             ),
           ),

@@ -4,7 +4,7 @@ import { h, replace } from "../dom.js";
 import { adminApi } from "./api.js";
 
 function seatText(s) {
-  const who = s.kind === "bot" ? `bot ${s.bot_level}` : s.kind === "human" ? s.name : "empty";
+  const who = s.kind === "bot" ? `Bot ${s.seat + 1} (${s.bot_level})` : s.kind === "human" ? s.name : "empty";
   const extra = [s.connections ? `${s.connections} socket${s.connections > 1 ? "s" : ""}` : null, s.covered ? "bot covering" : null].filter(Boolean);
   return extra.length ? `${who} (${extra.join(", ")})` : who;
 }
@@ -30,27 +30,55 @@ function closeButton(room, onClosed) {
   return button;
 }
 
+/** The room's state without saying a word twice: "playing · round 6", "playing · between rounds · round 2". */
+export function stateText(r) {
+  const phase = { ready: "between rounds", over: "match over" }[r.phase] ?? r.phase;
+  const parts = [r.status];
+  if (phase && phase !== r.status && !(r.status === "finished" && r.phase === "over")) parts.push(phase);
+  if (r.round !== null) parts.push(`round ${r.round + 1}`);
+  return parts.join(" · ");
+}
+
+/** The room code in what an operator pastes: "Xy3_k9", "/r/Xy3_k9" or a whole link. */
+export function codeOf(text) {
+  const trimmed = (text || "").trim().replace(/[?#].*$/, "").replace(/\/+$/, "");
+  return trimmed.slice(trimmed.lastIndexOf("/") + 1);
+}
+
 export async function roomsPage(main) {
   const status = h("p", { class: "hint", role: "status" });
   const body = h("div", { class: "table-wrap" });
-  main.append(h("h1", {}, "Live rooms"), status, body);
+  const wanted = codeOf(new URLSearchParams(location.search).get("code"));
+  const search = h("input", { id: "room-code", name: "code", class: "input", value: wanted, placeholder: "code or /r/ link", autocomplete: "off", spellcheck: "false" });
+  const form = h("form", { class: "filters", method: "get", action: "/admin/rooms" }, h("label", { class: "filter", for: "room-code" }, h("span", {}, "Room code"), search), h("button", { class: "btn btn-gold", type: "submit" }, "Find"));
+  main.append(h("h1", {}, "Live rooms"), form, status, body);
+  let rooms = [];
   const draw = async () => {
     const data = await adminApi("GET", "/rooms");
-    status.textContent = `${data.rooms.length} open room${data.rooms.length === 1 ? "" : "s"} on this server.`;
-    const rows = data.rooms.map((r) =>
+    rooms = data.rooms;
+    show();
+  };
+  search.addEventListener("input", () => show());
+  const show = () => {
+    const code = codeOf(search.value);
+    const shown = code ? rooms.filter((r) => r.code.toLowerCase().includes(code.toLowerCase())) : rooms;
+    const open = `${rooms.length} open room${rooms.length === 1 ? "" : "s"} on this server`;
+    status.textContent = code ? `${open}; ${shown.length} with a code containing ${code}.` : `${open}.`;
+    const rows = shown.map((r) =>
       h(
         "tr",
         { class: "room-row", dataset: { code: r.code } },
+        h("td", { class: "room-code" }, h("a", { href: `/r/${encodeURIComponent(r.code)}`, target: "_blank", rel: "noopener" }, r.code)),
         h("td", {}, h("a", { href: `/admin/matches/${r.match_id}` }, `#${r.match_id}`)),
         h("td", {}, r.variant),
-        h("td", {}, `${r.status}${r.phase ? ` · ${r.phase}` : ""}${r.round !== null ? ` · round ${r.round + 1}` : ""}`),
+        h("td", { class: "room-state" }, stateText(r)),
         h("td", {}, r.to_act === null ? "–" : `Seat ${r.to_act + 1}`),
         h("td", { class: "num" }, `${r.connections} (${r.spectators} watching)`),
         h("td", {}, r.seats.map(seatText).join(" · ")),
         h("td", {}, r.task_alive ? `v${r.version} · ${r.queued} queued` : "task stopped"),
-        h("td", {}, closeButton(r, (closed) => {
+        h("td", {}, closeButton(r, async (closed) => {
+          await draw();
           status.textContent = `Closed room of match #${closed.match_id}: ${closed.disconnected} socket(s) closed, task ${closed.task}, match ${closed.status}.`;
-          draw();
         })),
       ),
     );
@@ -59,8 +87,8 @@ export async function roomsPage(main) {
       h(
         "table",
         { class: "admin-table rooms" },
-        h("thead", {}, h("tr", {}, ["Match", "Variant", "State", "Turn", "Connections", "Seats", "Task", ""].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 8 }, "No open room."))),
+        h("thead", {}, h("tr", {}, ["Code", "Match", "Variant", "State", "Turn", "Connections", "Seats", "Task", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 9 }, code ? `No open room with a code containing ${code}.` : "No open room."))),
       ),
     );
   };
