@@ -293,6 +293,15 @@ _PANEL_JS = """async ([outcome, matchOver]) => {
 }"""
 
 
+_TABLE_SHEET_JS = """async (outcome) => {
+    const { scoreSheet } = await import('/static/js/scoresheet.js');
+    const view = {points: outcome.points, pending: outcome.pending, outcome};
+    const sheet = scoreSheet(window.__domeng.room, view, null, true);
+    const count = (selector) => sheet.querySelectorAll(selector).length;
+    return {goats: count('.tag-goat'), to_go: count('.tag-warn')};
+}"""
+
+
 def _fish(written: list[int], points: list[int], pending: list[int], goat: list[int]) -> dict[str, Any]:
     return {
         "end": "fish",
@@ -338,6 +347,11 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
                 "Not opened yet, so only pending: Bot 2 + Bot 4: +12 (now 12 of 13)."
             )
             assert over["rows"] == ["1Bot 1 + Bot 3140", "2Bot 2 + Bot 4 goat1050"]
+            # the table's own sheet at match over: the goat from the view's last outcome, no "-4 to go"
+            sheet = page.evaluate(
+                _TABLE_SHEET_JS, _fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3])
+            )
+            assert sheet == {"goats": 1, "to_go": 0}
         watch.assert_clean()
         context.close()
 

@@ -19,7 +19,8 @@ export function sheetRows(room, score) {
       pending: score.pending[seat],
       opened: score.points[seat] > 0,
       written: score.written ? score.written[seat] : null,
-      goat: (score.goat || []).includes(seat),
+      // a round's outcome names the goat; the table's view carries it in its last outcome (K9)
+      goat: (score.goat || score.outcome?.goat || []).includes(seat),
     };
   });
 }
@@ -43,7 +44,7 @@ export function scoreSheet(room, score, mySeat = null, compact = false) {
     const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
     const marks = [];
     if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
-    else if (near.has(row)) marks.push(h("span", { class: "tag tag-warn" }, t(compact ? "sheet.to_go" : "sheet.closest", { n: GOAT_POINTS - row.points })));
+    else if (near.has(row) && row.points < GOAT_POINTS) marks.push(h("span", { class: "tag tag-warn" }, t(compact ? "sheet.to_go" : "sheet.closest", { n: GOAT_POINTS - row.points })));
     const opened = compact
       ? h("span", { class: "opened-check", title: t("sheet.opened"), "aria-label": t("sheet.opened") }, "✓")
       : h("span", { class: "tag tag-win" }, tf("sheet.opened"));
