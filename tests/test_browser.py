@@ -165,10 +165,19 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     # each sees the other by name, as a person
     assert "Budi" in host.locator(".plate[data-seat='1'] .plate-name").inner_text()
     assert "Ana" in guest.locator(".plate[data-seat='0'] .plate-name").inner_text()
-    host_watch.assert_clean()
+    assert guest.locator(".tag-replace").count() == 0  # only the host can give a seat away
     guest_watch.assert_clean()
-    host_ctx.close()
     guest_ctx.close()
+    # Budi is gone: the host gives his seat to a bot (a second click confirms)
+    button = host.locator(".plate[data-seat='1'] .tag-replace")
+    button.click()
+    assert host.locator(".plate[data-seat='1'] .tag-replace[data-armed]").count() == 1
+    button.click()
+    host.wait_for_selector(".plate[data-seat='1'] .tag-bot")
+    assert held(host)["room"]["seats"][1]["kind"] == "bot"
+    assert host.locator(".tag-replace").count() == 0
+    host_watch.assert_clean()
+    host_ctx.close()
 
 
 # -- 3. reload mid-round; the socket drops and comes back --------------------------------------

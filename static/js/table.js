@@ -136,6 +136,26 @@ export class TableView {
     );
   }
 
+  /** The host's "give the seat to a bot" for an absent player: a second click within 4 s confirms. */
+  replaceButton(seat) {
+    const button = h("button", { class: "tag tag-replace", type: "button", dataset: { replaceSeat: String(seat) } }, t("seat.replace"));
+    button.addEventListener("click", () => {
+      if (button.dataset.armed) {
+        button.disabled = true;
+        this.ctl.setSeatBot(seat, "greedy");
+        return;
+      }
+      button.dataset.armed = "1";
+      button.textContent = t("seat.replace_confirm");
+      setTimeout(() => {
+        if (!button.isConnected || button.disabled) return;
+        delete button.dataset.armed;
+        button.textContent = t("seat.replace");
+      }, 4000);
+    });
+    return button;
+  }
+
   makePlate(area) {
     const place = area === "me" ? null : area === "o23" ? { gridColumn: "o2-start / o3-end", gridRow: "o2" } : { gridArea: area };
     const plate = {
@@ -256,7 +276,11 @@ export class TableView {
     if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot_level", { level: t(`bot.${info.bot_level}`) })));
     else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
     if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
-    if (info.kind === "human" && !info.connected) tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
+    if (info.kind === "human" && !info.connected) {
+      // the host sees what to do about it instead (the red dot still says offline)
+      if (this.ctl.hostToken && !mine && room.status === "playing") tags.push(this.replaceButton(seat));
+      else tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
+    }
     if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
     if (this.kozel && room.options?.pairs && this.ctl.seat !== null && !mine && (seat + 2) % 4 === this.ctl.seat) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
     if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, tf("seat.camat")));
