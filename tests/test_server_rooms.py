@@ -345,9 +345,9 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
 def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
     """Actions a socket sent around the host's swap are void once its seat is given away, even
     those stamped with the version the swap produced (they would fit the new turn otherwise)."""
-    slow_bots = ServerProcess(tmp_path, env={"DOMENG_TURN_TIMER_S": "0", "DOMENG_BOT_DELAY_S": "1.5"}).start()
+    slow_bots = ServerProcess(tmp_path, env={"DOMENG_TURN_TIMER_S": "0", "DOMENG_BOT_DELAY_S": "2.5"}).start()
     try:
-        for _ in range(3):
+        for _ in range(2):
             code, token, host = _room_with_one_human(slow_bots)
             player = Client(slow_bots, code, token)
             turn = player.wait_for(_my_turn, timeout=30)
@@ -371,7 +371,7 @@ def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
                         break
                     time.sleep(0.001)
                 assert swapped.result() == 200
-            time.sleep(0.6)  # the bot (1.5 s delay) has not moved yet; a human action would have
+            time.sleep(0.6)  # the bot (2.5 s delay) has not moved yet; a human action would have
             room = slow_bots.room(code)
             assert room["version"] == version + 1 and room["seats"][0]["kind"] == "bot"
             assert room["turn"]["seat"] == 0
