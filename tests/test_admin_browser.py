@@ -83,6 +83,7 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
     assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     assert cookie["path"] == "/" and cookie["expires"] > 0 and cookie["value"] != SECRET
     assert COOKIE not in page.evaluate("() => document.cookie")
+    assert "null" not in page.inner_text("body").split()  # nothing unset printed as text
     screenshot(page, "admin-matches-1280x800")
 
     # the match: chart drawn by Chart.js, every round with its deal and transfers

@@ -147,7 +147,16 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     goto(guest, link)
     guest.wait_for_selector(".seat-row[data-seat='0'] .seat-who strong")
     assert guest.locator(".seat-row[data-seat='0'] .seat-who strong").inner_text() == "Ana"
-    take_seat(guest, 1, "Budi")
+    # the guest is typing a name while the host changes a seat: the name box keeps focus and text
+    guest.fill("#player-name", "")
+    guest.click("#player-name")
+    guest.keyboard.type("Bu")
+    host.select_option(".seat-row[data-seat='4'] select", "random")
+    guest.wait_for_selector(".seat-row[data-seat='4'] .seat-who.bot:has-text('random')")
+    guest.keyboard.type("di")
+    assert guest.input_value("#player-name") == "Budi"
+    guest.click(".sit[data-seat='1']")
+    guest.wait_for_selector(".seat-row.mine[data-seat='1']")
     host.wait_for_selector(".seat-row[data-seat='1'] .seat-who strong")
     start_match(host)
     guest.wait_for_selector(".table-screen")

@@ -283,6 +283,7 @@ class WaitingView {
       value: savedName(),
       placeholder: t("join.name_placeholder"),
       oninput: () => clearToasts("error"),
+      dataset: { focusKey: "name" },
     });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
@@ -312,6 +313,8 @@ class WaitingView {
     const started = room.status !== "waiting";
     const focused = document.activeElement;
     const keepFocus = focused && this.body.contains(focused) ? focused.dataset.focusKey : null;
+    // the name box is the same element across updates: keep where the caret was, too
+    const caret = focused === this.nameInput ? [this.nameInput.selectionStart, this.nameInput.selectionEnd] : null;
     const parts = [
       h("h1", {}, t("waiting.heading")),
       h("p", { class: "lead" }, this.matchLine(room)),
@@ -341,6 +344,7 @@ class WaitingView {
     } else if (!started) parts.push(h("p", { class: "hint waiting-guest" }, h("span", { class: "spinner", "aria-hidden": "true" }), t("waiting.guest_hint")));
     replace(this.body, parts);
     if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
+    if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
   }
 
   matchLine(room) {

@@ -93,8 +93,8 @@ export async function matchesPage(main) {
       h("td", {}, resultText(m)),
     ),
   );
+  if (note) main.append(note); // Element.append would print a null as the text "null"
   main.append(
-    note,
     h("p", { class: "hint" }, `${data.total} match${data.total === 1 ? "" : "es"}, newest first.`),
     h(
       "div",
