@@ -83,6 +83,7 @@ export class RoomController {
         // until "use it here" reconnects; the page's memory keeps the token for that.
         this.connection = { ...this.connection, online: false, replaced: true };
         this.seat = null;
+        this.closePanel(); // nothing may stand between the player and "play here"
         this.updateBanner();
         this.render([]);
       },
@@ -137,7 +138,7 @@ export class RoomController {
 
   captureRoundEnd() {
     const { view, room } = this;
-    if (this.roundEnd?.round === view.round) return;
+    if (this.roundEnd?.round === view.round || this.connection.replaced) return;
     const last = room.last_round;
     const seed = room.round?.seed || (last && last.index === room.round?.index ? last.seed : null);
     const commitment = room.round?.commitment || last?.commitment || null;
