@@ -78,7 +78,8 @@ def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]
         lines.append(f"CAMAT: {names[outcome.winner]} is elected; 25 stones back on the table")
     stones = ", ".join(f"{n} {s}" for n, s in zip(names, outcome.stones, strict=True))
     lines.append(f"table {outcome.table} · stones: {stones}")
-    lines.append(f"next leader {names[outcome.next_leader]}")
+    if not outcome.match_over:  # nobody leads after the last round
+        lines.append(f"next leader {names[outcome.next_leader]}")
     return lines
 
 
@@ -103,7 +104,8 @@ def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:
     if outcome.goat:
         goats = ", ".join(names[s] for s in outcome.goat)
         lines.append(f"GOAT: {goats} (101 or more); the match is over")
-    lines.append(f"next leader {names[outcome.next_leader]}")
+    if not outcome.match_over:  # nobody leads after the last round
+        lines.append(f"next leader {names[outcome.next_leader]}")
     return lines
 
 

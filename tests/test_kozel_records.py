@@ -316,6 +316,7 @@ def test_replay_text_tells_the_rounds_in_kozel_terms(tmp_path: Path) -> None:
     ):
         assert term in text, term
     assert text.count("Round ") == len(state.history)
+    assert "next leader" not in text.rsplit("Round ", 1)[1]  # nobody leads after the goat
 
 
 def any_fish(state: State) -> bool:
