@@ -257,6 +257,7 @@ def test_match_list_filters_paginates_and_puts_the_newest_first(world: dict[str,
     assert _ids(admin, player=ANA.upper()) == [waiting]
     assert _ids(admin, player="budi") == [stuck]
     assert _ids(admin, player="greedy") == [stuck, waiting, finished]
+    assert _ids(admin, player="Bot") == [stuck, waiting, finished]  # bots show as "Bot 2 (greedy)"
     assert _ids(admin, player="100%_") == []
     today = datetime.now(UTC).date()
     assert _ids(admin, since=today.isoformat(), until=today.isoformat()) == [stuck, waiting, finished]
@@ -399,6 +400,8 @@ def test_players_have_totals_of_matches_rounds_stones_and_elections(world: dict[
     assert [
         p["display_name"] for p in admin.get("/api/admin/players", params={"name": "ANA "}).json()["items"]
     ] == [ANA]
+    bots = admin.get("/api/admin/players", params={"name": "bot"}).json()["items"]
+    assert bots and all(p["kind"] == "bot" for p in bots)
     page = admin.get("/api/admin/players", params={"per_page": 1, "page": 2}).json()
     assert len(page["items"]) == 1 and page["total"] == 4
 

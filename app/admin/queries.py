@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, func, not_, or_, select, true
+from sqlalchemy import ColumnElement, and_, exists, false, func, not_, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.admin.schemas import (
@@ -86,6 +86,11 @@ def _like(value: str) -> str:
     return value.strip().lower()
 
 
+def _bot_word(needle: str) -> ColumnElement[bool]:
+    """Bots show as "Bot 2 (greedy)": a search for (part of) the word "bot" finds every bot seat."""
+    return Seat.kind == "bot" if needle in "bot" else false()
+
+
 def _filters(f: MatchFilter, cutoff: datetime) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = []
     if f.variant:
@@ -100,6 +105,7 @@ def _filters(f: MatchFilter, cutoff: datetime) -> list[ColumnElement[bool]]:
                 or_(
                     func.lower(Seat.name).contains(needle, autoescape=True),
                     func.lower(Seat.bot_level).contains(needle, autoescape=True),
+                    _bot_word(needle),
                 ),
             )
         )
@@ -307,6 +313,7 @@ def _players_query(name: str | None) -> Any:
             or_(
                 func.lower(Seat.name).contains(needle, autoescape=True),
                 and_(Seat.name.is_(None), func.lower(Seat.bot_level).contains(needle, autoescape=True)),
+                and_(Seat.name.is_(None), _bot_word(needle)),
             )
         )
     return query
