@@ -101,6 +101,19 @@ def _round_detail(state: State, stored: RoundRow, names: Sequence[str], variant:
     agrees = None
     if stored.outcome is not None:
         agrees = outcome is not None and outcome_to_json(outcome) == stored.outcome
+    summary = describe_outcome(outcome, names) if outcome is not None else []
+    return _plain_round(stored, variant, summary, transfers, agrees)
+
+
+def _plain_round(
+    stored: RoundRow,
+    variant: str,
+    summary: list[str] | None = None,
+    transfers: list[Transfer] | None = None,
+    agrees: bool | None = None,
+) -> RoundDetail:
+    """A round as stored; with no replay (it failed before this round) no summary, no transfers
+    and no verdict, else what the replay of it found."""
     return RoundDetail(
         index=stored.index,
         seed=stored.seed,
@@ -113,8 +126,8 @@ def _round_detail(state: State, stored: RoundRow, names: Sequence[str], variant:
         actions=[a.action for a in stored.actions],
         actors=[a.actor for a in stored.actions],
         outcome=stored.outcome,
-        summary=describe_outcome(outcome, names) if outcome is not None else [],
-        transfers=transfers,
+        summary=summary or [],
+        transfers=transfers or [],
         tallies=[
             TallyOut(
                 seat=t.seat,
@@ -127,37 +140,6 @@ def _round_detail(state: State, stored: RoundRow, names: Sequence[str], variant:
             for t in stored.tallies
         ],
         replay_agrees=agrees,
-    )
-
-
-def _plain_round(stored: RoundRow, variant: str) -> RoundDetail:
-    """A round shown as stored, when the replay failed before it."""
-    return RoundDetail(
-        index=stored.index,
-        seed=stored.seed,
-        commitment=stored.commitment,
-        started_at=stored.started_at,
-        ended_at=stored.ended_at,
-        hands=stored.deal["hands"],
-        rest=stored.deal["rest"],
-        rest_name=_rest_name(variant),
-        actions=[a.action for a in stored.actions],
-        actors=[a.actor for a in stored.actions],
-        outcome=stored.outcome,
-        summary=[],
-        transfers=[],
-        tallies=[
-            TallyOut(
-                seat=t.seat,
-                stones=t.stones,
-                received=t.received,
-                paid=t.paid,
-                points=t.points,
-                pending=t.pending,
-            )
-            for t in stored.tallies
-        ],
-        replay_agrees=None,
     )
 
 
