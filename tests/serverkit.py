@@ -178,3 +178,13 @@ class Client:
     def close(self) -> None:
         """Close the socket."""
         self.ws.close()
+
+
+def my_turn_to_place(message: dict[str, Any]) -> bool:
+    """A ``state`` in which the receiving seat has a tile to place. A lone forced pass does not
+    count: the server applies it by itself (no turn timer runs), so the version moves on without
+    the client."""
+    if message["type"] != "state" or not message["view"] or message["view"]["phase"] != "playing":
+        return False
+    legal = message["view"]["legal"]
+    return bool(legal) and not (len(legal) == 1 and legal[0].get("pass"))

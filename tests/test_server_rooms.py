@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from engine.variants import make_rules
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 
 @pytest.fixture(scope="module")
@@ -23,15 +23,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     proc = ServerProcess(tmp_path_factory.mktemp("server"), env=env).start()
     yield proc
     proc.stop()
-
-
-def _my_turn(message: dict[str, Any]) -> bool:
-    """A state where seat 0 has a tile to place (a lone forced pass is the server's to apply, so
-    the version may move on without the client)."""
-    if message["type"] != "state" or not message["view"]:
-        return False
-    legal = message["view"]["legal"]
-    return bool(legal) and not (len(legal) == 1 and legal[0].get("pass"))
 
 
 def _room_with_one_human(server: ServerProcess, name: str = "Ana") -> tuple[str, str, str]:
@@ -164,7 +155,7 @@ def _payload(action: dict[str, Any]) -> dict[str, Any]:
 def test_stale_and_duplicate_actions_are_refused_and_change_nothing(server: ServerProcess) -> None:
     code, token, _ = _room_with_one_human(server)
     client = Client(server, code, token)
-    message = client.wait_for(_my_turn)
+    message = client.wait_for(my_turn_to_place)
     version, legal = message["version"], message["view"]["legal"]
     client.send({"type": "action", "version": version - 1, "action": _payload(legal[0])})
     error = client.wait_for(lambda m: m["type"] == "error")
@@ -182,7 +173,7 @@ def test_illegal_action_gets_an_error_only_for_the_sender(server: ServerProcess)
     code, token, _ = _room_with_one_human(server)
     watcher = Client(server, code)
     client = Client(server, code, token)
-    message = client.wait_for(_my_turn)
+    message = client.wait_for(my_turn_to_place)
     hand = message["view"]["hand"]
     legal_tiles = {a.get("play") for a in message["view"]["legal"]}
     bad = next((t for t in hand if t not in legal_tiles), None)
@@ -201,7 +192,7 @@ def test_illegal_action_gets_an_error_only_for_the_sender(server: ServerProcess)
 def test_reconnect_regains_the_seat_and_a_second_socket_replaces_the_first(server: ServerProcess) -> None:
     code, token, _ = _room_with_one_human(server)
     first = Client(server, code, token)
-    before = first.wait_for(_my_turn)
+    before = first.wait_for(my_turn_to_place)
     second = Client(server, code, token)
     again = second.wait_for(lambda m: m["type"] == "state")
     assert again["view"]["hand"] == before["view"]["hand"]
@@ -350,7 +341,7 @@ def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
         for _ in range(2):
             code, token, host = _room_with_one_human(slow_bots)
             player = Client(slow_bots, code, token)
-            turn = player.wait_for(_my_turn, timeout=30)
+            turn = player.wait_for(my_turn_to_place, timeout=30)
             version, action = turn["version"], _payload(turn["view"]["legal"][0])
 
             def swap(code: str = code, host: str = host) -> int:

@@ -9,20 +9,12 @@ from typing import Any
 
 import httpx
 
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 
 def _covered(message: dict[str, Any], seat: int) -> bool | None:
     seats = message.get("seats") or (message.get("room") or {}).get("seats")
     return None if seats is None else bool(seats[seat]["covered"])
-
-
-def _my_turn(message: dict[str, Any]) -> bool:
-    """The receiver has a tile to place: a lone forced pass is the server's, with no timer."""
-    if message["type"] != "state" or not message["view"] or message["view"]["phase"] != "playing":
-        return False
-    legal = message["view"]["legal"]
-    return bool(legal) and not (len(legal) == 1 and legal[0].get("pass"))
 
 
 def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path) -> None:
@@ -32,7 +24,7 @@ def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path
         token = server.claim(room["code"], 0, "Ana").json()["token"]
         server.start_match(room["code"], room["host_token"])
         client = Client(server, room["code"], token)
-        turn = client.wait_for(_my_turn)
+        turn = client.wait_for(my_turn_to_place)
         assert turn["room"]["turn"]["seat"] == 0 and turn["room"]["turn"]["deadline_ms"] is not None
         # do nothing: the timer runs out and a bot plays seat 0, which is marked covered
         played = client.wait_for(
@@ -43,7 +35,7 @@ def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path
         client.send({"type": "back"})
         back = client.wait_for(lambda m: m["type"] == "presence" and _covered(m, 0) is False, timeout=10)
         assert back["seats"][0]["connected"] is True
-        mine = client.wait_for(_my_turn, timeout=30)
+        mine = client.wait_for(my_turn_to_place, timeout=30)
         action = {k: v for k, v in mine["view"]["legal"][0].items() if k != "seat"}
         client.send({"type": "action", "version": mine["version"], "action": action})
         after = client.wait_for(lambda m: m["type"] == "state" and m["version"] > mine["version"], timeout=10)
@@ -97,7 +89,7 @@ def test_covering_another_seat_leaves_the_turn_deadline_alone(tmp_path: Path) ->
                     message = client.recv(timeout=0.2)
                 except TimeoutError:
                     continue
-                if not _my_turn(message):
+                if not my_turn_to_place(message):
                     continue
                 if client is first:
                     turn = message
