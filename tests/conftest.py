@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +192,16 @@ def domeng_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def rules() -> Domeng:
     """Domeng with RULES.md's default options (camat_target 1)."""
     return domeng()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test module;
+    skips when Playwright is not installed."""
+    from tests.browserkit import launch  # noqa: PLC0415 - only browser tests need it
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
-from tests.browserkit import DESKTOP, PHONE, launch, open_page, screenshot
+from tests.browserkit import DESKTOP, PHONE, open_page, screenshot
 from tests.serverkit import ServerProcess
 
 
@@ -26,15 +26,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     ).start()
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 def _api(server: ServerProcess, path: str) -> Any:

@@ -27,7 +27,6 @@ from tests.browserkit import (
     goto,
     held,
     languages,
-    launch,
     open_page,
     play_turn,
     play_until,
@@ -56,15 +55,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     ).start()
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 def _round_end_truth(spectator: Client, round_no: int) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from tests.browserkit import (
     goto,
     held,
     languages,
-    launch,
     open_page,
     play_until,
     screenshot,
@@ -35,15 +34,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     ).start()
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 def create_kozel_room(page: Any, base: str, seats: int, choices: list[str], pairs: bool = False) -> str:
