@@ -9,6 +9,7 @@ RECORD.md's notation, exact stones and winners are asserted.
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -21,6 +22,7 @@ from engine.actions import Action, End, Play, parse_action
 from engine.core import Deal, Phase, State
 from engine.events import DomengOutcome, Event
 from engine.record import write_record
+from engine.rules.base import Rules
 from engine.rules.domeng import Domeng, DomengState
 from engine.tiles import TILES, Tile
 from engine.variants import make_rules
@@ -192,6 +194,30 @@ def domeng_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def rules() -> Domeng:
     """Domeng with RULES.md's default options (camat_target 1)."""
     return domeng()
+
+
+def forked_independently(rules: Rules, seed: int, steps: int) -> State:
+    """Deal from ``seed``, make up to ``steps`` random legal actions, fork, and play the fork to
+    the round's end: the original must not move (and, when it is still playing, applying to it must
+    not move the fork). Returns the finished fork."""
+    state = rules.new_match()
+    state.start_round(rules.deal_from_seed(seed))
+    choice = random.Random(seed)
+    for _ in range(steps):
+        if state.phase is not Phase.PLAYING:
+            break
+        state.apply(choice.choice(state.legal_actions()))
+    fork = state.fork()
+    original = fingerprint(state)
+    assert fingerprint(fork) == original
+    while fork.phase is Phase.PLAYING:
+        fork.apply(fork.legal_actions()[-1])
+    assert fingerprint(state) == original
+    if state.phase is Phase.PLAYING:
+        forked = fingerprint(fork)
+        state.apply(state.legal_actions()[0])
+        assert fingerprint(fork) == forked
+    return fork
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from engine.events import Drew, KozelOutcome, Placed, Termination
 from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS, Kozel, KozelState
 from engine.tiles import FULL_SET, Tile
 from engine.views import player_view
-from tests.conftest import fingerprint
+from tests.conftest import fingerprint, forked_independently
 from tests.kozelkit import kozel, kozel_outcome
 
 MAX_ACTIONS = 200
@@ -269,18 +269,5 @@ def test_any_line_of_play_keeps_every_invariant(
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**64 - 1), steps=st.integers(0, 40), seats=st.sampled_from((2, 3, 4)))
 def test_fork_is_independent_both_ways(seed: int, steps: int, seats: int) -> None:
-    rules = kozel(seats)
-    state = rules.new_match()
-    state.start_round(rules.deal_from_seed(seed))
-    choice = random.Random(seed)
-    for _ in range(steps):
-        if state.phase is not Phase.PLAYING:
-            break
-        state.apply(choice.choice(state.legal_actions()))
-    fork = state.fork()
-    original = fingerprint(state)
-    assert fingerprint(fork) == original
-    while fork.phase is Phase.PLAYING:
-        fork.apply(fork.legal_actions()[-1])
-    assert fingerprint(state) == original
+    fork = forked_independently(kozel(seats), seed, steps)
     assert isinstance(fork.outcome, KozelOutcome)

@@ -28,7 +28,7 @@ from engine.events import Placed, Termination
 from engine.rules.domeng import DomengState
 from engine.tiles import FULL_SET, TILES
 from engine.views import PRIVATE_KEYS, events_json, player_view, private_view_json, shared_view_json
-from tests.conftest import domeng, fingerprint, outcome
+from tests.conftest import domeng, fingerprint, forked_independently, outcome
 
 CHUNKS = 8
 ROUNDS_PER_CHUNK = 1_260  # 8 chunks: 10,080 rounds
@@ -282,24 +282,7 @@ def test_any_line_of_play_keeps_every_invariant(seed: int, data: st.DataObject) 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**64 - 1), steps=st.integers(0, 30))
 def test_fork_is_independent_both_ways(seed: int, steps: int) -> None:
-    rules = domeng()
-    state = rules.new_match()
-    state.start_round(rules.deal_from_seed(seed))
-    choice = random.Random(seed)
-    for _ in range(steps):
-        if state.phase is not Phase.PLAYING:
-            break
-        state.apply(choice.choice(state.legal_actions()))
-    fork = state.fork()
-    original = fingerprint(state)
-    assert fingerprint(fork) == original
-    while fork.phase is Phase.PLAYING:
-        fork.apply(fork.legal_actions()[-1])
-    assert fingerprint(state) == original
-    if state.phase is Phase.PLAYING:
-        forked = fingerprint(fork)
-        state.apply(state.legal_actions()[0])
-        assert fingerprint(fork) == forked
+    forked_independently(domeng(), seed, steps)
 
 
 @settings(max_examples=25, deadline=None)
