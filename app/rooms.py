@@ -674,17 +674,18 @@ class Room:
             orjson.dumps(self.public()),
         )
         shared = b"," + orjson.dumps(shared_view_json(state))[1:]
-        new = state.log[log_before:]
-        private_events = any(type(e) is Drew for e in new)
-        events = b',"events":' + orjson.dumps(events_json(state, None, log_before)) + b"}"
+
+        def tail(seat: int | None) -> bytes:
+            return b',"events":' + orjson.dumps(events_json(state, seat, log_before)) + b"}"
+
+        private_events = any(type(e) is Drew for e in state.log[log_before:])
+        events = tail(None)
         frames: dict[int | None, str] = {}
         for conn in conns:
             seat = conn.seat
             frame = frames.get(seat)
             if frame is None:
-                own = events
-                if private_events and seat is not None:
-                    own = b',"events":' + orjson.dumps(events_json(state, seat, log_before)) + b"}"
+                own = tail(seat) if private_events and seat is not None else events
                 private = orjson.dumps(private_view_json(state, seat))[:-1]
                 frame = frames[seat] = (head + private + shared + own).decode()
             conn.send(frame)
