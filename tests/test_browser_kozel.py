@@ -159,9 +159,14 @@ def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
     assert all(mine) and not any(theirs)
     assert page.locator(".feed-drew[data-seat='0']").count() >= 1
     # no tile of the bazaar or of the bot's hand is anywhere on the page while the round is played
-    if view["phase"] == "playing":
-        hand = set(view["hand"]) | set(view["chain"])
-        shown = set(page.eval_on_selector_all("[data-tile]", "els => els.map(e => e.dataset.tile)"))
+    # (the view and the page read in one tick: an update between two reads would move both)
+    now = page.evaluate(
+        """() => ({view: window.__domeng.view,
+                   shown: [...document.querySelectorAll('[data-tile]')].map((e) => e.dataset.tile)})"""
+    )
+    if now["view"]["phase"] == "playing":
+        hand = set(now["view"]["hand"]) | set(now["view"]["chain"])
+        shown = set(now["shown"])
         assert shown <= {t if int(t[0]) <= int(t[2]) else f"{t[2]}-{t[0]}" for t in hand} | hand
     watch.assert_clean()
     context.close()
