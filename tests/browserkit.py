@@ -173,7 +173,7 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
     deadline = time.monotonic() + timeout
     while not done():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"condition not reached after {moves} moves")
+            raise TimeoutError(f"condition not reached after {moves} moves; the page: {describe(page)}")
         if page.locator(PANEL).count():
             close_panel(page)
             continue
@@ -182,6 +182,27 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
         else:
             page.wait_for_timeout(50)
     return moves
+
+
+def describe(page: Any) -> str:
+    """What a failing test needs to know about the page: the seat, version, phase, turn, whether a
+    move is pending, the tile being placed, the playable tiles and the toasts on screen. Also saves
+    a screenshot (artifacts/screenshots/failure-*.png)."""
+    try:
+        state = page.evaluate(
+            """() => {
+                const c = window.__domeng, s = c && c.screen, v = c && c.view;
+                return {seat: c && c.seat, version: c && c.version, phase: v && v.phase,
+                        turn: v && v.turn, legal: v && v.legal, room_turn: c && c.room && c.room.turn,
+                        connection: c && c.connection, pending: s && s.pending, choosing: s && s.choosing,
+                        playable: document.querySelectorAll('.hand-tile.playable').length,
+                        toasts: [...document.querySelectorAll('.toast')].map((e) => e.textContent)};
+            }"""
+        )
+        screenshot(page, f"failure-{int(time.time() * 1000)}")
+        return json.dumps(state)
+    except Exception as error:  # the page itself is gone: say so rather than hide the first error
+        return f"(could not read the page: {error})"
 
 
 def shown_stones(page: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +231,17 @@ def browser() -> Iterator[Any]:
         chromium = launch(playwright)
         yield chromium
         chromium.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that used a `server` fixture gets the tail of that server's log in its report:
+    what the room did is often the half of the story that the test alone cannot tell."""
+    report = yield
+    server = getattr(item, "funcargs", {}).get("server")
+    if report.failed and call.when == "call" and hasattr(server, "log"):
+        tail = "\n".join(server.log().splitlines()[-80:])
+        report.sections.append(("server log, last 80 lines", tail))
+    return report
