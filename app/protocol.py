@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from engine.actions import Action, parse_action
 
 __all__ = [
+    "CLOSE_BAD_TOKEN",
     "CLOSE_INTERNAL",
     "CLOSE_INVALID",
     "CLOSE_POLICY",
@@ -44,7 +45,7 @@ CLOSE_UNSUPPORTED = 1003
 CLOSE_INVALID = 1007
 """A frame that is not a JSON object of a known message type with valid fields."""
 CLOSE_POLICY = 1008
-"""Rate limit exceeded, or a bad or missing seat token."""
+"""Rate limit exceeded, or no ``hello`` first (or in time)."""
 CLOSE_TOO_BIG = 1009
 """A frame over the size limit."""
 CLOSE_INTERNAL = 1011
@@ -55,6 +56,9 @@ CLOSE_TOO_SLOW = 4002
 """The client did not read its messages fast enough (its send queue filled up)."""
 CLOSE_ROOM_CLOSED = 4003
 """The room was closed by an admin or no longer exists."""
+CLOSE_BAD_TOKEN = 4004
+"""The ``hello``'s seat token opens no seat in this room (never did, or the seat was given to a bot):
+the client forgets it. Its own code, so a client never drops a good token over a late ``hello``."""
 
 
 class ProtocolError(Exception):

@@ -31,6 +31,7 @@ from app.hub import Hub
 from app.logs import configure_logging
 from app.metrics import Metrics
 from app.protocol import (
+    CLOSE_BAD_TOKEN,
     CLOSE_INVALID,
     CLOSE_POLICY,
     CLOSE_ROOM_CLOSED,
@@ -387,7 +388,8 @@ async def _serve_socket(websocket: WebSocket, room: Room, conn: Connection, budg
     try:
         await room.connect(conn, hello)
     except RoomError as error:
-        raise ProtocolError(CLOSE_POLICY, error.message) from None
+        close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
+        raise ProtocolError(close_code, error.message) from None
     while True:
         message = await _next_message(websocket, budget)
         if isinstance(message, ActionMessage):

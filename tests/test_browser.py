@@ -21,6 +21,7 @@ from tests.browserkit import (
     PANEL,
     PHONE,
     PLAYABLE,
+    PageWatch,
     SocketPlayer,
     close_panel,
     create_room_in_lobby,
@@ -166,7 +167,7 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     assert "Ana" in guest.locator(".plate[data-seat='0'] .plate-name").inner_text()
     assert guest.locator(".tag-replace").count() == 0  # only the host can give a seat away
     guest_watch.assert_clean()
-    guest_ctx.close()
+    guest.close()  # his browser keeps the seat token
     # Budi is gone: the host gives his seat to a bot (a second click confirms)
     button = host.locator(".plate[data-seat='1'] .tag-replace")
     button.click()
@@ -177,6 +178,18 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     assert host.locator(".tag-replace").count() == 0
     host_watch.assert_clean()
     host_ctx.close()
+    # Budi opens the link again: his token is refused (4004), so his browser forgets it, says so,
+    # and shows the table as a spectator
+    back = guest_ctx.new_page()
+    back_watch = PageWatch()
+    back_watch.attach(back)
+    goto(back, link)
+    back.wait_for_selector(".table-screen.spectating")
+    back.wait_for_selector(f".toast:has-text({json.dumps(_catalog('en')['room.seat_lost'])})")
+    code = link.rsplit("/", 1)[1]
+    assert "token" not in back.evaluate(f"() => JSON.parse(localStorage.getItem('domeng:room:{code}'))")
+    back_watch.assert_clean()
+    guest_ctx.close()
 
 
 # -- 3. reload mid-round; the socket drops and comes back --------------------------------------

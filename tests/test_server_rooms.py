@@ -269,7 +269,7 @@ def test_bad_token_and_flood_close_the_socket_and_leave_the_room_alone(server: S
     intruder = Client(server, code, "forged-token-forged-token")
     with pytest.raises(ConnectionClosed) as closed:
         intruder.recv(timeout=5)
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004
     flooder = Client(server, code)
     with pytest.raises(ConnectionClosed) as closed:
         for _ in range(200):
@@ -330,7 +330,7 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     again = Client(server, code, token)
     with pytest.raises(ConnectionClosed) as refused:
         again.recv(timeout=5)
-    assert refused.value.rcvd is not None and refused.value.rcvd.code == 1008
+    assert refused.value.rcvd is not None and refused.value.rcvd.code == 4004
 
 
 def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:

@@ -122,14 +122,13 @@ export class RoomSocket {
   }
 
   closed(event) {
-    const welcomed = this.welcomed;
     this.ws = null;
     this.welcomed = false;
     clearInterval(this.pingTimer);
     if (this.stopped) return;
     if (event.code === 4001) return this.on.replaced?.(event.reason);
     if (event.code === 4003) return this.on.roomClosed?.();
-    if (event.code === 1008 && !welcomed && this.token) return this.on.badToken?.();
+    if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
     this.on.status?.({ online: false, reconnecting: true });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
