@@ -53,12 +53,18 @@ def launch(playwright: Any) -> Any:
 
 @dataclass
 class PageWatch:
-    """Console errors, uncaught page errors and dialogs seen on one page."""
+    """Console errors (Content-Security-Policy violations among them), uncaught page errors and
+    dialogs seen on one page."""
 
     errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
 
     def attach(self, page: Any) -> None:
+        # the Content-Security-Policy (app.server.security_headers) must never block the client
+        page.add_init_script(
+            """document.addEventListener('securitypolicyviolation', (e) =>
+                console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`));"""
+        )
         page.on(
             "console", lambda msg: self.errors.append(f"console: {msg.text}") if msg.type == "error" else None
         )

@@ -296,6 +296,20 @@ def test_health_readiness_and_metrics(server: ServerProcess) -> None:
         assert name in metrics
 
 
+@pytest.mark.parametrize("path", ["/", "/r/no-such-room", "/static/js/main.js", "/api/rooms/no", "/admin"])
+def test_every_http_response_carries_the_security_headers(server: ServerProcess, path: str) -> None:
+    """Pages, assets, API errors and probes alike: only same-origin scripts, styles and sockets,
+    never framed, never type-sniffed, and the room link stays on the site (app.server)."""
+    headers = httpx.get(f"{server.url}{path}", timeout=5).headers
+    csp = {part.split()[0]: part.split()[1:] for part in headers["content-security-policy"].split("; ")}
+    assert csp["default-src"] == csp["script-src"] == csp["style-src"] == csp["connect-src"] == ["'self'"]
+    assert csp["frame-ancestors"] == csp["object-src"] == csp["base-uri"] == ["'none'"]
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "same-origin"
+    assert headers["cross-origin-opener-policy"] == "same-origin"
+
+
 def test_serve_uses_the_data_dir_for_sqlite(tmp_path: Path) -> None:
     proc = ServerProcess(tmp_path / "data").start()
     try:

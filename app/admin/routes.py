@@ -68,17 +68,9 @@ __all__ = [
     "player_list",
 ]
 
-PAGE_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": (
-        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
-        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-    ),
-}
-"""Headers of every admin page: never cached, never framed, scripts only from this server."""
+PAGE_HEADERS = {"Cache-Control": "no-store"}
+"""Headers of every admin page on top of the site's security headers (app.server.security_headers:
+same-origin scripts and styles only, never framed): never cached."""
 
 
 def _no_store(response: Response) -> None:
