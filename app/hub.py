@@ -100,7 +100,7 @@ class Hub:
             try:
                 room = self._restore(row)
                 if row.rounds and row.rounds[-1].outcome is None:
-                    # died between storing a round's last action and its end: store the end now
+                    # a round's last action stored without its end (older databases): store it now
                     await room.store_finished_round()
             except (EngineError, ValueError, KeyError) as error:
                 _log.error("room_recovery_failed", room=row.code, error=str(error))

@@ -33,7 +33,7 @@ from app.protocol import (
     to_engine_action,
 )
 from app.settings import Settings
-from app.store import SeatSpec, Store, TallySpec
+from app.store import RoundEnd, SeatSpec, Store, TallySpec
 from engine.actions import Action, Pass
 from engine.bots import BOTS, Bot, make_bot
 from engine.core import Deal, Phase, State
@@ -257,8 +257,19 @@ class Room:
             except Exception as error:
                 _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
                 self._settle(intent, error=error)
+                self._after_failure(intent)
             else:
                 self._settle(intent, result=result)
+
+    def _after_failure(self, intent: _Intent) -> None:
+        """``intent`` failed unexpectedly (say the database refused a write, so the room's state is
+        as it was): the player whose move it was hears so (``not_saved``), and the room's wait is
+        armed afresh, so a bot's turn, a forced pass or the next deal is tried again rather than
+        leaving the table stuck."""
+        if isinstance(intent, _ClientAction) and not intent.conn.closed:
+            self._error(intent.conn, "not_saved", "the move could not be saved; make it again")
+        self._timer_key = None
+        self._schedule()
 
     @staticmethod
     def _settle(intent: _Intent, result: Any = None, error: BaseException | None = None) -> None:
@@ -467,7 +478,9 @@ class Room:
         return bot
 
     async def _commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
-        """Store ``action`` (and the round's end), adopt ``fork``, then send everyone their view."""
+        """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
+        send everyone their view. A failed write raises and changes nothing: the room keeps its
+        state, and the action can be made again."""
         old = self.state
         assert old is not None
         before = len(old.log)
@@ -480,9 +493,10 @@ class Room:
             action.seat,
             action.to_json(),
             actor,
+            round_end=None if fork.phase is Phase.PLAYING else self._round_end(fork),
         )
-        if fork.phase is not Phase.PLAYING:
-            await self._store_round_end(fork, version)
+        if fork.phase is Phase.OVER:
+            self.status = "finished"
         self.state = fork
         self.version = version
         self.metrics.actions.inc()
@@ -492,7 +506,10 @@ class Room:
         self._broadcast(before)
         self.metrics.latency.observe(time.perf_counter() - received)
 
-    async def _store_round_end(self, state: State, version: int) -> None:
+    @staticmethod
+    def _round_end(state: State) -> RoundEnd:
+        """What the store keeps of the round ``state`` has just ended: its outcome, the table's
+        stones, each seat's tally (stones received and paid from the round's settlements)."""
         outcome = state.outcome
         assert outcome is not None
         received = [0] * state.seats
@@ -516,13 +533,7 @@ class Room:
             )
             for seat in range(state.seats)
         ]
-        table = score.get("table")
-        await self.store.end_round(
-            self.match_id, state.round_index - 1, outcome_to_json(outcome), table, tallies, version
-        )
-        if state.phase is Phase.OVER:
-            self.status = "finished"
-            await self.store.set_status(self.match_id, "finished", version)
+        return RoundEnd(outcome_to_json(outcome), score.get("table"), tallies, state.phase is Phase.OVER)
 
     def _reveal_round(self) -> None:
         assert self.state is not None
@@ -798,9 +809,17 @@ class Room:
         self.state, self.seed, self.commitment, self.last_round = state, seed, commitment, last_round
 
     async def store_finished_round(self) -> None:
-        """Recovery: if the rebuilt round has ended but its end was not stored, store it now."""
-        if self.state is not None and self.state.round_index and self.state.phase is not Phase.PLAYING:
-            await self._store_round_end(self.state, self.version)
+        """Recovery: if the rebuilt round has ended but its end was not stored, store it now (a
+        database written before a round's end went in with its last action can hold such a round)."""
+        state = self.state
+        if state is None or not state.round_index or state.phase is Phase.PLAYING:
+            return
+        end = self._round_end(state)
+        at = (self.match_id, state.round_index - 1)
+        await self.store.end_round(*at, end.outcome, end.table_after, end.tallies, self.version)
+        if end.match_finished:
+            self.status = "finished"
+            await self.store.set_status(self.match_id, "finished", self.version)
 
 
 def deal_of(stored: dict[str, Any]) -> Deal:

@@ -74,6 +74,7 @@ __all__ = [
     "ConflictError",
     "MatchRow",
     "NotFoundError",
+    "RoundEnd",
     "RoundRow",
     "SeatRow",
     "SeatSpec",
@@ -166,6 +167,19 @@ class TallySpec:
     stones: int | None = None
     points: int | None = None
     pending: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnd:
+    """How a round ended, stored with its last action in one transaction (`Store.append_action`):
+    the ``outcome`` (a JSON object, e.g. RECORD.md's round report), Domeng's stones on the table
+    after it (``table_after``, None for Kozel), each seat's tally, and whether the match ended with
+    it (``match_finished``: the status becomes ``finished``)."""
+
+    outcome: dict[str, Any]
+    table_after: int | None
+    tallies: Sequence[TallySpec]
+    match_finished: bool = False
 
 
 def commitment_of(seed: str) -> str:
@@ -715,19 +729,8 @@ class Store:
         """
         if status not in MATCH_STATUSES:
             raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
-        now = literal(_now(), UTCDateTime())
-        values: dict[str, Any] = {"status": status, "version": version}
-        if status == "playing":
-            values["started_at"] = func.coalesce(Match.started_at, now)
-        elif status in _FINAL_STATUSES:
-            values["finished_at"] = func.coalesce(Match.finished_at, now)
-
-        def run(connection: Connection) -> None:
-            changed = connection.execute(update(Match).where(Match.id == match_id).values(values))
-            if changed.rowcount != 1:
-                raise NotFoundError(f"no match {match_id}")
-
-        await self._submit(run)
+        now = _now()
+        await self._submit(lambda connection: _write_status(connection, match_id, status, version, now))
 
     async def start_round(
         self, match_id: int, index: int, seed: str, commitment: str, deal: dict[str, Any], version: int
@@ -766,16 +769,20 @@ class Store:
         seat: int,
         action: dict[str, Any],
         actor: str,
+        round_end: RoundEnd | None = None,
     ) -> None:
         """Append one action: RECORD.md's action object (``{"seat": 2, "play": "3-6", "end":
         "R"}``), its ``seq`` in the round (from 0), the room ``version`` it produced, and who made
-        it (``human``, ``bot``, ``timer`` or ``server``).
+        it (``human``, ``bot``, ``timer`` or ``server``). With ``round_end`` (the action ended the
+        round), the round's end and tallies, and the match's finish, are stored in the same
+        transaction: all of it is stored, or none of it (`end_round`).
 
         Raises ValueError for an unknown actor, ConflictError when ``seq`` is already stored for
-        the round or the round is not stored.
+        the round or the round is not stored (or already ended), NotFoundError for an unknown match.
         """
         if actor not in ACTORS:
             raise ValueError(f"actor must be one of {ACTORS}, got {actor!r}")
+        now = _now()
         row = {
             "match_id": match_id,
             "round_index": round_index,
@@ -784,9 +791,17 @@ class Store:
             "seat": seat,
             "action": action,
             "actor": actor,
-            "created_at": _now(),
+            "created_at": now,
         }
-        await self._submit(None, row)
+        if round_end is None:
+            await self._submit(None, row)
+            return
+
+        def run(connection: Connection) -> None:
+            _insert_actions(connection, [row])
+            _write_round_end(connection, match_id, round_index, round_end, version, now)
+
+        await self._submit(run)
 
     async def end_round(
         self,
@@ -803,34 +818,9 @@ class Store:
         Raises NotFoundError when the round is not stored, ConflictError when it already has
         tallies.
         """
+        end = RoundEnd(outcome, table_after, tallies)
         now = _now()
-        rows = [
-            {
-                "match_id": match_id,
-                "round_index": index,
-                "seat": t.seat,
-                "stones": t.stones,
-                "received": t.received,
-                "paid": t.paid,
-                "points": t.points,
-                "pending": t.pending,
-            }
-            for t in tallies
-        ]
-
-        def run(connection: Connection) -> None:
-            changed = connection.execute(
-                update(Round)
-                .where(Round.match_id == match_id, Round.index == index)
-                .values(ended_at=now, outcome=outcome, table_after=table_after)
-            )
-            if changed.rowcount != 1:
-                raise NotFoundError(f"match {match_id} has no round {index}")
-            if rows:
-                connection.execute(insert(Tally), rows)
-            _set_version(connection, match_id, version)
-
-        await self._submit(run)
+        await self._submit(lambda conn: _write_round_end(conn, match_id, index, end, version, now))
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -927,6 +917,52 @@ def _set_version(connection: Connection, match_id: int, version: int) -> None:
     changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
     if changed.rowcount != 1:
         raise NotFoundError(f"no match {match_id}")
+
+
+def _write_status(connection: Connection, match_id: int, status: str, version: int, now: datetime) -> None:
+    """`Store.set_status` inside a transaction."""
+    at = literal(now, UTCDateTime())
+    values: dict[str, Any] = {"status": status, "version": version}
+    if status == "playing":
+        values["started_at"] = func.coalesce(Match.started_at, at)
+    elif status in _FINAL_STATUSES:
+        values["finished_at"] = func.coalesce(Match.finished_at, at)
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(values))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
+
+
+def _write_round_end(
+    connection: Connection, match_id: int, index: int, end: RoundEnd, version: int, now: datetime
+) -> None:
+    """`Store.end_round` (and, when the match ended too, its ``finished`` status) inside a
+    transaction."""
+    changed = connection.execute(
+        update(Round)
+        .where(Round.match_id == match_id, Round.index == index)
+        .values(ended_at=now, outcome=end.outcome, table_after=end.table_after)
+    )
+    if changed.rowcount != 1:
+        raise NotFoundError(f"match {match_id} has no round {index}")
+    rows = [
+        {
+            "match_id": match_id,
+            "round_index": index,
+            "seat": t.seat,
+            "stones": t.stones,
+            "received": t.received,
+            "paid": t.paid,
+            "points": t.points,
+            "pending": t.pending,
+        }
+        for t in end.tallies
+    ]
+    if rows:
+        connection.execute(insert(Tally), rows)
+    if end.match_finished:
+        _write_status(connection, match_id, "finished", version, now)
+    else:
+        _set_version(connection, match_id, version)
 
 
 _M = TypeVar("_M", Seat, Round, MatchAction, Tally)

@@ -37,6 +37,7 @@ from app.store import (
     ConflictError,
     MatchRow,
     NotFoundError,
+    RoundEnd,
     SeatSpec,
     Store,
     StoreClosedError,
@@ -273,6 +274,36 @@ def test_a_match_written_through_the_api_reads_back(database_url: str) -> None:
     assert [(t.seat, t.stones, t.received, t.paid, t.points) for t in stored.tallies] == [
         (seat, seat + 1, seat, 1, None) for seat in range(5)
     ]
+
+
+def test_a_round_ends_with_its_last_action_or_not_at_all(database_url: str) -> None:
+    """`Store.append_action` with a `RoundEnd`: the action, the round's end, its tallies and the
+    match's finish are one transaction. When any part fails, none of it is stored."""
+    tallies = [TallySpec(seat, received=seat, paid=1, stones=seat + 1) for seat in range(5)]
+    outcome = {"end": "out", "winner": 3}
+
+    async def body(store: Store) -> tuple[MatchRow | None, MatchRow | None]:
+        match_id, code = await new_match(store, FIVE_EMPTY)
+        await store.set_status(match_id, "playing", 1)
+        for index, seed in enumerate(("seed-0", "seed-1")):
+            deal = make_rules("domeng").deal_from_seed(seed)
+            await store.start_round(match_id, index, seed, commitment_of(seed), deal_json(deal), 2 + index)
+        await store.end_round(match_id, 0, outcome, 10, tallies, 4)  # round 0 has its tallies already
+        with pytest.raises(ConflictError):
+            await store.append_action(match_id, 0, 0, 5, 3, a_pass(3), "bot", RoundEnd(outcome, 10, tallies))
+        before = await store.load_match(code)
+        end = RoundEnd(outcome, 8, tallies, match_finished=True)
+        await store.append_action(match_id, 1, 0, 6, 3, a_pass(3), "bot", round_end=end)
+        return before, await store.load_match(code)
+
+    before, after = with_store(database_url, body)
+    assert before is not None and after is not None
+    assert [len(r.actions) for r in before.rounds] == [0, 0]  # the refused action is not stored
+    assert (before.status, before.version) == ("playing", 4)
+    assert [len(r.actions) for r in after.rounds] == [0, 1]
+    assert after.rounds[1].outcome == outcome and after.rounds[1].table_after == 8
+    assert [(t.seat, t.stones) for t in after.rounds[1].tallies] == [(s, s + 1) for s in range(5)]
+    assert (after.status, after.version) == ("finished", 6) and after.finished_at is not None
 
 
 def test_unknown_matches_and_bad_arguments(database_url: str) -> None:
