@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,22 @@ class Hub:
         self.store = store
         self.metrics = metrics
         self.rooms: dict[str, Room] = {}
+        self._sockets: Counter[str] = Counter()
+
+    def admit_socket(self, address: str) -> bool:
+        """Count one more open room socket from ``address``; False (and not counted) when the
+        address already holds ``max_sockets_per_address`` of them. Pair with `release_socket`."""
+        limit = self.settings.max_sockets_per_address
+        if limit and self._sockets[address] >= limit:
+            return False
+        self._sockets[address] += 1
+        return True
+
+    def release_socket(self, address: str) -> None:
+        """A socket counted by `admit_socket` has closed."""
+        self._sockets[address] -= 1
+        if self._sockets[address] <= 0:
+            del self._sockets[address]
 
     def get(self, code: str) -> Room | None:
         """The room with this code, or None."""

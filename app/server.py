@@ -398,11 +398,17 @@ async def metrics_endpoint(hub: HubDep) -> Response:
 
 @operations.websocket("/ws/rooms/{code}")
 async def room_socket(websocket: WebSocket, code: str, hub: HubDep) -> None:
-    """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions."""
+    """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
+    holds at most ``max_sockets_per_address`` of them at once (1008 past that)."""
     await websocket.accept()
     room = hub.get(code)
     if room is None:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
+        return
+    address = websocket.client.host if websocket.client else ""
+    if not hub.admit_socket(address):
+        hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
+        await websocket.close(CLOSE_POLICY, "too many connections from this address")
         return
     state = websocket.app.state
     conn = Connection(websocket, hub.settings.send_queue_size)
@@ -416,6 +422,7 @@ async def room_socket(websocket: WebSocket, code: str, hub: HubDep) -> None:
     except (WebSocketDisconnect, TimeoutError):
         pass
     finally:
+        hub.release_socket(address)
         room.disconnect(conn)
         await _finish(conn)
 

@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     """Comma-separated addresses of reverse proxies whose X-Forwarded-For/-Proto headers are
     trusted (``*`` for any). Unset: the headers are ignored and the socket's peer is the client,
     so nobody can dodge a per-address limit by naming another address."""
+    max_sockets_per_address: Annotated[int, Field(ge=0)] = 32
+    """Room WebSockets one client address may hold open at once (0: no limit); one more is closed
+    with 1008. Behind a reverse proxy, set ``forwarded_allow_ips`` too, or every player counts as
+    the proxy's address."""
     max_frame_bytes: Annotated[int, Field(ge=256)] = 4096
     rate_limit: str = "20 per 2 seconds"
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""

@@ -190,6 +190,7 @@ def domeng_server(args: argparse.Namespace, data_dir: Path) -> ServerProcess:
         "DOMENG_RATE_LIMIT": f"{per_conn} per 2 seconds",
         "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",  # one address creates every table
         "DOMENG_MAX_ROOMS": str(max(5000, args.tables)),
+        "DOMENG_MAX_SOCKETS_PER_ADDRESS": "0",  # every client is 127.0.0.1 here
         "DOMENG_WS_COMPRESSION": "true" if args.compression == "deflate" else "false",
     }
     command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(data_dir)]

@@ -262,6 +262,35 @@ def test_a_socket_that_never_says_hello_is_closed(server: ServerProcess) -> None
     assert "hello" in closed.value.rcvd.reason
 
 
+def test_one_address_holds_a_bounded_number_of_sockets(tmp_path: Path) -> None:
+    """DOMENG_MAX_SOCKETS_PER_ADDRESS: one socket past the cap is closed with 1008 and a reason;
+    when one closes, its place is free again."""
+    capped = ServerProcess(tmp_path, env={"DOMENG_MAX_SOCKETS_PER_ADDRESS": "3"}).start()
+    try:
+        code = capped.create_room()["code"]
+        watchers = [Client(capped, code) for _ in range(3)]
+        for watcher in watchers:
+            watcher.wait_for(lambda m: m["type"] == "state")
+        with pytest.raises(ConnectionClosed) as closed:
+            Client(capped, code).recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        assert "too many connections" in closed.value.rcvd.reason
+        watchers.pop().close()
+        deadline = time.monotonic() + 10  # the server counts the close when its handler ends
+        while True:
+            again = Client(capped, code)
+            try:
+                assert again.wait_for(lambda m: m["type"] == "state", timeout=5)["room"]["code"] == code
+                break
+            except ConnectionClosed:
+                assert time.monotonic() < deadline, "the closed socket's place never came free"
+                time.sleep(0.1)
+        for watcher in [*watchers, again]:
+            watcher.close()
+    finally:
+        capped.stop()
+
+
 def test_bad_token_and_flood_close_the_socket_and_leave_the_room_alone(server: ServerProcess) -> None:
     code, token, _ = _room_with_one_human(server)
     player = Client(server, code, token)
