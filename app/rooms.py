@@ -373,6 +373,7 @@ class Room:
                 self._uncover(seat)
             else:
                 self._send_presence()
+        self._schedule()  # the first to come back to an unwatched table lets the next deal come
 
     def _uncover(self, seat: int) -> None:
         """The player is back: their seat is theirs again (timers restart for their turn)."""
@@ -395,7 +396,11 @@ class Room:
         return True
 
     def _on_disconnect(self, conn: Connection) -> None:
-        if not self._drop(conn) or conn.seat is None:
+        if not self._drop(conn):
+            return
+        if not self.conns:
+            self._schedule()  # nobody watches now: no next deal until someone is back
+        if conn.seat is None:
             return
         info = self.seats[conn.seat]
         if info.connections == 0 and info.kind == "human" and self.status == "playing":
@@ -622,7 +627,9 @@ class Room:
         if state is None or self.status != "playing":
             return None
         if state.phase is Phase.READY:
-            return (self.version, "deal", None)
+            # nobody at the table or watching: bots do not play on alone, round after round (a
+            # no-limit match would never end); the round in play is finished, the next waits
+            return (self.version, "deal", None) if self.conns else None
         if state.phase is not Phase.PLAYING:
             return None
         seat = state.to_act

@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from app.db import make_engine
 from tests.conftest import domeng_cli
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 SECRET = "admin-secret-for-tests-0123456789"
 COOKIE = "__Host-domeng_admin"
@@ -79,14 +79,18 @@ def admin_client(server: ServerProcess) -> httpx.Client:
 
 
 def play_bot_match(server: ServerProcess, timeout: float = 60.0) -> dict[str, Any]:
-    """Create a room of five bots, start it and wait until the match is over; returns the room
-    as created (code, host_token)."""
+    """Create a room of five bots, start it and watch it (bots deal no new round to an empty room)
+    until the match is over; returns the room as created (code, host_token)."""
     room = server.create_room(bots=["greedy", "random", "greedy", "random", "greedy"], turn_timer_s=0)
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    deadline = time.monotonic() + timeout
-    while server.room(room["code"])["status"] != "finished":
-        assert time.monotonic() < deadline, "the bot match did not finish"
-        time.sleep(0.1)
+    watcher = Client(server, room["code"])
+    try:
+        deadline = time.monotonic() + timeout
+        while server.room(room["code"])["status"] != "finished":
+            assert time.monotonic() < deadline, "the bot match did not finish"
+            time.sleep(0.1)
+    finally:
+        watcher.close()
     return room
 
 

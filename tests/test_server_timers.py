@@ -151,3 +151,32 @@ def test_the_connection_gauge_counts_replaced_and_closed_sockets_out(tmp_path: P
         assert gauge() == 0
     finally:
         server.stop()
+
+
+def test_a_table_nobody_watches_finishes_its_round_and_deals_no_more(tmp_path: Path) -> None:
+    """Bots do not play on alone: with nobody connected the round in play ends, the next one is
+    dealt only when someone connects (docs/protocol.md, "Turns, timers and bots")."""
+    fast = {"DOMENG_BOT_DELAY_S": "0.02", "DOMENG_ROUND_PAUSE_S": "0.05"}
+    server = ServerProcess(tmp_path, env=fast).start()
+    try:
+        room = server.create_room(bots=["greedy"] * 5, options={"camat_target": 0}, turn_timer_s=0)
+        server.start_match(room["code"], room["host_token"])
+        watcher = Client(server, room["code"])
+        watcher.wait_for(lambda m: m["type"] == "state" and m["view"]["round"] >= 2, timeout=30)
+        watcher.close()
+        # the round that was in play ends; then nothing moves
+        deadline = time.monotonic() + 30
+        while (public := server.room(room["code"]))["turn"] is not None:
+            assert time.monotonic() < deadline, "the round in play never ended"
+            time.sleep(0.05)
+        time.sleep(1.0)  # twenty round pauses
+        assert server.room(room["code"]) == public
+        # someone looks in: the next round is dealt, and play goes on
+        again = Client(server, room["code"])
+        dealt = again.wait_for(
+            lambda m: m["type"] == "state" and m["view"]["round"] > public["round"]["index"] + 1, timeout=10
+        )
+        assert dealt["view"]["phase"] == "playing"
+        again.close()
+    finally:
+        server.stop()
