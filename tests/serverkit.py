@@ -12,7 +12,9 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +190,48 @@ def my_turn_to_place(message: dict[str, Any]) -> bool:
         return False
     legal = message["view"]["legal"]
     return bool(legal) and not (len(legal) == 1 and legal[0].get("pass"))
+
+
+def quoted(tile: str) -> tuple[str, str]:
+    """A tile ``"a-b"`` as it may appear quoted in a JSON message, either way round."""
+    low, high = tile.split("-")
+    return f'"{low}-{high}"', f'"{high}-{low}"'
+
+
+def play_to_match_over(
+    clients: list[Client], spectator: Client, pick: Callable[[int], int] = lambda seat: -1
+) -> None:
+    """Each seated client answers every turn of its seat, in a thread of its own, with its
+    ``pick(seat)``-th legal action (draws included; a forced pass is the server's to apply) until
+    the match is over, and the spectator sees it end. AssertionError when the server refused an
+    action or a client failed; every wait is bounded (240 s for the match)."""
+    done, errors = threading.Event(), []
+
+    def autoplay(seat: int, client: Client) -> None:
+        try:
+            while not done.is_set():
+                message = client.recv(timeout=30)
+                if message["type"] == "error":
+                    errors.append(f"seat {seat}: the server refused: {message}")
+                view = message.get("view") if message["type"] == "state" else None
+                if view is None:
+                    continue
+                if view["match_over"]:
+                    return
+                legal = view["legal"]
+                if legal and not any("pass" in a for a in legal):
+                    choice = legal[pick(seat) % len(legal)]
+                    action = {k: v for k, v in choice.items() if k != "seat"}
+                    client.send({"type": "action", "version": message["version"], "action": action})
+        except Exception as error:
+            errors.append(f"seat {seat}: {error!r}")
+            done.set()
+
+    threads = [threading.Thread(target=autoplay, args=(s, c), daemon=True) for s, c in enumerate(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(240)
+    done.set()
+    assert not errors, errors
+    spectator.wait_for(lambda m: m["type"] == "state" and m["view"] and m["view"]["match_over"], timeout=60)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from engine.actions import Draw, PlayLempas
 from engine.tiles import Tile
 from engine.variants import make_rules
 from tests.conftest import domeng_cli
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, play_to_match_over, quoted
 
 REPORT_KEYS = ("end", "winner", "points", "pending", "goat", "next_leader")
 
@@ -62,36 +61,6 @@ def test_bad_kozel_rooms_are_refused(server: ServerProcess, body: dict[str, Any]
     assert reply.json()["detail"]["code"] == code
 
 
-def _autoplay(client: Client, done: threading.Event, errors: list[str], pick: int) -> None:
-    """Answer every turn of the client's seat with its ``pick``-th legal action (draws included)."""
-    try:
-        while not done.is_set():
-            message = client.recv(timeout=30)
-            if message["type"] == "error":
-                errors.append(f"server refused: {message}")
-            if message["type"] != "state" or message["view"] is None:
-                continue
-            view = message["view"]
-            if view["match_over"]:
-                done.set()
-                return
-            if view["legal"]:
-                legal = view["legal"]
-                if any("pass" in a for a in legal):
-                    continue  # a forced pass is the server's to apply
-                choice = legal[pick % len(legal)]
-                action = {k: v for k, v in choice.items() if k != "seat"}
-                client.send({"type": "action", "version": message["version"], "action": action})
-    except Exception as error:
-        errors.append(repr(error))
-        done.set()
-
-
-def _quoted(text: str) -> tuple[str, str]:
-    low, high = text.split("-")
-    return f'"{low}-{high}"', f'"{high}-{low}"'
-
-
 def _deals(messages: list[dict[str, Any]], seats: int) -> dict[int, list[list[str]]]:
     """Each round's deal (hands then the bazaar, as strings), from the seeds revealed afterwards."""
     rules = make_rules("kozel", {}, seats)
@@ -121,7 +90,7 @@ def _check_no_leak(clients: list[tuple[int | None, Client]], seats: int) -> int:
             visible = {str(Tile.parse(t)) for t in (view["hand"] or []) + view["chain"]}
             hidden = {t for s, hand in enumerate(deal) for t in hand if s != seat} - visible
             text = json.dumps(message)
-            leaked = [t for t in hidden if any(q in text for q in _quoted(t))]
+            leaked = [t for t in hidden if any(q in text for q in quoted(t))]
             assert not leaked, f"seat {seat} saw {leaked} at version {message['version']}"
             for event in view["log"]:
                 if event["type"] == "drew":
@@ -167,18 +136,7 @@ def test_a_kozel_match_plays_to_the_goat_without_leaks_and_exports_identically(
         assert [s["kind"] for s in server.room(code)["seats"]] == ["human"] * humans + ["bot"] * (
             seats - humans
         )
-        done, errors = threading.Event(), []
-        threads = [
-            threading.Thread(target=_autoplay, args=(c, done, errors, -1 - s)) for s, c in enumerate(clients)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(240)
-        assert not errors, errors
-        spectator.wait_for(
-            lambda m: m["type"] == "state" and m["view"] and m["view"]["match_over"], timeout=60
-        )
+        play_to_match_over(clients, spectator, pick=lambda seat: -1 - seat)
     finally:
         server.stop()
 

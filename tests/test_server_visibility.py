@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,29 +12,7 @@ from app.store import Store, sqlite_url
 from engine.record import replay
 from engine.tiles import TILES, Tile
 from engine.variants import make_rules
-from tests.serverkit import Client, ServerProcess
-
-
-def _autoplay(client: Client, done: threading.Event, errors: list[str]) -> None:
-    try:
-        while not done.is_set():
-            message = client.recv(timeout=30)
-            if message["type"] != "state" or message["view"] is None:
-                continue
-            view = message["view"]
-            if view["match_over"]:
-                done.set()
-                return
-            if view["legal"]:
-                action = {k: v for k, v in view["legal"][-1].items() if k != "seat"}
-                client.send({"type": "action", "version": message["version"], "action": action})
-    except Exception as error:
-        errors.append(repr(error))
-        done.set()
-
-
-def _quoted(tile: Tile) -> tuple[str, str]:
-    return f'"{tile.low}-{tile.high}"', f'"{tile.high}-{tile.low}"'
+from tests.serverkit import Client, ServerProcess, play_to_match_over, quoted
 
 
 def _seeds(messages: list[dict[str, Any]]) -> dict[int, str]:
@@ -60,16 +37,7 @@ def test_full_match_leaks_no_hidden_tile_to_any_seat_or_spectator(tmp_path: Path
         spectator = Client(server, room["code"])
         clients = [Client(server, room["code"], token) for token in tokens]
         assert server.start_match(room["code"], room["host_token"]).status_code == 200
-        done, errors = threading.Event(), []
-        threads = [threading.Thread(target=_autoplay, args=(c, done, errors)) for c in clients]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(180)
-        assert not errors, errors
-        spectator.wait_for(
-            lambda m: m["type"] == "state" and m["view"] and m["view"]["match_over"], timeout=30
-        )
+        play_to_match_over(clients, spectator)
     finally:
         server.stop()
 
@@ -86,7 +54,7 @@ def test_full_match_leaks_no_hidden_tile_to_any_seat_or_spectator(tmp_path: Path
             on_chain = {Tile.parse(t) for t in view["chain"]}
             hidden = set(deal.rest) | {t for s, hand in enumerate(deal.hands) if s != seat for t in hand}
             text = json.dumps(message)
-            leaked = [str(t) for t in hidden - on_chain if any(q in text for q in _quoted(t))]
+            leaked = [str(t) for t in hidden - on_chain if any(q in text for q in quoted(str(t)))]
             assert not leaked, f"seat {seat} saw hidden tiles {leaked} at version {message['version']}"
             if seat is not None:
                 assert sorted(view["hand"]) == sorted(
