@@ -140,7 +140,7 @@ def _load(path: str) -> object:
         raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:  # JSONDecodeError, or an integer over 4300 digits
         raise RecordError("invalid_json", f"{path} is not JSON we can read: {error}") from None
 
 
@@ -183,6 +183,9 @@ def _print_kozel_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> N
             f" {figures['goats'][seat]:>6}"
         )
     spread = figures["rounds_per_match"]
+    if spread["mean"] is None:
+        print("no match reached the goat in these rounds")
+        return
     print(
         f"rounds per finished match (to the goat): mean {spread['mean']}, median {spread['median']},"
         f" min {spread['min']}, max {spread['max']}"
@@ -199,6 +202,9 @@ def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
             f" {figures['stones_paid'][seat]:>12} {figures['camat_elections'][seat]:>16}"
         )
     cycle = figures["rounds_per_cycle"]
+    if cycle["mean"] is None:
+        print(f"cycles {figures['cycles']} · no cycle ended in these rounds")
+        return
     print(
         f"cycles {figures['cycles']} · rounds per cycle: mean {cycle['mean']}, median {cycle['median']},"
         f" min {cycle['min']}, max {cycle['max']}"
@@ -216,14 +222,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.no_two_lempas:
         options["two_lempas"] = False
     rules = make_rules(args.variant, options, args.seats)
-    bot_names = [b.strip() for b in args.bots.split(",") if b.strip()]
+    bot_names = [b.strip() for b in args.bots.split(",")]
     unknown = [b for b in bot_names if b not in BOTS]
-    if unknown or not bot_names:
+    if unknown:
         print(f"domeng simulate: unknown bot(s) {unknown}; known: {', '.join(BOTS)}", file=sys.stderr)
         return 2
     save_dir = Path(args.save) if args.save else None
     if save_dir is not None:
-        save_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            save_dir.mkdir(parents=True, exist_ok=True)
+            probe = save_dir / ".domeng-write-test"
+            probe.write_text("", encoding="utf-8")
+            probe.unlink()
+        except OSError as error:
+            print(f"domeng simulate: cannot save records in {save_dir}: {error}", file=sys.stderr)
+            return 2
     saved = 0
 
     def save(state: State) -> None:

@@ -114,6 +114,22 @@ def test_simulate_rejects_unknown_bots_and_bad_round_counts() -> None:
     assert "oracle" in unknown.stderr
     zero = domeng_cli("simulate", "--rounds", "0")
     assert zero.returncode == 2
+    gap = domeng_cli("simulate", "--rounds", "5", "--bots", "random,,greedy", "--quiet")
+    assert gap.returncode == 2 and "''" in gap.stderr  # an empty name is a mistake, not a skip
+
+
+def test_simulate_save_to_a_place_it_cannot_write_says_so(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("", encoding="utf-8")
+    done = domeng_cli("simulate", "--rounds", "3", "--save", str(blocked / "records"), "--quiet")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "cannot save records" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_simulate_text_output_when_no_cycle_ends() -> None:
+    done = domeng_cli("simulate", "--rounds", "1", "--seed", "1", "--quiet")
+    assert done.returncode == 0 and "None" not in done.stdout
+    assert "no cycle ended" in done.stdout
 
 
 def test_simulate_save_writes_records_that_replay(tmp_path: Path) -> None:

@@ -576,9 +576,14 @@ def test_replay_json_rejects_an_action_after_the_match_is_over(tmp_path: Path) -
     check_error(path, "match_over", len(doc["rounds"]) - 1, len(last["actions"]) - 1, "P0 passes")
 
 
-def test_replay_json_rejects_text_that_is_not_json(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "text",
+    ['{"format": "domeng-record/1",', '{"options": {"camat_target": 1' + "0" * 5000 + "}}"],
+    ids=["cut short", "a 5001-digit number"],
+)
+def test_replay_json_rejects_text_that_is_not_json(text: str, tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
-    path.write_text('{"format": "domeng-record/1",', encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     check_error(path, "invalid_json", None, None, "not JSON")
 
 
