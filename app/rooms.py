@@ -24,6 +24,7 @@ import structlog
 
 from app.connection import Connection
 from app.metrics import Metrics
+from app.names import is_reserved_name, name_key
 from app.protocol import (
     CLOSE_REPLACED,
     CLOSE_ROOM_CLOSED,
@@ -82,11 +83,14 @@ def commitment_of(seed: str) -> str:
 class RoomError(Exception):
     """A refused command: ``code`` is stable, ``status`` the HTTP status it maps to."""
 
-    def __init__(self, code: str, message: str, status: int = 409) -> None:
+    def __init__(
+        self, code: str, message: str, status: int = 409, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
+        self.headers = headers or {}
 
 
 @dataclass
@@ -752,12 +756,19 @@ class Room:
     async def claim(self, seat: int, name: str) -> str:
         """Give ``seat`` to a person called ``name``; returns their secret seat token.
 
-        Raises `RoomError`: ``no_such_seat`` (404), ``seat_taken`` (409).
+        Raises `RoomError`: ``no_such_seat`` (404), ``seat_taken`` (409), ``name_taken`` (409: a
+        person at another seat has this name, `app.names.name_key`), ``name_reserved`` (422: the
+        table's label of a bot or empty seat, such as "Bot 3").
         """
         info = self._seat(seat)
         open_seat = info.kind == "empty" or (info.kind == "bot" and self.status == "waiting")
         if not open_seat:
             raise RoomError("seat_taken", f"seat {seat} is taken")
+        if is_reserved_name(name):
+            raise RoomError("name_reserved", f"{name!r} is how the table names a bot or an empty seat", 422)
+        key = name_key(name)
+        if any(s.kind == "human" and s.name and name_key(s.name) == key for s in self.seats):
+            raise RoomError("name_taken", f"someone at this table is already called {name!r}")
         token = secrets.token_urlsafe(32)
         await self.store.update_seat(
             self.match_id, seat, name=name, kind="human", bot_level=None, token_hash=hash_token(token)

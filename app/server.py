@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import gc
 import hashlib
+import math
+import time
 import unicodedata
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +22,7 @@ from limits import parse as parse_limit
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 from secure import (
     ContentSecurityPolicy,
     CrossOriginOpenerPolicy,
@@ -61,7 +63,10 @@ from app.store import Store
 from engine.variants import make_rules
 
 __all__ = [
+    "MAX_BODY_BYTES",
+    "MIN_TURN_TIMER_S",
     "STATIC_DIR",
+    "BodyLimit",
     "BotSet",
     "ClaimCreate",
     "HostToken",
@@ -102,10 +107,22 @@ class RoomCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     variant: str = Field("domeng", max_length=16)
-    options: dict[str, bool | int] = Field(default_factory=dict, max_length=8)
+    options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
     seats: int | None = Field(None, ge=2, le=5)
     turn_timer_s: float | None = Field(None, ge=0, le=600)
+    """Seconds per human turn: 0 (no timer) or 5 to 600."""
     bots: list[str | None] | None = Field(None, max_length=5)
+
+    @field_validator("turn_timer_s")
+    @classmethod
+    def _playable_timer(cls, value: float | None) -> float | None:
+        if value is not None and 0 < value < MIN_TURN_TIMER_S:
+            raise ValueError(f"a turn timer is 0 (off) or {MIN_TURN_TIMER_S:g} to 600 seconds")
+        return value
+
+
+MIN_TURN_TIMER_S = 5.0
+"""The shortest turn timer a room may have (seconds): less leaves a person no time to play."""
 
 
 class RoomCreated(BaseModel):
@@ -201,8 +218,51 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages)
     install_admin(app, AdminAuth(settings))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    app.add_middleware(SecureASGIMiddleware, secure=security_headers())
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(SecureASGIMiddleware, secure=security_headers())  # outermost: every response
     return app
+
+
+MAX_BODY_BYTES = 64 * 1024
+"""The largest HTTP request body read (bytes): every request of the API is a few hundred bytes."""
+
+
+class BodyLimit:
+    """ASGI middleware: an HTTP request whose body is over ``max_bytes`` gets 413
+    (``body_too_large``) before it is read, by its Content-Length, or as soon as a body sent
+    without one passes the limit (raised as an HTTPException, which FastAPI's body reading passes
+    through). WebSockets are left alone (their frames have their own limit)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await self._refuse()(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise HTTPException(413, detail=self._detail())
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _detail(self) -> dict[str, str]:
+        return {"code": "body_too_large", "message": f"a request body is at most {self.max_bytes} bytes"}
+
+    def _refuse(self) -> JSONResponse:
+        return JSONResponse({"detail": self._detail()}, status_code=413, headers={"Connection": "close"})
 
 
 def security_headers() -> Secure:
@@ -238,7 +298,8 @@ def security_headers() -> Secure:
 
 
 async def _room_error(request: Request, error: RoomError) -> JSONResponse:
-    return JSONResponse({"detail": {"code": error.code, "message": error.message}}, status_code=error.status)
+    body = {"detail": {"code": error.code, "message": error.message}}
+    return JSONResponse(body, status_code=error.status, headers=error.headers)
 
 
 async def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -304,7 +365,10 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     state = request.app.state
     client = request.client.host if request.client else "unknown"
     if not state.limiter.hit(state.create_limit, f"create-{client}"):
-        raise RoomError("too_many_rooms", "too many rooms created from this address; try again soon", 429)
+        reset, _ = state.limiter.get_window_stats(state.create_limit, f"create-{client}")
+        retry = {"Retry-After": str(max(1, math.ceil(reset - time.time())))}
+        message = "too many rooms created from this address; try again soon"
+        raise RoomError("too_many_rooms", message, 429, retry)
     if len(hub.rooms) >= hub.settings.max_rooms:
         raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(

@@ -73,6 +73,27 @@ def test_seat_race_has_exactly_one_winner(server: ServerProcess) -> None:
     assert loser.json()["detail"]["code"] == "seat_taken"
 
 
+@pytest.mark.parametrize(
+    ("name", "status", "code"),
+    [
+        ("Bot 4", 422, "name_reserved"),  # the table's label of seat 4's bot
+        ("бот 2", 422, "name_reserved"),  # Russian and Ukrainian tables say "Бот 2"
+        ("Seat 5", 422, "name_reserved"),  # an empty seat
+        ("  ANA ", 409, "name_taken"),  # Ana sits at seat 0
+        ("Ａｎａ", 409, "name_taken"),  # fullwidth letters are the same name (NFKC)
+    ],
+)
+def test_a_name_that_would_pass_for_another_seat_is_refused(
+    server: ServerProcess, name: str, status: int, code: str
+) -> None:
+    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"])
+    assert server.claim(room["code"], 0, "Ana").status_code == 201
+    refused = server.claim(room["code"], 1, name)
+    assert refused.status_code == status and refused.json()["detail"]["code"] == code
+    assert server.room(room["code"])["seats"][1]["kind"] == "empty"  # nothing changed
+    assert server.claim(room["code"], 1, "Botak").status_code == 201  # a name may start like one
+
+
 def test_host_commands_need_the_host_token(server: ServerProcess) -> None:
     room = server.create_room()
     claim = server.claim(room["code"], 0, "Ana").json()
@@ -423,6 +444,58 @@ def test_bodies_json_cannot_echo_get_a_422_not_a_500(server: ServerProcess, body
     )
     assert reply.status_code == 422, reply.text
     assert all(set(d) == {"loc", "msg", "type"} for d in reply.json()["detail"])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"options": {"camat_target": "1"}},  # a number as text is not a number
+        {"options": {"two_lempas": "yes"}, "variant": "kozel"},  # nor "yes" a yes
+        {"options": {"camat_target": True}},  # nor true a count
+        {"turn_timer_s": 0.001},  # no time to play: 0 (off) or 5 to 600 s
+        {"turn_timer_s": 4.9},
+        {"turn_timer_s": 601},
+    ],
+)
+def test_room_settings_of_the_wrong_kind_are_refused(server: ServerProcess, body: dict[str, Any]) -> None:
+    reply = httpx.post(f"{server.url}/api/rooms", json=body, timeout=5)
+    assert reply.status_code == 422, reply.text
+
+
+def test_timers_of_0_and_5_to_600_seconds_are_accepted(server: ServerProcess) -> None:
+    for seconds in (0, 5, 600):
+        assert server.room(server.create_room(turn_timer_s=seconds)["code"])["turn_timer_s"] == seconds
+
+
+def test_a_request_body_over_64_kib_is_refused_unread(server: ServerProcess) -> None:
+    """By its Content-Length, and when sent in chunks without one (app.server.BodyLimit)."""
+    huge = b'{"variant": "domeng", "bots": [' + b"null, " * 20_000 + b"null]}"
+    declared = httpx.post(
+        f"{server.url}/api/rooms", content=huge, headers={"Content-Type": "application/json"}, timeout=5
+    )
+    chunked = httpx.post(
+        f"{server.url}/api/rooms",
+        content=(huge[i : i + 4096] for i in range(0, len(huge), 4096)),
+        headers={"Content-Type": "application/json"},
+        timeout=5,
+    )
+    for reply in (declared, chunked):
+        assert reply.status_code == 413, reply.text
+        assert reply.json()["detail"]["code"] == "body_too_large"
+        assert "content-security-policy" in reply.headers
+    assert "content-length" not in chunked.request.headers
+
+
+def test_too_many_rooms_from_one_address_says_when_to_come_back(tmp_path: Path) -> None:
+    limited = ServerProcess(tmp_path, env={"DOMENG_ROOM_CREATE_LIMIT": "2 per minute"}).start()
+    try:
+        for _ in range(2):
+            assert httpx.post(f"{limited.url}/api/rooms", json={}, timeout=5).status_code == 201
+        refused = httpx.post(f"{limited.url}/api/rooms", json={}, timeout=5)
+        assert refused.status_code == 429 and refused.json()["detail"]["code"] == "too_many_rooms"
+        assert 1 <= int(refused.headers["retry-after"]) <= 60
+    finally:
+        limited.stop()
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ def _covered(message: dict[str, Any], seat: int) -> bool | None:
 def test_turn_timer_hands_the_turn_to_a_bot_until_the_player_acts(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path).start()
     try:
-        room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=1)
+        room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=5)
         token = server.claim(room["code"], 0, "Ana").json()["token"]
         server.start_match(room["code"], room["host_token"])
         client = Client(server, room["code"], token)

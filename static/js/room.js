@@ -250,7 +250,8 @@ export class RoomController {
       this.seat = reply.seat;
       this.connect();
     } catch (error) {
-      toast(error.code === "seat_taken" ? t("join.taken") : t("join.error", { message: error.message }), "error");
+      const known = { seat_taken: "join.taken", name_taken: "join.name_taken", name_reserved: "join.name_reserved" };
+      toast(known[error.code] ? t(known[error.code]) : t("join.error", { message: error.message }), "error");
     }
   }
 
