@@ -78,6 +78,7 @@ __all__ = [
     "claim_seat",
     "create_app",
     "create_room",
+    "docs_page",
     "get_room",
     "healthz",
     "lobby_page",
@@ -203,7 +204,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await hub.stop()
         await store.close()
 
-    app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan)
+    # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block
+    app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
     app.state.store = store
     app.state.settings = settings
@@ -351,6 +353,12 @@ async def lobby_page() -> FileResponse:
 async def room_page(code: str) -> FileResponse:
     """A room's share link: pick a seat or watch, then the table."""
     return _page()
+
+
+@pages.get("/docs")
+async def docs_page() -> FileResponse:
+    """The API reference: Swagger UI (vendored in static/vendor/swagger-ui) over /openapi.json."""
+    return FileResponse(STATIC_DIR / "docs.html", headers={"Cache-Control": "no-cache"})
 
 
 @pages.get("/rules")

@@ -485,3 +485,15 @@ def test_the_last_mappano_tag_and_the_round_label_are_whole_in_every_language(
         watch.assert_clean()
         context.close()
     ana.close()
+
+
+def test_the_api_reference_renders_offline_under_the_sites_csp(server: ServerProcess, browser: Any) -> None:
+    """/docs is Swagger UI served from static/vendor (no CDN): it lists the room API's operations
+    with no console error and no Content-Security-Policy violation."""
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/docs")
+    page.wait_for_selector(".swagger-ui .opblock-summary-path[data-path='/api/rooms']")
+    paths = page.eval_on_selector_all(".opblock-summary-path", "els => els.map(e => e.dataset.path)")
+    assert "/api/rooms/{code}/seats/{seat}" in paths
+    watch.assert_clean()
+    context.close()
