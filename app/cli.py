@@ -134,8 +134,11 @@ def _summary_text(result: Replay) -> str:
 
 
 def _load(path: str) -> object:
+    """The JSON document in file ``path`` (``-``: standard input); raises RecordError
+    (``unreadable_file``, ``invalid_json``)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None
     try:
@@ -343,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     replay = sub.add_parser("replay", help="validate and replay a match record (RECORD.md)")
-    replay.add_argument("file", help="a domeng-record/1 JSON file")
+    replay.add_argument("file", help="a domeng-record/1 JSON file, or - for standard input")
     replay.add_argument("--json", action="store_true", help="print RECORD.md's JSON report")
     replay.set_defaults(func=cmd_replay)
 

@@ -179,10 +179,12 @@ DOMENG_SCRIPT = Path(sys.executable).with_name("domeng")
 """The ``domeng`` console script installed next to this interpreter (``.venv/bin/domeng``)."""
 
 
-def domeng_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """Run the real ``domeng`` console script with ``args``; returns its exit status and output."""
+def domeng_cli(*args: str | Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real ``domeng`` console script with ``args`` (and ``stdin`` as its standard input);
+    returns its exit status and output."""
     return subprocess.run(
         [str(DOMENG_SCRIPT), *(str(a) for a in args)],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,

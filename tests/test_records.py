@@ -616,6 +616,15 @@ def test_replay_json_prints_record_md_report(which: str, tmp_path: Path) -> None
         assert (report["rounds"][-1]["table"], report["rounds"][-1]["stones"]) == (25, [0] * 5)
 
 
+def test_replay_reads_standard_input_for_a_dash() -> None:
+    doc = passebunge_record()
+    done = domeng_cli("replay", "-", "--json", stdin=json.dumps(doc))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout) == replay(doc)
+    broken = domeng_cli("replay", "-", "--json", stdin="{")
+    assert broken.returncode == 2 and json.loads(broken.stdout)["error"]["code"] == "invalid_json"
+
+
 def _outcomes(state: State) -> list[DomengOutcome]:
     return [log.outcome for log in state.history if isinstance(log.outcome, DomengOutcome)]
 
