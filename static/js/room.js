@@ -46,7 +46,9 @@ export class RoomController {
     }
     this.banner = h("div", { class: "banner", hidden: true, role: "status", "aria-live": "assertive" });
     this.main = h("div", { class: "room-main" });
-    replace(this.root, this.banner, this.main);
+    // the banner takes its own strip above the page: it never covers the table's top bar
+    this.page = h("div", { class: "room-page" }, this.banner, this.main);
+    replace(this.root, this.page);
     this.render([]);
     this.connect();
   }
@@ -192,6 +194,7 @@ export class RoomController {
       this.screen = kind === "waiting" ? new WaitingView(this) : new TableView(this);
       this.screen.kind = kind;
       replace(this.main, this.screen.el);
+      this.page.classList.toggle("at-table", kind === "table");
       events = [];
     }
     this.screen.update(events);
