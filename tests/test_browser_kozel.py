@@ -496,6 +496,58 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
         context.close()
 
 
+_SHEET_TAGS_JS = """async (outcome) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const view = {round: 3, match_over: false, outcome, log: [],
+                  reveal: {hands: [["1-2"], ["2-3"], ["0-4"]], rest: []}};
+    const dialog = roundEndPanel({view, room: window.__domeng.room, seed: null, commitment: null, round: 3},
+                                 {onClose: () => {}, mySeat: 0, nextStarted: false});
+    document.body.append(dialog);
+    dialog.showModal();
+    dialog.querySelector('.score-sheet').scrollIntoView();
+    const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el);
+                            return new Set([...r.getClientRects()].filter((b) => b.width)
+                                                                  .map((b) => Math.round(b.top))).size; };
+    const tags = [...dialog.querySelectorAll('.score-sheet .tag')].map((tag) => {
+        const cell = tag.closest('th, td').getBoundingClientRect(), box = tag.getBoundingClientRect();
+        return {text: tag.innerText, lines: lines(tag), inside: box.right <= cell.right + 0.5};
+    });
+    return {tags, fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_closest_to_101_tag_stays_one_line_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The round-end sheet marks the row closest to 101 with a tag: one line inside its cell in
+    every language ("closest to 101: 45 points to go" on a desktop, "45 to 101" on a phone)."""
+    room = server.create_room(variant="kozel", seats=3, bots=["greedy"] * 3, turn_timer_s=0)
+    outcome = {
+        "end": "out",
+        "winner": 0,
+        "hand_values": [0, 17, 9],
+        "written": [0, 17, 9],
+        "points": [0, 56, 44],
+        "pending": [5, 0, 0],
+        "goat": [],
+        "next_leader": 0,
+        "match_over": False,
+    }
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        shown = page.evaluate(_SHEET_TAGS_JS, outcome)
+        closest = [tag for tag in shown["tags"] if "45" in tag["text"]]
+        assert len(closest) == 1 and "101" in closest[0]["text"], (lang, shown)
+        assert all(tag["lines"] == 1 and tag["inside"] for tag in shown["tags"]), (lang, shown)
+        assert shown["fits"], lang
+        screenshot(page, f"kozel-closest-{lang}-{size}")
+        watch.assert_clean()
+        context.close()
+
+
 _WHOLE_LABELS_JS = """() => {
     // a header broken inside a word shows more lines than it has words
     const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el);
