@@ -37,7 +37,7 @@ from tests.browserkit import (
     take_seat,
     text_of,
 )
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 BOTS = ["person", "greedy", "random", "greedy", "random"]
 
@@ -292,6 +292,40 @@ def test_the_replaced_banner_leaves_the_top_bar_usable(
     page.click(".banner[data-kind='replaced'] button")
     page.wait_for_selector(".banner", state="hidden")
     page.wait_for_function("() => window.__domeng.seat === 0")
+    watch.assert_clean()
+    context.close()
+
+
+_FEED_JS = """() => ({rounds: [...document.querySelectorAll('.feed-round')].map((el) => el.textContent),
+                       text: document.querySelector('.feed-list').textContent,
+                       version: window.__domeng.version})"""
+
+
+def test_a_reload_keeps_the_feed_of_the_rounds_before(server: ServerProcess, browser: Any) -> None:
+    """A spectator's tab sees round 1 end and round 2 start; after a reload its feed still tells
+    round 1 (the tab kept it: a whole state carries only the round in play)."""
+    room = server.create_room(  # no camat target: the match cannot end before round 2
+        bots=[None, "greedy", "greedy", "greedy", "greedy"], options={"camat_target": 0}, turn_timer_s=0
+    )
+    ana = Client(server, room["code"], server.claim(room["code"], 0, "Ana").json()["token"])
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/r/{room['code']}")
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    while True:  # Ana plays until her turn in round 2 or later: there the room waits for her
+        turn = ana.wait_for(my_turn_to_place, timeout=30)
+        if turn["view"]["round"] >= 2:
+            break
+        action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
+        ana.send({"type": "action", "version": turn["version"], "action": action})
+    page.wait_for_function(f"() => window.__domeng.version === {turn['version']}")
+    before = page.evaluate(_FEED_JS)
+    assert len(before["rounds"]) >= 2 and page.locator(".feed-end").count() >= 1, before
+    page.reload()
+    page.wait_for_function(f"() => window.__domeng?.version === {turn['version']}")
+    after = page.evaluate(_FEED_JS)
+    assert after == before
+    screenshot(page, "feed-after-reload-1280x800")
+    ana.close()
     watch.assert_clean()
     context.close()
 
