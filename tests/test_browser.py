@@ -37,7 +37,7 @@ from tests.browserkit import (
     take_seat,
     text_of,
 )
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 BOTS = ["person", "greedy", "random", "greedy", "random"]
 
@@ -240,6 +240,92 @@ def test_reload_keeps_seat_hand_and_stones_and_a_dropped_socket_reconnects(
     play_until(page, lambda: page.locator(PLAYABLE).count() > 0, timeout=60)
     assert held(page)["seat"] == 0
     assert play_turn(page, keyboard=True)
+    watch.assert_clean()
+    context.close()
+
+
+# The top bar's controls a banner could cover: each visible one must be whole and on top.
+_BAR_UNDER_BANNER_JS = """() => {
+    const banner = document.querySelector('.banner').getBoundingClientRect();
+    const covered = [];
+    let controls = 0;
+    for (const el of document.querySelectorAll('.bar .round-label, .bar .pile, .bar-actions > *')) {
+        const r = el.getBoundingClientRect();
+        if (!r.width || !r.height) continue;  // not shown at this size
+        controls += 1;
+        const onTop = el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+        const under = r.left < banner.right && banner.left < r.right
+                      && r.top < banner.bottom && banner.top < r.bottom;
+        if (under || !onTop) covered.push(el.className || el.tagName);
+    }
+    return {covered, controls, scrolls: document.documentElement.scrollHeight > innerHeight + 1};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_replaced_banner_leaves_the_top_bar_usable(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The seat opened in a second window: the first window's banner ("Play here") takes a strip
+    of its own above the table; every control of the top bar stays visible and clickable."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.evaluate(
+        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
+        [room["code"], token],
+    )
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".table-screen")
+    other = context.new_page()
+    goto(other, page.url)
+    other.wait_for_selector(".table-screen")
+    page.wait_for_selector(".banner[data-kind='replaced']")
+    page.wait_for_function("() => document.getAnimations().every((a) => a.playState !== 'running')")
+    shown = page.evaluate(_BAR_UNDER_BANNER_JS)
+    assert shown["controls"] >= 4 and shown["covered"] == [] and not shown["scrolls"], shown
+    screenshot(page, f"replaced-banner-{viewport['width']}x{viewport['height']}")
+    page.locator(".bar-actions .copy-link").click(trial=True)  # nothing over it takes the click
+    other.close()
+    page.click(".banner[data-kind='replaced'] button")
+    page.wait_for_selector(".banner", state="hidden")
+    page.wait_for_function("() => window.__domeng.seat === 0")
+    watch.assert_clean()
+    context.close()
+
+
+_FEED_JS = """() => ({rounds: [...document.querySelectorAll('.feed-round')].map((el) => el.textContent),
+                       text: document.querySelector('.feed-list').textContent,
+                       version: window.__domeng.version})"""
+
+
+def test_a_reload_keeps_the_feed_of_the_rounds_before(server: ServerProcess, browser: Any) -> None:
+    """A spectator's tab sees round 1 end and round 2 start; after a reload its feed still tells
+    round 1 (the tab kept it: a whole state carries only the round in play)."""
+    room = server.create_room(  # no camat target: the match cannot end before round 2
+        bots=[None, "greedy", "greedy", "greedy", "greedy"], options={"camat_target": 0}, turn_timer_s=0
+    )
+    ana = Client(server, room["code"], server.claim(room["code"], 0, "Ana").json()["token"])
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/r/{room['code']}")
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    while True:  # Ana plays until her turn in round 2 or later: there the room waits for her
+        turn = ana.wait_for(my_turn_to_place, timeout=30)
+        if turn["view"]["round"] >= 2:
+            break
+        action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
+        ana.send({"type": "action", "version": turn["version"], "action": action})
+    page.wait_for_function(f"() => window.__domeng.version === {turn['version']}")
+    before = page.evaluate(_FEED_JS)
+    assert len(before["rounds"]) >= 2 and page.locator(".feed-end").count() >= 1, before
+    page.reload()
+    page.wait_for_function(f"() => window.__domeng?.version === {turn['version']}")
+    after = page.evaluate(_FEED_JS)
+    assert after == before
+    screenshot(page, "feed-after-reload-1280x800")
+    ana.close()
     watch.assert_clean()
     context.close()
 

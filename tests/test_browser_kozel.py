@@ -4,6 +4,7 @@ score sheet show exactly the server's points; the table never shows a bazaar til
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -172,12 +173,14 @@ def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
     context.close()
 
 
-def _seated_page(server: ServerProcess, browser: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+def _seated_page(
+    server: ServerProcess, browser: Any, viewport: dict[str, int] = DESKTOP
+) -> tuple[Any, Any, Any, dict[str, Any]]:
     """A 2-seat Kozel table of two people (nothing moves until someone acts), opened at seat 0."""
     room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Anna").json()["token"]
     server.claim(room["code"], 1, "Boris")
-    context, page, watch = open_page(browser, DESKTOP)
+    context, page, watch = open_page(browser, viewport)
     goto(page, f"{server.url}/r/{room['code']}")
     page.evaluate(
         "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
@@ -249,6 +252,148 @@ def test_with_nothing_to_place_the_page_draws_once_per_state(server: ServerProce
     assert "bazaar is empty" in page.locator(".status").inner_text()
     watch.assert_clean()
     context.close()
+
+
+def _long_chain(length: int, seed: int) -> dict[str, Any]:
+    """A chain of ``length`` tiles as a view has it: the tiles left to right ("a-b" as they lie),
+    the ends, and a log of placements (seats taking turns) growing it from a random opening tile,
+    whose L placements put the opening tile where the page will look for it. The tiles are a
+    stretch of a seeded walk through the whole set (every number shows on 8 halves, so one walk
+    uses all 28 tiles)."""
+    rng = random.Random(seed)
+    tiles = [(a, b) for a in range(7) for b in range(a, 7)]
+    ways: dict[int, list[int]] = {n: [] for n in range(7)}
+    for i, (a, b) in enumerate(tiles):
+        ways[a].append(i)
+        if a != b:
+            ways[b].append(i)
+    for choices in ways.values():
+        rng.shuffle(choices)
+    used: set[int] = set()
+    stack, walk = [rng.randrange(7)], []
+    while stack:  # Hierholzer: a closed walk over every tile
+        n = stack[-1]
+        while ways[n] and ways[n][-1] in used:
+            ways[n].pop()
+        if ways[n]:
+            i = ways[n].pop()
+            used.add(i)
+            stack.append(tiles[i][1] if tiles[i][0] == n else tiles[i][0])
+        else:
+            walk.append(stack.pop())
+    chain = [f"{walk[k]}-{walk[k + 1]}" for k in range(length)]
+    opening = rng.randrange(length)
+    sides = ["L"] * opening + ["R"] * (length - 1 - opening)
+    rng.shuffle(sides)
+    ends = [walk[0], walk[length]]
+    log: list[dict[str, Any]] = [{"type": "placed", "seat": 0, "tile": chain[opening], "end": None}]
+    left, right = opening, opening
+    for end in sides:
+        left, right = (left - 1, right) if end == "L" else (left, right + 1)
+        tile = chain[left] if end == "L" else chain[right]
+        log.append({"type": "placed", "seat": len(log) % 2, "tile": tile, "end": end})
+    for event in log:
+        event.update(ends=ends, mappakuling=False)
+    return {"chain": chain, "ends": ends, "log": log}
+
+
+# Rects in units, in chain order: the largest gap between two tiles that follow each other (a
+# corner leaves 0.3 of a unit), tiles that overlap, and tiles outside [0, width].
+_CHAIN_GAPS = """(rects, width) => {
+    const gap = (a, b) => Math.max(0, b.x - (a.x + a.w), a.x - (b.x + b.w),
+                                   b.y - (a.y + a.h), a.y - (b.y + b.h));
+    const cross = (a, b) => Math.max(0, Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x))
+                          * Math.max(0, Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y));
+    let widest = 0, overlaps = 0, outside = 0;
+    rects.forEach((r, i) => {
+        if (i) widest = Math.max(widest, gap(rects[i - 1], r));
+        for (let j = 0; j < i; j += 1) if (cross(rects[j], r) > 0.01) overlaps += 1;
+        if (r.x < -0.01 || r.x + r.w > width + 0.01) outside += 1;
+    });
+    return {widest, overlaps, outside};
+}"""
+
+
+def test_the_chain_layout_turns_every_row_through_a_corner(server: ServerProcess, browser: Any) -> None:
+    """Pure layout, many board widths and lempa patterns (the board's end targets included): each
+    tile touches the one before it (along a row, or under/beside a corner tile), none overlap, all
+    stay on the board. A tile that jumped to the next row on its own would leave a gap of 1.3."""
+    context, page, watch, _ = _seated_page(server, browser)
+    rng = random.Random(101)
+    cases = []
+    for length in (9, 16, 25, 30):  # 28 tiles at most, and the two end targets
+        for _ in range(40):
+            cases.append([rng.random() < 0.25 for _ in range(length)])
+    worst = page.evaluate(
+        """async (cases) => {
+            const { layoutChain } = await import('/static/js/chain.js');
+            const gaps = GAPS;
+            const worst = {widest: 0, overlaps: 0, outside: 0};
+            cases.forEach((lempas, n) => {
+                for (let cols = 10.5; cols < 32; cols += 0.37) {
+                    const items = lempas.map((lempa) => ({ lempa }));
+                    const found = gaps(layoutChain(items, cols, n % lempas.length), cols);
+                    worst.widest = Math.max(worst.widest, found.widest);
+                    worst.overlaps += found.overlaps;
+                    worst.outside += found.outside;
+                }
+            });
+            return worst;
+        }""".replace("GAPS", _CHAIN_GAPS),
+        cases,
+    )
+    assert worst["widest"] <= 0.31 and worst["overlaps"] == 0 and worst["outside"] == 0, worst
+    watch.assert_clean()
+    context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_long_chains_read_as_one_line_on_the_felt(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Domeng's longest chains (25 tiles) and a 2-seat Kozel's (28) as the page draws them."""
+    context, page, watch, _ = _seated_page(server, browser, viewport)
+    size = f"{viewport['width']}x{viewport['height']}"
+    for length, seed in ((25, 3), (25, 4), (28, 5), (28, 6)):
+        shown = _long_chain(length, seed)
+        _show(page, {**shown, "hand": ["1-2"], "hand_counts": [1, 1], "legal": []})
+        # tiles of the last chain glide to their new places: measure once they are there
+        page.wait_for_function(
+            f"""() => document.querySelectorAll('.chain-tile').length === {length}
+                      && document.getAnimations().every((a) => a.playState !== 'running')"""
+        )
+        drawn = page.evaluate(
+            """() => {
+                const board = document.querySelector('.chain-board').getBoundingClientRect();
+                const el = document.querySelector('.chain-board');
+                const unit = parseFloat(el.style.getPropertyValue('--unit'));
+                const tiles = [...document.querySelectorAll('.chain-tile')]
+                    .sort((a, b) => Number(a.dataset.index) - Number(b.dataset.index));
+                const rects = tiles.map((tile) => {
+                    const r = tile.getBoundingClientRect();
+                    return {x: (r.x - board.x) / unit, y: (r.y - board.y) / unit,
+                            w: r.width / unit, h: r.height / unit};
+                });
+                return {rects, width: board.width / unit, order: tiles.map((el) => el.dataset.tile)};
+            }"""
+        )
+        assert drawn["order"] == [_key(t) for t in shown["chain"]]
+        found = page.evaluate(
+            f"([rects, width]) => ({_CHAIN_GAPS})(rects, width)", [drawn["rects"], drawn["width"]]
+        )
+        assert found["widest"] <= 0.35 and found["overlaps"] == 0 and found["outside"] == 0, (
+            length,
+            seed,
+            found,
+        )
+        screenshot(page, f"chain-{length}-{seed}-{size}")
+    watch.assert_clean()
+    context.close()
+
+
+def _key(tile: str) -> str:
+    low, high = sorted(tile.split("-"))
+    return f"{low}-{high}"
 
 
 def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess, browser: Any) -> None:
@@ -347,6 +492,58 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
                 _TABLE_SHEET_JS, _fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3])
             )
             assert sheet == {"goats": 1, "to_go": 0}
+        watch.assert_clean()
+        context.close()
+
+
+_SHEET_TAGS_JS = """async (outcome) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const view = {round: 3, match_over: false, outcome, log: [],
+                  reveal: {hands: [["1-2"], ["2-3"], ["0-4"]], rest: []}};
+    const dialog = roundEndPanel({view, room: window.__domeng.room, seed: null, commitment: null, round: 3},
+                                 {onClose: () => {}, mySeat: 0, nextStarted: false});
+    document.body.append(dialog);
+    dialog.showModal();
+    dialog.querySelector('.score-sheet').scrollIntoView();
+    const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el);
+                            return new Set([...r.getClientRects()].filter((b) => b.width)
+                                                                  .map((b) => Math.round(b.top))).size; };
+    const tags = [...dialog.querySelectorAll('.score-sheet .tag')].map((tag) => {
+        const cell = tag.closest('th, td').getBoundingClientRect(), box = tag.getBoundingClientRect();
+        return {text: tag.innerText, lines: lines(tag), inside: box.right <= cell.right + 0.5};
+    });
+    return {tags, fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_closest_to_101_tag_stays_one_line_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The round-end sheet marks the row closest to 101 with a tag: one line inside its cell in
+    every language ("closest to 101: 45 points to go" on a desktop, "45 to 101" on a phone)."""
+    room = server.create_room(variant="kozel", seats=3, bots=["greedy"] * 3, turn_timer_s=0)
+    outcome = {
+        "end": "out",
+        "winner": 0,
+        "hand_values": [0, 17, 9],
+        "written": [0, 17, 9],
+        "points": [0, 56, 44],
+        "pending": [5, 0, 0],
+        "goat": [],
+        "next_leader": 0,
+        "match_over": False,
+    }
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        shown = page.evaluate(_SHEET_TAGS_JS, outcome)
+        closest = [tag for tag in shown["tags"] if "45" in tag["text"]]
+        assert len(closest) == 1 and "101" in closest[0]["text"], (lang, shown)
+        assert all(tag["lines"] == 1 and tag["inside"] for tag in shown["tags"]), (lang, shown)
+        assert shown["fits"], lang
+        screenshot(page, f"kozel-closest-{lang}-{size}")
         watch.assert_clean()
         context.close()
 

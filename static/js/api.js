@@ -1,4 +1,5 @@
-// HTTP calls of docs/protocol.md, and what this browser keeps per room in localStorage.
+// HTTP calls of docs/protocol.md, and what this browser keeps per room in localStorage (and, per
+// tab, the feed's finished rounds in sessionStorage).
 
 /** Call the JSON API; throws an Error with ``code``, ``status`` and the server's message. */
 export async function api(method, path, body, hostToken) {
@@ -65,3 +66,27 @@ export function remember(code, changes) {
 
 export const savedName = () => localStorage.getItem("domeng:name") || "";
 export const saveName = (name) => localStorage.setItem("domeng:name", name);
+
+// -- sessionStorage: the feed's finished rounds, per tab -----------------------------------------
+// A whole state carries only the round in play (docs/protocol.md), so a reload would forget the
+// rounds before it; the tab keeps the ones it was sent (all public once a round has ended).
+
+const feedKey = (code) => `domeng:feed:${code}`;
+
+/** The finished rounds this tab kept for room ``code``: [{round, log, room}], maybe empty. */
+export function savedFeed(code) {
+  try {
+    const rounds = JSON.parse(sessionStorage.getItem(feedKey(code)) || "[]");
+    return Array.isArray(rounds) ? rounds.filter((r) => Number.isInteger(r?.round) && Array.isArray(r.log) && r.room) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function saveFeed(code, rounds) {
+  try {
+    sessionStorage.setItem(feedKey(code), JSON.stringify(rounds));
+  } catch {
+    // storage full or refused: after a reload the feed starts from the round in play, as before
+  }
+}

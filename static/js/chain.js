@@ -14,17 +14,21 @@ const PITCH = 2.3; // from one row's centre line to the next
  * -1 left) from ``cursor``, turning the corner at the board's edge towards ``vdir`` (+1 down,
  * -1 up) and coming back the other way. Items are {lempa}; rects are in units, ``line`` is the
  * centre line of the row. ``flipWhen`` is the direction in which the item's pips run backwards.
+ *
+ * A tile joins the row only if room for a corner tile (one unit) stays after it; otherwise it
+ * stands upright at the row's end and turns the corner itself (a lempa too). So every row change
+ * goes through a corner and the chain reads as one line: no tile starts a row on its own.
  */
 function layoutArm(items, { cursor, dir, vdir, cols, flipWhen }) {
   const out = [];
   let line = 0;
   let afterTurn = false;
+  const room = () => (dir === 1 ? cols - cursor : cursor); // units left before the edge
   for (const item of items) {
     const w = item.lempa ? 1 : 2;
-    const fits = dir === 1 ? cursor + w <= cols + 1e-9 : cursor - w >= -1e-9;
-    if (!fits) {
-      const canTurn = dir === 1 ? cursor + 1 <= cols + 1e-9 : cursor - 1 >= -1e-9;
-      if (canTurn && !item.lempa) {
+    const lead = afterTurn && item.lempa ? 1 : 0; // a lempa stands beside the corner tile, not under it
+    if (room() - lead - w - GAP < 1 - 1e-9) {
+      if (room() >= 1 - 1e-9) {
         const x = dir === 1 ? cursor : cursor - 1;
         const y = vdir === 1 ? line - 0.5 : line - 1.5;
         out.push({ x, y, w: 1, h: 2, vertical: true, reversed: false, turn: true });
@@ -34,12 +38,13 @@ function layoutArm(items, { cursor, dir, vdir, cols, flipWhen }) {
         afterTurn = true;
         continue;
       }
+      // no room even for a corner (a board narrower than the opening row): start the next row
       dir = -dir;
       cursor = dir === 1 ? 0 : cols;
       line += vdir * PITCH;
       afterTurn = false;
     }
-    if (afterTurn && item.lempa) cursor += dir; // a lempa stands beside the corner tile, not under it
+    if (afterTurn && item.lempa) cursor += dir;
     const x = dir === 1 ? cursor : cursor - w;
     const hgt = item.lempa ? 2 : 1;
     out.push({ x, y: line - hgt / 2, w, h: hgt, vertical: item.lempa, reversed: !item.lempa && dir === flipWhen });

@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, remember, roomMemory, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
@@ -46,7 +46,9 @@ export class RoomController {
     }
     this.banner = h("div", { class: "banner", hidden: true, role: "status", "aria-live": "assertive" });
     this.main = h("div", { class: "room-main" });
-    replace(this.root, this.banner, this.main);
+    // the banner takes its own strip above the page: it never covers the table's top bar
+    this.page = h("div", { class: "room-page" }, this.banner, this.main);
+    replace(this.root, this.page);
     this.render([]);
     this.connect();
   }
@@ -126,8 +128,10 @@ export class RoomController {
       this.deadline = Date.now() + Math.max(0, Math.min(total, turn.deadline_ms - Date.now()));
     } else this.deadline = null;
     if (view) {
+      if (!this.rounds.size) this.restoreFeed(view.round);
       this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
       for (const key of [...this.rounds.keys()]) if (key < view.round - 2) this.rounds.delete(key);
+      this.keepFeed();
       if (view.phase !== "playing" && view.outcome && view.reveal) this.captureRoundEnd();
     }
     this.render(message.events || []);
@@ -168,6 +172,24 @@ export class RoomController {
     return [...this.rounds.values()].sort((a, b) => a.round - b.round);
   }
 
+  /** After a reload: the feed's earlier rounds (up to two) from what this tab kept of them. */
+  restoreFeed(current) {
+    for (const r of savedFeed(this.code)) {
+      if (r.round < current && r.round >= current - 2) this.rounds.set(r.round, r);
+    }
+  }
+
+  /** Keep the feed's finished rounds for a reload of this tab (once per change, not per event). */
+  keepFeed() {
+    const view = this.view;
+    const done = this.feedRounds().filter((r) => r.round < view.round || view.phase !== "playing");
+    const key = done.map((r) => `${r.round}:${r.log.length}`).join(",");
+    if (key === this.keptFeed) return;
+    this.keptFeed = key;
+    const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats });
+    saveFeed(this.code, done.map((r) => ({ round: r.round, log: r.log, room: room(r) })));
+  }
+
   // -- rendering -------------------------------------------------------------------------------
 
   /** Rebuild everything (after a language change). */
@@ -192,6 +214,7 @@ export class RoomController {
       this.screen = kind === "waiting" ? new WaitingView(this) : new TableView(this);
       this.screen.kind = kind;
       replace(this.main, this.screen.el);
+      this.page.classList.toggle("at-table", kind === "table");
       events = [];
     }
     this.screen.update(events);

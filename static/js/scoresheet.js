@@ -32,6 +32,18 @@ function closest(rows) {
 }
 
 /**
+ * The tag of the row(s) closest to 101, ``n`` points to go: "45 to 101" in the table's narrow
+ * column; in the round-end panel "closest to 101: 45 points to go", which a phone shows in the
+ * short form too (CSS picks one) so the name column stays one line per tag in every language.
+ */
+function closestTag(n, compact) {
+  const long = t("sheet.closest", { n });
+  const short = t("sheet.to_go", { n });
+  if (compact) return h("span", { class: "tag tag-warn tag-closest", title: long }, short);
+  return h("span", { class: "tag tag-warn tag-closest", title: long }, h("span", { class: "closest-long" }, long), h("span", { class: "closest-short" }, short));
+}
+
+/**
  * The sheet as a table. ``score``: {points, pending, written?, goat?}; ``mySeat`` marks the viewer's
  * row; ``compact`` (the table's side column) marks an opened row with ✓ by its points instead of a
  * column. Each row carries data-seat (its first member), data-points and data-pending for tests.
@@ -44,7 +56,7 @@ export function scoreSheet(room, score, mySeat = null, compact = false) {
     const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
     const marks = [];
     if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
-    else if (near.has(row) && row.points < GOAT_POINTS) marks.push(h("span", { class: "tag tag-warn" }, t(compact ? "sheet.to_go" : "sheet.closest", { n: GOAT_POINTS - row.points })));
+    else if (near.has(row) && row.points < GOAT_POINTS) marks.push(closestTag(GOAT_POINTS - row.points, compact));
     const opened = compact
       ? h("span", { class: "opened-check", title: t("sheet.opened"), "aria-label": t("sheet.opened") }, "✓")
       : h("span", { class: "tag tag-win" }, tf("sheet.opened"));
