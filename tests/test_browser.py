@@ -330,6 +330,49 @@ def test_a_reload_keeps_the_feed_of_the_rounds_before(server: ServerProcess, bro
     context.close()
 
 
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_the_lobby_says_what_is_wrong_with_the_turn_timer_and_creates_no_room(
+    server: ServerProcess, browser: Any, lang: str
+) -> None:
+    """The server takes a turn timer of 0 (off) or 5 to 600 seconds: the lobby never turns an empty
+    field, -5 or 601 into something else; it says what is wrong beside the field, in the page's
+    language, and creates the room only once the value is one the server takes."""
+    context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+    posted: list[str] = []
+    page.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
+    goto(page, f"{server.url}/")
+    assert page.input_value("#turn-timer") == "30"
+    error = page.locator("#turn-timer-error")
+    assert error.is_hidden()
+    wanted = _catalog(lang)["lobby.timer_invalid"].replace("{min}", "5").replace("{max}", "600")
+    for bad in ["", "-5", "601", "3", "0.5"]:
+        page.fill("#turn-timer", bad)
+        page.click("#create-room")
+        error.wait_for(state="visible")
+        assert error.inner_text() == wanted, bad
+        assert page.get_attribute("#turn-timer", "aria-invalid") == "true"
+        assert page.evaluate("() => document.activeElement.id") == "turn-timer"
+        # the message sits right under the field, inside the screen
+        field, shown = page.locator("#turn-timer").bounding_box(), error.bounding_box()
+        assert field and shown and 0 <= shown["y"] - (field["y"] + field["height"]) < 20, bad
+        assert shown["x"] + shown["width"] <= PHONE["width"], bad
+    screenshot(page, f"lobby-timer-invalid-{lang}")
+    assert posted == [] and page.url.rstrip("/") == server.url
+    # typing a good value clears the message at once; the room gets exactly that timer
+    page.fill("#turn-timer", "0")
+    error.wait_for(state="hidden")
+    assert page.get_attribute("#turn-timer", "aria-invalid") is None
+    page.fill("#turn-timer", "600")
+    page.click("#create-room")
+    page.wait_for_url("**/r/**")
+    page.wait_for_selector(".seat-list")
+    code = page.url.rstrip("/").rsplit("/", 1)[1]
+    assert server.room(code)["turn_timer_s"] == 600
+    screenshot(page, f"lobby-timer-created-{lang}")
+    watch.assert_clean()
+    context.close()
+
+
 def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
     server: ServerProcess, browser: Any
 ) -> None:
