@@ -590,7 +590,7 @@ export class TableView {
       return;
     }
     const plate = [...this.opps, this.mePlate].find((p) => Number(p.el.dataset.seat) === event.seat);
-    if (plate) this.burst(plate.handCount, "+1", 0);
+    if (plate) this.burst(plate.hand.childElementCount ? plate.hand : plate.handCount, "+1", 0);
   }
 
   stonesEl(seat) {
@@ -625,7 +625,7 @@ export class TableView {
   burst(target, text, delay) {
     setTimeout(() => {
       const r = target.getBoundingClientRect();
-      const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top}px` } }, text);
+      const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top - 2}px` } }, text);
       this.flights.append(tag);
       setTimeout(() => tag.remove(), 1400);
     }, delay);
