@@ -616,6 +616,64 @@ def test_the_last_mappano_tag_and_the_round_label_are_whole_in_every_language(
     ana.close()
 
 
+_BAR_AND_TIMER_JS = """(seat) => {
+    const box = (el) => el.getBoundingClientRect();
+    const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const parts = ['.round-label', '#table-pile', '.bar-actions'].map((s) => document.querySelector(s));
+    const overlaps = [];
+    parts.forEach((a, i) => parts.slice(i + 1).forEach((b) => {
+        if (meet(box(a), box(b))) overlaps.push(`${a.className}/${b.className}`);
+    }));
+    const bar = box(document.querySelector('.bar'));
+    const outside = [...document.querySelectorAll('.bar-actions > *')]
+        .filter((el) => el.offsetParent && box(el).right > bar.right + 0.5)
+        .map((el) => `${el.className} ${box(el).right}>${bar.right}`);
+    const pile = document.querySelector('#table-pile'), label = pile.querySelector('.pile-label');
+    const plate = box(document.querySelector(`.plate[data-seat='${seat}']`));
+    const text = document.querySelector(`.plate[data-seat='${seat}'] .plate-timer .timer-text`);
+    return {overlaps, outside, label: label.offsetParent ? label.textContent : null,
+            labelInside: box(label).right <= box(pile).right, title: pile.title, timer: text.textContent,
+            timerWhole: text.scrollWidth <= text.clientWidth, right: plate.right - box(text).right,
+            bottom: plate.bottom - box(text).bottom};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_table_stones_are_labelled_and_the_turn_timer_sits_inside_its_plate(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The top bar's round label, table-stones badge and buttons never overlap, in any language and
+    with "Last round" shown; the badge says in words that its stones are on the table (a bare "25"
+    does not), and an opponent's running timer ("30 s", "30 mp") stays whole, clear of its plate's
+    rounded corner. Five people who never act: the opener's timer runs, seen from the next seat."""
+    room = server.create_room(bots=[None] * 5, turn_timer_s=600)
+    tokens = [server.claim(room["code"], seat, f"Player {seat + 1}").json()["token"] for seat in range(5)]
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    opener = server.room(room["code"])["turn"]["seat"]
+    me = (opener + 1) % 5
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.evaluate(
+            "([key, memory]) => localStorage.setItem(key, memory)",
+            [f"domeng:room:{room['code']}", json.dumps({"token": tokens[me], "seat": me})],
+        )
+        page.reload()
+        page.wait_for_selector(f".table-screen .plate[data-seat='{opener}'] .plate-timer:not([hidden])")
+        page.evaluate("() => { const c = window.__domeng; c.roundEnd = {round: 0}; c.screen.update(); }")
+        shown = page.evaluate(_BAR_AND_TIMER_JS, opener)
+        assert shown["overlaps"] == [] and shown["outside"] == [], (lang, shown)
+        assert shown["label"] == _catalog(lang)["table.on_table"] and shown["labelInside"], (lang, shown)
+        assert "25" in shown["title"], (lang, shown)
+        assert re.search(r"\d", shown["timer"]) and shown["timerWhole"], (lang, shown)
+        assert shown["right"] >= 8 and shown["bottom"] >= 6, (lang, shown)
+        screenshot(page, f"table-bar-timer-{lang}-{size}")
+        _assert_translated(page, lang)
+        watch.assert_clean()
+        context.close()
+
+
 def test_the_api_reference_renders_offline_under_the_sites_csp(server: ServerProcess, browser: Any) -> None:
     """/docs is Swagger UI served from static/vendor (no CDN): it lists the room API's operations
     with no console error and no Content-Security-Policy violation."""

@@ -205,11 +205,13 @@ export class TableView {
       setText(this.bazaarCount, String(view.bazaar ?? 0));
       this.bazaar.dataset.tiles = String(view.bazaar ?? 0);
       setAttr(this.bazaar, "aria-label", t("table.bazaar_aria", { n: view.bazaar ?? 0 }));
+      setAttr(this.bazaar, "title", t("table.bazaar_aria", { n: view.bazaar ?? 0 }));
       this.updateSheet();
     } else {
       setText(this.pileCount, String(view.table ?? 0));
       this.pile.dataset.stones = String(view.table ?? 0);
       setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
+      setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd;
     const base = this.ctl.seat ?? 0;
