@@ -212,11 +212,70 @@ def test_on_a_phone_the_admin_pages_fit_and_the_match_list_honours_its_address(
     assert _fits(page)
     screenshot(page, "admin-rooms-390x844")
 
+    # every room is a stack of labelled lines inside the screen, its Close button included
+    page.fill("#room-code", "")
+    cards = page.evaluate(_ROOM_CARDS_JS)
+    assert cards and all(c["inside"] for c in cards), cards
+    assert {c["label"] for c in cards} >= {"Code", "State", "Seats", "Close room"}, cards
+
     # players: no doubled parentheses for bots
     page.goto(f"{server.url}/admin/players")
     page.wait_for_selector("body[data-ready] .player-row")
     assert ") (" not in page.inner_text("main") and _fits(page)
     screenshot(page, "admin-players-390x844")
+    watch.assert_clean()
+    context.close()
+
+
+_ROOM_CARDS_JS = """() => [...document.querySelectorAll('.room-row td')].map((td) => {
+    const box = td.getBoundingClientRect();
+    const label = getComputedStyle(td, '::before').content.replace(/^"|"$/g, '');
+    return {label: label === 'none' ? td.innerText : label, inside: box.left >= 0 && box.right <= innerWidth};
+})"""
+
+_COLUMNS_JS = """(selector) => [...document.querySelectorAll(selector)].map((table) => {
+    const cells = [...table.querySelectorAll('th, td')];
+    const cut = cells.filter((c) => c.getBoundingClientRect().right > innerWidth + 0.5);
+    return {table: table.className, cut: cut.map((c) => c.textContent)};
+})"""
+
+
+_LAYOUT_JS = """() => [...document.querySelectorAll('main, .round-card, .deal, .deal tr:first-child > *')]
+    .map((e) => `${e.tagName}.${e.className} ${e.getBoundingClientRect().left}+${e.offsetWidth}`)"""
+
+
+def test_on_a_phone_a_long_name_never_pushes_a_column_off_the_admin_pages(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A 32-character name with no space (the longest a seat takes): on a phone the match page's
+    seats and deal tables wrap it inside its cell and keep "Kind" on screen, and the live-rooms
+    table shows each room as labelled lines; at 1280x800 the rooms are a table again."""
+    name = "W" * 32
+    room = server.create_room(bots=[None, "greedy", "greedy", "random", "random"], turn_timer_s=0)
+    assert server.claim(room["code"], 0, name).status_code == 201
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    context, page, watch = open_page(browser, PHONE)
+    _sign_in(page, server)
+    page.goto(f"{server.url}/admin/matches/{match_id}")
+    page.wait_for_selector("body[data-ready] .admin-table.deal")
+    tables = page.evaluate(_COLUMNS_JS, ".admin-table.seats, .admin-table.deal")
+    assert len(tables) >= 2 and all(t["cut"] == [] for t in tables), (tables, page.evaluate(_LAYOUT_JS))
+    assert page.inner_text(".admin-table.seats tbody tr:first-child td.name").replace("\n", "") == name
+    assert page.locator(".admin-table.seats thead th", has_text="Kind").is_visible() and _fits(page)
+    screenshot(page, "admin-match-long-name-390x844")
+    page.goto(f"{server.url}/admin/rooms?code={room['code']}")
+    page.wait_for_selector("body[data-ready] .room-row")
+    cards = page.evaluate(_ROOM_CARDS_JS)
+    assert all(c["inside"] for c in cards) and _fits(page), cards
+    assert "Seats" in {c["label"] for c in cards}
+    assert page.locator(".room-row td", has_text=name).is_visible()
+    screenshot(page, "admin-rooms-long-name-390x844")
+    page.set_viewport_size(DESKTOP)
+    shown = page.evaluate("() => getComputedStyle(document.querySelector('.room-row td')).display")
+    assert shown == "table-cell"
+    assert page.locator(".admin-table.rooms thead th", has_text="Seats").is_visible()
+    screenshot(page, "admin-rooms-long-name-1280x800")
     watch.assert_clean()
     context.close()
 

@@ -330,6 +330,49 @@ def test_a_reload_keeps_the_feed_of_the_rounds_before(server: ServerProcess, bro
     context.close()
 
 
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_the_lobby_says_what_is_wrong_with_the_turn_timer_and_creates_no_room(
+    server: ServerProcess, browser: Any, lang: str
+) -> None:
+    """The server takes a turn timer of 0 (off) or 5 to 600 seconds: the lobby never turns an empty
+    field, -5 or 601 into something else; it says what is wrong beside the field, in the page's
+    language, and creates the room only once the value is one the server takes."""
+    context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+    posted: list[str] = []
+    page.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
+    goto(page, f"{server.url}/")
+    assert page.input_value("#turn-timer") == "30"
+    error = page.locator("#turn-timer-error")
+    assert error.is_hidden()
+    wanted = _catalog(lang)["lobby.timer_invalid"].replace("{min}", "5").replace("{max}", "600")
+    for bad in ["", "-5", "601", "3", "0.5"]:
+        page.fill("#turn-timer", bad)
+        page.click("#create-room")
+        error.wait_for(state="visible")
+        assert error.inner_text() == wanted, bad
+        assert page.get_attribute("#turn-timer", "aria-invalid") == "true"
+        assert page.evaluate("() => document.activeElement.id") == "turn-timer"
+        # the message sits right under the field, inside the screen
+        field, shown = page.locator("#turn-timer").bounding_box(), error.bounding_box()
+        assert field and shown and 0 <= shown["y"] - (field["y"] + field["height"]) < 20, bad
+        assert shown["x"] + shown["width"] <= PHONE["width"], bad
+    screenshot(page, f"lobby-timer-invalid-{lang}")
+    assert posted == [] and page.url.rstrip("/") == server.url
+    # typing a good value clears the message at once; the room gets exactly that timer
+    page.fill("#turn-timer", "0")
+    error.wait_for(state="hidden")
+    assert page.get_attribute("#turn-timer", "aria-invalid") is None
+    page.fill("#turn-timer", "600")
+    page.click("#create-room")
+    page.wait_for_url("**/r/**")
+    page.wait_for_selector(".seat-list")
+    code = page.url.rstrip("/").rsplit("/", 1)[1]
+    assert server.room(code)["turn_timer_s"] == 600
+    screenshot(page, f"lobby-timer-created-{lang}")
+    watch.assert_clean()
+    context.close()
+
+
 def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
     server: ServerProcess, browser: Any
 ) -> None:
@@ -571,6 +614,64 @@ def test_the_last_mappano_tag_and_the_round_label_are_whole_in_every_language(
         watch.assert_clean()
         context.close()
     ana.close()
+
+
+_BAR_AND_TIMER_JS = """(seat) => {
+    const box = (el) => el.getBoundingClientRect();
+    const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const parts = ['.round-label', '#table-pile', '.bar-actions'].map((s) => document.querySelector(s));
+    const overlaps = [];
+    parts.forEach((a, i) => parts.slice(i + 1).forEach((b) => {
+        if (meet(box(a), box(b))) overlaps.push(`${a.className}/${b.className}`);
+    }));
+    const bar = box(document.querySelector('.bar'));
+    const outside = [...document.querySelectorAll('.bar-actions > *')]
+        .filter((el) => el.offsetParent && box(el).right > bar.right + 0.5)
+        .map((el) => `${el.className} ${box(el).right}>${bar.right}`);
+    const pile = document.querySelector('#table-pile'), label = pile.querySelector('.pile-label');
+    const plate = box(document.querySelector(`.plate[data-seat='${seat}']`));
+    const text = document.querySelector(`.plate[data-seat='${seat}'] .plate-timer .timer-text`);
+    return {overlaps, outside, label: label.offsetParent ? label.textContent : null,
+            labelInside: box(label).right <= box(pile).right, title: pile.title, timer: text.textContent,
+            timerWhole: text.scrollWidth <= text.clientWidth, right: plate.right - box(text).right,
+            bottom: plate.bottom - box(text).bottom};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_the_table_stones_are_labelled_and_the_turn_timer_sits_inside_its_plate(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The top bar's round label, table-stones badge and buttons never overlap, in any language and
+    with "Last round" shown; the badge says in words that its stones are on the table (a bare "25"
+    does not), and an opponent's running timer ("30 s", "30 mp") stays whole, clear of its plate's
+    rounded corner. Five people who never act: the opener's timer runs, seen from the next seat."""
+    room = server.create_room(bots=[None] * 5, turn_timer_s=600)
+    tokens = [server.claim(room["code"], seat, f"Player {seat + 1}").json()["token"] for seat in range(5)]
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    opener = server.room(room["code"])["turn"]["seat"]
+    me = (opener + 1) % 5
+    size = f"{viewport['width']}x{viewport['height']}"
+    for lang in languages():
+        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.evaluate(
+            "([key, memory]) => localStorage.setItem(key, memory)",
+            [f"domeng:room:{room['code']}", json.dumps({"token": tokens[me], "seat": me})],
+        )
+        page.reload()
+        page.wait_for_selector(f".table-screen .plate[data-seat='{opener}'] .plate-timer:not([hidden])")
+        page.evaluate("() => { const c = window.__domeng; c.roundEnd = {round: 0}; c.screen.update(); }")
+        shown = page.evaluate(_BAR_AND_TIMER_JS, opener)
+        assert shown["overlaps"] == [] and shown["outside"] == [], (lang, shown)
+        assert shown["label"] == _catalog(lang)["table.on_table"] and shown["labelInside"], (lang, shown)
+        assert "25" in shown["title"], (lang, shown)
+        assert re.search(r"\d", shown["timer"]) and shown["timerWhole"], (lang, shown)
+        assert shown["right"] >= 8 and shown["bottom"] >= 6, (lang, shown)
+        screenshot(page, f"table-bar-timer-{lang}-{size}")
+        _assert_translated(page, lang)
+        watch.assert_clean()
+        context.close()
 
 
 def test_the_api_reference_renders_offline_under_the_sites_csp(server: ServerProcess, browser: Any) -> None:

@@ -254,6 +254,53 @@ def test_with_nothing_to_place_the_page_draws_once_per_state(server: ServerProce
     context.close()
 
 
+_DRAW_JS = """async (seat) => {
+    // seat draws a tile from the bazaar: the badge bumps and "+1" rises on that seat's plate
+    const c = window.__domeng;
+    const counts = [...c.view.hand_counts];
+    counts[seat] += 1;
+    const view = {...c.view, hand_counts: counts, bazaar: c.view.bazaar - 1};
+    c.onState({type: "state", version: c.version + 1, room: c.room, view, events: [{type: "drew", seat}]});
+    const badge = document.querySelector('#table-bazaar');
+    const bumps = document.getAnimations().filter((a) => badge.contains(a.effect.target));
+    bumps.forEach((a) => a.pause());
+    while (!document.querySelector('.burst')) await new Promise(requestAnimationFrame);
+    const burst = document.querySelector('.burst');
+    const moving = [...bumps, ...burst.getAnimations()];
+    moving.forEach((a) => a.pause());
+    const box = (el) => el.getBoundingClientRect();
+    const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const label = document.querySelector('.round-label');
+    const count = document.querySelector(`.plate[data-seat='${seat}'] .plate-tiles .count`);
+    const found = [];
+    for (const f of [0, 0.2, 0.4, 0.6, 0.8, 0.99]) {
+        for (const a of moving) a.currentTime = f * a.effect.getComputedTiming().duration;
+        const parts = [badge, ...badge.querySelectorAll('*')];
+        if (parts.some((el) => meet(box(el), box(label)))) found.push(`bazaar at ${f}`);
+        if (meet(box(burst), box(count))) found.push(`+1 at ${f}`);
+    }
+    moving.forEach((a) => a.finish());
+    return {found, bumps: bumps.length, burst: burst.textContent, count: count.textContent};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_a_draw_covers_neither_the_round_label_nor_the_hand_count(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """A draw bumps the bazaar badge beside the round label and shows "+1" on the drawing seat's
+    plate: at every moment of both animations the label and the plate's tile count stay clear."""
+    context, page, watch, _ = _seated_page(server, browser, viewport)
+    page.emulate_media(reduced_motion="no-preference")
+    shown = page.evaluate(_DRAW_JS, 1)
+    assert shown["bumps"] >= 1 and shown["burst"] == "+1", shown
+    assert shown["found"] == [], shown
+    assert shown["count"] == "×8"
+    screenshot(page, f"kozel-draw-{viewport['width']}x{viewport['height']}")
+    watch.assert_clean()
+    context.close()
+
+
 def _long_chain(length: int, seed: int) -> dict[str, Any]:
     """A chain of ``length`` tiles as a view has it: the tiles left to right ("a-b" as they lie),
     the ends, and a log of placements (seats taking turns) growing it from a random opening tile,

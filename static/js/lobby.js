@@ -9,6 +9,17 @@ import { tileSvg } from "./tiles.js";
 
 const TARGETS = [1, 2, 3, 4, 5, 0];
 const KOZEL_SEATS = [2, 3, 4];
+/** The turn timers the server accepts (app/server.py RoomCreate): 0 (off) or MIN to MAX seconds. */
+const TIMER_MIN_S = 5;
+const TIMER_MAX_S = 600;
+
+/** The seconds typed in the timer field, or null when the server would refuse them. */
+export function timerSeconds(raw) {
+  const text = String(raw ?? "").trim();
+  const seconds = text === "" ? NaN : Number(text);
+  if (!Number.isFinite(seconds)) return null;
+  return seconds === 0 || (seconds >= TIMER_MIN_S && seconds <= TIMER_MAX_S) ? seconds : null;
+}
 
 export function lobbyPage(root) {
   const variant = h(
@@ -29,7 +40,33 @@ export function lobbyPage(root) {
   );
   const twoLempas = h("input", { id: "two-lempas", type: "checkbox", name: "two_lempas", checked: true });
   const pairs = h("input", { id: "pairs", type: "checkbox", name: "pairs" });
-  const timer = h("input", { id: "turn-timer", class: "input", name: "turn_timer_s", type: "number", min: "0", max: "600", step: "5", value: "30", inputmode: "numeric" });
+  const timer = h("input", {
+    id: "turn-timer",
+    class: "input",
+    name: "turn_timer_s",
+    type: "number",
+    min: "0",
+    max: String(TIMER_MAX_S),
+    step: "5",
+    value: "30",
+    inputmode: "numeric",
+    "aria-describedby": "turn-timer-hint turn-timer-error",
+  });
+  const timerError = h("p", { class: "field-error", id: "turn-timer-error", role: "alert", hidden: true });
+  /** Says what is wrong next to the field (or clears it); returns the seconds, or null. */
+  const checkTimer = () => {
+    const seconds = timerSeconds(timer.value);
+    timerError.hidden = seconds !== null;
+    timerError.textContent = seconds === null ? t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S }) : "";
+    if (seconds === null) timer.setAttribute("aria-invalid", "true");
+    else timer.removeAttribute("aria-invalid");
+    return seconds;
+  };
+  // checked when the form is sent (checking on blur would push the button away from the pointer),
+  // then again as the player corrects it
+  timer.addEventListener("input", () => {
+    if (!timerError.hidden) checkTimer();
+  });
   const seatList = h("ol", { class: "lobby-seats" });
   let seats = [];
   const seatCount = () => (variant.value === "kozel" ? Number(players.value) : 5);
@@ -72,13 +109,17 @@ export function lobbyPage(root) {
     h("div", { class: "field" }, h("label", { for: "variant" }, t("lobby.variant")), variant),
     domengFields,
     kozelFields,
-    h("div", { class: "field" }, h("label", { for: "turn-timer" }, t("lobby.timer")), timer, h("p", { class: "hint" }, t("lobby.timer_hint"))),
+    h("div", { class: "field" }, h("label", { for: "turn-timer" }, t("lobby.timer")), timer, timerError, h("p", { class: "hint", id: "turn-timer-hint" }, t("lobby.timer_hint", { min: TIMER_MIN_S, max: TIMER_MAX_S }))),
     h("fieldset", { class: "field seats-field" }, h("legend", {}, t("lobby.seats")), seatList, h("p", { class: "hint" }, t("lobby.seats_hint"))),
     submit,
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const seconds = Math.max(0, Math.min(600, Number(timer.value) || 0));
+    const seconds = checkTimer();
+    if (seconds === null) {
+      timer.focus();
+      return;
+    }
     const kozel = variant.value === "kozel";
     const body = {
       variant: variant.value,

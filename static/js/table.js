@@ -205,11 +205,13 @@ export class TableView {
       setText(this.bazaarCount, String(view.bazaar ?? 0));
       this.bazaar.dataset.tiles = String(view.bazaar ?? 0);
       setAttr(this.bazaar, "aria-label", t("table.bazaar_aria", { n: view.bazaar ?? 0 }));
+      setAttr(this.bazaar, "title", t("table.bazaar_aria", { n: view.bazaar ?? 0 }));
       this.updateSheet();
     } else {
       setText(this.pileCount, String(view.table ?? 0));
       this.pile.dataset.stones = String(view.table ?? 0);
       setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
+      setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd;
     const base = this.ctl.seat ?? 0;
@@ -590,7 +592,7 @@ export class TableView {
       return;
     }
     const plate = [...this.opps, this.mePlate].find((p) => Number(p.el.dataset.seat) === event.seat);
-    if (plate) this.burst(plate.handCount, "+1", 0);
+    if (plate) this.burst(plate.hand.childElementCount ? plate.hand : plate.handCount, "+1", 0);
   }
 
   stonesEl(seat) {
@@ -625,7 +627,7 @@ export class TableView {
   burst(target, text, delay) {
     setTimeout(() => {
       const r = target.getBoundingClientRect();
-      const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top}px` } }, text);
+      const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top - 2}px` } }, text);
       this.flights.append(tag);
       setTimeout(() => tag.remove(), 1400);
     }, delay);

@@ -50,7 +50,7 @@ function roundSection(match, round, names, openReplay) {
   const hands = h(
     "table",
     { class: "admin-table deal" },
-    h("tbody", {}, round.hands.map((hand, seat) => h("tr", {}, h("th", { scope: "row" }, names[seat]), h("td", {}, tiles(hand))))),
+    h("tbody", {}, round.hands.map((hand, seat) => h("tr", {}, h("th", { scope: "row", class: "name" }, names[seat]), h("td", {}, tiles(hand))))),
     h("tbody", {}, h("tr", {}, h("th", { scope: "row" }, round.rest_name), h("td", {}, tiles(round.rest)))),
   );
   const outcome = round.outcome ? h("div", { class: "round-summary" }, round.summary.map((line) => h("p", {}, line))) : h("p", { class: "hint" }, "Unfinished: no outcome yet.");
@@ -91,7 +91,7 @@ export async function matchPage(main, id) {
       "table",
       { class: "admin-table seats" },
       h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", {}, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind)))),
+      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind)))),
     ),
     h("p", {}, exportLink),
   );

@@ -64,19 +64,21 @@ export async function roomsPage(main) {
     const shown = code ? rooms.filter((r) => r.code.toLowerCase().includes(code.toLowerCase())) : rooms;
     const open = `${rooms.length} open room${rooms.length === 1 ? "" : "s"} on this server`;
     status.textContent = code ? `${open}; ${shown.length} with a code containing ${code}.` : `${open}.`;
+    // each cell names its column (data-label): a phone shows a room as a stack of labelled lines
+    const cell = (label, props, ...children) => h("td", { ...props, dataset: { label } }, ...children);
     const rows = shown.map((r) =>
       h(
         "tr",
         { class: "room-row", dataset: { code: r.code } },
-        h("td", { class: "room-code" }, h("a", { href: `/r/${encodeURIComponent(r.code)}`, target: "_blank", rel: "noopener" }, r.code)),
-        h("td", {}, h("a", { href: `/admin/matches/${r.match_id}` }, `#${r.match_id}`)),
-        h("td", {}, r.variant),
-        h("td", { class: "room-state" }, stateText(r)),
-        h("td", {}, r.to_act === null ? "–" : `Seat ${r.to_act + 1}`),
-        h("td", { class: "num" }, `${r.connections} (${r.spectators} watching)`),
-        h("td", {}, r.seats.map(seatText).join(" · ")),
-        h("td", {}, r.task_alive ? `v${r.version} · ${r.queued} queued` : "task stopped"),
-        h("td", {}, closeButton(r, async (closed) => {
+        cell("Code", { class: "room-code" }, h("a", { href: `/r/${encodeURIComponent(r.code)}`, target: "_blank", rel: "noopener" }, r.code)),
+        cell("Match", {}, h("a", { href: `/admin/matches/${r.match_id}` }, `#${r.match_id}`)),
+        cell("Variant", {}, r.variant),
+        cell("State", { class: "room-state" }, stateText(r)),
+        cell("Turn", {}, r.to_act === null ? "–" : `Seat ${r.to_act + 1}`),
+        cell("Connections", { class: "num" }, `${r.connections} (${r.spectators} watching)`),
+        cell("Seats", { class: "room-seats" }, r.seats.map(seatText).join(" · ")),
+        cell("Task", {}, r.task_alive ? `v${r.version} · ${r.queued} queued` : "task stopped"),
+        h("td", { class: "room-close" }, closeButton(r, async (closed) => {
           await draw();
           status.textContent = `Closed room of match #${closed.match_id}: ${closed.disconnected} socket(s) closed, task ${closed.task}, match ${closed.status}.`;
         })),
