@@ -6,6 +6,7 @@ artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,14 @@ def test_on_a_phone_a_long_name_never_pushes_a_column_off_the_admin_pages(
     _sign_in(page, server)
     page.goto(f"{server.url}/admin/matches/{match_id}")
     page.wait_for_selector("body[data-ready] .admin-table.deal")
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: PLC0415 - browser tests only
+
+    with contextlib.suppress(PlaywrightTimeout):  # the layout settles (tiles sized): then measure it
+        page.wait_for_function(
+            f"(s) => ({_COLUMNS_JS})(s).every((t) => t.cut.length === 0)",
+            arg=".admin-table.seats, .admin-table.deal",
+            timeout=5000,
+        )
     tables = page.evaluate(_COLUMNS_JS, ".admin-table.seats, .admin-table.deal")
     assert len(tables) >= 2 and all(t["cut"] == [] for t in tables), (tables, page.evaluate(_LAYOUT_JS))
     assert page.inner_text(".admin-table.seats tbody tr:first-child td.name").replace("\n", "") == name
