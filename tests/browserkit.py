@@ -112,6 +112,25 @@ def create_room_in_lobby(page: Any, base: str, seats: list[str], timer_s: int = 
     return str(page.url.rstrip("/").rsplit("/", 1)[1])
 
 
+def hold_seat(page: Any, code: str, token: str, seat: int) -> None:
+    """Put a seat token claimed over the API where the client keeps it (localStorage, static/js/api.js
+    ``remember``), as if this browser had taken ``seat``: the next load of the room page plays it."""
+    page.evaluate(
+        "([key, memory]) => localStorage.setItem(key, memory)",
+        [f"domeng:room:{code}", json.dumps({"token": token, "seat": seat})],
+    )
+
+
+def sit_and_start(page: Any, server: Any, room: dict[str, Any], token: str, seat: int = 0) -> None:
+    """Open ``room``'s page on ``server`` (a `tests.serverkit.ServerProcess`) holding ``token`` for
+    ``seat`` (`hold_seat`), have the host start the match over the API, and wait for the table."""
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, seat)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".table-screen")
+
+
 def take_seat(page: Any, seat: int, name: str) -> None:
     """Type a name and sit in ``seat`` in the waiting room."""
     page.fill("#player-name", name)

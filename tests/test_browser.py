@@ -27,12 +27,14 @@ from tests.browserkit import (
     create_room_in_lobby,
     goto,
     held,
+    hold_seat,
     languages,
     open_page,
     play_turn,
     play_until,
     screenshot,
     shown_stones,
+    sit_and_start,
     start_match,
     take_seat,
     text_of,
@@ -271,14 +273,7 @@ def test_the_replaced_banner_leaves_the_top_bar_usable(
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, viewport)
-    goto(page, f"{server.url}/r/{room['code']}")
-    page.evaluate(
-        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
-        [room["code"], token],
-    )
-    assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    page.reload()
-    page.wait_for_selector(".table-screen")
+    sit_and_start(page, server, room, token)
     other = context.new_page()
     goto(other, page.url)
     other.wait_for_selector(".table-screen")
@@ -655,10 +650,7 @@ def test_the_table_stones_are_labelled_and_the_turn_timer_sits_inside_its_plate(
     for lang in languages():
         context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
         goto(page, f"{server.url}/r/{room['code']}")
-        page.evaluate(
-            "([key, memory]) => localStorage.setItem(key, memory)",
-            [f"domeng:room:{room['code']}", json.dumps({"token": tokens[me], "seat": me})],
-        )
+        hold_seat(page, room["code"], tokens[me], me)
         page.reload()
         page.wait_for_selector(f".table-screen .plate[data-seat='{opener}'] .plate-timer:not([hidden])")
         page.evaluate("() => { const c = window.__domeng; c.roundEnd = {round: 0}; c.screen.update(); }")

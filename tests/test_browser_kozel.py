@@ -20,6 +20,7 @@ from tests.browserkit import (
     open_page,
     play_until,
     screenshot,
+    sit_and_start,
     start_match,
     take_seat,
     text_of,
@@ -140,14 +141,7 @@ def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
     room = server.create_room(variant="kozel", seats=2, bots=[None, "random"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Anna").json()["token"]
     context, page, watch = open_page(browser, DESKTOP)
-    goto(page, f"{server.url}/r/{room['code']}")
-    page.evaluate(
-        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
-        [room["code"], token],
-    )
-    assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    page.reload()
-    page.wait_for_selector(".table-screen")
+    sit_and_start(page, server, room, token)
 
     def drew_myself() -> bool:  # a round can end before seat 0 ever needs to draw: then play on
         view = held(page)["view"]
@@ -181,14 +175,7 @@ def _seated_page(
     token = server.claim(room["code"], 0, "Anna").json()["token"]
     server.claim(room["code"], 1, "Boris")
     context, page, watch = open_page(browser, viewport)
-    goto(page, f"{server.url}/r/{room['code']}")
-    page.evaluate(
-        "([code, token]) => localStorage.setItem(`domeng:room:${code}`, JSON.stringify({token, seat: 0}))",
-        [room["code"], token],
-    )
-    assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    page.reload()
-    page.wait_for_selector(".table-screen")
+    sit_and_start(page, server, room, token)
     # catch what the page sends instead of sending it
     page.evaluate(
         "() => { window.__sent = []; window.__domeng.sendAction = (a) => (window.__sent.push(a), true); }"
