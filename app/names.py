@@ -2,7 +2,7 @@
 the table's own labels, which a person may not take (they would pass for a bot or an empty seat in
 the play-by-play, which shows names only).
 
->>> name_key("  Ana ") == name_key("ANA")
+>>> name_key("  Ana ") == name_key("ANA") == name_key("Ana\u2800") == name_key("A\u0301na")
 True
 >>> is_reserved_name("bot 4"), is_reserved_name("Бот 2"), is_reserved_name("Botak")
 (True, True, False)
@@ -15,7 +15,7 @@ import unicodedata
 from pathlib import Path
 from typing import Final
 
-__all__ = ["RESERVED_NAMES", "is_reserved_name", "name_key"]
+__all__ = ["BLANK_LOOKING", "RESERVED_NAMES", "is_reserved_name", "name_key", "shows_nothing"]
 
 _CATALOGS: Final = Path(__file__).resolve().parents[1] / "static" / "i18n"
 _LABELS: Final = ("seat.bot_name", "seat.empty_name")
@@ -23,10 +23,26 @@ _LABELS: Final = ("seat.bot_name", "seat.empty_name")
 _MAX_SEATS: Final = 5
 
 
+BLANK_LOOKING: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
+"""Printable characters that show nothing (Hangul fillers, the Braille blank, the combining
+grapheme joiner): a name made only of these (and marks or spaces) would be invisible."""
+
+
+def shows_nothing(ch: str) -> bool:
+    """Whether ``ch`` adds nothing a reader can tell apart: a blank-looking character, a mark
+    (accents, variation selectors), a format character, or a space."""
+    return ch in BLANK_LOOKING or unicodedata.category(ch)[0] in "MZ" or unicodedata.category(ch) == "Cf"
+
+
 def name_key(name: str) -> str:
-    """What two names must share to be the same at a table: NFKC-normalised, case-folded, with
-    runs of spaces made one ("Ana", " ana ", "ＡＮＡ" are one name)."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    """What two names must share to be the same at a table: compatibility-decomposed (NFKD), with
+    what shows nothing or only decorates a letter left out (`shows_nothing`: marks, variation
+    selectors, fillers), case-folded, runs of spaces made one. "Ana", " ana ", "ＡＮＡ", "Aná" and
+    "Ana" followed by a Braille blank are one name. (Look-alike letters of other scripts, such as a
+    Cyrillic "А", are not folded.)"""
+    decomposed = unicodedata.normalize("NFKD", name)
+    kept = "".join(" " if ch.isspace() else ch for ch in decomposed if ch.isspace() or not shows_nothing(ch))
+    return " ".join(kept.casefold().split())
 
 
 def _reserved() -> frozenset[str]:

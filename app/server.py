@@ -8,7 +8,6 @@ import gc
 import hashlib
 import math
 import time
-import unicodedata
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -42,6 +41,7 @@ from app.connection import Connection, MessageBudget
 from app.hub import Hub
 from app.logs import configure_logging
 from app.metrics import Metrics
+from app.names import shows_nothing
 from app.protocol import (
     CLOSE_BAD_TOKEN,
     CLOSE_INVALID,
@@ -109,8 +109,8 @@ class RoomCreate(BaseModel):
 
     variant: str = Field("domeng", max_length=16)
     options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
-    seats: int | None = Field(None, ge=2, le=5)
-    turn_timer_s: float | None = Field(None, ge=0, le=600)
+    seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
+    turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or 5 to 600."""
     bots: list[str | None] | None = Field(None, max_length=5)
 
@@ -119,7 +119,7 @@ class RoomCreate(BaseModel):
     def _playable_timer(cls, value: float | None) -> float | None:
         if value is not None and 0 < value < MIN_TURN_TIMER_S:
             raise ValueError(f"a turn timer is 0 (off) or {MIN_TURN_TIMER_S:g} to 600 seconds")
-        return value
+        return None if value is None else value + 0.0  # -0.0 is 0
 
 
 MIN_TURN_TIMER_S = 5.0
@@ -139,22 +139,18 @@ class ClaimCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=32)
+    name: str = Field(min_length=1, max_length=256)
+    """1 to 32 characters once runs of white space are folded to one space."""
 
     @field_validator("name")
     @classmethod
     def _clean(cls, value: str) -> str:
         value = " ".join(value.split())
-        if not value or any(not ch.isprintable() for ch in value):
+        if not value or len(value) > 32 or any(not ch.isprintable() for ch in value):
             raise ValueError("a name is 1-32 printable characters")
-        if all(ch in _BLANK_LOOKING or unicodedata.category(ch).startswith(("M", "Z")) for ch in value):
+        if all(shows_nothing(ch) for ch in value):
             raise ValueError("a name needs a visible character")
         return value
-
-
-_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
-"""Printable characters that show nothing (Hangul fillers, the Braille blank, the combining
-grapheme joiner): a name made only of these (and marks or spaces) would be invisible."""
 
 
 class SeatClaimed(BaseModel):
@@ -232,8 +228,10 @@ MAX_BODY_BYTES = 64 * 1024
 class BodyLimit:
     """ASGI middleware: an HTTP request whose body is over ``max_bytes`` gets 413
     (``body_too_large``) before it is read, by its Content-Length, or as soon as a body sent
-    without one passes the limit (raised as an HTTPException, which FastAPI's body reading passes
-    through). WebSockets are left alone (their frames have their own limit)."""
+    without one passes the limit while a POST, PUT, PATCH or DELETE reads it (raised as an
+    HTTPException, which FastAPI's body reading passes through). A GET, HEAD or OPTIONS body is
+    never read (its page only listens for a disconnect while it answers): it goes by uncounted.
+    WebSockets are left alone (their frames have their own limit)."""
 
     def __init__(self, app: Any, max_bytes: int) -> None:
         self.app = app
@@ -246,6 +244,9 @@ class BodyLimit:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
             await self._refuse()(scope, receive, send)
+            return
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
             return
         seen = 0
 

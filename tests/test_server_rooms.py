@@ -81,6 +81,10 @@ def test_seat_race_has_exactly_one_winner(server: ServerProcess) -> None:
         ("Seat 5", 422, "name_reserved"),  # an empty seat
         ("  ANA ", 409, "name_taken"),  # Ana sits at seat 0
         ("Ａｎａ", 409, "name_taken"),  # fullwidth letters are the same name (NFKC)
+        ("Bot 3\ufe0f", 422, "name_reserved"),  # a variation selector shows nothing
+        ("Bot 3\u115f", 422, "name_reserved"),  # nor does a Hangul filler
+        ("Ana\u2800", 409, "name_taken"),  # nor a Braille blank
+        ("Ána", 409, "name_taken"),  # an accent decorates the same name
     ],
 )
 def test_a_name_that_would_pass_for_another_seat_is_refused(
@@ -455,6 +459,10 @@ def test_bodies_json_cannot_echo_get_a_422_not_a_500(server: ServerProcess, body
         {"turn_timer_s": 0.001},  # no time to play: 0 (off) or 5 to 600 s
         {"turn_timer_s": 4.9},
         {"turn_timer_s": 601},
+        {"turn_timer_s": "30"},  # numbers are JSON numbers
+        {"turn_timer_s": False},
+        {"variant": "kozel", "seats": "3"},
+        {"variant": "kozel", "seats": 3.0},
     ],
 )
 def test_room_settings_of_the_wrong_kind_are_refused(server: ServerProcess, body: dict[str, Any]) -> None:
@@ -484,6 +492,21 @@ def test_a_request_body_over_64_kib_is_refused_unread(server: ServerProcess) -> 
         assert reply.json()["detail"]["code"] == "body_too_large"
         assert "content-security-policy" in reply.headers
     assert "content-length" not in chunked.request.headers
+
+
+def test_a_name_is_measured_once_its_spaces_are_folded(server: ServerProcess) -> None:
+    room = server.create_room()
+    assert server.claim(room["code"], 0, "a" + " " * 40 + "b").status_code == 201
+    assert server.room(room["code"])["seats"][0]["name"] == "a b"
+
+
+def test_a_body_sent_to_a_page_that_does_not_read_it_is_no_error(server: ServerProcess) -> None:
+    """The page's reply is chosen before the body arrives: the body limit lets the rest go."""
+    before = server.log().count("Exception in ASGI application")
+    reply = httpx.request("GET", f"{server.url}/", content=(b"x" * 4096 for _ in range(20)), timeout=5)
+    assert reply.status_code == 200 and "content-security-policy" in reply.headers
+    time.sleep(0.3)  # the server logs a failed request after it has answered
+    assert server.log().count("Exception in ASGI application") == before
 
 
 def test_too_many_rooms_from_one_address_says_when_to_come_back(tmp_path: Path) -> None:
