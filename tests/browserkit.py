@@ -106,6 +106,11 @@ def create_room_in_lobby(page: Any, base: str, seats: list[str], timer_s: int = 
     for seat, choice in enumerate(seats):
         page.select_option(f"#seat-{seat}", choice)
     page.fill("#turn-timer", str(timer_s))
+    return submit_lobby(page)
+
+
+def submit_lobby(page: Any) -> str:
+    """Press the lobby's Create button; the new room's code once its page has loaded."""
     page.click("#create-room")
     page.wait_for_url("**/r/**")
     page.wait_for_selector(".seat-list")
@@ -278,10 +283,7 @@ class SocketPlayer:
                 continue
             except Exception:  # the socket closed
                 return
-            view = message.get("view") if message["type"] == "state" else None
-            if view and view["phase"] == "playing" and view["legal"] and "pass" not in view["legal"][0]:
-                action = {k: v for k, v in view["legal"][0].items() if k != "seat"}
-                self.client.send({"type": "action", "version": message["version"], "action": action})
+            if self.client.answer(message):
                 self.moves += 1
 
     def stop(self) -> None:

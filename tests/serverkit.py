@@ -177,6 +177,20 @@ class Client:
             if predicate(message):
                 return message
 
+    def answer(self, message: dict[str, Any], pick: int = 0) -> bool:
+        """If ``message`` is a ``state`` in which this client's seat has a move to make (a tile, two
+        lempas or a draw; a lone forced pass is the server's to apply), send its ``pick``-th legal
+        action (counted round the list) at the message's version. Whether it sent one."""
+        view = message.get("view") if message["type"] == "state" else None
+        if not view or view["phase"] != "playing" or not view["legal"]:
+            return False
+        legal = view["legal"]
+        if any("pass" in a for a in legal):
+            return False
+        action = {k: v for k, v in legal[pick % len(legal)].items() if k != "seat"}
+        self.send({"type": "action", "version": message["version"], "action": action})
+        return True
+
     def close(self) -> None:
         """Close the socket."""
         self.ws.close()
@@ -213,16 +227,9 @@ def play_to_match_over(
                 message = client.recv(timeout=30)
                 if message["type"] == "error":
                     errors.append(f"seat {seat}: the server refused: {message}")
-                view = message.get("view") if message["type"] == "state" else None
-                if view is None:
-                    continue
-                if view["match_over"]:
+                if message["type"] == "state" and message["view"] and message["view"]["match_over"]:
                     return
-                legal = view["legal"]
-                if legal and not any("pass" in a for a in legal):
-                    choice = legal[pick(seat) % len(legal)]
-                    action = {k: v for k, v in choice.items() if k != "seat"}
-                    client.send({"type": "action", "version": message["version"], "action": action})
+                client.answer(message, pick(seat))
         except Exception as error:
             errors.append(f"seat {seat}: {error!r}")
             done.set()

@@ -36,6 +36,7 @@ from tests.browserkit import (
     shown_stones,
     sit_and_start,
     start_match,
+    submit_lobby,
     take_seat,
     text_of,
 )
@@ -358,10 +359,7 @@ def test_the_lobby_says_what_is_wrong_with_the_turn_timer_and_creates_no_room(
     error.wait_for(state="hidden")
     assert page.get_attribute("#turn-timer", "aria-invalid") is None
     page.fill("#turn-timer", "600")
-    page.click("#create-room")
-    page.wait_for_url("**/r/**")
-    page.wait_for_selector(".seat-list")
-    code = page.url.rstrip("/").rsplit("/", 1)[1]
+    code = submit_lobby(page)
     assert server.room(code)["turn_timer_s"] == 600
     screenshot(page, f"lobby-timer-created-{lang}")
     watch.assert_clean()
