@@ -9,14 +9,23 @@ import itertools
 import time
 
 import structlog
+from limits import RateLimitItem
+from limits.strategies import MovingWindowRateLimiter
 from starlette.websockets import WebSocket, WebSocketState
 
 from app.protocol import CLOSE_TOO_SLOW
 
-__all__ = ["Connection", "MessageBudget"]
+__all__ = ["Connection", "MessageBudget", "retry_after_s"]
 
 _log = structlog.get_logger("domeng.connection")
 _ids = itertools.count(1)
+
+
+def retry_after_s(limiter: MovingWindowRateLimiter, limit: RateLimitItem, *identifiers: str) -> int:
+    """Whole seconds until ``limiter`` lets ``identifiers`` through ``limit`` again (at least 1):
+    the ``Retry-After`` of a 429."""
+    reset, _ = limiter.get_window_stats(limit, *identifiers)
+    return max(1, int(reset - time.time()) + 1)
 
 
 class MessageBudget:

@@ -833,11 +833,17 @@ class Room:
         if state is None or not state.round_index or state.phase is Phase.PLAYING:
             return
         end = self._round_end(state)
-        at = (self.match_id, state.round_index - 1)
-        await self.store.end_round(*at, end.outcome, end.table_after, end.tallies, self.version)
+        await self.store.end_round(
+            self.match_id,
+            state.round_index - 1,
+            end.outcome,
+            end.table_after,
+            end.tallies,
+            self.version,
+            match_finished=end.match_finished,
+        )
         if end.match_finished:
             self.status = "finished"
-            await self.store.set_status(self.match_id, "finished", self.version)
 
 
 def deal_of(stored: dict[str, Any]) -> Deal:

@@ -6,8 +6,6 @@ import asyncio
 import contextlib
 import gc
 import hashlib
-import math
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -37,7 +35,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.admin.auth import AdminAuth
 from app.admin.routes import install_admin
-from app.connection import Connection, MessageBudget
+from app.connection import Connection, MessageBudget, retry_after_s
 from app.hub import Hub
 from app.logs import configure_logging
 from app.metrics import Metrics
@@ -374,8 +372,7 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     state = request.app.state
     client = request.client.host if request.client else "unknown"
     if not state.limiter.hit(state.create_limit, f"create-{client}"):
-        reset, _ = state.limiter.get_window_stats(state.create_limit, f"create-{client}")
-        retry = {"Retry-After": str(max(1, math.ceil(reset - time.time())))}
+        retry = {"Retry-After": str(retry_after_s(state.limiter, state.create_limit, f"create-{client}"))}
         message = "too many rooms created from this address; try again soon"
         raise RoomError("too_many_rooms", message, 429, retry)
     if len(hub.rooms) >= hub.settings.max_rooms:

@@ -811,14 +811,16 @@ class Store:
         table_after: int | None,
         tallies: Sequence[TallySpec],
         version: int,
+        match_finished: bool = False,
     ) -> None:
         """Store a round's end: its ``outcome`` (a JSON object, e.g. RECORD.md's round report),
-        Domeng's stones on the table after it, and each seat's tally.
+        Domeng's stones on the table after it, and each seat's tally; with ``match_finished``, the
+        match's ``finished`` status too, in the same transaction.
 
         Raises NotFoundError when the round is not stored, ConflictError when it already has
         tallies.
         """
-        end = RoundEnd(outcome, table_after, tallies)
+        end = RoundEnd(outcome, table_after, tallies, match_finished)
         now = _now()
         await self._submit(lambda conn: _write_round_end(conn, match_id, index, end, version, now))
 

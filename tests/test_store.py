@@ -306,6 +306,23 @@ def test_a_round_ends_with_its_last_action_or_not_at_all(database_url: str) -> N
     assert (after.status, after.version) == ("finished", 6) and after.finished_at is not None
 
 
+def test_end_round_can_finish_the_match_in_the_same_transaction(database_url: str) -> None:
+    """Recovery's way to store a round whose end is missing (app.rooms.Room.store_finished_round)."""
+    tallies = [TallySpec(seat, stones=0) for seat in range(5)]
+
+    async def body(store: Store) -> MatchRow | None:
+        match_id, code = await new_match(store, FIVE_EMPTY)
+        await store.set_status(match_id, "playing", 1)
+        deal = make_rules("domeng").deal_from_seed("seed-0")
+        await store.start_round(match_id, 0, "seed-0", commitment_of("seed-0"), deal_json(deal), 2)
+        await store.end_round(match_id, 0, {"end": "out"}, 25, tallies, 3, match_finished=True)
+        return await store.load_match(code)
+
+    row = with_store(database_url, body)
+    assert row is not None and (row.status, row.version) == ("finished", 3) and row.finished_at is not None
+    assert row.rounds[0].outcome == {"end": "out"} and len(row.rounds[0].tallies) == 5
+
+
 def test_unknown_matches_and_bad_arguments(database_url: str) -> None:
     async def body(store: Store) -> None:
         assert await store.load_match(new_code()) is None

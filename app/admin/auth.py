@@ -36,6 +36,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import HTTPConnection
 
+from app.connection import retry_after_s
 from app.settings import Settings
 
 __all__ = [
@@ -116,8 +117,7 @@ class AdminAuth:
 
     def _check_attempts(self, client: str) -> None:
         if not self.limiter.test(self.limit, "admin-login", client):
-            reset, _ = self.limiter.get_window_stats(self.limit, "admin-login", client)
-            retry = max(1, int(reset - time.time()) + 1)
+            retry = retry_after_s(self.limiter, self.limit, "admin-login", client)
             raise AdminError(
                 "too_many_attempts",
                 "too many failed admin logins from this address; try again later",
