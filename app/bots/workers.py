@@ -1,0 +1,204 @@
+"""Bot decisions in worker processes: `WorkerBots`, the room's bot port over a process pool.
+
+A bot's thinking is CPU work (the hard level searches for about a tenth of a second, longer with a
+bigger budget); on the event loop it would stall every room and socket of the process, and threads
+do not help under the GIL. `WorkerBots.decide` sends the seat's `PlayerView` to a worker of a
+``concurrent.futures.ProcessPoolExecutor`` (a ``spawn`` context: no copy of the server's sockets,
+threads or database pool in the child) and awaits the `Action` without blocking the loop. The
+room stays the only writer of its state: a decision is only an intent, applied by the room if its
+version is unchanged.
+
+Failures never cost a turn:
+
+- a worker dies (killed, out of memory): the pool is broken (``BrokenProcessPool``); a new pool
+  replaces it and the decision is tried once more there;
+- the new pool breaks too, a decision takes longer than ``timeout_s`` (the pool's workers are then
+  killed and replaced) or a bot raises: the decision is made in-process by the cheap
+  `FALLBACK_LEVEL` (microseconds), and logged.
+
+`WorkerBots.close` shuts the pool down and waits for its processes, so none outlives the app.
+Workers run at a lower CPU priority (``nice`` +5): on a small machine, sockets come first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+import random
+import signal
+import time
+from concurrent.futures.process import BrokenProcessPool
+
+import structlog
+
+import app.bots.pickling  # noqa: F401 - registers the tile reducer before a view is pickled
+from engine.actions import Action
+from engine.bots import make_bot
+from engine.views import PlayerView
+
+__all__ = ["FALLBACK_LEVEL", "WORKER_NICENESS", "WorkerBots", "decide_in_process"]
+
+_log = structlog.get_logger("domeng.bots")
+
+FALLBACK_LEVEL = "greedy"
+"""The level that decides in-process when the workers cannot: a one-ply heuristic, microseconds."""
+
+WORKER_NICENESS = 5
+"""How much lower a worker's CPU priority is than the server's (``os.nice``)."""
+
+_HARD_BUDGET_MS: int | None = None
+"""In a worker: the hard level's thinking budget (set by `_init_worker`); None: the bot's default."""
+
+
+def decide_in_process(level: str, view: PlayerView, seed: int, hard_budget_ms: int | None = None) -> Action:
+    """One decision of a new bot of ``level`` seeded with ``seed`` (the same seed and view give the
+    same action). ``hard_budget_ms`` is the hard level's budget (None: its default). Raises
+    ValueError for an unknown level or a view with no legal action."""
+    rng = random.Random(seed)
+    bot = make_bot(level, rng)
+    if hard_budget_ms is not None and hasattr(bot, "budget_ms"):
+        bot = type(bot)(rng, budget_ms=hard_budget_ms)  # type: ignore[call-arg]
+    return bot.choose(view)
+
+
+def _init_worker(hard_budget_ms: int | None) -> None:
+    """A worker's start: remember the budget, yield the CPU to the server, leave Ctrl+C to it."""
+    global _HARD_BUDGET_MS  # noqa: PLW0603 - one value per worker process, set once at its start
+    _HARD_BUDGET_MS = hard_budget_ms
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent shuts the pool down
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
+
+
+def _decide(level: str, view: PlayerView, seed: int) -> Action:
+    """In a worker: one decision (see `decide_in_process`)."""
+    return decide_in_process(level, view, seed, _HARD_BUDGET_MS)
+
+
+def _pid() -> int:
+    """In a worker: its process id (warms the pool up; tests find the workers by it)."""
+    return os.getpid()
+
+
+class WorkerBots:
+    """A bot port whose decisions run in ``workers`` processes (see the module docstring).
+
+    ``hard_budget_ms`` is the hard level's thinking budget per decision (None: the bot's default);
+    ``timeout_s`` how long a decision may take before the in-process fallback plays instead
+    (default: 10 s plus the hard budget). Use it as an async context manager, or call `start`
+    and `close`.
+    """
+
+    def __init__(
+        self, workers: int = 1, *, hard_budget_ms: int | None = None, timeout_s: float | None = None
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"a bot pool needs at least one worker, got {workers}")
+        self.workers = workers
+        self.hard_budget_ms = hard_budget_ms
+        self.timeout_s = timeout_s if timeout_s is not None else 10.0 + (hard_budget_ms or 0) / 1000
+        self.replaced = 0
+        """How many times a broken or stuck pool was replaced."""
+        self.fallbacks = 0
+        """How many decisions the in-process fallback made."""
+        self._context = multiprocessing.get_context("spawn")
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> WorkerBots:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Start the workers now (each imports the engine once), rather than on the first decision."""
+        await self.worker_pids()
+
+    async def worker_pids(self) -> frozenset[int]:
+        """The process ids of the live workers (starting them if needed)."""
+        for _ in range(2):
+            pool = self._current_pool()
+            try:
+                await asyncio.gather(
+                    *(asyncio.wrap_future(pool.submit(_pid)) for _ in range(self.workers * 4))
+                )
+            except BrokenProcessPool:
+                self._replace(pool)
+                continue
+            return frozenset(p.pid for p in self._processes(pool) if p.pid is not None)
+        raise BrokenProcessPool("the bot workers fail to start")
+
+    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+        """The action a bot of ``level`` takes in ``view`` (its seat's view, its turn), computed in
+        a worker; ``seed`` seeds the bot's choices. Never raises for a worker's failure: the
+        fallback decides instead (see the module docstring). Raises RuntimeError once closed."""
+        started = time.perf_counter()
+        for attempt in (1, 2):
+            pool = self._current_pool()
+            try:
+                future = asyncio.wrap_future(pool.submit(_decide, level, view, seed))
+                return await asyncio.wait_for(future, self.timeout_s)
+            except BrokenProcessPool:
+                _log.warning("bot_pool_broken", level=level, attempt=attempt)
+                self._replace(pool)
+            except TimeoutError:
+                _log.error("bot_decision_timeout", level=level, timeout_s=self.timeout_s)
+                self._replace(pool, kill=True)
+                break
+            except Exception:
+                _log.exception("bot_decision_failed", level=level)
+                break
+        return self._fallback(level, view, seed, started)
+
+    async def close(self) -> None:
+        """Shut the pool down and wait (in a thread, not on the loop) until its processes are gone.
+        Decisions still queued are cancelled. Idempotent."""
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
+
+    def _current_pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._closed:
+            raise RuntimeError("the bot workers are closed")
+        if self._pool is None:
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                self.workers,
+                mp_context=self._context,
+                initializer=_init_worker,
+                initargs=(self.hard_budget_ms,),
+            )
+        return self._pool
+
+    def _replace(self, pool: concurrent.futures.ProcessPoolExecutor, *, kill: bool = False) -> None:
+        """Drop ``pool`` (once, however many decisions saw it fail); the next decision starts a new one."""
+        if self._pool is not pool:
+            return
+        self._pool = None
+        self.replaced += 1
+        if kill:
+            for process in self._processes(pool):
+                with contextlib.suppress(OSError):
+                    process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def _fallback(self, level: str, view: PlayerView, seed: int, started: float) -> Action:
+        self.fallbacks += 1
+        _log.warning(
+            "bot_fallback",
+            level=level,
+            fallback=FALLBACK_LEVEL,
+            after_ms=round((time.perf_counter() - started) * 1000),
+        )
+        return decide_in_process(FALLBACK_LEVEL, view, seed)
+
+    @staticmethod
+    def _processes(pool: concurrent.futures.ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
+        # the executor has no public list of its processes before Python 3.14 (kill_workers)
+        processes: dict[int, multiprocessing.process.BaseProcess] | None = getattr(pool, "_processes", None)
+        return list((processes or {}).values())

@@ -1,0 +1,180 @@
+"""Bot decisions in real worker processes (app.bots.workers): legal moves in both variants, the same
+move as in-process for the same seed, a killed or stuck worker replaced, nothing left after close."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import random
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from app.bots import FALLBACK_LEVEL, WorkerBots, decide_in_process, pause_s
+from engine.core import Phase, State
+from engine.tiles import Tile
+from engine.variants import make_rules
+from engine.views import PlayerView, player_view
+
+LEVEL = "greedy"
+
+
+def _rounds(variant: str, options: dict[str, object], seats: int | None, rounds: int) -> Iterator[State]:
+    rules = make_rules(variant, options, seats) if seats else make_rules(variant, options)
+    state = rules.new_match()
+    rng = random.Random(7)
+    for _ in range(rounds):
+        if state.phase is Phase.OVER:
+            return
+        state.start_round(rules.deal(rng))
+        yield state
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+async def _play_round(bots: WorkerBots, state: State, seed: int) -> int:
+    """Play ``state``'s round to its end with every decision from the workers; the moves made."""
+    moves = 0
+    while state.phase is Phase.PLAYING:
+        view = player_view(state, state.to_act)
+        action = await bots.decide(LEVEL, view, seed + moves)
+        assert action in view.legal
+        state.apply(action)
+        moves += 1
+    return moves
+
+
+def test_a_tile_crosses_processes_as_the_shared_instance() -> None:
+    """A pickled view keeps its tiles shared (the engine compares tiles with ``is``)."""
+    tile = Tile.parse("5-3")
+    assert pickle.loads(pickle.dumps(tile)) is tile
+    state = next(_rounds("domeng", {"camat_target": 1}, None, 1))
+    view = player_view(state, state.to_act)
+    again: PlayerView = pickle.loads(pickle.dumps(view))
+    assert again == view
+    assert all(a is b for a, b in zip(again.hand or (), view.hand or (), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("variant", "options", "seats"),
+    [("domeng", {"camat_target": 1}, None), ("kozel", {"pairs": True}, 4), ("kozel", {}, 2)],
+)
+def test_worker_decisions_are_legal_and_match_in_process(
+    variant: str, options: dict[str, object], seats: int | None
+) -> None:
+    async def main() -> None:
+        async with WorkerBots(1) as bots:
+            moves = 0
+            for state in _rounds(variant, options, seats, 3):
+                moves += await _play_round(bots, state, 1000)
+            assert moves > 10
+            state = next(_rounds(variant, options, seats, 1))
+            view = player_view(state, state.to_act)
+            assert await bots.decide(LEVEL, view, 99) == decide_in_process(LEVEL, view, 99)
+            assert (bots.replaced, bots.fallbacks) == (0, 0)
+
+    asyncio.run(main())
+
+
+def test_a_killed_worker_is_replaced_and_the_decision_retried() -> None:
+    async def main() -> None:
+        async with WorkerBots(2) as bots:
+            before = await bots.worker_pids()
+            assert len(before) == 2
+            victim = min(before)
+            os.kill(victim, signal.SIGKILL)
+            state = next(_rounds("domeng", {"camat_target": 1}, None, 1))
+            await _play_round(bots, state, 5)  # the first decision meets the broken pool
+            after = await bots.worker_pids()
+            assert bots.replaced == 1
+            assert bots.fallbacks == 0  # retried in the new pool, not decided in-process
+            assert after.isdisjoint(before) and len(after) == 2
+            assert not _alive(victim)
+
+    asyncio.run(main())
+
+
+def test_a_stuck_worker_times_out_the_fallback_plays_and_the_pool_is_renewed() -> None:
+    async def main() -> None:
+        async with WorkerBots(1, timeout_s=1.0) as bots:
+            (stuck,) = await bots.worker_pids()
+            os.kill(stuck, signal.SIGSTOP)  # a worker that never answers
+            state = next(_rounds("kozel", {}, 3, 1))
+            view = player_view(state, state.to_act)
+            action = await bots.decide("greedy", view, 3)
+            assert action == decide_in_process(FALLBACK_LEVEL, view, 3)
+            assert (bots.replaced, bots.fallbacks) == (1, 1)
+            (fresh,) = await bots.worker_pids()
+            assert fresh != stuck
+            assert not _alive(stuck)  # killed, not left stopped
+            assert await bots.decide("greedy", view, 3) == action
+            assert bots.fallbacks == 1
+
+    asyncio.run(main())
+
+
+def test_close_leaves_no_worker_and_refuses_decisions() -> None:
+    async def main() -> None:
+        bots = WorkerBots(2)
+        await bots.start()
+        pids = await bots.worker_pids()
+        assert pids and all(_alive(pid) for pid in pids)
+        await bots.close()
+        assert not any(_alive(pid) for pid in pids)
+        await bots.close()  # idempotent
+        state = next(_rounds("domeng", {"camat_target": 1}, None, 1))
+        with pytest.raises(RuntimeError, match="closed"):
+            await bots.decide(LEVEL, player_view(state, state.to_act), 1)
+
+    asyncio.run(main())
+
+
+def test_the_loop_keeps_running_while_a_worker_decides() -> None:
+    """Decisions are awaited, not computed on the loop: a ticker keeps ticking between them."""
+
+    async def main() -> None:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        async with WorkerBots(1) as bots:
+            task = asyncio.create_task(ticker())
+            state = next(_rounds("domeng", {"camat_target": 1}, None, 1))
+            view = player_view(state, state.to_act)
+            for seed in range(5):
+                before = ticks
+                await bots.decide(LEVEL, view, seed)
+                assert ticks > before  # the loop ran other work while the worker thought
+            task.cancel()
+
+    asyncio.run(main())
+
+
+def test_no_workers_is_an_error() -> None:
+    with pytest.raises(ValueError, match="at least one worker"):
+        WorkerBots(0)
+
+
+def test_the_pause_varies_with_the_seed_and_the_choices() -> None:
+    rng = random.Random(11)
+    chosen = [pause_s(rng, 0.7, 4) for _ in range(200)]
+    forced = [pause_s(rng, 0.7, 1) for _ in range(200)]
+    assert all(0.7 * 0.9 <= p <= 0.7 * 1.6 for p in chosen)
+    assert all(0.7 * 0.5 <= p <= 0.7 * 0.8 for p in forced)
+    assert len(set(chosen)) == 200  # varied, not one fixed wait
+    assert max(forced) < min(chosen)
+    assert sum(pause_s(rng, 0.7, 2) for _ in range(200)) < sum(chosen)  # more choices, longer
+    assert [pause_s(random.Random(3), 0.7, 3) for _ in range(2)] == [pause_s(random.Random(3), 0.7, 3)] * 2
+    assert pause_s(rng, 0, 5) == 0.0
