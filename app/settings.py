@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -45,7 +46,14 @@ class Settings(BaseSettings):
     disconnect_grace_s: Annotated[float, Field(ge=0)] = 20.0
     """How long a disconnected player's seat waits before a bot covers it."""
     bot_delay_s: Annotated[float, Field(ge=0)] = 0.7
-    """Pause before a bot's or a forced action, so people can follow play."""
+    """The pause before a bot's or a forced action, so people can follow play: each move draws
+    between 0.5x (a forced pass) and 1.6x (a choice among several tiles) of it (app/bots/pace.py);
+    a bot's thinking time counts into it. 0: no pause (tests)."""
+    bot_workers: Annotated[int | None, Field(ge=1)] = None
+    """Worker processes that compute bot decisions (app/bots); None: one per CPU core beyond the
+    first, at most 4 (so 1 on a two-core machine)."""
+    hard_bot_budget_ms: Annotated[int, Field(ge=1)] = 150
+    """The hard bot's thinking budget per decision, in milliseconds (CPU time of one worker)."""
     round_pause_s: Annotated[float, Field(ge=0)] = 6.0
     """Pause between a round's end (the reveal) and the next deal."""
 
@@ -78,6 +86,12 @@ class Settings(BaseSettings):
         if len(value.get_secret_value().strip()) < 16:
             raise ValueError("the admin token must be at least 16 characters (e.g. openssl rand -hex 32)")
         return value
+
+    def resolved_bot_workers(self) -> int:
+        """``bot_workers``, or one per CPU core beyond the first (1 to 4)."""
+        if self.bot_workers is not None:
+            return self.bot_workers
+        return min(4, max(1, (os.cpu_count() or 1) - 1))
 
     def resolved_database_url(self) -> str:
         """``database_url``, or the SQLite file in ``data_dir``."""

@@ -36,10 +36,20 @@ is a closed loop: when the server cannot keep up, the pace falls below ``--pace`
 grows to about tables / actions per second (Little's law) instead of growing without bound. The
 load generator shares the machine with the server: read its CPU figure beside the server's.
 
+With ``--bot-seats N`` (1 to 3) a third run follows the all-human one: the same server settings,
+but each table seats ``5 - N`` socket players and ``N`` bots of ``--bot-level`` (default ``hard``)
+in its last seats, pausing ``--bot-delay`` seconds (``DOMENG_BOT_DELAY_S``, default 0.7 as in
+``domeng serve``) and thinking in ``--bot-workers`` worker processes (``DOMENG_BOT_WORKERS``;
+default: the server's own default). It is printed beside the all-human run: what thinking bots in
+worker processes cost the players' latency (``server CPU`` is the server process alone; the
+workers' CPU shows as ``bot workers CPU``).
+
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
-[--database-url postgresql+asyncpg://…] [--compression none|deflate] [--skip-baseline] [--json]``.
-The goals it judges (printed as meets/MISSES): 2,000 connections (400 tables) at 1 action/s per
-table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn worker.
+[--database-url postgresql+asyncpg://…] [--compression none|deflate] [--skip-baseline]
+[--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]] [--json]``.
+The goals it judges (printed as meets/MISSES) on the all-human run: 2,000 connections (400 tables)
+at 1 action/s per table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn
+worker.
 """
 
 from __future__ import annotations
@@ -108,6 +118,17 @@ def listening_port(pid: int) -> int | None:
     return None
 
 
+def child_pids(pid: int) -> list[int]:
+    """The process ids whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+    return found
+
+
 class ServerProcess:
     """A server in a subprocess: its URL once `start` returns, its RSS and CPU from /proc."""
 
@@ -159,6 +180,17 @@ class ServerProcess:
                 elif line.startswith("VmHWM:"):
                     self.rss_hwm_mb = max(self.rss_hwm_mb, int(line.split()[1]) / 1024)
 
+    def children_cpu_seconds(self) -> float:
+        """CPU seconds (user + system) of the server's live child processes (its bot workers)."""
+        if self.proc is None:
+            return 0.0
+        total = 0.0
+        for pid in child_pids(self.proc.pid):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
     def cpu_seconds(self) -> float:
         """utime + stime of the process so far, in seconds."""
         assert self.proc is not None
@@ -178,13 +210,13 @@ class ServerProcess:
             self.proc.wait(10)
 
 
-def domeng_server(args: argparse.Namespace, data_dir: Path) -> ServerProcess:
-    """``python -m app.cli serve`` configured for the benchmark."""
+def domeng_server(args: argparse.Namespace, data_dir: Path, bots: bool = False) -> ServerProcess:
+    """``python -m app.cli serve`` configured for the benchmark (``bots``: for the run with bots)."""
     per_conn = max(20, math.ceil(args.pace * 2 * 4))  # a seat sends ≤ `pace`/s: 4× margin over 2 s
     env = {
         **os.environ,
         "DOMENG_TURN_TIMER_S": "0",
-        "DOMENG_BOT_DELAY_S": "0",
+        "DOMENG_BOT_DELAY_S": str(args.bot_delay) if bots else "0",
         "DOMENG_ROUND_PAUSE_S": str(args.round_pause),
         "DOMENG_LOG_LEVEL": "warning",
         "DOMENG_RATE_LIMIT": f"{per_conn} per 2 seconds",
@@ -193,10 +225,13 @@ def domeng_server(args: argparse.Namespace, data_dir: Path) -> ServerProcess:
         "DOMENG_MAX_SOCKETS_PER_ADDRESS": "0",  # every client is 127.0.0.1 here
         "DOMENG_WS_COMPRESSION": "true" if args.compression == "deflate" else "false",
     }
+    if bots and args.bot_workers:
+        env["DOMENG_BOT_WORKERS"] = str(args.bot_workers)
     command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(data_dir)]
     if args.database_url:
         command += ["--database-url", args.database_url]
-    return ServerProcess("domeng serve", command, env, data_dir / "server.log")
+    log = data_dir / ("server-bots.log" if bots else "server.log")
+    return ServerProcess("domeng serve", command, env, log)
 
 
 def fanout_server(args: argparse.Namespace, frame_bytes: int, data_dir: Path) -> ServerProcess:
@@ -412,16 +447,21 @@ async def bounded(jobs: Iterable[Awaitable[Any]], limit: int) -> list[Any]:
     return await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def create_tables(http: httpx.AsyncClient, count: int, stats: Stats) -> list[Table]:
-    """``count`` rooms, all five seats of each claimed: a `Table` each."""
+async def create_tables(
+    http: httpx.AsyncClient, count: int, stats: Stats, bot_seats: int = 0, bot_level: str = "hard"
+) -> list[Table]:
+    """``count`` rooms, a `Table` each: the first ``5 - bot_seats`` seats claimed by players, the
+    last ``bot_seats`` given to bots of ``bot_level``."""
+    people = SEATS - bot_seats
 
     async def one(index: int) -> Table:
-        body = {"turn_timer_s": 0, "options": {"camat_target": 0}}
+        bots = [None] * people + [bot_level] * bot_seats
+        body = {"turn_timer_s": 0, "options": {"camat_target": 0}, "bots": bots}
         reply = await http.post("/api/rooms", json=body)
         reply.raise_for_status()
         room = reply.json()
         tokens = []
-        for seat in range(SEATS):
+        for seat in range(people):
             claimed = await http.post(f"/api/rooms/{room['code']}/seats/{seat}", json={"name": f"L{seat}"})
             claimed.raise_for_status()
             tokens.append(claimed.json()["token"])
@@ -442,7 +482,8 @@ async def open_clients(tables: list[Table], ws_base: str, compression: str | Non
     clients = []
     for table in tables:
         table.clients = [
-            SeatClient(table, seat, f"{ws_base}/ws/rooms/{table.code}", compression) for seat in range(SEATS)
+            SeatClient(table, seat, f"{ws_base}/ws/rooms/{table.code}", compression)
+            for seat in range(len(table.tokens))
         ]
         clients += table.clients
     for at in range(0, len(clients), BATCH):
@@ -493,9 +534,10 @@ def client_cpu() -> float:
 
 
 async def drive(
-    server: ServerProcess, args: argparse.Namespace, http_setup: bool, rng: random.Random
+    server: ServerProcess, args: argparse.Namespace, http_setup: bool, rng: random.Random, bot_seats: int = 0
 ) -> dict[str, Any]:
-    """Run the whole client side against a started ``server``; returns the figures."""
+    """Run the whole client side against a started ``server`` (tables with ``bot_seats`` bots);
+    returns the figures."""
     loop = asyncio.get_running_loop()
     stats = Stats()
     budget_end = loop.time() + SETUP_BUDGET_S
@@ -509,7 +551,7 @@ async def drive(
         asyncio.timeout_at(budget_end),
     ):
         if http_setup:
-            tables = await create_tables(http, args.tables, stats)
+            tables = await create_tables(http, args.tables, stats, bot_seats, args.bot_level)
         else:
             tables = fanout_tables(args.tables, stats)
         await open_clients(tables, server.ws_base, compression, hard_end)
@@ -521,9 +563,9 @@ async def drive(
     playing = loop.time()
     stats.window = (playing + args.warmup, playing + args.warmup + args.seconds)
     await asyncio.sleep(max(0.0, stats.window[0] - loop.time()))
-    cpu0, mine0 = server.cpu_seconds(), client_cpu()
+    cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
-    cpu1, mine1 = server.cpu_seconds(), client_cpu()
+    cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     stats.stopping = True
     await wait_for(lambda: not any(t.pending for t in tables), DRAIN_S)
     stats.lost = sum(len(t.pending) for t in tables)
@@ -533,7 +575,10 @@ async def drive(
     sampler.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await sampler
-    return figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
+    result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
+    result["bot_seats"] = bot_seats
+    result["workers_cpu_pct"] = round(100 * (workers1 - workers0) / args.seconds, 1)
+    return result
 
 
 async def close_clients(tables: list[Table]) -> None:
@@ -600,12 +645,12 @@ def raise_open_files(needed: int) -> None:
 
 
 async def run_target(
-    server: ServerProcess, ready_path: str, args: argparse.Namespace, http_setup: bool
+    server: ServerProcess, ready_path: str, args: argparse.Namespace, http_setup: bool, bot_seats: int = 0
 ) -> dict[str, Any]:
     """Start ``server``, drive it, stop it."""
     await asyncio.to_thread(server.start, ready_path)
     try:
-        return await drive(server, args, http_setup, random.Random(args.seed))
+        return await drive(server, args, http_setup, random.Random(args.seed), bot_seats)
     finally:
         await asyncio.to_thread(server.stop)
 
@@ -625,6 +670,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             ours = await run_target(domeng_server(args, data_dir), "/readyz", args, http_setup=True)
             result["ours"] = ours
             frame_bytes = args.frame_bytes or ours["median_state_bytes"] or DEFAULT_FRAME_BYTES
+            if args.bot_seats:
+                server = domeng_server(args, data_dir, bots=True)
+                result["ours_bots"] = await run_target(server, "/readyz", args, True, args.bot_seats)
         if not args.skip_baseline:
             fanout = fanout_server(args, frame_bytes, data_dir)
             base = await run_target(fanout, "/docs", args, http_setup=False)
@@ -667,6 +715,10 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
         "database": database,
         "compression": args.compression,
         "round_pause_s": args.round_pause,
+        "bot_seats": args.bot_seats,
+        "bot_level": args.bot_level,
+        "bot_delay_s": args.bot_delay,
+        "bot_workers": args.bot_workers or "server default",
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "code": code_revision(),
@@ -716,6 +768,7 @@ ROWS = (
     ("server RSS peak (MB)", "server_rss_mb_peak", "{:.1f}"),
     ("server VmHWM (MB)", "server_rss_mb_hwm", "{:.1f}"),
     ("server CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
+    ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),
     ("client CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
     ("setup (s)", "setup_s", "{:.1f}"),
 )
@@ -732,8 +785,9 @@ def cell(figures: dict[str, Any] | None, key: str, fmt: str) -> str:
     """One figure formatted, or a dash."""
     if figures is None:
         return "-"
-    value = figures["latency_ms"][key] if key in ("p50", "p99", "max", "samples") else figures[key]
-    return fmt.format(value)
+    if key in ("p50", "p99", "max", "samples"):
+        return fmt.format(figures["latency_ms"][key])
+    return fmt.format(figures.get(key, math.nan))
 
 
 def print_report(result: dict[str, Any]) -> None:
@@ -749,11 +803,20 @@ def print_report(result: dict[str, Any]) -> None:
         f" · one uvicorn worker · code {c['code']}"
     )
     ours, base, ratio = result.get("ours"), result.get("baseline"), result.get("ratio", {})
-    print(f"{'':30}{'ours':>12}{'fan-out':>12}{'ours/fan-out':>14}")
+    bots = result.get("ours_bots")
+    if bots:
+        print(
+            f"with bots: {c['bot_seats']} {c['bot_level']} bots per table (the last seats), "
+            f"{SEATS - c['bot_seats']} socket players, bot delay {c['bot_delay_s']:g} s, "
+            f"bot workers {c['bot_workers']}; the goals are judged on the all-human run"
+        )
+    head = f"{'':30}{'ours':>12}" + (f"{'with bots':>12}" if bots else "")
+    print(f"{head}{'fan-out':>12}{'ours/fan-out':>14}")
     for label, key, fmt in ROWS:
         shown = f"{ratio[RATIO_KEYS[key]]:.3f}" if key in RATIO_KEYS and RATIO_KEYS[key] in ratio else ""
-        print(f"{label:30}{cell(ours, key, fmt):>12}{cell(base, key, fmt):>12}{shown:>14}")
-    for name, figures in (("ours", ours), ("fan-out", base)):
+        with_bots = f"{cell(bots, key, fmt):>12}" if bots else ""
+        print(f"{label:30}{cell(ours, key, fmt):>12}{with_bots}{cell(base, key, fmt):>12}{shown:>14}")
+    for name, figures in (("ours", ours), ("with bots", bots), ("fan-out", base)):
         if figures and (figures["errors"] or figures["close_codes"]):
             print(f"{name}: errors {figures['errors']} · unexpected closes {figures['close_codes']}")
     if base:
@@ -783,10 +846,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-baseline", action="store_true", help="measure ours only")
     parser.add_argument("--baseline-only", action="store_true", help="measure the fan-out only")
     parser.add_argument("--seed", type=int, default=1, help="seed of the tables' phases")
+    parser.add_argument(
+        "--bot-seats", type=int, default=0, help="also run tables with this many bots in the last seats (0-3)"
+    )
+    parser.add_argument("--bot-level", default="hard", help="the bots' level (default hard)")
+    parser.add_argument("--bot-delay", type=float, default=0.7, help="the bot run's DOMENG_BOT_DELAY_S")
+    parser.add_argument("--bot-workers", type=int, help="DOMENG_BOT_WORKERS of the bot run (server default)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)
     if args.tables < 1 or args.pace <= 0 or args.seconds <= 0 or args.warmup < 0:
         parser.error("--tables ≥ 1, --pace > 0, --seconds > 0 and --warmup ≥ 0")
+    if not 0 <= args.bot_seats <= SEATS - 2 or args.bot_delay < 0:
+        parser.error(f"--bot-seats 0 to {SEATS - 2} (two socket players per table) and --bot-delay ≥ 0")
+    if args.bot_seats and args.baseline_only:
+        parser.error("--bot-seats runs our server: not with --baseline-only")
     return args
 
 

@@ -1,6 +1,7 @@
 // The lobby (/): choose the game, its options, the turn timer and who sits where; create the room.
 
 import { createRoom, remember } from "./api.js";
+import { BOT_LEVELS, botLabel, COVER_LEVEL } from "./bots.js";
 import { h, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { brandMark } from "./table.js";
@@ -72,13 +73,13 @@ export function lobbyPage(root) {
   const seatCount = () => (variant.value === "kozel" ? Number(players.value) : 5);
   const drawSeats = () => {
     const keep = seats.map((select) => select.value);
+    const chosen = (seat) => keep[seat] ?? (seat < 2 ? "person" : COVER_LEVEL);
     seats = Array.from({ length: seatCount() }, (_, seat) =>
       h(
         "select",
         { class: "input seat-choice", name: `seat-${seat}`, id: `seat-${seat}`, dataset: { seat: String(seat) } },
-        h("option", { value: "person", selected: (keep[seat] ?? (seat < 2 ? "person" : "greedy")) === "person" }, t("lobby.seat_person")),
-        h("option", { value: "random", selected: keep[seat] === "random" }, t("seat.bot_level", { level: t("bot.random") })),
-        h("option", { value: "greedy", selected: (keep[seat] ?? (seat < 2 ? "person" : "greedy")) === "greedy" }, t("seat.bot_level", { level: t("bot.greedy") })),
+        h("option", { value: "person", selected: chosen(seat) === "person" }, t("lobby.seat_person")),
+        BOT_LEVELS.map((level) => h("option", { value: level, selected: chosen(seat) === level }, botLabel(level))),
       ),
     );
     seatList.replaceChildren(...seats.map((select, seat) => h("li", {}, h("label", { for: `seat-${seat}` }, t("seat.label", { n: seat + 1 })), select)));

@@ -5,12 +5,12 @@ import { claimSeat, getRoom, remember, roomMemory, saveFeed, savedFeed, saveName
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
+import { BOT_LEVELS, botLabel } from "./bots.js";
 import { seatName } from "./narrate.js";
 import { roundEndPanel } from "./roundend.js";
 import { brandMark, TableView } from "./table.js";
 import { copyLinkButton, languageSelect, shareUrl } from "./ui.js";
 
-const BOT_LEVELS = ["random", "greedy"];
 
 export class RoomController {
   constructor(root, code) {
@@ -390,7 +390,7 @@ class WaitingView {
     const mine = seat === ctl.seat;
     let who;
     if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("strong", {}, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
-    else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, t("seat.bot_level", { level: t(`bot.${info.bot_level}`) }));
+    else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, botLabel(info.bot_level));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
@@ -434,7 +434,8 @@ class WaitingView {
           },
         },
         h("option", { value: "person", selected: value === "person" }, info.kind === "human" ? info.name || t("seat.person") : t("lobby.seat_person")),
-        BOT_LEVELS.map((level) => h("option", { value: level, selected: value === level }, t("seat.bot_level", { level: t(`bot.${level}`) }))),
+        // a room restored from before the levels keeps showing its seat's old level
+        (BOT_LEVELS.includes(value) || value === "person" ? BOT_LEVELS : [...BOT_LEVELS, value]).map((level) => h("option", { value: level, selected: value === level }, botLabel(level))),
       );
       actions.push(select);
     }

@@ -1,6 +1,7 @@
 // The rules page (/rules): Domeng explained with small tile diagrams and every term; then Kozel
 // (RULES.md K1-K10) with its own words: bazaar, fish, goat, two lempas, opened.
 
+import { BOT_LEVELS } from "./bots.js";
 import { h, s } from "./dom.js";
 import { t, tf, termEl } from "./i18n.js";
 import { brandMark } from "./table.js";
@@ -94,7 +95,7 @@ function kozelGlossary() {
 }
 
 export function rulesPage(root) {
-  const toc = ["aim", "deal", "turn", "stones", "out", "block", "camat", "summary", "fair", "glossary", "kozel"];
+  const toc = ["aim", "deal", "turn", "stones", "out", "block", "camat", "summary", "fair", "glossary", "kozel", "bots"];
   root.replaceChildren(
     h(
       "div",
@@ -133,6 +134,7 @@ export function rulesPage(root) {
           h("h3", {}, t("rules.kozel.words")),
           kozelGlossary(),
         ),
+        section("bots", p("rules.bots.p"), h("ul", { class: "bot-levels" }, BOT_LEVELS.map((level) => h("li", { dataset: { level } }, t(`rules.bots.${level}`)))), p("rules.bots.cover")),
       ),
     ),
   );

@@ -2,6 +2,7 @@
 // (Domeng) or the bazaar and the score sheet (Kozel), the turn timer and the play-by-play feed. It
 // shows the view and offers only view.legal; in Kozel it draws for you while nothing fits.
 
+import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { h, reducedMotion, replace, setAttr, setText } from "./dom.js";
 import { t, tf } from "./i18n.js";
@@ -142,7 +143,7 @@ export class TableView {
     button.addEventListener("click", () => {
       if (button.dataset.armed) {
         button.disabled = true;
-        this.ctl.setSeatBot(seat, "greedy");
+        this.ctl.setSeatBot(seat, COVER_LEVEL);
         return;
       }
       button.dataset.armed = "1";
@@ -169,6 +170,9 @@ export class TableView {
       handCount: h("b", { class: "count" }),
       timer: h("div", { class: "plate-timer", hidden: true }, h("span", { class: "timer-track" }, h("i")), h("span", { class: "timer-text" })),
       turn: h("span", { class: "turn-flag", "aria-hidden": "true" }, "▶"),
+      // a bot (or a bot covering a seat) is choosing: three dots over the plate's corner, out of
+      // the flow so they never move anything
+      thinking: h("span", { class: "thinking", "aria-hidden": "true", hidden: true }, h("i"), h("i"), h("i")),
       points: h("span", { class: "plate-points" }),
       pointsCount: h("b", { class: "count" }),
       pending: h("small", { class: "pending" }),
@@ -180,6 +184,7 @@ export class TableView {
       plate.tags,
       h("div", { class: "plate-row" }, this.kozel ? plate.points : plate.stones, h("span", { class: "plate-tiles" }, plate.hand, plate.handCount)),
       plate.timer,
+      plate.thinking,
     );
     return plate;
   }
@@ -263,7 +268,11 @@ export class TableView {
     el.classList.toggle("acting", acting);
     el.classList.toggle("mine", mine);
     el.classList.toggle("offline", !info.connected);
-    setText(plate.name, seatName(room, seat) + (mine ? ` ${t("seat.you_suffix")}` : ""));
+    const thinking = acting && (info.kind === "bot" || Boolean(info.covered));
+    el.classList.toggle("thinking", thinking);
+    if (plate.thinking.hidden === thinking) plate.thinking.hidden = !thinking;
+    const name = info.kind === "bot" ? botName(seat, info.bot_level) : seatName(room, seat);
+    setText(plate.name, name + (mine ? ` ${t("seat.you_suffix")}` : ""));
     if (this.kozel) this.updatePoints(plate, seat);
     plate.stones.dataset.seatStones = String(seat);
     plate.stones.dataset.stones = String(stones);
@@ -275,7 +284,7 @@ export class TableView {
     }
     plate.conn.className = `conn ${info.connected ? "on" : "off"}`;
     const tags = [];
-    if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot_level", { level: t(`bot.${info.bot_level}`) })));
+    if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot")));
     else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
     if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
     if (info.kind === "human" && !info.connected) {
@@ -293,13 +302,14 @@ export class TableView {
       replace(plate.tags, tags);
     }
     const aria = [
-      seatName(room, seat),
-      info.kind === "bot" ? t("seat.bot_level", { level: t(`bot.${info.bot_level}`) }) : t("seat.person"),
+      name,
+      info.kind === "bot" ? botLabel(info.bot_level) : t("seat.person"),
       t("tiles.count", { n: count }),
       this.kozel ? this.pointsText(seat) : t("stones.count", { n: stones }),
       info.connected ? t("seat.online") : t("seat.offline"),
       info.covered ? t("seat.covered") : null,
       acting ? t("seat.to_act") : null,
+      thinking ? t("seat.thinking") : null,
     ].filter(Boolean);
     setAttr(el, "aria-label", aria.join(", "));
   }
