@@ -1,0 +1,244 @@
+"""What a seat can infer about hidden tiles from its view, and deals sampled consistently with it.
+
+A seat sees its own hand, the chain, every hand's size, the rest's size (Domeng: 3 unused tiles,
+D10; Kozel: the bazaar's count, K1) and the round's public events. From those:
+
+- **unseen** tiles: the set minus its own hand minus the chain. They lie in the other hands and
+  the rest.
+- **missing numbers**: a pass shows the passer holds neither open number (D12, K3); a Kozel draw
+  shows the drawer held neither at that moment, and a draw until a fit means the tile played right
+  after it was the last one drawn. Tiles drawn later are not covered by earlier evidence.
+
+Each other hand is kept as *slots*, one per tile it holds, with the numbers that tile cannot show.
+Evidence applies to every slot held at that moment, so older slots carry more constraints: slots
+are nested. When a seat plays a tile, the most constrained slot that allows the tile is removed
+(after a draw: the drawn slot); with nested slots this never rules out a true deal.
+
+`Knowledge` groups the slots into cells (owner, allowed tiles, count) and `sample_hidden` deals
+the unseen tiles into the cells at random, never failing on a consistent view.
+
+>>> from engine.variants import make_rules
+>>> from engine.views import player_view
+>>> import random
+>>> state = make_rules("domeng").new_match()
+>>> state.start_round(make_rules("domeng").deal_from_seed(1))
+>>> know = infer(player_view(state, 0))
+>>> len(know.cells), bin(know.unseen).count("1")
+(5, 23)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.events import Drew, Passed, Placed
+from engine.tiles import FULL_SET, PIP_MASKS, iter_mask, mask_of
+from engine.views import PlayerView
+
+__all__ = ["REST", "Cell", "Knowledge", "allowed_tiles", "infer", "sample_hidden"]
+
+REST = -1
+"""The owner of the cell of tiles set aside: Domeng's unused tiles, Kozel's bazaar."""
+
+
+def allowed_tiles(missing: int) -> int:
+    """The tiles (bit set) showing none of the numbers in ``missing`` (bit ``n`` = number ``n``).
+
+    >>> bin(allowed_tiles(0b1111110)).count("1")  # only 0-0 shows no 1..6
+    1
+    """
+    mask = FULL_SET
+    for number in range(7):
+        if missing >> number & 1:
+            mask &= ~PIP_MASKS[number]
+    return mask
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """``count`` hidden tiles held by ``owner`` (a seat, or `REST`), each one of ``allowed``."""
+
+    owner: int
+    allowed: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Knowledge:
+    """What ``seat`` knows: its ``hand`` and the ``unseen`` tiles (bit sets), ``missing[s]`` the
+    numbers seat s is known to lack in every tile it now holds (bit n = number n; 0 for
+    ``seat``), hand ``counts``, the ``rest`` count, and the ``cells`` the unseen tiles fill
+    exactly (their counts sum to the unseen tiles)."""
+
+    seat: int
+    hand: int
+    unseen: int
+    missing: tuple[int, ...]
+    counts: tuple[int, ...]
+    rest: int
+    cells: tuple[Cell, ...]
+
+
+def _slots_from_log(view: PlayerView, seat: int, start_size: int) -> list[list[int]]:
+    """Per seat, the missing-number masks of the slots of its current hand (see module doc)."""
+    seats = len(view.hand_counts)
+    slots: list[list[int]] = [[0] * start_size for _ in range(seats)]
+    ends: tuple[int, int] | None = None
+    previous: object = None
+    for event in view.log:
+        kind = type(event)
+        if kind is Placed:
+            assert isinstance(event, Placed)
+            own = slots[event.seat]
+            if own:
+                if isinstance(previous, Drew) and previous.seat == event.seat:
+                    own.pop()
+                else:
+                    _remove_slot(own, event.tile.low, event.tile.high)
+            ends = event.ends
+        elif kind is Passed or kind is Drew:
+            if ends is not None:
+                lack = 1 << ends[0] | 1 << ends[1]
+                own = slots[event.seat]  # type: ignore[union-attr]
+                own[:] = [m | lack for m in own]
+            if kind is Drew:
+                slots[event.seat].append(0)  # type: ignore[union-attr]
+        previous = event
+    slots[seat] = []
+    return slots
+
+
+def _remove_slot(slots: list[int], low: int, high: int) -> None:
+    """Remove the most constrained slot whose tile may be ``low-high`` (slots are oldest first)."""
+    bits = 1 << low | 1 << high
+    for i, missing in enumerate(slots):
+        if not missing & bits:
+            del slots[i]
+            return
+    slots.pop()  # inconsistent evidence (cannot happen in a real round): drop the newest
+
+
+def infer(view: PlayerView) -> Knowledge:
+    """The `Knowledge` of ``view``'s seat from its view alone.
+
+    Raises ValueError for a spectator's view (no seat).
+    """
+    seat = view.seat
+    if seat is None or view.hand is None:
+        raise ValueError("a spectator's view has no hand to infer from")
+    hand = mask_of(view.hand)
+    chain = 0
+    for event in view.log:
+        if type(event) is Placed:
+            chain |= event.tile.bit
+    unseen = FULL_SET & ~hand & ~chain
+    counts = view.hand_counts
+    rest = view.bazaar if view.bazaar is not None else 3
+    start = _start_size(view)
+    slots = _slots_from_log(view, seat, start)
+    cells: list[Cell] = []
+    missing = []
+    for other in range(len(counts)):
+        own = slots[other]
+        if other != seat and len(own) != counts[other]:  # a view from mid-round: trust the count
+            own = (own + [0] * counts[other])[: counts[other]]
+        missing.append(min(own, key=lambda m: m.bit_count(), default=0) if other != seat else 0)
+        groups: dict[int, int] = {}
+        for mask in own:
+            groups[mask] = groups.get(mask, 0) + 1
+        for mask, count in groups.items():
+            cells.append(Cell(other, allowed_tiles(mask) & unseen, count))
+    if rest:
+        cells.append(Cell(REST, unseen, rest))
+    return Knowledge(seat, hand, unseen, tuple(missing), tuple(counts), rest, tuple(cells))
+
+
+def _start_size(view: PlayerView) -> int:
+    """The tiles each seat was dealt (D10, K1)."""
+    if view.variant == "kozel":
+        return 7 if len(view.hand_counts) == 2 else 5
+    return 5
+
+
+def sample_hidden(know: Knowledge, rng: random.Random) -> tuple[list[int], list[int]]:
+    """Deal the unseen tiles into ``know``'s cells at random: ``(hands, rest)`` where ``hands[s]``
+    is seat s's whole hand as a bit set (``know.seat``'s own included) and ``rest`` the set-aside
+    tiles as tile indexes in a random order (Kozel: the bazaar, top first).
+
+    Tries quick random fills (most constrained cell first), then falls back to a complete search,
+    so it never fails on a consistent view. Raises ValueError when no deal fits (an inconsistent
+    knowledge, which a real view never gives).
+    """
+    cells = sorted(know.cells, key=lambda c: (c.allowed.bit_count() - c.count, c.owner))
+    for _ in range(24):
+        fill = _random_fill(cells, know.unseen, rng)
+        if fill is not None:
+            return _as_deal(know, cells, fill, rng)
+    fill = _complete_fill(cells, know.unseen, rng)
+    if fill is None:
+        raise ValueError("no deal is consistent with this knowledge")
+    return _as_deal(know, cells, fill, rng)
+
+
+def _random_fill(cells: Sequence[Cell], unseen: int, rng: random.Random) -> list[int] | None:
+    free = unseen
+    out = []
+    for cell in cells:
+        pool = [t.bit for t in iter_mask(cell.allowed & free)]
+        if len(pool) < cell.count:
+            return None
+        chosen = rng.sample(pool, cell.count)
+        mask = sum(chosen)
+        free &= ~mask
+        out.append(mask)
+    return out
+
+
+def _complete_fill(cells: Sequence[Cell], unseen: int, rng: random.Random) -> list[int] | None:
+    """Backtracking, tile by tile (fewest possible cells first), with a capacity check."""
+    tiles = [t.bit for t in iter_mask(unseen)]
+    rng.shuffle(tiles)
+    tiles.sort(key=lambda bit: sum(1 for c in cells if c.allowed & bit))
+    room = [c.count for c in cells]
+    out = [0] * len(cells)
+
+    def place(i: int) -> bool:
+        if i == len(tiles):
+            return True
+        bit = tiles[i]
+        rest = sum(tiles[i:])
+        order = list(range(len(cells)))
+        rng.shuffle(order)
+        for c in order:
+            if room[c] and cells[c].allowed & bit:
+                room[c] -= 1
+                out[c] |= bit
+                if _feasible(cells, room, rest ^ bit) and place(i + 1):
+                    return True
+                room[c] += 1
+                out[c] ^= bit
+        return False
+
+    return out if place(0) else None
+
+
+def _feasible(cells: Sequence[Cell], room: list[int], left: int) -> bool:
+    """A necessary condition: every cell can still be filled from the tiles left."""
+    return all(not room[c] or (cells[c].allowed & left).bit_count() >= room[c] for c in range(len(cells)))
+
+
+def _as_deal(
+    know: Knowledge, cells: Sequence[Cell], fill: Sequence[int], rng: random.Random
+) -> tuple[list[int], list[int]]:
+    hands = [0] * len(know.counts)
+    hands[know.seat] = know.hand
+    rest: list[int] = []
+    for cell, mask in zip(cells, fill, strict=True):
+        if cell.owner == REST:
+            rest = [t.index for t in iter_mask(mask)]
+            rng.shuffle(rest)
+        else:
+            hands[cell.owner] |= mask
+    return hands, rest

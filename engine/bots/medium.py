@@ -1,0 +1,233 @@
+"""The ``medium`` bot: a solid club player, as a documented one-ply heuristic.
+
+It reads the view through `engine.bots.inference` (the unseen tiles, the numbers each opponent is
+known to lack from its passes and draws, hand sizes) and scores every legal action; the best
+score wins, ties broken by its rng. Forced actions (one legal action) are taken at once.
+
+Domeng (a seat's loss is the stones it receives; D3–D8):
+
+1. Go out when it can: pollo before ceki before a plain out (the cucuq owes 5, 3, 1; D5).
+2. Avoid its own passes (each one costs a stone, D4): prefer the placement after which more of
+   its remaining tiles fit an open end, keep a variety of numbers, and count live numbers (an
+   end whose number it holds while few unseen tiles show it is an end it controls).
+3. Do not set up the next seat: when the next seat holds few tiles and may go out, the bot is
+   its cucuq (D2), so prefer ends that seat is likely (or known, from its passes) to lack.
+4. Shed heavy tiles: pips count in a block (D8, D9).
+5. Become manguno (a placement after which no unseen tile and none of its own fits, D7) only
+   when its pip sum is likely the lowest: one mattikkeng below it costs 5 stones (D8).
+6. Mappakuling narrows the next seats to one number: a small bonus when they likely lack it.
+
+Kozel (a seat's loss is the points it writes; K6–K10):
+
+1. Go out when it can (the two-lempas move too, K4).
+2. Shed heavy tiles: leftover pips are points (K6); the closer the bot is to the goat (K9) or to
+   opening at 13 (K8), the more a pip weighs. Never keep a lone 0-0 (worth 25).
+3. Keep tiles that fit the new ends and a variety of numbers, to avoid drawing from the bazaar.
+4. Leave ends the next opponent lacks (it must draw or pass, K3); with pairs (K10) avoid ends
+   the partner is known to lack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import erf, sqrt
+from typing import ClassVar
+
+from engine.actions import Action, Play, PlayLempas
+from engine.bots.base import Bot
+from engine.bots.inference import Knowledge, allowed_tiles, infer
+from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS
+from engine.tiles import PIP_MASKS, TILES, pip_sum
+from engine.views import PlayerView
+
+__all__ = ["MediumBot", "Situation", "best_actions", "score_actions", "situation_of"]
+
+_FIT = tuple(PIP_MASKS[key // 7] | PIP_MASKS[key % 7] for key in range(49))
+_ZERO_ZERO = TILES[0].bit
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """What the heuristic reads, from a view (with inference) or from a search world.
+
+    ``hand``/``unseen`` are bit sets; ``missing[s]`` the numbers seat s is known to lack (bit n);
+    ``counts`` the hand sizes; ``pairs`` Kozel K10; ``points`` the seat's recorded points plus
+    pending (Kozel), ``table`` the stones on the table (Domeng).
+    """
+
+    kozel: bool
+    seat: int
+    hand: int
+    ends: tuple[int, int] | None
+    counts: tuple[int, ...]
+    unseen: int
+    missing: tuple[int, ...]
+    pairs: bool = False
+    points: int = 0
+    opened: bool = False
+
+
+def situation_of(view: PlayerView, know: Knowledge | None = None) -> Situation:
+    """The `Situation` of ``view``'s seat (inferring `Knowledge` unless given)."""
+    know = know or infer(view)
+    seat = know.seat
+    points = 0
+    opened = False
+    if view.points is not None and view.pending is not None:
+        points = view.points[seat] + view.pending[seat]
+        opened = view.points[seat] > 0
+    return Situation(
+        view.variant == "kozel",
+        seat,
+        know.hand,
+        view.ends,
+        know.counts,
+        know.unseen,
+        know.missing,
+        bool(view.options.get("pairs", False)),
+        points,
+        opened,
+    )
+
+
+def _ends_after(ends: tuple[int, int] | None, action: Play) -> tuple[int, int]:
+    tile = action.tile
+    if ends is None:
+        return (tile.high, tile.low) if action.flip else (tile.low, tile.high)
+    left, right = ends
+    if action.end == "R":
+        return left, tile.other(right)
+    return tile.other(left), right
+
+
+def _p_no_fit(sit: Situation, other: int, fit: int) -> float:
+    """The chance seat ``other`` holds no tile of ``fit``, its hand drawn from what it may hold."""
+    held = sit.counts[other]
+    if held == 0:
+        return 1.0
+    pool = sit.unseen & allowed_tiles(sit.missing[other])
+    n = pool.bit_count()
+    f = (pool & fit).bit_count()
+    if f == 0:
+        return 1.0
+    p = 1.0
+    for i in range(held):
+        if n - i <= 0:
+            break
+        p *= max(n - f - i, 0) / (n - i)
+    return p
+
+
+def _numbers(mask: int) -> int:
+    return sum(1 for n in range(7) if mask & PIP_MASKS[n])
+
+
+def _domeng_block_cost(sit: Situation, remaining: int) -> float:
+    """Expected stones for becoming manguno with ``remaining`` (D8): 5 if exactly one other sum
+    is below, 1 if several (or a tie), 0 if none; other sums by a normal approximation."""
+    mine = pip_sum(remaining)
+    pool = sit.unseen
+    n = pool.bit_count()
+    if n == 0:
+        return 0.0
+    pips = [t.pips for t in TILES if pool & t.bit]
+    mean = sum(pips) / n
+    var = sum((p - mean) ** 2 for p in pips) / n
+    below = []
+    for other, held in enumerate(sit.counts):
+        if other == sit.seat or held == 0:
+            continue
+        mu, sd = held * mean, sqrt(max(held * var, 1e-9))
+        below.append(0.5 * (1 + erf((mine + 0.5 - mu) / (sd * sqrt(2)))))
+    none = 1.0
+    for q in below:
+        none *= 1 - q
+    one = sum(q * none / max(1 - q, 1e-9) for q in below)
+    return 5 * one + (1 - none - one)
+
+
+def _domeng_score(sit: Situation, action: Play) -> float:
+    remaining = sit.hand & ~action.tile.bit
+    left, right = _ends_after(sit.ends, action)
+    mappakuling = left == right and sit.ends is not None
+    if not remaining:
+        return 1000.0 + (20 if mappakuling and action.tile.is_lempa else 10 if mappakuling else 0)
+    fit = _FIT[left * 7 + right]
+    own_next = (remaining & fit).bit_count()
+    unseen_fit = (sit.unseen & fit).bit_count()
+    score = 0.35 * action.tile.pips + 1.6 * min(own_next, 2) + 0.8 * _numbers(remaining)
+    # live numbers: an end whose tiles are mostly in its own hand is an end it controls
+    score += 0.4 * own_next / (1 + unseen_fit)
+    seats = len(sit.counts)
+    nxt = (sit.seat + 1) % seats
+    p_pass = _p_no_fit(sit, nxt, fit)
+    held = sit.counts[nxt]
+    score += (3.0 / held if held <= 2 else 0.6) * p_pass
+    if mappakuling:
+        score += 0.3 * p_pass
+    if unseen_fit == 0 and not own_next:
+        score -= 2.5 * _domeng_block_cost(sit, remaining) - 0.5
+    return score
+
+
+def _kozel_score(sit: Situation, action: Action) -> float:
+    if isinstance(action, PlayLempas):
+        remaining = sit.hand & ~(action.tiles[0].bit | action.tiles[1].bit)
+        if not remaining:
+            return 1000.0
+        pips = action.tiles[0].pips + action.tiles[1].pips + 8.0
+        left, right = sit.ends or (0, 0)
+    elif isinstance(action, Play):
+        remaining = sit.hand & ~action.tile.bit
+        if not remaining:
+            return 1000.0
+        pips = float(action.tile.pips) + (12.0 if action.tile.bit == _ZERO_ZERO else 0.0)
+        left, right = _ends_after(sit.ends, action)
+    else:
+        return 0.0
+    pip_weight = 0.5
+    if sit.points >= GOAT_POINTS - 25 or (not sit.opened and sit.points >= OPENING_POINTS - 6):
+        pip_weight = 0.8
+    fit = _FIT[left * 7 + right]
+    own_next = (remaining & fit).bit_count()
+    score = pip_weight * pips + 1.2 * min(own_next, 2) + 0.6 * _numbers(remaining)
+    if remaining == _ZERO_ZERO:
+        score -= 15.0
+    seats = len(sit.counts)
+    nxt = (sit.seat + 1) % seats
+    score += 1.2 * _p_no_fit(sit, nxt, fit) * (2.0 if sit.counts[nxt] <= 2 else 1.0)
+    if sit.pairs:
+        partner = (sit.seat + 2) % seats
+        score -= 0.8 * _p_no_fit(sit, partner, fit)
+    return score
+
+
+def score_actions(sit: Situation, legal: Sequence[Action]) -> list[float]:
+    """The heuristic's score of each action of ``legal`` (higher is better; see module doc)."""
+    if sit.kozel:
+        return [_kozel_score(sit, a) for a in legal]
+    return [_domeng_score(sit, a) if isinstance(a, Play) else 0.0 for a in legal]
+
+
+def best_actions(sit: Situation, legal: Sequence[Action]) -> list[Action]:
+    """The actions of ``legal`` with the best score (several on a tie), in ``legal``'s order."""
+    if len(legal) == 1:
+        return [legal[0]]
+    scores = score_actions(sit, legal)
+    top = max(scores)
+    return [a for a, s in zip(legal, scores, strict=True) if s >= top - 1e-9]
+
+
+class MediumBot(Bot):
+    """A documented heuristic with inference (see the module docstring)."""
+
+    name: ClassVar[str] = "medium"
+
+    def choose(self, view: PlayerView) -> Action:
+        if not view.legal:
+            raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
+        if len(view.legal) == 1:
+            return view.legal[0]
+        best = best_actions(situation_of(view), view.legal)
+        return best[0] if len(best) == 1 else self.rng.choice(best)

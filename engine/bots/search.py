@@ -1,0 +1,108 @@
+"""Search on one world (a fully known `State`): medium-policy playouts and an exact endgame solve.
+
+Both the ``hard`` bot (on sampled worlds) and the omniscient measurement bot (on the true one)
+evaluate a candidate action the same way: fork the world, apply the candidate, then either
+play the round out with the medium heuristic for every seat (each seat reading only its own
+hand, the ends and the hand sizes) or, when few tiles are left, solve it exactly by max^n: every
+seat picks the action that minimises its own loss, and a vector of losses (one per seat) is
+backed up (stones for Domeng, points written for Kozel; `engine.bots.worlds.round_costs`).
+"""
+
+from __future__ import annotations
+
+import random
+
+from engine.actions import Action
+from engine.bots.medium import Situation, best_actions
+from engine.bots.worlds import round_costs
+from engine.core import Phase, State
+from engine.tiles import FULL_SET
+
+__all__ = ["ENDGAME_TILES", "evaluate_on_world", "is_endgame", "playout", "solve"]
+
+ENDGAME_TILES = 6
+"""At most this many tiles left in all hands (and an empty bazaar): solve exactly, not play out."""
+
+_PLAYING = Phase.PLAYING
+_NO_MISSING: dict[int, tuple[int, ...]] = {n: (0,) * n for n in range(2, 6)}
+
+
+def _policy_action(state: State, legal: list[Action], rest: int, rng: random.Random) -> Action:
+    """The medium heuristic's action for the seat to act, from that seat's own knowledge."""
+    seat = state.to_act
+    hands = state.hands
+    held = 0
+    for hand in hands:
+        held |= hand
+    own = hands[seat]
+    unseen = (held | rest) & ~own
+    rules = state.rules
+    sit = Situation(
+        state.variant == "kozel",
+        seat,
+        own,
+        None if state.left < 0 else (state.left, state.right),
+        tuple(h.bit_count() for h in hands),
+        unseen & FULL_SET,
+        _NO_MISSING[state.seats],
+        bool(getattr(rules, "pairs", False)),
+    )
+    best = best_actions(sit, legal)
+    return best[0] if len(best) == 1 else rng.choice(best)
+
+
+def playout(state: State, rest: int, rng: random.Random) -> None:
+    """Play ``state``'s round to its end with the medium heuristic for every seat. ``rest`` is the
+    bit set of the tiles set aside at the search's root (unused tiles, bazaar)."""
+    while state.phase is _PLAYING:
+        legal = state.legal_actions()
+        state.apply(legal[0] if len(legal) == 1 else _policy_action(state, legal, rest, rng))
+
+
+def _tiles_left(state: State) -> int:
+    return sum(h.bit_count() for h in state.hands)
+
+
+def is_endgame(state: State) -> bool:
+    """Whether ``state`` is small enough to `solve`: few tiles in hands and nothing to draw."""
+    return not getattr(state, "bazaar", None) and _tiles_left(state) <= ENDGAME_TILES
+
+
+def solve(state: State, start: int) -> list[float]:
+    """Max^n: the loss of every seat (from ``state.log[start:]`` on) when each seat, at its turn,
+    takes the action with its own lowest loss (ties: the first in canonical order)."""
+    if state.phase is not _PLAYING:
+        return round_costs(state, start)
+    legal = state.legal_actions()
+    if len(legal) == 1:
+        state.apply(legal[0])
+        return solve(state, start)
+    seat = state.to_act
+    best: list[float] | None = None
+    for action in legal:
+        child = state.fork()
+        child.apply(action)
+        costs = solve(child, start)
+        if best is None or costs[seat] < best[seat]:
+            best = costs
+    assert best is not None
+    return best
+
+
+def evaluate_on_world(
+    world: State, candidates: list[Action], seat: int, rest: int, seed: int, start: int = 0
+) -> list[float]:
+    """``seat``'s loss after each of ``candidates`` on ``world`` (left unchanged): an exact solve
+    in the endgame, else one playout seeded by ``seed`` (the same seed for every candidate:
+    common random numbers)."""
+    out = []
+    for action in candidates:
+        child = world.fork()
+        child.apply(action)
+        if child.phase is _PLAYING and is_endgame(child):
+            costs = solve(child, start)
+        else:
+            playout(child, rest, random.Random(seed))
+            costs = round_costs(child, start)
+        out.append(costs[seat])
+    return out
