@@ -52,8 +52,9 @@ class Settings(BaseSettings):
     bot_workers: Annotated[int | None, Field(ge=1)] = None
     """Worker processes that compute bot decisions (app/bots); None: one per CPU core beyond the
     first, at most 4 (so 1 on a two-core machine)."""
-    hard_bot_budget_ms: Annotated[int, Field(ge=1)] = 150
-    """The hard bot's thinking budget per decision, in milliseconds (CPU time of one worker)."""
+    hard_bot_budget_ms: Annotated[float, Field(gt=0)] = 100.0
+    """The hard bot's thinking time per decision, in milliseconds (one worker's core); it is
+    part of the pause before its move (``bot_delay_s``), not added to it."""
     round_pause_s: Annotated[float, Field(ge=0)] = 6.0
     """Pause between a round's end (the reveal) and the next deal."""
 

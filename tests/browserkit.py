@@ -100,7 +100,7 @@ def goto(page: Any, url: str) -> None:
 
 
 def create_room_in_lobby(page: Any, base: str, seats: list[str], timer_s: int = 0) -> str:
-    """Fill the lobby form (seat choices: "person", "random", "greedy") and create the room;
+    """Fill the lobby form (seat choices: "person", "easy", "medium", "hard") and create the room;
     returns its code once the room page has loaded."""
     goto(page, f"{base}/")
     for seat, choice in enumerate(seats):

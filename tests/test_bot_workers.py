@@ -13,12 +13,13 @@ from collections.abc import Iterator
 import pytest
 
 from app.bots import FALLBACK_LEVEL, WorkerBots, decide_in_process, pause_s
+from engine.bots import PLAYER_LEVELS
 from engine.core import Phase, State
 from engine.tiles import Tile
 from engine.variants import make_rules
 from engine.views import PlayerView, player_view
 
-LEVEL = "greedy"
+LEVEL = "medium"
 
 
 def _rounds(variant: str, options: dict[str, object], seats: int | None, rounds: int) -> Iterator[State]:
@@ -40,12 +41,12 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def _play_round(bots: WorkerBots, state: State, seed: int) -> int:
+async def _play_round(bots: WorkerBots, state: State, seed: int, level: str = LEVEL) -> int:
     """Play ``state``'s round to its end with every decision from the workers; the moves made."""
     moves = 0
     while state.phase is Phase.PLAYING:
         view = player_view(state, state.to_act)
-        action = await bots.decide(LEVEL, view, seed + moves)
+        action = await bots.decide(level, view, seed + moves)
         assert action in view.legal
         state.apply(action)
         moves += 1
@@ -71,14 +72,15 @@ def test_worker_decisions_are_legal_and_match_in_process(
     variant: str, options: dict[str, object], seats: int | None
 ) -> None:
     async def main() -> None:
-        async with WorkerBots(1) as bots:
+        async with WorkerBots(1, hard_budget_ms=5) as bots:
             moves = 0
-            for state in _rounds(variant, options, seats, 3):
-                moves += await _play_round(bots, state, 1000)
+            for index, state in enumerate(_rounds(variant, options, seats, len(PLAYER_LEVELS))):
+                moves += await _play_round(bots, state, 1000, PLAYER_LEVELS[index])
             assert moves > 10
             state = next(_rounds(variant, options, seats, 1))
             view = player_view(state, state.to_act)
-            assert await bots.decide(LEVEL, view, 99) == decide_in_process(LEVEL, view, 99)
+            for level in ("easy", "medium"):  # hard searches until its clock runs out
+                assert await bots.decide(level, view, 99) == decide_in_process(level, view, 99)
             assert (bots.replaced, bots.fallbacks) == (0, 0)
 
     asyncio.run(main())
@@ -109,13 +111,13 @@ def test_a_stuck_worker_times_out_the_fallback_plays_and_the_pool_is_renewed() -
             os.kill(stuck, signal.SIGSTOP)  # a worker that never answers
             state = next(_rounds("kozel", {}, 3, 1))
             view = player_view(state, state.to_act)
-            action = await bots.decide("greedy", view, 3)
+            action = await bots.decide("hard", view, 3)
             assert action == decide_in_process(FALLBACK_LEVEL, view, 3)
             assert (bots.replaced, bots.fallbacks) == (1, 1)
             (fresh,) = await bots.worker_pids()
             assert fresh != stuck
             assert not _alive(stuck)  # killed, not left stopped
-            assert await bots.decide("greedy", view, 3) == action
+            assert await bots.decide("medium", view, 3) == action
             assert bots.fallbacks == 1
 
     asyncio.run(main())

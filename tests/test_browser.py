@@ -42,7 +42,7 @@ from tests.browserkit import (
 )
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
-BOTS = ["person", "greedy", "random", "greedy", "random"]
+BOTS = ["person", "medium", "easy", "hard", "easy"]
 
 
 def _tile_key(tile: str) -> str:
@@ -132,7 +132,7 @@ def test_one_person_plays_a_round_to_the_round_end_panel(server: ServerProcess, 
 
 def test_two_people_join_through_the_share_link_and_both_play(server: ServerProcess, browser: Any) -> None:
     host_ctx, host, host_watch = open_page(browser, DESKTOP)
-    create_room_in_lobby(host, server.url, ["person", "person", "greedy", "greedy", "greedy"])
+    create_room_in_lobby(host, server.url, ["person", "person", "medium", "medium", "medium"])
     link = host.input_value("#share-url")
     assert re.fullmatch(rf"{re.escape(server.url)}/r/[\w-]+", link)
     take_seat(host, 0, "Ana")
@@ -145,8 +145,8 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     guest.fill("#player-name", "")
     guest.click("#player-name")
     guest.keyboard.type("Bu")
-    host.select_option(".seat-row[data-seat='4'] select", "random")
-    guest.wait_for_selector(".seat-row[data-seat='4'] .seat-who.bot:has-text('random')")
+    host.select_option(".seat-row[data-seat='4'] select", "hard")
+    guest.wait_for_selector(".seat-row[data-seat='4'] .seat-who.bot:has-text('hard')")
     guest.keyboard.type("di")
     assert guest.input_value("#player-name") == "Budi"
     guest.click(".sit[data-seat='1']")
@@ -178,6 +178,8 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     button.click()
     host.wait_for_selector(".plate[data-seat='1'] .tag-bot")
     assert held(host)["room"]["seats"][1]["kind"] == "bot"
+    assert held(host)["room"]["seats"][1]["bot_level"] == "medium"  # the level that covers for people
+    assert host.inner_text(".plate[data-seat='1'] .plate-name") == "Bot\u00a02 · medium"
     assert host.locator(".tag-replace").count() == 0
     host_watch.assert_clean()
     host_ctx.close()

@@ -64,7 +64,7 @@ def test_lobby_offers_kozel_with_its_options(server: ServerProcess, browser: Any
     assert page.is_disabled("#pairs") and page.is_checked("#two-lempas")
     page.select_option("#kozel-seats", "4")
     assert page.is_enabled("#pairs")
-    code = create_kozel_room(page, server.url, 4, ["person", "greedy", "random", "greedy"], pairs=True)
+    code = create_kozel_room(page, server.url, 4, ["person", "medium", "easy", "hard"], pairs=True)
     room = server.room(code)
     assert (room["variant"], len(room["seats"]), room["options"]) == (
         "kozel",
@@ -97,7 +97,7 @@ def test_one_person_plays_a_kozel_round_to_the_round_end_panel(
     server: ServerProcess, browser: Any, viewport: dict[str, int]
 ) -> None:
     context, page, watch = open_page(browser, viewport)
-    code = create_kozel_room(page, server.url, 3, ["person", "greedy", "random"])
+    code = create_kozel_room(page, server.url, 3, ["person", "medium", "easy"])
     spectator = Client(server, code)
     take_seat(page, 0, "Anna")
     start_match(page)

@@ -36,35 +36,36 @@ import structlog
 
 import app.bots.pickling  # noqa: F401 - registers the tile reducer before a view is pickled
 from engine.actions import Action
-from engine.bots import make_bot
+from engine.bots import COVER_LEVEL, HardBot, make_bot
 from engine.views import PlayerView
 
 __all__ = ["FALLBACK_LEVEL", "WORKER_NICENESS", "WorkerBots", "decide_in_process"]
 
 _log = structlog.get_logger("domeng.bots")
 
-FALLBACK_LEVEL = "greedy"
-"""The level that decides in-process when the workers cannot: a one-ply heuristic, microseconds."""
+FALLBACK_LEVEL = COVER_LEVEL
+"""The level that decides in-process when the workers cannot: the medium heuristic (well under a
+millisecond a decision)."""
 
 WORKER_NICENESS = 5
 """How much lower a worker's CPU priority is than the server's (``os.nice``)."""
 
-_HARD_BUDGET_MS: int | None = None
+_HARD_BUDGET_MS: float | None = None
 """In a worker: the hard level's thinking budget (set by `_init_worker`); None: the bot's default."""
 
 
-def decide_in_process(level: str, view: PlayerView, seed: int, hard_budget_ms: int | None = None) -> Action:
-    """One decision of a new bot of ``level`` seeded with ``seed`` (the same seed and view give the
-    same action). ``hard_budget_ms`` is the hard level's budget (None: its default). Raises
+def decide_in_process(level: str, view: PlayerView, seed: int, hard_budget_ms: float | None = None) -> Action:
+    """One decision of a new bot of ``level`` seeded with ``seed``: for every level but ``hard``
+    (which searches until its clock runs out), the same seed and view give the same action.
+    ``hard_budget_ms`` is the hard level's budget in milliseconds (None: its default). Raises
     ValueError for an unknown level or a view with no legal action."""
     rng = random.Random(seed)
-    bot = make_bot(level, rng)
-    if hard_budget_ms is not None and hasattr(bot, "budget_ms"):
-        bot = type(bot)(rng, budget_ms=hard_budget_ms)  # type: ignore[call-arg]
-    return bot.choose(view)
+    if level == HardBot.name and hard_budget_ms is not None:
+        return HardBot(rng, budget_ms=hard_budget_ms).choose(view)
+    return make_bot(level, rng).choose(view)
 
 
-def _init_worker(hard_budget_ms: int | None) -> None:
+def _init_worker(hard_budget_ms: float | None) -> None:
     """A worker's start: remember the budget, yield the CPU to the server, leave Ctrl+C to it."""
     global _HARD_BUDGET_MS  # noqa: PLW0603 - one value per worker process, set once at its start
     _HARD_BUDGET_MS = hard_budget_ms
@@ -93,7 +94,7 @@ class WorkerBots:
     """
 
     def __init__(
-        self, workers: int = 1, *, hard_budget_ms: int | None = None, timeout_s: float | None = None
+        self, workers: int = 1, *, hard_budget_ms: float | None = None, timeout_s: float | None = None
     ) -> None:
         if workers < 1:
             raise ValueError(f"a bot pool needs at least one worker, got {workers}")

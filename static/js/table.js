@@ -269,7 +269,8 @@ export class TableView {
     el.classList.toggle("mine", mine);
     el.classList.toggle("offline", !info.connected);
     const thinking = acting && (info.kind === "bot" || Boolean(info.covered));
-    el.classList.toggle("thinking", thinking);
+    el.classList.toggle("bot-thinking", thinking);
+    el.classList.toggle("bot", info.kind === "bot");
     if (plate.thinking.hidden === thinking) plate.thinking.hidden = !thinking;
     const name = info.kind === "bot" ? botName(seat, info.bot_level) : seatName(room, seat);
     setText(plate.name, name + (mine ? ` ${t("seat.you_suffix")}` : ""));
