@@ -147,6 +147,11 @@ def _domeng_block_cost(sit: Situation, remaining: int) -> float:
     return 5 * one + (1 - none - one)
 
 
+_W = (0.05, 1.6, 0.8, 0.4, 3.0, 0.6, 0.3, 2.5)
+"""Domeng weights: pips, own fits after, numbers kept, control, next seat's pass (few tiles / many),
+mappakuling, block cost (tuned on shared deals against the easy bot)."""
+
+
 def _domeng_score(sit: Situation, action: Play) -> float:
     remaining = sit.hand & ~action.tile.bit
     left, right = _ends_after(sit.ends, action)
@@ -156,18 +161,19 @@ def _domeng_score(sit: Situation, action: Play) -> float:
     fit = _FIT[left * 7 + right]
     own_next = (remaining & fit).bit_count()
     unseen_fit = (sit.unseen & fit).bit_count()
-    score = 0.35 * action.tile.pips + 1.6 * min(own_next, 2) + 0.8 * _numbers(remaining)
+    w = _W
+    score = w[0] * action.tile.pips + w[1] * min(own_next, 2) + w[2] * _numbers(remaining)
     # live numbers: an end whose tiles are mostly in its own hand is an end it controls
-    score += 0.4 * own_next / (1 + unseen_fit)
+    score += w[3] * own_next / (1 + unseen_fit)
     seats = len(sit.counts)
     nxt = (sit.seat + 1) % seats
     p_pass = _p_no_fit(sit, nxt, fit)
     held = sit.counts[nxt]
-    score += (3.0 / held if held <= 2 else 0.6) * p_pass
+    score += (w[4] / held if held <= 2 else w[5]) * p_pass
     if mappakuling:
-        score += 0.3 * p_pass
+        score += w[6] * p_pass
     if unseen_fit == 0 and not own_next:
-        score -= 2.5 * _domeng_block_cost(sit, remaining) - 0.5
+        score -= w[7] * _domeng_block_cost(sit, remaining) - 0.5
     return score
 
 
