@@ -25,6 +25,7 @@ from typing import ClassVar
 from engine.actions import Action
 from engine.bots.base import Bot
 from engine.bots.inference import infer, sample_hidden
+from engine.bots.likelihood import world_weight
 from engine.bots.medium import best_actions, situation_of
 from engine.bots.search import evaluate_on_world
 from engine.bots.worlds import world_state
@@ -46,8 +47,9 @@ def world_losses(
     rng: random.Random,
     samples: int | None = 64,
     deadline: float | None = None,
-) -> list[list[float]]:
-    """Per sampled world, the loss of ``view``'s seat after each of ``view.legal`` (in order).
+) -> tuple[list[list[float]], list[float]]:
+    """Per sampled world, the loss of ``view``'s seat after each of ``view.legal`` (in order), and
+    the world's likelihood weight (`engine.bots.likelihood.world_weight`).
 
     ``samples`` worlds, or, with ``samples=None``, as many as fit before ``deadline`` (a
     ``time.perf_counter()`` value; a world not finished by then is dropped). Every action is
@@ -59,6 +61,10 @@ def world_losses(
         raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
     know = infer(view)
     rows: list[list[float]] = []
+    weights: list[float] = []
+    kozel = view.variant == "kozel"
+    pairs = bool(view.options.get("pairs", False))
+    start_size = (7 if len(view.hand_counts) == 2 else 5) if kozel else 5
     slowest = 0.0
     clock = time.perf_counter
     while samples is None or len(rows) < samples:
@@ -75,7 +81,8 @@ def world_losses(
                 break
             slowest = max(slowest, now - began)
         rows.append(losses)
-    return rows
+        weights.append(world_weight(view.log, know.seat, hands, start_size, kozel, pairs))
+    return rows, weights
 
 
 def evaluate_options(
@@ -89,27 +96,36 @@ def evaluate_options(
     `world_losses` for ``samples`` and ``deadline``). Empty when no world was evaluated in time;
     raises ValueError when the view offers no action.
     """
-    rows = world_losses(view, rng, samples, deadline)
+    rows, weights = world_losses(view, rng, samples, deadline)
     if not rows:
         return {}
-    return {action: sum(row[i] for row in rows) / len(rows) for i, action in enumerate(view.legal)}
+    total = sum(weights)
+    return {
+        action: sum(w * row[i] for row, w in zip(rows, weights, strict=True)) / total
+        for i, action in enumerate(view.legal)
+    }
 
 
-def _pick(legal: Sequence[Action], rows: list[list[float]], preferred: Action) -> Action:
-    """The action with the lowest mean loss, unless its gain over ``preferred`` (paired over the
-    same worlds) is within `SWITCH_MARGIN` standard errors: then ``preferred``."""
-    n = len(rows)
+def _pick(
+    legal: Sequence[Action], rows: list[list[float]], weights: list[float], preferred: Action
+) -> Action:
+    """The action with the lowest weighted mean loss, unless its gain over ``preferred`` (paired
+    over the same worlds) is within `SWITCH_MARGIN` standard errors: then ``preferred``."""
+    total = sum(weights)
+    if total <= 0:
+        weights, total = [1.0] * len(rows), float(len(rows))
+    effective = total * total / sum(w * w for w in weights)
     base = legal.index(preferred)
     best, best_gain = preferred, 0.0
     for i, action in enumerate(legal):
         if i == base:
             continue
         diffs = [row[base] - row[i] for row in rows]
-        mean = sum(diffs) / n
+        mean = sum(w * d for w, d in zip(weights, diffs, strict=True)) / total
         if mean <= best_gain:
             continue
-        spread = sum((d - mean) ** 2 for d in diffs) / max(n - 1, 1)
-        if n > 1 and mean > SWITCH_MARGIN * sqrt(spread / n):
+        spread = sum(w * (d - mean) ** 2 for w, d in zip(weights, diffs, strict=True)) / total
+        if effective > 1 and mean > SWITCH_MARGIN * sqrt(spread / (effective - 1)):
             best, best_gain = action, mean
     return best
 
@@ -144,7 +160,7 @@ class HardBot(Bot):
         deadline = None if self.samples is not None else started + self.budget_ms / 1000
         sit = situation_of(view)
         preferred = best_actions(sit, view.legal)
-        rows = world_losses(view, self.rng, self.samples, deadline)
+        rows, weights = world_losses(view, self.rng, self.samples, deadline)
         if not rows:
             return preferred[0]
-        return _pick(view.legal, rows, preferred[0])
+        return _pick(view.legal, rows, weights, preferred[0])
