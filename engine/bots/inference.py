@@ -45,17 +45,24 @@ REST = -1
 """The owner of the cell of tiles set aside: Domeng's unused tiles, Kozel's bazaar."""
 
 
+def _allowed(missing: int) -> int:
+    mask = FULL_SET
+    for number in range(7):
+        if missing >> number & 1:
+            mask &= ~PIP_MASKS[number]
+    return mask
+
+
+_ALLOWED = tuple(_allowed(missing) for missing in range(128))
+
+
 def allowed_tiles(missing: int) -> int:
     """The tiles (bit set) showing none of the numbers in ``missing`` (bit ``n`` = number ``n``).
 
     >>> bin(allowed_tiles(0b1111110)).count("1")  # only 0-0 shows no 1..6
     1
     """
-    mask = FULL_SET
-    for number in range(7):
-        if missing >> number & 1:
-            mask &= ~PIP_MASKS[number]
-    return mask
+    return _ALLOWED[missing]
 
 
 @dataclass(frozen=True, slots=True)

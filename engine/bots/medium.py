@@ -38,10 +38,19 @@ from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot
 from engine.bots.inference import Knowledge, allowed_tiles, infer
 from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS
-from engine.tiles import PIP_MASKS, TILES, pip_sum
+from engine.tiles import PIP_MASKS, TILES, Tile, pip_sum
 from engine.views import PlayerView
 
 __all__ = ["MediumBot", "Situation", "best_actions", "score_actions", "situation_of"]
+
+
+def _or_numbers(tiles: Sequence[Tile], chosen: int) -> int:
+    bits = 0
+    for i, tile in enumerate(tiles):
+        if chosen >> i & 1:
+            bits |= 1 << tile.low | 1 << tile.high
+    return bits
+
 
 _FIT = tuple(PIP_MASKS[key // 7] | PIP_MASKS[key % 7] for key in range(49))
 _ZERO_ZERO = TILES[0].bit
@@ -101,16 +110,8 @@ def _ends_after(ends: tuple[int, int] | None, action: Play) -> tuple[int, int]:
     return tile.other(left), right
 
 
-def _p_no_fit(sit: Situation, other: int, fit: int) -> float:
-    """The chance seat ``other`` holds no tile of ``fit``, its hand drawn from what it may hold."""
-    held = sit.counts[other]
-    if held == 0:
-        return 1.0
-    pool = sit.unseen & allowed_tiles(sit.missing[other])
-    n = pool.bit_count()
-    f = (pool & fit).bit_count()
-    if f == 0:
-        return 1.0
+def _none_chance(held: int, n: int, f: int) -> float:
+    """Hypergeometric: ``held`` tiles from ``n`` of which ``f`` fit, none fitting."""
     p = 1.0
     for i in range(held):
         if n - i <= 0:
@@ -119,8 +120,24 @@ def _p_no_fit(sit: Situation, other: int, fit: int) -> float:
     return p
 
 
+_NONE = tuple(tuple(tuple(_none_chance(h, n, f) for f in range(29)) for n in range(29)) for h in range(29))
+
+
+def _p_no_fit(sit: Situation, other: int, fit: int) -> float:
+    """The chance seat ``other`` holds no tile of ``fit``, its hand drawn from what it may hold."""
+    pool = sit.unseen & allowed_tiles(sit.missing[other])
+    return _NONE[sit.counts[other]][pool.bit_count()][(pool & fit).bit_count()]
+
+
+_CHUNK_NUMBERS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_or_numbers(TILES[7 * c : 7 * c + 7], m) for m in range(128)) for c in range(4)
+)
+
+
 def _numbers(mask: int) -> int:
-    return sum(1 for n in range(7) if mask & PIP_MASKS[n])
+    """How many different numbers the tiles of ``mask`` show."""
+    c = _CHUNK_NUMBERS
+    return (c[0][mask & 127] | c[1][mask >> 7 & 127] | c[2][mask >> 14 & 127] | c[3][mask >> 21]).bit_count()
 
 
 def _domeng_block_cost(sit: Situation, remaining: int) -> float:
