@@ -74,7 +74,9 @@ def world_losses(
         hands, rest = sample_hidden(know, rng)
         world = world_state(view, hands, rest)
         rest_mask = sum(TILES[i].bit for i in rest)
-        losses = evaluate_on_world(world, legal, know.seat, rest_mask, rng.getrandbits(32))
+        losses = evaluate_on_world(world, legal, know.seat, rest_mask, rng.getrandbits(32), 0, deadline)
+        if losses is None:
+            break
         if deadline is not None:
             now = clock()
             if now > deadline:
