@@ -29,6 +29,9 @@ from engine.bots import (
     make_bot,
 )
 from engine.bots.inference import REST, infer, sample_hidden
+from engine.bots.likelihood import world_weight
+from engine.bots.search import evaluate_on_world
+from engine.bots.worlds import world_state
 from engine.core import Phase, State
 from engine.record import write_record
 from engine.rules.domeng import Domeng
@@ -246,3 +249,29 @@ def test_omniscient_is_for_measurement_only_and_leaves_the_state_alone() -> None
 def test_make_bot_hard_uses_the_default_budget() -> None:
     hard = make_bot("hard", random.Random(0))
     assert isinstance(hard, HardBot) and hard.samples is None and hard.budget_ms > 0
+
+
+@pytest.mark.parametrize(("variant", "seats", "options"), TABLES, ids=TABLE_IDS)
+def test_a_world_with_the_true_tiles_plays_like_the_real_state(
+    variant: str, seats: int, options: dict[str, object]
+) -> None:
+    """`world_state` rebuilds the position from the view: given the real hands and rest, every
+    action's playout and solve end exactly as on the real state (stones, points)."""
+    for n, state in enumerate(list(positions(variant, seats, options, 3, seed=20 + seats))[:25]):
+        view = player_view(state, state.to_act)
+        rest = _rest(state)
+        world = world_state(view, state.hands, [t.index for t in rest])
+        legal = state.legal_actions()
+        on_world = evaluate_on_world(world, legal, state.to_act, mask_of(rest), n)
+        on_state = evaluate_on_world(state, legal, state.to_act, mask_of(rest), n, len(state.log))
+        assert on_world == on_state
+
+
+def test_a_worlds_weight_is_a_chance_and_the_true_world_is_possible() -> None:
+    for state in list(positions("domeng", 5, {}, 2, seed=11))[:20]:
+        seat = state.to_act
+        view = player_view(state, seat)
+        weight = world_weight(view.log, seat, state.hands, 5, False, False)
+        assert 0 < weight <= 1
+        hands, _ = sample_hidden(infer(view), random.Random(1))
+        assert 0 < world_weight(view.log, seat, hands, 5, False, False) <= 1
