@@ -28,7 +28,7 @@ from engine.bots import (
     evaluate_options,
     make_bot,
 )
-from engine.bots.inference import REST, infer, sample_hidden
+from engine.bots.inference import REST, Cell, _complete_fill, infer, sample_hidden
 from engine.bots.likelihood import world_weight
 from engine.bots.search import evaluate_on_world
 from engine.bots.worlds import world_state
@@ -36,7 +36,7 @@ from engine.core import Phase, State
 from engine.record import write_record
 from engine.rules.domeng import Domeng
 from engine.rules.kozel import Kozel
-from engine.tiles import FULL_SET, PIP_MASKS, TILES, Tile, mask_of
+from engine.tiles import PIP_MASKS, TILES, Tile, mask_of
 from engine.variants import make_rules
 from engine.views import player_view
 
@@ -155,7 +155,8 @@ def test_decisions_never_depend_on_hidden_tiles(variant: str, seats: int, option
 
 @pytest.mark.parametrize(("variant", "seats", "options"), TABLES, ids=TABLE_IDS)
 def test_true_hands_fit_what_a_seat_infers(variant: str, seats: int, options: dict[str, object]) -> None:
-    """Soundness: the numbers a seat believes another lacks are lacking from that seat's real hand."""
+    """Soundness: the numbers a seat believes another lacks are lacking from that seat's real hand, and
+    the real hands and rest fill the slots a seat infers."""
     for state in positions(variant, seats, options, 6, seed=100 + seats):
         for seat in range(seats):
             know = infer(player_view(state, seat))
@@ -163,9 +164,13 @@ def test_true_hands_fit_what_a_seat_infers(variant: str, seats: int, options: di
                 for number in range(7):
                     if missing >> number & 1:
                         assert not state.hands[other] & PIP_MASKS[number], (seat, other, number)
-            assert know.unseen == FULL_SET & ~mask_of(
-                TILES[i] for i in range(28) if state.hands[seat] >> i & 1
-            ) & ~(FULL_SET & ~(sum(state.hands) | mask_of(_rest(state))))
+            rest = mask_of(_rest(state))
+            assert know.unseen == (sum(state.hands) | rest) & ~state.hands[seat]
+            truth = [
+                Cell(c.owner, c.allowed & (rest if c.owner == REST else state.hands[c.owner]), c.count)
+                for c in know.cells
+            ]
+            assert _complete_fill(truth, know.unseen, random.Random(0)) is not None, "the real deal fits"
 
 
 def _rest(state: State) -> list[Tile]:
