@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("candidate")
     parser.add_argument("field")
     parser.add_argument("--deals", type=int, default=200)
+    parser.add_argument("--first", type=int, default=0, help="the first deal's seed (a fresh set of deals)")
     parser.add_argument("--variant", default="domeng")
     parser.add_argument("--seats", type=int, default=5)
     parser.add_argument("--pairs", action="store_true")
@@ -85,7 +86,7 @@ def main() -> None:
     options: dict[str, object] = {"pairs": True} if args.pairs else {}
     rules_args = (args.variant, options, args.seats)
     cand, base, times = [], [], []
-    for deal in range(args.deals):
+    for deal in range(args.first, args.first + args.deals):
         seat = deal % args.seats
         field = [chooser(args.field, deal * 10 + s, args.budget, args.samples) for s in range(args.seats)]
         alone = play(rules_args, deal, field, [], None)
