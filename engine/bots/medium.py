@@ -13,8 +13,8 @@ Domeng (a seat's loss is the stones it receives; D3–D8):
 3. Do not set up the next seat: when the next seat holds few tiles and may go out, the bot is
    its cucuq (D2), so prefer ends that seat is likely (or known, from its passes) to lack.
 4. Shed lempas early (a lempa fits one number only). Pips count only in a block (D8, D9), which
-   rule 5 weighs; otherwise it leans slightly to light tiles (measured better than shedding heavy
-   ones: a light tile kept is a cheap mattikkeng later, a heavy one kept is a number kept).
+   rule 5 weighs; otherwise it plays light tiles slightly before heavy ones (on shared deals this
+   measured better than shedding heavy tiles first).
 5. Become manguno (a placement after which no unseen tile and none of its own fits, D7) only
    when its pip sum is likely the lowest: one mattikkeng below it costs 5 stones (D8).
 6. Mappakuling narrows the next seats to one number: a small bonus when they likely lack it.
