@@ -56,6 +56,7 @@ __all__ = [
     "known_players",
     "make_player",
     "play_board",
+    "play_table",
 ]
 
 METRICS: dict[str, tuple[str, str]] = {
