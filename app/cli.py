@@ -11,6 +11,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -360,6 +361,31 @@ def arena_markdown(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _bot_params(texts: Sequence[str]) -> dict[str, dict[str, object]]:
+    """``LEVEL.NAME=VALUE`` arguments as level → name → value (int, else float, else text)."""
+    params: dict[str, dict[str, object]] = {}
+    for text in texts:
+        key, value = text.split("=", 1)
+        level, name = key.split(".", 1)
+        params.setdefault(level, {})[name] = _number(value)
+    return params
+
+
+def _number(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _param(text: str) -> str:
+    if not re.fullmatch(r"[\w-]+\.\w+=.+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not LEVEL.NAME=VALUE (e.g. hard.samples=20)")
+    return text
+
+
 def cmd_arena(args: argparse.Namespace) -> int:
     """``domeng arena --candidate A --field B [--ceiling C] [--table-mean] [--boards N]
     [--rounds-per-board R] [--seed S] [--jobs J] [--save DIR] [--json]`` (engine/arena.py)."""
@@ -374,6 +400,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         rounds_per_board=args.rounds_per_board,
         seed=args.seed,
         table_mean=args.table_mean,
+        params=_bot_params(args.param or []),
     )
     try:
         spec.check()
@@ -478,6 +505,13 @@ def _add_arena_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     arena.add_argument("--field", default="random", help="the bot in the other seats (default random)")
     arena.add_argument(
         "--ceiling", help="also play this bot (e.g. omniscient) and report the share of the gap closed"
+    )
+    arena.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        metavar="LEVEL.NAME=VALUE",
+        help="a keyword argument for a level's bots, e.g. hard.samples=20 (repeatable)",
     )
     arena.add_argument("--table-mean", action="store_true", help="the candidate in every seat at once")
     arena.add_argument("--boards", type=_positive, default=100, help="boards (default 100)")

@@ -26,6 +26,7 @@ that see the whole state through ``choose_seeing(state, seat)``, e.g. the omnisc
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections import Counter
@@ -79,24 +80,27 @@ def _measurement_bots() -> Mapping[str, Callable[[random.Random], Any]]:
 @dataclass(frozen=True, slots=True)
 class Player:
     """A seat's decision maker: ``act(state, seat)`` returns its action. A bot that has
-    ``choose_seeing`` sees the true state; any other sees only ``player_view(state, seat)``."""
+    ``choose_seeing`` sees the true state; any other sees only ``player_view(state, seat)``.
+    ``bot`` is the bot itself (for its counters, e.g. a benchmark reading its playouts)."""
 
     name: str
     act: Callable[[State, int], Action]
+    bot: object
 
 
-def make_player(name: str, rng: random.Random) -> Player:
-    """The player called ``name`` (see `known_players`) drawing from ``rng``; raises ValueError
-    for an unknown name."""
+def make_player(name: str, rng: random.Random, params: Mapping[str, object] | None = None) -> Player:
+    """The player called ``name`` (see `known_players`) drawing from ``rng``, built with the
+    keyword arguments ``params`` (e.g. ``{"samples": 20}`` for the hard bot); raises ValueError
+    for an unknown name, TypeError for a parameter its bot does not take."""
     kind = BOTS.get(name) or _measurement_bots().get(name)
     if kind is None:
         raise ValueError(f"unknown bot {name!r} (known: {', '.join(known_players())})")
-    bot = kind(rng)
+    bot = kind(rng, **(params or {}))
     seeing = getattr(bot, "choose_seeing", None)
     if callable(seeing):
-        return Player(name, seeing)
+        return Player(name, seeing, bot)
     choose = bot.choose
-    return Player(name, lambda state, seat: choose(player_view(state, seat)))
+    return Player(name, lambda state, seat: choose(player_view(state, seat)), bot)
 
 
 def deal_seed(seed: str, board: int, round_index: int) -> str:
@@ -112,7 +116,9 @@ def deal_seed(seed: str, board: int, round_index: int) -> str:
 class ArenaSpec:
     """What to measure: ``candidates`` (usually one; the second is the ceiling of the gap figure)
     against ``field`` under ``variant`` with RECORD.md ``options`` and ``seats`` (None: the
-    variant's default), ``boards`` boards of ``rounds_per_board`` rounds from ``seed``."""
+    variant's default), ``boards`` boards of ``rounds_per_board`` rounds from ``seed``;
+    ``params`` gives a level's bots keyword arguments (level → name → value), e.g. a fixed
+    number of samples so that a search bot's choices do not depend on the machine's speed."""
 
     variant: str
     options: Mapping[str, object]
@@ -123,6 +129,7 @@ class ArenaSpec:
     rounds_per_board: int
     seed: str
     table_mean: bool = False
+    params: Mapping[str, Mapping[str, object]] = dataclasses.field(default_factory=dict)
 
     def rules(self) -> Rules:
         """The variant's rules; raises `EngineError` (``invalid_seats``, ``invalid_options``…)."""
@@ -148,6 +155,11 @@ class ArenaSpec:
             raise ValueError("name a candidate")
         if self.boards < 1 or self.rounds_per_board < 1:
             raise ValueError("boards and rounds per board must be at least 1")
+        for level, params in self.params.items():
+            try:
+                make_player(level, random.Random(0), params)
+            except TypeError as error:
+                raise ValueError(f"bad parameters for {level}: {error}") from None
         return self.rules()
 
 
@@ -228,7 +240,8 @@ def play_table(
     """Play ``board`` at a table seated by ``names``; ``label`` names the rotation in the bots'
     seeds (module docstring). ``clock`` (seconds) times the decisions."""
     players = [
-        make_player(n, random.Random(f"arena/{spec.seed}/{board}/{label}/{s}")) for s, n in enumerate(names)
+        make_player(n, random.Random(f"arena/{spec.seed}/{board}/{label}/{s}"), spec.params.get(n))
+        for s, n in enumerate(names)
     ]
     tally = Tally(rules.seats, rules.name)
     events: Counter[tuple[int, ...]] = Counter()
@@ -352,6 +365,7 @@ class ArenaTally:
             "boards": spec.boards,
             "rounds_per_board": spec.rounds_per_board,
             "seed": spec.seed,
+            "params": {level: dict(params) for level, params in spec.params.items()},
             "metric": metric,
             "events": event,
             "pairings": [self.pairing(name) for name in spec.candidates],

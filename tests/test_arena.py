@@ -166,6 +166,8 @@ def test_markdown_table_for_a_closing_note() -> None:
         (["--seats", "4"], "seats"),
         (["--boards", "0"], "must be at least 1"),
         (["--jobs", "0"], "must be at least 1"),
+        (["--param", "greedy.samples=3"], "bad parameters for greedy"),
+        (["--param", "greedy"], "is not LEVEL.NAME=VALUE"),
     ],
 )
 def test_bad_input_exits_2_without_a_traceback(args: list[str], message: str) -> None:
