@@ -182,12 +182,14 @@ def test_bad_input_exits_2_without_a_traceback(args: list[str], message: str) ->
 
 
 def saved_rounds(directory: Path) -> Iterator[tuple[int, str, list[dict[str, Any]], list[str]]]:
-    """Per saved table: its board, its label, its rounds in play order and its seat names."""
+    """Per saved table: its board, its label, its rounds in play order and its seat names (each
+    record is replayed on the way)."""
     tables: dict[tuple[int, str], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     for path in directory.glob("board-*.json"):
         match = re.fullmatch(r"board-(\d+)-(.+)-(\d+)\.json", path.name)
         assert match is not None, path.name
         doc = json.loads(path.read_text(encoding="utf-8"))
+        read_record(doc)  # every saved match replays
         tables[int(match[1]), match[2]].append((int(match[3]), doc))
     for (board, label), docs in sorted(tables.items()):
         docs.sort(key=lambda item: item[0])
