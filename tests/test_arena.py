@@ -120,6 +120,18 @@ def test_two_processes_give_the_same_figures() -> None:
     assert one == two
 
 
+def test_two_processes_save_the_same_records(tmp_path: Path) -> None:
+    for jobs in ("1", "2"):
+        done = domeng_cli(
+            "arena", "--quiet", "--boards", "4", "--rounds-per-board", "3", "--jobs", jobs,
+            "--save", tmp_path / jobs,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    one, two = sorted((tmp_path / "1").iterdir()), sorted((tmp_path / "2").iterdir())
+    assert [p.name for p in one] == [p.name for p in two]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(one, two, strict=True))
+
+
 def test_identical_levels_have_ratio_one_within_the_bound() -> None:
     figures = arena("--candidate", "random", "--field", "random", "--boards", "40", "--seed", "3")
     (pairing,) = figures["pairings"]
