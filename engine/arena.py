@@ -73,8 +73,8 @@ def known_players() -> list[str]:
 
 
 def _measurement_bots() -> Mapping[str, Callable[[random.Random], Any]]:
-    found: Mapping[str, Callable[[random.Random], Any]] = getattr(engine.bots, "MEASUREMENT_BOTS", {})
-    return found
+    # read at call time, so a test may register a measurement bot of its own
+    return engine.bots.MEASUREMENT_BOTS
 
 
 @dataclass(frozen=True, slots=True)

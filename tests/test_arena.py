@@ -290,7 +290,7 @@ class FirstLegalSeer:
 
 
 def test_measurement_bots_see_the_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine.bots, "MEASUREMENT_BOTS", {"first": FirstLegalSeer}, raising=False)
+    monkeypatch.setitem(engine.bots.MEASUREMENT_BOTS, "first", FirstLegalSeer)
     assert known_players()[-1] == "first"
     spec = ArenaSpec("domeng", {}, None, ("greedy", "first"), "random", 2, 3, "1")
     spec.check()
@@ -305,8 +305,13 @@ def test_measurement_bots_see_the_state(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_make_player_refuses_an_unknown_name() -> None:
-    with pytest.raises(ValueError, match="unknown bot 'hard'"):
-        make_player("hard", random.Random(0))
+    with pytest.raises(ValueError, match="unknown bot 'grandmaster'"):
+        make_player("grandmaster", random.Random(0))
+
+
+def test_make_player_knows_the_levels_and_the_ceiling() -> None:
+    assert {"easy", "medium", "hard", "omniscient"} <= set(known_players())
+    assert callable(getattr(make_player("omniscient", random.Random(0)).bot, "choose_seeing", None))
 
 
 def test_board_results_do_not_depend_on_order() -> None:
