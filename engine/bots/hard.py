@@ -5,7 +5,8 @@ samples worlds consistent with the view, and evaluates every legal action on the
 (common random numbers): a playout with the medium heuristic for every seat, or an exact max^n
 solve once few tiles are left (`engine.bots.search`). It takes the action with the lowest mean
 loss (Domeng: stones received minus paid; Kozel: points written, the pair's with K10); ties go to
-the medium heuristic's preference.
+the medium heuristic's preference: it leaves the medium choice only for an action that is better by
+more than `SWITCH_MARGIN` standard errors of the paired differences.
 
 It is anytime: by default it samples worlds until its time budget (``time.perf_counter``) and
 answers by its deadline with whatever it has found (the medium choice if not one world was
@@ -17,21 +18,73 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
+from math import sqrt
 from typing import ClassVar
 
 from engine.actions import Action
 from engine.bots.base import Bot
 from engine.bots.inference import infer, sample_hidden
+from engine.bots.likelihood import world_weight
 from engine.bots.medium import best_actions, situation_of
 from engine.bots.search import evaluate_on_world
 from engine.bots.worlds import world_state
 from engine.tiles import TILES
 from engine.views import PlayerView
 
-__all__ = ["DEFAULT_BUDGET_MS", "HardBot", "evaluate_options"]
+__all__ = ["DEFAULT_BUDGET_MS", "SWITCH_MARGIN", "HardBot", "evaluate_options", "world_losses"]
 
 DEFAULT_BUDGET_MS = 100.0
 """The hard bot's thinking time per decision, in milliseconds (one core)."""
+
+SWITCH_MARGIN = 1.0
+"""The hard bot leaves the medium heuristic's choice only for an action whose mean gain over it,
+paired over the same worlds, exceeds this many standard errors (sampling noise is not a reason)."""
+
+
+def world_losses(
+    view: PlayerView,
+    rng: random.Random,
+    samples: int | None = 64,
+    deadline: float | None = None,
+) -> tuple[list[list[float]], list[float]]:
+    """Per sampled world, the loss of ``view``'s seat after each of ``view.legal`` (in order), and
+    the world's likelihood weight (`engine.bots.likelihood.world_weight`).
+
+    ``samples`` worlds, or, with ``samples=None``, as many as fit before ``deadline`` (a
+    ``time.perf_counter()`` value; a world not finished by then is dropped). Every action is
+    evaluated on the same worlds with the same playout seed (common random numbers). Raises
+    ValueError when the view offers no action.
+    """
+    legal = list(view.legal)
+    if not legal:
+        raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
+    know = infer(view)
+    rows: list[list[float]] = []
+    weights: list[float] = []
+    kozel = view.variant == "kozel"
+    pairs = bool(view.options.get("pairs", False))
+    start_size = (7 if len(view.hand_counts) == 2 else 5) if kozel else 5
+    slowest = 0.0
+    clock = time.perf_counter
+    while samples is None or len(rows) < samples:
+        began = clock() if deadline is not None else 0.0
+        if deadline is not None and began + slowest > deadline:
+            break
+        hands, rest = sample_hidden(know, rng)
+        world = world_state(view, hands, rest)
+        rest_mask = sum(TILES[i].bit for i in rest)
+        losses = evaluate_on_world(world, legal, know.seat, rest_mask, rng.getrandbits(32), 0, deadline)
+        if losses is None:
+            break
+        if deadline is not None:
+            now = clock()
+            if now > deadline:
+                break
+            slowest = max(slowest, now - began)
+        rows.append(losses)
+        weights.append(world_weight(view.log, know.seat, hands, start_size, kozel, pairs))
+    return rows, weights
 
 
 def evaluate_options(
@@ -41,40 +94,42 @@ def evaluate_options(
     deadline: float | None = None,
 ) -> dict[Action, float]:
     """The expected loss of ``view``'s seat for each legal action (Domeng: stones received minus
-    paid this round; Kozel: points written this round), averaged over sampled worlds.
-
-    ``samples`` worlds (or, with ``samples=None``, as many as fit before ``deadline``, a
-    ``time.perf_counter()`` value). Every action is evaluated on the same worlds. Returns an empty
-    mapping when no world could be evaluated in time; raises ValueError when the view offers no
-    action.
+    paid this round; Kozel: points written this round), averaged over sampled worlds (see
+    `world_losses` for ``samples`` and ``deadline``). Empty when no world was evaluated in time;
+    raises ValueError when the view offers no action.
     """
-    legal = list(view.legal)
-    if not legal:
-        raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
-    know = infer(view)
-    seat = know.seat
-    totals = [0.0] * len(legal)
-    done = 0
-    slowest = 0.0
-    clock = time.perf_counter
-    while samples is None or done < samples:
-        began = clock() if deadline is not None else 0.0
-        if deadline is not None and began + slowest > deadline:
-            break
-        hands, rest = sample_hidden(know, rng)
-        world = world_state(view, hands, rest)
-        rest_mask = sum(TILES[i].bit for i in rest)
-        losses = evaluate_on_world(world, legal, seat, rest_mask, rng.getrandbits(32))
-        if deadline is not None:
-            now = clock()
-            if now > deadline:
-                break
-            slowest = max(slowest, now - began)
-        totals = [t + x for t, x in zip(totals, losses, strict=True)]
-        done += 1
-    if not done:
+    rows, weights = world_losses(view, rng, samples, deadline)
+    if not rows:
         return {}
-    return {action: total / done for action, total in zip(legal, totals, strict=True)}
+    total = sum(weights)
+    return {
+        action: sum(w * row[i] for row, w in zip(rows, weights, strict=True)) / total
+        for i, action in enumerate(view.legal)
+    }
+
+
+def _pick(
+    legal: Sequence[Action], rows: list[list[float]], weights: list[float], preferred: Action
+) -> Action:
+    """The action with the lowest weighted mean loss, unless its gain over ``preferred`` (paired
+    over the same worlds) is within `SWITCH_MARGIN` standard errors: then ``preferred``."""
+    total = sum(weights)
+    if total <= 0:
+        weights, total = [1.0] * len(rows), float(len(rows))
+    effective = total * total / sum(w * w for w in weights)
+    base = legal.index(preferred)
+    best, best_gain = preferred, 0.0
+    for i, action in enumerate(legal):
+        if i == base:
+            continue
+        diffs = [row[base] - row[i] for row in rows]
+        mean = sum(w * d for w, d in zip(weights, diffs, strict=True)) / total
+        if mean <= best_gain:
+            continue
+        spread = sum(w * (d - mean) ** 2 for w, d in zip(weights, diffs, strict=True)) / total
+        if effective > 1 and mean > SWITCH_MARGIN * sqrt(spread / (effective - 1)):
+            best, best_gain = action, mean
+    return best
 
 
 class HardBot(Bot):
@@ -107,12 +162,7 @@ class HardBot(Bot):
         deadline = None if self.samples is not None else started + self.budget_ms / 1000
         sit = situation_of(view)
         preferred = best_actions(sit, view.legal)
-        values = evaluate_options(view, self.rng, self.samples, deadline)
-        if not values:
+        rows, weights = world_losses(view, self.rng, self.samples, deadline)
+        if not rows:
             return preferred[0]
-        low = min(values.values())
-        best = [a for a in view.legal if values[a] <= low + 1e-9]
-        for action in preferred:
-            if action in best:
-                return action
-        return best[0]
+        return _pick(view.legal, rows, weights, preferred[0])

@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.events import Drew, Passed, Placed
+from engine.rules.domeng import OPENING_LEMPAS
+from engine.rules.kozel import OPENING_ORDER
 from engine.tiles import FULL_SET, PIP_MASKS, iter_mask, mask_of
 from engine.views import PlayerView
 
@@ -43,17 +45,24 @@ REST = -1
 """The owner of the cell of tiles set aside: Domeng's unused tiles, Kozel's bazaar."""
 
 
+def _allowed(missing: int) -> int:
+    mask = FULL_SET
+    for number in range(7):
+        if missing >> number & 1:
+            mask &= ~PIP_MASKS[number]
+    return mask
+
+
+_ALLOWED = tuple(_allowed(missing) for missing in range(128))
+
+
 def allowed_tiles(missing: int) -> int:
     """The tiles (bit set) showing none of the numbers in ``missing`` (bit ``n`` = number ``n``).
 
     >>> bin(allowed_tiles(0b1111110)).count("1")  # only 0-0 shows no 1..6
     1
     """
-    mask = FULL_SET
-    for number in range(7):
-        if missing >> number & 1:
-            mask &= ~PIP_MASKS[number]
-    return mask
+    return _ALLOWED[missing]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,9 @@ class Knowledge:
     counts: tuple[int, ...]
     rest: int
     cells: tuple[Cell, ...]
+    assumed: int = 0
+    """Tiles taken to be in the rest because the match's first round opened with a lower tile
+    (D11, K2); `sample_hidden` drops this assumption if no deal fits with it."""
 
 
 def _slots_from_log(view: PlayerView, seat: int, start_size: int) -> list[list[int]]:
@@ -139,6 +151,7 @@ def infer(view: PlayerView) -> Knowledge:
     start = _start_size(view)
     slots = _slots_from_log(view, seat, start)
     cells: list[Cell] = []
+    assumed = _skipped_openers(view) & unseen
     missing = []
     for other in range(len(counts)):
         own = slots[other]
@@ -152,7 +165,23 @@ def infer(view: PlayerView) -> Knowledge:
             cells.append(Cell(other, allowed_tiles(mask) & unseen, count))
     if rest:
         cells.append(Cell(REST, unseen, rest))
-    return Knowledge(seat, hand, unseen, tuple(missing), tuple(counts), rest, tuple(cells))
+    return Knowledge(seat, hand, unseen, tuple(missing), tuple(counts), rest, tuple(cells), assumed)
+
+
+def _skipped_openers(view: PlayerView) -> int:
+    """In a match's first round, the opening tile had to be the first dealt of the opening order
+    (D11: 6-6, 5-5, 4-4, 3-3; K2: lempas high to low, then 6-5 … 1-0), so every tile before it in
+    that order was not dealt to a hand. A match started from a position may have a free leader;
+    then this is only an assumption (see `Knowledge.assumed`)."""
+    if view.round != 1:
+        return 0
+    opening = next((e.tile for e in view.log if type(e) is Placed), None)
+    if opening is None:
+        return 0
+    order = OPENING_ORDER if view.variant == "kozel" else OPENING_LEMPAS
+    if opening not in order:
+        return 0
+    return mask_of(order[: order.index(opening)])
 
 
 def _start_size(view: PlayerView) -> int:
@@ -171,15 +200,18 @@ def sample_hidden(know: Knowledge, rng: random.Random) -> tuple[list[int], list[
     so it never fails on a consistent view. Raises ValueError when no deal fits (an inconsistent
     knowledge, which a real view never gives).
     """
-    cells = sorted(know.cells, key=lambda c: (c.allowed.bit_count() - c.count, c.owner))
-    for _ in range(24):
-        fill = _random_fill(cells, know.unseen, rng)
+    loose = list(know.cells)
+    strict = [c if c.owner == REST else Cell(c.owner, c.allowed & ~know.assumed, c.count) for c in loose]
+    for cells in [strict, loose] if know.assumed else [loose]:
+        cells.sort(key=lambda c: (c.allowed.bit_count() - c.count, c.owner))
+        for _ in range(24):
+            fill = _random_fill(cells, know.unseen, rng)
+            if fill is not None:
+                return _as_deal(know, cells, fill, rng)
+        fill = _complete_fill(cells, know.unseen, rng)
         if fill is not None:
             return _as_deal(know, cells, fill, rng)
-    fill = _complete_fill(cells, know.unseen, rng)
-    if fill is None:
-        raise ValueError("no deal is consistent with this knowledge")
-    return _as_deal(know, cells, fill, rng)
+    raise ValueError("no deal is consistent with this knowledge")
 
 
 def _random_fill(cells: Sequence[Cell], unseen: int, rng: random.Random) -> list[int] | None:

@@ -11,6 +11,7 @@ backed up (stones for Domeng, points written for Kozel; `engine.bots.worlds.roun
 from __future__ import annotations
 
 import random
+import time
 
 from engine.actions import Action
 from engine.bots.medium import Situation, best_actions
@@ -90,13 +91,22 @@ def solve(state: State, start: int) -> list[float]:
 
 
 def evaluate_on_world(
-    world: State, candidates: list[Action], seat: int, rest: int, seed: int, start: int = 0
-) -> list[float]:
+    world: State,
+    candidates: list[Action],
+    seat: int,
+    rest: int,
+    seed: int,
+    start: int = 0,
+    deadline: float | None = None,
+) -> list[float] | None:
     """``seat``'s loss after each of ``candidates`` on ``world`` (left unchanged): an exact solve
     in the endgame, else one playout seeded by ``seed`` (the same seed for every candidate:
-    common random numbers)."""
+    common random numbers). None when ``deadline`` (a ``time.perf_counter()`` value) passes
+    before every candidate is done."""
     out = []
     for action in candidates:
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         child = world.fork()
         child.apply(action)
         if child.phase is _PLAYING and is_endgame(child):

@@ -1,0 +1,110 @@
+"""How likely a sampled world makes the other seats' past placements, under a model of their play.
+
+A world that gives an opponent tiles with which it would hardly have played what it did is less
+likely than one that explains its plays. For each earlier placement by another seat that had a
+choice, the world's hand of that seat at that moment is rebuilt (its sampled hand plus the tiles it
+placed since), the medium heuristic scores its options, and the played option's chance is
+``EPSILON / options + (1 - EPSILON) * softmax(score / TEMPERATURE)``. A world's weight is the
+product. ``EPSILON`` keeps every consistent world possible (people do not play like the model).
+
+Kozel: a placement is used only when that seat has not drawn since (a drawn tile, hidden from
+others, would otherwise be put back into the rebuilt hand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import exp
+
+from engine.actions import Action
+from engine.bots.medium import Situation, score_actions
+from engine.core import play_actions
+from engine.events import Drew, Event, Placed
+from engine.tiles import FULL_SET, PIP_MASKS, iter_mask
+
+__all__ = ["EPSILON", "TEMPERATURE", "world_weight"]
+
+EPSILON = 0.3
+"""The share of an opponent's choices taken as uniform, whatever the model says."""
+
+TEMPERATURE = 1.0
+"""The softmax temperature over medium's scores (score units)."""
+
+
+def _options(seat: int, hand: int, left: int, right: int) -> list[Action]:
+    fit = hand & (PIP_MASKS[left] | PIP_MASKS[right])
+    out: list[Action] = []
+    for tile in iter_mask(fit):
+        plays = play_actions(seat, tile)
+        if tile.has(left):
+            out.append(plays[1])
+        if tile.has(right) and (left != right) and not (tile.has(left) and tile.is_lempa):
+            out.append(plays[2])
+    return out
+
+
+def world_weight(
+    log: Sequence[Event], me: int, hands: Sequence[int], start_size: int, kozel: bool, pairs: bool
+) -> float:
+    """The likelihood weight of a world with ``hands`` (bit sets, the current hands) for the public
+    ``log`` of the round, seen by seat ``me``; ``start_size`` tiles were dealt to each seat."""
+    seats = len(hands)
+    later = list(hands)  # each seat's hand "from now on", rebuilt walking the log backwards
+    drew_since = [False] * seats
+    rebuilt: list[tuple[int, int] | None] = [None] * len(log)
+    previous_drew = [False] * len(log)
+    for i in range(len(log) - 1, -1, -1):
+        event = log[i]
+        if type(event) is Placed:
+            later[event.seat] |= event.tile.bit
+            rebuilt[i] = (later[event.seat], int(drew_since[event.seat]))
+        elif type(event) is Drew:
+            drew_since[event.seat] = True
+        if i > 0 and type(log[i - 1]) is Drew:
+            previous_drew[i] = True
+    weight = 1.0
+    counts = [start_size] * seats
+    chain = 0
+    ends: tuple[int, int] | None = None
+    for i, event in enumerate(log):
+        if type(event) is Drew:
+            counts[event.seat] += 1
+            continue
+        if type(event) is not Placed:
+            continue
+        seat = event.seat
+        entry = rebuilt[i]
+        if ends is not None and seat != me and entry is not None and not entry[1] and not previous_drew[i]:
+            weight *= _chance(seat, entry[0], ends, counts, chain, event, kozel, pairs)
+        counts[seat] -= 1
+        chain |= event.tile.bit
+        ends = event.ends
+    return weight
+
+
+def _chance(
+    seat: int,
+    hand: int,
+    ends: tuple[int, int],
+    counts: list[int],
+    chain: int,
+    event: Placed,
+    kozel: bool,
+    pairs: bool,
+) -> float:
+    options = _options(seat, hand, ends[0], ends[1])
+    if len(options) <= 1:
+        return 1.0
+    sit = Situation(
+        kozel, seat, hand, ends, tuple(counts), FULL_SET & ~hand & ~chain, (0,) * len(counts), pairs
+    )
+    scores = score_actions(sit, options)
+    top = max(scores)
+    total = 0.0
+    played = 0.0
+    for action, score in zip(options, scores, strict=True):
+        value = exp((score - top) / TEMPERATURE)
+        total += value
+        if action.tile is event.tile and action.end == (event.end or "L"):  # type: ignore[union-attr]
+            played = value
+    return EPSILON / len(options) + (1 - EPSILON) * played / total
