@@ -278,8 +278,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """``domeng serve``: run the game server (flags override ``DOMENG_*`` variables)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
 
-    from app.server import create_app  # noqa: PLC0415
-    from app.settings import Settings  # noqa: PLC0415
+    from app.web.app import create_app  # noqa: PLC0415
+    from app.web.settings import Settings  # noqa: PLC0415
 
     overrides = {
         key: value

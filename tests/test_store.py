@@ -30,8 +30,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
-from app.db import make_engine
-from app.db.models import Base, MatchAction
+from app.store.db import make_engine
+from app.store.models import Base, MatchAction
 from app.store import (
     MIGRATIONS_DIR,
     ConflictError,

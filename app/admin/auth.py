@@ -36,8 +36,8 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import HTTPConnection
 
-from app.connection import retry_after_s
-from app.settings import Settings
+from app.web.ratelimit import retry_after_s
+from app.web.settings import Settings
 
 __all__ = [
     "COOKIE_NAME",

@@ -25,7 +25,7 @@ from app.admin.schemas import (
     Transfer,
 )
 from app.cli import describe_outcome, describe_settlement
-from app.rooms import deal_of
+from app.rooms.recovery import deal_of
 from app.store import MatchRow, RoundRow
 from engine.actions import parse_action
 from engine.core import Phase, State

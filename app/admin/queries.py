@@ -27,8 +27,8 @@ from app.admin.schemas import (
     PlayerTotals,
     SeatAdmin,
 )
-from app.db.models import Match, MatchAction, Round, Seat, Tally
 from app.store import ACTIVE_STATUSES, SeatRow, Store, seat_display_name
+from app.store.models import Match, MatchAction, Round, Seat, Tally
 
 __all__ = [
     "MatchFilter",

@@ -42,7 +42,7 @@ from app.admin.schemas import (
     RoundReplay,
     SessionInfo,
 )
-from app.hub import Hub
+from app.rooms.hub import Hub
 from app.store import MatchRow, Store, record_of
 from engine.errors import EngineError
 from engine.variants import VARIANTS
@@ -120,7 +120,7 @@ def _hub(request: Request) -> Hub:
 
 
 def _cutoff(request: Request) -> datetime:
-    return datetime.now(UTC) - timedelta(seconds=_hub(request).settings.abandoned_after_s)
+    return datetime.now(UTC) - timedelta(seconds=request.app.state.settings.abandoned_after_s)
 
 
 def _cookie(response: Response, token: str, max_age: int) -> None:

@@ -1,0 +1,395 @@
+"""The match store: matches, seats, rounds and actions kept in SQLite or PostgreSQL.
+
+Writes go through the writer (`app.store.writer`), reads through `app.store.reads`.
+Arguments the store can check without the database (an unknown status, kind or actor) raise
+ValueError at once, before anything is queued.
+
+    async with Store(sqlite_url(Path("data"))) as store:
+        match_id = await store.create_match("K7Q2", "domeng", {}, 5, 30.0, host_hash, seats)
+        await store.append_action(match_id, 0, 0, 12, 3, {"seat": 3, "play": "6-6"}, "human")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import func, insert, literal, update
+from sqlalchemy.engine import Connection
+
+from app.store.errors import NotFoundError
+from app.store.models import (
+    ACTORS,
+    MATCH_STATUSES,
+    Match,
+    Round,
+    Seat,
+    Tally,
+    UTCDateTime,
+)
+from app.store.reads import MatchReads
+from app.store.rows import (
+    NewRound,
+    RoundEnd,
+    SeatChange,
+    SeatSpec,
+    TallySpec,
+    check_kind,
+)
+from app.store.writer import Writer, insert_actions, now_utc
+
+_FINAL_STATUSES: Final = ("finished", "abandoned")
+
+
+class Store(MatchReads, Writer):
+    """The match store on ``database_url`` (see `Writer` for starting and closing it): the
+    writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed."""
+
+    # -- writes --------------------------------------------------------------------------------
+
+    async def create_match(
+        self,
+        code: str,
+        variant: str,
+        options: dict[str, Any],
+        seat_count: int,
+        turn_timer_s: float,
+        host_token_hash: str,
+        seats: Sequence[SeatSpec],
+        start: dict[str, Any] | None = None,
+    ) -> int:
+        """Store a new match (status ``waiting``, version 0) with its seats; returns its id.
+
+        ``options`` and ``start`` are RECORD.md's objects; ``seats`` lists ``seat_count`` seats.
+        Raises ValueError when the seats do not number ``seat_count`` or one is out of place,
+        ConflictError when the room ``code`` is taken.
+        """
+        if len(seats) != seat_count:
+            raise ValueError(f"{seat_count} seats needed, got {len(seats)}")
+        misplaced = [i for i, spec in enumerate(seats) if spec.seat not in (None, i)]
+        if misplaced:
+            raise ValueError(f"seats[{misplaced[0]}] is seat {seats[misplaced[0]].seat}")
+        now = now_utc()
+
+        def run(connection: Connection) -> int:
+            inserted = connection.execute(
+                insert(Match)
+                .values(
+                    code=code,
+                    variant=variant,
+                    options=options,
+                    seat_count=seat_count,
+                    status="waiting",
+                    turn_timer_s=turn_timer_s,
+                    start=start,
+                    version=0,
+                    created_at=now,
+                    host_token_hash=host_token_hash,
+                )
+                .returning(Match.id)
+            )
+            match_id: int = inserted.scalar_one()
+            connection.execute(
+                insert(Seat),
+                [
+                    {
+                        "match_id": match_id,
+                        "seat": index,
+                        "name": spec.name,
+                        "kind": spec.kind,
+                        "bot_level": spec.bot_level,
+                        "token_hash": spec.token_hash,
+                        "updated_at": now,
+                    }
+                    for index, spec in enumerate(seats)
+                ],
+            )
+            return match_id
+
+        return await self._submit(run)
+
+    async def update_seat(
+        self,
+        match_id: int,
+        seat: int,
+        *,
+        name: str | None,
+        kind: str,
+        bot_level: str | None,
+        token_hash: str | None,
+        version: int | None = None,
+    ) -> None:
+        """Overwrite a seat (a player leaves: ``kind="empty"``; a bot takes over: ``"bot"``), and
+        the match's version when given. Raises ValueError for a bad kind, NotFoundError when the
+        seat does not exist."""
+        check_kind(kind, bot_level)
+        values: dict[str, Any] = {
+            "name": name,
+            "kind": kind,
+            "bot_level": bot_level,
+            "token_hash": token_hash,
+            "updated_at": now_utc(),
+        }
+
+        def run(connection: Connection) -> None:
+            changed = connection.execute(
+                update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
+            )
+            if changed.rowcount != 1:
+                raise NotFoundError(f"match {match_id} has no seat {seat}")
+            if version is not None:
+                _set_version(connection, match_id, version)
+
+        await self._submit(run)
+
+    async def claim_seat(
+        self,
+        match_id: int,
+        seat: int,
+        name: str,
+        token_hash: str,
+        *,
+        take_bot: bool = False,
+        version: int | None = None,
+    ) -> bool:
+        """Seat a player: succeeds only if the seat is ``empty`` (or, with ``take_bot``, a bot).
+
+        One conditional UPDATE through the writer, so of concurrent claims for one seat exactly
+        one wins. Returns whether the seat was claimed (False also when there is no such seat);
+        on success also stores the match's version when given.
+        """
+        kinds = ("empty", "bot") if take_bot else ("empty",)
+        now = now_utc()
+
+        def run(connection: Connection) -> bool:
+            changed = connection.execute(
+                update(Seat)
+                .where(Seat.match_id == match_id, Seat.seat == seat, Seat.kind.in_(kinds))
+                .values(name=name, kind="human", bot_level=None, token_hash=token_hash, updated_at=now)
+            )
+            if changed.rowcount != 1:
+                return False
+            if version is not None:
+                _set_version(connection, match_id, version)
+            return True
+
+        return await self._submit(run)
+
+    async def save_room(
+        self,
+        match_id: int,
+        version: int,
+        *,
+        seats: Sequence[SeatChange] = (),
+        status: str | None = None,
+        new_round: NewRound | None = None,
+    ) -> None:
+        """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
+        a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`)
+        and store a ``new_round`` (as `start_round`), each when given. All of it, or none.
+
+        Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
+        or seat, ConflictError when the round is already stored.
+        """
+        if status is not None and status not in MATCH_STATUSES:
+            raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
+        if new_round is not None:
+            _check_deal(new_round.deal)
+        now = now_utc()
+
+        def run(connection: Connection) -> None:
+            for change in seats:
+                _write_seat(connection, match_id, change.seat, change.spec, now)
+            if new_round is not None:
+                connection.execute(
+                    insert(Round).values(
+                        match_id=match_id,
+                        index=new_round.index,
+                        seed=new_round.seed,
+                        commitment=new_round.commitment,
+                        deal=new_round.deal,
+                        started_at=now,
+                    )
+                )
+            if status is not None:
+                _write_status(connection, match_id, status, version, now)
+            else:
+                _set_version(connection, match_id, version)
+
+        await self._submit(run)
+
+    async def set_status(self, match_id: int, status: str, version: int) -> None:
+        """Set the match's status and version. The first ``playing`` stamps ``started_at``, the
+        first ``finished`` or ``abandoned`` stamps ``finished_at``.
+
+        Raises ValueError for an unknown status, NotFoundError for an unknown match.
+        """
+        if status not in MATCH_STATUSES:
+            raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
+        now = now_utc()
+        await self._submit(lambda connection: _write_status(connection, match_id, status, version, now))
+
+    async def start_round(
+        self, match_id: int, index: int, seed: str, commitment: str, deal: dict[str, Any], version: int
+    ) -> None:
+        """Store a dealt round: ``index`` from 0, its ``seed``, ``commitment`` (`commitment_of`)
+        and ``deal`` ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}`` (tiles ``"a-b"``).
+
+        Raises ValueError for a deal without hands and rest, ConflictError when the round is
+        already stored or the match does not exist.
+        """
+        if not isinstance(deal.get("hands"), list) or not isinstance(deal.get("rest"), list):
+            raise ValueError("a deal is {'hands': [[tile, ...], ...], 'rest': [tile, ...]}")
+        now = now_utc()
+
+        def run(connection: Connection) -> None:
+            connection.execute(
+                insert(Round).values(
+                    match_id=match_id,
+                    index=index,
+                    seed=seed,
+                    commitment=commitment,
+                    deal=deal,
+                    started_at=now,
+                )
+            )
+            _set_version(connection, match_id, version)
+
+        await self._submit(run)
+
+    async def append_action(
+        self,
+        match_id: int,
+        round_index: int,
+        seq: int,
+        version: int,
+        seat: int,
+        action: dict[str, Any],
+        actor: str,
+        round_end: RoundEnd | None = None,
+    ) -> None:
+        """Append one action: RECORD.md's action object (``{"seat": 2, "play": "3-6", "end":
+        "R"}``), its ``seq`` in the round (from 0), the room ``version`` it produced, and who made
+        it (``human``, ``bot``, ``timer`` or ``server``). With ``round_end`` (the action ended the
+        round), the round's end and tallies, and the match's finish, are stored in the same
+        transaction: all of it is stored, or none of it (`end_round`).
+
+        Raises ValueError for an unknown actor, ConflictError when ``seq`` is already stored for
+        the round or the round is not stored (or already ended), NotFoundError for an unknown match.
+        """
+        if actor not in ACTORS:
+            raise ValueError(f"actor must be one of {ACTORS}, got {actor!r}")
+        now = now_utc()
+        row = {
+            "match_id": match_id,
+            "round_index": round_index,
+            "seq": seq,
+            "version": version,
+            "seat": seat,
+            "action": action,
+            "actor": actor,
+            "created_at": now,
+        }
+        if round_end is None:
+            await self._submit(None, row)
+            return
+
+        def run(connection: Connection) -> None:
+            insert_actions(connection, [row])
+            _write_round_end(connection, match_id, round_index, round_end, version, now)
+
+        await self._submit(run)
+
+    async def end_round(
+        self,
+        match_id: int,
+        index: int,
+        outcome: dict[str, Any],
+        table_after: int | None,
+        tallies: Sequence[TallySpec],
+        version: int,
+        match_finished: bool = False,
+    ) -> None:
+        """Store a round's end: its ``outcome`` (a JSON object, e.g. RECORD.md's round report),
+        Domeng's stones on the table after it, and each seat's tally; with ``match_finished``, the
+        match's ``finished`` status too, in the same transaction.
+
+        Raises NotFoundError when the round is not stored, ConflictError when it already has
+        tallies.
+        """
+        end = RoundEnd(outcome, table_after, tallies, match_finished)
+        now = now_utc()
+        await self._submit(lambda conn: _write_round_end(conn, match_id, index, end, version, now))
+
+
+def _check_deal(deal: dict[str, Any]) -> None:
+    if not isinstance(deal.get("hands"), list) or not isinstance(deal.get("rest"), list):
+        raise ValueError("a deal is {'hands': [[tile, ...], ...], 'rest': [tile, ...]}")
+
+
+def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec, now: datetime) -> None:
+    values = {
+        "name": spec.name,
+        "kind": spec.kind,
+        "bot_level": spec.bot_level,
+        "token_hash": spec.token_hash,
+        "updated_at": now,
+    }
+    changed = connection.execute(
+        update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
+    )
+    if changed.rowcount != 1:
+        raise NotFoundError(f"match {match_id} has no seat {seat}")
+
+
+def _set_version(connection: Connection, match_id: int, version: int) -> None:
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
+
+
+def _write_status(connection: Connection, match_id: int, status: str, version: int, now: datetime) -> None:
+    """`Store.set_status` inside a transaction."""
+    at = literal(now, UTCDateTime())
+    values: dict[str, Any] = {"status": status, "version": version}
+    if status == "playing":
+        values["started_at"] = func.coalesce(Match.started_at, at)
+    elif status in _FINAL_STATUSES:
+        values["finished_at"] = func.coalesce(Match.finished_at, at)
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(values))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
+
+
+def _write_round_end(
+    connection: Connection, match_id: int, index: int, end: RoundEnd, version: int, now: datetime
+) -> None:
+    """`Store.end_round` (and, when the match ended too, its ``finished`` status) inside a
+    transaction."""
+    changed = connection.execute(
+        update(Round)
+        .where(Round.match_id == match_id, Round.index == index)
+        .values(ended_at=now, outcome=end.outcome, table_after=end.table_after)
+    )
+    if changed.rowcount != 1:
+        raise NotFoundError(f"match {match_id} has no round {index}")
+    rows = [
+        {
+            "match_id": match_id,
+            "round_index": index,
+            "seat": t.seat,
+            "stones": t.stones,
+            "received": t.received,
+            "paid": t.paid,
+            "points": t.points,
+            "pending": t.pending,
+        }
+        for t in end.tallies
+    ]
+    if rows:
+        connection.execute(insert(Tally), rows)
+    if end.match_finished:
+        _write_status(connection, match_id, "finished", version, now)
+    else:
+        _set_version(connection, match_id, version)

@@ -1,0 +1,1 @@
+"""The web app: the application factory, settings, dependencies, HTTP routes and middleware."""
