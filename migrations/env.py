@@ -21,8 +21,8 @@ from alembic.autogenerate.api import AutogenContext
 from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 
-from app.store.db import SQLITE_PRAGMAS, Base, is_sqlite, make_engine, sqlite_path
-from app.store.models import UTCDateTime
+from app.store.db import SQLITE_PRAGMAS, is_sqlite, make_engine, sqlite_path
+from app.store.models import Base, UTCDateTime
 
 config = context.config
 target_metadata = Base.metadata

@@ -228,7 +228,10 @@ def test_reconnect_regains_the_seat_and_a_second_socket_replaces_the_first(serve
     second.close()
 
 
-def test_reconnect_after_missed_versions_gets_the_current_state(server: ServerProcess) -> None:
+def test_reconnect_after_missed_versions_gets_what_it_missed(server: ServerProcess) -> None:
+    """``hello.since``: a client that comes back gets only the events it missed while the server
+    still has them (an update from where its log stopped), else the whole state; either way its
+    view is then the server's (docs/protocol.md)."""
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     server.start_match(room["code"], room["host_token"])
@@ -239,13 +242,18 @@ def test_reconnect_after_missed_versions_gets_the_current_state(server: ServerPr
     spectator = Client(server, room["code"])
     spectator.wait_for(lambda m: m["type"] == "state")
     back = Client(server, room["code"], hello=False)
+    back.state = first  # what the client kept of the room
     back.send({"type": "hello", "protocol": 1, "token": token, "since": first["version"]})
     state = back.wait_for(lambda m: m["type"] == "state")
     assert state["version"] >= first["version"]
     assert state["view"]["seat"] == 0 and state["view"]["hand"] is not None
+    if state["view"]["round"] == first["view"]["round"]:
+        assert not back.whole and state["from"] <= len(state["view"]["log"])
     back.send({"type": "sync"})
     synced = back.wait_for(lambda m: m["type"] == "state")
-    assert synced["version"] >= state["version"]
+    assert synced["version"] >= state["version"] and back.whole
+    if synced["version"] == state["version"]:
+        assert synced["view"] == state["view"]
     spectator.close()
     back.close()
 

@@ -30,8 +30,6 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
-from app.store.db import make_engine
-from app.store.models import Base, MatchAction
 from app.store import (
     MIGRATIONS_DIR,
     ConflictError,
@@ -45,6 +43,8 @@ from app.store import (
     commitment_of,
     sqlite_url,
 )
+from app.store.db import make_engine
+from app.store.models import Base, MatchAction
 from engine.core import Deal, Phase, State
 from engine.events import DomengOutcome, Passed, Settlement
 from engine.record import read_record, round_report, write_record

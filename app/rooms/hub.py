@@ -23,7 +23,10 @@ from engine.errors import EngineError
 from engine.rules.base import Rules
 from engine.variants import make_rules
 
-__all__ = ["Hub"]
+__all__ = [
+    "Hub",
+    "store_finished_round",
+]
 
 _log = structlog.get_logger("domeng.hub")
 

@@ -19,9 +19,7 @@ __all__ = [
     "Clock",
     "CloseReason",
     "MatchStore",
-    "NewRound",
     "Outbox",
-    "SeatChange",
     "Timer",
 ]
 

@@ -36,12 +36,12 @@ from app.rooms.intents import (
     NextRound,
     Sync,
 )
-from app.rooms.ports import BotPort, Clock, MatchStore, NewRound, Outbox, SeatChange, Timer
+from app.rooms.ports import BotPort, Clock, MatchStore, Outbox, Timer
 from app.rooms.presence import Presence
 from app.rooms.recovery import round_end
 from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import COVER_BOT, SeatInfo
-from app.store.rows import commitment_of
+from app.store.rows import NewRound, SeatChange, commitment_of
 from engine.actions import Action, Pass
 from engine.core import Phase, State
 from engine.errors import EngineError

@@ -20,6 +20,7 @@ __all__ = [
     "check_bot_swap",
     "check_claim",
     "hash_token",
+    "seat_at",
     "seat_of_token",
 ]
 

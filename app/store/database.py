@@ -11,6 +11,12 @@ from alembic.config import Config
 
 import app
 
+__all__ = [
+    "MIGRATIONS_DIR",
+    "sqlite_url",
+    "upgrade_database",
+]
+
 MIGRATIONS_DIR: Final = Path(app.__file__).resolve().parents[1] / "migrations"
 """Alembic's script directory (``migrations/`` beside the ``app`` package)."""
 

@@ -17,12 +17,9 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from app.store.models import Base
-
 __all__ = [
     "SQLITE_BEGIN_OPTION",
     "SQLITE_PRAGMAS",
-    "Base",
     "is_sqlite",
     "make_engine",
     "make_sync_engine",

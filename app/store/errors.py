@@ -13,6 +13,14 @@ from __future__ import annotations
 
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+__all__ = [
+    "ConflictError",
+    "NotFoundError",
+    "StoreClosedError",
+    "StoreError",
+    "store_error",
+]
+
 
 class StoreError(Exception):
     """Base of the store's errors; a database failure is raised as this, with its cause."""

@@ -26,6 +26,11 @@ from app.store.rows import (
     TallyRow,
 )
 
+__all__ = [
+    "ACTIVE_STATUSES",
+    "MatchReads",
+]
+
 ACTIVE_STATUSES: Final = ("waiting", "playing")
 """Statuses of the matches a restarted server must bring back (`Store.active_matches`)."""
 

@@ -7,6 +7,10 @@ from typing import Any
 from app.store.rows import MatchRow
 from engine.record import FORMAT
 
+__all__ = [
+    "record_of",
+]
+
 
 def record_of(match: MatchRow) -> dict[str, Any]:
     """RECORD.md's document of a loaded match (see `Store.export_record`)."""

@@ -39,6 +39,10 @@ from app.store.rows import (
 )
 from app.store.writer import Writer, insert_actions, now_utc
 
+__all__ = [
+    "Store",
+]
+
 _FINAL_STATUSES: Final = ("finished", "abandoned")
 
 

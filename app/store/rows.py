@@ -13,6 +13,22 @@ from app.store.models import (
     SEAT_KINDS,
 )
 
+__all__ = [
+    "ActionRow",
+    "MatchRow",
+    "NewRound",
+    "RoundEnd",
+    "RoundRow",
+    "SeatChange",
+    "SeatRow",
+    "SeatSpec",
+    "TallyRow",
+    "TallySpec",
+    "check_kind",
+    "commitment_of",
+    "seat_display_name",
+]
+
 # -- what goes in ------------------------------------------------------------------------------
 
 

@@ -63,6 +63,12 @@ _SET_VERSIONS: Final = (
     update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
 )
 
+__all__ = [
+    "Writer",
+    "insert_actions",
+    "now_utc",
+]
+
 
 def now_utc() -> datetime:
     return datetime.now(UTC)

@@ -10,6 +10,12 @@ from starlette.requests import HTTPConnection
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 
+__all__ = [
+    "HostToken",
+    "HubDep",
+    "RoomDep",
+]
+
 
 def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None:
     if authorization and authorization.lower().startswith("bearer "):

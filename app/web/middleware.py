@@ -16,6 +16,12 @@ from secure import (
     XFrameOptions,
 )
 
+__all__ = [
+    "MAX_BODY_BYTES",
+    "BodyLimit",
+    "security_headers",
+]
+
 MAX_BODY_BYTES = 64 * 1024
 """The largest HTTP request body read (bytes): every request of the API is a few hundred bytes."""
 

@@ -8,6 +8,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 
 from app.rooms.names import shows_nothing
 
+__all__ = [
+    "MIN_TURN_TIMER_S",
+    "BotSet",
+    "ClaimCreate",
+    "RoomCreate",
+    "RoomCreated",
+    "SeatClaimed",
+]
+
 
 class RoomCreate(BaseModel):
     """``POST /api/rooms``: the variant, its options (RULES.md), seats, turn timer and bots.

@@ -19,6 +19,26 @@ from app.web.models import BotSet, ClaimCreate, RoomCreate, RoomCreated, SeatCla
 from app.web.ratelimit import retry_after_s
 from engine.variants import make_rules
 
+__all__ = [
+    "STATIC_DIR",
+    "claim_seat",
+    "create_room",
+    "docs_page",
+    "get_room",
+    "healthz",
+    "lobby_page",
+    "metrics_endpoint",
+    "operations",
+    "pages",
+    "readyz",
+    "room_page",
+    "rooms",
+    "rules_page",
+    "set_bot",
+    "start_match",
+    "verify_deal",
+]
+
 rooms = APIRouter(prefix="/api")
 operations = APIRouter()
 pages = APIRouter(include_in_schema=False)
