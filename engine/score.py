@@ -41,14 +41,12 @@ class DomengScore:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready: ``{"table", "stones", "camat", "elections", "cycle"}`` (lists for tuples)."""
-        return {
-            "table": self.table,
-            "stones": list(self.stones),
-            "camat": self.camat,
-            "elections": list(self.elections),
-            "cycle": self.cycle,
-        }
+        """JSON-ready, as a view sends it: ``{"table", "stones", "camat", "elections", "cycle"}``
+        (lists for tuples; no ``camat`` key while there is no camat)."""
+        out: dict[str, Any] = {"table": self.table, "stones": list(self.stones)}
+        if self.camat is not None:
+            out["camat"] = self.camat
+        return out | {"elections": list(self.elections), "cycle": self.cycle}
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,8 @@ def settlement_to_json(settlement: Settlement) -> dict[str, Any]:
 
 
 def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
-    """A round outcome as JSON-ready data; the keys are RECORD.md's replay fields plus details."""
+    """A round outcome as JSON-ready data; the keys are RECORD.md's replay fields plus details
+    (Kozel: ``opened`` per seat after the round, K8; a settlement's ``received``)."""
     if isinstance(outcome, DomengOutcome):
         return {
             "end": outcome.end.value,
@@ -269,20 +270,21 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
         "written": list(outcome.written),
         "points": list(outcome.points),
         "pending": list(outcome.pending),
+        "opened": [p > 0 for p in outcome.points],
         "goat": list(outcome.goat),
         "next_leader": outcome.next_leader,
         "match_over": outcome.match_over,
     }
 
 
-_ADDED_KEYS = frozenset({"received"})
+_ADDED_KEYS = frozenset({"received", "opened"})
 """Keys `outcome_to_json` writes today that outcomes stored by older servers lack."""
 
 
 def outcome_agrees(outcome: Outcome, stored: Mapping[str, Any]) -> bool:
     """Whether a stored outcome JSON says what ``outcome`` says: every stored key has the value
     `outcome_to_json` gives, and any key missing from ``stored`` was added after it was written
-    (a settlement's ``received``)."""
+    (a settlement's ``received``, a Kozel outcome's ``opened``)."""
     return _agrees(outcome_to_json(outcome), stored)
 
 
