@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot
+from engine.variants import find_variant
 from engine.views import PlayerView
 
 __all__ = ["GreedyBot"]
@@ -65,5 +66,7 @@ class GreedyBot(Bot):
             kind = 1 + (left == right and view.ends is not None) + action.tile.is_lempa * (left == right)
             return (kind, 0, 0, 0)
         keep = sum(1 for t in remaining if t.has(left) or t.has(right))
-        mappakuling = int(left == right and view.ends is not None and view.variant == "domeng")
+        mappakuling = int(
+            left == right and view.ends is not None and find_variant(view.variant).mappakuling_counts
+        )
         return (0, action.tile.pips, keep, mappakuling)

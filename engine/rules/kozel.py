@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
 from engine.errors import EngineError, IllegalActionError
 from engine.events import Drew, Event, KozelOutcome, Passed, Placed, RoundEnded, Termination
 from engine.rules.base import Rules, check_seat
+from engine.score import KozelScore
 from engine.tiles import Tile, mask_of, pip_sum
 
 __all__ = [
@@ -68,6 +69,8 @@ class Kozel(Rules):
     """
 
     name: ClassVar[str] = "kozel"
+    rest_name: ClassVar[str] = "bazaar"
+    unit: ClassVar[str] = "points"
     seats: int = 4
     two_lempas: bool = True
     pairs: bool = False
@@ -95,6 +98,16 @@ class Kozel(Rules):
 
     def hand_sizes(self) -> tuple[int, ...]:
         return (7 if self.seats == 2 else 5,) * self.seats
+
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        """The seats as the score counts them: with pairs P0+P2 and P1+P3 (K10), else each alone."""
+        if self.pairs:
+            return ((0, 2), (1, 3))
+        return tuple((seat,) for seat in range(self.seats))
+
+    def view_facts(self) -> dict[str, object]:
+        """``goal``: the recorded points that make a goat (101, K9); ``sides``: see `sides` (K10)."""
+        return {"goal": GOAT_POINTS, "sides": self.sides()}
 
     def side_of(self, seat: int) -> int:
         """The scoring side of ``seat``: its pair (0 for P0+P2, 1 for P1+P3) with pairs, else itself."""
@@ -208,14 +221,15 @@ class KozelState(State):
         """K6: the pip sum of ``seat``'s hand; exactly {0-0} is worth 25."""
         return hand_value(self.hands[seat])
 
-    def public_score(self) -> dict[str, Any]:
-        """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened."""
-        return {
-            "bazaar": len(self.bazaar),
-            "points": tuple(self.points),
-            "pending": tuple(self.pending),
-            "opened": tuple(p > 0 for p in self.points),
-        }
+    def score(self) -> KozelScore:
+        """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened (K8)."""
+        return KozelScore(
+            len(self.bazaar), tuple(self.points), tuple(self.pending), tuple(p > 0 for p in self.points)
+        )
+
+    def rest(self) -> tuple[Tile, ...]:
+        """The bazaar as it stands, top first (K1, K3)."""
+        return tuple(self.bazaar)
 
     def is_fish(self) -> bool:
         """K5: the bazaar is empty and no seat holds a tile that fits an open end."""
