@@ -72,9 +72,6 @@ def test_the_engine_compares_no_variant_names_outside_its_rules() -> None:
     assert found == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="app/ switches to the engine's answers on the h-shape branch (HANDOFF.md)"
-)
 def test_the_server_compares_no_variant_names() -> None:
     found = [line for path in modules("app") for line in switches(path)]
     assert found == []

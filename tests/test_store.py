@@ -40,13 +40,13 @@ from app.store import (
     Store,
     StoreClosedError,
     TallySpec,
-    commitment_of,
     sqlite_url,
 )
 from app.store.db import make_engine
 from app.store.models import Base, MatchAction
 from engine.core import Deal, Phase, State
 from engine.events import DomengOutcome, Passed, Settlement
+from engine.hashing import commitment_of
 from engine.record import read_record, round_report, write_record
 from engine.variants import make_rules
 
@@ -547,7 +547,8 @@ def test_close_commits_every_queued_write_then_refuses_more(database_url: str) -
 
 WRITER = """
 import asyncio, sys
-from app.store import SeatSpec, Store, commitment_of
+from app.store import SeatSpec, Store
+from engine.hashing import commitment_of
 
 async def main(url, code):
     store = Store(url)

@@ -1,89 +1,62 @@
 """A room's stored form: the round end the store keeps, and rebuilding a room's game from the
-store (restart recovery), at exactly its last stored action."""
+store (restart recovery), at exactly its last stored action, through the engine's one replay loop."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from app.store.rows import MatchRow, RoundEnd, TallySpec, commitment_of
-from engine.actions import parse_action
-from engine.core import Deal, Phase, State
-from engine.events import DomengOutcome, Passed
+from app.store.rows import MatchRow, RoundEnd, TallySpec
+from engine.core import Phase, State
+from engine.hashing import commitment_of
+from engine.replay import replay_rounds
 from engine.rules.base import Rules
-from engine.tiles import Tile
+from engine.tally import round_tally
 from engine.views import outcome_to_json
 
-__all__ = ["Rebuilt", "deal_of", "rebuild", "round_end"]
+__all__ = ["Rebuilt", "rebuild", "round_end"]
 
 
 def round_end(state: State) -> RoundEnd:
-    """What the store keeps of the round ``state`` has just ended: its outcome, the table's
-    stones, each seat's tally (stones received and paid from the round's settlements)."""
-    outcome = state.outcome
-    assert outcome is not None
-    received = [0] * state.seats
-    paid = [0] * state.seats
-    settlements = [e.settlement for e in state.log if type(e) is Passed and e.settlement is not None]
-    if isinstance(outcome, DomengOutcome):
-        settlements.append(outcome.settlement)
-    for s in settlements:
-        received[s.receiver] += s.received
-        for payer, amount in s.from_payers:
-            paid[payer] += amount
-    score = state.public_score()
-    tallies = [
-        TallySpec(
-            seat=seat,
-            stones=score["stones"][seat] if "stones" in score else None,
-            received=received[seat],
-            paid=paid[seat],
-            points=score["points"][seat] if "points" in score else None,
-            pending=score["pending"][seat] if "pending" in score else None,
-        )
-        for seat in range(state.seats)
-    ]
-    return RoundEnd(outcome_to_json(outcome), score.get("table"), tallies, state.phase is Phase.OVER)
+    """What the store keeps of the round ``state`` has just ended (`engine.tally.round_tally`):
+    its outcome, the table's stones, each seat's tally, whether the match ended with it."""
+    tally = round_tally(state)
+    tallies = [TallySpec(s.seat, s.received, s.paid, s.stones, s.points, s.pending) for s in tally.seats]
+    return RoundEnd(outcome_to_json(tally.outcome), tally.table, tallies, tally.match_over)
 
 
-def deal_of(stored: dict[str, Any]) -> Deal:
-    """The `Deal` of a stored round (``{"hands": [[tiles]...], "rest": [tiles]}``)."""
-    return Deal(
-        tuple(tuple(Tile.parse(t) for t in hand) for hand in stored["hands"]),
-        tuple(Tile.parse(t) for t in stored["rest"]),
-    )
-
-
+@dataclass
 class Rebuilt:
     """A match's game rebuilt from the store: ``state`` (None before the start), the last round's
     ``seed`` and ``commitment``, ``last_round`` (the revealed seed of the last finished round) and
-    ``marks`` (versions of the round in play → its log's length)."""
+    ``marks`` (versions of the round in play → its log's length then, for ``hello.since``)."""
 
-    def __init__(self) -> None:
-        self.state: State | None = None
-        self.seed: str | None = None
-        self.commitment: str | None = None
-        self.last_round: dict[str, Any] | None = None
-        self.marks: dict[int, int] = {}
+    state: State | None = None
+    seed: str | None = None
+    commitment: str | None = None
+    last_round: dict[str, Any] | None = None
+    marks: dict[int, int] = field(default_factory=dict)
 
 
 def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
     """Replay ``row``'s stored rounds; raises ValueError when a seed does not match its commitment,
-    `engine.errors.EngineError` when a stored action is not legal."""
+    `engine.errors.RecordError` when a stored deal or action does not replay."""
     out = Rebuilt()
     if row.status != "playing":
         return out
     state = out.state = rules.new_match(row.start)
-    for stored in row.rounds:
-        if out.seed is not None:  # the previous round is over: its seed was revealed
-            out.last_round = {"index": stored.index - 1, "seed": out.seed, "commitment": out.commitment}
-        if commitment_of(stored.seed) != stored.commitment:
-            raise ValueError(f"round {stored.index}: seed does not match its commitment")
-        state.start_round(deal_of(stored.deal))
-        out.marks = {}
-        for action in stored.actions:
-            state.apply(parse_action(action.action))
-            out.marks[action.version] = len(state.log)
-        out.seed, out.commitment = stored.seed, stored.commitment
+    rounds = row.rounds
+    for step in replay_rounds(state, ((r.deal, [a.action for a in r.actions]) for r in rounds)):
+        stored = rounds[step.round]
+        if step.action is None:  # dealt: the previous round is over, its seed was revealed
+            if commitment_of(stored.seed) != stored.commitment:
+                raise ValueError(f"round {stored.index}: seed does not match its commitment")
+            if out.seed is not None:
+                out.last_round = {"index": stored.index - 1, "seed": out.seed, "commitment": out.commitment}
+            out.seed, out.commitment = stored.seed, stored.commitment
+            out.marks = {}
+        else:
+            out.marks[stored.actions[step.action].version] = len(state.log)
     if state.round_index and state.phase is not Phase.PLAYING:
         out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
     return out

@@ -41,10 +41,12 @@ from app.rooms.presence import Presence
 from app.rooms.recovery import round_end
 from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import COVER_BOT, SeatInfo
-from app.store.rows import NewRound, SeatChange, commitment_of
+from app.store.rows import NewRound, SeatChange
 from engine.actions import Action, Pass
 from engine.core import Phase, State
+from engine.deal_json import deal_to_json
 from engine.errors import EngineError
+from engine.hashing import commitment_of
 from engine.rules.base import Rules
 from engine.views import player_view
 
@@ -341,8 +343,7 @@ class Room(Presence):
         deal = self.rules.deal_from_seed(seed)
         fork = state.fork()
         fork.start_round(deal)
-        stored = {"hands": [[str(t) for t in h] for h in deal.hands], "rest": [str(t) for t in deal.rest]}
-        return NewRound(fork.round_index - 1, seed, commitment_of(seed), stored), fork, seed
+        return NewRound(fork.round_index - 1, seed, commitment_of(seed), deal_to_json(deal)), fork, seed
 
     def adopt_deal(self, fork: State, seed: str) -> None:
         """Adopt a stored deal (after `adopt` took its version)."""

@@ -3,7 +3,6 @@ or a bot swap (which compute the new seat; the room stores it, then adopts it)."
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -12,6 +11,7 @@ from app.rooms.errors import RoomError
 from app.rooms.names import is_reserved_name, name_key
 from app.store.rows import SeatSpec
 from engine.bots import BOTS
+from engine.hashing import sha256_hex
 
 __all__ = [
     "COVER_BOT",
@@ -30,9 +30,8 @@ COVER_BOT = "greedy"
 SeatKind = Literal["empty", "human", "bot"]
 
 
-def hash_token(token: str) -> str:
-    """The stored form of a secret token: hex SHA-256."""
-    return hashlib.sha256(token.encode()).hexdigest()
+hash_token = sha256_hex
+"""The stored form of a secret token: hex SHA-256 (`engine.hashing.sha256_hex`)."""
 
 
 @dataclass

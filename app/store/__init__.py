@@ -18,7 +18,6 @@ from app.store.rows import (
     SeatSpec,
     TallyRow,
     TallySpec,
-    commitment_of,
     seat_display_name,
 )
 
@@ -38,7 +37,6 @@ __all__ = [
     "StoreError",
     "TallyRow",
     "TallySpec",
-    "commitment_of",
     "record_of",
     "seat_display_name",
     "sqlite_url",

@@ -1,36 +1,20 @@
-"""A stored match as RECORD.md's document."""
+"""A stored match as RECORD.md's document (written by the engine's one record writer)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from app.store.rows import MatchRow
-from engine.record import FORMAT
+from engine.record import RecordRound, build_record
+from engine.variants import make_rules
 
-__all__ = [
-    "record_of",
-]
+__all__ = ["record_of"]
 
 
 def record_of(match: MatchRow) -> dict[str, Any]:
-    """RECORD.md's document of a loaded match (see `Store.export_record`)."""
-    rest_key = "bazaar" if match.variant == "kozel" else "unused"
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "variant": match.variant,
-        "options": dict(match.options),
-        "seats": match.seat_names(),
-    }
-    if match.start is not None:
-        doc["start"] = dict(match.start)
-    doc["rounds"] = [
-        {
-            "hands": r.deal["hands"],
-            rest_key: r.deal["rest"],
-            "actions": [a.action for a in r.actions],
-            "seed": r.seed,
-            "commitment": r.commitment,
-        }
-        for r in match.rounds
-    ]
-    return doc
+    """RECORD.md's document of a loaded match (see `Store.export_record`): seats as display names,
+    ``start`` if any, every stored round (the last one possibly unfinished) with its ``seed`` and
+    ``commitment``."""
+    rules = make_rules(match.variant, match.options, match.seat_count)
+    rounds = [RecordRound(r.deal, [a.action for a in r.actions], r.seed, r.commitment) for r in match.rounds]
+    return build_record(rules, match.seat_names(), rounds, match.start, options=match.options)

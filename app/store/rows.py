@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +24,6 @@ __all__ = [
     "TallyRow",
     "TallySpec",
     "check_kind",
-    "commitment_of",
     "seat_display_name",
 ]
 
@@ -72,15 +70,6 @@ class RoundEnd:
     table_after: int | None
     tallies: Sequence[TallySpec]
     match_finished: bool = False
-
-
-def commitment_of(seed: str) -> str:
-    """The commitment published for a round's seed: hex SHA-256 of its UTF-8 bytes.
-
-    >>> commitment_of("abc")[:16]
-    'ba7816bf8f01cfea'
-    """
-    return hashlib.sha256(seed.encode()).hexdigest()
 
 
 def check_kind(kind: str, bot_level: str | None) -> None:

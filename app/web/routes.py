@@ -13,10 +13,11 @@ from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.room import Room
-from app.store import commitment_of
 from app.web.deps import HostToken, HubDep, RoomDep
 from app.web.models import BotSet, ClaimCreate, RoomCreate, RoomCreated, SeatClaimed
 from app.web.ratelimit import retry_after_s
+from engine.deal_json import deal_to_json
+from engine.hashing import commitment_of
 from engine.variants import make_rules
 
 __all__ = [
@@ -150,8 +151,7 @@ async def verify_deal(
     deal = rules.deal_from_seed(seed)
     return {
         "matches": commitment_of(seed) == commitment.lower(),
-        "hands": [[str(t) for t in hand] for hand in deal.hands],
-        "rest": [str(t) for t in deal.rest],
+        **deal_to_json(deal),
     }
 
 
