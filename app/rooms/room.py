@@ -168,13 +168,15 @@ class Room(Presence):
         """Queue the end of ``conn``."""
         self.queue.put_nowait(Disconnect(conn))
 
-    async def settled(self) -> None:
-        """Wait until the queue is empty and no bot decision is pending (tests, shutdown)."""
+    async def settled(self, bots: bool = True) -> None:
+        """Wait until the room has handled its queue and, with ``bots``, until no bot decision
+        is pending either (tests drive a room this way)."""
         while True:
             await self.call(lambda room: None)
-            if not self._deciding and self.queue.empty():
+            if (not bots or not self._deciding) and self.queue.empty():
                 return
-            await asyncio.gather(*self._deciding, return_exceptions=True)
+            if bots:
+                await asyncio.gather(*self._deciding, return_exceptions=True)
 
     async def _handle(self, intent: Intent) -> Any:
         if isinstance(intent, ClientAction | Sync | Back) and intent.conn.closed:
