@@ -60,7 +60,7 @@ class PageWatch:
     dialogs: list[str] = field(default_factory=list)
 
     def attach(self, page: Any) -> None:
-        # the Content-Security-Policy (app.server.security_headers) must never block the client
+        # the Content-Security-Policy (app.web.middleware.security_headers) must never block the client
         page.add_init_script(
             """document.addEventListener('securitypolicyviolation', (e) =>
                 console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`));"""

@@ -1,7 +1,7 @@
 """The database refuses writes for a while: another process holds SQLite's write lock longer than
-the store's busy timeout (5 s, app.db), a real fault. Nothing is lost or half-stored, the player
+the store's busy timeout (5 s, app.store.db), a real fault. Nothing is lost or half-stored, the player
 whose move could not be saved hears ``not_saved`` and makes it again, and a bot's turn is retried,
-so the table never stalls (app.rooms.Room._after_failure)."""
+so the table never stalls (app.rooms.room.Room._run: rearm)."""
 
 from __future__ import annotations
 

@@ -361,7 +361,7 @@ def test_health_readiness_and_metrics(server: ServerProcess) -> None:
 @pytest.mark.parametrize("path", ["/", "/r/no-such-room", "/static/js/main.js", "/api/rooms/no", "/admin"])
 def test_every_http_response_carries_the_security_headers(server: ServerProcess, path: str) -> None:
     """Pages, assets, API errors and probes alike: only same-origin scripts, styles and sockets,
-    never framed, never type-sniffed, and the room link stays on the site (app.server)."""
+    never framed, never type-sniffed, and the room link stays on the site (app.web.middleware)."""
     headers = httpx.get(f"{server.url}{path}", timeout=5).headers
     csp = {part.split()[0]: part.split()[1:] for part in headers["content-security-policy"].split("; ")}
     assert csp["default-src"] == csp["script-src"] == csp["style-src"] == csp["connect-src"] == ["'self'"]
@@ -484,7 +484,7 @@ def test_timers_of_0_and_5_to_600_seconds_are_accepted(server: ServerProcess) ->
 
 
 def test_a_request_body_over_64_kib_is_refused_unread(server: ServerProcess) -> None:
-    """By its Content-Length, and when sent in chunks without one (app.server.BodyLimit)."""
+    """By its Content-Length, and when sent in chunks without one (app.web.middleware.BodyLimit)."""
     huge = b'{"variant": "domeng", "bots": [' + b"null, " * 20_000 + b"null]}"
     declared = httpx.post(
         f"{server.url}/api/rooms", content=huge, headers={"Content-Type": "application/json"}, timeout=5

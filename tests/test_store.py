@@ -1,4 +1,4 @@
-"""The match store (app/store.py) on real databases: SQLite always, PostgreSQL when the environment
+"""The match store (app/store/) on real databases: SQLite always, PostgreSQL when the environment
 variable DOMENG_TEST_POSTGRES_URL names one (e.g. ``postgresql+asyncpg://postgres@127.0.0.1/db``).
 
 Tests share a PostgreSQL database with each other and with parallel workers: each works on matches
@@ -307,7 +307,7 @@ def test_a_round_ends_with_its_last_action_or_not_at_all(database_url: str) -> N
 
 
 def test_end_round_can_finish_the_match_in_the_same_transaction(database_url: str) -> None:
-    """Recovery's way to store a round whose end is missing (app.rooms.Room.store_finished_round)."""
+    """Recovery's way to store a round whose end is missing (app.rooms.hub.store_finished_round)."""
     tallies = [TallySpec(seat, stones=0) for seat in range(5)]
 
     async def body(store: Store) -> MatchRow | None:

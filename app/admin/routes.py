@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 PAGE_HEADERS = {"Cache-Control": "no-store"}
-"""Headers of every admin page on top of the site's security headers (app.server.security_headers:
+"""Headers of every admin page on top of the site's security headers (app.web.middleware.security_headers:
 same-origin scripts and styles only, never framed): never cached."""
 
 

@@ -36,19 +36,19 @@ from app.rooms.intents import (
     NextRound,
     Sync,
 )
+from app.rooms.moves import Moves
 from app.rooms.ports import BotPort, Clock, MatchStore, Outbox, Timer
 from app.rooms.presence import Presence
 from app.rooms.recovery import round_end
 from app.rooms.schedule import Wait, next_wait
-from app.rooms.seats import COVER_BOT, SeatInfo
+from app.rooms.seats import SeatInfo
 from app.store.rows import NewRound, SeatChange
-from engine.actions import Action, Pass
+from engine.actions import Action
 from engine.core import Phase, State
 from engine.deal_json import deal_to_json
 from engine.errors import EngineError
 from engine.hashing import commitment_of
 from engine.rules.base import Rules
-from engine.views import player_view
 
 __all__ = ["Actor", "Room"]
 
@@ -57,7 +57,7 @@ _log = structlog.get_logger("domeng.room")
 Actor = Literal["human", "bot", "timer", "server"]
 
 
-class Room(Presence):
+class Room(Moves, Presence):
     """One table. Build it (`app.rooms.hub.Hub` does, new or from the store), `start_task`, then
     talk to it through `connect`, `act`, `sync`, `back`, `disconnect` and `call`."""
 
@@ -78,7 +78,8 @@ class Room(Presence):
         bots: BotPort,
         metrics: Metrics,
     ) -> None:
-        super().__init__()
+        Presence.__init__(self)
+        Moves.__init__(self)
         self.match_id, self.code, self.rules = match_id, code, rules
         self.turn_timer_s, self.seats, self.host_token_hash = turn_timer_s, seats, host_token_hash
         self.status, self.version = status, version
@@ -95,7 +96,6 @@ class Room(Presence):
         self._rng = random.Random(secrets.randbits(128))
         self._timer: Timer | None = None
         self._wait: Wait | None = None
-        self._deciding: set[asyncio.Task[None]] = set()
 
     # -- lifecycle and the queue ---------------------------------------------------------------
 
@@ -183,11 +183,11 @@ class Room(Presence):
             return None  # queued before its socket was replaced or its seat given away: void
         match intent:
             case ClientAction():
-                await self._on_action(intent)
+                await self.on_action(intent)
             case Auto():
-                await self._on_auto(intent)
+                await self.on_auto(intent)
             case Decided():
-                await self._on_decided(intent)
+                await self.on_decided(intent)
             case Connect():
                 self.on_connect(intent.conn, intent.token, intent.since)
             case Disconnect():
@@ -206,74 +206,6 @@ class Room(Presence):
                 result = intent.run(self)
                 return await result if asyncio.iscoroutine(result) else result
         return None
-
-    # -- play ----------------------------------------------------------------------------------
-
-    async def _on_action(self, intent: ClientAction) -> None:
-        conn, seat = intent.conn, intent.conn.seat
-        if seat is None:
-            return self.refuse(conn, "not_seated", "spectators cannot act")
-        if self.state is None or self.state.phase is not Phase.PLAYING:
-            return self.refuse(conn, "round_over", "no round is being played")
-        if intent.version != self.version:
-            message = f"action made at version {intent.version}, room is at {self.version}"
-            return self.refuse(conn, "stale_version", message)
-        try:
-            if isinstance(intent.action, EngineError):
-                raise intent.action
-            fork = self.state.fork()
-            fork.apply(intent.action)
-        except EngineError as error:
-            return self.refuse(conn, error.code, error.message)
-        self.seats[seat].covered = False  # acting is coming back
-        await self.commit(fork, intent.action, "human", intent.received)
-        return None
-
-    async def _on_auto(self, intent: Auto) -> None:
-        state = self.state
-        if intent.version != self.version or state is None or state.phase is not Phase.PLAYING:
-            return
-        seat = state.to_act
-        info = self.seats[seat]
-        if intent.reason == "timer":
-            if info.kind != "human" or info.covered:
-                return
-            self.cover(seat, "turn timer")
-        legal = state.legal_actions()
-        if len(legal) == 1 and isinstance(legal[0], Pass):
-            fork = state.fork()
-            fork.apply(legal[0])
-            await self.commit(fork, legal[0], "server", time.perf_counter())
-            return
-        level = info.bot_level if info.kind == "bot" and info.bot_level else COVER_BOT
-        actor: Actor = "timer" if intent.reason == "timer" else "bot"
-        asked = Wait(self.version, "bot", seat)
-        view, seed = player_view(state, seat), self._rng.getrandbits(64)
-
-        async def decide() -> None:
-            action = await self.bots.decide(level, view, seed)
-            self.queue.put_nowait(Decided(asked, action, actor))
-
-        task = asyncio.create_task(decide(), name=f"room-{self.code[:8]}-bot")
-        self._deciding.add(task)
-        task.add_done_callback(self._decided)
-
-    def _decided(self, task: asyncio.Task[None]) -> None:
-        self._deciding.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            _log.error("bot_decision_failed", room=self.code, error=repr(task.exception()))
-            self.queue.put_nowait(Command(lambda room: room.rearm()))
-
-    async def _on_decided(self, intent: Decided) -> None:
-        """A bot's decision: applied only while the room still waits for it (same version, same
-        seat, still a bot's turn); a stale one is dropped and the wait armed afresh."""
-        state = self.state
-        if state is None or self.current_wait() != intent.asked:
-            self.rearm()
-            return
-        fork = state.fork()
-        fork.apply(intent.action)
-        await self.commit(fork, intent.action, intent.actor, time.perf_counter())
 
     async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
         """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
