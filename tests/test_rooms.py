@@ -11,6 +11,7 @@ import pytest
 
 from app.rooms import host
 from app.rooms.errors import RoomError
+from app.rooms.frames import room_public
 from engine.actions import Action, parse_action
 from tests.roomkit import FakeOutbox, SlowBots, Table, my_move, reopen, run_table
 
@@ -294,7 +295,6 @@ def test_a_new_connection_replaces_the_old_one_of_its_seat(tmp_path: Path) -> No
         second = await table.watch(token)
         assert first.closed_for == "replaced" and not second.closed
         assert table.room.seats[0].connections == 1
-        assert table.hub.metrics.connections._value.get() == 1  # type: ignore[attr-defined]
 
     run_table(tmp_path, body, bots=[None, *BOTS4])
 
@@ -372,5 +372,45 @@ def test_a_failed_write_changes_nothing_and_the_move_can_be_made_again(tmp_path:
         table.room.store = real
         await table.act(ana, move)
         assert table.room.version == version + 1 == await _stored_version(table)
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_covering_another_seat_leaves_the_turn_deadline_alone(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        await table.start()
+        for _ in range(200):  # Budi plays his turns until it is Ana's
+            if my_move(ana.last_state) is not None:
+                break
+            move = my_move(budi.last_state)
+            if move is not None:
+                await table.act(budi, move)
+            else:
+                await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        turn = ana.last_state
+        assert my_move(turn) is not None and turn["room"]["turn"]["seat"] == 0
+        table.room.disconnect(budi)  # Budi leaves during Ana's turn: after the grace a bot covers him
+        await table.clock.advance(table.room, 20.0)
+        covered = ana.of_type("presence")[-1]
+        assert covered["seats"][1]["covered"] is True and covered["seats"][1]["connected"] is False
+        now = await table.room.call(room_public)
+        assert now["version"] == turn["version"] and now["turn"] == turn["room"]["turn"]
+
+    run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]], turn_timer_s=30.0)
+
+
+def test_the_connection_gauge_counts_replaced_and_closed_connections_out(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        gauge = table.hub.metrics.connections
+        token, first = await table.sit(0, "Ana")
+        second = await table.watch(token)  # replaces the first
+        watcher = await table.watch()
+        assert gauge._value.get() == 2  # type: ignore[attr-defined]
+        for conn in (first, second, watcher):
+            table.room.disconnect(conn)
+        await table.room.settled()
+        assert gauge._value.get() == 0  # type: ignore[attr-defined]
 
     run_table(tmp_path, body, bots=[None, *BOTS4])
