@@ -87,7 +87,7 @@ def open_page(
     """A fresh context (its own localStorage) and page; animations reduced for stable screenshots."""
     context = browser.new_context(viewport=viewport, locale=locale, reduced_motion="reduce")
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(90_000)  # generous: the suite must hold on a busy 2-core machine
     watch = PageWatch()
     watch.attach(page)
     return context, page, watch

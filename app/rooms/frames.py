@@ -29,6 +29,7 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+"""The WebSocket protocol's version (docs/protocol.md), sent in ``welcome``."""
 
 
 def dumps(message: dict[str, Any]) -> str:
