@@ -250,8 +250,8 @@ def test_reconnect_after_missed_versions_gets_what_it_missed(server: ServerProce
     if state["view"]["round"] == first["view"]["round"]:
         assert not back.whole and state["from"] <= len(state["view"]["log"])
     back.send({"type": "sync"})
-    synced = back.wait_for(lambda m: m["type"] == "state")
-    assert synced["version"] >= state["version"] and back.whole
+    synced = back.wait_for(lambda m: m["type"] == "state" and back.whole)
+    assert synced["version"] >= state["version"]
     if synced["version"] == state["version"]:
         assert synced["view"] == state["view"]
     spectator.close()
