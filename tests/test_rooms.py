@@ -6,12 +6,14 @@ it is stored (docs/architecture.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.rooms import host
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
+from app.store import Store, StoreError
 from engine.actions import Action, parse_action
 from tests.roomkit import FakeOutbox, SlowBots, Table, my_move, reopen, run_table
 
@@ -350,6 +352,33 @@ def test_recovery_rebuilds_the_room_at_its_last_stored_action(tmp_path: Path) ->
     run_table(tmp_path, body, bots=[None, *BOTS4])
 
 
+class RefusingStore:
+    """The room's `MatchStore`: the real store, except that while ``refusing`` every write fails
+    as a database that is down would (a fake at a port the room owns)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.refusing = False
+        self.refused = 0
+
+    def _check(self) -> None:
+        if self.refusing:
+            self.refused += 1
+            raise StoreError("database failure: disk I/O error")
+
+    async def append_action(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.append_action(*args, **kwargs)
+
+    async def save_room(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.save_room(*args, **kwargs)
+
+    async def end_round(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.end_round(*args, **kwargs)
+
+
 def test_a_failed_write_changes_nothing_and_the_move_can_be_made_again(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
@@ -358,22 +387,39 @@ def test_a_failed_write_changes_nothing_and_the_move_can_be_made_again(tmp_path:
         move = my_move(ana.last_state)
         assert move is not None
         version, frames = table.room.version, len(ana.frames)
-        real = table.room.store
-
-        class Refusing:
-            async def append_action(self, *args: object, **kwargs: object) -> None:
-                raise OSError("disk full")
-
-        table.room.store = Refusing()  # type: ignore[assignment]
+        refusing = table.room.store = RefusingStore(table.store)
+        refusing.refusing = True
         await table.act(ana, move)
         assert table.room.version == version == await _stored_version(table)
         assert [f["type"] for f in ana.frames[frames:]] == ["error"]
         assert ana.frames[-1]["code"] == "not_saved"
-        table.room.store = real
+        refusing.refusing = False
         await table.act(ana, move)
         assert table.room.version == version + 1 == await _stored_version(table)
 
     run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_a_bot_turn_the_database_refused_is_tried_again(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        watcher = await table.watch()
+        await table.start()
+        await table.clock.advance(table.room, 5 * table.hub.config.bot_delay_s)
+        refusing = table.room.store = RefusingStore(table.store)
+        refusing.refusing = True
+        version, frames = table.room.version, len(watcher.frames)
+        await table.clock.advance(table.room, 3 * table.hub.config.bot_delay_s)
+        assert refusing.refused >= 2  # tried, failed, armed again, tried again
+        assert table.room.version == version == await _stored_version(table)
+        assert watcher.frames[frames:] == []  # nothing was sent: nothing was stored
+        refusing.refusing = False
+        await table.clock.advance(table.room, 5 * table.hub.config.bot_delay_s)
+        row = await table.stored()
+        assert row.version == table.room.version >= version + 5
+        for stored in row.rounds:
+            assert [a.seq for a in stored.actions] == list(range(len(stored.actions)))
+
+    run_table(tmp_path, body, bots=[*BOTS4, "greedy"])
 
 
 def test_covering_another_seat_leaves_the_turn_deadline_alone(tmp_path: Path) -> None:
