@@ -438,7 +438,9 @@ def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
                         break
                     time.sleep(0.001)
                 assert swapped.result() == 200
-            time.sleep(0.6)  # the bot (2.5 s delay) has not moved yet; a human action would have
+            # GET /api/rooms/{code} runs on the room's queue, after every action queued before it
+            # (a frame read after the swap is void: its socket is closed); the bot's 2.5 s delay has
+            # not run out, so a version past the swap's could only be a human action
             room = slow_bots.room(code)
             assert room["version"] == version + 1 and room["seats"][0]["kind"] == "bot"
             assert room["turn"]["seat"] == 0
