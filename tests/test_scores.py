@@ -136,3 +136,20 @@ def test_an_outcome_stored_before_the_added_keys_still_agrees() -> None:
     assert outcome_agrees(state.outcome, fresh) and outcome_agrees(state.outcome, old)
     assert not outcome_agrees(state.outcome, {**old, "winner": 0})
     assert not outcome_agrees(state.outcome, {k: v for k, v in fresh.items() if k != "winner"})
+
+
+def test_standings_rank_domeng_by_elections_then_stones() -> None:
+    state = domeng_rules().new_match()
+    state.elections[:] = [0, 2, 0, 2, 1]
+    state.stones[:] = [3, 5, 1, 4, 0]
+    assert state.standings() == ((3,), (1,), (4,), (2,), (0,))
+    assert player_view(state, None).to_json()["standings"] == [[3], [1], [4], [2], [0]]
+
+
+def test_standings_rank_kozel_sides_by_fewest_points_then_pending_K9_K10() -> None:
+    alone = kozel(3).new_match()
+    alone.points[:], alone.pending[:] = [40, 0, 0], [0, 7, 3]
+    assert alone.standings() == ((2,), (1,), (0,))
+    pairs = kozel(4, pairs=True).new_match()
+    pairs.points[:] = [14, 105, 14, 105]
+    assert player_view(pairs, None).to_json()["standings"] == [[0, 2], [1, 3]]
