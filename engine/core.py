@@ -383,6 +383,12 @@ class State:
         """The variant's public score: `DomengScore` (stones) or `KozelScore` (points)."""
         raise NotImplementedError
 
+    def standings(self) -> tuple[tuple[int, ...], ...]:
+        """The match's standings now, best first: each entry a side (its seats; one seat unless
+        Kozel's pairs). Domeng: most camat elections, then fewest stones, then seat; Kozel: fewest
+        recorded points, then fewest pending, then seat."""
+        raise NotImplementedError
+
     def public_score(self) -> dict[str, Any]:
         """``self.score().fields()``: the score fields of `engine.views.PlayerView` (kept while
         callers still read a dict; prefer `score`)."""

@@ -66,8 +66,9 @@ class PlayerView:
     Domeng fills ``table``, ``stones``, ``camat``, ``elections``, ``cycle`` and ``placed`` (seats
     that placed a tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
     ``pending`` and ``opened``, and the rule facts ``goal`` (101, K9) and ``sides`` (the seats as the
-    score counts them, K10). ``outcome`` is the last finished round's; ``reveal`` is set only
-    between that round's end and the next deal.
+    score counts them, K10). ``standings`` ranks the sides (each a tuple of seats) best first, by the
+    variant's order (`engine.core.State.standings`). ``outcome`` is the last finished round's;
+    ``reveal`` is set only between that round's end and the next deal.
     """
 
     variant: str
@@ -98,6 +99,7 @@ class PlayerView:
     opened: tuple[bool, ...] | None = None
     goal: int | None = None
     sides: tuple[tuple[int, ...], ...] | None = None
+    standings: tuple[tuple[int, ...], ...] = ()
 
     def to_json(self, log: bool = True) -> dict[str, Any]:
         """The view as JSON-ready data (tiles as ``"a-b"``, actions in RECORD.md notation); without
@@ -133,6 +135,7 @@ class PlayerView:
                 out[key] = list(value) if isinstance(value, tuple) else value
         if self.sides is not None:
             out["sides"] = [list(side) for side in self.sides]
+        out["standings"] = [list(side) for side in self.standings]
         return out
 
 
@@ -222,6 +225,7 @@ def player_view(state: State, seat: int | None) -> PlayerView:
         outcome=state.outcome,
         reveal=reveal,
         match_over=state.phase is Phase.OVER,
+        standings=state.standings(),
         **state.score().fields(),
         **state.rules.view_facts(),  # type: ignore[arg-type]
     )

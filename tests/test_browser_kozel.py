@@ -462,10 +462,18 @@ def facts(seats: int, **options: object) -> dict[str, Any]:
     return {"goal": view["goal"], "sides": view["sides"]}
 
 
-_PANEL_JS = """async ([outcome, matchOver, facts]) => {
+def standings(outcome: dict[str, Any], **options: object) -> list[list[int]]:
+    """The view's ``standings`` after ``outcome`` (its points and pending), as the engine ranks them."""
+    state = make_rules("kozel", options, len(outcome["points"])).new_match()
+    state.points[:], state.pending[:] = outcome["points"], outcome["pending"]
+    ranked: list[list[int]] = player_view(state, None).to_json()["standings"]
+    return ranked
+
+
+_PANEL_JS = """async ([outcome, matchOver, facts, standings]) => {
     const { roundEndPanel } = await import('/static/js/roundend.js');
     const room = {...window.__domeng.room, ...facts};
-    const view = {round: 3, match_over: matchOver, outcome, log: [],
+    const view = {round: 3, match_over: matchOver, outcome, log: [], standings,
                   reveal: {hands: [["1-2"], ["2-3"], ["0-4"], ["3-5"]], rest: []}};
     const dialog = roundEndPanel({view, room, seed: null, commitment: null, round: 3},
                                  {onClose: () => {}, mySeat: null, nextStarted: false});
@@ -512,16 +520,15 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
         # the pair of seats 2 and 4 wrote 12 together, and has not opened: it is only pending
         pairs = facts(4, pairs=True)
         pending = page.evaluate(
-            _PANEL_JS, [_fish([0, 12, 0, 12], [20, 0, 20, 0], [0, 12, 0, 12], []), False, pairs]
+            _PANEL_JS, [_fish([0, 12, 0, 12], [20, 0, 20, 0], [0, 12, 0, 12], []), False, pairs, []]
         )
         # the same pair has opened: its 12 are written, once for the pair
         written = page.evaluate(
-            _PANEL_JS, [_fish([0, 12, 0, 12], [0, 30, 0, 30], [5, 0, 5, 0], []), False, pairs]
+            _PANEL_JS, [_fish([0, 12, 0, 12], [0, 30, 0, 30], [5, 0, 5, 0], []), False, pairs, []]
         )
         # the match is over: final standings, fewest points first, the goat marked
-        over = page.evaluate(
-            _PANEL_JS, [_fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3]), True, pairs]
-        )
+        goat = _fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3])
+        over = page.evaluate(_PANEL_JS, [goat, True, pairs, standings(goat, pairs=True)])
         title = pending["title"]
         assert title[0].isupper(), (lang, title)  # "Fish: nobody can place…", capitalised
         assert "+12" in written["written"] and written["written"].count("+12") == 1, (lang, written)

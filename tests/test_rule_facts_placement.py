@@ -78,12 +78,13 @@ def test_the_server_compares_no_variant_names() -> None:
 
 
 # What the client once re-derived, now sent in the views: the goal of 101 (K9), the pairs (K10),
-# `opened` (K8) and a settlement's `received` (D5).
+# `opened` (K8), a settlement's `received` (D5) and the order of the standings.
 MIRRORED = {
     "the goal of 101": re.compile(r"\b101\b"),
     "the pairs": re.compile(r"\[\s*\[\s*0\s*,\s*2\s*\]\s*,\s*\[\s*1\s*,\s*3\s*\]\s*\]|\+\s*2\)\s*%\s*4"),
     "opened": re.compile(r"points\[[^\]]+\]\s*>\s*0"),
     "summing received": re.compile(r"from_payers\.reduce"),
+    "the standings order": re.compile(r"(elections|points|pending|stones)\[[^\]]*\][^;]*\|\|"),
 }
 
 

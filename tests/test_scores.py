@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+from engine.actions import Pass
+from engine.core import Phase
 from engine.score import DomengScore, KozelScore
-from engine.views import player_view
-from tests.conftest import PASSEBUNGE_HANDS, PASSEBUNGE_UNUSED, deal, position
+from engine.views import outcome_agrees, outcome_to_json, player_view
+from tests.conftest import PASSEBUNGE_HANDS, PASSEBUNGE_UNUSED, deal, play, position, run
 from tests.conftest import domeng as domeng_rules
 from tests.kozelkit import kozel, kozel_position
 
@@ -87,3 +91,65 @@ def test_the_rest_of_the_tiles_is_named_and_counted_by_the_state_D10_K1() -> Non
     dealt = domeng_rules().new_match()
     dealt.start_round(deal(*PASSEBUNGE_HANDS, unused=PASSEBUNGE_UNUSED))
     assert " ".join(str(t) for t in dealt.rest()) == PASSEBUNGE_UNUSED
+
+
+def test_every_settlement_a_view_shows_says_what_its_receiver_got_D5() -> None:
+    """The client reads ``received``; it must be ``from_table`` plus every payer's share."""
+    rules = domeng_rules()
+    rng = random.Random("received")
+    seen = 0
+    for _ in range(30):
+        state = rules.new_match()
+        state.start_round(rules.deal(rng))
+        while state.phase is Phase.PLAYING:
+            state.apply(rng.choice(state.legal_actions()))
+        view = player_view(state, 0).to_json()
+        settlements = [e["settlement"] for e in view["log"] if e["type"] == "passed" and e["settlement"]]
+        settlements.append(view["outcome"]["settlement"])
+        for s in settlements:
+            assert s["received"] == s["from_table"] + sum(n for _, n in s["from_payers"])
+            seen += 1
+    assert seen > 30
+
+
+def test_a_kozel_outcome_says_who_has_opened_after_it_K8() -> None:
+    state = kozel_position(
+        ["5-6", "1-4", "0-1 0-2"],
+        (2, 5),
+        to_act=0,
+        last_placer=2,
+        bazaar="3-3",
+        pending=[0, 10, 0],
+        rules=kozel(3),
+    )
+    state.apply(play(0, "5-6", "R"))
+    outcome = player_view(state, None).to_json()["outcome"]
+    assert (outcome["points"], outcome["opened"]) == ([0, 15, 0], [False, True, False])
+
+
+def test_an_outcome_stored_before_the_added_keys_still_agrees() -> None:
+    state = position(["0-0 0-1", "0-2 0-4", "5-1 6-6", "4-4 2-6", "1-3"], (3, 5), to_act=2, last_mappano=1)
+    run(state, play(2, "5-1", "R"), Pass(3), play(4, "1-3", "R"))
+    assert state.outcome is not None
+    fresh = outcome_to_json(state.outcome)
+    old = {**fresh, "settlement": {k: v for k, v in fresh["settlement"].items() if k != "received"}}
+    assert outcome_agrees(state.outcome, fresh) and outcome_agrees(state.outcome, old)
+    assert not outcome_agrees(state.outcome, {**old, "winner": 0})
+    assert not outcome_agrees(state.outcome, {k: v for k, v in fresh.items() if k != "winner"})
+
+
+def test_standings_rank_domeng_by_elections_then_stones() -> None:
+    state = domeng_rules().new_match()
+    state.elections[:] = [0, 2, 0, 2, 1]
+    state.stones[:] = [3, 5, 1, 4, 0]
+    assert state.standings() == ((3,), (1,), (4,), (2,), (0,))
+    assert player_view(state, None).to_json()["standings"] == [[3], [1], [4], [2], [0]]
+
+
+def test_standings_rank_kozel_sides_by_fewest_points_then_pending_K9_K10() -> None:
+    alone = kozel(3).new_match()
+    alone.points[:], alone.pending[:] = [40, 0, 0], [0, 7, 3]
+    assert alone.standings() == ((2,), (1,), (0,))
+    pairs = kozel(4, pairs=True).new_match()
+    pairs.points[:] = [14, 105, 14, 105]
+    assert player_view(pairs, None).to_json()["standings"] == [[0, 2], [1, 3]]

@@ -48,11 +48,12 @@ class GreedyBot(Bot):
             raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
         if len(view.legal) == 1:
             return view.legal[0]
-        scored = [(self._score(view, action), action) for action in view.legal]
+        counts = find_variant(view.variant).mappakuling_counts
+        scored = [(self._score(view, action, counts), action) for action in view.legal]
         best = max(score for score, _ in scored)
         return self.rng.choice([action for score, action in scored if score == best])
 
-    def _score(self, view: PlayerView, action: Action) -> tuple[int, int, int, int]:
+    def _score(self, view: PlayerView, action: Action, mappakuling_counts: bool) -> tuple[int, int, int, int]:
         hand = view.hand or ()
         if isinstance(action, PlayLempas):
             remaining = [t for t in hand if t not in action.tiles]

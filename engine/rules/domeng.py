@@ -202,6 +202,11 @@ class DomengState(State):
         """The seat immediately before ``seat`` in seat order (D2)."""
         return (seat - 1) % self.seats
 
+    def standings(self) -> tuple[tuple[int, ...], ...]:
+        """Most camat elections, then fewest stones (RULES.md's match end), then seat order."""
+        order = sorted(range(self.seats), key=lambda s: (-self.elections[s], self.stones[s], s))
+        return tuple((seat,) for seat in order)
+
     def score(self) -> DomengScore:
         """Domeng's public score: stones on the table and per seat, the camat, elections (D5, D16)."""
         return DomengScore(self.table, tuple(self.stones), self.camat, tuple(self.elections), self.cycle)

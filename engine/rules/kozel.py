@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 from engine.actions import Action, Draw, Pass, PlayLempas
@@ -60,6 +61,11 @@ def hand_value(mask: int) -> int:
     return LONE_ZERO_VALUE if mask == _ZERO_ZERO else pip_sum(mask)
 
 
+@cache
+def _sides(seats: int, pairs: bool) -> tuple[tuple[int, ...], ...]:
+    return ((0, 2), (1, 3)) if pairs else tuple((seat,) for seat in range(seats))
+
+
 @dataclass(frozen=True, slots=True)
 class Kozel(Rules):
     """Kozel's rules: 2, 3 or 4 seats; 7 tiles each with 2 seats, else 5; the rest is the bazaar (K1).
@@ -101,13 +107,11 @@ class Kozel(Rules):
 
     def sides(self) -> tuple[tuple[int, ...], ...]:
         """The seats as the score counts them: with pairs P0+P2 and P1+P3 (K10), else each alone."""
-        if self.pairs:
-            return ((0, 2), (1, 3))
-        return tuple((seat,) for seat in range(self.seats))
+        return _sides(self.seats, self.pairs)
 
     def view_facts(self) -> dict[str, object]:
         """``goal``: the recorded points that make a goat (101, K9); ``sides``: see `sides` (K10)."""
-        return {"goal": GOAT_POINTS, "sides": self.sides()}
+        return {"goal": GOAT_POINTS, "sides": _sides(self.seats, self.pairs)}
 
     def side_of(self, seat: int) -> int:
         """The scoring side of ``seat``: its pair (0 for P0+P2, 1 for P1+P3) with pairs, else itself."""
@@ -220,6 +224,14 @@ class KozelState(State):
     def hand_value(self, seat: int) -> int:
         """K6: the pip sum of ``seat``'s hand; exactly {0-0} is worth 25."""
         return hand_value(self.hands[seat])
+
+    def standings(self) -> tuple[tuple[int, ...], ...]:
+        """Each side (a seat, or a pair, K10) by fewest recorded points, then fewest pending, then
+        seat: the goat (K9), if any, is last."""
+        points, pending = self.points, self.pending
+        return tuple(
+            sorted(self.rules.sides(), key=lambda side: (points[side[0]], pending[side[0]], side[0]))
+        )
 
     def score(self) -> KozelScore:
         """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened (K8)."""
