@@ -15,6 +15,7 @@ from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.store import Store, StoreError
 from engine.actions import Action, parse_action
+from engine.events import Drew
 from tests.roomkit import FakeOutbox, SlowBots, Table, my_move, reopen, run_table
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
@@ -460,3 +461,34 @@ def test_the_connection_gauge_counts_replaced_and_closed_connections_out(tmp_pat
         assert gauge._value.get() == 0  # type: ignore[attr-defined]
 
     run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_hello_since_in_kozel_shows_each_reader_only_its_own_drawn_tiles(tmp_path: Path) -> None:
+    """K3: a drawn tile is its drawer's; what a returning reader missed keeps it so."""
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.watch()  # someone watches: round after round is dealt
+        await table.start()
+        table.room.disconnect(ana)
+        await table.clock.advance(table.room, 20.0)  # the grace: a bot covers Ana
+
+        def ana_drew() -> bool:
+            state = table.room.state
+            return state is not None and any(type(e) is Drew and e.seat == 0 for e in state.log)
+
+        for _ in range(2000):
+            if ana_drew():
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        assert ana_drew()
+        seen = min(table.room.marks)  # the version of this round's deal
+        mine = (await table.watch(token, since=seen)).last_state
+        theirs = (await table.watch(None, since=seen)).last_state
+        assert "log" not in mine["view"] and mine["from"] == 0 == theirs["from"]
+        own = [e for e in mine["events"] if e["type"] == "drew" and e["seat"] == 0]
+        public = [e for e in theirs["events"] if e["type"] == "drew" and e["seat"] == 0]
+        assert own and all(e["tile"] is not None for e in own)
+        assert len(public) == len(own) and all(e["tile"] is None for e in public)
+
+    run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel")
