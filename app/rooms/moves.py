@@ -1,29 +1,38 @@
-"""Moves: a player's action checked against the room's version and the rules, a bot's turn (asked
+"""Moves and deals: a player's action checked against the room's version and the rules, a bot's turn (asked
 of the `BotPort` outside the room's state, applied only while still awaited), a forced pass, a
-turn timer running out. Each ends in `Room.commit` (store, adopt, send)."""
+turn timer running out, each ending in `Room.commit` (store, adopt, send); and the next deal."""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import structlog
 
+from app.rooms import frames
 from app.rooms.intents import Auto, ClientAction, Command, Decided, Intent
 from app.rooms.ports import BotPort, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
+from app.store.rows import NewRound, SeatChange
 from engine.actions import Action, Pass
 from engine.core import Phase, State
+from engine.deal_json import deal_to_json
 from engine.errors import EngineError
+from engine.hashing import commitment_of
+from engine.rules.base import Rules
 from engine.views import player_view
 
 if TYPE_CHECKING:
     from app.rooms.room import Actor
 
-__all__ = ["Moves"]
+__all__ = [
+    "Moves",
+]
 
 _log = structlog.get_logger("domeng.room")
 
@@ -32,7 +41,12 @@ class Moves:
     """The moves half of `app.rooms.room.Room` (which provides the attributes declared here)."""
 
     code: str
+    rules: Rules
     version: int
+    seed: str | None
+    commitment: str | None
+    marks: dict[int, int]
+    conns: set[Outbox]
     state: State | None
     seats: list[SeatInfo]
     bots: BotPort
@@ -49,6 +63,11 @@ class Moves:
         def rearm(self) -> None: ...
         def current_wait(self) -> Wait | None: ...
         async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None: ...
+        async def save(self, *, new_round: NewRound) -> int: ...
+        def adopt(
+            self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None
+        ) -> None: ...
+        def schedule(self) -> None: ...
 
     async def on_action(self, intent: ClientAction) -> None:
         conn, seat = intent.conn, intent.conn.seat
@@ -115,3 +134,29 @@ class Moves:
         fork = state.fork()
         fork.apply(intent.action)
         await self.commit(fork, intent.action, intent.actor, time.perf_counter())
+
+    # -- deals ----------------------------------------------------------------------------------
+
+    async def deal_round(self) -> None:
+        """Deal the next round from a fresh secret seed; its commitment goes out with the deal."""
+        assert self.state is not None and self.state.phase is Phase.READY
+        new_round, fork, seed = self.next_deal(self.state)
+        version = await self.save(new_round=new_round)
+        self.adopt(version)
+        self.adopt_deal(fork, seed)
+        self.schedule()
+        frames.send_updates(self, self.conns, 0)  # type: ignore[arg-type]
+
+    def next_deal(self, state: State) -> tuple[NewRound, State, str]:
+        """The next round dealt on a fork of ``state`` from a fresh secret seed: what the store
+        keeps of it, the fork, and the seed."""
+        seed = secrets.token_hex(32)
+        deal = self.rules.deal_from_seed(seed)
+        fork = state.fork()
+        fork.start_round(deal)
+        return NewRound(fork.round_index - 1, seed, commitment_of(seed), deal_to_json(deal)), fork, seed
+
+    def adopt_deal(self, fork: State, seed: str) -> None:
+        """Adopt a stored deal (after `adopt` took its version)."""
+        self.state, self.seed, self.commitment = fork, seed, commitment_of(seed)
+        self.marks = {self.version: 0}

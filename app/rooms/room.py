@@ -45,12 +45,13 @@ from app.rooms.seats import SeatInfo
 from app.store.rows import NewRound, SeatChange
 from engine.actions import Action
 from engine.core import Phase, State
-from engine.deal_json import deal_to_json
 from engine.errors import EngineError
-from engine.hashing import commitment_of
 from engine.rules.base import Rules
 
-__all__ = ["Actor", "Room"]
+__all__ = [
+    "Actor",
+    "Room",
+]
 
 _log = structlog.get_logger("domeng.room")
 
@@ -259,30 +260,6 @@ class Room(Moves, Presence):
         if status is not None:
             self.status = status
         self.marks[version] = 0 if self.state is None else len(self.state.log)
-
-    async def deal_round(self) -> None:
-        """Deal the next round from a fresh secret seed; its commitment goes out with the deal."""
-        assert self.state is not None and self.state.phase is Phase.READY
-        new_round, fork, seed = self.next_deal(self.state)
-        version = await self.save(new_round=new_round)
-        self.adopt(version)
-        self.adopt_deal(fork, seed)
-        self.schedule()
-        frames.send_updates(self, self.conns, 0)
-
-    def next_deal(self, state: State) -> tuple[NewRound, State, str]:
-        """The next round dealt on a fork of ``state`` from a fresh secret seed: what the store
-        keeps of it, the fork, and the seed."""
-        seed = secrets.token_hex(32)
-        deal = self.rules.deal_from_seed(seed)
-        fork = state.fork()
-        fork.start_round(deal)
-        return NewRound(fork.round_index - 1, seed, commitment_of(seed), deal_to_json(deal)), fork, seed
-
-    def adopt_deal(self, fork: State, seed: str) -> None:
-        """Adopt a stored deal (after `adopt` took its version)."""
-        self.state, self.seed, self.commitment = fork, seed, commitment_of(seed)
-        self.marks = {self.version: 0}
 
     # -- what happens next ---------------------------------------------------------------------
 

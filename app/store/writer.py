@@ -38,7 +38,7 @@ from app.store.db import (
     make_sync_engine,
     sqlite_path,
 )
-from app.store.errors import StoreClosedError, store_error
+from app.store.errors import NotFoundError, StoreClosedError, store_error
 from app.store.models import (
     Match,
     MatchAction,
@@ -67,6 +67,7 @@ __all__ = [
     "Writer",
     "insert_actions",
     "now_utc",
+    "set_version",
 ]
 
 
@@ -364,3 +365,10 @@ def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
     connection.execute(_INSERT_ACTIONS, rows)
     last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
     connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
+
+
+def set_version(connection: Connection, match_id: int, version: int) -> None:
+    """Store the match's ``version`` (inside a transaction); NotFoundError for no such match."""
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
