@@ -192,7 +192,7 @@ def play_turn(page: Any, keyboard: bool = False) -> bool:
             page.keyboard.press("Enter")
         else:
             page.locator(END_TARGET).last.click()
-    page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=10_000)
+    page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=60_000)
     return True
 
 
