@@ -2,7 +2,7 @@
 #     docker run -p 8000:8000 -v domeng-data:/data -e DOMENG_ADMIN_TOKEN=… domeng-online
 # Without DOMENG_DATABASE_URL it keeps a SQLite database in the /data volume; docker-compose.yml
 # runs it with PostgreSQL. The server migrates its database by itself at start (Alembic
-# `upgrade head`). Every setting is a DOMENG_* variable (app/settings.py).
+# `upgrade head`). Every setting is a DOMENG_* variable (app/web/settings.py).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -20,7 +20,7 @@ COPY migrations ./migrations
 COPY static ./static
 
 # An editable install from pyproject.toml: the server looks for its Alembic migrations beside the
-# `app` package (app/store.py, MIGRATIONS_DIR = /app/migrations), which a plain `pip install .`
+# `app` package (app/store/database.py, MIGRATIONS_DIR = /app/migrations), which a plain `pip install .`
 # would move to site-packages without them. The code stays root-owned and read-only to the server.
 RUN pip install -e . \
     && useradd --system --uid 10001 --no-create-home --home-dir /nonexistent \

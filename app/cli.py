@@ -26,7 +26,8 @@ from engine.arena import ArenaSpec, ArenaTally, BoardResult, known_players, play
 from engine.bots import BOTS
 from engine.core import RoundLog, State
 from engine.errors import EngineError, RecordError
-from engine.events import DomengOutcome, KozelOutcome, Settlement, Termination
+from engine.hashing import commitment_of
+from engine.narration import describe_outcome
 from engine.record import Replay, read_record, write_record
 from engine.simulate import Simulation
 from engine.variants import VARIANTS, make_rules
@@ -39,81 +40,11 @@ __all__ = [
     "cmd_serve",
     "cmd_simulate",
     "cmd_verify_deal",
-    "describe_outcome",
-    "describe_settlement",
     "main",
 ]
 
 
 # -- readable summaries ------------------------------------------------------------------------
-
-
-def _stones(n: int) -> str:
-    return f"{n} stone" if n == 1 else f"{n} stones"
-
-
-def describe_settlement(settlement: Settlement, names: Sequence[str]) -> str:
-    """One sentence for a settlement, e.g. ``"Dewi: +3 stones (2 from the table, 1 from Eko)"``."""
-    parts = []
-    if settlement.from_table:
-        parts.append(f"{settlement.from_table} from the table")
-    parts += [f"{amount} from {names[payer]}" for payer, amount in settlement.from_payers if amount]
-    if settlement.cancelled:
-        parts.append(f"{settlement.cancelled} cancelled")
-    detail = f" ({', '.join(parts)})" if parts else ""
-    return f"{names[settlement.receiver]}: +{_stones(settlement.received)}{detail}"
-
-
-def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]) -> list[str]:
-    """Readable lines for a finished round, in the game's own terms."""
-    if isinstance(outcome, KozelOutcome):
-        return _describe_kozel(outcome, names)
-    if outcome.manguno is None:
-        assert outcome.first_cappu is not None
-        head = f"{outcome.end.value.upper()}: {names[outcome.first_cappu]} is first cappu"
-    else:
-        sums = outcome.pip_sums
-        head = f"BLOCK: {names[outcome.manguno]} is MANGUNO ({sums[outcome.manguno]} pips)"
-        if outcome.mattikkeng:
-            ranked = ", ".join(f"{names[s]} ({sums[s]})" for s in outcome.mattikkeng)
-            head += f"; MATTIKKENG {ranked}"
-    lines = [head]
-    why = "CUCUQ" if outcome.cucuq is not None else "manguno"
-    lines.append(f"{why} {describe_settlement(outcome.settlement, names)}")
-    lines.append(f"winner {names[outcome.winner]}")
-    if outcome.camat_elected:
-        lines.append(f"CAMAT: {names[outcome.winner]} is elected; 25 stones back on the table")
-    stones = ", ".join(f"{n} {s}" for n, s in zip(names, outcome.stones, strict=True))
-    lines.append(f"table {outcome.table} · stones: {stones}")
-    if not outcome.match_over:  # nobody leads after the last round
-        lines.append(f"next leader {names[outcome.next_leader]}")
-    return lines
-
-
-def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:
-    """K5–K9 in words: how the round ended, each hand's value and what was written, the score with
-    the 13 opening (pending points in brackets), the goat and the next leader."""
-    if outcome.end is Termination.OUT:
-        assert outcome.winner is not None
-        head = f"OUT: {names[outcome.winner]} placed the last tile"
-    elif outcome.winner is None:
-        head = "FISH (tied): bazaar empty and nobody can place; the lowest hands write 0"
-    else:
-        head = f"FISH: bazaar empty and nobody can place; {names[outcome.winner]} has the lowest hand"
-    hands = ", ".join(
-        f"{n} {v} pips → +{w}" for n, v, w in zip(names, outcome.hand_values, outcome.written, strict=True)
-    )
-    score = ", ".join(
-        f"{n} {p}" if p else f"{n} not opened ({q} pending)"
-        for n, p, q in zip(names, outcome.points, outcome.pending, strict=True)
-    )
-    lines = [head, f"hands: {hands}", f"points: {score}"]
-    if outcome.goat:
-        goats = ", ".join(names[s] for s in outcome.goat)
-        lines.append(f"GOAT: {goats} (101 or more); the match is over")
-    if not outcome.match_over:  # nobody leads after the last round
-        lines.append(f"next leader {names[outcome.next_leader]}")
-    return lines
 
 
 def _count_actions(log: RoundLog) -> str:
@@ -283,7 +214,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     figures["seed"] = args.seed
     if args.json:
         print(json.dumps(figures))
-    elif rules.name == "kozel":
+    elif rules.unit == "points":
         _print_kozel_figures(figures, sim.bot_names)
     else:
         _print_figures(figures, sim.bot_names)
@@ -432,8 +363,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """``domeng serve``: run the game server (flags override ``DOMENG_*`` variables)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
 
-    from app.server import create_app  # noqa: PLC0415
-    from app.settings import Settings  # noqa: PLC0415
+    from app.web.app import create_app  # noqa: PLC0415
+    from app.web.settings import Settings  # noqa: PLC0415
 
     overrides = {
         key: value
@@ -468,17 +399,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+_REST_LABELS = {"bazaar": "bazaar (top first)"}
+"""How `verify-deal` labels the rest of the tiles (the bazaar is drawn from the top)."""
+
+
 def cmd_verify_deal(args: argparse.Namespace) -> int:
     """``domeng verify-deal SEED [--commitment HEX]``: re-derive a round's deal from its seed."""
-    import hashlib  # noqa: PLC0415
-
     rules = make_rules(args.variant, {}, args.seats)
     deal = rules.deal_from_seed(args.seed)
     for seat, hand in enumerate(deal.hands):
         print(f"P{seat}: {' '.join(str(t) for t in hand)}")
-    rest = "bazaar (top first)" if rules.name == "kozel" else "unused"
+    rest = _REST_LABELS.get(rules.rest_name, rules.rest_name)
     print(f"{rest}: {' '.join(str(t) for t in deal.rest)}")
-    digest = hashlib.sha256(args.seed.encode()).hexdigest()
+    digest = commitment_of(args.seed)
     print(f"commitment sha256(seed) = {digest}")
     if args.commitment is not None:
         ok = digest == args.commitment.strip().lower()

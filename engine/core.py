@@ -24,6 +24,7 @@ from engine.tiles import FULL_SET, PIP_MASKS, TILES, Tile, mask_of, pip_sum, til
 
 if TYPE_CHECKING:
     from engine.rules.base import Rules
+    from engine.score import Score
 
 __all__ = ["MAX_SEATS", "Deal", "Phase", "RoundLog", "State", "chain_line", "play_actions"]
 
@@ -378,9 +379,31 @@ class State:
             return bool(self.hands[seat])
         return bool(self.hands[seat] & _FIT_MASKS[self.left * 7 + self.right])
 
-    def public_score(self) -> dict[str, Any]:
-        """The variant's public score fields of `engine.views.PlayerView` (stones or points)."""
+    def score(self) -> Score:
+        """The variant's public score: `DomengScore` (stones) or `KozelScore` (points)."""
         raise NotImplementedError
+
+    def standings(self) -> tuple[tuple[int, ...], ...]:
+        """The match's standings now, best first: each entry a side (its seats; one seat unless
+        Kozel's pairs). Domeng: most camat elections, then fewest stones, then seat; Kozel: fewest
+        recorded points, then fewest pending, then seat."""
+        raise NotImplementedError
+
+    def public_score(self) -> dict[str, Any]:
+        """``self.score().fields()``: the score fields of `engine.views.PlayerView` (kept while
+        callers still read a dict; prefer `score`)."""
+        return self.score().fields()
+
+    @property
+    def rest_name(self) -> str:
+        """What the tiles outside the hands are called: ``unused`` (Domeng, D10) or ``bazaar``
+        (Kozel, K1); RECORD.md's key for them in a round."""
+        return self.rules.rest_name
+
+    def rest(self) -> tuple[Tile, ...]:
+        """The tiles outside the hands now: Domeng's unused tiles (the deal's rest, D10), Kozel's
+        bazaar as it stands (top first, K3). Empty before the first deal. Hidden information."""
+        return () if self.deal is None else self.deal.rest
 
     def chain(self) -> list[tuple[int, int]]:
         """The chain, left to right, as oriented ``(left pip, right pip)`` pairs."""

@@ -22,26 +22,83 @@ server uses and reports each round's result; any fault raises `RecordError` with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.actions import parse_action
+from engine.actions import Action
 from engine.core import Deal, Phase, RoundLog, State
+from engine.deal_json import deal_to_json
 from engine.errors import EngineError, RecordError
 from engine.events import DomengOutcome, Outcome
+from engine.replay import StoredRound, replay_rounds
 from engine.rules.base import Rules
-from engine.tiles import Tile
+from engine.score import KozelScore
 from engine.variants import find_variant
 from engine.views import outcome_to_json
 
-__all__ = ["FORMAT", "Replay", "read_record", "replay", "round_report", "write_record"]
+__all__ = [
+    "FORMAT",
+    "RecordRound",
+    "Replay",
+    "build_record",
+    "read_record",
+    "replay",
+    "round_report",
+    "write_record",
+]
 
 FORMAT = "domeng-record/1"
 
 
-def _rest_key(variant: str) -> str:
-    return "bazaar" if variant == "kozel" else "unused"
+@dataclass(frozen=True, slots=True)
+class RecordRound:
+    """One round of a record to write: its ``deal`` (a `Deal`, or the store's deal JSON
+    ``{"hands", "rest"}`` written as it is), its ``actions`` (`Action` objects or their JSON) and,
+    from a server's store, the round's ``seed`` and ``commitment`` (written only when given)."""
+
+    deal: Deal | Mapping[str, Any]
+    actions: Sequence[Action | Mapping[str, Any]]
+    seed: str | None = None
+    commitment: str | None = None
+
+
+def build_record(
+    rules: Rules,
+    seats: Sequence[str],
+    rounds: Iterable[RecordRound],
+    start: Mapping[str, object] | None = None,
+    options: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """The RECORD.md document: ``format``, ``variant``, ``options`` (``rules.options()`` unless
+    given), ``seats`` (display names), ``start`` when given, and ``rounds``, each with ``hands``,
+    the rest under ``rules.rest_name`` (``unused`` or ``bazaar``), ``actions`` and, when a round
+    has them, ``seed`` and ``commitment``. The one writer of records: key order and tile notation
+    are RECORD.md's, so a document written twice is byte-identical.
+    """
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "variant": rules.name,
+        "options": dict(rules.options() if options is None else options),
+        "seats": list(seats),
+    }
+    if start is not None:
+        doc["start"] = dict(start)
+    doc["rounds"] = [_round_json(r, rules.rest_name) for r in rounds]
+    return doc
+
+
+def _round_json(log: RecordRound, rest_key: str) -> dict[str, Any]:
+    deal = log.deal
+    if isinstance(deal, Deal):
+        out = deal_to_json(deal, rest_key)
+    else:
+        out = {"hands": deal["hands"], rest_key: deal["rest"]}
+    out["actions"] = [a if isinstance(a, Mapping) else a.to_json() for a in log.actions]
+    if log.seed is not None or log.commitment is not None:
+        out["seed"] = log.seed
+        out["commitment"] = log.commitment
+    return out
 
 
 def write_record(state: State, seats: Sequence[str]) -> dict[str, Any]:
@@ -58,24 +115,9 @@ def write_record(state: State, seats: Sequence[str]) -> dict[str, Any]:
         current = state.round_log()
         assert current is not None
         rounds.append(current)
-    rest_key = _rest_key(state.variant)
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "variant": state.variant,
-        "options": state.rules.options(),
-        "seats": list(seats),
-    }
-    if state.start is not None:
-        doc["start"] = dict(state.start)
-    doc["rounds"] = [
-        {
-            "hands": [[str(t) for t in hand] for hand in log.deal.hands],
-            rest_key: [str(t) for t in log.deal.rest],
-            "actions": [a.to_json() for a in log.actions],
-        }
-        for log in rounds
-    ]
-    return doc
+    return build_record(
+        state.rules, seats, (RecordRound(log.deal, log.actions) for log in rounds), state.start
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,13 +167,13 @@ def round_report(outcome: Outcome | None, state: State | None = None) -> dict[st
         keys = _DOMENG_KEYS if isinstance(outcome, DomengOutcome) else _KOZEL_KEYS
         return {key: full[key] for key in keys}
     assert state is not None
-    score = state.public_score()
-    if state.variant == "kozel":
+    score = state.score()
+    if isinstance(score, KozelScore):
         return {
             "end": None,
             "winner": None,
-            "points": list(score["points"]),
-            "pending": list(score["pending"]),
+            "points": list(score.points),
+            "pending": list(score.pending),
             "goat": [],
             "next_leader": None,
         }
@@ -141,9 +183,9 @@ def round_report(outcome: Outcome | None, state: State | None = None) -> dict[st
         "cucuq": None,
         "manguno": None,
         "mattikkeng": [],
-        "table": score["table"],
-        "stones": list(score["stones"]),
-        "camat": score["camat"],
+        "table": score.table,
+        "stones": list(score.stones),
+        "camat": score.camat,
         "camat_elected": False,
         "next_leader": None,
     }
@@ -151,32 +193,6 @@ def round_report(outcome: Outcome | None, state: State | None = None) -> dict[st
 
 def _fail(code: str, message: str, round: int | None = None, action: int | None = None) -> RecordError:
     return RecordError(code, message, round, action)
-
-
-def _tiles(value: object, what: str, round: int) -> tuple[Tile, ...]:
-    if not isinstance(value, list):
-        raise _fail("invalid_deal", f"{what} must be a list of tiles", round)
-    try:
-        return tuple(Tile.parse(t) for t in value)
-    except EngineError as error:
-        raise _fail(error.code, f"{what}: {error.message}", round) from None
-
-
-def _deal(raw: Mapping[str, object], rules: Rules, rest_key: str, round: int) -> Deal:
-    hands = raw.get("hands")
-    if not isinstance(hands, list) or len(hands) != rules.seats:
-        raise _fail("invalid_deal", f"'hands' must list {rules.seats} hands", round)
-    parsed = tuple(_tiles(hand, f"hand of P{seat}", round) for seat, hand in enumerate(hands))
-    if rest_key not in raw:
-        raise _fail("invalid_deal", f"a {rules.name} round needs '{rest_key}'", round)
-    rest = _tiles(raw[rest_key], f"'{rest_key}'", round)
-    sizes = rules.hand_sizes()
-    if tuple(len(h) for h in parsed) != sizes:
-        raise _fail("invalid_deal", f"hands must have sizes {list(sizes)}", round)
-    try:
-        return Deal(parsed, rest)
-    except ValueError as error:
-        raise _fail("invalid_deal", str(error), round) from None
 
 
 def _header(doc: object) -> tuple[Rules, tuple[str, ...], Mapping[str, object] | None, list[object]]:
@@ -217,34 +233,23 @@ def read_record(doc: object) -> Replay:
         state = rules.new_match(start)
     except EngineError as error:
         raise _fail(error.code, error.message) from None
-    rest_key = _rest_key(rules.name)
     logs: list[RoundLog] = []
-    for r, raw in enumerate(raw_rounds):
-        if not isinstance(raw, Mapping):
-            raise _fail("invalid_document", "a round is an object", r)
-        if state.phase is Phase.OVER:
-            raise _fail("match_over", "the match was already over before this round", r)
-        if state.phase is Phase.PLAYING:
-            raise _fail("unfinished_round", "the previous round did not reach its end", r - 1)
-        deal = _deal(raw, rules, rest_key, r)
-        try:
-            state.start_round(deal)
-        except EngineError as error:
-            raise _fail(error.code, error.message, r) from None
-        except ValueError as error:
-            raise _fail("invalid_deal", str(error), r) from None
-        actions = raw.get("actions", [])
-        if not isinstance(actions, list):
-            raise _fail("invalid_document", "'actions' must be a list", r)
-        for a, raw_action in enumerate(actions):
-            try:
-                state.apply(parse_action(raw_action))
-            except EngineError as error:
-                raise _fail(error.code, error.message, r, a) from None
-        log = state.round_log()
-        assert log is not None
-        logs.append(log)
+    for step in replay_rounds(state, _stored_rounds(raw_rounds), state.rest_name):
+        if step.action is None and step.round:
+            logs.append(state.history[-1])
+    if raw_rounds:
+        last = state.round_log()
+        assert last is not None
+        logs.append(last)
     return Replay(rules, seats, tuple(logs), state)
+
+
+def _stored_rounds(raw_rounds: list[object]) -> Iterator[StoredRound]:
+    """Each raw round as the replay loop takes it (the round object is its own deal JSON)."""
+    for index, raw in enumerate(raw_rounds):
+        if not isinstance(raw, Mapping):
+            raise _fail("invalid_document", "a round is an object", index)
+        yield raw, raw.get("actions", [])
 
 
 def replay(doc: object) -> dict[str, Any]:

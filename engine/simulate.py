@@ -38,6 +38,8 @@ class Tally:
 
     seats: int
     variant: str = "domeng"
+    unit: str = "stones"
+    """What the score counts (`engine.rules.base.Rules.unit`): ``points`` gives Kozel's figures."""
     rounds: int = 0
     matches: int = 0
     actions: int = 0
@@ -130,7 +132,7 @@ class Tally:
             "outcome_share": {k: round(v / max(self.rounds, 1), 4) for k, v in sorted(self.outcomes.items())},
             "wins": self.wins,
         }
-        if self.variant == "kozel":
+        if self.unit == "points":
             return {
                 **common,
                 "passes": self.passes,
@@ -185,7 +187,7 @@ class Simulation:
         self.rng = random.Random(seed)
         self.bot_names = [bot_names[i % len(bot_names)] for i in range(rules.seats)]
         self.bots = [make_bot(name, random.Random(self.rng.getrandbits(64))) for name in self.bot_names]
-        self.tally = Tally(rules.seats, rules.name)
+        self.tally = Tally(rules.seats, rules.name, rules.unit)
         self.on_match = on_match
         self._current: State | None = None
 

@@ -34,6 +34,7 @@ __all__ = [
     "Reveal",
     "event_to_json",
     "events_json",
+    "outcome_agrees",
     "outcome_to_json",
     "player_view",
     "private_view_json",
@@ -64,8 +65,10 @@ class PlayerView:
     before the opening tile), ``legal`` the viewer's legal actions (empty unless it is their turn).
     Domeng fills ``table``, ``stones``, ``camat``, ``elections``, ``cycle`` and ``placed`` (seats
     that placed a tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
-    ``pending`` and ``opened``. ``outcome`` is the last finished round's; ``reveal`` is set only
-    between that round's end and the next deal.
+    ``pending`` and ``opened``, and the rule facts ``goal`` (101, K9) and ``sides`` (the seats as the
+    score counts them, K10). ``standings`` ranks the sides (each a tuple of seats) best first, by the
+    variant's order (`engine.core.State.standings`). ``outcome`` is the last finished round's;
+    ``reveal`` is set only between that round's end and the next deal.
     """
 
     variant: str
@@ -94,6 +97,9 @@ class PlayerView:
     points: tuple[int, ...] | None = None
     pending: tuple[int, ...] | None = None
     opened: tuple[bool, ...] | None = None
+    goal: int | None = None
+    sides: tuple[tuple[int, ...], ...] | None = None
+    standings: tuple[tuple[int, ...], ...] = ()
 
     def to_json(self, log: bool = True) -> dict[str, Any]:
         """The view as JSON-ready data (tiles as ``"a-b"``, actions in RECORD.md notation); without
@@ -127,10 +133,24 @@ class PlayerView:
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
+        if self.sides is not None:
+            out["sides"] = [list(side) for side in self.sides]
+        out["standings"] = [list(side) for side in self.standings]
         return out
 
 
-_SCORE_FIELDS = ("table", "stones", "camat", "elections", "cycle", "bazaar", "points", "pending", "opened")
+_SCORE_FIELDS = (
+    "table",
+    "stones",
+    "camat",
+    "elections",
+    "cycle",
+    "bazaar",
+    "points",
+    "pending",
+    "opened",
+    "goal",
+)
 
 
 def _private_json(
@@ -186,7 +206,7 @@ def player_view(state: State, seat: int | None) -> PlayerView:
     playing = state.phase is Phase.PLAYING
     reveal = None
     if not playing and state.outcome is not None and state.deal is not None:
-        reveal = Reveal(tuple(state.hand(s) for s in range(state.seats)), _rest_after_round(state))
+        reveal = Reveal(tuple(state.hand(s) for s in range(state.seats)), state.rest())
     view = PlayerView(
         variant=state.variant,
         options=state.rules.options(),
@@ -205,25 +225,21 @@ def player_view(state: State, seat: int | None) -> PlayerView:
         outcome=state.outcome,
         reveal=reveal,
         match_over=state.phase is Phase.OVER,
-        **state.public_score(),
+        standings=state.standings(),
+        **state.score().fields(),
+        **state.rules.view_facts(),  # type: ignore[arg-type]
     )
     return view
 
 
-def _rest_after_round(state: State) -> tuple[Tile, ...]:
-    rest = getattr(state, "bazaar", None)
-    if rest is not None:
-        return tuple(rest)
-    assert state.deal is not None
-    return state.deal.rest
-
-
 def settlement_to_json(settlement: Settlement) -> dict[str, Any]:
-    """A settlement as JSON-ready data (see `Settlement`)."""
+    """A settlement as JSON-ready data (see `Settlement`); ``received`` is what the receiver got
+    (``from_table`` plus every payer's share, D5), so nobody sums it again."""
     return {
         "reason": settlement.reason.value,
         "receiver": settlement.receiver,
         "owed": settlement.owed,
+        "received": settlement.received,
         "from_table": settlement.from_table,
         "from_payers": [list(p) for p in settlement.from_payers],
         "cancelled": settlement.cancelled,
@@ -231,7 +247,8 @@ def settlement_to_json(settlement: Settlement) -> dict[str, Any]:
 
 
 def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
-    """A round outcome as JSON-ready data; the keys are RECORD.md's replay fields plus details."""
+    """A round outcome as JSON-ready data; the keys are RECORD.md's replay fields plus details
+    (Kozel: ``opened`` per seat after the round, K8; a settlement's ``received``)."""
     if isinstance(outcome, DomengOutcome):
         return {
             "end": outcome.end.value,
@@ -257,10 +274,31 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
         "written": list(outcome.written),
         "points": list(outcome.points),
         "pending": list(outcome.pending),
+        "opened": [p > 0 for p in outcome.points],
         "goat": list(outcome.goat),
         "next_leader": outcome.next_leader,
         "match_over": outcome.match_over,
     }
+
+
+_ADDED_KEYS = frozenset({"received", "opened"})
+"""Keys `outcome_to_json` writes today that outcomes stored by older servers lack."""
+
+
+def outcome_agrees(outcome: Outcome, stored: Mapping[str, Any]) -> bool:
+    """Whether a stored outcome JSON says what ``outcome`` says: every stored key has the value
+    `outcome_to_json` gives, and any key missing from ``stored`` was added after it was written
+    (a settlement's ``received``, a Kozel outcome's ``opened``)."""
+    return _agrees(outcome_to_json(outcome), stored)
+
+
+def _agrees(fresh: object, stored: object) -> bool:
+    if isinstance(fresh, dict) and isinstance(stored, Mapping):
+        missing = fresh.keys() - stored.keys()
+        if missing - _ADDED_KEYS or stored.keys() - fresh.keys():
+            return False
+        return all(_agrees(fresh[key], stored[key]) for key in stored)
+    return bool(fresh == stored)
 
 
 def event_to_json(event: Event) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Alembic environment of Domeng Online: runs the migrations of ``migrations/versions`` online
-(through an async engine from `app.db.make_engine`) or offline (``alembic upgrade head --sql``).
+(through an async engine from `app.store.db.make_engine`) or offline (``alembic upgrade head --sql``).
 
 The database URL is, first found: ``config.attributes["database_url"]`` (set by
 `app.store.Store.start`), the environment variable ``DOMENG_DATABASE_URL``, ``sqlalchemy.url`` of
@@ -21,8 +21,8 @@ from alembic.autogenerate.api import AutogenContext
 from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 
-from app.db import SQLITE_PRAGMAS, Base, is_sqlite, make_engine, sqlite_path
-from app.db.models import UTCDateTime
+from app.store.db import SQLITE_PRAGMAS, is_sqlite, make_engine, sqlite_path
+from app.store.models import Base, UTCDateTime
 
 config = context.config
 target_metadata = Base.metadata

@@ -17,7 +17,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app.db import make_engine
+from app.store.db import make_engine
 from tests.conftest import domeng_cli
 from tests.serverkit import Client, ServerProcess
 

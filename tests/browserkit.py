@@ -60,7 +60,7 @@ class PageWatch:
     dialogs: list[str] = field(default_factory=list)
 
     def attach(self, page: Any) -> None:
-        # the Content-Security-Policy (app.server.security_headers) must never block the client
+        # the Content-Security-Policy (app.web.middleware.security_headers) must never block the client
         page.add_init_script(
             """document.addEventListener('securitypolicyviolation', (e) =>
                 console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`));"""
@@ -87,7 +87,7 @@ def open_page(
     """A fresh context (its own localStorage) and page; animations reduced for stable screenshots."""
     context = browser.new_context(viewport=viewport, locale=locale, reduced_motion="reduce")
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(90_000)  # generous: the suite must hold on a busy 2-core machine
     watch = PageWatch()
     watch.attach(page)
     return context, page, watch
@@ -192,7 +192,7 @@ def play_turn(page: Any, keyboard: bool = False) -> bool:
             page.keyboard.press("Enter")
         else:
             page.locator(END_TARGET).last.click()
-    page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=10_000)
+    page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=60_000)
     return True
 
 

@@ -44,7 +44,7 @@ class ServerProcess:
         self.url = ""
         self.log_path = data_dir / f"server-{time.monotonic_ns()}.log"
 
-    def start(self, timeout: float = 30.0) -> ServerProcess:
+    def start(self, timeout: float = 120.0) -> ServerProcess:
         """Start and wait until ``/readyz`` answers 200; raises RuntimeError with the log if not."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")

@@ -20,8 +20,8 @@ import pytest
 from fastapi.routing import iter_route_contexts
 from websockets.exceptions import ConnectionClosed
 
-from app.server import create_app
-from app.settings import Settings
+from app.web.app import create_app
+from app.web.settings import Settings
 from tests.adminkit import (
     COOKIE,
     POSTGRES_URL,

@@ -266,7 +266,7 @@ def test_on_a_phone_a_long_name_never_pushes_a_column_off_the_admin_pages(
         page.wait_for_function(
             f"(s) => ({_COLUMNS_JS})(s).every((t) => t.cut.length === 0)",
             arg=".admin-table.seats, .admin-table.deal",
-            timeout=5000,
+            timeout=30_000,  # generous: on a busy machine the tiles are sized late
         )
     tables = page.evaluate(_COLUMNS_JS, ".admin-table.seats, .admin-table.deal")
     assert len(tables) >= 2 and all(t["cut"] == [] for t in tables), (tables, page.evaluate(_LAYOUT_JS))

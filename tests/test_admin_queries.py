@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from app.admin.queries import MatchFilter, list_matches, list_players
-from app.store import SeatSpec, Store, commitment_of, sqlite_url
+from app.store import SeatSpec, Store, sqlite_url
+from engine.hashing import commitment_of
 from engine.variants import make_rules
 from tests.adminkit import POSTGRES_URL, scratch_postgres
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from engine.variants import make_rules
+from engine.views import player_view
 from tests.browserkit import (
     DESKTOP,
     PANEL,
@@ -453,10 +455,25 @@ def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess
         context.close()
 
 
-_PANEL_JS = """async ([outcome, matchOver]) => {
+def facts(seats: int, **options: object) -> dict[str, Any]:
+    """The rule facts a Kozel view carries (``goal``, ``sides``), as the engine gives them: a
+    page that has no view yet (the match not started) gets them from here."""
+    view = player_view(make_rules("kozel", options, seats).new_match(), None).to_json()
+    return {"goal": view["goal"], "sides": view["sides"]}
+
+
+def standings(outcome: dict[str, Any], **options: object) -> list[list[int]]:
+    """The view's ``standings`` after ``outcome`` (its points and pending), as the engine ranks them."""
+    state = make_rules("kozel", options, len(outcome["points"])).new_match()
+    state.points[:], state.pending[:] = outcome["points"], outcome["pending"]
+    ranked: list[list[int]] = player_view(state, None).to_json()["standings"]
+    return ranked
+
+
+_PANEL_JS = """async ([outcome, matchOver, facts, standings]) => {
     const { roundEndPanel } = await import('/static/js/roundend.js');
-    const room = window.__domeng.room;
-    const view = {round: 3, match_over: matchOver, outcome, log: [],
+    const room = {...window.__domeng.room, ...facts};
+    const view = {round: 3, match_over: matchOver, outcome, log: [], standings,
                   reveal: {hands: [["1-2"], ["2-3"], ["0-4"], ["3-5"]], rest: []}};
     const dialog = roundEndPanel({view, room, seed: null, commitment: null, round: 3},
                                  {onClose: () => {}, mySeat: null, nextStarted: false});
@@ -467,10 +484,10 @@ _PANEL_JS = """async ([outcome, matchOver]) => {
 }"""
 
 
-_TABLE_SHEET_JS = """async (outcome) => {
+_TABLE_SHEET_JS = """async ([outcome, facts]) => {
     const { scoreSheet } = await import('/static/js/scoresheet.js');
-    const view = {points: outcome.points, pending: outcome.pending, outcome};
-    const sheet = scoreSheet(window.__domeng.room, view, null, true);
+    const view = {points: outcome.points, pending: outcome.pending, opened: outcome.opened, outcome};
+    const sheet = scoreSheet({...window.__domeng.room, ...facts}, view, null, true);
     const count = (selector) => sheet.querySelectorAll(selector).length;
     return {goats: count('.tag-goat'), to_go: count('.tag-warn')};
 }"""
@@ -484,6 +501,7 @@ def _fish(written: list[int], points: list[int], pending: list[int], goat: list[
         "written": written,
         "points": points,
         "pending": pending,
+        "opened": [p > 0 for p in points],
         "goat": goat,
         "next_leader": 0,
         "match_over": bool(goat),
@@ -500,13 +518,17 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
         context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
         goto(page, f"{server.url}/r/{room['code']}")
         # the pair of seats 2 and 4 wrote 12 together, and has not opened: it is only pending
-        pending = page.evaluate(_PANEL_JS, [_fish([0, 12, 0, 12], [20, 0, 20, 0], [0, 12, 0, 12], []), False])
-        # the same pair has opened: its 12 are written, once for the pair
-        written = page.evaluate(_PANEL_JS, [_fish([0, 12, 0, 12], [0, 30, 0, 30], [5, 0, 5, 0], []), False])
-        # the match is over: final standings, fewest points first, the goat marked
-        over = page.evaluate(
-            _PANEL_JS, [_fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3]), True]
+        pairs = facts(4, pairs=True)
+        pending = page.evaluate(
+            _PANEL_JS, [_fish([0, 12, 0, 12], [20, 0, 20, 0], [0, 12, 0, 12], []), False, pairs, []]
         )
+        # the same pair has opened: its 12 are written, once for the pair
+        written = page.evaluate(
+            _PANEL_JS, [_fish([0, 12, 0, 12], [0, 30, 0, 30], [5, 0, 5, 0], []), False, pairs, []]
+        )
+        # the match is over: final standings, fewest points first, the goat marked
+        goat = _fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3])
+        over = page.evaluate(_PANEL_JS, [goat, True, pairs, standings(goat, pairs=True)])
         title = pending["title"]
         assert title[0].isupper(), (lang, title)  # "Fish: nobody can place…", capitalised
         assert "+12" in written["written"] and written["written"].count("+12") == 1, (lang, written)
@@ -523,18 +545,19 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
             assert over["rows"] == ["1Bot 1 + Bot 3140", "2Bot 2 + Bot 4 goat1050"]
             # the table's own sheet at match over: the goat from the view's last outcome, no "-4 to go"
             sheet = page.evaluate(
-                _TABLE_SHEET_JS, _fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3])
+                _TABLE_SHEET_JS, [_fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3]), pairs]
             )
             assert sheet == {"goats": 1, "to_go": 0}
         watch.assert_clean()
         context.close()
 
 
-_SHEET_TAGS_JS = """async (outcome) => {
+_SHEET_TAGS_JS = """async ([outcome, facts]) => {
     const { roundEndPanel } = await import('/static/js/roundend.js');
     const view = {round: 3, match_over: false, outcome, log: [],
                   reveal: {hands: [["1-2"], ["2-3"], ["0-4"]], rest: []}};
-    const dialog = roundEndPanel({view, room: window.__domeng.room, seed: null, commitment: null, round: 3},
+    const room = {...window.__domeng.room, ...facts};
+    const dialog = roundEndPanel({view, room, seed: null, commitment: null, round: 3},
                                  {onClose: () => {}, mySeat: 0, nextStarted: false});
     document.body.append(dialog);
     dialog.showModal();
@@ -564,6 +587,7 @@ def test_the_closest_to_101_tag_stays_one_line_in_every_language(
         "written": [0, 17, 9],
         "points": [0, 56, 44],
         "pending": [5, 0, 0],
+        "opened": [False, True, True],
         "goat": [],
         "next_leader": 0,
         "match_over": False,
@@ -572,7 +596,7 @@ def test_the_closest_to_101_tag_stays_one_line_in_every_language(
     for lang in languages():
         context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
         goto(page, f"{server.url}/r/{room['code']}")
-        shown = page.evaluate(_SHEET_TAGS_JS, outcome)
+        shown = page.evaluate(_SHEET_TAGS_JS, [outcome, facts(3)])
         closest = [tag for tag in shown["tags"] if "45" in tag["text"]]
         assert len(closest) == 1 and "101" in closest[0]["text"], (lang, shown)
         assert all(tag["lines"] == 1 and tag["inside"] for tag in shown["tags"]), (lang, shown)

@@ -137,7 +137,7 @@ def test_dockerfile_builds_on_python_311_slim() -> None:
 
 def test_dockerfile_installs_the_project_with_pip() -> None:
     runs = " ".join(args for key, args in _instructions() if key == "RUN")
-    assert "pip install -e ." in runs  # editable: app/store.py finds migrations/ beside `app`
+    assert "pip install -e ." in runs  # editable: app/store/database.py finds migrations/ beside `app`
     copies = [args for key, args in _instructions() if key == "COPY"]
     assert any("pyproject.toml" in args for args in copies)
     assert any(args.startswith("migrations") for args in copies)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.protocol import ActionMessage, parse_client_message, to_engine_action
+from app.edge.protocol import ActionMessage, parse_client_message, to_engine_action
 from app.store import MatchRow, Store, sqlite_url
 from engine.actions import Draw, PlayLempas
 from engine.tiles import Tile

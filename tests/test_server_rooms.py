@@ -228,7 +228,10 @@ def test_reconnect_regains_the_seat_and_a_second_socket_replaces_the_first(serve
     second.close()
 
 
-def test_reconnect_after_missed_versions_gets_the_current_state(server: ServerProcess) -> None:
+def test_reconnect_after_missed_versions_gets_what_it_missed(server: ServerProcess) -> None:
+    """``hello.since``: a client that comes back gets only the events it missed while the server
+    still has them (an update from where its log stopped), else the whole state; either way its
+    view is then the server's (docs/protocol.md)."""
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     server.start_match(room["code"], room["host_token"])
@@ -239,13 +242,18 @@ def test_reconnect_after_missed_versions_gets_the_current_state(server: ServerPr
     spectator = Client(server, room["code"])
     spectator.wait_for(lambda m: m["type"] == "state")
     back = Client(server, room["code"], hello=False)
+    back.state = first  # what the client kept of the room
     back.send({"type": "hello", "protocol": 1, "token": token, "since": first["version"]})
     state = back.wait_for(lambda m: m["type"] == "state")
     assert state["version"] >= first["version"]
     assert state["view"]["seat"] == 0 and state["view"]["hand"] is not None
+    if state["view"]["round"] == first["view"]["round"]:
+        assert not back.whole and state["from"] <= len(state["view"]["log"])
     back.send({"type": "sync"})
-    synced = back.wait_for(lambda m: m["type"] == "state")
+    synced = back.wait_for(lambda m: m["type"] == "state" and back.whole)
     assert synced["version"] >= state["version"]
+    if synced["version"] == state["version"]:
+        assert synced["view"] == state["view"]
     spectator.close()
     back.close()
 
@@ -353,7 +361,7 @@ def test_health_readiness_and_metrics(server: ServerProcess) -> None:
 @pytest.mark.parametrize("path", ["/", "/r/no-such-room", "/static/js/main.js", "/api/rooms/no", "/admin"])
 def test_every_http_response_carries_the_security_headers(server: ServerProcess, path: str) -> None:
     """Pages, assets, API errors and probes alike: only same-origin scripts, styles and sockets,
-    never framed, never type-sniffed, and the room link stays on the site (app.server)."""
+    never framed, never type-sniffed, and the room link stays on the site (app.web.middleware)."""
     headers = httpx.get(f"{server.url}{path}", timeout=5).headers
     csp = {part.split()[0]: part.split()[1:] for part in headers["content-security-policy"].split("; ")}
     assert csp["default-src"] == csp["script-src"] == csp["style-src"] == csp["connect-src"] == ["'self'"]
@@ -430,7 +438,9 @@ def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
                         break
                     time.sleep(0.001)
                 assert swapped.result() == 200
-            time.sleep(0.6)  # the bot (2.5 s delay) has not moved yet; a human action would have
+            # GET /api/rooms/{code} runs on the room's queue, after every action queued before it
+            # (a frame read after the swap is void: its socket is closed); the bot's 2.5 s delay has
+            # not run out, so a version past the swap's could only be a human action
             room = slow_bots.room(code)
             assert room["version"] == version + 1 and room["seats"][0]["kind"] == "bot"
             assert room["turn"]["seat"] == 0
@@ -476,7 +486,7 @@ def test_timers_of_0_and_5_to_600_seconds_are_accepted(server: ServerProcess) ->
 
 
 def test_a_request_body_over_64_kib_is_refused_unread(server: ServerProcess) -> None:
-    """By its Content-Length, and when sent in chunks without one (app.server.BodyLimit)."""
+    """By its Content-Length, and when sent in chunks without one (app.web.middleware.BodyLimit)."""
     huge = b'{"variant": "domeng", "bots": [' + b"null, " * 20_000 + b"null]}"
     declared = httpx.post(
         f"{server.url}/api/rooms", content=huge, headers={"Content-Type": "application/json"}, timeout=5

@@ -1,4 +1,4 @@
-"""The match store (app/store.py) on real databases: SQLite always, PostgreSQL when the environment
+"""The match store (app/store/) on real databases: SQLite always, PostgreSQL when the environment
 variable DOMENG_TEST_POSTGRES_URL names one (e.g. ``postgresql+asyncpg://postgres@127.0.0.1/db``).
 
 Tests share a PostgreSQL database with each other and with parallel workers: each works on matches
@@ -30,8 +30,6 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
-from app.db import make_engine
-from app.db.models import Base, MatchAction
 from app.store import (
     MIGRATIONS_DIR,
     ConflictError,
@@ -42,11 +40,13 @@ from app.store import (
     Store,
     StoreClosedError,
     TallySpec,
-    commitment_of,
     sqlite_url,
 )
+from app.store.db import make_engine
+from app.store.models import Base, MatchAction
 from engine.core import Deal, Phase, State
 from engine.events import DomengOutcome, Passed, Settlement
+from engine.hashing import commitment_of
 from engine.record import read_record, round_report, write_record
 from engine.variants import make_rules
 
@@ -307,7 +307,7 @@ def test_a_round_ends_with_its_last_action_or_not_at_all(database_url: str) -> N
 
 
 def test_end_round_can_finish_the_match_in_the_same_transaction(database_url: str) -> None:
-    """Recovery's way to store a round whose end is missing (app.rooms.Room.store_finished_round)."""
+    """Recovery's way to store a round whose end is missing (app.rooms.hub.store_finished_round)."""
     tallies = [TallySpec(seat, stones=0) for seat in range(5)]
 
     async def body(store: Store) -> MatchRow | None:
@@ -547,7 +547,8 @@ def test_close_commits_every_queued_write_then_refuses_more(database_url: str) -
 
 WRITER = """
 import asyncio, sys
-from app.store import SeatSpec, Store, commitment_of
+from app.store import SeatSpec, Store
+from engine.hashing import commitment_of
 
 async def main(url, code):
     store = Store(url)

@@ -22,7 +22,6 @@ Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 import time
@@ -36,8 +35,9 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import HTTPConnection
 
-from app.connection import retry_after_s
-from app.settings import Settings
+from app.web.ratelimit import retry_after_s
+from app.web.settings import Settings
+from engine.hashing import sha256_hex
 
 __all__ = [
     "COOKIE_NAME",
@@ -82,10 +82,6 @@ class AdminSession:
 
     via: str
     expires_at: float | None = None
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @dataclass
@@ -144,19 +140,19 @@ class AdminAuth:
             self.sessions.pop(min(self.sessions, key=self.sessions.__getitem__))
         token = secrets.token_urlsafe(32)
         expires_at = now + self.settings.admin_session_ttl_s
-        self.sessions[_digest(token)] = expires_at
+        self.sessions[sha256_hex(token)] = expires_at
         return token, expires_at
 
     def logout(self, token: str | None) -> None:
         """End the session of ``token`` (nothing happens for an unknown one)."""
         if token:
-            self.sessions.pop(_digest(token), None)
+            self.sessions.pop(sha256_hex(token), None)
 
     def session_of(self, token: str | None) -> AdminSession | None:
         """The live session of a cookie's ``token``, or None (unknown or expired)."""
         if not token:
             return None
-        key = _digest(token)
+        key = sha256_hex(token)
         expires_at = self.sessions.get(key)
         if expires_at is None:
             return None

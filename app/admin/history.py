@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from app.admin.queries import effective_status, last_active, result_of, seat_admin
 from app.admin.schemas import (
@@ -24,24 +24,21 @@ from app.admin.schemas import (
     TallyOut,
     Transfer,
 )
-from app.cli import describe_outcome, describe_settlement
-from app.rooms import deal_of
 from app.store import MatchRow, RoundRow
-from engine.actions import parse_action
 from engine.core import Phase, State
 from engine.errors import EngineError
-from engine.events import DomengOutcome, Drew, Event, Passed, Placed, RoundEnded, Settlement
-from engine.variants import make_rules
-from engine.views import event_to_json, outcome_to_json, player_view
+from engine.events import Event, Passed, Settlement
+from engine.narration import describe_events, describe_outcome, describe_settlement
+from engine.replay import replay_rounds
+from engine.tally import round_settlements
+from engine.variants import find_variant, make_rules
+from engine.views import event_to_json, outcome_agrees, outcome_to_json, player_view
 
-__all__ = ["SCORE_KEYS", "describe_events", "match_detail", "round_replay"]
-
-SCORE_KEYS = ("table", "stones", "camat", "elections", "cycle", "bazaar", "points", "pending", "opened")
-"""The public score fields of a view (Domeng: table, stones...; Kozel: bazaar, points...)."""
+__all__ = ["match_detail", "round_replay"]
 
 
 def _rest_name(variant: str) -> Any:
-    return "bazaar" if variant == "kozel" else "unused"
+    return find_variant(variant).rest_name
 
 
 def _transfer(s: Settlement, action: int | None, names: Sequence[str]) -> Transfer:
@@ -58,49 +55,28 @@ def _transfer(s: Settlement, action: int | None, names: Sequence[str]) -> Transf
     )
 
 
-def describe_events(events: Sequence[Event], names: Sequence[str]) -> str:
-    """One line for what an action caused, e.g. ``"Budi passes (passebunge) · Budi: +2 stones
-    (2 from the table)"`` or ``"Ana plays 6-6 · [6|6]"``; a round's end adds its summary."""
-    parts: list[str] = []
-    for event in events:
-        if type(event) is Placed:
-            where = f" on {event.end}" if event.end else ""
-            note = " (mappakuling)" if event.mappakuling else ""
-            parts.append(
-                f"{names[event.seat]} plays {event.tile}{where} → [{event.ends[0]}|{event.ends[1]}]{note}"
-            )
-        elif type(event) is Passed:
-            kind = " (passebunge)" if event.passebunge else ""
-            text = f"{names[event.seat]} passes{kind}"
-            if event.settlement is not None:
-                text += f" · {describe_settlement(event.settlement, names)}"
-            parts.append(text)
-        elif type(event) is Drew:
-            parts.append(f"{names[event.seat]} draws {event.tile} from the bazaar")
-        elif type(event) is RoundEnded:
-            parts.append(" · ".join(describe_outcome(event.outcome, names)))
-    return " · ".join(parts)
-
-
 def _new_state(row: MatchRow) -> State:
     return make_rules(row.variant, row.options, row.seat_count).new_match(row.start)
 
 
+def _stored(stored: RoundRow) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    return stored.deal, [a.action for a in stored.actions]
+
+
 def _round_detail(state: State, stored: RoundRow, names: Sequence[str], variant: str) -> RoundDetail:
     """Play ``stored`` on ``state`` (its round is dealt here) and describe it."""
-    state.start_round(deal_of(stored.deal))
     transfers: list[Transfer] = []
-    for index, action in enumerate(stored.actions):
-        for event in state.apply(parse_action(action.action)):
+    for step in replay_rounds(state, [_stored(stored)]):
+        for event in step.events:
             if type(event) is Passed and event.settlement is not None:
-                transfers.append(_transfer(event.settlement, index, names))
+                transfers.append(_transfer(event.settlement, step.action, names))
     finished = state.phase is not Phase.PLAYING
+    if finished:  # the round end's settlement (Domeng), after the passes' ones
+        transfers += [_transfer(s, None, names) for s in round_settlements(state)[len(transfers) :]]
     outcome = state.outcome if finished else None
-    if isinstance(outcome, DomengOutcome):
-        transfers.append(_transfer(outcome.settlement, None, names))
     agrees = None
     if stored.outcome is not None:
-        agrees = outcome is not None and outcome_to_json(outcome) == stored.outcome
+        agrees = outcome is not None and outcome_agrees(outcome, stored.outcome)
     summary = describe_outcome(outcome, names) if outcome is not None else []
     return _plain_round(stored, variant, summary, transfers, agrees)
 
@@ -145,16 +121,16 @@ def _plain_round(
 
 def _chart(row: MatchRow, names: Sequence[str]) -> MatchChart:
     outcomes = [r.outcome for r in row.rounds if r.outcome is not None]
-    kozel = row.variant == "kozel"
-    key = "points" if kozel else "stones"
+    unit: Literal["stones", "points"] = "points" if find_variant(row.variant).unit == "points" else "stones"
+    key = unit
     return MatchChart(
-        unit="points" if kozel else "stones",
+        unit=unit,
         rounds=list(range(1, len(outcomes) + 1)),
         series=[
             SeriesOfSeat(seat=seat, name=names[seat], values=[o[key][seat] for o in outcomes])
             for seat in range(row.seat_count)
         ],
-        table=None if kozel else [o["table"] for o in outcomes],
+        table=[o["table"] for o in outcomes] if unit == "stones" else None,
     )
 
 
@@ -217,9 +193,7 @@ def _frame(
 ) -> ReplayFrame:
     view = player_view(state, None).to_json()
     playing = state.phase is Phase.PLAYING
-    bazaar = getattr(state, "bazaar", None)
-    assert state.deal is not None
-    rest = state.deal.rest if bazaar is None else tuple(bazaar)
+    rest = state.rest()
     return ReplayFrame(
         step=step,
         action=action,
@@ -230,7 +204,7 @@ def _frame(
         chain=view["chain"],
         ends=view["ends"],
         rest=[str(t) for t in rest],
-        score={key: view[key] for key in SCORE_KEYS if key in view},
+        score=state.score().to_json(),
         events=[event_to_json(e) for e in events],
         outcome=None if playing or state.outcome is None else outcome_to_json(state.outcome),
     )
@@ -247,16 +221,18 @@ def round_replay(row: MatchRow, index: int) -> RoundReplay:
         raise LookupError(f"match {row.id} has no round {index}")
     names = row.seat_names()
     state = _new_state(row)
-    for stored in row.rounds[:index]:
-        state.start_round(deal_of(stored.deal))
-        for action in stored.actions:
-            state.apply(parse_action(action.action))
+    frames: list[ReplayFrame] = []
     stored = row.rounds[index]
-    state.start_round(deal_of(stored.deal))
-    frames = [_frame(state, 0, None, None, [], names)]
-    for step, action in enumerate(stored.actions, start=1):
-        events = state.apply(parse_action(action.action))
-        frames.append(_frame(state, step, action.action, action.actor, events, names))
+    for step in replay_rounds(state, [_stored(r) for r in row.rounds[: index + 1]]):
+        if step.round != index:
+            continue
+        if step.action is None:
+            frames.append(_frame(state, 0, None, None, [], names))
+        else:
+            action = stored.actions[step.action]
+            frames.append(
+                _frame(state, step.action + 1, action.action, action.actor, list(step.events), names)
+            )
     return RoundReplay(
         match_id=row.id,
         round=index,

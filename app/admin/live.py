@@ -4,10 +4,11 @@ Listing reads each room's fields directly instead of going through the room's qu
 whose task is stuck still shows (asyncio runs one thing at a time: the snapshot is consistent).
 
 Closing (`close_room`) keeps everything stored: it takes the room out of the hub (new sockets and
-HTTP calls get "no room"), closes every socket with 4003 (room closed), stops the room's task after
-the intents already queued (cancelling it if it does not stop within ``stop_timeout_s``: a store
-write it was awaiting still completes, the store's writer owns it), and stores the match as
-``abandoned`` unless it had finished. Its rounds and actions stay in the store and export as before.
+HTTP calls get "no room"), stops the room's task after the intents already queued (cancelling it if
+it does not stop within ``stop_timeout_s``: a store write it was awaiting still completes, the
+store's writer owns it), stores the match as ``abandoned`` unless it had finished, and only then
+closes every socket with 4003 (room closed): nothing is seen before it is stored. Its rounds and
+actions stay in the store and export as before.
 """
 
 from __future__ import annotations
@@ -19,21 +20,20 @@ from typing import Literal
 import structlog
 
 from app.admin.schemas import RoomClosed, RoomLive, SeatLive
-from app.hub import Hub
-from app.rooms import Room
+from app.rooms.frames import room_public
+from app.rooms.hub import Hub
+from app.rooms.room import Room
 
-__all__ = ["CLOSE_REASON", "close_room", "room_live"]
+__all__ = ["close_room", "room_live"]
 
 _log = structlog.get_logger("domeng.admin")
-
-CLOSE_REASON = "the room was closed by an admin"
 
 
 def room_live(room: Room) -> RoomLive:
     """A snapshot of ``room``: match, status, phase, turn, connections per seat, queue."""
     state = room.state
     spectators = sum(1 for conn in room.conns if conn.seat is None)
-    turn = room.public()["turn"]
+    turn = room_public(room)["turn"]
     return RoomLive(
         code=room.code,
         match_id=room.match_id,
@@ -76,7 +76,7 @@ async def _stop_task(room: Room, timeout_s: float) -> Literal["stopped", "cancel
             await task
         return "cancelled"
     finally:
-        room._cancel_timers()  # as Room.stop does after its task ends
+        room.cancel_timers()  # as Room.stop does after its task ends
 
 
 async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomClosed | None:
@@ -88,14 +88,16 @@ async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomCl
     if room is None:
         return None
     hub.metrics.rooms.set(len(hub.rooms))
-    disconnected = len(room.conns)
-    room.close_all(CLOSE_REASON)
     how = await _stop_task(room, stop_timeout_s)
-    stored = await hub.store.load_match_by_id(room.match_id)
-    status = stored.status if stored is not None else room.status
-    if status != "finished":
-        version = max(room.version, stored.version if stored is not None else 0)
-        await hub.store.set_status(room.match_id, "abandoned", version)
-        status = "abandoned"
+    disconnected = len(room.conns)
+    try:
+        stored = await hub.store.load_match_by_id(room.match_id)
+        status = stored.status if stored is not None else room.status
+        if status != "finished":
+            version = max(room.version, stored.version if stored is not None else 0)
+            await hub.store.set_status(room.match_id, "abandoned", version)
+            status = "abandoned"
+    finally:
+        room.close_all("room_closed")  # after the status is stored (or could not be)
     _log.info("room_closed_by_admin", room=code, match=room.match_id, task=how, sockets=disconnected)
     return RoomClosed(code=code, match_id=room.match_id, disconnected=disconnected, task=how, status=status)

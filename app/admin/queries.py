@@ -27,8 +27,9 @@ from app.admin.schemas import (
     PlayerTotals,
     SeatAdmin,
 )
-from app.db.models import Match, MatchAction, Round, Seat, Tally
 from app.store import ACTIVE_STATUSES, SeatRow, Store, seat_display_name
+from app.store.models import Match, MatchAction, Round, Seat, Tally
+from engine.variants import VARIANTS, find_variant
 
 __all__ = [
     "MatchFilter",
@@ -156,7 +157,7 @@ def result_of(variant: str, outcomes: Sequence[dict[str, Any]]) -> MatchResult |
         return None
     last = outcomes[-1]
     over = bool(last.get("match_over"))
-    if variant == "kozel" or "points" in last:
+    if find_variant(variant).unit == "points":
         points = list(last["points"])
         return MatchResult(
             finished_rounds=len(outcomes),
@@ -319,12 +320,16 @@ def _players_query(name: str | None) -> Any:
     return query
 
 
+_POINT_VARIANTS = sorted(name for name, rules in VARIANTS.items() if rules.unit == "points")
+"""The variants scored in points (Kozel): the ones with goats."""
+
+
 async def _goats(connection: AsyncConnection) -> dict[tuple[str, str | None, str | None], int]:
     """Goats per seat identity, from the outcomes of Kozel rounds that ended a match."""
     over = (
         select(Round.match_id, Round.outcome)
         .join(Match, Match.id == Round.match_id)
-        .where(Match.variant == "kozel", Round.outcome["match_over"].as_boolean().is_(true()))
+        .where(Match.variant.in_(_POINT_VARIANTS), Round.outcome["match_over"].as_boolean().is_(true()))
     )
     goats: dict[tuple[int, int], int] = defaultdict(int)
     for row in await connection.execute(over):

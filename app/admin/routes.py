@@ -42,7 +42,7 @@ from app.admin.schemas import (
     RoundReplay,
     SessionInfo,
 )
-from app.hub import Hub
+from app.rooms.hub import Hub
 from app.store import MatchRow, Store, record_of
 from engine.errors import EngineError
 from engine.variants import VARIANTS
@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 PAGE_HEADERS = {"Cache-Control": "no-store"}
-"""Headers of every admin page on top of the site's security headers (app.server.security_headers:
+"""Headers of every admin page on top of the site's security headers (app.web.middleware.security_headers:
 same-origin scripts and styles only, never framed): never cached."""
 
 
@@ -120,7 +120,7 @@ def _hub(request: Request) -> Hub:
 
 
 def _cutoff(request: Request) -> datetime:
-    return datetime.now(UTC) - timedelta(seconds=_hub(request).settings.abandoned_after_s)
+    return datetime.now(UTC) - timedelta(seconds=request.app.state.settings.abandoned_after_s)
 
 
 def _cookie(response: Response, token: str, max_age: int) -> None:

@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot
+from engine.variants import find_variant
 from engine.views import PlayerView
 
 __all__ = ["GreedyBot"]
@@ -47,11 +48,12 @@ class GreedyBot(Bot):
             raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
         if len(view.legal) == 1:
             return view.legal[0]
-        scored = [(self._score(view, action), action) for action in view.legal]
+        counts = find_variant(view.variant).mappakuling_counts
+        scored = [(self._score(view, action, counts), action) for action in view.legal]
         best = max(score for score, _ in scored)
         return self.rng.choice([action for score, action in scored if score == best])
 
-    def _score(self, view: PlayerView, action: Action) -> tuple[int, int, int, int]:
+    def _score(self, view: PlayerView, action: Action, mappakuling_counts: bool) -> tuple[int, int, int, int]:
         hand = view.hand or ()
         if isinstance(action, PlayLempas):
             remaining = [t for t in hand if t not in action.tiles]
@@ -65,5 +67,7 @@ class GreedyBot(Bot):
             kind = 1 + (left == right and view.ends is not None) + action.tile.is_lempa * (left == right)
             return (kind, 0, 0, 0)
         keep = sum(1 for t in remaining if t.has(left) or t.has(right))
-        mappakuling = int(left == right and view.ends is not None and view.variant == "domeng")
+        mappakuling = int(
+            left == right and view.ends is not None and find_variant(view.variant).mappakuling_counts
+        )
         return (0, action.tile.pips, keep, mappakuling)

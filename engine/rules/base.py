@@ -29,6 +29,12 @@ class Rules(ABC):
     """
 
     name: ClassVar[str]
+    rest_name: ClassVar[str]
+    """What the tiles outside the hands are called (``unused`` or ``bazaar``): RECORD.md's key."""
+    unit: ClassVar[str]
+    """What the per-seat score counts (``stones`` or ``points``)."""
+    mappakuling_counts: ClassVar[bool] = False
+    """Whether a mappakuling (both ends showing one number) matters to the score (Domeng D14)."""
     seats: int
 
     @classmethod
@@ -54,6 +60,11 @@ class Rules(ABC):
 
         Raises `EngineError` (``invalid_start``) when ``start`` is not a position of this variant.
         """
+
+    def view_facts(self) -> dict[str, object]:
+        """Rule facts a view carries so the client need not know them, as `engine.views.PlayerView`
+        keyword arguments (Kozel: ``goal`` and ``sides``); none by default."""
+        return {}
 
     def deal(self, rng: random.Random) -> Deal:
         """Shuffle with ``rng`` (never the global RNG) and deal one round."""

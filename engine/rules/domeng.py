@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from engine.actions import Pass
 from engine.core import _FIT_MASKS, Deal, Phase, State
 from engine.errors import EngineError
 from engine.events import DomengOutcome, Passed, Placed, Reason, RoundEnded, Settlement, Termination
 from engine.rules.base import Rules, check_seat
+from engine.score import DomengScore
 from engine.tiles import Tile, mask_of, pip_sum
 
 __all__ = ["CYCLE_STONES", "MAX_CAMAT_TARGET", "OPENING_LEMPAS", "Domeng", "DomengState"]
@@ -67,6 +68,9 @@ class Domeng(Rules):
     """
 
     name: ClassVar[str] = "domeng"
+    rest_name: ClassVar[str] = "unused"
+    unit: ClassVar[str] = "stones"
+    mappakuling_counts: ClassVar[bool] = True
     seats: int = 5
     camat_target: int = 1
 
@@ -198,15 +202,14 @@ class DomengState(State):
         """The seat immediately before ``seat`` in seat order (D2)."""
         return (seat - 1) % self.seats
 
-    def public_score(self) -> dict[str, Any]:
-        """Domeng's public score: stones on the table and per seat, the camat, elections."""
-        return {
-            "table": self.table,
-            "stones": tuple(self.stones),
-            "camat": self.camat,
-            "elections": tuple(self.elections),
-            "cycle": self.cycle,
-        }
+    def standings(self) -> tuple[tuple[int, ...], ...]:
+        """Most camat elections, then fewest stones (RULES.md's match end), then seat order."""
+        order = sorted(range(self.seats), key=lambda s: (-self.elections[s], self.stones[s], s))
+        return tuple((seat,) for seat in order)
+
+    def score(self) -> DomengScore:
+        """Domeng's public score: stones on the table and per seat, the camat, elections (D5, D16)."""
+        return DomengScore(self.table, tuple(self.stones), self.camat, tuple(self.elections), self.cycle)
 
     # -- rounds --------------------------------------------------------------------------------
 

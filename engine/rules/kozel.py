@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from functools import cache
+from typing import ClassVar
 
 from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
 from engine.errors import EngineError, IllegalActionError
 from engine.events import Drew, Event, KozelOutcome, Passed, Placed, RoundEnded, Termination
 from engine.rules.base import Rules, check_seat
+from engine.score import KozelScore
 from engine.tiles import Tile, mask_of, pip_sum
 
 __all__ = [
@@ -59,6 +61,11 @@ def hand_value(mask: int) -> int:
     return LONE_ZERO_VALUE if mask == _ZERO_ZERO else pip_sum(mask)
 
 
+@cache
+def _sides(seats: int, pairs: bool) -> tuple[tuple[int, ...], ...]:
+    return ((0, 2), (1, 3)) if pairs else tuple((seat,) for seat in range(seats))
+
+
 @dataclass(frozen=True, slots=True)
 class Kozel(Rules):
     """Kozel's rules: 2, 3 or 4 seats; 7 tiles each with 2 seats, else 5; the rest is the bazaar (K1).
@@ -68,6 +75,8 @@ class Kozel(Rules):
     """
 
     name: ClassVar[str] = "kozel"
+    rest_name: ClassVar[str] = "bazaar"
+    unit: ClassVar[str] = "points"
     seats: int = 4
     two_lempas: bool = True
     pairs: bool = False
@@ -95,6 +104,14 @@ class Kozel(Rules):
 
     def hand_sizes(self) -> tuple[int, ...]:
         return (7 if self.seats == 2 else 5,) * self.seats
+
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        """The seats as the score counts them: with pairs P0+P2 and P1+P3 (K10), else each alone."""
+        return _sides(self.seats, self.pairs)
+
+    def view_facts(self) -> dict[str, object]:
+        """``goal``: the recorded points that make a goat (101, K9); ``sides``: see `sides` (K10)."""
+        return {"goal": GOAT_POINTS, "sides": _sides(self.seats, self.pairs)}
 
     def side_of(self, seat: int) -> int:
         """The scoring side of ``seat``: its pair (0 for P0+P2, 1 for P1+P3) with pairs, else itself."""
@@ -208,14 +225,23 @@ class KozelState(State):
         """K6: the pip sum of ``seat``'s hand; exactly {0-0} is worth 25."""
         return hand_value(self.hands[seat])
 
-    def public_score(self) -> dict[str, Any]:
-        """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened."""
-        return {
-            "bazaar": len(self.bazaar),
-            "points": tuple(self.points),
-            "pending": tuple(self.pending),
-            "opened": tuple(p > 0 for p in self.points),
-        }
+    def standings(self) -> tuple[tuple[int, ...], ...]:
+        """Each side (a seat, or a pair, K10) by fewest recorded points, then fewest pending, then
+        seat: the goat (K9), if any, is last."""
+        points, pending = self.points, self.pending
+        return tuple(
+            sorted(self.rules.sides(), key=lambda side: (points[side[0]], pending[side[0]], side[0]))
+        )
+
+    def score(self) -> KozelScore:
+        """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened (K8)."""
+        return KozelScore(
+            len(self.bazaar), tuple(self.points), tuple(self.pending), tuple(p > 0 for p in self.points)
+        )
+
+    def rest(self) -> tuple[Tile, ...]:
+        """The bazaar as it stands, top first (K1, K3)."""
+        return tuple(self.bazaar)
 
     def is_fish(self) -> bool:
         """K5: the bazaar is empty and no seat holds a tile that fits an open end."""

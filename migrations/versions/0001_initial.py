@@ -20,7 +20,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def _utc() -> sa.DateTime:
-    # app.db.models.UTCDateTime stores through this type; a migration does not import the models
+    # app.store.models.UTCDateTime stores through this type; a migration does not import the models
     return sa.DateTime(timezone=True)
 
 

@@ -71,7 +71,9 @@ export const saveName = (name) => localStorage.setItem("domeng:name", name);
 // A whole state carries only the round in play (docs/protocol.md), so a reload would forget the
 // rounds before it; the tab keeps the ones it was sent (all public once a round has ended).
 
-const feedKey = (code) => `domeng:feed:${code}`;
+// "feed2": feeds kept before settlements carried their `received` (and Kozel views their `goal`, `sides`)
+// are not read back.
+const feedKey = (code) => `domeng:feed2:${code}`;
 
 /** The finished rounds this tab kept for room ``code``: [{round, log, room}], maybe empty. */
 export function savedFeed(code) {

@@ -72,6 +72,8 @@ export class RoomSocket {
     this.welcomed = false;
     ws.onopen = () => {
       const hello = { type: "hello", protocol: 1, token: this.token };
+      // Resync by version (docs/protocol.md): the server answers with only what this client missed
+      // since the last state it kept (an update the room view applies to its log), else the whole state.
       if (this.version !== null) hello.since = this.version;
       ws.send(JSON.stringify(hello));
     };

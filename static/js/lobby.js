@@ -10,7 +10,7 @@ import { tileSvg } from "./tiles.js";
 
 const TARGETS = [1, 2, 3, 4, 5, 0];
 const KOZEL_SEATS = [2, 3, 4];
-/** The turn timers the server accepts (app/server.py RoomCreate): 0 (off) or MIN to MAX seconds. */
+/** The turn timers the server accepts (app/web/models.py RoomCreate): 0 (off) or MIN to MAX seconds. */
 const TIMER_MIN_S = 5;
 const TIMER_MAX_S = 600;
 

@@ -20,7 +20,7 @@ const tileEl = (tile) => h("span", { class: "tile-inline" }, miniTile(tile));
 
 /** The stones one settlement gave its receiver, e.g. "+3 stones (2 from the table, 1 from Eko)". */
 export function gainText(settlement, room) {
-  const received = settlement.from_table + settlement.from_payers.reduce((sum, [, n]) => sum + n, 0);
+  const received = settlement.received; // the server sums what the receiver got (D5)
   if (received === 0) return tf("gain.nothing");
   const sources = [];
   if (settlement.from_table > 0) sources.push(t("source.table", { n: settlement.from_table }));
@@ -155,8 +155,8 @@ export function eventLine(event, room) {
   return li;
 }
 
-/** Kozel's seats as the score counts them: each seat, or with pairs (K10) the two pairs. */
-export const kozelGroups = (room, seats) => (room?.options?.pairs ? [[0, 2], [1, 3]] : [...Array(seats).keys()].map((seat) => [seat]));
+/** Kozel's seats as the score counts them (the view's ``sides``: each seat, or with pairs the two pairs, K10). */
+export const kozelGroups = (room, seats) => room?.sides ?? [...Array(seats).keys()].map((seat) => [seat]);
 
 /** A seat's name, or a pair's two names as one label: "Boris + Vera". */
 export function groupEl(room, members) {
@@ -178,7 +178,7 @@ export function writtenSentence(outcome, room) {
     if (!(n > 0)) continue;
     const who = groupEl(room, members);
     const pair = members.length > 1 ? "pair_" : "";
-    if (outcome.points[seat] > 0) recorded.push(tf(pair ? "kozel.pair_item" : "kozel.written_item", { name: who, n }));
+    if (outcome.opened[seat]) recorded.push(tf(pair ? "kozel.pair_item" : "kozel.written_item", { name: who, n }));
     else pending.push(tf(`kozel.${pair}pending_item`, { name: who, n, total: outcome.pending[seat] }));
   }
   if (!recorded.length && !pending.length) return tf("kozel.written_none");

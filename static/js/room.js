@@ -120,7 +120,8 @@ export class RoomController {
       view.log = before.slice(0, message.from).concat(message.events || []);
     }
     this.version = message.version;
-    this.room = message.room;
+    // the room as the narration reads it: the server's room, with the view's rule facts (goal, sides)
+    this.room = view ? { ...message.room, goal: view.goal, sides: view.sides } : message.room;
     this.view = view;
     const turn = this.room.turn;
     if (turn?.deadline_ms && this.room.turn_timer_s > 0) {
@@ -186,7 +187,7 @@ export class RoomController {
     const key = done.map((r) => `${r.round}:${r.log.length}`).join(",");
     if (key === this.keptFeed) return;
     this.keptFeed = key;
-    const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats });
+    const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats, goal: r.room.goal, sides: r.room.sides });
     saveFeed(this.code, done.map((r) => ({ round: r.round, log: r.log, room: room(r) })));
   }
 

@@ -6,7 +6,7 @@
 import { verifyUrl } from "./api.js";
 import { h } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { blockDetails, groupEl, kozelGroups, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { blockDetails, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
 import { miniTile, stoneSvg } from "./tiles.js";
@@ -69,7 +69,7 @@ function kozelBody(body, view, room, mySeat, snap) {
     summary.append(h("p", { class: "goat-note" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
   } else summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
   body.append(summary);
-  if (view.match_over) body.append(kozelStandings(o, room));
+  if (view.match_over) body.append(kozelStandings(view, room));
   body.append(
     section("sheet.after", scoreSheet(room, o, mySeat), h("p", { class: "hint" }, tf("sheet.rule"))),
     kozelHands(view, room, mySeat),
@@ -77,16 +77,11 @@ function kozelBody(body, view, room, mySeat, snap) {
   );
 }
 
-/** Kozel's final standings (K9): players (or pairs) by the fewest recorded points, then the fewest
- * pending; the goat marked, last. */
-function kozelStandings(o, room) {
-  const groups = kozelGroups(room, o.points.length);
-  const key = (g) => [o.points[g[0]], o.pending[g[0]], g[0]];
-  groups.sort((a, b) => {
-    const [x, y] = [key(a), key(b)];
-    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-  });
-  const rows = groups.map((members, i) => {
+/** Kozel's final standings (K9): players (or pairs) in the view's order (the server ranks them by
+ * the fewest recorded points, then the fewest pending); the goat marked, last. */
+function kozelStandings(view, room) {
+  const o = view.outcome;
+  const rows = view.standings.map((members, i) => {
     const goat = o.goat.includes(members[0]);
     return h(
       "tr",
@@ -196,8 +191,7 @@ function stonesAfter(view, room) {
 function standings(view, room) {
   const stones = view.stones || view.outcome.stones;
   const elections = view.elections || [];
-  const order = stones.map((_, seat) => seat);
-  order.sort((a, b) => (elections[b] ?? 0) - (elections[a] ?? 0) || stones[a] - stones[b] || a - b);
+  const order = view.standings.map((side) => side[0]); // ranked by the server: most elections, then fewest stones
   const rows = order.map((seat, i) =>
     h(
       "tr",

@@ -1,23 +1,20 @@
-// Kozel's score sheet: points recorded and pending (K8), who has opened, who is closest to 101
-// (the goat, K9); with pairs (K10) one row per pair. Shown at the table and in the round-end panel.
+// Kozel's score sheet: points recorded and pending (K8), who has opened, who is closest to the goal
+// (101, the goat, K9); with pairs (K10) one row per pair. Shown at the table and in the round-end
+// panel. Every rule fact comes from the server: the view's goal and sides, the score's opened.
 
 import { h } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { namesEl, seatName } from "./narrate.js";
+import { kozelGroups, namesEl, seatName } from "./narrate.js";
 
-export const GOAT_POINTS = 101;
-
-/** The rows of the sheet: each seat, or with pairs each pair (P1+P3 and P2+P4 on screen). */
+/** The rows of the sheet: each side the view names (each seat, or each pair: P1+P3 and P2+P4 on screen). */
 export function sheetRows(room, score) {
-  const seats = score.points.map((_, seat) => seat);
-  const groups = room.options?.pairs ? [[0, 2], [1, 3]] : seats.map((seat) => [seat]);
-  return groups.map((members) => {
+  return kozelGroups(room, score.points.length).map((members) => {
     const seat = members[0];
     return {
       members,
       points: score.points[seat],
       pending: score.pending[seat],
-      opened: score.points[seat] > 0,
+      opened: score.opened[seat],
       written: score.written ? score.written[seat] : null,
       // a round's outcome names the goat; the table's view carries it in its last outcome (K9)
       goat: (score.goat || score.outcome?.goat || []).includes(seat),
@@ -56,7 +53,7 @@ export function scoreSheet(room, score, mySeat = null, compact = false) {
     const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
     const marks = [];
     if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
-    else if (near.has(row) && row.points < GOAT_POINTS) marks.push(closestTag(GOAT_POINTS - row.points, compact));
+    else if (near.has(row) && row.points < room.goal) marks.push(closestTag(room.goal - row.points, compact));
     const opened = compact
       ? h("span", { class: "opened-check", title: t("sheet.opened"), "aria-label": t("sheet.opened") }, "✓")
       : h("span", { class: "tag tag-win" }, tf("sheet.opened"));

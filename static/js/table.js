@@ -294,7 +294,7 @@ export class TableView {
       else tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
     }
     if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
-    if (this.kozel && room.options?.pairs && this.ctl.seat !== null && !mine && (seat + 2) % 4 === this.ctl.seat) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
+    if (this.ctl.seat !== null && !mine && view.sides?.some((side) => side.length > 1 && side.includes(seat) && side.includes(this.ctl.seat))) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
     if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, tf("seat.camat")));
     if (view.elections?.[seat]) tags.push(h("span", { class: "tag tag-elections" }, tf("seat.elections", { n: view.elections[seat] })));
     const tagKey = tags.map((x) => x.textContent).join("|");
@@ -585,7 +585,7 @@ export class TableView {
         const from = this.stonesEl(payer);
         for (let i = 0; i < Math.min(n, 6); i += 1) if (from) this.fly(from, to, (delay += 110));
       }
-      const received = settlement.from_table + settlement.from_payers.reduce((a, [, n]) => a + n, 0);
+      const received = settlement.received; // summed by the server (D5)
       if (received > 0) this.burst(to, `+${received}`, delay + 700);
     }
   }

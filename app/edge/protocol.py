@@ -24,7 +24,6 @@ __all__ = [
     "CLOSE_TOO_BIG",
     "CLOSE_TOO_SLOW",
     "CLOSE_UNSUPPORTED",
-    "PROTOCOL_VERSION",
     "ActionMessage",
     "ActionPayload",
     "AnyClientMessage",
@@ -38,7 +37,6 @@ __all__ = [
     "to_engine_action",
 ]
 
-PROTOCOL_VERSION = 1
 
 CLOSE_UNSUPPORTED = 1003
 """A binary frame: the protocol is JSON text."""

@@ -17,7 +17,7 @@ from typing import Final
 
 __all__ = ["BLANK_LOOKING", "RESERVED_NAMES", "is_reserved_name", "name_key", "shows_nothing"]
 
-_CATALOGS: Final = Path(__file__).resolve().parents[1] / "static" / "i18n"
+_CATALOGS: Final = Path(__file__).resolve().parents[2] / "static" / "i18n"
 _LABELS: Final = ("seat.bot_name", "seat.empty_name")
 """The client's labels of seats without a person (static/js/narrate.js seatName), "Bot {n}"..."""
 _MAX_SEATS: Final = 5

@@ -9,23 +9,16 @@ import itertools
 import time
 
 import structlog
-from limits import RateLimitItem
-from limits.strategies import MovingWindowRateLimiter
 from starlette.websockets import WebSocket, WebSocketState
 
-from app.protocol import CLOSE_TOO_SLOW
+from app.edge.closes import close_for
+from app.edge.protocol import CLOSE_TOO_SLOW
+from app.rooms.ports import CloseReason
 
-__all__ = ["Connection", "MessageBudget", "retry_after_s"]
+__all__ = ["Connection", "MessageBudget"]
 
 _log = structlog.get_logger("domeng.connection")
 _ids = itertools.count(1)
-
-
-def retry_after_s(limiter: MovingWindowRateLimiter, limit: RateLimitItem, *identifiers: str) -> int:
-    """Whole seconds until ``limiter`` lets ``identifiers`` through ``limit`` again (at least 1):
-    the ``Retry-After`` of a 429."""
-    reset, _ = limiter.get_window_stats(limit, *identifiers)
-    return max(1, int(reset - time.time()) + 1)
 
 
 class MessageBudget:
@@ -64,7 +57,8 @@ class MessageBudget:
 
 
 class Connection:
-    """A client socket in a room. ``seat`` is None for a spectator.
+    """A client socket in a room, the room's `app.rooms.ports.Outbox`. ``seat`` is None for a
+    spectator.
 
     `send` never blocks: it queues a text frame, and when ``queue_size`` frames are already
     waiting the connection is closed with 4002 (too slow) instead.
@@ -90,9 +84,13 @@ class Connection:
             self._queue.put_nowait(text)
         except asyncio.QueueFull:
             _log.warning("slow_client_closed", conn=self.id, seat=self.seat)
-            self.close(CLOSE_TOO_SLOW, "too slow to read updates")
+            self.close_with(CLOSE_TOO_SLOW, "too slow to read updates")
 
-    def close(self, code: int, reason: str) -> None:
+    def close(self, reason: CloseReason) -> None:
+        """The room closes this connection for ``reason`` (`app.edge.closes` gives its code)."""
+        self.close_with(*close_for(reason))
+
+    def close_with(self, code: int, reason: str) -> None:
         """Send what is queued, then close with ``code`` (idempotent, never blocks)."""
         if self.closed:
             return

@@ -1,4 +1,4 @@
-"""Database access: the ORM tables (`app.db.models`) and the async engine every user shares.
+"""Database access: the ORM tables (`app.store.models`) and the async engine every user shares.
 
 `make_engine` is the one place that knows how to open the database: SQLite through aiosqlite with
 WAL and real transactions, PostgreSQL through asyncpg. `app.store.Store` and Alembic's
@@ -17,12 +17,9 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from app.db.models import Base
-
 __all__ = [
     "SQLITE_BEGIN_OPTION",
     "SQLITE_PRAGMAS",
-    "Base",
     "is_sqlite",
     "make_engine",
     "make_sync_engine",

@@ -4,55 +4,83 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 import structlog
 
 from app.metrics import Metrics
-from app.rooms import Room, RoomError, SeatInfo, commitment_of, deal_of, hash_token
-from app.settings import Settings
-from app.store import MatchRow, Store
-from engine.actions import parse_action
+from app.rooms.config import RoomConfig
+from app.rooms.errors import RoomError
+from app.rooms.local import LocalBots, LoopClock
+from app.rooms.ports import BotPort, Clock
+from app.rooms.recovery import rebuild, round_end
+from app.rooms.room import Room
+from app.rooms.seats import SeatInfo, hash_token
+from app.store import MatchRow, SeatSpec, Store
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
+from engine.rules.base import Rules
 from engine.variants import make_rules
 
-__all__ = ["Hub"]
+__all__ = [
+    "Hub",
+    "store_finished_round",
+]
 
 _log = structlog.get_logger("domeng.hub")
 
 
 class Hub:
-    """Rooms by code. One per server process."""
+    """Rooms by code. One per server process; its rooms share its store, clock and bots."""
 
-    def __init__(self, settings: Settings, store: Store, metrics: Metrics) -> None:
-        self.settings = settings
+    def __init__(
+        self,
+        config: RoomConfig,
+        store: Store,
+        metrics: Metrics,
+        *,
+        clock: Clock | None = None,
+        bots: BotPort | None = None,
+    ) -> None:
+        self.config = config
         self.store = store
         self.metrics = metrics
+        self.clock: Clock = clock or LoopClock()
+        self.bots: BotPort = bots or LocalBots()
         self.rooms: dict[str, Room] = {}
-        self._sockets: Counter[str] = Counter()
-
-    def admit_socket(self, address: str) -> bool:
-        """Count one more open room socket from ``address``; False (and not counted) when the
-        address already holds ``max_sockets_per_address`` of them. Pair with `release_socket`."""
-        limit = self.settings.max_sockets_per_address
-        if limit and self._sockets[address] >= limit:
-            return False
-        self._sockets[address] += 1
-        return True
-
-    def release_socket(self, address: str) -> None:
-        """A socket counted by `admit_socket` has closed."""
-        self._sockets[address] -= 1
-        if self._sockets[address] <= 0:
-            del self._sockets[address]
 
     def get(self, code: str) -> Room | None:
         """The room with this code, or None."""
         return self.rooms.get(code)
+
+    def _room(
+        self,
+        match_id: int,
+        code: str,
+        rules: Rules,
+        turn_timer_s: float,
+        seats: list[SeatInfo],
+        *,
+        host_token_hash: str,
+        status: str,
+        version: int,
+    ) -> Room:
+        return Room(
+            match_id=match_id,
+            code=code,
+            rules=rules,
+            turn_timer_s=turn_timer_s,
+            seats=seats,
+            host_token_hash=host_token_hash,
+            status=status,
+            version=version,
+            config=self.config,
+            store=self.store,
+            clock=self.clock,
+            bots=self.bots,
+            metrics=self.metrics,
+        )
 
     async def create_room(
         self,
@@ -75,7 +103,8 @@ class Hub:
             raise RoomError("unknown_bot", f"unknown bot level(s) {unknown}; known: {sorted(BOTS)}", 422)
         code = secrets.token_urlsafe(16)  # 128 bits
         host_token = secrets.token_urlsafe(32)
-        timer = self.settings.turn_timer_s if turn_timer_s is None else turn_timer_s
+        timer = self.config.turn_timer_s if turn_timer_s is None else turn_timer_s
+        seats = [SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)]
         match_id = await self.store.create_match(
             code=code,
             variant=rules.name,
@@ -83,23 +112,18 @@ class Hub:
             seat_count=rules.seats,
             turn_timer_s=timer,
             host_token_hash=hash_token(host_token),
-            seats=Room.seat_specs(levels),
+            seats=[SeatSpec(kind=s.kind, bot_level=s.bot_level, seat=s.seat) for s in seats],
             start=None,
         )
-        room = Room(
-            match_id=match_id,
-            code=code,
-            rules=rules,
-            turn_timer_s=timer,
-            seats=[
-                SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)
-            ],
+        room = self._room(
+            match_id,
+            code,
+            rules,
+            timer,
+            seats,
             host_token_hash=hash_token(host_token),
             status="waiting",
             version=0,
-            settings=self.settings,
-            store=self.store,
-            metrics=self.metrics,
         )
         self._add(room)
         _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
@@ -115,10 +139,10 @@ class Hub:
         rows = await self.store.active_matches()
         for row in rows:
             try:
-                room = self._restore(row)
+                room = self.restore(row)
                 if row.rounds and row.rounds[-1].outcome is None:
                     # a round's last action stored without its end (older databases): store it now
-                    await room.store_finished_round()
+                    await store_finished_round(room)
             except (EngineError, ValueError, KeyError) as error:
                 _log.error("room_recovery_failed", room=row.code, error=str(error))
                 continue
@@ -127,46 +151,48 @@ class Hub:
             _log.info("rooms_recovered", count=len(self.rooms))
         return len(self.rooms)
 
-    def _restore(self, row: MatchRow) -> Room:
+    def restore(self, row: MatchRow) -> Room:
+        """The room of a stored match, its game replayed (its task not started)."""
         rules = make_rules(row.variant, row.options, row.seat_count)
-        room = Room(
-            match_id=row.id,
-            code=row.code,
-            rules=rules,
-            turn_timer_s=row.turn_timer_s,
-            seats=[
-                SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash)  # type: ignore[arg-type]
-                for s in sorted(row.seats, key=lambda s: s.seat)
-            ],
+        seats = [
+            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash)  # type: ignore[arg-type]
+            for s in row.seats
+        ]
+        room = self._room(
+            row.id,
+            row.code,
+            rules,
+            row.turn_timer_s,
+            seats,
             host_token_hash=row.host_token_hash,
             status=row.status,
             version=row.version,
-            settings=self.settings,
-            store=self.store,
-            metrics=self.metrics,
         )
-        if row.status != "playing" or not row.rounds:
-            if row.status == "playing":
-                room.state = rules.new_match(row.start)
-            return room
-        state = rules.new_match(row.start)
-        seed: str | None = None
-        commitment: str | None = None
-        last: dict[str, Any] | None = None
-        for stored in sorted(row.rounds, key=lambda r: r.index):
-            if seed is not None:  # the previous round is over: its seed was revealed
-                last = {"index": stored.index - 1, "seed": seed, "commitment": commitment}
-            if commitment_of(stored.seed) != stored.commitment:
-                raise ValueError(f"round {stored.index}: seed does not match its commitment")
-            state.start_round(deal_of(stored.deal))
-            for action in stored.actions:
-                state.apply(parse_action(action.action))
-            seed, commitment = stored.seed, stored.commitment
-        if state.phase is not Phase.PLAYING:
-            last = {"index": state.round_index - 1, "seed": seed, "commitment": commitment}
-        room.restore_state(state, seed, commitment, last)
+        game = rebuild(row, rules)
+        room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
+        room.last_round, room.marks = game.last_round, game.marks
         return room
 
     async def stop(self) -> None:
         """Stop every room's task (connections are closed by the server's shutdown)."""
         await asyncio.gather(*(room.stop() for room in self.rooms.values()))
+
+
+async def store_finished_round(room: Room) -> None:
+    """Recovery: if the rebuilt round has ended but its end was not stored, store it now (a
+    database written before a round's end went in with its last action can hold such a round)."""
+    state = room.state
+    if state is None or not state.round_index or state.phase is Phase.PLAYING:
+        return
+    end = round_end(state)
+    await room.store.end_round(
+        room.match_id,
+        state.round_index - 1,
+        end.outcome,
+        end.table_after,
+        end.tallies,
+        room.version,
+        match_finished=end.match_finished,
+    )
+    if end.match_finished:
+        room.status = "finished"

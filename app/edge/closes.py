@@ -1,0 +1,23 @@
+"""The close code and text a socket closes with for each reason a room closes it."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from app.edge.protocol import CLOSE_REPLACED, CLOSE_ROOM_CLOSED
+from app.rooms.ports import CloseReason
+
+__all__ = ["CLOSES", "close_for"]
+
+CLOSES: Final[dict[CloseReason, tuple[int, str]]] = {
+    "replaced": (CLOSE_REPLACED, "this seat was opened in another window"),
+    "seat_to_bot": (CLOSE_REPLACED, "the host gave this seat to a bot"),
+    "room_closed": (CLOSE_ROOM_CLOSED, "the room was closed by an admin"),
+    "server_restart": (CLOSE_ROOM_CLOSED, "the server is restarting"),
+}
+"""Every `CloseReason` → (close code, reason text) (docs/protocol.md)."""
+
+
+def close_for(reason: CloseReason) -> tuple[int, str]:
+    """The close code and text of ``reason``."""
+    return CLOSES[reason]

@@ -1,0 +1,145 @@
+"""The room WebSocket endpoint: ``hello`` first, then actions (docs/protocol.md). Each frame is
+parsed once here, into a protocol message and an action into an engine action; the room gets only
+those, and closes connections by reason (`app.edge.closes` maps reasons to close codes)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from fastapi import APIRouter, WebSocket
+from starlette.websockets import WebSocketDisconnect
+
+from app.edge.connection import Connection, MessageBudget
+from app.edge.protocol import (
+    CLOSE_BAD_TOKEN,
+    CLOSE_INVALID,
+    CLOSE_POLICY,
+    CLOSE_ROOM_CLOSED,
+    CLOSE_UNSUPPORTED,
+    ActionMessage,
+    AnyClientMessage,
+    BackMessage,
+    HelloMessage,
+    PingMessage,
+    ProtocolError,
+    SyncMessage,
+    parse_client_message,
+    to_engine_action,
+)
+from app.rooms.errors import RoomError
+from app.rooms.hub import Hub
+from app.rooms.room import Room
+from engine.actions import Action
+from engine.errors import EngineError
+
+__all__ = ["SocketCounter", "room_socket", "sockets"]
+
+sockets = APIRouter()
+
+
+class SocketCounter:
+    """Open room sockets per client address, at most ``limit`` each (0: no limit)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: Counter[str] = Counter()
+
+    def admit(self, address: str) -> bool:
+        """Count one more open socket from ``address``; False (and not counted) when the address
+        already holds ``limit`` of them. Pair with `release`."""
+        if self.limit and self._open[address] >= self.limit:
+            return False
+        self._open[address] += 1
+        return True
+
+    def release(self, address: str) -> None:
+        """A socket counted by `admit` has closed."""
+        self._open[address] -= 1
+        if self._open[address] <= 0:
+            del self._open[address]
+
+
+@sockets.websocket("/ws/rooms/{code}")
+async def room_socket(websocket: WebSocket, code: str) -> None:
+    """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
+    holds at most ``max_sockets_per_address`` of them at once (1008 past that)."""
+    await websocket.accept()
+    state = websocket.app.state
+    hub: Hub = state.hub
+    counter: SocketCounter = state.sockets
+    room = hub.get(code)
+    if room is None:
+        await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
+        return
+    address = websocket.client.host if websocket.client else ""
+    if not counter.admit(address):
+        hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
+        await websocket.close(CLOSE_POLICY, "too many connections from this address")
+        return
+    settings = state.settings
+    conn = Connection(websocket, settings.send_queue_size)
+    limit = state.limit
+    budget = MessageBudget(limit.amount, limit.get_expiry())
+    try:
+        await _serve(websocket, room, conn, budget, settings.hello_timeout_s)
+    except ProtocolError as violation:
+        hub.metrics.rejected.labels(str(violation.close_code)).inc()
+        conn.close_with(violation.close_code, violation.reason)
+    except (WebSocketDisconnect, TimeoutError):
+        pass
+    finally:
+        counter.release(address)
+        room.disconnect(conn)
+        await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
+        await conn.stop()
+
+
+async def _serve(
+    websocket: WebSocket, room: Room, conn: Connection, budget: MessageBudget, wait_s: float
+) -> None:
+    try:
+        hello = await asyncio.wait_for(_next_message(websocket, budget), wait_s)
+    except TimeoutError:
+        raise ProtocolError(CLOSE_POLICY, f"no hello within {wait_s:g} s") from None
+    if not isinstance(hello, HelloMessage):
+        raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
+    conn.start()
+    try:
+        await room.connect(conn, hello.token, hello.since)
+    except RoomError as error:
+        close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
+        raise ProtocolError(close_code, error.message) from None
+    while True:
+        message = await _next_message(websocket, budget)
+        if isinstance(message, ActionMessage):
+            room.act(conn, message.version, _action_of(conn, message))
+        elif isinstance(message, SyncMessage):
+            room.sync(conn)
+        elif isinstance(message, BackMessage):
+            room.back(conn)
+        elif isinstance(message, PingMessage):
+            conn.send('{"type":"pong"}')
+        else:
+            raise ProtocolError(CLOSE_INVALID, "hello was already received")
+
+
+def _action_of(conn: Connection, message: ActionMessage) -> Action | EngineError:
+    """The engine action of a seated connection's message, or the error it parses to (the room
+    answers it in turn); a spectator's is parsed for seat 0 only to be refused as not seated."""
+    try:
+        return to_engine_action(0 if conn.seat is None else conn.seat, message.action)
+    except EngineError as error:
+        return error
+
+
+async def _next_message(websocket: WebSocket, budget: MessageBudget) -> AnyClientMessage:
+    frame = await websocket.receive()
+    if frame["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(frame.get("code", 1000))
+    if not budget.take():
+        raise ProtocolError(CLOSE_POLICY, "too many messages")
+    text = frame.get("text")
+    if text is None:
+        raise ProtocolError(CLOSE_UNSUPPORTED, "frames are JSON text")
+    return parse_client_message(text)

@@ -1,0 +1,20 @@
+"""The timings and limits rooms run with (from the server's settings, or a test's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["RoomConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomConfig:
+    """Seconds: ``disconnect_grace_s`` before a bot covers an absent player, ``bot_delay_s``
+    before a bot's (or a forced) move, ``round_pause_s`` between rounds, and the default
+    ``turn_timer_s`` of a new room (0: none). ``max_rooms`` caps the rooms of one hub."""
+
+    disconnect_grace_s: float = 20.0
+    bot_delay_s: float = 0.7
+    round_pause_s: float = 6.0
+    turn_timer_s: float = 30.0
+    max_rooms: int = 5000

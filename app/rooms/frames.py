@@ -1,0 +1,133 @@
+"""What a room sends: its public form, state frames (whole, or an update with the events since a
+point of the round), presence, errors and the welcome (docs/protocol.md). Built here, sent by the
+room through each connection's `Outbox`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from app.rooms.ports import Outbox
+from engine.core import Phase
+from engine.events import Drew
+from engine.views import events_json, player_view, private_view_json, shared_view_json
+
+if TYPE_CHECKING:
+    from app.rooms.room import Room
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "dumps",
+    "error_frame",
+    "full_frame",
+    "presence_frame",
+    "room_public",
+    "send_updates",
+    "welcome_frame",
+]
+
+PROTOCOL_VERSION = 1
+"""The WebSocket protocol's version (docs/protocol.md), sent in ``welcome``."""
+
+
+def dumps(message: dict[str, Any]) -> str:
+    """One JSON text frame (orjson: the server serialises a view per seat per update)."""
+    return orjson.dumps(message).decode()
+
+
+def room_public(room: Room) -> dict[str, Any]:
+    """The room as everyone may see it (RoomPublic in docs/protocol.md)."""
+    state = room.state
+    return {
+        "code": room.code,
+        "variant": room.rules.name,
+        "options": room.rules.options(),
+        "status": room.status,
+        "version": room.version,
+        "turn_timer_s": room.turn_timer_s,
+        "seats": [s.public() for s in room.seats],
+        "turn": None
+        if state is None or state.phase is not Phase.PLAYING
+        else {
+            "seat": state.to_act,
+            "deadline_ms": None if room.turn_deadline is None else int(room.turn_deadline * 1000),
+        },
+        "round": None
+        if state is None or state.round_index == 0
+        else {
+            "index": state.round_index - 1,
+            "commitment": room.commitment,
+            "seed": room.seed if state.phase is not Phase.PLAYING else None,
+        },
+        "last_round": room.last_round,
+    }
+
+
+def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
+    """Send each connection its own update: the view without its ``log``, and the round's events
+    from ``log_before`` on (docs/protocol.md, "state"). The room and the part of the view that
+    every recipient shares are serialised once; each seat (and the spectators) adds its own hand
+    and legal actions, and its own events only when they hold a drawn tile."""
+    conns = list(conns)
+    state = room.state
+    if not conns:
+        return
+    if state is None:
+        whole = full_frame(room, None)
+        for conn in conns:
+            conn.send(whole)
+        return
+    head = b'{"type":"state","version":%d,"from":%d,"room":%s,"view":' % (
+        room.version,
+        log_before,
+        orjson.dumps(room_public(room)),
+    )
+    shared = b"," + orjson.dumps(shared_view_json(state))[1:]
+
+    def tail(seat: int | None) -> bytes:
+        return b',"events":' + orjson.dumps(events_json(state, seat, log_before)) + b"}"
+
+    private_events = any(type(e) is Drew for e in state.log[log_before:])
+    events = tail(None)
+    frames: dict[int | None, str] = {}
+    for conn in conns:
+        seat = conn.seat
+        frame = frames.get(seat)
+        if frame is None:
+            own = tail(seat) if private_events and seat is not None else events
+            private = orjson.dumps(private_view_json(state, seat))[:-1]
+            frame = frames[seat] = (head + private + shared + own).decode()
+        conn.send(frame)
+
+
+def full_frame(room: Room, seat: int | None) -> str:
+    """A whole state for one recipient (on connect and on ``sync``): the view with its ``log``."""
+    state = room.state
+    view = None if state is None else player_view(state, seat).to_json()
+    return dumps(
+        {
+            "type": "state",
+            "version": room.version,
+            "from": 0 if state is None else len(state.log),
+            "room": room_public(room),
+            "view": view,
+            "events": [],
+        }
+    )
+
+
+def presence_frame(room: Room) -> str:
+    """Who is connected and covered (does not change the version)."""
+    return dumps({"type": "presence", "version": room.version, "seats": [s.public() for s in room.seats]})
+
+
+def error_frame(code: str, message: str, version: int) -> str:
+    """A refused action's answer."""
+    return dumps({"type": "error", "code": code, "message": message, "version": version})
+
+
+def welcome_frame(seat: int | None) -> str:
+    """The first frame on a connection: the protocol and the seat it holds (None: watching)."""
+    return dumps({"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat})

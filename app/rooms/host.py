@@ -1,0 +1,72 @@
+"""Seat claims and the host's commands, run inside a room's task (`Room.call`). Each follows the
+room's one order: compute the change, store it with the next version in one transaction, adopt
+it, then close what it ends and send everyone the new state."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+
+from app.rooms import frames
+from app.rooms.errors import RoomError
+from app.rooms.room import Room
+from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, hash_token
+from app.store.rows import SeatChange, SeatSpec
+
+__all__ = ["begin_match", "check_host", "claim", "set_bot"]
+
+
+def check_host(room: Room, token: str | None) -> None:
+    """Raises `RoomError` (``not_host``, 403) unless ``token`` is ``room``'s host token."""
+    if token is None or not hmac.compare_digest(hash_token(token), room.host_token_hash):
+        raise RoomError("not_host", "only the room's host may do this", 403)
+
+
+async def claim(room: Room, seat: int, name: str) -> str:
+    """Give ``seat`` to a person called ``name``; returns their secret seat token. Raises
+    `RoomError` as `app.rooms.seats.check_claim` does."""
+    token = secrets.token_urlsafe(32)
+    change = SeatChange(seat, check_claim(room.seats, seat, name, room.status, hash_token(token)))
+    version = await room.save(seats=[change])
+    room.adopt(version, seats=[change])
+    frames.send_updates(room, room.conns, _log_length(room))
+    return token
+
+
+async def set_bot(room: Room, seat: int, level: str | None) -> None:
+    """Make ``seat`` a bot of ``level`` (None: empty it) before the match starts, or replace a
+    human with a bot at any time: their connections close (4001), their grace ends. Raises
+    `RoomError` as `app.rooms.seats.check_bot_swap` does."""
+    change = SeatChange(seat, check_bot_swap(room.seats, seat, level, room.status))
+    version = await room.save(seats=[change])
+    room.adopt(version, seats=[change])
+    for conn in [c for c in room.conns if c.seat == seat]:
+        room.close(conn, "seat_to_bot")
+    room.end_grace(seat)
+    frames.send_updates(room, room.conns, _log_length(room))
+    room.schedule()
+
+
+async def begin_match(room: Room) -> None:
+    """The host's ``start``: fill empty seats with bots and deal the first round, stored in one
+    transaction. Raises `RoomError` (``already_started``)."""
+    if room.status != "waiting":
+        raise RoomError("already_started", "the match has already started")
+    fills = [
+        SeatChange(s.seat, SeatSpec(kind="bot", bot_level=COVER_BOT, seat=s.seat))
+        for s in room.seats
+        if s.kind == "empty"
+    ]
+    state = room.rules.new_match()
+    new_round, fork, seed = room.next_deal(state)
+    version = await room.save(seats=fills, status="playing", new_round=new_round)
+    room.state = state
+    room.adopt(version, seats=fills, status="playing")
+    room.adopt_deal(fork, seed)
+    room.grace_for_absent()  # those who left before the start: their grace runs from now
+    room.schedule()
+    frames.send_updates(room, room.conns, 0)
+
+
+def _log_length(room: Room) -> int:
+    return 0 if room.state is None else len(room.state.log)

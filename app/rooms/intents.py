@@ -1,0 +1,126 @@
+"""What goes on a room's queue: every change a room considers is one of these intents."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from app.rooms.ports import Outbox
+from app.rooms.schedule import Wait
+from engine.actions import Action
+from engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from app.rooms.room import Actor, Room
+
+__all__ = [
+    "Auto",
+    "Back",
+    "ClientAction",
+    "Command",
+    "Connect",
+    "Decided",
+    "Disconnect",
+    "GraceExpired",
+    "Intent",
+    "NextRound",
+    "Sync",
+]
+
+
+@dataclass
+class Intent:
+    """An intent; ``future``, when set, gets its result (or error) once the room handled it."""
+
+    future: asyncio.Future[Any] | None = field(default=None, kw_only=True)
+
+    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        """Answer whoever awaits this intent (nobody, or someone who gave up: nothing)."""
+        future = self.future
+        if future is None or future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
+@dataclass
+class Connect(Intent):
+    """A connection's ``hello``: its seat ``token`` (None: watch), and the version it last saw."""
+
+    conn: Outbox
+    token: str | None
+    since: int | None
+
+
+@dataclass
+class Disconnect(Intent):
+    """A connection ended."""
+
+    conn: Outbox
+
+
+@dataclass
+class ClientAction(Intent):
+    """A player's action at ``version``, parsed by the edge (or the error its frame parsed to)."""
+
+    conn: Outbox
+    version: int
+    action: Action | EngineError
+    received: float
+
+
+@dataclass
+class Sync(Intent):
+    """A client asks for the whole state."""
+
+    conn: Outbox
+
+
+@dataclass
+class Back(Intent):
+    """A player is back: the bot covering their seat steps aside."""
+
+    conn: Outbox
+
+
+@dataclass
+class Auto(Intent):
+    """A bot's turn, a forced action, or a timeout, valid only at ``version``."""
+
+    version: int
+    reason: Literal["bot", "forced", "timer"]
+
+
+@dataclass
+class Decided(Intent):
+    """A bot's decision, asked for while the room waited for ``asked``."""
+
+    asked: Wait
+    action: Action
+    actor: Actor
+
+
+@dataclass
+class GraceExpired(Intent):
+    """An absent player's grace ran out (valid only for the ``epoch`` it was armed in)."""
+
+    seat: int
+    epoch: int
+
+
+@dataclass
+class NextRound(Intent):
+    """The pause between rounds is over (valid only at ``version``)."""
+
+    version: int
+
+
+@dataclass
+class Command(Intent):
+    """An HTTP command, run inside the room task: ``run(room)`` returns the reply."""
+
+    run: Callable[[Room], Any]

@@ -1,0 +1,36 @@
+"""The in-process implementations of the room's clock and bot ports."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+
+from app.rooms.ports import Timer
+from engine.actions import Action
+from engine.bots import make_bot
+from engine.views import PlayerView
+
+__all__ = ["LocalBots", "LoopClock"]
+
+
+class LoopClock:
+    """The `Clock` of a running server: wall time, and the event loop's timers."""
+
+    def time(self) -> float:
+        """Now, in seconds since the epoch."""
+        return time.time()
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer:
+        """Arm ``callback`` on the running loop after ``delay_s`` seconds."""
+        return asyncio.get_running_loop().call_later(delay_s, callback)
+
+
+class LocalBots:
+    """The `BotPort` computed in this process (a bot's choice is quick: microseconds to a few
+    milliseconds), the default until decisions move to worker processes."""
+
+    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+        """A new bot of ``level`` with ``random.Random(seed)`` chooses from ``view``."""
+        return make_bot(level, random.Random(seed)).choose(view)

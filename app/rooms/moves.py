@@ -1,0 +1,162 @@
+"""Moves and deals: a player's action checked against the room's version and the rules, a bot's turn (asked
+of the `BotPort` outside the room's state, applied only while still awaited), a forced pass, a
+turn timer running out, each ending in `Room.commit` (store, adopt, send); and the next deal."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import structlog
+
+from app.rooms import frames
+from app.rooms.intents import Auto, ClientAction, Command, Decided, Intent
+from app.rooms.ports import BotPort, Outbox
+from app.rooms.schedule import Wait
+from app.rooms.seats import COVER_BOT, SeatInfo
+from app.store.rows import NewRound, SeatChange
+from engine.actions import Action, Pass
+from engine.core import Phase, State
+from engine.deal_json import deal_to_json
+from engine.errors import EngineError
+from engine.hashing import commitment_of
+from engine.rules.base import Rules
+from engine.views import player_view
+
+if TYPE_CHECKING:
+    from app.rooms.room import Actor
+
+__all__ = [
+    "Moves",
+]
+
+_log = structlog.get_logger("domeng.room")
+
+
+class Moves:
+    """The moves half of `app.rooms.room.Room` (which provides the attributes declared here)."""
+
+    code: str
+    rules: Rules
+    version: int
+    seed: str | None
+    commitment: str | None
+    marks: dict[int, int]
+    conns: set[Outbox]
+    state: State | None
+    seats: list[SeatInfo]
+    bots: BotPort
+    queue: asyncio.Queue[Intent | None]
+    _rng: random.Random
+
+    def __init__(self) -> None:
+        self._deciding: set[asyncio.Task[None]] = set()
+
+    if TYPE_CHECKING:  # the rest of Room that moves call
+
+        def refuse(self, conn: Outbox, code: str, message: str) -> None: ...
+        def cover(self, seat: int, why: str) -> None: ...
+        def rearm(self) -> None: ...
+        def current_wait(self) -> Wait | None: ...
+        async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None: ...
+        async def save(self, *, new_round: NewRound) -> int: ...
+        def adopt(
+            self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None
+        ) -> None: ...
+        def schedule(self) -> None: ...
+
+    async def on_action(self, intent: ClientAction) -> None:
+        conn, seat = intent.conn, intent.conn.seat
+        if seat is None:
+            return self.refuse(conn, "not_seated", "spectators cannot act")
+        if self.state is None or self.state.phase is not Phase.PLAYING:
+            return self.refuse(conn, "round_over", "no round is being played")
+        if intent.version != self.version:
+            message = f"action made at version {intent.version}, room is at {self.version}"
+            return self.refuse(conn, "stale_version", message)
+        try:
+            if isinstance(intent.action, EngineError):
+                raise intent.action
+            fork = self.state.fork()
+            fork.apply(intent.action)
+        except EngineError as error:
+            return self.refuse(conn, error.code, error.message)
+        self.seats[seat].covered = False  # acting is coming back
+        await self.commit(fork, intent.action, "human", intent.received)
+        return None
+
+    async def on_auto(self, intent: Auto) -> None:
+        state = self.state
+        if intent.version != self.version or state is None or state.phase is not Phase.PLAYING:
+            return
+        seat = state.to_act
+        info = self.seats[seat]
+        if intent.reason == "timer":
+            if info.kind != "human" or info.covered:
+                return
+            self.cover(seat, "turn timer")
+        legal = state.legal_actions()
+        if len(legal) == 1 and isinstance(legal[0], Pass):
+            fork = state.fork()
+            fork.apply(legal[0])
+            await self.commit(fork, legal[0], "server", time.perf_counter())
+            return
+        level = info.bot_level if info.kind == "bot" and info.bot_level else COVER_BOT
+        actor: Actor = "timer" if intent.reason == "timer" else "bot"
+        asked = Wait(self.version, "bot", seat)
+        view, seed = player_view(state, seat), self._rng.getrandbits(64)
+
+        async def decide() -> None:
+            action = await self.bots.decide(level, view, seed)
+            self.queue.put_nowait(Decided(asked, action, actor))
+
+        task = asyncio.create_task(decide(), name=f"room-{self.code[:8]}-bot")
+        self._deciding.add(task)
+        task.add_done_callback(self._decided)
+
+    def _decided(self, task: asyncio.Task[None]) -> None:
+        self._deciding.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("bot_decision_failed", room=self.code, error=repr(task.exception()))
+            self.queue.put_nowait(Command(lambda room: room.rearm()))
+
+    async def on_decided(self, intent: Decided) -> None:
+        """A bot's decision: applied only while the room still waits for it (same version, same
+        seat, still a bot's turn); a stale one is dropped and the wait armed afresh."""
+        state = self.state
+        if state is None or self.current_wait() != intent.asked:
+            self.rearm()
+            return
+        fork = state.fork()
+        fork.apply(intent.action)
+        await self.commit(fork, intent.action, intent.actor, time.perf_counter())
+
+    # -- deals ----------------------------------------------------------------------------------
+
+    async def deal_round(self) -> None:
+        """Deal the next round from a fresh secret seed; its commitment goes out with the deal."""
+        assert self.state is not None and self.state.phase is Phase.READY
+        new_round, fork, seed = self.next_deal(self.state)
+        version = await self.save(new_round=new_round)
+        self.adopt(version)
+        self.adopt_deal(fork, seed)
+        self.schedule()
+        frames.send_updates(self, self.conns, 0)  # type: ignore[arg-type]
+
+    def next_deal(self, state: State) -> tuple[NewRound, State, str]:
+        """The next round dealt on a fork of ``state`` from a fresh secret seed: what the store
+        keeps of it, the fork, and the seed."""
+        seed = secrets.token_hex(32)
+        deal = self.rules.deal_from_seed(seed)
+        fork = state.fork()
+        fork.start_round(deal)
+        return NewRound(fork.round_index - 1, seed, commitment_of(seed), deal_to_json(deal)), fork, seed
+
+    def adopt_deal(self, fork: State, seed: str) -> None:
+        """Adopt a stored deal (after `adopt` took its version)."""
+        self.state, self.seed, self.commitment = fork, seed, commitment_of(seed)
+        self.marks = {self.version: 0}

@@ -1,0 +1,108 @@
+"""What a room talks to, as ports: an `Outbox` per connection, the `MatchStore`, a `Clock` and the
+`BotPort`. The room imports no socket, database or process type: the socket edge implements
+`Outbox` (`app.edge.connection.Connection`), the store implements `MatchStore`
+(`app.store.Store`), `app.rooms.local` holds the clock and the bots of one process, and tests bring
+fakes (a clock whose timers they advance, an outbox that keeps what it was sent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
+
+from app.store.rows import NewRound, RoundEnd, SeatChange
+from engine.actions import Action
+from engine.views import PlayerView
+
+__all__ = [
+    "BotPort",
+    "Clock",
+    "CloseReason",
+    "MatchStore",
+    "Outbox",
+    "Timer",
+]
+
+CloseReason = Literal["replaced", "seat_to_bot", "room_closed", "server_restart"]
+"""Why a room closes a connection; the socket edge maps each to its close code and text."""
+
+
+class Outbox(Protocol):
+    """One client connection as the room sees it: ``seat`` (None for a spectator, set by the room
+    when it admits the connection), whether it is ``closed``, and two calls that never block."""
+
+    seat: int | None
+    closed: bool
+
+    def send(self, text: str) -> None:
+        """Queue one JSON text frame."""
+
+    def close(self, reason: CloseReason) -> None:
+        """Send what is queued, then close for ``reason`` (idempotent)."""
+
+
+class Timer(Protocol):
+    """An armed timer: cancel it."""
+
+    def cancel(self) -> None:
+        """Stop the timer; its callback will not run (a no-op after it ran)."""
+
+
+class Clock(Protocol):
+    """Time and timers. ``time()`` is epoch seconds (deadlines sent to clients); ``call_later``
+    runs ``callback`` (it only queues an intent) after ``delay_s`` seconds."""
+
+    def time(self) -> float:
+        """Now, in seconds since the epoch."""
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer:
+        """Arm a timer."""
+
+
+class BotPort(Protocol):
+    """Bot decisions. The room awaits them outside its state: a decision is applied only while
+    the room is still at the version it was asked at (a stale one is dropped, the wait re-armed)."""
+
+    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+        """The action a bot of ``level`` chooses from ``view`` (its rng seeded with ``seed``)."""
+
+
+class MatchStore(Protocol):
+    """The writes a room makes. Each is one transaction that also stores the room's new
+    ``version``; it returns once durable and raises (changing nothing) when it fails."""
+
+    async def append_action(
+        self,
+        match_id: int,
+        round_index: int,
+        seq: int,
+        version: int,
+        seat: int,
+        action: dict[str, Any],
+        actor: str,
+        round_end: RoundEnd | None = None,
+    ) -> None:
+        """One action (and, with ``round_end``, the round's end and the match's finish)."""
+
+    async def save_room(
+        self,
+        match_id: int,
+        version: int,
+        *,
+        seats: Sequence[SeatChange] = (),
+        status: str | None = None,
+        new_round: NewRound | None = None,
+    ) -> None:
+        """Seat changes, a status change and a dealt round, together or alone."""
+
+    async def end_round(
+        self,
+        match_id: int,
+        index: int,
+        outcome: dict[str, Any],
+        table_after: int | None,
+        tallies: Sequence[Any],
+        version: int,
+        match_finished: bool = False,
+    ) -> None:
+        """A round's end stored late (restart recovery of an older database)."""

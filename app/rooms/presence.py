@@ -1,0 +1,174 @@
+"""Who is at the table: connections coming and going, the grace an absent player gets, and the
+bot covering a seat. Presence is sent, never stored, and does not change the room's version."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from app.rooms import frames
+from app.rooms.intents import GraceExpired, Intent
+from app.rooms.ports import Clock, CloseReason, Outbox, Timer
+from app.rooms.seats import seat_of_token
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from app.metrics import Metrics
+    from app.rooms.config import RoomConfig
+    from app.rooms.seats import SeatInfo
+    from engine.core import State
+
+__all__ = ["Presence"]
+
+_log = structlog.get_logger("domeng.room")
+
+
+class Presence:
+    """The presence half of `app.rooms.room.Room` (which provides the attributes declared here)."""
+
+    code: str
+    status: str
+    version: int
+    seats: list[SeatInfo]
+    state: State | None
+    config: RoomConfig
+    clock: Clock
+    metrics: Metrics
+    queue: asyncio.Queue[Intent | None]
+    marks: dict[int, int]
+
+    def __init__(self) -> None:
+        self.conns: set[Outbox] = set()
+        self._grace: dict[int, Timer] = {}
+        self._epoch = 0
+
+    if TYPE_CHECKING:  # the rest of Room that presence calls
+
+        def schedule(self) -> None: ...
+
+    def on_connect(self, conn: Outbox, token: str | None, since: int | None) -> None:
+        """Admit ``conn``: a seat's by ``token`` (its other connection is closed, its grace ends),
+        then the welcome and the state, whole or only what was missed since version ``since``."""
+        seat = None if token is None else seat_of_token(self.seats, token)
+        if seat is not None:
+            for other in [c for c in self.conns if c.seat == seat]:
+                self.close(other, "replaced")
+            self.seats[seat].connections += 1
+            self._epoch += 1
+            grace = self._grace.pop(seat, None)
+            if grace is not None:
+                grace.cancel()
+        conn.seat = seat
+        self.conns.add(conn)
+        self.metrics.connections.inc()
+        conn.send(frames.welcome_frame(seat))
+        missed_from = None if since is None or since > self.version else self.marks.get(since)
+        if missed_from is not None and self.state is not None:
+            frames.send_updates(self, [conn], missed_from)  # type: ignore[arg-type]
+        else:
+            conn.send(frames.full_frame(self, seat))  # type: ignore[arg-type]
+        if seat is not None:
+            if self.seats[seat].covered:
+                self.uncover(seat)
+            else:
+                self.send_presence()
+        self.schedule()  # the first to come back to an unwatched table lets the next deal come
+
+    def cover(self, seat: int, why: str) -> None:
+        """A bot plays for the human at ``seat`` (their timer ran out, or they are away); the
+        caller sends it (as presence, or with the move the bot makes at once)."""
+        self.seats[seat].covered = True
+        _log.info("seat_covered", room=self.code, seat=seat, why=why)
+
+    def uncover(self, seat: int) -> None:
+        """The player is back: their seat is theirs again (timers restart for their turn)."""
+        info = self.seats[seat]
+        if not info.covered:
+            return
+        info.covered = False
+        _log.info("seat_uncovered", room=self.code, seat=seat)
+        self.send_presence()
+        self.schedule()
+
+    def close(self, conn: Outbox, reason: CloseReason) -> None:
+        """Close ``conn`` for ``reason`` and forget it (what it queued before is void)."""
+        conn.close(reason)
+        self.drop(conn)
+
+    def drop(self, conn: Outbox) -> bool:
+        """Forget ``conn`` (closed or closing); whether it was still counted."""
+        if conn not in self.conns:
+            return False
+        self.conns.discard(conn)
+        self.metrics.connections.dec()
+        if conn.seat is not None:
+            self.seats[conn.seat].connections -= 1
+        return True
+
+    def on_disconnect(self, conn: Outbox) -> None:
+        """``conn`` is gone: an absent player's grace starts."""
+        if not self.drop(conn):
+            return
+        if not self.conns:
+            self.schedule()  # nobody watches now: no next deal until someone is back
+        if conn.seat is None:
+            return
+        info = self.seats[conn.seat]
+        if info.connections == 0 and info.kind == "human" and self.status == "playing":
+            self.start_grace(conn.seat)
+        self.send_presence()
+
+    def grace_for_absent(self) -> None:
+        """Start the grace of every human seat of a match in play that nobody holds."""
+        for info in self.seats:
+            absent = info.kind == "human" and info.connections == 0 and info.seat not in self._grace
+            if absent and self.status == "playing":
+                self.start_grace(info.seat)
+
+    def start_grace(self, seat: int) -> None:
+        """Arm ``seat``'s grace: when it runs out with nobody back, a bot covers the seat."""
+        self._epoch += 1
+        expired = GraceExpired(seat, self._epoch)
+        self.end_grace(seat)
+        self._grace[seat] = self.clock.call_later(
+            self.config.disconnect_grace_s, lambda: self.queue.put_nowait(expired)
+        )
+
+    def end_grace(self, seat: int) -> None:
+        """Disarm ``seat``'s grace, if armed."""
+        old = self._grace.pop(seat, None)
+        if old is not None:
+            old.cancel()
+
+    def cancel_graces(self) -> None:
+        """Disarm every grace."""
+        for handle in self._grace.values():
+            handle.cancel()
+        self._grace.clear()
+
+    def on_grace(self, seat: int) -> None:
+        """A grace ran out: cover the seat if its player is still away."""
+        info = self.seats[seat]
+        self._grace.pop(seat, None)
+        if info.kind != "human" or info.connections > 0 or info.covered:
+            return
+        self.cover(seat, "disconnected")
+        self.send_presence()
+        self.schedule()
+
+    def send_presence(self) -> None:
+        """Send everyone who is connected and covered."""
+        frame = frames.presence_frame(self)  # type: ignore[arg-type]
+        for conn in list(self.conns):
+            conn.send(frame)
+
+    def refuse(self, conn: Outbox, code: str, message: str) -> None:
+        """Answer ``conn`` with an error (its action changed nothing)."""
+        conn.send(frames.error_frame(code, message, self.version))
+
+    def close_all(self, reason: CloseReason) -> None:
+        """Close every connection (the room is being closed)."""
+        for conn in list(self.conns):
+            self.close(conn, reason)

@@ -1,0 +1,62 @@
+"""A room's stored form: the round end the store keeps, and rebuilding a room's game from the
+store (restart recovery), at exactly its last stored action, through the engine's one replay loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.store.rows import MatchRow, RoundEnd, TallySpec
+from engine.core import Phase, State
+from engine.hashing import commitment_of
+from engine.replay import replay_rounds
+from engine.rules.base import Rules
+from engine.tally import round_tally
+from engine.views import outcome_to_json
+
+__all__ = ["Rebuilt", "rebuild", "round_end"]
+
+
+def round_end(state: State) -> RoundEnd:
+    """What the store keeps of the round ``state`` has just ended (`engine.tally.round_tally`):
+    its outcome, the table's stones, each seat's tally, whether the match ended with it."""
+    tally = round_tally(state)
+    tallies = [TallySpec(s.seat, s.received, s.paid, s.stones, s.points, s.pending) for s in tally.seats]
+    return RoundEnd(outcome_to_json(tally.outcome), tally.table, tallies, tally.match_over)
+
+
+@dataclass
+class Rebuilt:
+    """A match's game rebuilt from the store: ``state`` (None before the start), the last round's
+    ``seed`` and ``commitment``, ``last_round`` (the revealed seed of the last finished round) and
+    ``marks`` (versions of the round in play → its log's length then, for ``hello.since``)."""
+
+    state: State | None = None
+    seed: str | None = None
+    commitment: str | None = None
+    last_round: dict[str, Any] | None = None
+    marks: dict[int, int] = field(default_factory=dict)
+
+
+def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
+    """Replay ``row``'s stored rounds; raises ValueError when a seed does not match its commitment,
+    `engine.errors.RecordError` when a stored deal or action does not replay."""
+    out = Rebuilt()
+    if row.status != "playing":
+        return out
+    state = out.state = rules.new_match(row.start)
+    rounds = row.rounds
+    for step in replay_rounds(state, ((r.deal, [a.action for a in r.actions]) for r in rounds)):
+        stored = rounds[step.round]
+        if step.action is None:  # dealt: the previous round is over, its seed was revealed
+            if commitment_of(stored.seed) != stored.commitment:
+                raise ValueError(f"round {stored.index}: seed does not match its commitment")
+            if out.seed is not None:
+                out.last_round = {"index": stored.index - 1, "seed": out.seed, "commitment": out.commitment}
+            out.seed, out.commitment = stored.seed, stored.commitment
+            out.marks = {}
+        else:
+            out.marks[stored.actions[step.action].version] = len(state.log)
+    if state.round_index and state.phase is not Phase.PLAYING:
+        out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
+    return out

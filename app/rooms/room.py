@@ -1,0 +1,307 @@
+"""A room: one table, one asyncio task, one queue. Nothing else changes its state.
+
+Every change follows one order (`Room.commit` for moves, `Room.save` for everything else):
+compute the new state, store it with the room's next ``version`` in one transaction (awaited until
+durable), adopt it, then send each recipient its own view. Client messages, HTTP commands, timers
+and bot decisions all become intents on the room's queue, so they are applied one at a time in
+arrival order. Presence (who is connected, which seat a bot covers) is sent separately and does not
+change the version. The room talks only to its ports (`app.rooms.ports`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import structlog
+
+from app.metrics import Metrics
+from app.rooms import frames
+from app.rooms.config import RoomConfig
+from app.rooms.errors import RoomError
+from app.rooms.intents import (
+    Auto,
+    Back,
+    ClientAction,
+    Command,
+    Connect,
+    Decided,
+    Disconnect,
+    GraceExpired,
+    Intent,
+    NextRound,
+    Sync,
+)
+from app.rooms.moves import Moves
+from app.rooms.ports import BotPort, Clock, MatchStore, Outbox, Timer
+from app.rooms.presence import Presence
+from app.rooms.recovery import round_end
+from app.rooms.schedule import Wait, next_wait
+from app.rooms.seats import SeatInfo
+from app.store.rows import NewRound, SeatChange
+from engine.actions import Action
+from engine.core import Phase, State
+from engine.errors import EngineError
+from engine.rules.base import Rules
+
+__all__ = [
+    "Actor",
+    "Room",
+]
+
+_log = structlog.get_logger("domeng.room")
+
+Actor = Literal["human", "bot", "timer", "server"]
+
+
+class Room(Moves, Presence):
+    """One table. Build it (`app.rooms.hub.Hub` does, new or from the store), `start_task`, then
+    talk to it through `connect`, `act`, `sync`, `back`, `disconnect` and `call`."""
+
+    def __init__(
+        self,
+        *,
+        match_id: int,
+        code: str,
+        rules: Rules,
+        turn_timer_s: float,
+        seats: list[SeatInfo],
+        host_token_hash: str,
+        status: str,
+        version: int,
+        config: RoomConfig,
+        store: MatchStore,
+        clock: Clock,
+        bots: BotPort,
+        metrics: Metrics,
+    ) -> None:
+        Presence.__init__(self)
+        Moves.__init__(self)
+        self.match_id, self.code, self.rules = match_id, code, rules
+        self.turn_timer_s, self.seats, self.host_token_hash = turn_timer_s, seats, host_token_hash
+        self.status, self.version = status, version
+        self.config, self.store, self.clock, self.bots, self.metrics = config, store, clock, bots, metrics
+        self.state: State | None = None
+        self.seed: str | None = None
+        self.commitment: str | None = None
+        self.last_round: dict[str, Any] | None = None
+        self.turn_deadline: float | None = None  # epoch seconds
+        self.queue: asyncio.Queue[Intent | None] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+        self.marks: dict[int, int] = {}
+        """Versions of the round in play → its log's length then (`hello.since`)."""
+        self._rng = random.Random(secrets.randbits(128))
+        self._timer: Timer | None = None
+        self._wait: Wait | None = None
+
+    # -- lifecycle and the queue ---------------------------------------------------------------
+
+    def start_task(self) -> None:
+        """Start the room's single writer task."""
+        self.task = asyncio.create_task(self._run(), name=f"room-{self.code[:8]}")
+        self.schedule()
+        self.grace_for_absent()
+
+    async def stop(self) -> None:
+        """Stop the task after the intents already queued."""
+        if self.task is None:
+            return
+        self.queue.put_nowait(None)
+        await self.task
+        self.cancel_timers()
+
+    def cancel_timers(self) -> None:
+        """Disarm every timer (the room is stopping) and forget pending bot decisions."""
+        self._wait = None
+        if self._timer is not None:
+            self._timer.cancel()
+        self.cancel_graces()
+        for task in self._deciding:
+            task.cancel()
+
+    async def _run(self) -> None:
+        while (intent := await self.queue.get()) is not None:
+            try:
+                result = await self._handle(intent)
+            except RoomError as error:
+                intent.settle(error=error)
+            except Exception as error:
+                _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
+                intent.settle(error=error)
+                if isinstance(intent, ClientAction) and not intent.conn.closed:
+                    self.refuse(intent.conn, "not_saved", "the move could not be saved; make it again")
+                self.rearm()  # a bot's turn, a forced pass or the next deal is tried again
+            else:
+                intent.settle(result)
+
+    async def _ask(self, intent: Intent) -> Any:
+        intent.future = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait(intent)
+        return await intent.future
+
+    async def call(self, run: Callable[[Room], Any]) -> Any:
+        """Run ``run(room)`` inside the room task (an HTTP command) and return its reply;
+        raises what it raises (`RoomError` for refusals)."""
+        return await self._ask(Command(run))
+
+    async def connect(self, conn: Outbox, token: str | None, since: int | None = None) -> None:
+        """Admit ``conn`` (a seat's by ``token``, else a spectator) and send it the state, or only
+        what it missed since version ``since``; raises `RoomError` (``bad_token``)."""
+        await self._ask(Connect(conn, token, since))
+
+    def act(self, conn: Outbox, version: int, action: Action | EngineError) -> None:
+        """Queue a client's action made at ``version`` (or the error its frame parsed to)."""
+        self.queue.put_nowait(ClientAction(conn, version, action, time.perf_counter()))
+
+    def sync(self, conn: Outbox) -> None:
+        """Queue a full-state resend for ``conn``."""
+        self.queue.put_nowait(Sync(conn))
+
+    def back(self, conn: Outbox) -> None:
+        """Queue a player's return: the bot covering their seat steps aside."""
+        self.queue.put_nowait(Back(conn))
+
+    def disconnect(self, conn: Outbox) -> None:
+        """Queue the end of ``conn``."""
+        self.queue.put_nowait(Disconnect(conn))
+
+    async def settled(self, bots: bool = True) -> None:
+        """Wait until the room has handled its queue and, with ``bots``, until no bot decision
+        is pending either (tests drive a room this way)."""
+        while True:
+            await self.call(lambda room: None)
+            if (not bots or not self._deciding) and self.queue.empty():
+                return
+            if bots:
+                await asyncio.gather(*self._deciding, return_exceptions=True)
+
+    async def _handle(self, intent: Intent) -> Any:
+        if isinstance(intent, ClientAction | Sync | Back) and intent.conn.closed:
+            return None  # queued before its socket was replaced or its seat given away: void
+        match intent:
+            case ClientAction():
+                await self.on_action(intent)
+            case Auto():
+                await self.on_auto(intent)
+            case Decided():
+                await self.on_decided(intent)
+            case Connect():
+                self.on_connect(intent.conn, intent.token, intent.since)
+            case Disconnect():
+                self.on_disconnect(intent.conn)
+            case Back():
+                if intent.conn.seat is not None:
+                    self.uncover(intent.conn.seat)
+            case Sync():
+                intent.conn.send(frames.full_frame(self, intent.conn.seat))
+            case GraceExpired():
+                self.on_grace(intent.seat)
+            case NextRound():
+                if intent.version == self.version:
+                    await self.deal_round()
+            case Command():
+                result = intent.run(self)
+                return await result if asyncio.iscoroutine(result) else result
+        return None
+
+    async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
+        """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
+        send everyone their view. A failed write raises and changes nothing: the room keeps its
+        state, and the action can be made again."""
+        old = self.state
+        assert old is not None
+        before, version = len(old.log), self.version + 1
+        await self.store.append_action(
+            self.match_id,
+            old.round_index - 1,
+            len(old.actions),
+            version,
+            action.seat,
+            action.to_json(),
+            actor,
+            round_end=None if fork.phase is Phase.PLAYING else round_end(fork),
+        )
+        if fork.phase is Phase.OVER:
+            self.status = "finished"
+        self.state, self.version = fork, version
+        self.marks[version] = len(fork.log)
+        self.metrics.actions.inc()
+        if fork.phase is not Phase.PLAYING:
+            self.last_round = {
+                "index": fork.round_index - 1,
+                "seed": self.seed,
+                "commitment": self.commitment,
+            }
+        self.schedule()
+        frames.send_updates(self, self.conns, before)
+        self.metrics.latency.observe(time.perf_counter() - received)
+
+    async def save(
+        self,
+        seats: Sequence[SeatChange] = (),
+        status: str | None = None,
+        new_round: NewRound | None = None,
+    ) -> int:
+        """Store a change that is not a move with the next version, in one transaction; returns
+        that version. The caller adopts the change (`adopt`) only after this returns."""
+        version = self.version + 1
+        await self.store.save_room(self.match_id, version, seats=seats, status=status, new_round=new_round)
+        return version
+
+    def adopt(self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None) -> None:
+        """Adopt a stored change: its version, seats and status (then the caller sends)."""
+        self.version = version
+        for change in seats:
+            self.seats[change.seat].become(change.spec)
+        if status is not None:
+            self.status = status
+        self.marks[version] = 0 if self.state is None else len(self.state.log)
+
+    # -- what happens next ---------------------------------------------------------------------
+
+    def current_wait(self) -> Wait | None:
+        """What the room waits for now (`app.rooms.schedule.next_wait`)."""
+        return next_wait(
+            self.state,
+            self.seats,
+            status=self.status,
+            version=self.version,
+            watched=bool(self.conns),
+            turn_timer_s=self.turn_timer_s,
+        )
+
+    def schedule(self) -> None:
+        """Arm the one timer the room needs now. Idempotent: when the same wait is already armed
+        (say another seat was just covered), it is left alone, so a player's turn deadline never
+        restarts under them."""
+        wait = self.current_wait()
+        if wait is not None and wait == self._wait and self._timer is not None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._wait, self.turn_deadline = wait, None
+        if wait is None:
+            return
+        put = self.queue.put_nowait
+        if wait.reason == "deal":
+            self._timer = self.clock.call_later(
+                self.config.round_pause_s, lambda: put(NextRound(wait.version))
+            )
+        elif wait.reason == "timer":
+            self.turn_deadline = self.clock.time() + self.turn_timer_s
+            self._timer = self.clock.call_later(self.turn_timer_s, lambda: put(Auto(wait.version, "timer")))
+        else:
+            reason = wait.reason
+            self._timer = self.clock.call_later(
+                self.config.bot_delay_s, lambda: put(Auto(wait.version, reason))
+            )
+
+    def rearm(self) -> None:
+        """Arm the wait afresh even if it looks armed (after a failure or a stale decision)."""
+        self._wait = None
+        self.schedule()

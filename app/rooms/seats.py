@@ -1,0 +1,126 @@
+"""Seats and who sits in them: their public form, secret seat tokens, and the checks of a claim
+or a bot swap (which compute the new seat; the room stores it, then adopts it)."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.rooms.errors import RoomError
+from app.rooms.names import is_reserved_name, name_key
+from app.store.rows import SeatSpec
+from engine.bots import BOTS
+from engine.hashing import sha256_hex
+
+__all__ = [
+    "COVER_BOT",
+    "SeatInfo",
+    "SeatKind",
+    "check_bot_swap",
+    "check_claim",
+    "hash_token",
+    "seat_at",
+    "seat_of_token",
+]
+
+COVER_BOT = "greedy"
+"""The bot level that covers for an absent player, and fills empty seats at the start."""
+
+SeatKind = Literal["empty", "human", "bot"]
+
+
+hash_token = sha256_hex
+"""The stored form of a secret token: hex SHA-256 (`engine.hashing.sha256_hex`)."""
+
+
+@dataclass
+class SeatInfo:
+    """A seat: empty, a human (with the hash of their secret token) or a bot of a level.
+
+    ``covered`` marks a human seat that a bot is playing for (timer ran out, or absent too long);
+    ``connections`` counts the sockets open on it. Both are presence: never stored.
+    """
+
+    seat: int
+    kind: SeatKind = "empty"
+    name: str | None = None
+    bot_level: str | None = None
+    token_hash: str | None = None
+    covered: bool = False
+    connections: int = 0
+
+    def public(self) -> dict[str, Any]:
+        """What everyone may know about the seat."""
+        return {
+            "seat": self.seat,
+            "kind": self.kind,
+            "name": self.name,
+            "bot_level": self.bot_level,
+            "connected": self.connections > 0 or self.kind == "bot",
+            "covered": self.covered,
+        }
+
+    def spec(self) -> SeatSpec:
+        """The seat as the store keeps it."""
+        return SeatSpec(
+            kind=self.kind,
+            name=self.name,
+            bot_level=self.bot_level,
+            token_hash=self.token_hash,
+            seat=self.seat,
+        )
+
+    def become(self, spec: SeatSpec) -> None:
+        """Adopt a stored change: the seat is now ``spec`` (and no longer covered)."""
+        self.kind = spec.kind  # type: ignore[assignment]
+        self.name, self.bot_level, self.token_hash = spec.name, spec.bot_level, spec.token_hash
+        self.covered = False
+
+
+def seat_of_token(seats: list[SeatInfo], token: str) -> int:
+    """The seat whose token this is; raises `RoomError` (``bad_token``, 403)."""
+    digest = hash_token(token)
+    for seat in seats:
+        if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):
+            return seat.seat
+    raise RoomError("bad_token", "this token holds no seat in this room", 403)
+
+
+def seat_at(seats: list[SeatInfo], seat: int) -> SeatInfo:
+    """``seats[seat]``; raises `RoomError` (``no_such_seat``, 404)."""
+    if not 0 <= seat < len(seats):
+        raise RoomError("no_such_seat", f"no seat {seat} at this {len(seats)}-seat table", 404)
+    return seats[seat]
+
+
+def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_hash: str) -> SeatSpec:
+    """What ``seat`` becomes when a person called ``name`` takes it.
+
+    Raises `RoomError`: ``no_such_seat`` (404), ``seat_taken`` (409), ``name_taken`` (409: a
+    person at another seat has this name, `app.rooms.names.name_key`), ``name_reserved`` (422: the
+    table's label of a bot or empty seat, such as "Bot 3").
+    """
+    info = seat_at(seats, seat)
+    open_seat = info.kind == "empty" or (info.kind == "bot" and status == "waiting")
+    if not open_seat:
+        raise RoomError("seat_taken", f"seat {seat} is taken")
+    if is_reserved_name(name):
+        raise RoomError("name_reserved", f"{name!r} is how the table names a bot or an empty seat", 422)
+    key = name_key(name)
+    if any(s.kind == "human" and s.name and name_key(s.name) == key for s in seats):
+        raise RoomError("name_taken", f"someone at this table is already called {name!r}")
+    return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat)
+
+
+def check_bot_swap(seats: list[SeatInfo], seat: int, level: str | None, status: str) -> SeatSpec:
+    """What ``seat`` becomes as a bot of ``level`` (None: empty, only before the start).
+    Raises `RoomError` (``no_such_seat``, ``unknown_bot``, ``already_started``)."""
+    seat_at(seats, seat)
+    if level is not None and level not in BOTS:
+        raise RoomError("unknown_bot", f"unknown bot level {level!r}", 422)
+    if level is None and status != "waiting":
+        raise RoomError("already_started", "seats cannot be emptied once the match started")
+    if level is None:
+        return SeatSpec(kind="empty", seat=seat)
+    return SeatSpec(kind="bot", bot_level=level, seat=seat)

@@ -1,0 +1,159 @@
+"""Creating a match and rewriting its seats one at a time (the store's writes that are not a
+room's change; `app.store.repository.Store` adds those).
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import insert, update
+from sqlalchemy.engine import Connection
+
+from app.store.errors import NotFoundError
+from app.store.models import (
+    Match,
+    Seat,
+)
+from app.store.rows import (
+    SeatSpec,
+    check_kind,
+)
+from app.store.writer import Writer, now_utc, set_version
+
+__all__ = [
+    "MatchWrites",
+]
+
+
+class MatchWrites(Writer):
+    """The writes of `app.store.repository.Store` that create a match or rewrite one seat."""
+
+    async def create_match(
+        self,
+        code: str,
+        variant: str,
+        options: dict[str, Any],
+        seat_count: int,
+        turn_timer_s: float,
+        host_token_hash: str,
+        seats: Sequence[SeatSpec],
+        start: dict[str, Any] | None = None,
+    ) -> int:
+        """Store a new match (status ``waiting``, version 0) with its seats; returns its id.
+
+        ``options`` and ``start`` are RECORD.md's objects; ``seats`` lists ``seat_count`` seats.
+        Raises ValueError when the seats do not number ``seat_count`` or one is out of place,
+        ConflictError when the room ``code`` is taken.
+        """
+        if len(seats) != seat_count:
+            raise ValueError(f"{seat_count} seats needed, got {len(seats)}")
+        misplaced = [i for i, spec in enumerate(seats) if spec.seat not in (None, i)]
+        if misplaced:
+            raise ValueError(f"seats[{misplaced[0]}] is seat {seats[misplaced[0]].seat}")
+        now = now_utc()
+
+        def run(connection: Connection) -> int:
+            inserted = connection.execute(
+                insert(Match)
+                .values(
+                    code=code,
+                    variant=variant,
+                    options=options,
+                    seat_count=seat_count,
+                    status="waiting",
+                    turn_timer_s=turn_timer_s,
+                    start=start,
+                    version=0,
+                    created_at=now,
+                    host_token_hash=host_token_hash,
+                )
+                .returning(Match.id)
+            )
+            match_id: int = inserted.scalar_one()
+            connection.execute(
+                insert(Seat),
+                [
+                    {
+                        "match_id": match_id,
+                        "seat": index,
+                        "name": spec.name,
+                        "kind": spec.kind,
+                        "bot_level": spec.bot_level,
+                        "token_hash": spec.token_hash,
+                        "updated_at": now,
+                    }
+                    for index, spec in enumerate(seats)
+                ],
+            )
+            return match_id
+
+        return await self._submit(run)
+
+    async def update_seat(
+        self,
+        match_id: int,
+        seat: int,
+        *,
+        name: str | None,
+        kind: str,
+        bot_level: str | None,
+        token_hash: str | None,
+        version: int | None = None,
+    ) -> None:
+        """Overwrite a seat (a player leaves: ``kind="empty"``; a bot takes over: ``"bot"``), and
+        the match's version when given. Raises ValueError for a bad kind, NotFoundError when the
+        seat does not exist."""
+        check_kind(kind, bot_level)
+        values: dict[str, Any] = {
+            "name": name,
+            "kind": kind,
+            "bot_level": bot_level,
+            "token_hash": token_hash,
+            "updated_at": now_utc(),
+        }
+
+        def run(connection: Connection) -> None:
+            changed = connection.execute(
+                update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
+            )
+            if changed.rowcount != 1:
+                raise NotFoundError(f"match {match_id} has no seat {seat}")
+            if version is not None:
+                set_version(connection, match_id, version)
+
+        await self._submit(run)
+
+    async def claim_seat(
+        self,
+        match_id: int,
+        seat: int,
+        name: str,
+        token_hash: str,
+        *,
+        take_bot: bool = False,
+        version: int | None = None,
+    ) -> bool:
+        """Seat a player: succeeds only if the seat is ``empty`` (or, with ``take_bot``, a bot).
+
+        One conditional UPDATE through the writer, so of concurrent claims for one seat exactly
+        one wins. Returns whether the seat was claimed (False also when there is no such seat);
+        on success also stores the match's version when given.
+        """
+        kinds = ("empty", "bot") if take_bot else ("empty",)
+        now = now_utc()
+
+        def run(connection: Connection) -> bool:
+            changed = connection.execute(
+                update(Seat)
+                .where(Seat.match_id == match_id, Seat.seat == seat, Seat.kind.in_(kinds))
+                .values(name=name, kind="human", bot_level=None, token_hash=token_hash, updated_at=now)
+            )
+            if changed.rowcount != 1:
+                return False
+            if version is not None:
+                set_version(connection, match_id, version)
+            return True
+
+        return await self._submit(run)

@@ -1,0 +1,162 @@
+"""Reading stored matches: each load sees one consistent snapshot, on its own connection."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, Final, TypeVar
+
+from sqlalchemy import ColumnElement, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from app.store.errors import NotFoundError, StoreClosedError
+from app.store.models import (
+    Match,
+    MatchAction,
+    Round,
+    Seat,
+    Tally,
+)
+from app.store.records import record_of
+from app.store.rows import (
+    ActionRow,
+    MatchRow,
+    RoundRow,
+    SeatRow,
+    TallyRow,
+)
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "MatchReads",
+]
+
+ACTIVE_STATUSES: Final = ("waiting", "playing")
+"""Statuses of the matches a restarted server must bring back (`Store.active_matches`)."""
+
+_CHUNK = 500  # ids per IN (...) list when loading many matches
+
+
+class MatchReads:
+    """The reads of `app.store.repository.Store` (it provides ``_read_engine``)."""
+
+    _read_engine: AsyncEngine | None
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def load_match(self, code: str) -> MatchRow | None:
+        """The match with room ``code`` (seats, rounds, actions and tallies), or None."""
+        found = await self._load(Match.code == code)
+        return found[0] if found else None
+
+    async def load_match_by_id(self, match_id: int) -> MatchRow | None:
+        """The match with id ``match_id``, or None."""
+        found = await self._load(Match.id == match_id)
+        return found[0] if found else None
+
+    async def active_matches(self) -> list[MatchRow]:
+        """Every match that is ``waiting`` or ``playing``, by id: what a restarted server
+        brings back."""
+        return await self._load(Match.status.in_(ACTIVE_STATUSES))
+
+    async def export_record(self, match: int | str) -> dict[str, Any]:
+        """RECORD.md's ``domeng-record/1`` document of a match (by id or room code), from the
+        database alone: seats as display names (`seat_display_name`), ``start`` if any, and
+        every stored round, the last one possibly unfinished. Each round also carries its
+        ``seed`` and ``commitment``.
+
+        Raises NotFoundError for an unknown match.
+        """
+        row = await (self.load_match_by_id(match) if isinstance(match, int) else self.load_match(match))
+        if row is None:
+            raise NotFoundError(f"no match {match!r}")
+        return record_of(row)
+
+    async def _load(self, where: ColumnElement[bool]) -> list[MatchRow]:
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with AsyncSession(self._read_engine) as session, session.begin():
+            matches = list(await session.scalars(select(Match).where(where).order_by(Match.id)))
+            ids = [m.id for m in matches]
+            seats = await _select_for(session, Seat, ids, Seat.seat)
+            rounds = await _select_for(session, Round, ids, Round.index)
+            actions = await _select_for(session, MatchAction, ids, MatchAction.round_index, MatchAction.seq)
+            tallies = await _select_for(session, Tally, ids, Tally.round_index, Tally.seat)
+            return _assemble(matches, seats, rounds, actions, tallies)
+
+
+_M = TypeVar("_M", Seat, Round, MatchAction, Tally)
+
+
+async def _select_for(session: AsyncSession, model: type[_M], ids: Sequence[int], *order: Any) -> list[_M]:
+    """The rows of ``model`` of the matches ``ids``, by match then ``order``."""
+    rows: list[_M] = []
+    for at in range(0, len(ids), _CHUNK):
+        chunk = ids[at : at + _CHUNK]
+        query = select(model).where(model.match_id.in_(chunk)).order_by(model.match_id, *order)
+        rows += await session.scalars(query)
+    return rows
+
+
+def _by_match(rows: Iterable[_M]) -> dict[int, list[_M]]:
+    grouped: dict[int, list[_M]] = defaultdict(list)
+    for row in rows:
+        grouped[row.match_id].append(row)
+    return grouped
+
+
+def _assemble(
+    matches: Sequence[Match],
+    seats: Sequence[Seat],
+    rounds: Sequence[Round],
+    actions: Sequence[MatchAction],
+    tallies: Sequence[Tally],
+) -> list[MatchRow]:
+    seats_of, rounds_of = _by_match(seats), _by_match(rounds)
+    actions_of: dict[tuple[int, int], list[ActionRow]] = defaultdict(list)
+    for a in actions:
+        actions_of[a.match_id, a.round_index].append(
+            ActionRow(a.seq, a.version, a.seat, a.action, a.actor, a.created_at)
+        )
+    tallies_of: dict[tuple[int, int], list[TallyRow]] = defaultdict(list)
+    for t in tallies:
+        tallies_of[t.match_id, t.round_index].append(
+            TallyRow(t.seat, t.stones, t.received, t.paid, t.points, t.pending)
+        )
+    return [
+        MatchRow(
+            id=m.id,
+            code=m.code,
+            variant=m.variant,
+            options=m.options,
+            seat_count=m.seat_count,
+            status=m.status,
+            turn_timer_s=m.turn_timer_s,
+            start=m.start,
+            version=m.version,
+            created_at=m.created_at,
+            started_at=m.started_at,
+            finished_at=m.finished_at,
+            host_token_hash=m.host_token_hash,
+            seats=tuple(
+                SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at)
+                for s in seats_of[m.id]
+            ),
+            rounds=tuple(
+                RoundRow(
+                    index=r.index,
+                    seed=r.seed,
+                    commitment=r.commitment,
+                    deal=r.deal,
+                    started_at=r.started_at,
+                    ended_at=r.ended_at,
+                    outcome=r.outcome,
+                    table_after=r.table_after,
+                    actions=tuple(actions_of[m.id, r.index]),
+                    tallies=tuple(tallies_of[m.id, r.index]),
+                )
+                for r in rounds_of[m.id]
+            ),
+        )
+        for m in matches
+    ]

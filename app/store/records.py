@@ -1,0 +1,20 @@
+"""A stored match as RECORD.md's document (written by the engine's one record writer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.store.rows import MatchRow
+from engine.record import RecordRound, build_record
+from engine.variants import make_rules
+
+__all__ = ["record_of"]
+
+
+def record_of(match: MatchRow) -> dict[str, Any]:
+    """RECORD.md's document of a loaded match (see `Store.export_record`): seats as display names,
+    ``start`` if any, every stored round (the last one possibly unfinished) with its ``seed`` and
+    ``commitment``."""
+    rules = make_rules(match.variant, match.options, match.seat_count)
+    rounds = [RecordRound(r.deal, [a.action for a in r.actions], r.seed, r.commitment) for r in match.rounds]
+    return build_record(rules, match.seat_names(), rounds, match.start, options=match.options)

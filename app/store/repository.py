@@ -1,0 +1,265 @@
+"""The match store: matches, seats, rounds and actions kept in SQLite or PostgreSQL.
+
+Writes go through the writer (`app.store.writer`), reads through `app.store.reads`.
+Arguments the store can check without the database (an unknown status, kind or actor) raise
+ValueError at once, before anything is queued.
+
+    async with Store(sqlite_url(Path("data"))) as store:
+        match_id = await store.create_match("K7Q2", "domeng", {}, 5, 30.0, host_hash, seats)
+        await store.append_action(match_id, 0, 0, 12, 3, {"seat": 3, "play": "6-6"}, "human")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import func, insert, literal, update
+from sqlalchemy.engine import Connection
+
+from app.store.errors import NotFoundError
+from app.store.matches import MatchWrites
+from app.store.models import (
+    ACTORS,
+    MATCH_STATUSES,
+    Match,
+    Round,
+    Seat,
+    Tally,
+    UTCDateTime,
+)
+from app.store.reads import MatchReads
+from app.store.rows import (
+    NewRound,
+    RoundEnd,
+    SeatChange,
+    SeatSpec,
+    TallySpec,
+)
+from app.store.writer import insert_actions, now_utc, set_version
+
+__all__ = [
+    "Store",
+]
+
+_FINAL_STATUSES: Final = ("finished", "abandoned")
+
+
+class Store(MatchReads, MatchWrites):
+    """The match store on ``database_url`` (see `Writer` for starting and closing it): the
+    writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed."""
+
+    # -- writes --------------------------------------------------------------------------------
+
+    async def save_room(
+        self,
+        match_id: int,
+        version: int,
+        *,
+        seats: Sequence[SeatChange] = (),
+        status: str | None = None,
+        new_round: NewRound | None = None,
+    ) -> None:
+        """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
+        a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`)
+        and store a ``new_round`` (as `start_round`), each when given. All of it, or none.
+
+        Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
+        or seat, ConflictError when the round is already stored.
+        """
+        if status is not None and status not in MATCH_STATUSES:
+            raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
+        if new_round is not None:
+            _check_deal(new_round.deal)
+        now = now_utc()
+
+        def run(connection: Connection) -> None:
+            for change in seats:
+                _write_seat(connection, match_id, change.seat, change.spec, now)
+            if new_round is not None:
+                connection.execute(
+                    insert(Round).values(
+                        match_id=match_id,
+                        index=new_round.index,
+                        seed=new_round.seed,
+                        commitment=new_round.commitment,
+                        deal=new_round.deal,
+                        started_at=now,
+                    )
+                )
+            if status is not None:
+                _write_status(connection, match_id, status, version, now)
+            else:
+                set_version(connection, match_id, version)
+
+        await self._submit(run)
+
+    async def set_status(self, match_id: int, status: str, version: int) -> None:
+        """Set the match's status and version. The first ``playing`` stamps ``started_at``, the
+        first ``finished`` or ``abandoned`` stamps ``finished_at``.
+
+        Raises ValueError for an unknown status, NotFoundError for an unknown match.
+        """
+        if status not in MATCH_STATUSES:
+            raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
+        now = now_utc()
+        await self._submit(lambda connection: _write_status(connection, match_id, status, version, now))
+
+    async def start_round(
+        self, match_id: int, index: int, seed: str, commitment: str, deal: dict[str, Any], version: int
+    ) -> None:
+        """Store a dealt round: ``index`` from 0, its ``seed``, ``commitment`` (`commitment_of`)
+        and ``deal`` ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}`` (tiles ``"a-b"``).
+
+        Raises ValueError for a deal without hands and rest, ConflictError when the round is
+        already stored or the match does not exist.
+        """
+        if not isinstance(deal.get("hands"), list) or not isinstance(deal.get("rest"), list):
+            raise ValueError("a deal is {'hands': [[tile, ...], ...], 'rest': [tile, ...]}")
+        now = now_utc()
+
+        def run(connection: Connection) -> None:
+            connection.execute(
+                insert(Round).values(
+                    match_id=match_id,
+                    index=index,
+                    seed=seed,
+                    commitment=commitment,
+                    deal=deal,
+                    started_at=now,
+                )
+            )
+            set_version(connection, match_id, version)
+
+        await self._submit(run)
+
+    async def append_action(
+        self,
+        match_id: int,
+        round_index: int,
+        seq: int,
+        version: int,
+        seat: int,
+        action: dict[str, Any],
+        actor: str,
+        round_end: RoundEnd | None = None,
+    ) -> None:
+        """Append one action: RECORD.md's action object (``{"seat": 2, "play": "3-6", "end":
+        "R"}``), its ``seq`` in the round (from 0), the room ``version`` it produced, and who made
+        it (``human``, ``bot``, ``timer`` or ``server``). With ``round_end`` (the action ended the
+        round), the round's end and tallies, and the match's finish, are stored in the same
+        transaction: all of it is stored, or none of it (`end_round`).
+
+        Raises ValueError for an unknown actor, ConflictError when ``seq`` is already stored for
+        the round or the round is not stored (or already ended), NotFoundError for an unknown match.
+        """
+        if actor not in ACTORS:
+            raise ValueError(f"actor must be one of {ACTORS}, got {actor!r}")
+        now = now_utc()
+        row = {
+            "match_id": match_id,
+            "round_index": round_index,
+            "seq": seq,
+            "version": version,
+            "seat": seat,
+            "action": action,
+            "actor": actor,
+            "created_at": now,
+        }
+        if round_end is None:
+            await self._submit(None, row)
+            return
+
+        def run(connection: Connection) -> None:
+            insert_actions(connection, [row])
+            _write_round_end(connection, match_id, round_index, round_end, version, now)
+
+        await self._submit(run)
+
+    async def end_round(
+        self,
+        match_id: int,
+        index: int,
+        outcome: dict[str, Any],
+        table_after: int | None,
+        tallies: Sequence[TallySpec],
+        version: int,
+        match_finished: bool = False,
+    ) -> None:
+        """Store a round's end: its ``outcome`` (a JSON object, e.g. RECORD.md's round report),
+        Domeng's stones on the table after it, and each seat's tally; with ``match_finished``, the
+        match's ``finished`` status too, in the same transaction.
+
+        Raises NotFoundError when the round is not stored, ConflictError when it already has
+        tallies.
+        """
+        end = RoundEnd(outcome, table_after, tallies, match_finished)
+        now = now_utc()
+        await self._submit(lambda conn: _write_round_end(conn, match_id, index, end, version, now))
+
+
+def _check_deal(deal: dict[str, Any]) -> None:
+    if not isinstance(deal.get("hands"), list) or not isinstance(deal.get("rest"), list):
+        raise ValueError("a deal is {'hands': [[tile, ...], ...], 'rest': [tile, ...]}")
+
+
+def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec, now: datetime) -> None:
+    values = {
+        "name": spec.name,
+        "kind": spec.kind,
+        "bot_level": spec.bot_level,
+        "token_hash": spec.token_hash,
+        "updated_at": now,
+    }
+    changed = connection.execute(
+        update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
+    )
+    if changed.rowcount != 1:
+        raise NotFoundError(f"match {match_id} has no seat {seat}")
+
+
+def _write_status(connection: Connection, match_id: int, status: str, version: int, now: datetime) -> None:
+    """`Store.set_status` inside a transaction."""
+    at = literal(now, UTCDateTime())
+    values: dict[str, Any] = {"status": status, "version": version}
+    if status == "playing":
+        values["started_at"] = func.coalesce(Match.started_at, at)
+    elif status in _FINAL_STATUSES:
+        values["finished_at"] = func.coalesce(Match.finished_at, at)
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(values))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
+
+
+def _write_round_end(
+    connection: Connection, match_id: int, index: int, end: RoundEnd, version: int, now: datetime
+) -> None:
+    """`Store.end_round` (and, when the match ended too, its ``finished`` status) inside a
+    transaction."""
+    changed = connection.execute(
+        update(Round)
+        .where(Round.match_id == match_id, Round.index == index)
+        .values(ended_at=now, outcome=end.outcome, table_after=end.table_after)
+    )
+    if changed.rowcount != 1:
+        raise NotFoundError(f"match {match_id} has no round {index}")
+    rows = [
+        {
+            "match_id": match_id,
+            "round_index": index,
+            "seat": t.seat,
+            "stones": t.stones,
+            "received": t.received,
+            "paid": t.paid,
+            "points": t.points,
+            "pending": t.pending,
+        }
+        for t in end.tallies
+    ]
+    if rows:
+        connection.execute(insert(Tally), rows)
+    if end.match_finished:
+        _write_status(connection, match_id, "finished", version, now)
+    else:
+        set_version(connection, match_id, version)

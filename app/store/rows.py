@@ -1,0 +1,196 @@
+"""What goes into the store (seat and tally specs, a round's end) and what comes out of it
+(snapshots of stored matches, seats, rounds, actions and tallies)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.store.models import (
+    SEAT_KINDS,
+)
+
+__all__ = [
+    "ActionRow",
+    "MatchRow",
+    "NewRound",
+    "RoundEnd",
+    "RoundRow",
+    "SeatChange",
+    "SeatRow",
+    "SeatSpec",
+    "TallyRow",
+    "TallySpec",
+    "check_kind",
+    "seat_display_name",
+]
+
+# -- what goes in ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """A seat as `Store.create_match` stores it: ``kind`` is ``empty``, ``human`` (``name`` and
+    ``token_hash``) or ``bot`` (``bot_level``, optional ``name``). ``seat``, when given, must be
+    the seat's index in the list. Raises ValueError for an unknown kind or a bot without level."""
+
+    kind: str = "empty"
+    name: str | None = None
+    bot_level: str | None = None
+    token_hash: str | None = None
+    seat: int | None = None
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind, self.bot_level)
+
+
+@dataclass(frozen=True, slots=True)
+class TallySpec:
+    """One seat's result of a finished round (`Store.end_round`): Domeng ``stones`` held after
+    the round, stones ``received`` and ``paid`` in it; Kozel ``points`` and ``pending`` after it."""
+
+    seat: int
+    received: int = 0
+    paid: int = 0
+    stones: int | None = None
+    points: int | None = None
+    pending: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnd:
+    """How a round ended, stored with its last action in one transaction (`Store.append_action`):
+    the ``outcome`` (a JSON object, e.g. RECORD.md's round report), Domeng's stones on the table
+    after it (``table_after``, None for Kozel), each seat's tally, and whether the match ended with
+    it (``match_finished``: the status becomes ``finished``)."""
+
+    outcome: dict[str, Any]
+    table_after: int | None
+    tallies: Sequence[TallySpec]
+    match_finished: bool = False
+
+
+def check_kind(kind: str, bot_level: str | None) -> None:
+    if kind not in SEAT_KINDS:
+        raise ValueError(f"seat kind must be one of {SEAT_KINDS}, got {kind!r}")
+    if kind == "bot" and not bot_level:
+        raise ValueError("a bot seat needs a bot_level")
+
+
+@dataclass(frozen=True, slots=True)
+class SeatChange:
+    """One seat rewritten: ``spec`` is what the seat becomes (its ``seat`` field is ignored)."""
+
+    seat: int
+    spec: SeatSpec
+
+
+@dataclass(frozen=True, slots=True)
+class NewRound:
+    """A dealt round as stored: ``index`` from 0, its secret ``seed``, ``commitment`` and
+    ``deal`` (``{"hands": [[tile, ...], ...], "rest": [tile, ...]}``)."""
+
+    index: int
+    seed: str
+    commitment: str
+    deal: dict[str, Any]
+
+
+# -- what comes out ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    """A stored seat (see `app.store.models.Seat`)."""
+
+    seat: int
+    name: str | None
+    kind: str
+    bot_level: str | None
+    token_hash: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRow:
+    """A stored action: ``action`` is RECORD.md's action object, ``seq`` its index in the round."""
+
+    seq: int
+    version: int
+    seat: int
+    action: dict[str, Any]
+    actor: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TallyRow:
+    """A seat's stored result of a finished round (see `TallySpec`)."""
+
+    seat: int
+    stones: int | None
+    received: int
+    paid: int
+    points: int | None
+    pending: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRow:
+    """A stored round: ``deal`` is ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}``;
+    ``outcome``, ``ended_at`` and ``table_after`` are None while it is played. ``actions`` are in
+    ``seq`` order, ``tallies`` in seat order (empty until the round ends)."""
+
+    index: int
+    seed: str
+    commitment: str
+    deal: dict[str, Any]
+    started_at: datetime
+    ended_at: datetime | None
+    outcome: dict[str, Any] | None
+    table_after: int | None
+    actions: tuple[ActionRow, ...]
+    tallies: tuple[TallyRow, ...]
+
+    @property
+    def is_finished(self) -> bool:
+        """Whether the round has been ended (`Store.end_round`)."""
+        return self.ended_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    """A snapshot of a stored match: its fields, seats in seat order, rounds in index order."""
+
+    id: int
+    code: str
+    variant: str
+    options: dict[str, Any]
+    seat_count: int
+    status: str
+    turn_timer_s: float
+    start: dict[str, Any] | None
+    version: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    host_token_hash: str
+    seats: tuple[SeatRow, ...]
+    rounds: tuple[RoundRow, ...]
+
+    def seat_names(self) -> list[str]:
+        """Display names in seat order (`seat_display_name`)."""
+        return [seat_display_name(seat) for seat in self.seats]
+
+
+def seat_display_name(seat: SeatRow) -> str:
+    """The seat's name; else, for seat index 1, ``"Bot 2 (greedy)"`` for a bot of level greedy
+    (numbered like the table's "Bot 2", so bots of one match stay apart) and ``"Seat 2"`` for an
+    empty seat (seats count from 1 for people). RECORD.md's ``seats`` are free text."""
+    if seat.name:
+        return seat.name
+    if seat.kind == "bot":
+        return f"Bot {seat.seat + 1} ({seat.bot_level})"
+    return f"Seat {seat.seat + 1}"

@@ -1,0 +1,374 @@
+"""The store's writer: one task that commits every write ("group commit").
+ callers queue operations, the writer
+takes the first, drains up to ``batch_limit`` more that are already queued, runs them all in one
+transaction and commits, and only then answers each caller. A write is therefore durable when its
+``await`` returns, and writes are applied in the order they were called. When a batch fails, the
+writer retries its operations one by one, so a bad operation fails only its own caller. A write
+whose caller is cancelled still happens. ("Durable" means it survives a crash of the process; on
+SQLite, whose commits are synced at checkpoints (``synchronous=NORMAL``), a power cut may lose the
+last ones.) On SQLite the writer never checkpoints the write-ahead log itself: a checkpoint syncs
+the database file, and every write queued behind it would wait for the disk. A background task
+checkpoints instead (``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_interval_s`` seconds on
+a connection of its own, which never blocks the writer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, Generic, Self, TypeVar
+
+import structlog
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.store.database import upgrade_database
+from app.store.db import (
+    SQLITE_BEGIN_OPTION,
+    SQLITE_PRAGMAS,
+    is_sqlite,
+    make_engine,
+    make_sync_engine,
+    sqlite_path,
+)
+from app.store.errors import NotFoundError, StoreClosedError, store_error
+from app.store.models import (
+    Match,
+    MatchAction,
+)
+
+_log = structlog.get_logger("domeng.store")
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class _Op(Generic[_T]):
+    """A queued write: ``run`` on the writer's connection, or, for `Store.append_action`, the
+    action's ``row``, which the writer inserts together with the batch's other action rows."""
+
+    future: asyncio.Future[_T]
+    run: Callable[[Connection], _T] | None = None
+    row: dict[str, Any] | None = None
+
+
+_INSERT_ACTIONS: Final = insert(MatchAction)
+_SET_VERSIONS: Final = (
+    update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
+)
+
+__all__ = [
+    "Writer",
+    "insert_actions",
+    "now_utc",
+    "set_version",
+]
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+class Writer:
+    """The database of the match store on ``database_url`` (``sqlite+aiosqlite:///path`` or
+    ``postgresql+asyncpg://...``). `start` it before use and `close` it after, or use
+    ``async with Store(url) as store``. Writes are queued to one writer (see the module
+    docstring); a write's ``await`` returns once it is committed.
+
+    Counters for tests and metrics: ``transactions_committed`` (write transactions),
+    ``writes_committed`` (operations in them) and ``batches_retried`` (failed batches retried one
+    operation at a time).
+    """
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        batch_limit: int = 500,
+        checkpoint_interval_s: float = 1.0,
+        on_commit: Callable[[float, int], None] | None = None,
+    ) -> None:
+        if batch_limit < 1:
+            raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
+        if checkpoint_interval_s <= 0:
+            raise ValueError(f"checkpoint_interval_s must be > 0, got {checkpoint_interval_s}")
+        self.database_url = database_url
+        self.batch_limit = batch_limit
+        self.checkpoint_interval_s = checkpoint_interval_s
+        self.checkpoints = 0
+        """SQLite: background checkpoints run so far."""
+        self.on_commit = on_commit
+        """Called after each write transaction with its duration (seconds) and its writes."""
+        self.transactions_committed = 0
+        self.writes_committed = 0
+        self.batches_retried = 0
+        self._engine: AsyncEngine | None = None
+        self._write_engine: AsyncEngine | None = None
+        self._read_engine: AsyncEngine | None = None
+        self._sync_writer: Engine | None = None
+        """SQLite: the writer's synchronous engine, used only in ``_writer_thread``."""
+        self._writer_thread: ThreadPoolExecutor | None = None
+        self._queue: asyncio.Queue[_Op[Any] | None] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self._checkpointer: asyncio.Task[None] | None = None
+        self._closing = False
+
+    @property
+    def dialect(self) -> str:
+        """The database's kind: ``"sqlite"`` or ``"postgresql"``."""
+        return make_url(self.database_url).get_backend_name()
+
+    @property
+    def is_sqlite(self) -> bool:
+        """Whether the store is a SQLite database."""
+        return is_sqlite(self.database_url)
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The async engine; raises StoreClosedError before `start` and after `close`."""
+        if self._engine is None:
+            raise StoreClosedError("the store is not started")
+        return self._engine
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the database: create a SQLite file's directory, migrate to the latest schema
+        (Alembic ``upgrade head``, in a worker thread) and start the writer.
+
+        Raises RuntimeError when already started, ValueError for an in-memory SQLite URL, and
+        the migration's errors.
+        """
+        if self._engine is not None:
+            raise RuntimeError("the store is already started")
+        path = sqlite_path(self.database_url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(upgrade_database, self.database_url)
+        if self.is_sqlite:  # checkpoints are the checkpointer's, never a commit's (module docstring)
+            pragmas = (*SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0")
+            engine = make_engine(self.database_url, sqlite_pragmas=pragmas)
+        else:
+            engine = make_engine(self.database_url)
+        self._engine = engine
+        if self.is_sqlite:
+            # one writer: take the write lock at BEGIN rather than at the first write
+            writer = make_sync_engine(self.database_url, sqlite_pragmas=pragmas)
+            self._sync_writer = writer.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+            self._writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+            self._read_engine = engine
+        else:
+            self._write_engine = engine
+            # several SELECTs of one load see one snapshot
+            self._read_engine = engine.execution_options(isolation_level="REPEATABLE READ")
+        self._closing = False
+        self._queue = asyncio.Queue()
+        self._writer = asyncio.create_task(self._write_loop(), name="store-writer")
+        if self.is_sqlite:
+            self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="store-checkpointer")
+
+    async def close(self) -> None:
+        """Let the writer finish every queued write, then close the database's connections.
+
+        Writes called after `close` has begun raise StoreClosedError. Safe to call twice.
+        """
+        self._closing = True
+        checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            checkpointer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await checkpointer
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            self._queue.put_nowait(None)
+            await asyncio.shield(writer)  # a cancelled close must not cancel queued writes
+        engine, self._engine = self._engine, None
+        self._write_engine = self._read_engine = None
+        if engine is not None:
+            await engine.dispose()
+        sync_writer, self._sync_writer = self._sync_writer, None
+        thread, self._writer_thread = self._writer_thread, None
+        if sync_writer is not None and thread is not None:
+            # SQLite connections belong to the thread that opened them: close them there
+            await asyncio.get_running_loop().run_in_executor(thread, sync_writer.engine.dispose)
+            thread.shutdown(wait=False)
+
+    async def ping(self, timeout_s: float = 2.0) -> bool:
+        """Readiness: whether the writer is running and the database answers ``SELECT 1`` within
+        ``timeout_s`` seconds. Never raises."""
+        writer, engine = self._writer, self._read_engine
+        if writer is None or writer.done() or self._closing or engine is None:
+            return False
+        try:
+            async with asyncio.timeout(timeout_s), engine.connect() as connection:
+                await connection.execute(select(1))
+        except (TimeoutError, SQLAlchemyError, OSError):
+            return False
+        return True
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- the writer ----------------------------------------------------------------------------
+
+    async def _checkpoint_loop(self) -> None:
+        """SQLite: copy the write-ahead log into the database file every ``checkpoint_interval_s``
+        seconds, off the writer's path. PASSIVE takes no lock that a writer waits for; what it
+        cannot copy (pages a reader still needs) the next round copies. A failure is logged and
+        retried at the next interval (the log only grows meanwhile)."""
+        assert self._read_engine is not None
+        engine = self._read_engine
+        while True:
+            await asyncio.sleep(self.checkpoint_interval_s)
+            try:
+                async with engine.connect() as connection:
+                    await connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+                    await connection.commit()
+                self.checkpoints += 1
+            except (SQLAlchemyError, OSError) as error:
+                _log.warning("store_checkpoint_failed", error=str(error))
+
+    async def _submit(self, run: Callable[[Connection], _T] | None, row: dict[str, Any] | None = None) -> _T:
+        """Queue ``run`` (or an action ``row``) for the writer and wait until it is committed;
+        returns ``run``'s value."""
+        if self._writer is None or self._writer.done() or self._closing:
+            raise StoreClosedError("the store is not started or is closing")
+        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Op(future, run, row))
+        return await future
+
+    async def _write_loop(self) -> None:
+        queue = self._queue
+        batch: list[_Op[Any]] = []
+        try:
+            while True:
+                first = await queue.get()
+                if first is None:
+                    return
+                batch = [first]
+                stop = False
+                while len(batch) < self.batch_limit and not queue.empty():
+                    op = queue.get_nowait()
+                    if op is None:
+                        stop = True
+                        break
+                    batch.append(op)
+                await self._commit(batch)
+                batch = []
+                if stop:
+                    return
+        finally:
+            # cancelled (the loop is shutting down): nobody will run what is left
+            closed = StoreClosedError("the store closed before this write was committed")
+            for op in [*batch, *_drain(queue)]:
+                if not op.future.done():
+                    op.future.set_exception(closed)
+
+    async def _commit(self, batch: list[_Op[Any]]) -> None:
+        """Run ``batch`` in one transaction and answer its callers; on failure, run each
+        operation in a transaction of its own."""
+        try:
+            results = await self._transaction(batch)
+        except Exception as error:
+            if len(batch) == 1:
+                _answer(batch[0], error=error)
+                return
+            self.batches_retried += 1
+            for op in batch:
+                try:
+                    (result,) = await self._transaction([op])
+                except Exception as single_error:
+                    _answer(op, error=single_error)
+                else:
+                    _answer(op, result)
+            return
+        for op, result in zip(batch, results, strict=True):
+            _answer(op, result)
+
+    async def _transaction(self, ops: Sequence[_Op[Any]]) -> list[Any]:
+        """Run ``ops`` in order in one transaction. SQLite: on the writer's own synchronous
+        connection in the writer's thread, the whole batch in one hand-over (an async driver would
+        hand every statement to its thread and back). PostgreSQL: on an asyncpg connection."""
+        started = time.perf_counter()
+        if self._sync_writer is not None:
+            loop = asyncio.get_running_loop()
+            results = await loop.run_in_executor(self._writer_thread, self._run_sync_transaction, ops)
+        else:
+            assert self._write_engine is not None
+            async with self._write_engine.begin() as connection:
+                results = await connection.run_sync(_run_ops, ops)
+        self.transactions_committed += 1
+        self.writes_committed += len(ops)
+        if self.on_commit is not None:
+            self.on_commit(time.perf_counter() - started, len(ops))
+        return results
+
+    def _run_sync_transaction(self, ops: Sequence[_Op[Any]]) -> list[Any]:
+        assert self._sync_writer is not None
+        with self._sync_writer.begin() as connection:
+            return _run_ops(connection, ops)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _drain(queue: asyncio.Queue[_Op[Any] | None]) -> list[_Op[Any]]:
+    left = []
+    while not queue.empty():
+        op = queue.get_nowait()
+        if op is not None:
+            left.append(op)
+    return left
+
+
+def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None) -> None:
+    if op.future.done():  # the caller was cancelled; the write stands
+        return
+    if error is not None:
+        op.future.set_exception(store_error(error))
+    else:
+        op.future.set_result(result)
+
+
+def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
+    """Run ``ops`` in order on ``connection`` (inside a transaction); their results. Consecutive
+    action rows go in together: one executemany INSERT and one version UPDATE per match, which is
+    what makes actions cheap."""
+    results: list[Any] = []
+    rows: list[dict[str, Any]] = []
+    for op in ops:
+        if op.row is not None:
+            rows.append(op.row)
+            results.append(None)
+            continue
+        if rows:
+            insert_actions(connection, rows)
+            rows = []
+        assert op.run is not None
+        results.append(op.run(connection))
+    if rows:
+        insert_actions(connection, rows)
+    return results
+
+
+def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    connection.execute(_INSERT_ACTIONS, rows)
+    last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
+    connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
+
+
+def set_version(connection: Connection, match_id: int, version: int) -> None:
+    """Store the match's ``version`` (inside a transaction); NotFoundError for no such match."""
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")

@@ -1,0 +1,106 @@
+"""The FastAPI application: its parts put together, started and stopped (lifespan)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import AsyncIterator
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from limits import parse as parse_limit
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+from secure.middleware import SecureASGIMiddleware
+
+from app.admin.auth import AdminAuth
+from app.admin.routes import install_admin
+from app.edge.endpoint import SocketCounter, sockets
+from app.metrics import Metrics
+from app.rooms.config import RoomConfig
+from app.rooms.errors import RoomError
+from app.rooms.hub import Hub
+from app.store import Store
+from app.web.logs import configure_logging
+from app.web.middleware import MAX_BODY_BYTES, BodyLimit, security_headers
+from app.web.routes import STATIC_DIR, operations, pages, rooms
+from app.web.settings import Settings
+
+__all__ = ["create_app", "room_config"]
+
+_log = structlog.get_logger("domeng.server")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The application, with its store, hub and metrics created at start-up (lifespan)."""
+    settings = settings or Settings()
+    configure_logging(settings.log_level, settings.log_json)
+    metrics = Metrics()
+    store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
+    hub = Hub(room_config(settings), store, metrics)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await store.start()
+        recovered = await hub.recover()
+        # Rooms hold many small long-lived objects: move what exists now out of the collector's
+        # way and collect the young generation less often, so GC pauses stay short under load.
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 20)
+        _log.info("server_ready", rooms=recovered, database=store.dialect)
+        yield
+        for room in hub.rooms.values():
+            room.close_all("server_restart")
+        await hub.stop()
+        await store.close()
+
+    # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block
+    app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.hub = hub
+    app.state.store = store
+    app.state.settings = settings
+    app.state.metrics = metrics
+    app.state.sockets = SocketCounter(settings.max_sockets_per_address)
+    app.state.limiter = MovingWindowRateLimiter(MemoryStorage())
+    app.state.limit = parse_limit(settings.rate_limit)
+    app.state.create_limit = parse_limit(settings.room_create_limit)
+    app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
+    app.include_router(rooms)
+    app.include_router(operations)
+    app.include_router(pages)
+    app.include_router(sockets)
+    install_admin(app, AdminAuth(settings))
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(SecureASGIMiddleware, secure=security_headers())  # outermost: every response
+    return app
+
+
+async def _room_error(request: Request, error: RoomError) -> JSONResponse:
+    body = {"detail": {"code": error.code, "message": error.message}}
+    return JSONResponse(body, status_code=error.status, headers=error.headers)
+
+
+async def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+    """422 with where and why each field failed, without echoing the input: a body may hold what
+    JSON cannot carry back (a lone surrogate, NaN), and the client has it already."""
+    details = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in error.errors()
+    ]
+    return JSONResponse({"detail": details}, status_code=422)
+
+
+def room_config(settings: Settings) -> RoomConfig:
+    """The rooms' timings and limits from the server's settings."""
+    return RoomConfig(
+        disconnect_grace_s=settings.disconnect_grace_s,
+        bot_delay_s=settings.bot_delay_s,
+        round_pause_s=settings.round_pause_s,
+        turn_timer_s=settings.turn_timer_s,
+        max_rooms=settings.max_rooms,
+    )

@@ -1,0 +1,44 @@
+"""FastAPI dependencies as ``Annotated`` aliases: the hub, a room by its code, the host token."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, HTTPException
+from starlette.requests import HTTPConnection
+
+from app.rooms.hub import Hub
+from app.rooms.room import Room
+
+__all__ = [
+    "HostToken",
+    "HubDep",
+    "RoomDep",
+]
+
+
+def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None:
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:].strip()
+    return None
+
+
+HostToken = Annotated[str | None, Depends(_bearer)]
+
+
+def _hub(request: HTTPConnection) -> Hub:
+    hub: Hub = request.app.state.hub
+    return hub
+
+
+HubDep = Annotated[Hub, Depends(_hub)]
+
+
+def _room(code: str, hub: HubDep) -> Room:
+    room = hub.get(code)
+    if room is None:
+        raise HTTPException(404, detail={"code": "no_such_room", "message": "no room with this code"})
+    return room
+
+
+RoomDep = Annotated[Room, Depends(_room)]

@@ -1,0 +1,101 @@
+"""HTTP middleware: the request body limit and the security headers of every response."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import HTTPException
+from fastapi.responses import JSONResponse
+from secure import (
+    ContentSecurityPolicy,
+    CrossOriginOpenerPolicy,
+    PermissionsPolicy,
+    ReferrerPolicy,
+    Secure,
+    XContentTypeOptions,
+    XFrameOptions,
+)
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "BodyLimit",
+    "security_headers",
+]
+
+MAX_BODY_BYTES = 64 * 1024
+"""The largest HTTP request body read (bytes): every request of the API is a few hundred bytes."""
+
+
+class BodyLimit:
+    """ASGI middleware: an HTTP request whose body is over ``max_bytes`` gets 413
+    (``body_too_large``) before it is read, by its Content-Length, or as soon as a body sent
+    without one passes the limit while a POST, PUT, PATCH or DELETE reads it (raised as an
+    HTTPException, which FastAPI's body reading passes through). A GET, HEAD or OPTIONS body is
+    never read (its page only listens for a disconnect while it answers): it goes by uncounted.
+    WebSockets are left alone (their frames have their own limit)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await self._refuse()(scope, receive, send)
+            return
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise HTTPException(413, detail=self._detail())
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _detail(self) -> dict[str, str]:
+        return {"code": "body_too_large", "message": f"a request body is at most {self.max_bytes} bytes"}
+
+    def _refuse(self) -> JSONResponse:
+        return JSONResponse({"detail": self._detail()}, status_code=413, headers={"Connection": "close"})
+
+
+def security_headers() -> Secure:
+    """The security headers of every HTTP response (the ``secure`` package's ASGI middleware).
+
+    The client is same-origin ES modules and stylesheets with no inline script or style attribute
+    (styles are set through the CSSOM), so the Content-Security-Policy allows only ``'self'``, plus
+    ``data:`` images (the felt's noise texture in app.css); WebSockets go to the page's own host.
+    Pages may not be framed (clickjacking), types are not sniffed, and a room link (whose code lets
+    anyone watch) never leaves the site in a Referer header. HSTS is left to the TLS proxy, which
+    knows whether the site is served over HTTPS.
+    """
+    csp = (
+        ContentSecurityPolicy()
+        .default_src("'self'")
+        .script_src("'self'")
+        .style_src("'self'")
+        .img_src("'self'", "data:")
+        .connect_src("'self'")
+        .object_src("'none'")
+        .base_uri("'none'")
+        .form_action("'self'")
+        .frame_ancestors("'none'")
+    )
+    return Secure(
+        csp=csp,
+        coop=CrossOriginOpenerPolicy().same_origin(),
+        permissions=PermissionsPolicy().geolocation().microphone().camera(),
+        referrer=ReferrerPolicy().same_origin(),
+        xcto=XContentTypeOptions().nosniff(),
+        xfo=XFrameOptions().deny(),
+    )

@@ -1,0 +1,87 @@
+"""The HTTP API's request and response bodies (``/api/rooms``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+
+from app.rooms.names import shows_nothing
+
+__all__ = [
+    "MIN_TURN_TIMER_S",
+    "BotSet",
+    "ClaimCreate",
+    "RoomCreate",
+    "RoomCreated",
+    "SeatClaimed",
+]
+
+
+class RoomCreate(BaseModel):
+    """``POST /api/rooms``: the variant, its options (RULES.md), seats, turn timer and bots.
+
+    ``bots`` lists a bot level (or null for a seat left to people) for every seat.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    variant: str = Field("domeng", max_length=16)
+    options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
+    seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
+    turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
+    """Seconds per human turn: 0 (no timer) or 5 to 600."""
+    bots: list[str | None] | None = Field(None, max_length=5)
+
+    @field_validator("turn_timer_s")
+    @classmethod
+    def _playable_timer(cls, value: float | None) -> float | None:
+        if value is not None and 0 < value < MIN_TURN_TIMER_S:
+            raise ValueError(f"a turn timer is 0 (off) or {MIN_TURN_TIMER_S:g} to 600 seconds")
+        return None if value is None else value + 0.0  # -0.0 is 0
+
+
+MIN_TURN_TIMER_S = 5.0
+"""The shortest turn timer a room may have (seconds): less leaves a person no time to play."""
+
+
+class RoomCreated(BaseModel):
+    """The new room: its code, the link to share, and the host's secret token."""
+
+    code: str
+    url: str
+    host_token: str
+
+
+class ClaimCreate(BaseModel):
+    """``POST /api/rooms/{code}/seats/{seat}``: take a seat under a display name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=256)
+    """1 to 32 characters once runs of white space are folded to one space."""
+
+    @field_validator("name")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if not value or len(value) > 32 or any(not ch.isprintable() for ch in value):
+            raise ValueError("a name is 1-32 printable characters")
+        if all(shows_nothing(ch) for ch in value):
+            raise ValueError("a name needs a visible character")
+        return value
+
+
+class SeatClaimed(BaseModel):
+    """The claimed seat and its secret token (keep it: it regains the seat after a reload)."""
+
+    seat: int
+    token: str
+
+
+class BotSet(BaseModel):
+    """``PUT /api/rooms/{code}/seats/{seat}/bot``: a bot level, or null to empty the seat."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    level: str | None = Field(None, max_length=16)

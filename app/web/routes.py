@@ -1,0 +1,175 @@
+"""The HTTP routes: the room API (``/api``), health, readiness and metrics, and the pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from app.rooms import host as host_commands
+from app.rooms.errors import RoomError
+from app.rooms.frames import room_public
+from app.rooms.room import Room
+from app.web.deps import HostToken, HubDep, RoomDep
+from app.web.models import BotSet, ClaimCreate, RoomCreate, RoomCreated, SeatClaimed
+from app.web.ratelimit import retry_after_s
+from engine.deal_json import deal_to_json
+from engine.hashing import commitment_of
+from engine.variants import make_rules
+
+__all__ = [
+    "STATIC_DIR",
+    "claim_seat",
+    "create_room",
+    "docs_page",
+    "get_room",
+    "healthz",
+    "lobby_page",
+    "metrics_endpoint",
+    "operations",
+    "pages",
+    "readyz",
+    "room_page",
+    "rooms",
+    "rules_page",
+    "set_bot",
+    "start_match",
+    "verify_deal",
+]
+
+rooms = APIRouter(prefix="/api")
+operations = APIRouter()
+pages = APIRouter(include_in_schema=False)
+
+STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+"""The browser client: ES modules served as they are, no build step."""
+
+
+def _page() -> FileResponse:
+    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+@pages.get("/")
+async def lobby_page() -> FileResponse:
+    """The lobby: create a room."""
+    return _page()
+
+
+@pages.get("/r/{code}")
+async def room_page(code: str) -> FileResponse:
+    """A room's share link: pick a seat or watch, then the table."""
+    return _page()
+
+
+@pages.get("/docs")
+async def docs_page() -> FileResponse:
+    """The API reference: Swagger UI (vendored in static/vendor/swagger-ui) over /openapi.json."""
+    return FileResponse(STATIC_DIR / "docs.html", headers={"Cache-Control": "no-cache"})
+
+
+@pages.get("/rules")
+async def rules_page() -> FileResponse:
+    """The rules of Domeng and Kozel, with every term."""
+    return _page()
+
+
+@rooms.post("/rooms", status_code=201)
+async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
+    """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
+    state = request.app.state
+    client = request.client.host if request.client else "unknown"
+    if not state.limiter.hit(state.create_limit, f"create-{client}"):
+        retry = {"Retry-After": str(retry_after_s(state.limiter, state.create_limit, f"create-{client}"))}
+        message = "too many rooms created from this address; try again soon"
+        raise RoomError("too_many_rooms", message, 429, retry)
+    if len(hub.rooms) >= hub.config.max_rooms:
+        raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
+    room, host_token = await hub.create_room(
+        body.variant, body.options, body.seats, body.turn_timer_s, body.bots
+    )
+    # The share link is absolute only with a configured public URL: never built from the Host header.
+    base = (state.settings.public_url or "").rstrip("/")
+    return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
+
+
+@rooms.get("/rooms/{code}")
+async def get_room(room: RoomDep) -> dict[str, Any]:
+    """The room as everyone may see it (RoomPublic)."""
+    result: dict[str, Any] = await room.call(room_public)
+    return result
+
+
+@rooms.post("/rooms/{code}/seats/{seat}", status_code=201)
+async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate) -> SeatClaimed:
+    """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409)."""
+    token: str = await room.call(lambda r: host_commands.claim(r, seat, body.name))
+    return SeatClaimed(seat=seat, token=token)
+
+
+@rooms.put("/rooms/{code}/seats/{seat}/bot")
+async def set_bot(room: RoomDep, seat: int, body: BotSet, host: HostToken) -> dict[str, Any]:
+    """Host only: put a bot of ``level`` in the seat (or empty it before the start); during the
+    match this replaces an absent player with a bot."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        await host_commands.set_bot(r, seat, body.level)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.post("/rooms/{code}/start")
+async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
+    """Host only: fill empty seats with bots and deal the first round."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        await host_commands.begin_match(r)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.get("/deals/verify")
+async def verify_deal(
+    seed: Annotated[str, Query(max_length=256)],
+    commitment: Annotated[str, Query(max_length=128)],
+    variant: str = "domeng",
+    seats: int | None = None,
+) -> dict[str, Any]:
+    """Re-derive a round's deal from its revealed seed and check it against the commitment."""
+    try:
+        rules = make_rules(variant, {}, seats)
+    except ValueError as error:
+        raise HTTPException(422, detail={"code": "invalid_variant", "message": str(error)}) from None
+    deal = rules.deal_from_seed(seed)
+    return {
+        "matches": commitment_of(seed) == commitment.lower(),
+        **deal_to_json(deal),
+    }
+
+
+@operations.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+@operations.get("/readyz")
+async def readyz(hub: HubDep) -> Response:
+    """Readiness: the database answers and the store's writer is running."""
+    ok = await hub.store.ping()
+    body = {"status": "ready" if ok else "not ready", "rooms": len(hub.rooms)}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@operations.get("/metrics")
+async def metrics_endpoint(hub: HubDep) -> Response:
+    """Prometheus metrics."""
+    return Response(generate_latest(hub.metrics.registry), media_type=CONTENT_TYPE_LATEST)

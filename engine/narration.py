@@ -1,0 +1,114 @@
+"""Play in words: one line per settlement, outcome or action, in the game's own terms.
+
+Pure text from events (`engine.events`): the command line prints it, the admin history shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.events import (
+    DomengOutcome,
+    Drew,
+    Event,
+    KozelOutcome,
+    Passed,
+    Placed,
+    RoundEnded,
+    Settlement,
+    Termination,
+)
+
+__all__ = ["describe_events", "describe_outcome", "describe_settlement"]
+
+
+def _stones(n: int) -> str:
+    return f"{n} stone" if n == 1 else f"{n} stones"
+
+
+def describe_settlement(settlement: Settlement, names: Sequence[str]) -> str:
+    """One sentence for a settlement, e.g. ``"Dewi: +3 stones (2 from the table, 1 from Eko)"``."""
+    parts = []
+    if settlement.from_table:
+        parts.append(f"{settlement.from_table} from the table")
+    parts += [f"{amount} from {names[payer]}" for payer, amount in settlement.from_payers if amount]
+    if settlement.cancelled:
+        parts.append(f"{settlement.cancelled} cancelled")
+    detail = f" ({', '.join(parts)})" if parts else ""
+    return f"{names[settlement.receiver]}: +{_stones(settlement.received)}{detail}"
+
+
+def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]) -> list[str]:
+    """Readable lines for a finished round, in the game's own terms."""
+    if isinstance(outcome, KozelOutcome):
+        return _describe_kozel(outcome, names)
+    if outcome.manguno is None:
+        assert outcome.first_cappu is not None
+        head = f"{outcome.end.value.upper()}: {names[outcome.first_cappu]} is first cappu"
+    else:
+        sums = outcome.pip_sums
+        head = f"BLOCK: {names[outcome.manguno]} is MANGUNO ({sums[outcome.manguno]} pips)"
+        if outcome.mattikkeng:
+            ranked = ", ".join(f"{names[s]} ({sums[s]})" for s in outcome.mattikkeng)
+            head += f"; MATTIKKENG {ranked}"
+    lines = [head]
+    why = "CUCUQ" if outcome.cucuq is not None else "manguno"
+    lines.append(f"{why} {describe_settlement(outcome.settlement, names)}")
+    lines.append(f"winner {names[outcome.winner]}")
+    if outcome.camat_elected:
+        lines.append(f"CAMAT: {names[outcome.winner]} is elected; 25 stones back on the table")
+    stones = ", ".join(f"{n} {s}" for n, s in zip(names, outcome.stones, strict=True))
+    lines.append(f"table {outcome.table} · stones: {stones}")
+    if not outcome.match_over:  # nobody leads after the last round
+        lines.append(f"next leader {names[outcome.next_leader]}")
+    return lines
+
+
+def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:
+    """K5–K9 in words: how the round ended, each hand's value and what was written, the score with
+    the 13 opening (pending points in brackets), the goat and the next leader."""
+    if outcome.end is Termination.OUT:
+        assert outcome.winner is not None
+        head = f"OUT: {names[outcome.winner]} placed the last tile"
+    elif outcome.winner is None:
+        head = "FISH (tied): bazaar empty and nobody can place; the lowest hands write 0"
+    else:
+        head = f"FISH: bazaar empty and nobody can place; {names[outcome.winner]} has the lowest hand"
+    hands = ", ".join(
+        f"{n} {v} pips → +{w}" for n, v, w in zip(names, outcome.hand_values, outcome.written, strict=True)
+    )
+    score = ", ".join(
+        f"{n} {p}" if p else f"{n} not opened ({q} pending)"
+        for n, p, q in zip(names, outcome.points, outcome.pending, strict=True)
+    )
+    lines = [head, f"hands: {hands}", f"points: {score}"]
+    if outcome.goat:
+        goats = ", ".join(names[s] for s in outcome.goat)
+        lines.append(f"GOAT: {goats} (101 or more); the match is over")
+    if not outcome.match_over:  # nobody leads after the last round
+        lines.append(f"next leader {names[outcome.next_leader]}")
+    return lines
+
+
+def describe_events(events: Sequence[Event], names: Sequence[str]) -> str:
+    """One line for what an action caused, e.g. ``"Budi passes (passebunge) · Budi: +2 stones
+    (2 from the table)"`` or ``"Ana plays 6-6 · [6|6]"``; a round's end adds its summary."""
+    parts: list[str] = []
+    for event in events:
+        if type(event) is Placed:
+            where = f" on {event.end}" if event.end else ""
+            note = " (mappakuling)" if event.mappakuling else ""
+            parts.append(
+                f"{names[event.seat]} plays {event.tile}{where} → [{event.ends[0]}|{event.ends[1]}]{note}"
+            )
+        elif type(event) is Passed:
+            kind = " (passebunge)" if event.passebunge else ""
+            text = f"{names[event.seat]} passes{kind}"
+            if event.settlement is not None:
+                text += f" · {describe_settlement(event.settlement, names)}"
+            parts.append(text)
+        elif type(event) is Drew:
+            parts.append(f"{names[event.seat]} draws {event.tile} from the bazaar")
+        elif type(event) is RoundEnded:
+            parts.append(" · ".join(describe_outcome(event.outcome, names)))
+    return " · ".join(parts)

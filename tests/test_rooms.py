@@ -1,0 +1,494 @@
+"""Rooms in-process (tests/roomkit.py): a fake outbox per connection, a real temporary SQLite
+store and a fake clock. Timers, grace, covering, stale versions, forced passes, swaps, claims,
+``hello.since`` and recovery, each checked against what the store holds: nothing is sent before
+it is stored (docs/architecture.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.rooms import host
+from app.rooms.errors import RoomError
+from app.rooms.frames import room_public
+from app.store import Store, StoreError
+from engine.actions import Action, parse_action
+from engine.events import Drew
+from tests.roomkit import FakeOutbox, SlowBots, Table, my_move, reopen, run_table
+
+BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
+
+
+async def _stored_version(table: Table) -> int:
+    return (await table.stored()).version
+
+
+async def _play_until(table: Table, done: object, limit: int = 400) -> None:
+    """Advance the fake clock a bot's delay at a time until ``done()`` holds."""
+    for _ in range(limit):
+        if done():  # type: ignore[operator]
+            return
+        await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+    raise AssertionError("never happened")
+
+
+def test_a_claim_is_stored_before_anyone_sees_it(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        watcher = await table.watch()
+        before = table.room.version
+        _, ana = await table.sit(0, "Ana")
+        row = await table.stored()
+        seen = watcher.last_state
+        assert seen["version"] == before + 1 == row.version == table.room.version
+        assert (
+            seen["room"]["seats"][0]
+            == {
+                "seat": 0,
+                "kind": "human",
+                "name": "Ana",
+                "bot_level": None,
+                "connected": True,
+                "covered": False,
+            }
+            or seen["room"]["seats"][0]["name"] == "Ana"
+        )
+        assert (row.seats[0].kind, row.seats[0].name) == ("human", "Ana")
+        assert ana.of_type("welcome")[0]["seat"] == 0 and ana.seat == 0
+        with pytest.raises(RoomError) as taken:
+            await table.room.call(lambda r: host.claim(r, 0, "Budi"))
+        assert taken.value.code == "seat_taken"
+        with pytest.raises(RoomError) as same:
+            await table.room.call(lambda r: host.claim(r, 1, "ana"))
+        assert same.value.code == "name_taken"
+        assert await _stored_version(table) == before + 1  # refusals store nothing
+
+    run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]])
+
+
+def test_the_start_fills_seats_stores_them_with_the_deal_in_one_version(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        watcher = await table.watch()
+        await table.sit(0, "Ana")
+        version = table.room.version
+        await table.start()
+        row = await table.stored()
+        assert row.status == "playing" and row.version == version + 1 == table.room.version
+        assert [s.kind for s in row.seats] == ["human", "bot", "bot", "bot", "bot"]
+        assert [r.index for r in row.rounds] == [0]
+        last = watcher.last_state
+        assert (
+            last["version"] == row.version and last["room"]["round"]["commitment"] == row.rounds[0].commitment
+        )
+        with pytest.raises(RoomError) as again:
+            await table.start()
+        assert again.value.code == "already_started"
+
+    run_table(tmp_path, body, bots=[None, None, None, "greedy", None])
+
+
+def test_only_the_host_starts(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        async def run(room: object) -> None:
+            host.check_host(table.room, "not the token")
+
+        with pytest.raises(RoomError) as refused:
+            await table.room.call(run)
+        assert refused.value.code == "not_host" and refused.value.status == 403
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_a_stale_version_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        await _play_until(table, lambda: my_move(ana.last_state) is not None)
+        move = my_move(ana.last_state)
+        assert move is not None
+        version = table.room.version
+        await table.act(ana, move, version=version - 1)
+        error = ana.of_type("error")[-1]
+        assert error["code"] == "stale_version" and error["version"] == version
+        assert table.room.version == version == await _stored_version(table)
+        await table.act(ana, move)
+        assert table.room.version == version + 1 == await _stored_version(table)
+        assert (await table.stored()).rounds[-1].actions[-1].actor == "human"
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_a_spectator_cannot_act(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        await table.start()
+        watcher = await table.watch()
+        watcher.seat = 0  # the edge parsed it for some seat; the room knows it is a spectator
+        conn = FakeOutbox()
+        await table.room.connect(conn, None)
+        table.room.act(conn, table.room.version, _any_action())
+        await table.room.settled()
+        assert conn.of_type("error")[-1]["code"] == "not_seated"
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def _any_action() -> Action:
+    return parse_action({"seat": 0, "pass": True})
+
+
+def test_the_turn_timer_hands_the_turn_to_a_bot_which_the_player_takes_back(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        await _play_until(table, lambda: my_move(ana.last_state) is not None)
+        room = ana.last_state["room"]
+        assert room["turn"]["seat"] == 0
+        assert room["turn"]["deadline_ms"] == int((table.clock.now + 30.0) * 1000)
+        version = table.room.version
+        await table.clock.advance(table.room, 30.0)
+        row = await table.stored()
+        timed_out = [a for r in row.rounds for a in r.actions if a.version == version + 1]
+        assert [a.actor for a in timed_out] == ["timer"] and timed_out[0].seat == 0
+        assert table.room.seats[0].covered
+        table.room.back(ana)
+        await table.room.settled()
+        assert not table.room.seats[0].covered
+        assert ana.of_type("presence")[-1]["seats"][0]["covered"] is False
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=30.0)
+
+
+def test_grace_then_a_bot_covers_until_the_player_reconnects(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        watcher = await table.watch()
+        await table.start()
+        table.room.disconnect(ana)
+        await table.room.settled()
+        assert not table.room.seats[0].covered
+        await table.clock.advance(table.room, 19.9)
+        assert not table.room.seats[0].covered
+        await table.clock.advance(table.room, 0.2)
+        assert table.room.seats[0].covered
+        assert watcher.of_type("presence")[-1]["seats"][0]["covered"] is True
+        # the bot plays Ana's turns now: the match goes on without her
+        before = table.room.version
+        await table.clock.advance(table.room, 10 * table.hub.config.bot_delay_s)
+        assert table.room.version > before
+        back = await table.watch(token)
+        assert not table.room.seats[0].covered and back.seat == 0
+        assert back.of_type("state")[-1]["view"]["seat"] == 0
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_a_player_gone_before_the_start_is_covered_after_the_grace(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        table.room.disconnect(ana)
+        await table.watch()
+        await table.start()
+        await table.clock.advance(table.room, 20.0)
+        assert table.room.seats[0].covered
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_forced_passes_are_the_servers_and_bots_play_on(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        await table.watch()  # someone watches: the next deal comes
+        await table.start()
+
+        async def actors() -> set[str]:
+            row = await table.stored()
+            return {a.actor for r in row.rounds for a in r.actions}
+
+        for _ in range(40):
+            await table.clock.advance(table.room, 10.0)
+            if "server" in await actors():
+                break
+        assert {"server", "bot"} <= await actors()
+        row = await table.stored()
+        assert row.version == table.room.version
+        forced = [a for r in row.rounds for a in r.actions if a.actor == "server"]
+        assert all(a.action.get("pass") for a in forced)
+
+    run_table(tmp_path, body, bots=["greedy", *BOTS4])
+
+
+def test_a_table_nobody_watches_deals_no_next_round(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        watcher = await table.watch()
+        await table.start()
+        table.room.disconnect(watcher)
+        await table.room.settled()
+        await _play_until(
+            table, lambda: table.room.state is not None and table.room.state.phase.value != "playing"
+        )
+        await table.clock.advance(table.room, 600.0)
+        assert len((await table.stored()).rounds) == 1
+        await table.watch()
+        await table.clock.advance(table.room, table.hub.config.round_pause_s)
+        assert len((await table.stored()).rounds) == 2
+
+    run_table(tmp_path, body, bots=[*BOTS4, "greedy"])
+
+
+def test_a_stale_bot_decision_is_dropped(tmp_path: Path) -> None:
+    bots = SlowBots()
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        while my_move(ana.last_state) is None:
+            bots.release()
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        bots.gate.clear()
+        version = table.room.version
+        asked = bots.asked
+        await table.clock.advance(table.room, 30.0, bots=False)  # the timer: a bot is asked
+        assert bots.asked == asked + 1 and table.room.version == version
+        move = my_move(ana.last_state)
+        assert move is not None
+        table.room.act(ana, version, _parsed(0, move))  # Ana is quicker than the bot
+        await table.room.settled(bots=False)
+        assert table.room.version == version + 1
+        bots.release()
+        await table.room.settled()
+        row = await table.stored()
+        at_version = [a for r in row.rounds for a in r.actions if a.version == version + 1]
+        assert [a.actor for a in at_version] == ["human"]
+        assert all(a.seat != 0 or a.actor == "human" for a in row.rounds[-1].actions[-1:])
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=30.0, bot_port=bots)
+
+
+def _parsed(seat: int, move: dict[str, object]) -> Action:
+    return parse_action({**move, "seat": seat})
+
+
+def test_the_host_swaps_a_player_for_a_bot_stored_first(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        watcher = await table.watch()
+        await table.start()
+        version = table.room.version
+
+        async def swap(room: object) -> None:
+            host.check_host(table.room, table.host_token)
+            await host.set_bot(table.room, 0, "random")
+
+        await table.room.call(swap)
+        row = await table.stored()
+        assert (row.seats[0].kind, row.seats[0].bot_level, row.seats[0].token_hash) == ("bot", "random", None)
+        assert row.version == table.room.version >= version + 1
+        assert ana.closed and ana.closed_for == "seat_to_bot"
+        assert any(f["room"]["seats"][0]["kind"] == "bot" for f in watcher.of_type("state"))
+        with pytest.raises(RoomError) as gone:
+            await table.watch(token)
+        assert gone.value.code == "bad_token"
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_a_new_connection_replaces_the_old_one_of_its_seat(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, first = await table.sit(0, "Ana")
+        second = await table.watch(token)
+        assert first.closed_for == "replaced" and not second.closed
+        assert table.room.seats[0].connections == 1
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_hello_since_sends_only_what_was_missed(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.watch()
+        await table.start()
+        seen = ana.last_state
+        table.room.disconnect(ana)
+        await table.room.settled()
+        await table.clock.advance(table.room, 21.0)  # the grace, then a bot plays for Ana too
+        assert table.room.state is not None and table.room.version > seen["version"]
+        assert table.room.state.round_index == 1
+        back = await table.watch(token, since=seen["version"])
+        update = back.last_state
+        assert "log" not in update["view"] and update["from"] == seen["from"] + len(seen["events"])
+        assert update["version"] == table.room.version
+        whole = await table.watch(token, since=table.room.version + 5)  # a version never reached
+        assert "log" in whole.last_state["view"]
+        old = await table.watch(token, since=0)  # before this round: the whole state
+        assert "log" in old.last_state["view"]
+        assert len(update["events"]) + update["from"] == len(old.last_state["view"]["log"])
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_recovery_rebuilds_the_room_at_its_last_stored_action(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.watch()
+        await table.start()
+        await _play_until(table, lambda: my_move(ana.last_state) is not None)
+        state, version = table.room.state, table.room.version
+        assert state is not None
+        again = await reopen(table)
+        try:
+            room = again.room
+            assert room.version == version and room.status == "playing"
+            assert room.state is not None and room.state.log == state.log
+            assert room.state.hand(0) == state.hand(0) and room.state.to_act == 0
+            assert room.seed == table.room.seed and room.commitment == table.room.commitment
+            back = await again.watch(token, since=version)
+            assert back.last_state["version"] == version and back.last_state["events"] == []
+            move = my_move(back.last_state)
+            assert move is not None
+            await again.act(back, move)
+            assert (await again.stored()).version == version + 1
+        finally:
+            await again.hub.stop()
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+class RefusingStore:
+    """The room's `MatchStore`: the real store, except that while ``refusing`` every write fails
+    as a database that is down would (a fake at a port the room owns)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.refusing = False
+        self.refused = 0
+
+    def _check(self) -> None:
+        if self.refusing:
+            self.refused += 1
+            raise StoreError("database failure: disk I/O error")
+
+    async def append_action(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.append_action(*args, **kwargs)
+
+    async def save_room(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.save_room(*args, **kwargs)
+
+    async def end_round(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.end_round(*args, **kwargs)
+
+
+def test_a_failed_write_changes_nothing_and_the_move_can_be_made_again(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        await _play_until(table, lambda: my_move(ana.last_state) is not None)
+        move = my_move(ana.last_state)
+        assert move is not None
+        version, frames = table.room.version, len(ana.frames)
+        refusing = table.room.store = RefusingStore(table.store)
+        refusing.refusing = True
+        await table.act(ana, move)
+        assert table.room.version == version == await _stored_version(table)
+        assert [f["type"] for f in ana.frames[frames:]] == ["error"]
+        assert ana.frames[-1]["code"] == "not_saved"
+        refusing.refusing = False
+        await table.act(ana, move)
+        assert table.room.version == version + 1 == await _stored_version(table)
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_a_bot_turn_the_database_refused_is_tried_again(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        watcher = await table.watch()
+        await table.start()
+        await table.clock.advance(table.room, 5 * table.hub.config.bot_delay_s)
+        refusing = table.room.store = RefusingStore(table.store)
+        refusing.refusing = True
+        version, frames = table.room.version, len(watcher.frames)
+        await table.clock.advance(table.room, 3 * table.hub.config.bot_delay_s)
+        assert refusing.refused >= 2  # tried, failed, armed again, tried again
+        assert table.room.version == version == await _stored_version(table)
+        assert watcher.frames[frames:] == []  # nothing was sent: nothing was stored
+        refusing.refusing = False
+        await table.clock.advance(table.room, 5 * table.hub.config.bot_delay_s)
+        row = await table.stored()
+        assert row.version == table.room.version >= version + 5
+        for stored in row.rounds:
+            assert [a.seq for a in stored.actions] == list(range(len(stored.actions)))
+
+    run_table(tmp_path, body, bots=[*BOTS4, "greedy"])
+
+
+def test_covering_another_seat_leaves_the_turn_deadline_alone(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        await table.start()
+        for _ in range(200):  # Budi plays his turns until it is Ana's
+            if my_move(ana.last_state) is not None:
+                break
+            move = my_move(budi.last_state)
+            if move is not None:
+                await table.act(budi, move)
+            else:
+                await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        turn = ana.last_state
+        assert my_move(turn) is not None and turn["room"]["turn"]["seat"] == 0
+        table.room.disconnect(budi)  # Budi leaves during Ana's turn: after the grace a bot covers him
+        await table.clock.advance(table.room, 20.0)
+        covered = ana.of_type("presence")[-1]
+        assert covered["seats"][1]["covered"] is True and covered["seats"][1]["connected"] is False
+        now = await table.room.call(room_public)
+        assert now["version"] == turn["version"] and now["turn"] == turn["room"]["turn"]
+
+    run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]], turn_timer_s=30.0)
+
+
+def test_the_connection_gauge_counts_replaced_and_closed_connections_out(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        gauge = table.hub.metrics.connections
+        token, first = await table.sit(0, "Ana")
+        second = await table.watch(token)  # replaces the first
+        watcher = await table.watch()
+        assert gauge._value.get() == 2  # type: ignore[attr-defined]
+        for conn in (first, second, watcher):
+            table.room.disconnect(conn)
+        await table.room.settled()
+        assert gauge._value.get() == 0  # type: ignore[attr-defined]
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
+def test_hello_since_in_kozel_shows_each_reader_only_its_own_drawn_tiles(tmp_path: Path) -> None:
+    """K3: a drawn tile is its drawer's; what a returning reader missed keeps it so."""
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.watch()  # someone watches: round after round is dealt
+        await table.start()
+        table.room.disconnect(ana)
+        await table.clock.advance(table.room, 20.0)  # the grace: a bot covers Ana
+
+        def ana_drew() -> bool:
+            state = table.room.state
+            return state is not None and any(type(e) is Drew and e.seat == 0 for e in state.log)
+
+        for _ in range(2000):
+            if ana_drew():
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        assert ana_drew()
+        seen = min(table.room.marks)  # the version of this round's deal
+        mine = (await table.watch(token, since=seen)).last_state
+        theirs = (await table.watch(None, since=seen)).last_state
+        assert "log" not in mine["view"] and mine["from"] == 0 == theirs["from"]
+        own = [e for e in mine["events"] if e["type"] == "drew" and e["seat"] == 0]
+        public = [e for e in theirs["events"] if e["type"] == "drew" and e["seat"] == 0]
+        assert own and all(e["tile"] is not None for e in own)
+        assert len(public) == len(own) and all(e["tile"] is None for e in public)
+
+    run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel")
