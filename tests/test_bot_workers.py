@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.bots import FALLBACK_LEVEL, WorkerBots, decide_in_process, pause_s
+from app.bots import FALLBACK_LEVEL, WorkerBots, decide_in_process
+from app.rooms.pace import pause_s
 from engine.bots import PLAYER_LEVELS
 from engine.core import Phase, State
 from engine.tiles import Tile

@@ -1,7 +1,7 @@
 """The import rules between the parts of app/ and the engine (pyproject's [tool.importlinter]),
 checked by import-linter on every test run: the engine imports nothing of app; the rooms import
 no socket edge, web app or web framework; persistence imports neither the rooms nor the edge;
-admin does not import the command line (docs/architecture.md)."""
+admin does not import the command line; the bot workers import only the engine (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -89,19 +89,23 @@ class Back(Intent):
 
 @dataclass
 class Auto(Intent):
-    """A bot's turn, a forced action, or a timeout, valid only at ``version``."""
+    """A bot's turn, a forced action, or a timeout, valid only at ``version``. A bot's move is
+    played no sooner than ``play_at`` (the clock's epoch seconds: the end of its pause)."""
 
     version: int
     reason: Literal["bot", "forced", "timer"]
+    play_at: float = 0.0
 
 
 @dataclass
 class Decided(Intent):
-    """A bot's decision, asked for while the room waited for ``asked``."""
+    """A bot's decision, asked for while the room waited for ``asked``, to be played no sooner
+    than ``play_at`` (epoch seconds; its thinking time counts into the pause)."""
 
     asked: Wait
     action: Action
     actor: Actor
+    play_at: float = 0.0
 
 
 @dataclass

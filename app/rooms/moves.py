@@ -15,7 +15,7 @@ import structlog
 
 from app.rooms import frames
 from app.rooms.intents import Auto, ClientAction, Command, Decided, Intent
-from app.rooms.ports import BotPort, Outbox
+from app.rooms.ports import BotPort, Clock, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
 from app.store.rows import NewRound, SeatChange
@@ -50,6 +50,7 @@ class Moves:
     state: State | None
     seats: list[SeatInfo]
     bots: BotPort
+    clock: Clock
     queue: asyncio.Queue[Intent | None]
     _rng: random.Random
 
@@ -61,6 +62,8 @@ class Moves:
         def refuse(self, conn: Outbox, code: str, message: str) -> None: ...
         def cover(self, seat: int, why: str) -> None: ...
         def rearm(self) -> None: ...
+        def schedule(self) -> None: ...
+        def hold(self, delay_s: float, intent: Intent) -> None: ...
         def current_wait(self) -> Wait | None: ...
         async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None: ...
         async def save(self, *, new_round: NewRound) -> int: ...
@@ -108,11 +111,11 @@ class Moves:
         level = info.bot_level if info.kind == "bot" and info.bot_level else COVER_BOT
         actor: Actor = "timer" if intent.reason == "timer" else "bot"
         asked = Wait(self.version, "bot", seat)
-        view, seed = player_view(state, seat), self._rng.getrandbits(64)
+        view, seed, play_at = player_view(state, seat), self._rng.getrandbits(64), intent.play_at
 
         async def decide() -> None:
             action = await self.bots.decide(level, view, seed)
-            self.queue.put_nowait(Decided(asked, action, actor))
+            self.queue.put_nowait(Decided(asked, action, actor, play_at))
 
         task = asyncio.create_task(decide(), name=f"room-{self.code[:8]}-bot")
         self._deciding.add(task)
@@ -126,10 +129,15 @@ class Moves:
 
     async def on_decided(self, intent: Decided) -> None:
         """A bot's decision: applied only while the room still waits for it (same version, same
-        seat, still a bot's turn); a stale one is dropped and the wait armed afresh."""
+        seat, still a bot's turn), and not before its pause is over (it comes back then); a stale
+        one is dropped (the room armed what it waits for now when its state changed)."""
         state = self.state
         if state is None or self.current_wait() != intent.asked:
-            self.rearm()
+            self.schedule()
+            return
+        rest = intent.play_at - self.clock.time()
+        if rest > 0:
+            self.hold(rest, intent)
             return
         fork = state.fork()
         fork.apply(intent.action)

@@ -37,6 +37,7 @@ from app.rooms.intents import (
     Sync,
 )
 from app.rooms.moves import Moves
+from app.rooms.pace import pause_s
 from app.rooms.ports import BotPort, Clock, MatchStore, Outbox, Timer
 from app.rooms.presence import Presence
 from app.rooms.recovery import round_end
@@ -172,10 +173,14 @@ class Room(Moves, Presence):
     async def settled(self, bots: bool = True) -> None:
         """Wait until the room has handled its queue and, with ``bots``, until no bot decision
         is pending either (tests drive a room this way)."""
-        while True:
+        quiet = 0  # two handled calls in a row with nothing else to do: a decision the room had
+        # taken off its queue just before the first one is handled by the second
+        while quiet < 2:
             await self.call(lambda room: None)
             if (not bots or not self._deciding) and self.queue.empty():
-                return
+                quiet += 1
+                continue
+            quiet = 0
             if bots:
                 await asyncio.gather(*self._deciding, return_exceptions=True)
 
@@ -295,11 +300,21 @@ class Room(Moves, Presence):
         elif wait.reason == "timer":
             self.turn_deadline = self.clock.time() + self.turn_timer_s
             self._timer = self.clock.call_later(self.turn_timer_s, lambda: put(Auto(wait.version, "timer")))
-        else:
-            reason = wait.reason
-            self._timer = self.clock.call_later(
-                self.config.bot_delay_s, lambda: put(Auto(wait.version, reason))
-            )
+        elif wait.reason == "forced":
+            pause = pause_s(self._rng, self.config.bot_delay_s, 1)
+            self._timer = self.clock.call_later(pause, lambda: put(Auto(wait.version, "forced")))
+        else:  # a bot: asked now, its move played once its pause is over (app.rooms.pace)
+            assert self.state is not None
+            pause = pause_s(self._rng, self.config.bot_delay_s, len(self.state.legal_actions()))
+            play_at = self.clock.time() + pause
+            self._timer = self.clock.call_later(0.0, lambda: put(Auto(wait.version, "bot", play_at)))
+
+    def hold(self, delay_s: float, intent: Intent) -> None:
+        """Queue ``intent`` again in ``delay_s`` seconds, as the wait's one timer (a bot's move
+        waiting for its pause to end): when the room moves on first, `schedule` cancels it."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.clock.call_later(delay_s, lambda: self.queue.put_nowait(intent))
 
     def rearm(self) -> None:
         """Arm the wait afresh even if it looks armed (after a failure or a stale decision)."""

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from app.rooms.errors import RoomError
 from app.rooms.names import is_reserved_name, name_key
 from app.store.rows import SeatSpec
-from engine.bots import BOTS
+from engine.bots import BOTS, COVER_LEVEL
 from engine.hashing import sha256_hex
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "seat_of_token",
 ]
 
-COVER_BOT = "greedy"
+COVER_BOT = COVER_LEVEL
 """The bot level that covers for an absent player, and fills empty seats at the start."""
 
 SeatKind = Literal["empty", "human", "bot"]

@@ -18,6 +18,7 @@ from secure.middleware import SecureASGIMiddleware
 
 from app.admin.auth import AdminAuth
 from app.admin.routes import install_admin
+from app.bots import WorkerBots
 from app.edge.endpoint import SocketCounter, sockets
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
@@ -40,21 +41,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     configure_logging(settings.log_level, settings.log_json)
     metrics = Metrics()
     store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
-    hub = Hub(room_config(settings), store, metrics)
+    # bots think in worker processes, never on the event loop (app.bots.workers)
+    bots = WorkerBots(settings.resolved_bot_workers(), hard_budget_ms=settings.hard_bot_budget_ms)
+    hub = Hub(room_config(settings), store, metrics, bots=bots)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await bots.start()
         await store.start()
         recovered = await hub.recover()
         # Rooms hold many small long-lived objects: move what exists now out of the collector's
         # way and collect the young generation less often, so GC pauses stay short under load.
         gc.freeze()
         gc.set_threshold(20_000, 20, 20)
-        _log.info("server_ready", rooms=recovered, database=store.dialect)
+        _log.info("server_ready", rooms=recovered, database=store.dialect, bot_workers=bots.workers)
         yield
         for room in hub.rooms.values():
             room.close_all("server_restart")
         await hub.stop()
+        await bots.close()
         await store.close()
 
     # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block

@@ -2,8 +2,8 @@
 
 A fixed pause makes bots feel mechanical; people take a moment that varies from move to move, less
 for a pass they cannot avoid, more when several tiles fit. `pause_s` draws that moment from the
-room's own ``random.Random`` (so a test with a fixed room seed gets fixed pauses). The bot's
-compute time counts into it: the room starts the decision at once and plays when both the pause
+room's own ``random.Random`` (so a test that pins the room's rng gets fixed pauses). The bot's
+compute time counts into it: the room asks the `BotPort` at once and plays when both the pause
 and the decision are done, so a 120 ms search does not lengthen a 900 ms pause.
 """
 
