@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     """How long a disconnected player's seat waits before a bot covers it."""
     bot_delay_s: Annotated[float, Field(ge=0)] = 0.7
     """The pause before a bot's or a forced action, so people can follow play: each move draws
-    between 0.5x (a forced pass) and 1.6x (a choice among several tiles) of it (app/bots/pace.py);
+    between 0.5x (a forced pass) and 1.6x (a choice among several tiles) of it (app/rooms/pace.py);
     a bot's thinking time counts into it. 0: no pause (tests)."""
     bot_workers: Annotated[int | None, Field(ge=1)] = None
     """Worker processes that compute bot decisions (app/bots); None: one per CPU core beyond the
