@@ -1,5 +1,6 @@
-"""Prometheus metrics of one server: rooms, connections, actions, action-to-broadcast latency, and
-the store's write transactions (duration and writes per transaction)."""
+"""Prometheus metrics of one server: rooms, connections, actions, action-to-broadcast latency, the
+store's write transactions (duration and writes per transaction), and bot decisions (time by level,
+in-process fallbacks)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,25 @@ class Metrics:
             ["code"],
             registry=self.registry,
         )
+
+        self.bot_decisions = Histogram(
+            "domeng_bot_decision_seconds",
+            "A bot's decision, from asking the worker processes to the action back, by level",
+            ["level"],
+            buckets=(0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0),
+            registry=self.registry,
+        )
+        self.bot_fallbacks = Counter(
+            "domeng_bot_fallbacks",
+            "Bot decisions made in-process by the fallback level (a broken pool, a timeout, an error)",
+            registry=self.registry,
+        )
+
+    def observe_bot(self, level: str, seconds: float, fallback: bool) -> None:
+        """Record one bot decision of ``level`` that took ``seconds`` (`app.bots.WorkerBots`)."""
+        self.bot_decisions.labels(level).observe(seconds)
+        if fallback:
+            self.bot_fallbacks.inc()
 
     def observe_commit(self, seconds: float, writes: int) -> None:
         """Record one store transaction: its duration (seconds) and its writes (`app.store.Store`)."""

@@ -107,7 +107,9 @@ def test_a_killed_worker_is_replaced_and_the_decision_retried() -> None:
 
 def test_a_stuck_worker_times_out_the_fallback_plays_and_the_pool_is_renewed() -> None:
     async def main() -> None:
-        async with WorkerBots(1, timeout_s=1.0) as bots:
+        told: list[tuple[str, bool]] = []
+        tell = lambda level, seconds, fallback: told.append((level, fallback))  # noqa: E731
+        async with WorkerBots(1, timeout_s=1.0, on_decision=tell) as bots:
             (stuck,) = await bots.worker_pids()
             os.kill(stuck, signal.SIGSTOP)  # a worker that never answers
             state = next(_rounds("kozel", {}, 3, 1))
@@ -120,6 +122,7 @@ def test_a_stuck_worker_times_out_the_fallback_plays_and_the_pool_is_renewed() -
             assert not _alive(stuck)  # killed, not left stopped
             assert await bots.decide("medium", view, 3) == action
             assert bots.fallbacks == 1
+            assert told == [("hard", True), ("medium", False)]
 
     asyncio.run(main())
 

@@ -4,11 +4,13 @@ not hold up another room, and stopping the server leaves no worker behind."""
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
@@ -126,6 +128,10 @@ def test_stopping_the_server_leaves_no_bot_worker(server: ServerProcess) -> None
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
     first = spectator.wait_for(_playing)
     spectator.wait_for(lambda m: m["type"] == "state" and m["version"] > first["version"] + 3)
+    metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
+    counted = re.search(r'^domeng_bot_decision_seconds_count\{level="medium"\} (\S+)$', metrics, re.M)
+    assert counted and float(counted.group(1)) >= 1, metrics
+    assert re.search(r"^domeng_bot_fallbacks_total 0\.0$", metrics, re.M)
     assert server.proc is not None
     workers = _children(server.proc.pid)
     assert any("spawn_main" in _command(pid) for pid in workers), "the bots decide in a worker process"

@@ -30,6 +30,7 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
 import structlog
@@ -89,17 +90,24 @@ class WorkerBots:
 
     ``hard_budget_ms`` is the hard level's thinking budget per decision (None: the bot's default);
     ``timeout_s`` how long a decision may take before the in-process fallback plays instead
-    (default: 10 s plus the hard budget). Use it as an async context manager, or call `start`
+    (default: 10 s plus the hard budget); ``on_decision(level, seconds, fallback)`` is told of
+    every decision (the server's metrics). Use it as an async context manager, or call `start`
     and `close`.
     """
 
     def __init__(
-        self, workers: int = 1, *, hard_budget_ms: float | None = None, timeout_s: float | None = None
+        self,
+        workers: int = 1,
+        *,
+        hard_budget_ms: float | None = None,
+        timeout_s: float | None = None,
+        on_decision: Callable[[str, float, bool], None] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"a bot pool needs at least one worker, got {workers}")
         self.workers = workers
         self.hard_budget_ms = hard_budget_ms
+        self.on_decision = on_decision
         self.timeout_s = timeout_s if timeout_s is not None else 10.0 + (hard_budget_ms or 0) / 1000
         self.replaced = 0
         """How many times a broken or stuck pool was replaced."""
@@ -143,7 +151,7 @@ class WorkerBots:
             pool = self._current_pool()
             try:
                 future = asyncio.wrap_future(pool.submit(_decide, level, view, seed))
-                return await asyncio.wait_for(future, self.timeout_s)
+                action = await asyncio.wait_for(future, self.timeout_s)
             except BrokenProcessPool:
                 _log.warning("bot_pool_broken", level=level, attempt=attempt)
                 self._replace(pool)
@@ -154,7 +162,12 @@ class WorkerBots:
             except Exception:
                 _log.exception("bot_decision_failed", level=level)
                 break
-        return self._fallback(level, view, seed, started)
+            else:
+                self._told(level, started, fallback=False)
+                return action
+        action = self._fallback(level, view, seed, started)
+        self._told(level, started, fallback=True)
+        return action
 
     async def close(self) -> None:
         """Shut the pool down and wait (in a thread, not on the loop) until its processes are gone.
@@ -187,6 +200,10 @@ class WorkerBots:
                 with contextlib.suppress(OSError):
                     process.kill()
         pool.shutdown(wait=False, cancel_futures=True)
+
+    def _told(self, level: str, started: float, *, fallback: bool) -> None:
+        if self.on_decision is not None:
+            self.on_decision(level, time.perf_counter() - started, fallback)
 
     def _fallback(self, level: str, view: PlayerView, seed: int, started: float) -> Action:
         self.fallbacks += 1

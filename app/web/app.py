@@ -42,7 +42,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
     # bots think in worker processes, never on the event loop (app.bots.workers)
-    bots = WorkerBots(settings.resolved_bot_workers(), hard_budget_ms=settings.hard_bot_budget_ms)
+    bots = WorkerBots(
+        settings.resolved_bot_workers(),
+        hard_budget_ms=settings.hard_bot_budget_ms,
+        on_decision=metrics.observe_bot,
+    )
     hub = Hub(room_config(settings), store, metrics, bots=bots)
 
     @contextlib.asynccontextmanager
