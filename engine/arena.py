@@ -140,11 +140,7 @@ class ArenaSpec:
         each scoring side (a seat; with Kozel pairs, a pair, K10)."""
         if self.table_mean:
             return (tuple(range(rules.seats)),)
-        side_of: Callable[[int], int] = getattr(rules, "side_of", lambda seat: seat)
-        sides: dict[int, list[int]] = {}
-        for seat in range(rules.seats):
-            sides.setdefault(side_of(seat), []).append(seat)
-        return tuple(tuple(seats) for seats in sides.values())
+        return rules.sides()
 
     def check(self) -> Rules:
         """The rules, after checking every name and count; raises ValueError or `EngineError`."""
@@ -261,8 +257,9 @@ def play_table(
             events[who] += 1
     if keep_records:
         records.append(write_record(state, seat_names))
-    totals = tally.written if rules.name == "kozel" else tally.received
-    return TableResult(label, tuple(names), tuple(totals), tally.rounds, dict(events), times, tuple(records))
+    return TableResult(
+        label, tuple(names), tuple(tally.charged), tally.rounds, dict(events), times, tuple(records)
+    )
 
 
 def play_board(

@@ -57,16 +57,20 @@ class Tally:
     two_lempas: int = 0
     written: list[int] = field(default_factory=list)
     match_lengths: list[int] = field(default_factory=list)
+    charged: list[int] = field(default_factory=list)
+    """Per seat, what the round charged it in the variant's unit: Domeng stones received, Kozel
+    points written (K7); the arena's measure of a seat."""
     _cycle: int = 0
     _match_rounds: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("received", "paid", "elections", "wins", "goats", "written"):
+        for name in ("received", "paid", "elections", "wins", "goats", "written", "charged"):
             if not getattr(self, name):
                 setattr(self, name, [0] * self.seats)
 
     def _settle(self, settlement: Settlement) -> None:
         self.received[settlement.receiver] += settlement.received
+        self.charged[settlement.receiver] += settlement.received
         for payer, amount in settlement.from_payers:
             self.paid[payer] += amount
         self.cancelled += settlement.cancelled
@@ -108,6 +112,7 @@ class Tally:
                 self.wins[outcome.winner] += 1
             for seat, amount in enumerate(outcome.written):
                 self.written[seat] += amount
+                self.charged[seat] += amount
             for seat in outcome.goat:
                 self.goats[seat] += 1
             if outcome.match_over:

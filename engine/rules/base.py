@@ -61,6 +61,11 @@ class Rules(ABC):
         Raises `EngineError` (``invalid_start``) when ``start`` is not a position of this variant.
         """
 
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        """The seats as the score counts them, each side a tuple of seats: every seat alone unless
+        the variant plays in pairs (Kozel, K10)."""
+        return tuple((seat,) for seat in range(self.seats))
+
     def view_facts(self) -> dict[str, object]:
         """Rule facts a view carries so the client need not know them, as `engine.views.PlayerView`
         keyword arguments (Kozel: ``goal`` and ``sides``); none by default."""
