@@ -12,7 +12,7 @@ Tile.parse('3-5')
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from engine.errors import InvalidActionError
@@ -26,6 +26,7 @@ __all__ = [
     "iter_mask",
     "mask_of",
     "pip_sum",
+    "tile_at",
     "tiles_of",
 ]
 
@@ -65,6 +66,16 @@ class Tile:
         if pip == self.high:
             return self.low
         raise ValueError(f"tile {self} has no {pip}")
+
+    def __reduce__(self) -> tuple[Callable[[int], Tile], tuple[int]]:
+        """Pickle as the index, unpickle as the shared instance (so ``is`` still holds in another
+        process, e.g. a bot worker).
+
+        >>> import pickle
+        >>> pickle.loads(pickle.dumps(Tile.parse("3-5"))) is Tile.parse("3-5")
+        True
+        """
+        return tile_at, (self.index,)
 
     @staticmethod
     def parse(text: str) -> Tile:
@@ -150,3 +161,8 @@ def mask_of(tiles: Iterable[Tile]) -> int:
     for tile in tiles:
         mask |= tile.bit
     return mask
+
+
+def tile_at(index: int) -> Tile:
+    """The shared tile of ``index`` (0..27, the order of `TILES`); raises IndexError otherwise."""
+    return TILES[index]

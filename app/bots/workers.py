@@ -35,7 +35,6 @@ from concurrent.futures.process import BrokenProcessPool
 
 import structlog
 
-import app.bots.pickling  # noqa: F401 - registers the tile reducer before a view is pickled
 from engine.actions import Action
 from engine.bots import COVER_LEVEL, HardBot, make_bot
 from engine.views import PlayerView
