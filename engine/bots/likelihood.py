@@ -19,7 +19,7 @@ from math import exp
 from engine.actions import Action
 from engine.bots.medium import Situation, score_actions
 from engine.core import play_actions
-from engine.events import Drew, Event, Placed
+from engine.events import Drew, Event, Passed, Placed
 from engine.tiles import FULL_SET, PIP_MASKS, iter_mask
 
 __all__ = ["EPSILON", "TEMPERATURE", "world_weight"]
@@ -44,11 +44,21 @@ def _options(seat: int, hand: int, left: int, right: int) -> list[Action]:
 
 
 def world_weight(
-    log: Sequence[Event], me: int, hands: Sequence[int], start_size: int, kozel: bool, pairs: bool
+    log: Sequence[Event],
+    me: int,
+    hands: Sequence[int],
+    start_size: int,
+    kozel: bool,
+    pairs: bool,
+    memo: dict[tuple[int, int], float] | None = None,
 ) -> float:
     """The likelihood weight of a world with ``hands`` (bit sets, the current hands) for the public
-    ``log`` of the round, seen by seat ``me``; ``start_size`` tiles were dealt to each seat."""
+    ``log`` of the round, seen by seat ``me``; ``start_size`` tiles were dealt to each seat.
+
+    ``memo``, when given, keeps the chance of each placement per rebuilt hand (keyed by the
+    event's index in ``log`` and the hand): pass the same dict for every world of one ``log``."""
     seats = len(hands)
+    memo = {} if memo is None else memo
     later = list(hands)  # each seat's hand "from now on", rebuilt walking the log backwards
     drew_since = [False] * seats
     rebuilt: list[tuple[int, int] | None] = [None] * len(log)
@@ -63,19 +73,29 @@ def world_weight(
         if i > 0 and type(log[i - 1]) is Drew:
             previous_drew[i] = True
     weight = 1.0
+    missing = [0] * seats  # the numbers each seat is publicly known to lack (passes, draws)
     counts = [start_size] * seats
     chain = 0
     ends: tuple[int, int] | None = None
     for i, event in enumerate(log):
         if type(event) is Drew:
             counts[event.seat] += 1
+            missing[event.seat] = 0
+            continue
+        if type(event) is Passed:
+            if ends is not None:
+                missing[event.seat] |= 1 << ends[0] | 1 << ends[1]
             continue
         if type(event) is not Placed:
             continue
         seat = event.seat
         entry = rebuilt[i]
         if ends is not None and seat != me and entry is not None and not entry[1] and not previous_drew[i]:
-            weight *= _chance(seat, entry[0], ends, counts, chain, event, kozel, pairs)
+            chance = memo.get((i, entry[0]))
+            if chance is None:
+                chance = _chance(seat, entry[0], ends, counts, missing, chain, event, kozel, pairs)
+                memo[i, entry[0]] = chance
+            weight *= chance
         counts[seat] -= 1
         chain |= event.tile.bit
         ends = event.ends
@@ -87,6 +107,7 @@ def _chance(
     hand: int,
     ends: tuple[int, int],
     counts: list[int],
+    missing: list[int],
     chain: int,
     event: Placed,
     kozel: bool,
@@ -95,9 +116,7 @@ def _chance(
     options = _options(seat, hand, ends[0], ends[1])
     if len(options) <= 1:
         return 1.0
-    sit = Situation(
-        kozel, seat, hand, ends, tuple(counts), FULL_SET & ~hand & ~chain, (0,) * len(counts), pairs
-    )
+    sit = Situation(kozel, seat, hand, ends, tuple(counts), FULL_SET & ~hand & ~chain, tuple(missing), pairs)
     scores = score_actions(sit, options)
     top = max(scores)
     total = 0.0
