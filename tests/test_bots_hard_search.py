@@ -48,7 +48,7 @@ def test_world_weight_memo_is_only_a_cache() -> None:
         seat = state.to_act
         view = player_view(state, seat)
         know = infer(view)
-        memo: dict[tuple[int, int], float] = {}
+        memo: dict[tuple[int, int], tuple[float, float, float]] = {}
         rng = random.Random(seat)
         for _ in range(6):
             hands, _ = sample_hidden(know, rng)

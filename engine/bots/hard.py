@@ -87,7 +87,7 @@ def world_losses(
     clock = time.perf_counter
     proposed = 0
     proposed_weight = 0.0
-    memo: dict[tuple[int, int], float] = {}
+    memo: dict[tuple[int, int], tuple[float, float, float]] = {}
     missing = public_missing(view)
     while samples is None or len(rows) < samples:
         began = clock() if deadline is not None else 0.0
