@@ -38,6 +38,7 @@ __all__ = [
     "ROULETTE_LEVEL",
     "SWITCH_MARGIN",
     "HardBot",
+    "choose_from",
     "evaluate_options",
     "roulette",
     "world_losses",
@@ -150,11 +151,16 @@ def evaluate_options(
     }
 
 
-def _pick(
-    legal: Sequence[Action], rows: list[list[float]], weights: list[float], preferred: Action
+def choose_from(
+    legal: Sequence[Action],
+    rows: list[list[float]],
+    weights: list[float],
+    preferred: Action,
+    margin: float = SWITCH_MARGIN,
 ) -> Action:
-    """The action with the lowest weighted mean loss, unless its gain over ``preferred`` (paired
-    over the same worlds) is within `SWITCH_MARGIN` standard errors: then ``preferred``."""
+    """From `world_losses`' ``rows`` and ``weights``: the action of ``legal`` with the lowest
+    weighted mean loss, unless its gain over ``preferred`` (paired over the same worlds) is within
+    ``margin`` standard errors: then ``preferred``."""
     total = sum(weights)
     if total <= 0:
         weights, total = [1.0] * len(rows), float(len(rows))
@@ -169,7 +175,7 @@ def _pick(
         if mean <= best_gain:
             continue
         spread = sum(w * (d - mean) ** 2 for w, d in zip(weights, diffs, strict=True)) / total
-        if effective > 1 and mean > SWITCH_MARGIN * sqrt(spread / (effective - 1)):
+        if effective > 1 and mean > margin * sqrt(spread / (effective - 1)):
             best, best_gain = action, mean
     return best
 
@@ -207,4 +213,4 @@ class HardBot(Bot):
         rows, weights = world_losses(view, self.rng, self.samples, deadline)
         if not rows:
             return preferred[0]
-        return _pick(view.legal, rows, weights, preferred[0])
+        return choose_from(view.legal, rows, weights, preferred[0])
