@@ -11,9 +11,11 @@ import pytest
 from engine.bots import make_bot
 from engine.bots.hard import ROULETTE_LEVEL, roulette, world_losses
 from engine.bots.inference import infer, public_missing, sample_hidden
-from engine.bots.likelihood import world_weight
+from engine.bots.likelihood import _chances, world_weight
 from engine.bots.medium import score_actions, situation_of
 from engine.core import Phase, State
+from engine.events import Placed
+from engine.tiles import Tile, mask_of
 from engine.variants import make_rules
 from engine.views import player_view
 
@@ -95,3 +97,18 @@ def test_domeng_scores_do_not_depend_on_the_other_actions_listed() -> None:
         together = score_actions(sit, view.legal)
         alone = [score_actions(sit, [action])[0] for action in view.legal]
         assert together == alone
+
+
+def test_the_heavy_kind_expects_the_heaviest_tile() -> None:
+    """`likelihood._chances`: with 6-6 and 1-2 fitting [6|2], placing 6-6 is likely for the heavy
+    kind (5/6), placing 1-2 unlikely (1/6); the uniform kind gives 1/2 either way."""
+    hand = mask_of([Tile.parse("6-6"), Tile.parse("1-2")])
+    counts, missing = [5, 2, 5, 5, 5], [0] * 5
+    chain = mask_of([Tile.parse("2-6")])
+    heavy_play = Placed(1, Tile.parse("6-6"), "L", (6, 2), False)
+    light_play = Placed(1, Tile.parse("1-2"), "R", (6, 1), False)
+    _, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, heavy_play, False, False)
+    assert (heavy, uniform) == (pytest.approx(5 / 6), 0.5)
+    medium, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, light_play, False, False)
+    assert (heavy, uniform) == (pytest.approx(1 / 6), 0.5)
+    assert 0 < medium < 1

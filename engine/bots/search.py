@@ -20,7 +20,7 @@ from engine.bots.worlds import round_costs
 from engine.core import Phase, State
 from engine.tiles import FULL_SET
 
-__all__ = ["ENDGAME_TILES", "best_reply", "evaluate_on_world", "is_endgame", "playout", "solve"]
+__all__ = ["ENDGAME_TILES", "evaluate_on_world", "is_endgame", "playout", "solve"]
 
 ENDGAME_TILES = 6
 """At most this many tiles left in all hands (and an empty bazaar): solve exactly, not play out."""
@@ -62,17 +62,9 @@ def playout(state: State, rest: int, rng: random.Random, missing: Sequence[int] 
     as the playout goes: a pass adds both open numbers (D12, K3), a draw (K3) brings an unknown
     tile (no number is ruled out any more)."""
     known = list(missing) if missing is not None else [0] * state.seats
-    _play_until(state, rest, known, rng, -1)
-
-
-def _play_until(state: State, rest: int, known: list[int], rng: random.Random, seat: int) -> list[Action]:
-    """Play ``state`` on with the medium heuristic until ``seat`` (-1: nobody) has a choice; that
-    choice's legal actions, or [] at the round's end. ``known`` is updated as in `playout`."""
     while state.phase is _PLAYING:
         legal = state.legal_actions()
         if len(legal) > 1:
-            if state.to_act == seat:
-                return legal
             state.apply(_policy_action(state, legal, rest, known, rng))
             continue
         only = legal[0]
@@ -82,25 +74,6 @@ def _play_until(state: State, rest: int, known: list[int], rng: random.Random, s
         elif kind is Draw:
             known[only.seat] = 0
         state.apply(only)
-    return []
-
-
-def best_reply(
-    state: State, seat: int, rest: int, rng: random.Random, missing: Sequence[int], start: int = 0
-) -> float:
-    """``seat``'s loss (from ``state.log[start:]`` on) when it takes, at each of its choices, the
-    action with its lowest loss on this world, and the other seats play the medium heuristic
-    (the field's model): a search over ``seat``'s own moves only (``missing`` as in `playout`)."""
-    known = list(missing)
-    legal = _play_until(state, rest, known, rng, seat)
-    if not legal:
-        return round_costs(state, start)[seat]
-    best = float("inf")
-    for action in legal:
-        child = state.fork()
-        child.apply(action)
-        best = min(best, best_reply(child, seat, rest, rng, known, start))
-    return best
 
 
 def _tiles_left(state: State) -> int:
