@@ -1,12 +1,14 @@
 """The ``hard`` bot: determinized Monte Carlo search (PIMC) under hidden information.
 
 For each decision it infers what the other hands and the rest can hold (`engine.bots.inference`),
-samples worlds consistent with the view, and evaluates every legal action on the same worlds
-(common random numbers): a playout with the medium heuristic for every seat, or an exact max^n
-solve once few tiles are left (`engine.bots.search`). It takes the action with the lowest mean
-loss (Domeng: stones received minus paid; Kozel: points written, the pair's with K10); ties go to
-the medium heuristic's preference: it leaves the medium choice only for an action that is better by
-more than `SWITCH_MARGIN` standard errors of the paired differences.
+samples worlds consistent with the view, weights each by how well it explains the other seats'
+placements (`engine.bots.likelihood`; unlikely worlds go through `roulette` before any playout),
+and evaluates every legal action on the same worlds (common random numbers): a playout with the
+medium heuristic for every seat, or an exact max^n solve once few tiles are left
+(`engine.bots.search`). It takes the action with the lowest mean loss (Domeng: stones received
+minus paid; Kozel: points written, the pair's with K10); ties go to the medium heuristic's
+preference: it leaves the medium choice only for an action that is better by more than
+`SWITCH_MARGIN` standard errors of the paired differences.
 
 It is anytime: by default it samples worlds until its time budget (``time.perf_counter``) and
 answers by its deadline with whatever it has found (the medium choice if not one world was
