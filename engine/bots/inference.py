@@ -39,7 +39,7 @@ from engine.rules.kozel import OPENING_ORDER
 from engine.tiles import FULL_SET, PIP_MASKS, iter_mask, mask_of
 from engine.views import PlayerView
 
-__all__ = ["REST", "Cell", "Knowledge", "allowed_tiles", "infer", "sample_hidden"]
+__all__ = ["REST", "Cell", "Knowledge", "allowed_tiles", "infer", "public_missing", "sample_hidden"]
 
 REST = -1
 """The owner of the cell of tiles set aside: Domeng's unused tiles, Kozel's bazaar."""
@@ -93,8 +93,10 @@ class Knowledge:
     (D11, K2); `sample_hidden` drops this assumption if no deal fits with it."""
 
 
-def _slots_from_log(view: PlayerView, seat: int, start_size: int) -> list[list[int]]:
-    """Per seat, the missing-number masks of the slots of its current hand (see module doc)."""
+def _slots_from_log(view: PlayerView, start_size: int) -> list[list[int]]:
+    """Per seat, the missing-number masks of the slots of its current hand (see module doc), as
+    every seat can read them from the public log; a view from mid-round (a log that does not
+    account for every tile) pads or cuts them to the hand counts."""
     seats = len(view.hand_counts)
     slots: list[list[int]] = [[0] * start_size for _ in range(seats)]
     ends: tuple[int, int] | None = None
@@ -118,8 +120,18 @@ def _slots_from_log(view: PlayerView, seat: int, start_size: int) -> list[list[i
             if kind is Drew:
                 slots[event.seat].append(0)  # type: ignore[union-attr]
         previous = event
-    slots[seat] = []
+    for other, count in enumerate(view.hand_counts):
+        if len(slots[other]) != count:
+            slots[other] = (slots[other] + [0] * count)[:count]
     return slots
+
+
+def public_missing(view: PlayerView) -> tuple[int, ...]:
+    """Per seat, the numbers (bit n = number n) every tile it now holds is publicly known to lack:
+    from its passes (D12, K3) and Kozel draws (K3), as in `infer`, but for every seat, ``view``'s
+    own included (what the others know of it)."""
+    slots = _slots_from_log(view, _start_size(view))
+    return tuple(min(own, key=int.bit_count, default=0) for own in slots)
 
 
 def _remove_slot(slots: list[int], low: int, high: int) -> None:
@@ -149,15 +161,13 @@ def infer(view: PlayerView) -> Knowledge:
     counts = view.hand_counts
     rest = view.bazaar if view.bazaar is not None else 3
     start = _start_size(view)
-    slots = _slots_from_log(view, seat, start)
+    slots = _slots_from_log(view, start)
+    slots[seat] = []
     cells: list[Cell] = []
     assumed = _skipped_openers(view) & unseen
     missing = []
-    for other in range(len(counts)):
-        own = slots[other]
-        if other != seat and len(own) != counts[other]:  # a view from mid-round: trust the count
-            own = (own + [0] * counts[other])[: counts[other]]
-        missing.append(min(own, key=lambda m: m.bit_count(), default=0) if other != seat else 0)
+    for other, own in enumerate(slots):
+        missing.append(min(own, key=int.bit_count, default=0))
         groups: dict[int, int] = {}
         for mask in own:
             groups[mask] = groups.get(mask, 0) + 1

@@ -172,31 +172,57 @@ mappakuling, block cost, lempa shed (tuned on 1,500 shared deals against the eas
 on 1,500 others: 0.90x easy's stones before the lempa term and the light-tile lean, 0.87x after)."""
 
 
-def _domeng_score(sit: Situation, action: Play) -> float:
-    remaining = sit.hand & ~action.tile.bit
-    left, right = _ends_after(sit.ends, action)
-    mappakuling = left == right and sit.ends is not None
-    if not remaining:
-        return 1000.0 + (20 if mappakuling and action.tile.is_lempa else 10 if mappakuling else 0)
-    fit = _FIT[left * 7 + right]
-    own_next = (remaining & fit).bit_count()
-    unseen_fit = (sit.unseen & fit).bit_count()
+_TILE_PIPS = tuple(t.pips for t in TILES)
+_TILE_LEMPA = tuple(t.is_lempa for t in TILES)
+
+
+def _domeng_scores(sit: Situation, legal: Sequence[Action]) -> list[float]:
+    """`_domeng_score` of every action of ``legal`` (0 for a pass), with what depends only on the
+    situation worked out once: bots and the hard bot's playouts call this on every decision."""
+    hand, ends, unseen, counts = sit.hand, sit.ends, sit.unseen, sit.counts
+    nxt = (sit.seat + 1) % len(counts)
+    held = counts[nxt]
+    pool = unseen & allowed_tiles(sit.missing[nxt])
+    none_of = _NONE[held][pool.bit_count()]
     w = _W
-    score = w[0] * action.tile.pips + w[1] * min(own_next, 2) + w[2] * _numbers(remaining)
-    if action.tile.is_lempa:
-        score += w[8]
-    # live numbers: an end whose tiles are mostly in its own hand is an end it controls
-    score += w[3] * own_next / (1 + unseen_fit)
-    seats = len(sit.counts)
-    nxt = (sit.seat + 1) % seats
-    p_pass = _p_no_fit(sit, nxt, fit)
-    held = sit.counts[nxt]
-    score += (w[4] / held if held <= 2 else w[5]) * p_pass
-    if mappakuling:
-        score += w[6] * p_pass
-    if unseen_fit == 0 and not own_next:
-        score -= w[7] * _domeng_block_cost(sit, remaining) - 0.5
-    return score
+    pass_weight = w[4] / held if 0 < held <= 2 else w[5]
+    fits, pips, lempas, numbers = _FIT, _TILE_PIPS, _TILE_LEMPA, _numbers
+    out: list[float] = []
+    for action in legal:
+        if type(action) is not Play:
+            out.append(0.0)
+            continue
+        tile = action.tile
+        remaining = hand & ~tile.bit
+        if ends is None:
+            left, right = _ends_after(ends, action)
+            mappakuling = False
+        else:
+            left, right = ends
+            if action.end == "R":
+                right = tile.low + tile.high - right
+            else:
+                left = tile.low + tile.high - left
+            mappakuling = left == right
+        lempa = lempas[tile.index]
+        if not remaining:
+            out.append(1000.0 + (20 if mappakuling and lempa else 10 if mappakuling else 0))
+            continue
+        fit = fits[left * 7 + right]
+        own_next = (remaining & fit).bit_count()
+        unseen_fit = (unseen & fit).bit_count()
+        score = w[0] * pips[tile.index] + w[1] * min(own_next, 2) + w[2] * numbers(remaining)
+        if lempa:
+            score += w[8]
+        score += w[3] * own_next / (1 + unseen_fit)
+        p_pass = none_of[(pool & fit).bit_count()]
+        score += pass_weight * p_pass
+        if mappakuling:
+            score += w[6] * p_pass
+        if unseen_fit == 0 and not own_next:
+            score -= w[7] * _domeng_block_cost(sit, remaining) - 0.5
+        out.append(score)
+    return out
 
 
 def _kozel_score(sit: Situation, action: Action) -> float:
@@ -235,7 +261,7 @@ def score_actions(sit: Situation, legal: Sequence[Action]) -> list[float]:
     """The heuristic's score of each action of ``legal`` (higher is better; see module doc)."""
     if sit.kozel:
         return [_kozel_score(sit, a) for a in legal]
-    return [_domeng_score(sit, a) if isinstance(a, Play) else 0.0 for a in legal]
+    return _domeng_scores(sit, legal)
 
 
 def best_actions(sit: Situation, legal: Sequence[Action]) -> list[Action]:

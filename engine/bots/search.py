@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 
-from engine.actions import Action
+from engine.actions import Action, Draw, Pass
 from engine.bots.medium import Situation, best_actions
 from engine.bots.worlds import round_costs
 from engine.core import Phase, State
@@ -25,39 +26,54 @@ ENDGAME_TILES = 6
 """At most this many tiles left in all hands (and an empty bazaar): solve exactly, not play out."""
 
 _PLAYING = Phase.PLAYING
-_NO_MISSING: dict[int, tuple[int, ...]] = {n: (0,) * n for n in range(2, 6)}
+_BIT_COUNT = int.bit_count
 
 
-def _policy_action(state: State, legal: list[Action], rest: int, rng: random.Random) -> Action:
-    """The medium heuristic's action for the seat to act, from that seat's own knowledge."""
+def _policy_action(
+    state: State, legal: list[Action], rest: int, missing: Sequence[int], rng: random.Random
+) -> Action:
+    """The medium heuristic's action for the seat to act, from that seat's own knowledge: its
+    hand, the ends, the hand sizes, the tiles it has not seen and the numbers each seat is
+    publicly known to lack (``missing``, bit n = number n; from passes and draws)."""
     seat = state.to_act
     hands = state.hands
     held = 0
     for hand in hands:
         held |= hand
     own = hands[seat]
-    unseen = (held | rest) & ~own
-    rules = state.rules
     sit = Situation(
         state.variant == "kozel",
         seat,
         own,
         None if state.left < 0 else (state.left, state.right),
-        tuple(h.bit_count() for h in hands),
-        unseen & FULL_SET,
-        _NO_MISSING[state.seats],
-        bool(getattr(rules, "pairs", False)),
+        tuple(map(_BIT_COUNT, hands)),
+        (held | rest) & ~own & FULL_SET,
+        tuple(missing),
+        bool(getattr(state.rules, "pairs", False)),
     )
     best = best_actions(sit, legal)
     return best[0] if len(best) == 1 else rng.choice(best)
 
 
-def playout(state: State, rest: int, rng: random.Random) -> None:
+def playout(state: State, rest: int, rng: random.Random, missing: Sequence[int] | None = None) -> None:
     """Play ``state``'s round to its end with the medium heuristic for every seat. ``rest`` is the
-    bit set of the tiles set aside at the search's root (unused tiles, bazaar)."""
+    bit set of the tiles set aside at the search's root (unused tiles, bazaar); ``missing`` the
+    numbers each seat was publicly known to lack there (bit n = number n; default none), updated
+    as the playout goes: a pass adds both open numbers (D12, K3), a draw (K3) brings an unknown
+    tile (no number is ruled out any more)."""
+    known = list(missing) if missing is not None else [0] * state.seats
     while state.phase is _PLAYING:
         legal = state.legal_actions()
-        state.apply(legal[0] if len(legal) == 1 else _policy_action(state, legal, rest, rng))
+        if len(legal) > 1:
+            state.apply(_policy_action(state, legal, rest, known, rng))
+            continue
+        only = legal[0]
+        kind = type(only)
+        if kind is Pass:
+            known[only.seat] |= 1 << state.left | 1 << state.right
+        elif kind is Draw:
+            known[only.seat] = 0
+        state.apply(only)
 
 
 def _tiles_left(state: State) -> int:
@@ -98,11 +114,12 @@ def evaluate_on_world(
     seed: int,
     start: int = 0,
     deadline: float | None = None,
+    missing: Sequence[int] | None = None,
 ) -> list[float] | None:
     """``seat``'s loss after each of ``candidates`` on ``world`` (left unchanged): an exact solve
     in the endgame, else one playout seeded by ``seed`` (the same seed for every candidate:
-    common random numbers). None when ``deadline`` (a ``time.perf_counter()`` value) passes
-    before every candidate is done."""
+    common random numbers; ``missing`` as in `playout`). None when ``deadline`` (a
+    ``time.perf_counter()`` value) passes before every candidate is done."""
     out = []
     for action in candidates:
         if deadline is not None and time.perf_counter() > deadline:
@@ -112,7 +129,7 @@ def evaluate_on_world(
         if child.phase is _PLAYING and is_endgame(child):
             costs = solve(child, start)
         else:
-            playout(child, rest, random.Random(seed))
+            playout(child, rest, random.Random(seed), missing)
             costs = round_costs(child, start)
         out.append(costs[seat])
     return out

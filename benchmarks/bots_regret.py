@@ -1,0 +1,105 @@
+"""The hard bot's gain over the medium heuristic per decision, judged on the true deal.
+
+Positions come from medium self-play (Domeng, seeded): every decision with a choice. For each, the
+*true value* of every legal action is its loss for the seat to act when, after it, every seat plays
+the medium heuristic on the real hands (`engine.bots.search.playout`, mean of 4 tie-break seeds).
+The hard bot's search (`engine.bots.hard.world_losses`, only the view) then gives its rows, and
+for each number of worlds and switch margin the script reports the mean of ``true value of medium's
+choice - true value of the search's choice`` (stones per decision; positive: the search helps), its
+±2 standard errors, and how often the search left medium's choice. The *oracle* line is what a
+seat seeing every hand would gain (the best true value).
+
+Far cheaper than the arena for comparing search settings, since one search serves every margin,
+but it judges one decision at a time, with medium playing the rest of the round.
+
+    .venv/bin/python benchmarks/bots_regret.py --positions 300 --worlds 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+from math import sqrt
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.bots import make_bot
+from engine.bots.hard import choose_from, world_losses
+from engine.bots.inference import public_missing
+from engine.bots.medium import best_actions, situation_of
+from engine.bots.search import playout
+from engine.bots.worlds import round_costs
+from engine.core import Phase, State
+from engine.tiles import mask_of
+from engine.variants import make_rules
+from engine.views import player_view
+
+
+def positions(count: int, seed: int) -> list[State]:
+    """The first ``count`` decisions with a choice in Domeng medium self-play from ``seed``."""
+    rules = make_rules("domeng", {}, 5)
+    rng = random.Random(seed)
+    found: list[State] = []
+    while len(found) < count:
+        players = [make_bot("medium", random.Random(rng.getrandbits(32))) for _ in range(5)]
+        state = rules.new_match()
+        state.start_round(rules.deal(rng))
+        while state.phase is Phase.PLAYING:
+            if len(state.legal_actions()) > 1:
+                found.append(state.fork())
+            seat = state.to_act
+            state.apply(players[seat].choose(player_view(state, seat)))
+    return found[:count]
+
+
+def true_values(state: State) -> list[float]:
+    """Each legal action's loss for the seat to act on the real hands, medium playing on."""
+    seat = state.to_act
+    assert state.deal is not None
+    rest, start = mask_of(state.deal.rest), len(state.log)
+    missing = public_missing(player_view(state, seat))
+    values = []
+    for action in state.legal_actions():
+        total = 0.0
+        for seed in range(4):
+            child = state.fork()
+            child.apply(action)
+            playout(child, rest, random.Random(seed), missing)
+            total += round_costs(child, start)[seat]
+        values.append(total / 4)
+    return values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--positions", type=int, default=300)
+    parser.add_argument("--worlds", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=99)
+    args = parser.parse_args()
+    cases = []
+    for k, state in enumerate(positions(args.positions, args.seed)):
+        view = player_view(state, state.to_act)
+        preferred = view.legal.index(best_actions(situation_of(view), view.legal)[0])
+        rows, weights = world_losses(view, random.Random(k), args.worlds)
+        cases.append((true_values(state), preferred, rows, weights, view.legal))
+    oracle = [values[p] - min(values) for values, p, *_ in cases]
+    print(f"{len(cases)} positions; oracle gain {statistics.mean(oracle):.3f} stones per decision")
+    for worlds in sorted({w for w in (25, 50, 100, 200, 400, 800) if w < args.worlds} | {args.worlds}):
+        for margin in (0.0, 0.5, 1.0, 1.5):
+            gains, switched = [], 0
+            for values, p, rows, weights, legal in cases:
+                chosen = legal.index(choose_from(legal, rows[:worlds], weights[:worlds], legal[p], margin))
+                switched += chosen != p
+                gains.append(values[p] - values[chosen])
+            spread = 2 * statistics.stdev(gains) / sqrt(len(gains))
+            print(
+                f"worlds {worlds:4d} margin {margin:.1f}: gain {statistics.mean(gains):+.3f} ± {spread:.3f}"
+                f"  switched {switched / len(cases):.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
