@@ -54,8 +54,8 @@ def test_world_weight_memo_is_only_a_cache() -> None:
         rng = random.Random(seat)
         for _ in range(6):
             hands, _ = sample_hidden(know, rng)
-            alone = world_weight(view.log, seat, hands, 5, False, False)
-            assert world_weight(view.log, seat, hands, 5, False, False, memo) == alone
+            alone = world_weight(view.log, seat, hands, 5, "domeng", False)
+            assert world_weight(view.log, seat, hands, 5, "domeng", False, memo) == alone
 
 
 @pytest.mark.parametrize(("variant", "seats"), [("domeng", 5), ("kozel", 3)])
@@ -107,8 +107,8 @@ def test_the_heavy_kind_expects_the_heaviest_tile() -> None:
     chain = mask_of([Tile.parse("2-6")])
     heavy_play = Placed(1, Tile.parse("6-6"), "L", (6, 2), False)
     light_play = Placed(1, Tile.parse("1-2"), "R", (6, 1), False)
-    _, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, heavy_play, False, False)
+    _, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, heavy_play, "domeng", False)
     assert (heavy, uniform) == (pytest.approx(5 / 6), 0.5)
-    medium, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, light_play, False, False)
+    medium, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, light_play, "domeng", False)
     assert (heavy, uniform) == (pytest.approx(1 / 6), 0.5)
     assert 0 < medium < 1

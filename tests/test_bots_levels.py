@@ -276,7 +276,7 @@ def test_a_worlds_weight_is_a_chance_and_the_true_world_is_possible() -> None:
     for state in list(positions("domeng", 5, {}, 2, seed=11))[:20]:
         seat = state.to_act
         view = player_view(state, seat)
-        weight = world_weight(view.log, seat, state.hands, 5, False, False)
+        weight = world_weight(view.log, seat, state.hands, 5, "domeng", False)
         assert 0 < weight <= 1
         hands, _ = sample_hidden(infer(view), random.Random(1))
-        assert 0 < world_weight(view.log, seat, hands, 5, False, False) <= 1
+        assert 0 < world_weight(view.log, seat, hands, 5, "domeng", False) <= 1

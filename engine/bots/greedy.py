@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot
-from engine.variants import find_variant
+from engine.bots.facts import rules_of
 from engine.views import PlayerView
 
 __all__ = ["GreedyBot"]
@@ -48,7 +48,7 @@ class GreedyBot(Bot):
             raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
         if len(view.legal) == 1:
             return view.legal[0]
-        counts = find_variant(view.variant).mappakuling_counts
+        counts = rules_of(view).mappakuling_counts
         scored = [(self._score(view, action, counts), action) for action in view.legal]
         best = max(score for score, _ in scored)
         return self.rng.choice([action for score, action in scored if score == best])
@@ -67,7 +67,5 @@ class GreedyBot(Bot):
             kind = 1 + (left == right and view.ends is not None) + action.tile.is_lempa * (left == right)
             return (kind, 0, 0, 0)
         keep = sum(1 for t in remaining if t.has(left) or t.has(right))
-        mappakuling = int(
-            left == right and view.ends is not None and find_variant(view.variant).mappakuling_counts
-        )
+        mappakuling = int(left == right and view.ends is not None and mappakuling_counts)
         return (0, action.tile.pips, keep, mappakuling)

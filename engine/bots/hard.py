@@ -26,6 +26,7 @@ from typing import ClassVar
 
 from engine.actions import Action
 from engine.bots.base import Bot
+from engine.bots.facts import in_pairs, rules_of
 from engine.bots.inference import infer, public_missing, sample_hidden
 from engine.bots.likelihood import world_weight
 from engine.bots.medium import best_actions, situation_of
@@ -83,9 +84,9 @@ def world_losses(
     know = infer(view)
     rows: list[list[float]] = []
     weights: list[float] = []
-    kozel = view.variant == "kozel"
-    pairs = bool(view.options.get("pairs", False))
-    start_size = (7 if len(view.hand_counts) == 2 else 5) if kozel else 5
+    rules = rules_of(view)
+    pairs = in_pairs(rules)
+    start_size = rules.hand_sizes()[know.seat]
     slowest = 0.0
     clock = time.perf_counter
     proposed = 0
@@ -97,7 +98,7 @@ def world_losses(
         if deadline is not None and began + slowest > deadline:
             break
         hands, rest = sample_hidden(know, rng)
-        likelihood = world_weight(view.log, know.seat, hands, start_size, kozel, pairs, memo)
+        likelihood = world_weight(view.log, know.seat, hands, start_size, rules.name, pairs, memo)
         proposed += 1
         proposed_weight += likelihood
         weight = roulette(likelihood, ROULETTE_LEVEL * proposed_weight / proposed, rng)

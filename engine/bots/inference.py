@@ -33,9 +33,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.bots.facts import rules_of
 from engine.events import Drew, Passed, Placed
-from engine.rules.domeng import OPENING_LEMPAS
-from engine.rules.kozel import OPENING_ORDER
 from engine.tiles import FULL_SET, PIP_MASKS, iter_mask, mask_of
 from engine.views import PlayerView
 
@@ -188,7 +187,7 @@ def _skipped_openers(view: PlayerView) -> int:
     opening = next((e.tile for e in view.log if type(e) is Placed), None)
     if opening is None:
         return 0
-    order = OPENING_ORDER if view.variant == "kozel" else OPENING_LEMPAS
+    order = rules_of(view).opening_order
     if opening not in order:
         return 0
     return mask_of(order[: order.index(opening)])
@@ -196,9 +195,7 @@ def _skipped_openers(view: PlayerView) -> int:
 
 def _start_size(view: PlayerView) -> int:
     """The tiles each seat was dealt (D10, K1)."""
-    if view.variant == "kozel":
-        return 7 if len(view.hand_counts) == 2 else 5
-    return 5
+    return rules_of(view).hand_sizes()[0]
 
 
 def sample_hidden(know: Knowledge, rng: random.Random) -> tuple[list[int], list[int]]:

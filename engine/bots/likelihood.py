@@ -60,12 +60,13 @@ def world_weight(
     me: int,
     hands: Sequence[int],
     start_size: int,
-    kozel: bool,
+    variant: str,
     pairs: bool,
     memo: dict[tuple[int, int], tuple[float, float, float]] | None = None,
 ) -> float:
     """The likelihood weight of a world with ``hands`` (bit sets, the current hands) for the public
-    ``log`` of the round, seen by seat ``me``; ``start_size`` tiles were dealt to each seat.
+    ``log`` of the round, seen by seat ``me``; ``start_size`` tiles were dealt to each seat, of
+    the variant named ``variant`` (it picks the medium heuristic's scoring), ``pairs`` as in K10.
 
     ``memo``, when given, keeps the chance of each placement per rebuilt hand (keyed by the
     event's index in ``log`` and the hand): pass the same dict for every world of one ``log``."""
@@ -105,7 +106,7 @@ def world_weight(
         if ends is not None and seat != me and entry is not None and not entry[1] and not previous_drew[i]:
             chances = memo.get((i, entry[0]))
             if chances is None:
-                chances = _chances(seat, entry[0], ends, counts, missing, chain, event, kozel, pairs)
+                chances = _chances(seat, entry[0], ends, counts, missing, chain, event, variant, pairs)
                 memo[i, entry[0]] = chances
             for kind, chance in zip(per_kind, chances, strict=True):
                 kind[seat] *= chance
@@ -127,14 +128,15 @@ def _chances(
     missing: list[int],
     chain: int,
     event: Placed,
-    kozel: bool,
+    variant: str,
     pairs: bool,
 ) -> tuple[float, float, float]:
     """The chance of ``event`` for a seat holding ``hand``, as each kind of `KINDS`."""
     options = _options(seat, hand, ends[0], ends[1])
     if len(options) <= 1:
         return _CERTAIN
-    sit = Situation(kozel, seat, hand, ends, tuple(counts), FULL_SET & ~hand & ~chain, tuple(missing), pairs)
+    unseen = FULL_SET & ~hand & ~chain
+    sit = Situation(variant, seat, hand, ends, tuple(counts), unseen, tuple(missing), pairs)
     scores = score_actions(sit, options)
     top = max(scores)
     heaviest = max(a.tile.pips for a in options)

@@ -31,19 +31,21 @@ Kozel (a seat's loss is the points it writes; K6–K10):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import erf, sqrt
 from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot
+from engine.bots.facts import in_pairs, rules_of
 from engine.bots.inference import Knowledge, allowed_tiles, infer
-from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS
+from engine.rules.domeng import Domeng
+from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS, Kozel
 from engine.tiles import PIP_MASKS, TILES, Tile, pip_sum
 from engine.views import PlayerView
 
-__all__ = ["MediumBot", "Situation", "best_actions", "score_actions", "situation_of"]
+__all__ = ["SCORINGS", "MediumBot", "Situation", "best_actions", "score_actions", "situation_of"]
 
 
 def _or_numbers(tiles: Sequence[Tile], chosen: int) -> int:
@@ -63,11 +65,12 @@ class Situation:
     """What the heuristic reads, from a view (with inference) or from a search world.
 
     ``hand``/``unseen`` are bit sets; ``missing[s]`` the numbers seat s is known to lack (bit n);
+    ``variant`` the game's name (it picks the scoring from `SCORINGS`);
     ``counts`` the hand sizes; ``pairs`` Kozel K10; ``points`` the seat's recorded points plus
     pending (Kozel), ``table`` the stones on the table (Domeng).
     """
 
-    kozel: bool
+    variant: str
     seat: int
     hand: int
     ends: tuple[int, int] | None
@@ -89,14 +92,14 @@ def situation_of(view: PlayerView, know: Knowledge | None = None) -> Situation:
         points = view.points[seat] + view.pending[seat]
         opened = view.points[seat] > 0
     return Situation(
-        view.variant == "kozel",
+        view.variant,
         seat,
         know.hand,
         view.ends,
         know.counts,
         know.unseen,
         know.missing,
-        bool(view.options.get("pairs", False)),
+        in_pairs(rules_of(view)),
         points,
         opened,
     )
@@ -257,11 +260,22 @@ def _kozel_score(sit: Situation, action: Action) -> float:
     return score
 
 
+def _kozel_scores(sit: Situation, legal: Sequence[Action]) -> list[float]:
+    return [_kozel_score(sit, a) for a in legal]
+
+
+SCORINGS: dict[str, Callable[[Situation, Sequence[Action]], list[float]]] = {
+    Domeng.name: _domeng_scores,
+    Kozel.name: _kozel_scores,
+}
+"""The heuristic's scoring of a list of actions, by the variant's name (the games' losses differ:
+stones received in Domeng, points written in Kozel; see the module docstring)."""
+
+
 def score_actions(sit: Situation, legal: Sequence[Action]) -> list[float]:
-    """The heuristic's score of each action of ``legal`` (higher is better; see module doc)."""
-    if sit.kozel:
-        return [_kozel_score(sit, a) for a in legal]
-    return _domeng_scores(sit, legal)
+    """The heuristic's score of each action of ``legal`` (higher is better; see module doc).
+    Raises KeyError for a variant `SCORINGS` does not know."""
+    return SCORINGS[sit.variant](sit, legal)
 
 
 def best_actions(sit: Situation, legal: Sequence[Action]) -> list[Action]:

@@ -35,7 +35,8 @@ class OmniscientBot:
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
-        rest = mask_of(getattr(state, "bazaar", None) or (state.deal.rest if state.deal else ()))
+        # the rest as it stands; once Kozel's bazaar is empty, the deal's bazaar as before
+        rest = mask_of(state.rest() or (state.deal.rest if state.deal else ()))
         start = len(state.log)
         totals = [0.0] * len(legal)
         for _ in range(self.samples):

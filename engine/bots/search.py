@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 
 from engine.actions import Action, Draw, Pass
+from engine.bots.facts import in_pairs
 from engine.bots.medium import Situation, best_actions
 from engine.bots.worlds import round_costs
 from engine.core import Phase, State
@@ -30,11 +31,18 @@ _BIT_COUNT = int.bit_count
 
 
 def _policy_action(
-    state: State, legal: list[Action], rest: int, missing: Sequence[int], rng: random.Random
+    state: State,
+    legal: list[Action],
+    rest: int,
+    missing: Sequence[int],
+    rng: random.Random,
+    variant: str,
+    pairs: bool,
 ) -> Action:
     """The medium heuristic's action for the seat to act, from that seat's own knowledge: its
     hand, the ends, the hand sizes, the tiles it has not seen and the numbers each seat is
-    publicly known to lack (``missing``, bit n = number n; from passes and draws)."""
+    publicly known to lack (``missing``, bit n = number n; from passes and draws); ``variant``
+    and ``pairs`` as in `Situation`."""
     seat = state.to_act
     hands = state.hands
     held = 0
@@ -42,14 +50,14 @@ def _policy_action(
         held |= hand
     own = hands[seat]
     sit = Situation(
-        state.variant == "kozel",
+        variant,
         seat,
         own,
         None if state.left < 0 else (state.left, state.right),
         tuple(map(_BIT_COUNT, hands)),
         (held | rest) & ~own & FULL_SET,
         tuple(missing),
-        bool(getattr(state.rules, "pairs", False)),
+        pairs,
     )
     best = best_actions(sit, legal)
     return best[0] if len(best) == 1 else rng.choice(best)
@@ -62,10 +70,12 @@ def playout(state: State, rest: int, rng: random.Random, missing: Sequence[int] 
     as the playout goes: a pass adds both open numbers (D12, K3), a draw (K3) brings an unknown
     tile (no number is ruled out any more)."""
     known = list(missing) if missing is not None else [0] * state.seats
+    variant = state.rules.name
+    pairs = in_pairs(state.rules)
     while state.phase is _PLAYING:
         legal = state.legal_actions()
         if len(legal) > 1:
-            state.apply(_policy_action(state, legal, rest, known, rng))
+            state.apply(_policy_action(state, legal, rest, known, rng, variant, pairs))
             continue
         only = legal[0]
         kind = type(only)
@@ -81,8 +91,10 @@ def _tiles_left(state: State) -> int:
 
 
 def is_endgame(state: State) -> bool:
-    """Whether ``state`` is small enough to `solve`: few tiles in hands and nothing to draw."""
-    return not getattr(state, "bazaar", None) and _tiles_left(state) <= ENDGAME_TILES
+    """Whether ``state`` is small enough to `solve`: few tiles in hands and nothing to draw (K3)."""
+    if state.rules.draws_from_rest and state.rest():
+        return False
+    return _tiles_left(state) <= ENDGAME_TILES
 
 
 def solve(state: State, start: int) -> list[float]:

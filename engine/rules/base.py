@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
-from engine.core import Deal, State
+from engine.core import Deal, Phase, State
 from engine.errors import EngineError
+from engine.tiles import Tile
+
+if TYPE_CHECKING:
+    from engine.views import PlayerView
 
 __all__ = ["Rules", "check_seat"]
 
@@ -35,6 +39,12 @@ class Rules(ABC):
     """What the per-seat score counts (``stones`` or ``points``)."""
     mappakuling_counts: ClassVar[bool] = False
     """Whether a mappakuling (both ends showing one number) matters to the score (Domeng D14)."""
+    opening_order: ClassVar[tuple[Tile, ...]]
+    """The match's first round opens with the first of these tiles dealt, its holder leading
+    (Domeng's lempas 6-6 … 3-3, D11; Kozel's lempas high to low, then 6-5 … 1-0, K2)."""
+    draws_from_rest: ClassVar[bool] = False
+    """Whether a seat with no fitting tile draws from the rest while it holds tiles (Kozel's
+    bazaar, K3) instead of passing at once (Domeng D3)."""
     seats: int
 
     @classmethod
@@ -61,6 +71,15 @@ class Rules(ABC):
         Raises `EngineError` (``invalid_start``) when ``start`` is not a position of this variant.
         """
 
+    @abstractmethod
+    def world(self, view: PlayerView, hands: Sequence[int], rest: Sequence[Tile]) -> State:
+        """The round being played in ``view`` rebuilt with a guess of the hidden tiles: ``hands``
+        per seat (bit sets, ``view``'s own included) and ``rest`` (the tiles set aside; Kozel: the
+        bazaar, top first). The score comes from the view's public facts (Domeng: table, stones,
+        camat, elections; Kozel: points, pending); see `resume_round` for the rest. Search bots
+        play on it; it shares nothing mutable. Its log starts empty and it cannot be recorded.
+        """
+
     def sides(self) -> tuple[tuple[int, ...], ...]:
         """The seats as the score counts them, each side a tuple of seats: every seat alone unless
         the variant plays in pairs (Kozel, K10)."""
@@ -78,6 +97,25 @@ class Rules(ABC):
     def deal_from_seed(self, seed: int | str | bytes) -> Deal:
         """The round dealt by ``random.Random(seed)``: anyone with the seed can re-derive it."""
         return Deal.from_seed(seed, self.hand_sizes())
+
+    @staticmethod
+    def resume_round(state: State, view: PlayerView, hands: Sequence[int]) -> State:
+        """Put ``state`` (a match between rounds) into the round of ``view``: ``hands`` (bit sets
+        per seat), the chain's ends, the turn, the last placer, who has placed, the round number
+        and, before the first placement, the opening tile when the view's one legal action names
+        it (D11, K2). Returns ``state``."""
+        state.hands = list(hands)
+        if view.ends is not None:
+            state.left, state.right = view.ends
+        state.to_act = view.to_act if view.to_act is not None else 0
+        state.last_placer = view.last_placer
+        state.placed = sum(1 << s for s in view.placed)
+        state.phase = Phase.PLAYING
+        state.round_index = view.round
+        if view.ends is None and len(view.legal) == 1:
+            only = view.legal[0]
+            state.opening = getattr(only, "tile", None)
+        return state
 
     @staticmethod
     def _check_keys(options: Mapping[str, object], known: Mapping[str, type]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from engine.actions import Pass
 from engine.core import _FIT_MASKS, Deal, Phase, State
@@ -17,6 +17,9 @@ from engine.events import DomengOutcome, Passed, Placed, Reason, RoundEnded, Set
 from engine.rules.base import Rules, check_seat
 from engine.score import DomengScore
 from engine.tiles import Tile, mask_of, pip_sum
+
+if TYPE_CHECKING:
+    from engine.views import PlayerView
 
 __all__ = ["CYCLE_STONES", "MAX_CAMAT_TARGET", "OPENING_LEMPAS", "Domeng", "DomengState"]
 
@@ -71,6 +74,7 @@ class Domeng(Rules):
     rest_name: ClassVar[str] = "unused"
     unit: ClassVar[str] = "stones"
     mappakuling_counts: ClassVar[bool] = True
+    opening_order: ClassVar[tuple[Tile, ...]] = OPENING_LEMPAS
     seats: int = 5
     camat_target: int = 1
 
@@ -111,6 +115,15 @@ class Domeng(Rules):
         camat = check_seat(start.get("camat"), self.seats, "camat")
         leader = check_seat(start.get("leader"), self.seats, "leader")
         return DomengState(self, table, stones, camat, leader, dict(start) or None)
+
+    def world(self, view: PlayerView, hands: Sequence[int], rest: Sequence[Tile]) -> DomengState:
+        """`Rules.world`: the view's table, stones, camat and camat elections (the unused tiles
+        play no part in a round, D10)."""
+        assert view.table is not None and view.stones is not None
+        state = DomengState(self, view.table, view.stones, view.camat, None, None)
+        state.elections = list(view.elections or [0] * self.seats)
+        self.resume_round(state, view, hands)
+        return state
 
     def position(
         self,

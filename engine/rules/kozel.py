@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
@@ -20,6 +20,9 @@ from engine.events import Drew, Event, KozelOutcome, Passed, Placed, RoundEnded,
 from engine.rules.base import Rules, check_seat
 from engine.score import KozelScore
 from engine.tiles import Tile, mask_of, pip_sum
+
+if TYPE_CHECKING:
+    from engine.views import PlayerView
 
 __all__ = [
     "GOAT_POINTS",
@@ -77,6 +80,8 @@ class Kozel(Rules):
     name: ClassVar[str] = "kozel"
     rest_name: ClassVar[str] = "bazaar"
     unit: ClassVar[str] = "points"
+    opening_order: ClassVar[tuple[Tile, ...]] = OPENING_ORDER
+    draws_from_rest: ClassVar[bool] = True
     seats: int = 4
     two_lempas: bool = True
     pairs: bool = False
@@ -152,6 +157,15 @@ class Kozel(Rules):
             partner = (seat + 2) % 4
             if self.pairs and (points[partner], pending[partner]) != (recorded, unrecorded):
                 raise EngineError("invalid_start", f"partners P{seat} and P{partner} share one score (K10)")
+
+    def world(self, view: PlayerView, hands: Sequence[int], rest: Sequence[Tile]) -> KozelState:
+        """`Rules.world`: the view's recorded and pending points, ``rest`` as the bazaar (top
+        first, K1)."""
+        zeros = [0] * self.seats
+        state = KozelState(self, view.points or zeros, view.pending or [0] * self.seats, None, None)
+        state.bazaar = list(rest)
+        self.resume_round(state, view, hands)
+        return state
 
     def position(
         self,
