@@ -8,17 +8,29 @@ from engine.rules.base import Rules
 from engine.variants import make_rules
 from engine.views import PlayerView
 
-__all__ = ["in_pairs", "rules_of"]
+__all__ = ["facts_of", "in_pairs", "pairs_of", "rules_of"]
 
 
 @lru_cache(maxsize=64)
-def _rules(variant: str, options: tuple[tuple[str, object], ...], seats: int) -> Rules:
-    return make_rules(variant, dict(options), seats)
+def _facts(variant: str, options: tuple[tuple[str, object], ...], seats: int) -> tuple[Rules, bool]:
+    rules = make_rules(variant, dict(options), seats)
+    return rules, in_pairs(rules)
+
+
+def facts_of(view: PlayerView) -> tuple[Rules, bool]:
+    """``(rules_of(view), pairs_of(view))`` with one cache look-up (the medium bot's hot path)."""
+    # the options in their own order: equal options in another order only take another entry
+    return _facts(view.variant, tuple(view.options.items()), len(view.hand_counts))
 
 
 def rules_of(view: PlayerView) -> Rules:
     """The `Rules` of ``view``'s match (cached: views of one match share one object)."""
-    return _rules(view.variant, tuple(sorted(view.options.items())), len(view.hand_counts))
+    return facts_of(view)[0]
+
+
+def pairs_of(view: PlayerView) -> bool:
+    """`in_pairs` of ``view``'s rules (cached)."""
+    return facts_of(view)[1]
 
 
 def in_pairs(rules: Rules) -> bool:

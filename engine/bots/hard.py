@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from engine.actions import Action
 from engine.bots.base import Bot
-from engine.bots.facts import in_pairs, rules_of
+from engine.bots.facts import pairs_of, rules_of
 from engine.bots.inference import infer, public_missing, sample_hidden
 from engine.bots.likelihood import world_weight
 from engine.bots.medium import best_actions, situation_of
@@ -85,7 +85,7 @@ def world_losses(
     rows: list[list[float]] = []
     weights: list[float] = []
     rules = rules_of(view)
-    pairs = in_pairs(rules)
+    pairs = pairs_of(view)
     start_size = rules.hand_sizes()[know.seat]
     slowest = 0.0
     clock = time.perf_counter

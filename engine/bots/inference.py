@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 from engine.bots.facts import rules_of
 from engine.events import Drew, Passed, Placed
-from engine.tiles import FULL_SET, PIP_MASKS, iter_mask, mask_of
+from engine.rules.base import Rules
+from engine.tiles import FULL_SET, PIP_MASKS, Tile, iter_mask, mask_of
 from engine.views import PlayerView
 
 __all__ = ["REST", "Cell", "Knowledge", "allowed_tiles", "infer", "public_missing", "sample_hidden"]
@@ -129,7 +130,7 @@ def public_missing(view: PlayerView) -> tuple[int, ...]:
     """Per seat, the numbers (bit n = number n) every tile it now holds is publicly known to lack:
     from its passes (D12, K3) and Kozel draws (K3), as in `infer`, but for every seat, ``view``'s
     own included (what the others know of it)."""
-    slots = _slots_from_log(view, _start_size(view))
+    slots = _slots_from_log(view, rules_of(view).hand_sizes()[0])
     return tuple(min(own, key=int.bit_count, default=0) for own in slots)
 
 
@@ -143,8 +144,9 @@ def _remove_slot(slots: list[int], low: int, high: int) -> None:
     slots.pop()  # inconsistent evidence (cannot happen in a real round): drop the newest
 
 
-def infer(view: PlayerView) -> Knowledge:
-    """The `Knowledge` of ``view``'s seat from its view alone.
+def infer(view: PlayerView, rules: Rules | None = None) -> Knowledge:
+    """The `Knowledge` of ``view``'s seat from its view alone; ``rules`` are the view's rules
+    (`engine.bots.facts.rules_of`, looked up unless given).
 
     Raises ValueError for a spectator's view (no seat).
     """
@@ -159,11 +161,13 @@ def infer(view: PlayerView) -> Knowledge:
     unseen = FULL_SET & ~hand & ~chain
     counts = view.hand_counts
     rest = view.bazaar if view.bazaar is not None else 3
-    start = _start_size(view)
+    if rules is None:
+        rules = rules_of(view)
+    start = rules.hand_sizes()[0]  # the tiles each seat was dealt (D10, K1)
     slots = _slots_from_log(view, start)
     slots[seat] = []
     cells: list[Cell] = []
-    assumed = _skipped_openers(view) & unseen
+    assumed = _skipped_openers(view, rules.opening_order) & unseen
     missing = []
     for other, own in enumerate(slots):
         missing.append(min(own, key=int.bit_count, default=0))
@@ -177,25 +181,19 @@ def infer(view: PlayerView) -> Knowledge:
     return Knowledge(seat, hand, unseen, tuple(missing), tuple(counts), rest, tuple(cells), assumed)
 
 
-def _skipped_openers(view: PlayerView) -> int:
-    """In a match's first round, the opening tile had to be the first dealt of the opening order
-    (D11: 6-6, 5-5, 4-4, 3-3; K2: lempas high to low, then 6-5 … 1-0), so every tile before it in
-    that order was not dealt to a hand. A match started from a position may have a free leader;
-    then this is only an assumption (see `Knowledge.assumed`)."""
+def _skipped_openers(view: PlayerView, order: Sequence[Tile]) -> int:
+    """In a match's first round, the opening tile had to be the first dealt of ``order`` (the rules'
+    ``opening_order``; D11: 6-6, 5-5, 4-4, 3-3; K2: lempas high to low, then 6-5 … 1-0), so
+    every tile before it in that order was not dealt to a hand. A match started from a position
+    may have a free leader; then this is only an assumption (see `Knowledge.assumed`)."""
     if view.round != 1:
         return 0
     opening = next((e.tile for e in view.log if type(e) is Placed), None)
     if opening is None:
         return 0
-    order = rules_of(view).opening_order
     if opening not in order:
         return 0
     return mask_of(order[: order.index(opening)])
-
-
-def _start_size(view: PlayerView) -> int:
-    """The tiles each seat was dealt (D10, K1)."""
-    return rules_of(view).hand_sizes()[0]
 
 
 def sample_hidden(know: Knowledge, rng: random.Random) -> tuple[list[int], list[int]]:

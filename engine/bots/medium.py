@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot
-from engine.bots.facts import in_pairs, rules_of
+from engine.bots.facts import facts_of
 from engine.bots.inference import Knowledge, allowed_tiles, infer
 from engine.rules.domeng import Domeng
 from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS, Kozel
@@ -84,7 +84,8 @@ class Situation:
 
 def situation_of(view: PlayerView, know: Knowledge | None = None) -> Situation:
     """The `Situation` of ``view``'s seat (inferring `Knowledge` unless given)."""
-    know = know or infer(view)
+    rules, pairs = facts_of(view)
+    know = know or infer(view, rules)
     seat = know.seat
     points = 0
     opened = False
@@ -99,7 +100,7 @@ def situation_of(view: PlayerView, know: Knowledge | None = None) -> Situation:
         know.counts,
         know.unseen,
         know.missing,
-        in_pairs(rules_of(view)),
+        pairs,
         points,
         opened,
     )

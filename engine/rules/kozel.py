@@ -64,6 +64,10 @@ def hand_value(mask: int) -> int:
     return LONE_ZERO_VALUE if mask == _ZERO_ZERO else pip_sum(mask)
 
 
+_HAND_SIZES = {seats: (7 if seats == 2 else 5,) * seats for seats in _SEAT_COUNTS}
+"""K1: 7 tiles each with 2 seats, else 5; one tuple per seat count, shared (the bots ask often)."""
+
+
 @cache
 def _sides(seats: int, pairs: bool) -> tuple[tuple[int, ...], ...]:
     return ((0, 2), (1, 3)) if pairs else tuple((seat,) for seat in range(seats))
@@ -108,7 +112,7 @@ class Kozel(Rules):
         return {"two_lempas": self.two_lempas, "pairs": self.pairs}
 
     def hand_sizes(self) -> tuple[int, ...]:
-        return (7 if self.seats == 2 else 5,) * self.seats
+        return _HAND_SIZES[self.seats]
 
     def sides(self) -> tuple[tuple[int, ...], ...]:
         """The seats as the score counts them: with pairs P0+P2 and P1+P3 (K10), else each alone."""
