@@ -79,3 +79,14 @@ def test_a_world_with_the_true_hands_plays_as_the_real_round(
         world.apply(action)
         state.apply(action)
         assert (world.hands, world.phase, world.score()) == (state.hands, state.phase, state.score())
+
+
+def test_the_last_answer_is_kept_only_for_the_same_options() -> None:
+    views = []
+    for options in ({"pairs": True}, {"pairs": False}, {"pairs": True, "two_lempas": False}):
+        rules = make_rules("kozel", options, 4)
+        state = rules.new_match()
+        state.start_round(rules.deal(random.Random(5)))
+        views.append((rules, player_view(state, state.to_act)))
+    for rules, view in [*views, *reversed(views), *views]:
+        assert facts_of(view) == (rules, in_pairs(rules))

@@ -17,10 +17,21 @@ def _facts(variant: str, options: tuple[tuple[str, object], ...], seats: int) ->
     return rules, in_pairs(rules)
 
 
+_LAST: list[tuple[str, dict[str, object], int, tuple[Rules, bool]] | None] = [None]
+"""The last answer of `facts_of` with its key (a copy of the options): one match's views repeat it."""
+
+
 def facts_of(view: PlayerView) -> tuple[Rules, bool]:
-    """``(rules_of(view), pairs_of(view))`` with one cache look-up (the medium bot's hot path)."""
+    """``(rules_of(view), pairs_of(view))``: the last answer again when the variant, options and
+    seat count are the same (the bots' hot path), else from a cache of the rules."""
+    seats = len(view.hand_counts)
+    last = _LAST[0]
+    if last is not None and last[0] == view.variant and last[2] == seats and last[1] == view.options:
+        return last[3]
     # the options in their own order: equal options in another order only take another entry
-    return _facts(view.variant, tuple(view.options.items()), len(view.hand_counts))
+    facts = _facts(view.variant, tuple(view.options.items()), seats)
+    _LAST[0] = (view.variant, dict(view.options), seats, facts)
+    return facts
 
 
 def rules_of(view: PlayerView) -> Rules:
