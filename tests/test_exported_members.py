@@ -20,13 +20,16 @@ PACKAGES = ("engine", "app")
 
 
 def module_names() -> list[str]:
-    """Every module under engine/ and app/ by its dotted name (a package by its ``__init__``)."""
+    """Every module under engine/ and app/ by its dotted name (a package by its ``__init__``; no
+    ``__main__`` script)."""
     names = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
+            elif parts[-1] == "__main__":
+                continue  # a package's script (``python -m``): importing it runs it
             names.append(".".join(parts))
     return names
 
