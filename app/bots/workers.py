@@ -115,6 +115,7 @@ class WorkerBots:
         self._context = multiprocessing.get_context("spawn")
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._closed = False
+        self._slots = asyncio.Semaphore(workers)
 
     async def __aenter__(self) -> WorkerBots:
         await self.start()
@@ -147,23 +148,27 @@ class WorkerBots:
         fallback decides instead (see the module docstring). Raises RuntimeError once closed."""
         started = time.perf_counter()
         for attempt in (1, 2):
-            pool = self._current_pool()
-            try:
-                future = asyncio.wrap_future(pool.submit(_decide, level, view, seed))
-                action = await asyncio.wait_for(future, self.timeout_s)
-            except BrokenProcessPool:
-                _log.warning("bot_pool_broken", level=level, attempt=attempt)
-                self._replace(pool)
-            except TimeoutError:
-                _log.error("bot_decision_timeout", level=level, timeout_s=self.timeout_s)
-                self._replace(pool, kill=True)
-                break
-            except Exception:
-                _log.exception("bot_decision_failed", level=level)
-                break
-            else:
-                self._told(level, started, fallback=False)
-                return action
+            # At most one decision per worker in the pool at a time: the others wait here, so the
+            # timeout measures a decision's own computing, never the queue before it (a queue of
+            # many rooms' bots would otherwise time out and kill a healthy pool).
+            async with self._slots:
+                pool = self._current_pool()
+                try:
+                    future = asyncio.wrap_future(pool.submit(_decide, level, view, seed))
+                    action = await asyncio.wait_for(future, self.timeout_s)
+                except BrokenProcessPool:
+                    _log.warning("bot_pool_broken", level=level, attempt=attempt)
+                    self._replace(pool)
+                    continue
+                except TimeoutError:
+                    _log.error("bot_decision_timeout", level=level, timeout_s=self.timeout_s)
+                    self._replace(pool, kill=True)
+                    break
+                except Exception:
+                    _log.exception("bot_decision_failed", level=level)
+                    break
+            self._told(level, started, fallback=False)
+            return action
         action = self._fallback(level, view, seed, started)
         self._told(level, started, fallback=True)
         return action
