@@ -9,7 +9,7 @@ from typing import ClassVar
 from engine.actions import Action
 from engine.views import PlayerView
 
-__all__ = ["Bot"]
+__all__ = ["Bot", "check_turn", "forced_action"]
 
 
 class Bot(ABC):
@@ -23,3 +23,16 @@ class Bot(ABC):
     @abstractmethod
     def choose(self, view: PlayerView) -> Action:
         """One of ``view.legal``. Raises ValueError when the view offers no action (not its turn)."""
+
+
+def check_turn(view: PlayerView) -> None:
+    """Raise ValueError when ``view`` offers its seat no action (it is not their turn)."""
+    if not view.legal:
+        raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
+
+
+def forced_action(view: PlayerView) -> Action | None:
+    """The one legal action when there is only one (a bot need not think), else None; raises
+    ValueError when there is none (`check_turn`)."""
+    check_turn(view)
+    return view.legal[0] if len(view.legal) == 1 else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
-from engine.bots.base import Bot
+from engine.bots.base import Bot, forced_action
 from engine.tiles import mask_of
 from engine.views import PlayerView
 
@@ -54,10 +54,9 @@ class EasyBot(Bot):
     name: ClassVar[str] = "easy"
 
     def choose(self, view: PlayerView) -> Action:
-        if not view.legal:
-            raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
-        if len(view.legal) == 1:
-            return view.legal[0]
+        forced = forced_action(view)
+        if forced is not None:
+            return forced
         outs = going_out(view)
         if outs:
             return outs[0]

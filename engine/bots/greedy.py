@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
-from engine.bots.base import Bot
+from engine.bots.base import Bot, forced_action
 from engine.bots.facts import rules_of
 from engine.views import PlayerView
 
@@ -44,10 +44,9 @@ class GreedyBot(Bot):
     name: ClassVar[str] = "greedy"
 
     def choose(self, view: PlayerView) -> Action:
-        if not view.legal:
-            raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
-        if len(view.legal) == 1:
-            return view.legal[0]
+        forced = forced_action(view)
+        if forced is not None:
+            return forced
         counts = rules_of(view).mappakuling_counts
         scored = [(self._score(view, action, counts), action) for action in view.legal]
         best = max(score for score, _ in scored)

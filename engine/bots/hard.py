@@ -25,7 +25,7 @@ from math import sqrt
 from typing import ClassVar
 
 from engine.actions import Action
-from engine.bots.base import Bot
+from engine.bots.base import Bot, check_turn, forced_action
 from engine.bots.facts import pairs_of, rules_of
 from engine.bots.inference import infer, public_missing, sample_hidden
 from engine.bots.likelihood import world_weight
@@ -78,9 +78,8 @@ def world_losses(
     evaluated on the same worlds with the same playout seed (common random numbers). Raises
     ValueError when the view offers no action.
     """
+    check_turn(view)
     legal = list(view.legal)
-    if not legal:
-        raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
     know = infer(view)
     rows: list[list[float]] = []
     weights: list[float] = []
@@ -206,10 +205,9 @@ class HardBot(Bot):
 
     def choose(self, view: PlayerView) -> Action:
         started = time.perf_counter()
-        if not view.legal:
-            raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
-        if len(view.legal) == 1:
-            return view.legal[0]
+        forced = forced_action(view)
+        if forced is not None:
+            return forced
         deadline = None if self.samples is not None else started + self.budget_ms / 1000
         sit = situation_of(view)
         preferred = best_actions(sit, view.legal)

@@ -37,7 +37,7 @@ from math import erf, sqrt
 from typing import ClassVar
 
 from engine.actions import Action, Play, PlayLempas
-from engine.bots.base import Bot
+from engine.bots.base import Bot, forced_action
 from engine.bots.facts import facts_of
 from engine.bots.inference import Knowledge, allowed_tiles, infer
 from engine.rules.domeng import Domeng
@@ -294,9 +294,8 @@ class MediumBot(Bot):
     name: ClassVar[str] = "medium"
 
     def choose(self, view: PlayerView) -> Action:
-        if not view.legal:
-            raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
-        if len(view.legal) == 1:
-            return view.legal[0]
+        forced = forced_action(view)
+        if forced is not None:
+            return forced
         best = best_actions(situation_of(view), view.legal)
         return best[0] if len(best) == 1 else self.rng.choice(best)

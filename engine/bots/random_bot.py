@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.actions import Action
-from engine.bots.base import Bot
+from engine.bots.base import Bot, check_turn
 from engine.views import PlayerView
 
 __all__ = ["RandomBot"]
@@ -17,6 +17,5 @@ class RandomBot(Bot):
     name: ClassVar[str] = "random"
 
     def choose(self, view: PlayerView) -> Action:
-        if not view.legal:
-            raise ValueError(f"P{view.seat} has no legal action: it is not their turn")
+        check_turn(view)
         return self.rng.choice(view.legal)
