@@ -178,7 +178,7 @@ def shared_view_json(state: State) -> dict[str, Any]:
     """What every recipient's ``player_view(...).to_json()`` has in common: all keys but
     `PRIVATE_KEYS` and ``log``. A server builds this once per update and adds each recipient's
     `private_view_json`, so the whole view is ``{**private, **shared, "log": ...}``."""
-    out = player_view(state, None).to_json(log=False)
+    out = _view(state, None, with_log=False).to_json(log=False)
     for key in PRIVATE_KEYS:
         del out[key]
     return out
@@ -203,6 +203,12 @@ def player_view(state: State, seat: int | None) -> PlayerView:
     """
     if seat is not None and not 0 <= seat < state.seats:
         raise ValueError(f"seat {seat} is not at this {state.seats}-seat table")
+    return _view(state, seat, with_log=True)
+
+
+def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
+    """`player_view`; without ``with_log`` its ``log`` is left empty (`shared_view_json` drops
+    it: building it costs a pass over the round's events on every update)."""
     playing = state.phase is Phase.PLAYING
     reveal = None
     if not playing and state.outcome is not None and state.deal is not None:
@@ -219,7 +225,7 @@ def player_view(state: State, seat: int | None) -> PlayerView:
         chain=tuple(chain_line(state.log)),
         ends=state.ends,
         legal=tuple(state.legal_actions()) if playing and seat == state.to_act else (),
-        log=tuple(_public_event(e, seat) for e in state.log),
+        log=tuple(_public_event(e, seat) for e in state.log) if with_log else (),
         last_placer=state.last_placer,
         placed=tuple(s for s in range(state.seats) if state.placed >> s & 1),
         outcome=state.outcome,

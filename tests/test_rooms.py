@@ -411,12 +411,18 @@ def test_a_bot_turn_the_database_refused_is_tried_again(tmp_path: Path) -> None:
         refusing = table.room.store = RefusingStore(table.store)
         refusing.refusing = True
         version, frames = table.room.version, len(watcher.frames)
-        await table.clock.advance(table.room, 3 * table.hub.config.bot_delay_s)
-        assert refusing.refused >= 2  # tried, failed, armed again, tried again
+        for _ in range(20):  # tried, failed, armed again, tried again (each after a drawn pause)
+            if refusing.refused >= 2:
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        assert refusing.refused >= 2
         assert table.room.version == version == await _stored_version(table)
         assert watcher.frames[frames:] == []  # nothing was sent: nothing was stored
         refusing.refusing = False
-        await table.clock.advance(table.room, 5 * table.hub.config.bot_delay_s)
+        for _ in range(100):  # each bot pause is drawn (0.5× to 1.6× the delay): play on until 5 moves
+            if table.room.version >= version + 5:
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
         row = await table.stored()
         assert row.version == table.room.version >= version + 5
         for stored in row.rounds:
