@@ -70,6 +70,17 @@ async def docs_page() -> FileResponse:
     return FileResponse(STATIC_DIR / "docs.html", headers={"Cache-Control": "no-cache"})
 
 
+@pages.get("/manifest.webmanifest")
+async def web_manifest() -> FileResponse:
+    """The web app manifest (name, icons, start URL): a phone can put the site on its home screen
+    and open it without the browser's bars."""
+    return FileResponse(
+        STATIC_DIR / "manifest.webmanifest",
+        media_type="application/manifest+json",
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
 @pages.get("/rules")
 async def rules_page() -> FileResponse:
     """The rules of Domeng and Kozel, with every term."""

@@ -1,4 +1,4 @@
-// A few line icons (drawn here, no icon font): link, book, list, flag, globe.
+// A few line icons (drawn here, no icon font): link, book, list, flag, sound, mute, bell, globe.
 
 import { s } from "./dom.js";
 
@@ -7,6 +7,9 @@ const PATHS = {
   book: ["M5 4.5A1.5 1.5 0 0 1 6.5 3H19v15H6.5A1.5 1.5 0 0 0 5 19.5z", "M5 19.5A1.5 1.5 0 0 0 6.5 21H19", "M9 7h6"],
   list: ["M8 6h12", "M8 12h12", "M8 18h12", "M4 6h.01", "M4 12h.01", "M4 18h.01"],
   flag: ["M5 21V4", "M5 4h12l-2.5 4.5L17 13H5"],
+  sound: ["M4 9h4l5-4v14l-5-4H4z", "M16.5 8.5a5 5 0 0 1 0 7", "M19 6a8.5 8.5 0 0 1 0 12"],
+  mute: ["M4 9h4l5-4v14l-5-4H4z", "M17 9.5l5 5", "M22 9.5l-5 5"],
+  bell: ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4"],
   globe: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M3 12h18", "M12 3c2.8 3 2.8 15 0 18", "M12 3c-2.8 3-2.8 15 0 18"],
 };
 

@@ -2,6 +2,7 @@
 // (Domeng) or the bazaar and the score sheet (Kozel), the turn timer and the play-by-play feed. It
 // shows the view and offers only view.legal; in Kozel it draws for you while nothing fits.
 
+import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { h, reducedMotion, replace, setAttr, setText } from "./dom.js";
@@ -26,6 +27,7 @@ export class TableView {
     this.plates = new Map();
     this.handButtons = new Map();
     this.feedKey = "";
+    this.alerts = new TableAlerts();
     this.build();
     this.timer = setInterval(() => this.tick(), 250);
     this.onKey = (event) => {
@@ -38,6 +40,7 @@ export class TableView {
     clearInterval(this.timer);
     clearTimeout(this.drawTimer);
     document.removeEventListener("keydown", this.onKey);
+    this.alerts.closeNotice();
     this.chain.destroy();
   }
 
@@ -115,6 +118,7 @@ export class TableView {
         "div",
         { class: "feed-head" },
         h("h2", {}, t("table.feed")),
+        h("span", { class: "feed-alerts" }, alertButtons()),
         h("span", { class: "feed-lang" }, languageSelect()),
         h("button", { class: "icon-btn feed-close", type: "button", onclick: () => this.toggleFeed(false) }, t("common.close")),
       ),
@@ -233,6 +237,7 @@ export class TableView {
     if (events.length) this.animate(events);
     this.autoDraw(myTurn);
     document.title = myTurn ? `● ${t("table.your_turn_short")} · ${t("app.title")}` : t("app.title");
+    this.alerts.update(view, events, myTurn, t("alerts.turn_body", { code: this.ctl.code }));
   }
 
   /** Where the opening tile sits in the chain: one place further right for each tile laid on L. */

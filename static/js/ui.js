@@ -1,5 +1,6 @@
 // Small shared pieces: the language switcher, the copy-link button, page headers, term tooltips.
 
+import { alertButtons } from "./alerts.js";
 import { h, toast } from "./dom.js";
 import { availableLanguages, currentLanguage, setLanguage, t } from "./i18n.js";
 import { icon } from "./icons.js";
@@ -63,6 +64,7 @@ export function topBarActions(ctl) {
   return [
     copyLinkButton(ctl.code, "icon-btn"),
     h("a", { class: "icon-btn", href: "/rules", target: "_blank", rel: "noopener" }, icon("book"), h("span", { class: "lbl" }, t("nav.rules"))),
+    ...alertButtons(),
     languageSelect(),
   ];
 }

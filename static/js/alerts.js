@@ -1,0 +1,146 @@
+// Sounds and notifications at the table: a short sound for your turn, a tile placed, a pass, a
+// round's end and the match's end; a browser notification when your turn comes while the tab is
+// hidden. Sound is off until the player turns it on (remembered in localStorage); notifications
+// need the browser's permission, asked only when the player presses the bell.
+
+import { h } from "./dom.js";
+import { t } from "./i18n.js";
+import { icon } from "./icons.js";
+
+const SOUND_KEY = "domeng:sound";
+
+/** Whether this browser wants sounds (off on a first visit). */
+export const soundOn = () => localStorage.getItem(SOUND_KEY) === "on";
+
+// Each sound: [frequency (Hz), start (s), length (s), wave, peak gain]. Synthesised with the Web
+// Audio API, so there are no sound files to fetch; short and quiet, like a tile on a table.
+const SOUNDS = {
+  turn: [
+    [660, 0, 0.12, "sine", 0.22],
+    [880, 0.13, 0.18, "sine", 0.22],
+  ],
+  place: [[180, 0, 0.07, "triangle", 0.35]],
+  pass: [[300, 0, 0.1, "sine", 0.12]],
+  round: [
+    [523, 0, 0.14, "sine", 0.18],
+    [659, 0.12, 0.14, "sine", 0.18],
+    [784, 0.24, 0.24, "sine", 0.18],
+  ],
+  match: [
+    [523, 0, 0.16, "sine", 0.2],
+    [659, 0.16, 0.16, "sine", 0.2],
+    [784, 0.32, 0.16, "sine", 0.2],
+    [1047, 0.48, 0.4, "sine", 0.2],
+  ],
+};
+
+let audio = null;
+
+function audioContext() {
+  const Context = window.AudioContext || window.webkitAudioContext;
+  if (!Context) return null;
+  if (!audio) audio = new Context();
+  if (audio.state === "suspended") audio.resume().catch(() => {});
+  return audio;
+}
+
+/** Play the sound ``kind`` (a key of SOUNDS) if sound is on; every sound asked for is also kept in
+ * ``window.__domengSounds`` (what a test of the page reads: it cannot hear). */
+export function play(kind) {
+  (window.__domengSounds ||= []).push({ kind, on: soundOn() });
+  if (!soundOn()) return;
+  const ctx = audioContext();
+  if (!ctx) return;
+  const now = ctx.currentTime;
+  for (const [freq, start, length, wave, peak] of SOUNDS[kind] || []) {
+    const osc = ctx.createOscillator();
+    const gain = ctx.createGain();
+    osc.type = wave;
+    osc.frequency.value = freq;
+    gain.gain.setValueAtTime(0.0001, now + start);
+    gain.gain.exponentialRampToValueAtTime(peak, now + start + 0.01);
+    gain.gain.exponentialRampToValueAtTime(0.0001, now + start + length);
+    osc.connect(gain).connect(ctx.destination);
+    osc.start(now + start);
+    osc.stop(now + start + length + 0.02);
+  }
+}
+
+const notifications = () => "Notification" in window;
+
+/** The top bar's sound switch and, where the browser has notifications, the bell that asks for
+ * them (hidden once they are allowed or refused). */
+export function alertButtons() {
+  const sound = h("button", { class: "icon-btn sound-toggle", type: "button" });
+  sound.addEventListener("click", () => {
+    localStorage.setItem(SOUND_KEY, soundOn() ? "off" : "on");
+    for (const each of document.querySelectorAll(".sound-toggle")) paintSound(each);
+    if (soundOn()) play("place"); // a gesture unlocks the audio, and the player hears what they chose
+  });
+  paintSound(sound);
+  const buttons = [sound];
+  if (notifications() && Notification.permission === "default") {
+    const bell = h(
+      "button",
+      { class: "icon-btn notify-toggle", type: "button", title: t("alerts.notify_ask") },
+      icon("bell"),
+      h("span", { class: "sr-only" }, t("alerts.notify")),
+    );
+    bell.addEventListener("click", async () => {
+      const answer = await Notification.requestPermission();
+      for (const each of document.querySelectorAll(".notify-toggle")) each.hidden = answer !== "default";
+    });
+    buttons.push(bell);
+  }
+  return buttons;
+}
+
+function paintSound(button) {
+  const on = soundOn();
+  button.setAttribute("aria-pressed", String(on));
+  button.title = on ? t("alerts.sound_off") : t("alerts.sound_on");
+  button.replaceChildren(icon(on ? "sound" : "mute"), h("span", { class: "sr-only" }, on ? t("alerts.sound") : t("alerts.muted")));
+}
+
+/** What the table plays and shows as the game goes on: one per table screen. */
+export class TableAlerts {
+  constructor() {
+    this.wasMyTurn = false;
+    this.shown = null;
+  }
+
+  /** After the table drew ``view``: ``events`` are the round's new events, ``myTurn`` whether the
+   * player must act now (`TableView.isMyTurn`), ``turnText`` the notification's words. */
+  update(view, events, myTurn, turnText) {
+    let sound = null;
+    for (const event of events) {
+      if (event.type === "placed") sound = "place";
+      else if (event.type === "passed" && sound === null) sound = "pass";
+      else if (event.type === "round_ended") sound = view.match_over ? "match" : "round";
+    }
+    const turnNow = myTurn && !this.wasMyTurn;
+    this.wasMyTurn = myTurn;
+    if (turnNow) sound = "turn";
+    if (sound) play(sound);
+    if (turnNow) this.notifyTurn(turnText);
+    else if (!myTurn) this.closeNotice();
+  }
+
+  notifyTurn(text) {
+    if (!document.hidden || !notifications() || Notification.permission !== "granted") return;
+    try {
+      this.shown = new Notification(t("app.title"), { body: text, tag: "domeng-turn", icon: "/static/img/icon-192.png" });
+      this.shown.onclick = () => {
+        window.focus();
+        this.closeNotice();
+      };
+    } catch {
+      this.shown = null; // a browser that shows notifications only from a service worker
+    }
+  }
+
+  closeNotice() {
+    this.shown?.close();
+    this.shown = null;
+  }
+}
