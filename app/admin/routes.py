@@ -31,6 +31,9 @@ from app.admin.history import match_detail, round_replay
 from app.admin.live import close_room, room_live
 from app.admin.queries import MatchFilter, list_matches, list_players
 from app.admin.schemas import (
+    ChatLog,
+    ChatLogLine,
+    ChatRules,
     EffectiveStatus,
     LoginBody,
     LoginDone,
@@ -56,6 +59,7 @@ __all__ = [
     "admin_public",
     "close_live_room",
     "export_match",
+    "get_chat",
     "get_match",
     "get_replay",
     "get_session",
@@ -208,6 +212,20 @@ async def get_match(request: Request, match_id: int) -> MatchDetail:
     transfers, and the chart of each seat's stones (points) after each round. 404 ``no_such_match``."""
     row = await _match(request, match_id)
     return match_detail(row, _cutoff(request), row.code in _hub(request).rooms)
+
+
+@admin_api.get("/matches/{match_id}/chat")
+async def get_chat(request: Request, match_id: int) -> ChatLog:
+    """The match's chat, every line in order (``{"rules": {...}, "lines": [...]}``, each line as
+    docs/protocol.md's ``chat`` message has it: seat, name, text or reaction, round and ``seq``,
+    the actions stored in that round before it): what people said, beside the play, for reports
+    of abuse. 404 ``no_such_match``."""
+    await _match(request, match_id)
+    rules, lines = await _store(request).load_chat(match_id)
+    return ChatLog(
+        rules=ChatRules(**(rules or {"spectators": False, "muted": []})),
+        lines=[ChatLogLine(**line.to_json()) for line in lines],
+    )
 
 
 @admin_api.get("/matches/{match_id}/rounds/{index}/replay")

@@ -10,6 +10,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ChatLog",
+    "ChatLogLine",
+    "ChatRules",
     "EffectiveStatus",
     "LoginBody",
     "LoginDone",
@@ -329,3 +332,31 @@ class RoomClosed(BaseModel):
     disconnected: int
     task: Literal["stopped", "cancelled", "none"]
     status: str
+
+
+class ChatRules(BaseModel):
+    """The host's chat rules: whether spectators may write, and the muted seats (from 0)."""
+
+    spectators: bool
+    muted: list[int]
+
+
+class ChatLogLine(BaseModel):
+    """One chat line: ``text`` or ``reaction``, from ``seat`` (None: a spectator) under ``name``,
+    sent when ``seq`` actions of round ``round`` (from 0) were stored; ``at`` in Unix ms."""
+
+    id: int
+    seat: int | None
+    name: str
+    text: str | None
+    reaction: str | None
+    round: int
+    seq: int
+    at: int
+
+
+class ChatLog(BaseModel):
+    """A match's chat: the rules and every line in order."""
+
+    rules: ChatRules
+    lines: list[ChatLogLine]

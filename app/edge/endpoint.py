@@ -20,6 +20,7 @@ from app.edge.protocol import (
     ActionMessage,
     AnyClientMessage,
     BackMessage,
+    ChatMessage,
     HelloMessage,
     PingMessage,
     ProtocolError,
@@ -27,13 +28,15 @@ from app.edge.protocol import (
     parse_client_message,
     to_engine_action,
 )
+from app.rooms import chat
 from app.rooms.errors import RoomError
+from app.rooms.frames import error_frame
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 from engine.actions import Action
 from engine.errors import EngineError
 
-__all__ = ["SocketCounter", "room_socket", "sockets"]
+__all__ = ["CHAT_BURST", "CHAT_PER_S", "SocketCounter", "room_socket", "sockets"]
 
 sockets = APIRouter()
 
@@ -110,6 +113,8 @@ async def _serve(
     except RoomError as error:
         close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
         raise ProtocolError(close_code, error.message) from None
+    await room.call(lambda r: chat.send_log(r, conn))
+    chat_budget = MessageBudget(CHAT_BURST, CHAT_PER_S)
     while True:
         message = await _next_message(websocket, budget)
         if isinstance(message, ActionMessage):
@@ -120,6 +125,8 @@ async def _serve(
             room.back(conn)
         elif isinstance(message, PingMessage):
             conn.send('{"type":"pong"}')
+        elif isinstance(message, ChatMessage):
+            await _chat(room, conn, message, chat_budget)
         else:
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
@@ -131,6 +138,24 @@ def _action_of(conn: Connection, message: ActionMessage) -> Action | EngineError
         return to_engine_action(0 if conn.seat is None else conn.seat, message.action)
     except EngineError as error:
         return error
+
+
+CHAT_BURST = 5
+"""Chat lines a connection may send at once…"""
+CHAT_PER_S = 10.0
+"""…and over how many seconds that allowance refills (5 lines per 10 s)."""
+
+
+async def _chat(room: Room, conn: Connection, message: ChatMessage, budget: MessageBudget) -> None:
+    """A chat line, within the connection's chat allowance (``chat_too_fast`` past it); the
+    room's refusals come back as ``error`` messages, like a refused action's."""
+    if not budget.take():
+        conn.send(error_frame("chat_too_fast", "too many chat messages; wait a moment", room.version))
+        return
+    try:
+        await room.call(lambda r: chat.say(r, conn, message.text, message.reaction))
+    except RoomError as error:
+        conn.send(error_frame(error.code, error.message, room.version))
 
 
 async def _next_message(websocket: WebSocket, budget: MessageBudget) -> AnyClientMessage:

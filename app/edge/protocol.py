@@ -28,6 +28,7 @@ __all__ = [
     "ActionPayload",
     "AnyClientMessage",
     "BackMessage",
+    "ChatMessage",
     "ClientMessage",
     "HelloMessage",
     "PingMessage",
@@ -125,7 +126,19 @@ class PingMessage(_Message):
     type: Literal["ping"]
 
 
-AnyClientMessage = HelloMessage | ActionMessage | SyncMessage | BackMessage | PingMessage
+class ChatMessage(_Message):
+    """A chat line: a ``text`` (one line, at most 200 characters: the room checks it and answers
+    ``chat_invalid``) or a quick ``reaction`` (one of `app.rooms.chat.REACTIONS`; the room checks).
+
+    ``{"type": "chat", "text": "good game"}``, ``{"type": "chat", "reaction": "nice"}``
+    """
+
+    type: Literal["chat"]
+    text: str | None = Field(None, max_length=1000)
+    reaction: str | None = Field(None, max_length=16)
+
+
+AnyClientMessage = HelloMessage | ActionMessage | SyncMessage | BackMessage | PingMessage | ChatMessage
 ClientMessage = Annotated[AnyClientMessage, Field(discriminator="type")]
 _ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(ClientMessage)
 

@@ -16,6 +16,7 @@ from engine.views import PlayerView
 
 __all__ = [
     "BotPort",
+    "ChatLineOut",
     "Clock",
     "CloseReason",
     "MatchStore",
@@ -67,6 +68,13 @@ class BotPort(Protocol):
         """The action a bot of ``level`` chooses from ``view`` (its rng seeded with ``seed``)."""
 
 
+class ChatLineOut(Protocol):
+    """A stored chat line, as the store gives it back."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The line as docs/protocol.md's ``chat`` message carries it."""
+
+
 class MatchStore(Protocol):
     """The writes a room makes. Each is one transaction that also stores the room's new
     ``version``; it returns once durable and raises (changing nothing) when it fails."""
@@ -106,3 +114,22 @@ class MatchStore(Protocol):
         match_finished: bool = False,
     ) -> None:
         """A round's end stored late (restart recovery of an older database)."""
+
+    async def add_chat(
+        self,
+        match_id: int,
+        seat: int | None,
+        name: str,
+        *,
+        text: str | None = None,
+        reaction: str | None = None,
+        round_index: int = 0,
+        seq: int = 0,
+    ) -> ChatLineOut:
+        """One chat line (not game state: no version)."""
+
+    async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
+        """The host's chat rules."""
+
+    async def load_chat(self, match_id: int, last: int | None = None) -> tuple[dict[str, Any] | None, Any]:
+        """The chat rules (None: defaults) and the last ``last`` chat lines (`ChatLineOut`), in order."""

@@ -15,7 +15,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 
@@ -48,6 +48,9 @@ from engine.actions import Action
 from engine.core import Phase, State
 from engine.errors import EngineError
 from engine.rules.base import Rules
+
+if TYPE_CHECKING:
+    from app.rooms.chat import ChatRoom
 
 __all__ = [
     "Actor",
@@ -98,6 +101,8 @@ class Room(Moves, Presence):
         self._rng = random.Random(secrets.randbits(128))
         self._timer: Timer | None = None
         self._wait: Wait | None = None
+        self.chat: ChatRoom | None = None
+        """The chat's rules and recent lines, loaded on first use (`app.rooms.chat`)."""
 
     # -- lifecycle and the queue ---------------------------------------------------------------
 

@@ -8,7 +8,8 @@ outcome, so RECORD.md's ``domeng-record/1`` document can be rebuilt from the dat
 Datetimes are timezone-aware UTC on every backend (`UTCDateTime`). JSON columns hold RECORD.md
 objects (``options``, ``start``, a deal's tiles, an action, a round's outcome) as written; a
 nullable one stores None as SQL NULL, not JSON ``null``.
-``migrations/versions/0001_initial.py`` creates exactly these tables.
+``migrations/versions/0001_initial.py`` creates these tables; 0002 adds the room's chat (``chat``)
+and its rules (``matches.chat_rules``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "NAMING_CONVENTION",
     "SEAT_KINDS",
     "Base",
+    "ChatLine",
     "Match",
     "MatchAction",
     "Round",
@@ -128,6 +130,9 @@ class Match(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     host_token_hash: Mapped[str] = mapped_column(String(128))
+    chat_rules: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    """The host's chat rules: ``{"spectators": bool, "muted": [seat, …]}`` (None: the defaults,
+    seated players chat, spectators read)."""
 
 
 class Seat(Base):
@@ -218,3 +223,21 @@ class Tally(Base):
     paid: Mapped[int]
     points: Mapped[int | None]
     pending: Mapped[int | None]
+
+
+class ChatLine(Base):
+    """One line of a room's chat: a short text or a quick reaction, from a seat (None: a
+    spectator), with where the play stood (``round_index``, ``seq``: the actions stored in that
+    round before it), so the admin can read it beside the play."""
+
+    __tablename__ = "chat"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    seat: Mapped[int | None]
+    name: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str | None] = mapped_column(String(1024))
+    reaction: Mapped[str | None] = mapped_column(String(16))
+    round_index: Mapped[int]
+    seq: Mapped[int]
+    created_at: Mapped[datetime]

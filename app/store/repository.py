@@ -18,6 +18,7 @@ from typing import Any, Final
 from sqlalchemy import func, insert, literal, update
 from sqlalchemy.engine import Connection
 
+from app.store.chat import ChatStore
 from app.store.errors import NotFoundError
 from app.store.matches import MatchWrites
 from app.store.models import (
@@ -46,7 +47,7 @@ __all__ = [
 _FINAL_STATUSES: Final = ("finished", "abandoned")
 
 
-class Store(MatchReads, MatchWrites):
+class Store(MatchReads, MatchWrites, ChatStore):
     """The match store on ``database_url`` (see `Writer` for starting and closing it): the
     writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed."""
 

@@ -11,6 +11,7 @@ from app.rooms.names import shows_nothing
 __all__ = [
     "MIN_TURN_TIMER_S",
     "BotSet",
+    "ChatRulesSet",
     "ClaimCreate",
     "RoomCreate",
     "RoomCreated",
@@ -85,3 +86,13 @@ class BotSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: str | None = Field(None, max_length=16)
+
+
+class ChatRulesSet(BaseModel):
+    """``PUT /api/rooms/{code}/chat``: whether spectators may write (null: unchanged) and seats to
+    mute (true) or unmute (false), e.g. ``{"spectators": true, "muted": {"2": true}}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spectators: StrictBool | None = None
+    muted: dict[int, StrictBool] = Field(default_factory=dict, max_length=16)

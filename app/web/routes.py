@@ -9,12 +9,13 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from app.rooms import chat
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.room import Room
 from app.web.deps import HostToken, HubDep, RoomDep
-from app.web.models import BotSet, ClaimCreate, RoomCreate, RoomCreated, SeatClaimed
+from app.web.models import BotSet, ChatRulesSet, ClaimCreate, RoomCreate, RoomCreated, SeatClaimed
 from app.web.ratelimit import retry_after_s
 from engine.deal_json import deal_to_json
 from engine.hashing import commitment_of
@@ -36,8 +37,10 @@ __all__ = [
     "rooms",
     "rules_page",
     "set_bot",
+    "set_chat_rules",
     "start_match",
     "verify_deal",
+    "web_manifest",
 ]
 
 rooms = APIRouter(prefix="/api")
@@ -129,6 +132,19 @@ async def set_bot(room: RoomDep, seat: int, body: BotSet, host: HostToken) -> di
         host_commands.check_host(r, host)
         await host_commands.set_bot(r, seat, body.level)
         return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.put("/rooms/{code}/chat")
+async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> dict[str, Any]:
+    """Host only: let spectators write in the chat or not, mute or unmute seats; returns the chat
+    rules (``{"spectators": bool, "muted": [seat, …]}``)."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        return await chat.set_rules(r, body.spectators, body.muted)
 
     result: dict[str, Any] = await room.call(run)
     return result

@@ -6,7 +6,7 @@ const PING_EVERY_MS = 20000;
 const SILENCE_MS = 45000;
 
 /**
- * Events (on ``handlers``): welcome(seat), state(msg), presence(msg), error(msg),
+ * Events (on ``handlers``): welcome(seat), state(msg), presence(msg), error(msg), chat(msg),
  * status({online, reconnecting}), replaced(), roomClosed(), badToken().
  */
 export class RoomSocket {
@@ -117,6 +117,11 @@ export class RoomSocket {
         break;
       case "error":
         this.on.error?.(message);
+        break;
+      case "chat":
+      case "chat_log":
+      case "chat_rules":
+        this.on.chat?.(message);
         break;
       default:
         break; // pong

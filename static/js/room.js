@@ -30,6 +30,7 @@ export class RoomController {
     this.socket = null;
     this.connection = { online: false, reconnecting: false, replaced: false, closed: false };
     this.langKey = "";
+    this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
     window.__domeng = this;
   }
 
@@ -76,6 +77,7 @@ export class RoomController {
         this.render([]);
       },
       error: (message) => this.onError(message),
+      chat: (message) => this.onChat(message),
       status: (status) => {
         this.connection = { ...this.connection, ...status, replaced: false };
         this.updateBanner();
@@ -149,6 +151,13 @@ export class RoomController {
     const commitment = room.round?.commitment || last?.commitment || null;
     this.roundEnd = { round: view.round, view, room, seed, commitment };
     if (this.dismissedRound !== view.round) this.openRoundEnd();
+  }
+
+  onChat(message) {
+    if (message.type === "chat_log") this.chat = { rules: message.rules, lines: message.lines };
+    else if (this.chat && message.type === "chat_rules") this.chat.rules = message.rules;
+    else if (this.chat && message.type === "chat") this.chat.lines = [...this.chat.lines.slice(-99), message.line];
+    this.screen?.chatBox?.onMessage(message);
   }
 
   onError(message) {

@@ -5,6 +5,7 @@
 import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
+import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
 import { h, reducedMotion, replace, setAttr, setText } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { feedLines, seatName } from "./narrate.js";
@@ -29,6 +30,7 @@ export class TableView {
     this.feedKey = "";
     this.alerts = new TableAlerts();
     this.build();
+    this.chatBox.setOpen(window.matchMedia("(min-width: 1100px)").matches); // the feed is always open there
     this.timer = setInterval(() => this.tick(), 250);
     this.onKey = (event) => {
       if (event.key === "Escape" && this.choosing) this.cancelChoice();
@@ -69,6 +71,8 @@ export class TableView {
       icon("list"),
       h("span", { class: "lbl" }, t("table.feed")),
     );
+    this.unreadBadge = h("span", { class: "unread-badge", hidden: true });
+    this.feedToggle.append(this.unreadBadge);
     this.lastRoundBtn = h(
       "button",
       { class: "icon-btn", type: "button", hidden: true, onclick: () => ctl.openRoundEnd() },
@@ -110,6 +114,7 @@ export class TableView {
     );
 
     this.feedList = h("ol", { class: "feed-list" });
+    this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
       "aside",
@@ -124,6 +129,7 @@ export class TableView {
       ),
       this.sheetBox,
       this.feedList,
+      this.chatBox.el,
     );
 
     this.opps = (OPP_AREAS[this.seatCount] || OPP_AREAS[5]).map((area) => this.makePlate(area));
@@ -501,7 +507,26 @@ export class TableView {
     const next = open ?? !this.el.classList.contains("feed-open");
     this.el.classList.toggle("feed-open", next);
     setAttr(this.feedToggle, "aria-expanded", String(next));
+    this.chatBox.setOpen(next || window.matchMedia("(min-width: 1100px)").matches);
     if (next) this.feedList.scrollTop = this.feedList.scrollHeight;
+  }
+
+  /** The chat's unread count on the feed's button (while the panel is closed). */
+  showUnread(n) {
+    this.unreadBadge.hidden = n === 0;
+    this.unreadBadge.textContent = n > 99 ? "99+" : String(n);
+    setAttr(this.feedToggle, "aria-label", n ? `${t("table.feed")} · ${t("chat.unread", { n })}` : t("table.feed"));
+  }
+
+  /** A reaction shows for a moment on its sender's plate (unless this browser hides them). */
+  showReaction(line) {
+    if (reactionsHidden() || line.seat === null) return;
+    const plate = this.el.querySelector(`.plate[data-seat="${line.seat}"]`);
+    if (!plate) return;
+    plate.querySelector(".reaction-bubble")?.remove();
+    const bubble = h("span", { class: "reaction-bubble", role: "status" }, reactionText(line.reaction));
+    plate.append(bubble);
+    setTimeout(() => bubble.remove(), 3500);
   }
 
   // -- the turn timer ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 import { h } from "../dom.js";
 import { miniTile } from "../tiles.js";
+import { chatSection } from "./chat.js";
 import { adminApi, when } from "./api.js";
 import { resultText } from "./matches.js";
 import { ReplayViewer } from "./replay.js";
@@ -106,4 +107,5 @@ export async function matchPage(main, id) {
   const rounds = h("section", { class: "rounds" }, h("h2", {}, "Rounds"));
   for (const round of m.rounds) rounds.append(roundSection(m, round, names, (index) => viewer.open(index)));
   main.append(rounds);
+  main.append(await chatSection(id, names));
 }

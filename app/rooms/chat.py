@@ -1,0 +1,138 @@
+"""A room's chat: short texts and quick reactions among the people at the table (issue 14).
+
+Chat is not game state: it never changes the room's version and carries only what people type.
+Seated players chat; spectators read, and write only when the host allows it; the host can mute a
+seat. Each line is stored (with where the play stood, for the admin) before it is sent to everyone;
+a connection that joins gets the rules and the last `RECENT` lines. Every function here runs inside
+the room's task (`app.rooms.room.Room.call`)."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from app.rooms import frames
+from app.rooms.errors import RoomError
+from app.rooms.ports import ChatLineOut, Outbox
+from app.rooms.room import Room
+
+__all__ = [
+    "MAX_TEXT_CHARS",
+    "REACTIONS",
+    "RECENT",
+    "ChatRoom",
+    "clean_text",
+    "say",
+    "send_log",
+    "set_rules",
+]
+
+REACTIONS: Final = ("nice", "oops", "hurry", "well_played", "hello", "thanks")
+"""The quick reactions (the client words each in the player's language)."""
+MAX_TEXT_CHARS: Final = 200
+"""The longest chat text, in characters (code points) after trimming."""
+RECENT: Final = 50
+"""Lines a joining connection is sent (the admin reads them all)."""
+
+
+@dataclass
+class ChatRoom:
+    """What a room keeps of its chat: the host's rules and its last `RECENT` lines (JSON)."""
+
+    spectators: bool = False
+    muted: set[int] = field(default_factory=set)
+    lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT))
+
+    def rules(self) -> dict[str, Any]:
+        """The rules as stored and sent: ``{"spectators": bool, "muted": [seat, …]}``."""
+        return {"spectators": self.spectators, "muted": sorted(self.muted)}
+
+
+async def _chat_of(room: Room) -> ChatRoom:
+    if room.chat is None:
+        rules, lines = await room.store.load_chat(room.match_id, RECENT)
+        chat = ChatRoom()
+        if rules:
+            chat.spectators = bool(rules.get("spectators", False))
+            chat.muted = {int(s) for s in rules.get("muted", [])}
+        chat.lines.extend(line.to_json() for line in lines)
+        room.chat = chat
+    return room.chat
+
+
+def _log_frame(chat: ChatRoom) -> str:
+    return frames.dumps({"type": "chat_log", "rules": chat.rules(), "lines": list(chat.lines)})
+
+
+async def send_log(room: Room, conn: Outbox) -> None:
+    """Send ``conn`` the chat's rules and recent lines (after it was admitted)."""
+    conn.send(_log_frame(await _chat_of(room)))
+
+
+def clean_text(text: str) -> str:
+    """``text`` trimmed; raises `RoomError` (``chat_invalid``) when it is empty, longer than
+    `MAX_TEXT_CHARS`, or holds a control character (a line break among them) or a lone surrogate."""
+    text = text.strip()
+    if not text:
+        raise RoomError("chat_invalid", "a chat message needs some text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise RoomError("chat_invalid", f"a chat message is at most {MAX_TEXT_CHARS} characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in text):
+        raise RoomError("chat_invalid", "a chat message is one line of text")
+    return text
+
+
+async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) -> None:
+    """``conn``'s chat line (a ``text`` or a ``reaction``): checked, stored, sent to everyone.
+    Raises `RoomError`: ``chat_invalid`` (not exactly one of the two, an unknown reaction, a bad
+    text), ``chat_not_allowed`` (a spectator while the host does not allow it), ``chat_muted``."""
+    chat = await _chat_of(room)
+    if (text is None) == (reaction is None):
+        raise RoomError("chat_invalid", "a chat line is a text or a reaction")
+    if reaction is not None and reaction not in REACTIONS:
+        raise RoomError("chat_invalid", f"a reaction is one of {', '.join(REACTIONS)}")
+    if text is not None:
+        text = clean_text(text)
+    seat = conn.seat
+    if seat is None and not chat.spectators:
+        raise RoomError("chat_not_allowed", "spectators read the chat; the host has not let them write")
+    if seat is not None and seat in chat.muted:
+        raise RoomError("chat_muted", "the host has muted this seat")
+    name = "" if seat is None else room.seats[seat].name or ""
+    state = room.state
+    line: ChatLineOut = await room.store.add_chat(
+        room.match_id,
+        seat,
+        name,
+        text=text,
+        reaction=reaction,
+        round_index=0 if state is None else max(0, state.round_index - 1),
+        seq=0 if state is None else len(state.actions),
+    )
+    shown = line.to_json()
+    chat.lines.append(shown)
+    message = frames.dumps({"type": "chat", "line": shown})
+    for each in room.conns:
+        each.send(message)
+
+
+async def set_rules(room: Room, spectators: bool | None, muted: dict[int, bool]) -> dict[str, Any]:
+    """The host's chat rules: whether spectators may write, and seats muted or unmuted; stored,
+    then sent to everyone. Returns the rules. Raises `RoomError` (``bad_seat``)."""
+    chat = await _chat_of(room)
+    for seat in muted:
+        if not 0 <= seat < len(room.seats):
+            raise RoomError("bad_seat", f"no seat {seat} at this table")
+    new = ChatRoom(
+        spectators=chat.spectators if spectators is None else spectators,
+        muted={s for s in chat.muted if muted.get(s, True)} | {s for s, on in muted.items() if on},
+        lines=chat.lines,
+    )
+    await room.store.set_chat_rules(room.match_id, new.rules())
+    room.chat = new
+    message = frames.dumps({"type": "chat_rules", "rules": new.rules()})
+    for each in room.conns:
+        each.send(message)
+    return new.rules()

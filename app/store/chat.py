@@ -1,0 +1,120 @@
+"""A room's chat in the store: its lines (texts and quick reactions, each with where the play
+stood) and the host's chat rules. Chat never changes a room's version: it is not game state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from app.store.errors import NotFoundError, StoreClosedError
+from app.store.models import ChatLine, Match
+from app.store.writer import Writer, now_utc
+
+__all__ = [
+    "ChatRow",
+    "ChatStore",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    """One stored chat line: ``text`` or ``reaction`` (one of the two), from ``seat`` (None: a
+    spectator) under ``name``, sent when ``seq`` actions of round ``round_index`` were stored."""
+
+    id: int
+    seat: int | None
+    name: str
+    text: str | None
+    reaction: str | None
+    round_index: int
+    seq: int
+    created_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        """The line as docs/protocol.md's ``chat`` message carries it (``at``: Unix ms)."""
+        return {
+            "id": self.id,
+            "seat": self.seat,
+            "name": self.name,
+            "text": self.text,
+            "reaction": self.reaction,
+            "round": self.round_index,
+            "seq": self.seq,
+            "at": int(self.created_at.timestamp() * 1000),
+        }
+
+
+class ChatStore(Writer):
+    """The chat writes and reads of `app.store.repository.Store`."""
+
+    _read_engine: AsyncEngine | None
+
+    async def add_chat(
+        self,
+        match_id: int,
+        seat: int | None,
+        name: str,
+        *,
+        text: str | None = None,
+        reaction: str | None = None,
+        round_index: int = 0,
+        seq: int = 0,
+    ) -> ChatRow:
+        """Store one chat line (a ``text`` or a ``reaction``); returns it as stored. Raises
+        ValueError unless exactly one of ``text`` and ``reaction`` is given."""
+        if (text is None) == (reaction is None):
+            raise ValueError("a chat line is a text or a reaction")
+        now = now_utc()
+        values = {
+            "match_id": match_id,
+            "seat": seat,
+            "name": name,
+            "text": text,
+            "reaction": reaction,
+            "round_index": round_index,
+            "seq": seq,
+            "created_at": now,
+        }
+
+        def run(connection: Connection) -> int:
+            return int(
+                connection.execute(insert(ChatLine).values(**values).returning(ChatLine.id)).scalar_one()
+            )
+
+        line_id = await self._submit(run)
+        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now)
+
+    async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
+        """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …]}``); raises
+        NotFoundError for an unknown match."""
+
+        def run(connection: Connection) -> None:
+            changed = connection.execute(update(Match).where(Match.id == match_id).values(chat_rules=rules))
+            if changed.rowcount != 1:
+                raise NotFoundError(f"no match {match_id}")
+
+        await self._submit(run)
+
+    async def load_chat(
+        self, match_id: int, last: int | None = None
+    ) -> tuple[dict[str, Any] | None, list[ChatRow]]:
+        """The match's chat rules (None: the defaults) and its chat lines in order, only the
+        ``last`` ones when given."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with AsyncSession(self._read_engine) as session, session.begin():
+            rules = await session.scalar(select(Match.chat_rules).where(Match.id == match_id))
+            query = select(ChatLine).where(ChatLine.match_id == match_id).order_by(ChatLine.id.desc())
+            if last is not None:
+                query = query.limit(last)
+            rows = [
+                ChatRow(c.id, c.seat, c.name, c.text, c.reaction, c.round_index, c.seq, c.created_at)
+                for c in await session.scalars(query)
+            ]
+        rows.reverse()
+        return rules, rows

@@ -1,0 +1,168 @@
+// The table's chat (in the feed's panel): lines people type, quick reactions that also show for a
+// moment on the sender's plate, an unread count on the feed's button while the panel is closed, and
+// for the host: whether spectators may write, and muting a seat. Everything is shown as text.
+
+import { setChatRules } from "./api.js";
+import { h, replace, toast } from "./dom.js";
+import { t } from "./i18n.js";
+
+export const REACTIONS = [
+  ["nice", "👍"],
+  ["oops", "😅"],
+  ["hurry", "⏳"],
+  ["well_played", "👏"],
+  ["hello", "👋"],
+  ["thanks", "🙏"],
+];
+const EMOJI = Object.fromEntries(REACTIONS);
+const MAX_CHARS = 200;
+const HIDE_KEY = "domeng:hide-reactions";
+
+/** Whether this browser hides reactions on the plates (the chat still lists them). */
+export const reactionsHidden = () => localStorage.getItem(HIDE_KEY) === "on";
+
+/** A reaction's words and emoji, e.g. "👍 Nice!". */
+export const reactionText = (key) => `${EMOJI[key] ?? ""} ${t(`reaction.${key}`)}`.trim();
+
+export class ChatBox {
+  /** ``ctl`` is the room controller (socket, seats, host token); ``onReaction(line)`` shows a
+   * reaction on its sender's plate; ``onUnread(n)`` is told the unread count. */
+  constructor(ctl, { onReaction, onUnread }) {
+    this.ctl = ctl;
+    this.onReaction = onReaction;
+    this.onUnread = onUnread;
+    this.unread = 0;
+    this.open = false;
+    this.list = h("ol", { class: "chat-list", "aria-live": "polite", "aria-label": t("chat.heading") });
+    this.input = h("input", {
+      class: "input chat-input",
+      type: "text",
+      maxlength: String(MAX_CHARS),
+      autocomplete: "off",
+      enterkeyhint: "send",
+      placeholder: t("chat.placeholder"),
+      "aria-label": t("chat.placeholder"),
+    });
+    this.form = h(
+      "form",
+      { class: "chat-form" },
+      this.input,
+      h("button", { class: "btn btn-small chat-send", type: "submit" }, t("chat.send")),
+    );
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = this.input.value.trim();
+      if (!text) return;
+      if (this.send({ type: "chat", text })) this.input.value = "";
+    });
+    this.reactions = h(
+      "div",
+      { class: "chat-reactions", role: "group", "aria-label": t("chat.reactions") },
+      REACTIONS.map(([key]) =>
+        h("button", { class: "chip reaction", type: "button", dataset: { reaction: key }, onclick: () => this.send({ type: "chat", reaction: key }) }, reactionText(key)),
+      ),
+    );
+    this.notice = h("p", { class: "chat-notice", hidden: true });
+    const hide = h("input", { type: "checkbox", class: "hide-reactions", checked: reactionsHidden() });
+    hide.addEventListener("change", () => localStorage.setItem(HIDE_KEY, hide.checked ? "on" : "off"));
+    this.hostBox = h("div", { class: "chat-host", hidden: true });
+    this.el = h(
+      "section",
+      { class: "chat-box", "aria-label": t("chat.heading") },
+      h("h3", {}, t("chat.heading")),
+      this.list,
+      this.notice,
+      this.reactions,
+      this.form,
+      h("label", { class: "chat-option" }, hide, " ", t("chat.hide_reactions")),
+      this.hostBox,
+    );
+    this.rules = { spectators: false, muted: [] };
+    if (ctl.chat) this.onMessage({ type: "chat_log", ...ctl.chat }, false);
+  }
+
+  send(message) {
+    const ok = this.ctl.socket?.send(message);
+    if (!ok) toast(t("room.offline_action"), "error");
+    return ok;
+  }
+
+  /** A ``chat``, ``chat_log`` or ``chat_rules`` message; ``fresh`` lines may show on a plate. */
+  onMessage(message, fresh = true) {
+    if (message.type === "chat_log") {
+      replace(this.list, message.lines.map((line) => this.lineEl(line)));
+      this.setRules(message.rules);
+    } else if (message.type === "chat_rules") {
+      this.setRules(message.rules);
+    } else if (message.type === "chat") {
+      this.list.append(this.lineEl(message.line));
+      while (this.list.children.length > 100) this.list.firstElementChild.remove();
+      if (fresh && message.line.reaction) this.onReaction(message.line);
+      if (!this.open && message.line.seat !== this.ctl.seat) this.setUnread(this.unread + 1);
+    }
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  /** The panel was opened (the unread count goes) or closed. */
+  setOpen(open) {
+    this.open = open;
+    if (open) this.setUnread(0);
+  }
+
+  setUnread(n) {
+    this.unread = n;
+    this.onUnread(n);
+  }
+
+  lineEl(line) {
+    const who = line.seat === null ? t("chat.spectator") : this.ctl.room?.seats?.[line.seat]?.name || line.name;
+    return h(
+      "li",
+      { class: `chat-line${line.reaction ? " chat-reaction" : ""}`, dataset: { seat: line.seat === null ? "" : String(line.seat) } },
+      h("bdi", { class: "who" }, who),
+      ": ",
+      h("span", { class: "said" }, line.text ?? reactionText(line.reaction)),
+    );
+  }
+
+  setRules(rules) {
+    this.rules = rules;
+    const seat = this.ctl.seat;
+    const muted = seat !== null && rules.muted.includes(seat);
+    const reader = seat === null && !rules.spectators;
+    const silent = muted || reader;
+    this.notice.hidden = !silent;
+    this.notice.textContent = muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
+    this.form.hidden = silent;
+    this.reactions.hidden = silent;
+    this.drawHost();
+  }
+
+  /** The host's controls: spectators may write; mute or unmute each person at the table. */
+  drawHost() {
+    const token = this.ctl.hostToken;
+    this.hostBox.hidden = !token;
+    if (!token) return;
+    const apply = async (change) => {
+      try {
+        await setChatRules(this.ctl.code, change, token);
+      } catch (error) {
+        toast(t("error.generic", { message: error.message }), "error");
+      }
+    };
+    const spectators = h("input", { type: "checkbox", class: "allow-spectators", checked: this.rules.spectators });
+    spectators.addEventListener("change", () => apply({ spectators: spectators.checked }));
+    const people = (this.ctl.room?.seats || []).filter((s) => s.kind === "human" && s.seat !== this.ctl.seat);
+    replace(this.hostBox, [
+      h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
+      people.map((s) => {
+        const muted = this.rules.muted.includes(s.seat);
+        return h(
+          "button",
+          { class: "btn btn-small chat-mute", type: "button", "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
+          t(muted ? "chat.unmute" : "chat.mute", { name: s.name }),
+        );
+      }),
+    ]);
+  }
+}

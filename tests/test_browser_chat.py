@@ -1,0 +1,135 @@
+"""The table's chat in Chromium (issue 14): two people at a table, one on a phone in Russian and one
+on a desktop in English. A message and a reaction reach the other (the reaction on the sender's
+plate too), a hostile message shows as text, the phone's feed button counts what is unread, the
+host mutes a seat that then cannot chat, and the admin match page shows what was said."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.adminkit import SECRET
+from tests.browserkit import CATALOGS, DESKTOP, PHONE, goto, hold_seat, open_page, screenshot
+from tests.serverkit import ServerProcess
+
+HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-chat"),
+        env={"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_BOT_DELAY_S": "0.3", "DOMENG_ROUND_PAUSE_S": "1"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def _catalog(lang: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _chat_texts(page: Any) -> list[str]:
+    return list(
+        page.eval_on_selector_all(".chat-list .chat-line .said", "els => els.map((e) => e.textContent)")
+    )
+
+
+def test_two_players_chat_react_and_the_host_mutes_a_seat(server: ServerProcess, browser: Any) -> None:
+    ru, en = _catalog("ru"), _catalog("en")
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))]
+    ana_ctx, ana, ana_watch = open_page(browser, PHONE, "ru-RU")
+    budi_ctx, budi, budi_watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        for page, seat in ((ana, 0), (budi, 1)):
+            goto(page, f"{server.url}/r/{code}")
+            hold_seat(page, code, tokens[seat], seat)
+        ana.evaluate(  # Ana's browser created the room: it keeps the host token
+            "([key, token]) => { const m = JSON.parse(localStorage.getItem(key)); m.host_token = token;"
+            " localStorage.setItem(key, JSON.stringify(m)); }",
+            [f"domeng:room:{code}", room["host_token"]],
+        )
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        for page in (ana, budi):
+            page.reload()
+            page.wait_for_selector(".table-screen")
+
+        # Budi writes while Ana's panel is closed: her feed button counts it
+        budi.fill(".chat-input", "good luck, everyone")
+        budi.press(".chat-input", "Enter")
+        ana.wait_for_selector(".feed-toggle .unread-badge:not([hidden])")
+        assert ana.text_content(".feed-toggle .unread-badge") == "1"
+        ana.click(".feed-toggle")
+        ana.wait_for_selector(".feed-toggle .unread-badge[hidden]", state="attached")
+        assert _chat_texts(ana) == ["good luck, everyone"]
+
+        # Ana answers with a hostile line: both see it as the text it is
+        ana.fill(".chat-input", HOSTILE)
+        ana.click(".chat-send")
+        budi.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 2")
+        assert _chat_texts(budi)[-1] == HOSTILE
+        assert budi.locator(".chat-list img, .chat-list b").count() == 0
+        assert budi.evaluate("() => window.__pwned") is None
+
+        # a reaction: in words and on the sender's plate
+        budi.click(".chat-reactions [data-reaction='well_played']")
+        ana.wait_for_selector(".plate[data-seat='1'] .reaction-bubble")
+        assert ru["reaction.well_played"] in ana.text_content(".plate[data-seat='1'] .reaction-bubble")
+        assert ru["reaction.well_played"] in _chat_texts(ana)[-1]
+        screenshot(ana, "chat-390x844-ru")
+        screenshot(budi, "chat-1280x800-en")
+
+        # the host mutes Budi: he is told so, and the server refuses what he still sends
+        ana.click(".chat-mute[data-seat='1']")
+        budi.wait_for_selector(".chat-notice:not([hidden])")
+        assert budi.text_content(".chat-notice") == en["chat.muted"]
+        assert budi.locator(".chat-form").is_hidden()
+        budi.evaluate("() => window.__domeng.socket.send({type: 'chat', text: 'can you hear me'})")
+        budi.wait_for_selector(f".toast:has-text('{en['error.chat_muted']}')")
+        assert "can you hear me" not in _chat_texts(ana)
+        ana_watch.assert_clean()
+        budi_watch.assert_clean()
+    finally:
+        ana_ctx.close()
+        budi_ctx.close()
+
+    # the admin reads what was said, beside the play
+    admin_ctx, admin, admin_watch = open_page(browser, PHONE)
+    try:
+        admin.goto(f"{server.url}/admin/login")
+        admin.wait_for_selector("body[data-ready] #admin-secret")
+        admin.fill("#admin-secret", SECRET)
+        admin.click("#admin-login")
+        admin.wait_for_url("**/admin/matches")
+        match_id = server_match_id(server, code)
+        admin.goto(f"{server.url}/admin/matches/{match_id}")
+        admin.wait_for_selector("#chat-log .chat-table")
+        said = admin.eval_on_selector_all("#chat-log .chat-text", "els => els.map((e) => e.textContent)")
+        assert said == ["good luck, everyone", HOSTILE, "[reaction] Well played"]
+        assert admin.locator("#chat-log img, #chat-log b").count() == 0
+        assert "muted: Budi" in admin.text_content("#chat-log")
+        admin_watch.assert_clean()
+    finally:
+        admin_ctx.close()
+
+
+def server_match_id(server: ServerProcess, code: str) -> int:
+    """The stored match id of room ``code`` (the admin API's list)."""
+    import httpx  # noqa: PLC0415
+
+    reply = httpx.get(
+        f"{server.url}/api/admin/matches",
+        params={"player": "Budi", "per_page": 200},
+        headers={"Authorization": f"Bearer {SECRET}"},
+        timeout=20,
+    )
+    assert reply.status_code == 200, reply.text
+    items = [m for m in reply.json()["items"] if m["code"] == code]
+    assert len(items) == 1, reply.json()
+    return int(items[0]["id"])

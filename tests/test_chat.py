@@ -1,0 +1,190 @@
+"""The room's chat (issue 14), in-process (a real SQLite store, fake outboxes) and through a real
+server's socket: lines reach everyone and are stored with where the play stood, their limits,
+spectators and muted seats, the rules kept across a restart, the per-connection rate limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+from app.rooms import chat, host
+from app.rooms.errors import RoomError
+from app.rooms.room import Room
+from tests.roomkit import FakeOutbox, Table, reopen, run_table
+from tests.serverkit import ServerProcess
+
+BOTS4 = [None, None, "greedy", "greedy", "greedy"]
+HOSTILE = "<img src=x onerror=alert(1)> ' \" & </script>"
+
+
+async def _say(table: Table, conn: FakeOutbox, text: str | None = None, reaction: str | None = None) -> None:
+    await table.room.call(lambda r: chat.say(r, conn, text, reaction))
+
+
+async def _refused(
+    table: Table, conn: FakeOutbox, text: str | None = None, reaction: str | None = None
+) -> str:
+    with pytest.raises(RoomError) as refused:
+        await _say(table, conn, text, reaction)
+    return refused.value.code
+
+
+async def _rules(table: Table, spectators: bool | None = None, muted: dict[int, bool] | None = None) -> Any:
+    async def run(room: Room) -> Any:
+        host.check_host(room, table.host_token)
+        return await chat.set_rules(room, spectators, muted or {})
+
+    return await table.room.call(run)
+
+
+def test_a_line_reaches_everyone_and_is_stored_with_where_the_play_stood(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        watcher = await table.watch()
+        await table.start()
+        await _say(table, ana, "  good luck  ")
+        await _say(table, budi, reaction="hello")
+        await _say(table, ana, HOSTILE)
+        for conn in (ana, budi, watcher):
+            lines = [f["line"] for f in conn.of_type("chat")]
+            assert [(x["seat"], x["name"], x["text"], x["reaction"]) for x in lines] == [
+                (0, "Ana", "good luck", None),
+                (1, "Budi", None, "hello"),
+                (0, "Ana", HOSTILE, None),  # carried as it was typed: the client shows it as text
+            ]
+        rules, stored = await table.store.load_chat(table.room.match_id)
+        assert rules is None
+        assert [(x.seat, x.text, x.reaction, x.round_index) for x in stored] == [
+            (0, "good luck", None, 0),
+            (1, None, "hello", 0),
+            (0, HOSTILE, None, 0),
+        ]
+        assert table.room.version == (await table.stored()).version  # chat is not game state
+        late = await table.watch()
+        await table.room.call(lambda r: chat.send_log(r, late))
+        (log,) = late.of_type("chat_log")
+        assert [x["text"] for x in log["lines"]] == ["good luck", None, HOSTILE]
+        assert log["rules"] == {"spectators": False, "muted": []}
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
+def test_a_line_must_be_one_short_text_or_a_known_reaction(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        assert await _refused(table, ana, "   ") == "chat_invalid"
+        assert await _refused(table, ana, "x" * (chat.MAX_TEXT_CHARS + 1)) == "chat_invalid"
+        assert await _refused(table, ana, "two\nlines") == "chat_invalid"
+        assert await _refused(table, ana, "bell\x07") == "chat_invalid"
+        assert await _refused(table, ana, reaction="rude") == "chat_invalid"
+        assert await _refused(table, ana, "hi", "nice") == "chat_invalid"
+        assert await _refused(table, ana) == "chat_invalid"
+        await _say(table, ana, "é" * chat.MAX_TEXT_CHARS)  # the longest allowed
+        await _say(table, ana, "👨‍👩‍👧 🇮🇩 👍🏽")  # joined emoji, flags and skin tones are text
+        _, stored = await table.store.load_chat(table.room.match_id)
+        assert [x.text for x in stored] == ["é" * chat.MAX_TEXT_CHARS, "👨‍👩‍👧 🇮🇩 👍🏽"]
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
+def test_spectators_read_and_write_only_when_the_host_allows_and_muted_seats_cannot_chat(
+    tmp_path: Path,
+) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        watcher = await table.watch()
+        assert await _refused(table, watcher, "hello") == "chat_not_allowed"
+        with pytest.raises(RoomError) as not_host:
+            await table.room.call(lambda r: host.check_host(r, "not the host"))
+        assert not_host.value.code == "not_host"
+        assert await _rules(table, spectators=True, muted={1: True}) == {"spectators": True, "muted": [1]}
+        assert ana.of_type("chat_rules")[-1]["rules"] == {"spectators": True, "muted": [1]}
+        await _say(table, watcher, "hello from the rail")
+        assert await _refused(table, budi, "let me talk") == "chat_muted"
+        assert await _refused(table, budi, reaction="oops") == "chat_muted"
+        await _rules(table, muted={1: False})
+        await _say(table, budi, "thanks")
+        texts = [(f["line"]["seat"], f["line"]["text"]) for f in ana.of_type("chat")]
+        assert texts == [(None, "hello from the rail"), (1, "thanks")]
+        await _rules(table, spectators=False, muted={3: True})
+
+        again = await reopen(table)  # a restart: the rules come back from the store
+        watcher2 = FakeOutbox()
+        await again.room.connect(watcher2, None)
+        await again.room.call(lambda r: chat.send_log(r, watcher2))
+        (log,) = watcher2.of_type("chat_log")
+        assert log["rules"] == {"spectators": False, "muted": [3]}
+        assert [x["text"] for x in log["lines"]] == ["hello from the rail", "thanks"]
+        assert await _refused(again, watcher2, "hi") == "chat_not_allowed"
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path_factory.mktemp("chat")).start()
+    yield process
+    process.stop()
+
+
+def test_a_socket_gets_the_chat_on_joining_and_is_slowed_down_past_its_allowance(
+    server: ServerProcess,
+) -> None:
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
+    tokens = [
+        server.claim(room["code"], seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))
+    ]
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{room['code']}/chat",
+        json={"muted": {"1": True}},
+        headers={"Authorization": "Bearer wrong"},
+        timeout=10,
+    )
+    assert reply.status_code == 403
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{room['code']}/chat",
+        json={"spectators": "yes"},
+        headers={"Authorization": f"Bearer {room['host_token']}"},
+        timeout=10,
+    )
+    assert reply.status_code == 422  # a bad body changes nothing
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        url = f"{server.ws_base}/ws/rooms/{room['code']}"
+        async with websockets.connect(url) as ana, websockets.connect(url) as budi:
+            for ws, token in ((ana, tokens[0]), (budi, tokens[1])):
+                await ws.send(json.dumps({"type": "hello", "token": token}))
+            seen_ana = await _until(ana, "chat_log")
+            await _until(budi, "chat_log")
+            for n in range(8):
+                await ana.send(json.dumps({"type": "chat", "text": f"line {n}"}))
+            seen_ana += await _until(ana, "error")
+            seen_budi = await _until(budi, "chat", count=5)
+            return seen_ana, seen_budi
+
+    seen_ana, seen_budi = asyncio.run(main())
+    log = next(f for f in seen_ana if f["type"] == "chat_log")
+    assert log["lines"] == [] and log["rules"] == {"spectators": False, "muted": []}
+    error = next(f for f in seen_ana if f["type"] == "error")
+    assert error["code"] == "chat_too_fast"
+    assert [f["line"]["text"] for f in seen_budi if f["type"] == "chat"][:5] == [
+        f"line {n}" for n in range(5)
+    ]
+
+
+async def _until(ws: Any, kind: str, count: int = 1) -> list[dict[str, Any]]:
+    """Frames from ``ws`` until ``count`` of type ``kind`` have come (bounded in time)."""
+    seen: list[dict[str, Any]] = []
+    async with asyncio.timeout(60):
+        while sum(1 for f in seen if f["type"] == kind) < count:
+            seen.append(json.loads(await ws.recv()))
+    return seen
