@@ -133,3 +133,54 @@ def server_match_id(server: ServerProcess, code: str) -> int:
     items = [m for m in reply.json()["items"] if m["code"] == code]
     assert len(items) == 1, reply.json()
     return int(items[0]["id"])
+
+
+def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
+    server: ServerProcess, browser: Any
+) -> None:
+    uk = _catalog("uk")
+    room = server.create_room(variant="kozel", seats=3, bots=[None, None, "hard"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    host_ctx, host, host_watch = open_page(browser, DESKTOP, "en-US")
+    guest_ctx, guest, guest_watch = open_page(browser, PHONE, "uk-UA")
+    try:
+        goto(host, f"{server.url}/r/{code}")
+        hold_seat(host, code, token, 0)
+        host.evaluate(
+            "([key, token]) => { const m = JSON.parse(localStorage.getItem(key)); m.host_token = token;"
+            " localStorage.setItem(key, JSON.stringify(m)); }",
+            [f"domeng:room:{code}", room["host_token"]],
+        )
+        host.reload()
+        host.wait_for_selector("#open-table")
+        goto(guest, f"{server.url}/")
+        guest.wait_for_selector("#open-tables[data-loaded]")
+        assert guest.locator(f".open-table[data-code='{code}']").count() == 0  # closed by default
+        host.check("#open-table")
+        guest.wait_for_selector(f".open-table[data-code='{code}']")  # the lobby refreshes by itself
+        listed = guest.text_content(f".open-table[data-code='{code}']")
+        assert uk["variant.kozel"] in listed and "Ana" in listed
+        assert uk["open.free"].replace("{free}", "1").replace("{seats}", "3") in listed
+        assert guest.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+        screenshot(guest, "open-tables-390x844-uk")
+        guest.click(f".open-table[data-code='{code}'] .open-join")
+        guest.wait_for_selector(".seat-list")
+        guest.fill("#player-name", "Oksana")
+        guest.click(".sit[data-seat='1']")
+        guest.wait_for_selector(".seat-row.mine[data-seat='1']")
+        host.wait_for_function("() => window.__domeng.room.seats[1].name === 'Oksana'")
+        # full now: it leaves the list
+        lobby_ctx, lobby, lobby_watch = open_page(browser, DESKTOP, "en-US")
+        try:
+            goto(lobby, f"{server.url}/")
+            lobby.wait_for_selector("#open-tables[data-loaded]")
+            assert lobby.locator(f".open-table[data-code='{code}']").count() == 0
+            lobby_watch.assert_clean()
+        finally:
+            lobby_ctx.close()
+        host_watch.assert_clean()
+        guest_watch.assert_clean()
+    finally:
+        host_ctx.close()
+        guest_ctx.close()

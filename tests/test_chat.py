@@ -188,3 +188,49 @@ async def _until(ws: Any, kind: str, count: int = 1) -> list[dict[str, Any]]:
         while sum(1 for f in seen if f["type"] == kind) < count:
             seen.append(json.loads(await ws.recv()))
     return seen
+
+
+def test_an_open_table_is_listed_while_it_waits_with_someone_there(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        async def set_open(on: bool) -> None:
+            async def run(room: Room) -> None:
+                host.check_host(room, table.host_token)
+                await host.set_open(room, on)
+
+            await table.room.call(run)
+
+        assert table.hub.open_tables() == []
+        _, ana = await table.sit(0, "Ana")
+        assert table.hub.open_tables() == []  # closed (the default): only its link opens it
+        version = table.room.version
+        await set_open(True)
+        assert table.room.version == version + 1 and (await table.stored()).open_table is True
+        assert ana.last_state["room"]["open"] is True
+        await table.clock.advance(table.room, 90.0)
+        (listed,) = table.hub.open_tables()
+        assert listed == {
+            "code": table.room.code,
+            "variant": "domeng",
+            "seats": 5,
+            "free": 2,
+            "people": ["Ana"],
+            "bots": ["greedy", "greedy"],
+            "turn_timer_s": 0.0,
+            "waiting_s": 90.0,
+        }
+        table.room.disconnect(ana)  # the room empties: it leaves the list
+        await table.room.settled()
+        assert table.hub.open_tables() == []
+        _, ana = await table.sit(1, "Budi")
+        assert [t["people"] for t in table.hub.open_tables()] == [["Ana", "Budi"]]
+        again = await reopen(table)  # the choice is stored: listed again once someone is there
+        assert again.room.open_table is True and again.hub.open_tables() == []
+        await again.watch()
+        assert len(again.hub.open_tables()) == 1
+        await again.start()
+        assert again.hub.open_tables() == []  # started: no longer waiting for players
+        with pytest.raises(RoomError) as late:
+            await again.room.call(lambda r: host.set_open(r, False))
+        assert late.value.code == "already_started"
+
+    run_table(tmp_path, body, bots=[None, None, None, "greedy", "greedy"])

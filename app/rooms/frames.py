@@ -47,6 +47,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "status": room.status,
         "version": room.version,
         "turn_timer_s": room.turn_timer_s,
+        "open": room.open_table,
         "seats": [s.public() for s in room.seats],
         "turn": None
         if state is None or state.phase is not Phase.PLAYING

@@ -13,7 +13,7 @@ from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, hash_token
 from app.store.rows import SeatChange, SeatSpec
 
-__all__ = ["begin_match", "check_host", "claim", "set_bot"]
+__all__ = ["begin_match", "check_host", "claim", "set_bot", "set_open"]
 
 
 def check_host(room: Room, token: str | None) -> None:
@@ -45,6 +45,18 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
     room.end_grace(seat)
     frames.send_updates(room, room.conns, _log_length(room))
     room.schedule()
+
+
+async def set_open(room: Room, open_table: bool) -> None:
+    """List the room in the lobby's open tables (or take it off) while it waits for players.
+    Raises `RoomError` (``already_started``) once the match has begun."""
+    if room.status != "waiting":
+        raise RoomError("already_started", "the match has already started")
+    version = await room.save(open_table=open_table)
+    room.adopt(version)
+    room.open_table = open_table
+    room.listed_at = room.clock.time() if open_table else None
+    frames.send_updates(room, room.conns, _log_length(room))
 
 
 async def begin_match(room: Room) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Mapping
+from typing import Any
 
 import structlog
 
@@ -53,6 +54,32 @@ class Hub:
     def get(self, code: str) -> Room | None:
         """The room with this code, or None."""
         return self.rooms.get(code)
+
+    def open_tables(self) -> list[dict[str, Any]]:
+        """The rooms listed in the lobby: open, waiting for players, with a free seat and someone
+        there (a room that empties leaves the list), longest waiting first. Each: ``code``,
+        ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated),
+        ``bots`` (their levels), ``turn_timer_s``, ``waiting_s`` (seconds since listed)."""
+        now = self.clock.time()
+        listed: list[dict[str, Any]] = []
+        for room in self.rooms.values():
+            free = sum(1 for s in room.seats if s.kind == "empty")
+            if not room.open_table or room.status != "waiting" or not free or not room.conns:
+                continue
+            listed.append(
+                {
+                    "code": room.code,
+                    "variant": room.rules.name,
+                    "seats": len(room.seats),
+                    "free": free,
+                    "people": [s.name for s in room.seats if s.kind == "human"],
+                    "bots": [s.bot_level for s in room.seats if s.kind == "bot"],
+                    "turn_timer_s": room.turn_timer_s,
+                    "waiting_s": round(max(0.0, now - (room.listed_at or now)), 1),
+                }
+            )
+        listed.sort(key=lambda t: -t["waiting_s"])
+        return listed
 
     def _room(
         self,
@@ -168,6 +195,8 @@ class Hub:
             status=row.status,
             version=row.version,
         )
+        room.open_table = row.open_table
+        room.listed_at = self.clock.time() if row.open_table else None
         game = rebuild(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks = game.last_round, game.marks

@@ -100,8 +100,9 @@ class MatchStore(Protocol):
         seats: Sequence[SeatChange] = (),
         status: str | None = None,
         new_round: NewRound | None = None,
+        open_table: bool | None = None,
     ) -> None:
-        """Seat changes, a status change and a dealt round, together or alone."""
+        """Seat changes, a status change, a dealt round and the open-table choice, together or alone."""
 
     async def end_round(
         self,

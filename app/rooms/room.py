@@ -101,6 +101,10 @@ class Room(Moves, Presence):
         self._rng = random.Random(secrets.randbits(128))
         self._timer: Timer | None = None
         self._wait: Wait | None = None
+        self.open_table = False
+        """Listed in the lobby while it waits for players (the host's choice, stored)."""
+        self.listed_at: float | None = None
+        """Since when (epoch seconds) it has been listed."""
         self.chat: ChatRoom | None = None
         """The chat's rules and recent lines, loaded on first use (`app.rooms.chat`)."""
 
@@ -255,11 +259,14 @@ class Room(Moves, Presence):
         seats: Sequence[SeatChange] = (),
         status: str | None = None,
         new_round: NewRound | None = None,
+        open_table: bool | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
         version = self.version + 1
-        await self.store.save_room(self.match_id, version, seats=seats, status=status, new_round=new_round)
+        await self.store.save_room(
+            self.match_id, version, seats=seats, status=status, new_round=new_round, open_table=open_table
+        )
         return version
 
     def adopt(self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None) -> None:

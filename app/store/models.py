@@ -8,8 +8,8 @@ outcome, so RECORD.md's ``domeng-record/1`` document can be rebuilt from the dat
 Datetimes are timezone-aware UTC on every backend (`UTCDateTime`). JSON columns hold RECORD.md
 objects (``options``, ``start``, a deal's tiles, an action, a round's outcome) as written; a
 nullable one stores None as SQL NULL, not JSON ``null``.
-``migrations/versions/0001_initial.py`` creates these tables; 0002 adds the room's chat (``chat``)
-and its rules (``matches.chat_rules``).
+``migrations/versions/0001_initial.py`` creates these tables; 0002 adds the room's chat (``chat``),
+its rules (``matches.chat_rules``) and the host's open-table choice (``matches.open_table``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Dialect,
@@ -32,6 +33,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.sql.expression import false
 from sqlalchemy.types import TypeDecorator
 
 __all__ = [
@@ -130,6 +132,8 @@ class Match(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     host_token_hash: Mapped[str] = mapped_column(String(128))
+    open_table: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """Listed in the lobby's open tables while it waits for players (the host's choice)."""
     chat_rules: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     """The host's chat rules: ``{"spectators": bool, "muted": [seat, …]}`` (None: the defaults,
     seated players chat, spectators read)."""

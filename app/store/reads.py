@@ -138,6 +138,7 @@ def _assemble(
             started_at=m.started_at,
             finished_at=m.finished_at,
             host_token_hash=m.host_token_hash,
+            open_table=m.open_table,
             seats=tuple(
                 SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at)
                 for s in seats_of[m.id]

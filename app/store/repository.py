@@ -61,10 +61,12 @@ class Store(MatchReads, MatchWrites, ChatStore):
         seats: Sequence[SeatChange] = (),
         status: str | None = None,
         new_round: NewRound | None = None,
+        open_table: bool | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
-        a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`)
-        and store a ``new_round`` (as `start_round`), each when given. All of it, or none.
+        a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
+        store a ``new_round`` (as `start_round`) and list it in the lobby or not (``open_table``),
+        each when given. All of it, or none.
 
         Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
         or seat, ConflictError when the round is already stored.
@@ -89,6 +91,8 @@ class Store(MatchReads, MatchWrites, ChatStore):
                         started_at=now,
                     )
                 )
+            if open_table is not None:
+                connection.execute(update(Match).where(Match.id == match_id).values(open_table=open_table))
             if status is not None:
                 _write_status(connection, match_id, status, version, now)
             else:

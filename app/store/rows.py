@@ -179,6 +179,8 @@ class MatchRow:
     host_token_hash: str
     seats: tuple[SeatRow, ...]
     rounds: tuple[RoundRow, ...]
+    open_table: bool = False
+    """Listed in the lobby while it waits for players."""
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""

@@ -13,6 +13,7 @@ __all__ = [
     "BotSet",
     "ChatRulesSet",
     "ClaimCreate",
+    "OpenSet",
     "RoomCreate",
     "RoomCreated",
     "SeatClaimed",
@@ -86,6 +87,14 @@ class BotSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: str | None = Field(None, max_length=16)
+
+
+class OpenSet(BaseModel):
+    """``PUT /api/rooms/{code}/open``: list the room in the lobby's open tables, or not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    open: StrictBool
 
 
 class ChatRulesSet(BaseModel):

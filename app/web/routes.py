@@ -15,7 +15,7 @@ from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.room import Room
 from app.web.deps import HostToken, HubDep, RoomDep
-from app.web.models import BotSet, ChatRulesSet, ClaimCreate, RoomCreate, RoomCreated, SeatClaimed
+from app.web.models import BotSet, ChatRulesSet, ClaimCreate, OpenSet, RoomCreate, RoomCreated, SeatClaimed
 from app.web.ratelimit import retry_after_s
 from engine.deal_json import deal_to_json
 from engine.hashing import commitment_of
@@ -30,6 +30,7 @@ __all__ = [
     "healthz",
     "lobby_page",
     "metrics_endpoint",
+    "open_tables",
     "operations",
     "pages",
     "readyz",
@@ -38,6 +39,7 @@ __all__ = [
     "rules_page",
     "set_bot",
     "set_chat_rules",
+    "set_open",
     "start_match",
     "verify_deal",
     "web_manifest",
@@ -135,6 +137,26 @@ async def set_bot(room: RoomDep, seat: int, body: BotSet, host: HostToken) -> di
 
     result: dict[str, Any] = await room.call(run)
     return result
+
+
+@rooms.put("/rooms/{code}/open")
+async def set_open(room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, Any]:
+    """Host only, before the start: list the room in the lobby's open tables (or take it off)."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        await host_commands.set_open(r, body.open)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.get("/open-tables")
+async def open_tables(hub: HubDep) -> dict[str, Any]:
+    """The rooms waiting for players that their hosts listed: ``{"tables": [...]}`` (see
+    `app.rooms.hub.Hub.open_tables`). Closed rooms (the default) are reachable only by link."""
+    return {"tables": hub.open_tables()}
 
 
 @rooms.put("/rooms/{code}/chat")

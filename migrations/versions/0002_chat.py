@@ -1,4 +1,4 @@
-"""chat: a room's chat lines and the host's chat rules
+"""chat: a room's chat lines, the host's chat rules, open tables
 
 Revision ID: 0002
 Revises: 0001
@@ -19,9 +19,10 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """Add ``chat`` and ``matches.chat_rules`` (app/store/models.py)."""
+    """Add ``chat``, ``matches.chat_rules`` and ``matches.open_table`` (app/store/models.py)."""
     with op.batch_alter_table("matches") as batch:
         batch.add_column(sa.Column("chat_rules", sa.JSON(), nullable=True))
+        batch.add_column(sa.Column("open_table", sa.Boolean(), server_default=sa.false(), nullable=False))
     op.create_table(
         "chat",
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
@@ -46,4 +47,5 @@ def downgrade() -> None:
     op.drop_index(op.f("ix_chat_match_id"), table_name="chat")
     op.drop_table("chat")
     with op.batch_alter_table("matches") as batch:
+        batch.drop_column("open_table")
         batch.drop_column("chat_rules")

@@ -38,6 +38,8 @@ export const claimSeat = (code, seat, name) =>
   api("POST", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, { name });
 export const setBot = (code, seat, level, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}/bot`, { level }, hostToken);
+export const setOpenTable = (code, open, hostToken) =>
+  api("PUT", `/api/rooms/${encodeURIComponent(code)}/open`, { open }, hostToken);
 export const setChatRules = (code, rules, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/chat`, rules, hostToken);
 export const startMatch = (code, hostToken) =>

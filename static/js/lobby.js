@@ -4,6 +4,7 @@ import { createRoom, remember } from "./api.js";
 import { BOT_LEVELS, botLabel, COVER_LEVEL } from "./bots.js";
 import { h, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
+import { openTablesSection } from "./opentables.js";
 import { brandMark } from "./table.js";
 import { pageHeader } from "./ui.js";
 import { tileSvg } from "./tiles.js";
@@ -151,6 +152,6 @@ export function lobbyPage(root) {
     h("p", {}, h("a", { href: "/rules" }, t("lobby.read_rules"))),
   );
   root.replaceChildren(
-    h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, h("div", { class: "card" }, h("h2", {}, t("lobby.new_table")), form))),
+    h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, h("div", { class: "card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
   );
 }

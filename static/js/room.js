@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
@@ -296,6 +296,14 @@ export class RoomController {
     }
   }
 
+  async setOpen(open) {
+    try {
+      await setOpenTable(this.code, open, this.hostToken);
+    } catch (error) {
+      toast(t("error.generic", { message: error.message }), "error");
+    }
+  }
+
   async start() {
     try {
       await startMatch(this.code, this.hostToken);
@@ -373,6 +381,13 @@ class WaitingView {
           "div",
           { class: "start-box" },
           h("p", { class: "hint" }, t("waiting.host_hint")),
+          h(
+            "label",
+            { class: "check open-toggle" },
+            h("input", { type: "checkbox", id: "open-table", checked: !!room.open, dataset: { focusKey: "open" }, onchange: (e) => ctl.setOpen(e.target.checked) }),
+            " ",
+            t("waiting.open_table"),
+          ),
           h("button", { class: "btn btn-gold btn-big", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
       );

@@ -1,0 +1,60 @@
+// The lobby's open tables: rooms whose hosts listed them, waiting for players. The list refreshes
+// every few seconds while the page is visible; joining is the room's link (a name, then a seat).
+
+import { api } from "./api.js";
+import { botLabel } from "./bots.js";
+import { h, replace } from "./dom.js";
+import { t } from "./i18n.js";
+
+const REFRESH_MS = 4000;
+
+function waited(seconds) {
+  const minutes = Math.floor(seconds / 60);
+  return minutes < 1 ? t("open.waiting_new") : t("open.waiting_min", { n: minutes });
+}
+
+function row(table) {
+  const variant = t(`variant.${table.variant}`);
+  const who = [...table.people, ...table.bots.map((level) => botLabel(level))].join(", ");
+  return h(
+    "li",
+    { class: "open-table", dataset: { code: table.code } },
+    h(
+      "div",
+      { class: "open-facts" },
+      h("b", {}, variant),
+      " · ",
+      t("open.free", { free: table.free, seats: table.seats }),
+      " · ",
+      table.turn_timer_s ? t("open.timer", { s: table.turn_timer_s }) : t("open.no_timer"),
+      " · ",
+      waited(table.waiting_s),
+      h("div", { class: "open-who" }, h("bdi", {}, who)),
+    ),
+    h("a", { class: "btn btn-gold btn-small open-join", href: `/r/${encodeURIComponent(table.code)}` }, t("open.join")),
+  );
+}
+
+/** The open tables' section; it keeps itself fresh until it leaves the page. */
+export function openTablesSection() {
+  const list = h("ol", { class: "open-list", "aria-live": "polite" });
+  const empty = h("p", { class: "hint open-empty" }, t("open.none"));
+  const section = h("section", { class: "card open-tables", id: "open-tables" }, h("h2", {}, t("open.heading")), empty, list);
+  let timer = null;
+  const refresh = async () => {
+    if (!section.isConnected && timer !== null) return;
+    try {
+      if (!document.hidden) {
+        const { tables } = await api("GET", "/api/open-tables");
+        replace(list, tables.map(row));
+        empty.hidden = tables.length > 0;
+        section.dataset.loaded = "true";
+      }
+    } catch {
+      // the next refresh tries again
+    }
+    timer = setTimeout(refresh, REFRESH_MS);
+  };
+  refresh();
+  return section;
+}
