@@ -649,6 +649,10 @@ def test_the_table_stones_are_labelled_and_the_turn_timer_sits_inside_its_plate(
     opener = server.room(room["code"])["turn"]["seat"]
     me = (opener + 1) % 5
     size = f"{viewport['width']}x{viewport['height']}"
+    # the opener stays connected: past the disconnect grace an absent opener's seat would be
+    # covered by a bot, which plays at once (a loaded machine takes that long for six languages)
+    present = Client(server, room["code"], tokens[opener])
+    present.wait_for(lambda m: m["type"] == "state")
     for lang in languages():
         context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
         goto(page, f"{server.url}/r/{room['code']}")
@@ -666,6 +670,7 @@ def test_the_table_stones_are_labelled_and_the_turn_timer_sits_inside_its_plate(
         _assert_translated(page, lang)
         watch.assert_clean()
         context.close()
+    present.close()
 
 
 def test_the_api_reference_renders_offline_under_the_sites_csp(server: ServerProcess, browser: Any) -> None:
