@@ -85,6 +85,11 @@ def test_seat_race_has_exactly_one_winner(server: ServerProcess) -> None:
         ("Bot 3\u115f", 422, "name_reserved"),  # nor does a Hangul filler
         ("Ana\u2800", 409, "name_taken"),  # nor a Braille blank
         ("Ána", 409, "name_taken"),  # an accent decorates the same name
+        ("B\u043et 2", 422, "name_reserved"),  # a Cyrillic о looks like "Bot 2" (UTS #39 skeleton)
+        ("\u0410na", 409, "name_taken"),  # a Cyrillic А looks like Ana
+        ("x" * 33, 422, "name_too_long"),  # 33 user-perceived characters
+        ("Ana\u202e", 422, "name_invisible"),  # a right-to-left override
+        ("", 422, "name_empty"),
     ],
 )
 def test_a_name_that_would_pass_for_another_seat_is_refused(
@@ -532,24 +537,33 @@ def test_too_many_rooms_from_one_address_says_when_to_come_back(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("name", "status"),
+    ("name", "status", "code"),
     [
-        ("  Ana   Sari ", 201),
-        ("", 422),
-        ("   ", 422),
-        ("a\u200bb", 422),  # zero-width space: not printable
-        ("\u3164", 422),  # Hangul filler: printable, shows nothing
-        ("\u2800\u2800", 422),  # Braille blank
-        (" \u0301", 422),  # a lone combining mark
-        ("x" * 33, 422),
+        ("  Ana   Sari ", 201, None),
+        ("👩🏽‍💻 Sari", 201, None),  # a joined emoji with a skin tone
+        ("🙂" * 32, 201, None),  # 32 user-perceived characters, 64 UTF-16 units
+        ("", 422, "name_empty"),
+        ("   ", 422, "name_empty"),
+        ("a\u200bb", 422, "name_invisible"),  # zero-width space
+        ("\u3164", 422, "name_blank"),  # Hangul filler: printable, shows nothing
+        ("\u2800\u2800", 422, "name_blank"),  # Braille blank
+        (" \u0301", 422, "name_blank"),  # a lone combining mark
+        ("x" * 33, 422, "name_too_long"),
+        ("y" * 2000, 422, None),  # far too long to read: refused by the body's schema
     ],
 )
-def test_seat_names_must_be_visible(server: ServerProcess, name: str, status: int) -> None:
+def test_seat_names_must_be_visible(server: ServerProcess, name: str, status: int, code: str | None) -> None:
     room = server.create_room()
     reply = server.claim(room["code"], 0, name)
     assert reply.status_code == status, reply.text
+    if code is not None:
+        # a reason code the client words in the player's language, never a validator's text
+        assert reply.json()["detail"]["code"] == code
+        assert "Value error" not in reply.text
     if status == 201:
-        assert server.room(room["code"])["seats"][0]["name"] == "Ana Sari"
+        assert server.room(room["code"])["seats"][0]["name"] == " ".join(name.split())
+    else:
+        assert server.room(room["code"])["seats"][0]["kind"] == "empty"
 
 
 def test_room_settings_are_checked_before_anything_is_stored(server: ServerProcess) -> None:
