@@ -18,6 +18,7 @@ COPY engine ./engine
 COPY app ./app
 COPY migrations ./migrations
 COPY static ./static
+COPY docs ./docs
 
 # An editable install from pyproject.toml: the server looks for its Alembic migrations beside the
 # `app` package (app/store/database.py, MIGRATIONS_DIR = /app/migrations), which a plain `pip install .`

@@ -582,3 +582,21 @@ def test_share_link_never_comes_from_the_host_header(server: ServerProcess) -> N
     reply = httpx.post(f"{server.url}/api/rooms", json={}, headers={"Host": "evil.example"}, timeout=5)
     assert reply.status_code == 201
     assert reply.json()["url"] == f"/r/{reply.json()['code']}"
+
+
+def test_the_rules_page_serves_the_rulebook_and_the_record_format(server: ServerProcess) -> None:
+    """docs/rules.md and docs/record.md are the repository's own documents, linked from the README
+    and served for the rules page; nothing else under that path is."""
+    root = Path(__file__).resolve().parents[1]
+    for name, marker in (("rules", "**Leader (D11).**"), ("record", '"format": "domeng-record/1"')):
+        reply = httpx.get(f"{server.url}/rules/{name}.md", timeout=5)
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/markdown")
+        document = (root / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        assert marker in reply.text and reply.text == document
+    for path in ("/rules/engine.md", "/rules/..%2Fpyproject.md", "/rules/admin.md"):
+        assert httpx.get(f"{server.url}{path}", timeout=5).status_code == 404
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "(docs/rules.md)" in readme and "(docs/record.md)" in readme
+    assert "--port" in readme  # the quick start says how to pick a port
+    for text in (readme, (root / "docs" / "rules.md").read_text(encoding="utf-8")):
+        assert "/work/" not in text and "team's" not in text and "seeds/" not in text
