@@ -18,11 +18,18 @@ COPY engine ./engine
 COPY app ./app
 COPY migrations ./migrations
 COPY static ./static
+COPY docs ./docs
 
 # An editable install from pyproject.toml: the server looks for its Alembic migrations beside the
 # `app` package (app/store/database.py, MIGRATIONS_DIR = /app/migrations), which a plain `pip install .`
 # would move to site-packages without them. The code stays root-owned and read-only to the server.
-RUN pip install -e . \
+# PyICU (names' look-alike check, UTS #39) compiles against Debian's ICU: its headers and
+# pkg-config stay (they bring the ICU libraries it links to), the compiler goes.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libicu-dev pkg-config g++ \
+    && pip install -e . \
+    && apt-get purge -y --auto-remove g++ \
+    && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin domeng \
     && mkdir -p /data \

@@ -18,24 +18,34 @@ from engine.events import (
     Settlement,
     Termination,
 )
+from engine.words import count
 
 __all__ = ["describe_events", "describe_outcome", "describe_settlement"]
 
 
-def _stones(n: int) -> str:
-    return f"{n} stone" if n == 1 else f"{n} stones"
-
-
 def describe_settlement(settlement: Settlement, names: Sequence[str]) -> str:
-    """One sentence for a settlement, e.g. ``"Dewi: +3 stones (2 from the table, 1 from Eko)"``."""
-    parts = []
-    if settlement.from_table:
-        parts.append(f"{settlement.from_table} from the table")
-    parts += [f"{amount} from {names[payer]}" for payer, amount in settlement.from_payers if amount]
+    """One sentence for a settlement, a penalty (D5): ``"Dewi takes 3 stones (penalty, 2 from the
+    table, 1 from Eko)"``, ``"Dewi takes 1 stone (penalty, from the table)"`` when one source gave
+    all; a shortfall nobody could pay is said plainly: ``"...; 2 more stones cannot be paid and are
+    cancelled"``, or ``"Dewi takes no stones: nobody has any of the 2 stones of the penalty to
+    give, so they are cancelled"``."""
+    who = names[settlement.receiver]
+    if settlement.received == 0:
+        owed = settlement.owed
+        it = "it is" if owed == 1 else "they are"
+        what = f"the {count(owed, 'stone')}" if owed == 1 else f"any of the {count(owed, 'stone')}"
+        return f"{who} takes no stones: nobody has {what} of the penalty to give, so {it} cancelled"
+    sources = [("the table", settlement.from_table)] if settlement.from_table else []
+    sources += [(names[payer], amount) for payer, amount in settlement.from_payers if amount]
+    if len(sources) == 1:
+        detail = f"from {sources[0][0]}"
+    else:
+        detail = ", ".join(f"{amount} from {source}" for source, amount in sources)
+    text = f"{who} takes {count(settlement.received, 'stone')} (penalty, {detail})"
     if settlement.cancelled:
-        parts.append(f"{settlement.cancelled} cancelled")
-    detail = f" ({', '.join(parts)})" if parts else ""
-    return f"{names[settlement.receiver]}: +{_stones(settlement.received)}{detail}"
+        more = count(settlement.cancelled, "more stone")
+        text += f"; {more} cannot be paid and {'is' if settlement.cancelled == 1 else 'are'} cancelled"
+    return text
 
 
 def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]) -> list[str]:
@@ -47,13 +57,13 @@ def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]
         head = f"{outcome.end.value.upper()}: {names[outcome.first_cappu]} is first cappu"
     else:
         sums = outcome.pip_sums
-        head = f"BLOCK: {names[outcome.manguno]} is MANGUNO ({sums[outcome.manguno]} pips)"
+        head = f"BLOCK: {names[outcome.manguno]} is MANGUNO ({count(sums[outcome.manguno], 'pip')})"
         if outcome.mattikkeng:
             ranked = ", ".join(f"{names[s]} ({sums[s]})" for s in outcome.mattikkeng)
             head += f"; MATTIKKENG {ranked}"
     lines = [head]
-    why = "CUCUQ" if outcome.cucuq is not None else "manguno"
-    lines.append(f"{why} {describe_settlement(outcome.settlement, names)}")
+    role = "CUCUQ" if outcome.cucuq is not None else "MANGUNO"
+    lines.append(f"{role}: {describe_settlement(outcome.settlement, names)}")
     lines.append(f"winner {names[outcome.winner]}")
     if outcome.camat_elected:
         lines.append(f"CAMAT: {names[outcome.winner]} is elected; 25 stones back on the table")
@@ -74,9 +84,8 @@ def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:
         head = "FISH (tied): bazaar empty and nobody can place; the lowest hands write 0"
     else:
         head = f"FISH: bazaar empty and nobody can place; {names[outcome.winner]} has the lowest hand"
-    hands = ", ".join(
-        f"{n} {v} pips → +{w}" for n, v, w in zip(names, outcome.hand_values, outcome.written, strict=True)
-    )
+    values = zip(names, outcome.hand_values, outcome.written, strict=True)
+    hands = ", ".join(f"{n} {count(v, 'pip')} → +{w}" for n, v, w in values)
     score = ", ".join(
         f"{n} {p}" if p else f"{n} not opened ({q} pending)"
         for n, p, q in zip(names, outcome.points, outcome.pending, strict=True)

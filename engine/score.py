@@ -15,7 +15,8 @@ __all__ = ["DomengScore", "KozelScore", "Score"]
 @dataclass(frozen=True, slots=True)
 class DomengScore:
     """Domeng's score: ``table`` stones on the table and ``stones`` per seat (D5), the ``camat``
-    seat or None (D16), camat ``elections`` per seat, and the ``cycle`` of turns in this round."""
+    seat or None (D16), camat ``elections`` per seat, the ``cycle`` of turns in this round, and
+    the stones each seat ``received`` over the whole match (the standings' second key)."""
 
     unit: ClassVar[str] = "stones"
     """What the per-seat figures count."""
@@ -25,6 +26,7 @@ class DomengScore:
     camat: int | None
     elections: tuple[int, ...]
     cycle: int
+    received: tuple[int, ...] = ()
 
     def seat_figure(self, seat: int) -> int:
         """``seat``'s stones: the figure the standings and charts follow."""
@@ -38,15 +40,16 @@ class DomengScore:
             "camat": self.camat,
             "elections": self.elections,
             "cycle": self.cycle,
+            "received": self.received,
         }
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready, as a view sends it: ``{"table", "stones", "camat", "elections", "cycle"}``
-        (lists for tuples; no ``camat`` key while there is no camat)."""
+        """JSON-ready, as a view sends it: ``{"table", "stones", "camat", "elections", "cycle",
+        "received"}`` (lists for tuples; no ``camat`` key while there is no camat)."""
         out: dict[str, Any] = {"table": self.table, "stones": list(self.stones)}
         if self.camat is not None:
             out["camat"] = self.camat
-        return out | {"elections": list(self.elections), "cycle": self.cycle}
+        return out | {"elections": list(self.elections), "cycle": self.cycle, "received": list(self.received)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,8 +63,9 @@ class PlayerView:
     ``hand`` is the viewer's own tiles (None for a spectator), ``hand_counts`` every seat's tile
     count, ``chain`` the line left to right as oriented pip pairs, ``ends`` the open ends (None
     before the opening tile), ``legal`` the viewer's legal actions (empty unless it is their turn).
-    Domeng fills ``table``, ``stones``, ``camat``, ``elections``, ``cycle`` and ``placed`` (seats
-    that placed a tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
+    Domeng fills ``table``, ``stones``, ``camat``, ``elections``, ``cycle``, ``received`` (stones
+    each seat received over the match, the standings' second key) and ``placed`` (seats that
+    placed a tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
     ``pending`` and ``opened``, and the rule facts ``goal`` (101, K9) and ``sides`` (the seats as the
     score counts them, K10). ``standings`` ranks the sides (each a tuple of seats) best first, by the
     variant's order (`engine.core.State.standings`). ``outcome`` is the last finished round's;
@@ -93,6 +94,7 @@ class PlayerView:
     camat: int | None = None
     elections: tuple[int, ...] | None = None
     cycle: int | None = None
+    received: tuple[int, ...] | None = None
     bazaar: int | None = None
     points: tuple[int, ...] | None = None
     pending: tuple[int, ...] | None = None
@@ -145,6 +147,7 @@ _SCORE_FIELDS = (
     "camat",
     "elections",
     "cycle",
+    "received",
     "bazaar",
     "points",
     "pending",

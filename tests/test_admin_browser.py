@@ -7,6 +7,7 @@ artifacts/screenshots/."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
 from tests.browserkit import DESKTOP, PHONE, open_page, screenshot
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 
 @pytest.fixture(scope="module")
@@ -312,6 +313,103 @@ def test_room_state_and_kozel_results_say_everything_once(server: ServerProcess,
     assert shown["between"] == "playing · between rounds · round 2"
     assert shown["waiting"] == "waiting" and shown["finished"] == "finished · round 8"
     assert shown["codes"] == ["Ab3_x"] * 4
-    assert shown["kozel"] == "no goat yet · points 14 / 0 (+5 pending) / 0"
+    assert shown["kozel"] == "no goat yet · Bot 1 14 points, Bot 2 0 points (+5 pending), Bot 3 0 points"
     assert [e for e in watch.errors if e.startswith("pageerror")] == []  # (a JSON page has no favicon)
+    context.close()
+
+
+_CARDS_JS = """(selector) => {
+    const rows = [...document.querySelectorAll(selector)];
+    const wraps = [...document.querySelectorAll('.table-wrap')];
+    return {
+        rows: rows.length,
+        // every cell of every row is a labelled line inside the screen, not a column
+        cells: rows.flatMap((tr) => [...tr.querySelectorAll('td[data-label]')]).map((td) => ({
+            display: getComputedStyle(td).display,
+            lines: getComputedStyle(td).gridTemplateRows.split(' ').length,  // label and value side by side
+            label: getComputedStyle(td, '::before').content.replace(/^"|"$/g, ''),
+            inside: td.getBoundingClientRect().left >= 0
+                && td.getBoundingClientRect().right <= innerWidth + 0.5,
+        })),
+        // nothing scrolls sideways inside a table's box either
+        scrolled: wraps.filter((w) => w.scrollWidth > w.clientWidth + 1).map((w) => w.className),
+        heads: [...document.querySelectorAll('.admin-table thead')].filter((t) => t.offsetHeight > 2).length,
+    };
+}"""
+
+
+def _assert_cards(page: Any, selector: str, labels: set[str]) -> None:
+    shown = page.evaluate(_CARDS_JS, selector)
+    assert shown["rows"] > 0 and shown["scrolled"] == [], shown
+    assert all(c["display"] == "grid" and c["inside"] and c["lines"] == 1 for c in shown["cells"]), shown
+    assert {c["label"] for c in shown["cells"]} >= labels, shown
+    assert _fits(page)
+
+
+def test_on_a_phone_match_list_players_and_match_pages_are_labelled_cards_with_words(
+    server: ServerProcess, browser: Any
+) -> None:
+    """At 390x844 the match list, the players' totals and a match's points are cards of labelled
+    lines (no sideways scrolling, on the page or in a table's box); a Kozel match shows its points
+    (not "no stones moved"), options are words, counts have their plural, and the Domeng result
+    ranks by camat elections, then stones received, with both totals."""
+    domeng = play_bot_match(server)
+    kozel = server.create_room(variant="kozel", seats=3, bots=["greedy", "random", "greedy"], turn_timer_s=0)
+    assert server.start_match(kozel["code"], kozel["host_token"]).status_code == 200
+    watcher = Client(server, kozel["code"])
+    deadline = time.monotonic() + 90
+    items = _api(server, "/matches?per_page=200")["items"]
+    kozel_id = next(m["id"] for m in items if m["code"] == kozel["code"])
+    while not _api(server, f"/matches/{kozel_id}")["result"]:  # one finished round is enough
+        assert time.monotonic() < deadline, "no Kozel round finished"
+        time.sleep(0.2)
+    watcher.close()
+    domeng_detail = _api(server, f"/matches/{next(m['id'] for m in items if m['code'] == domeng['code'])}")
+    result = domeng_detail["result"]
+    assert result["standings"][0] in result["leaders"] and sorted(result["standings"]) == [0, 1, 2, 3, 4]
+    assert result["received"] == [
+        sum(t["received"] for r in domeng_detail["rounds"] for t in r["tallies"] if t["seat"] == s)
+        for s in range(5)
+    ]
+
+    context, page, watch = open_page(browser, PHONE)
+    _sign_in(page, server)
+    _assert_cards(page, ".match-row", {"Match", "Status", "Seats", "Result"})
+    row = page.locator(f".match-row[data-match-id='{domeng_detail['id']}'] .result").inner_text()
+    first = domeng_detail["seats"][result["standings"][0]]["display_name"]
+    assert row.startswith("final · 1. " + first) and " received" in row
+    assert "1 camat election," in row and "(s)" not in page.inner_text("main")
+    screenshot(page, "admin-matches-cards-390x844")
+
+    page.goto(f"{server.url}/admin/players")
+    page.wait_for_selector("body[data-ready] .player-row")
+    _assert_cards(page, ".player-row", {"Matches", "Stones received", "Camat elections"})
+    screenshot(page, "admin-players-cards-390x844")
+
+    page.goto(f"{server.url}/admin/matches/{kozel_id}")
+    page.wait_for_selector("body[data-ready] .round-card[data-round='0']")
+    if page.get_attribute(".round-card[data-round='0']", "open") is None:
+        page.click(".round-card[data-round='0'] > summary")  # the first round, finished
+    page.wait_for_selector(".round-card[data-round='0'] .admin-table.points")
+    text = page.inner_text("main")
+    assert "No stones moved" not in text and "Transfers" not in text
+    assert "{" not in page.inner_text(".facts") and "two lempas in one move allowed" in page.inner_text(
+        ".facts"
+    )
+    _assert_cards(
+        page, ".round-card[open] .admin-table.points tbody tr", {"Hand", "Written", "Points", "Pending"}
+    )
+    screenshot(page, "admin-kozel-match-390x844")
+
+    page.goto(f"{server.url}/admin/matches/{domeng_detail['id']}")
+    page.wait_for_selector("body[data-ready] .round-card")
+    assert "ends at the first camat election" in page.inner_text(".facts") and _fits(page)
+    transfers = (
+        page.inner_text(".round-card[open] .transfers")
+        if page.locator(".round-card[open] .transfers").count()
+        else ""
+    )
+    assert "because" not in transfers and "+" not in transfers
+    assert transfers and " takes " in transfers
+    watch.assert_clean()
     context.close()

@@ -139,8 +139,8 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
 
     guest_ctx, guest, guest_watch = open_page(browser, PHONE)
     goto(guest, link)
-    guest.wait_for_selector(".seat-row[data-seat='0'] .seat-who strong")
-    assert guest.locator(".seat-row[data-seat='0'] .seat-who strong").inner_text() == "Ana"
+    guest.wait_for_selector(".seat-row[data-seat='0'] .seat-who .seat-name")
+    assert guest.locator(".seat-row[data-seat='0'] .seat-who .seat-name").inner_text() == "Ana"
     # the guest is typing a name while the host changes a seat: the name box keeps focus and text
     guest.fill("#player-name", "")
     guest.click("#player-name")
@@ -151,7 +151,7 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     assert guest.input_value("#player-name") == "Budi"
     guest.click(".sit[data-seat='1']")
     guest.wait_for_selector(".seat-row.mine[data-seat='1']")
-    host.wait_for_selector(".seat-row[data-seat='1'] .seat-who strong")
+    host.wait_for_selector(".seat-row[data-seat='1'] .seat-who .seat-name")
     start_match(host)
     guest.wait_for_selector(".table-screen")
 
@@ -376,12 +376,14 @@ def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
     context, page, watch = open_page(browser, PHONE)
     create_room_in_lobby(page, server.url, BOTS)
     page.fill("#player-name", "")
-    for _ in range(3):  # asked three times: one message, not a stack of them
+    for _ in range(3):  # asked three times: one message next to the name box, not a stack of them
         page.click(".sit[data-seat='0']")
-    page.wait_for_selector(".toast-error")
-    assert page.locator(".toast-error").count() == 1
-    page.type("#player-name", "Ana")  # typing settles it: the message goes at once
+    page.wait_for_selector("#player-name-error:not([hidden])")
+    assert page.locator(".field-error:not([hidden])").count() == 1
     assert page.locator(".toast-error").count() == 0
+    assert page.get_attribute("#player-name", "aria-invalid") is not None
+    page.type("#player-name", "Ana")  # typing settles it: the message goes at once
+    assert page.locator("#player-name-error:not([hidden])").count() == 0
     page.click(".sit[data-seat='0']")
     page.wait_for_selector(".seat-row.mine[data-seat='0']")
     watch.assert_clean()

@@ -113,7 +113,7 @@ def test_legacy_levels_still_show_in_the_waiting_room_and_at_the_table(
     named = _catalog("uk")["seat.bot_named"]
     for seat, level in ((1, "greedy"), (2, "random"), (4, "hard")):
         want = named.replace("{n}", str(seat + 1)).replace("{level}", _catalog("uk")[f"bot.{level}"])
-        page.wait_for_selector(f".plate[data-seat='{seat}'] .plate-name:text-is('{want}')")
+        page.wait_for_selector(f".plate[data-seat='{seat}'] .plate-name .name-text:text-is('{want}')")
     watch.assert_clean()
     context.close()
 

@@ -104,7 +104,8 @@ def test_simulate_camat_target_zero_plays_one_long_match() -> None:
 def test_simulate_text_output_names_the_bots_and_figures() -> None:
     done = domeng_cli("simulate", "--rounds", "20", "--seed", "3", "--bots", "greedy", "--quiet")
     assert done.returncode == 0
-    assert done.stdout.startswith("rounds 20 · matches ")
+    assert done.stdout.startswith("20 rounds · ")
+    assert " 1 matches" not in done.stdout and " 1 passes" not in done.stdout  # plurals by count
     assert "camat elections" in done.stdout and done.stdout.count("greedy") == 5
 
 

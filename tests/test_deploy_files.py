@@ -170,3 +170,25 @@ def test_dockerfile_healthcheck_gets_healthz_with_python() -> None:
 def test_dockerignore_keeps_local_state_out_of_the_image() -> None:
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", "data", "*.egg-info", ".env"} <= set(ignored)
+
+
+def test_dockerfile_ships_the_rulebook_and_builds_pyicu_against_debians_icu() -> None:
+    runs = " ".join(args for keyword, args in _instructions() if keyword == "RUN")
+    copies = [args for keyword, args in _instructions() if keyword == "COPY"]
+    assert "docs ./docs" in copies  # the rules page serves docs/rules.md and docs/record.md
+    assert "libicu-dev" in runs and "pkg-config" in runs and "g++" in runs
+
+
+def test_scripts_run_installs_the_server_and_scripts_test_the_test_tools() -> None:
+    """The README's two commands: `scripts/run` needs only the server's packages, `scripts/test`
+    brings the test tools (the ``dev`` extra)."""
+    run = (ROOT / "scripts" / "run").read_text()
+    test = (ROOT / "scripts" / "test").read_text()
+    assert "bash scripts/bootstrap\n" in run and "--dev" not in run
+    assert "bash scripts/bootstrap --dev" in test
+    bootstrap = (ROOT / "scripts" / "bootstrap").read_text()
+    assert 'pip install --quiet -e ".${extras}"' in bootstrap and 'extras="[dev]"' in bootstrap
+    project = (ROOT / "pyproject.toml").read_text()
+    start, end = project.index("dependencies = ["), project.index("[project.optional-dependencies]")
+    server_deps = project[start:end]
+    assert "pytest" not in server_deps and "playwright" not in server_deps and "ruff" not in server_deps

@@ -664,7 +664,7 @@ def test_replay_text_shows_an_unfinished_round(tmp_path: Path) -> None:
     path.write_text(json.dumps(write_record(state, SEATS)), encoding="utf-8")
     done = domeng_cli("replay", path)
     assert done.returncode == 0
-    assert "Round 1 · 2 actions, 1 passes" in done.stdout
+    assert "Round 1 · 2 actions, 1 pass\n" in done.stdout  # one pass, not "1 passes"
     assert '"end": null' in done.stdout and "Match not over." in done.stdout
 
 

@@ -30,6 +30,7 @@ def test_domeng_score_is_the_stones_table_camat_elections_and_cycle_D5_D16() -> 
         "stones": [10, 11, 3, 0, 0],
         "elections": [0, 0, 0, 0, 0],
         "cycle": state.cycle,
+        "received": [0, 0, 0, 0, 0],
     }
     assert state.public_score() == score.fields()
     assert (
@@ -138,12 +139,43 @@ def test_an_outcome_stored_before_the_added_keys_still_agrees() -> None:
     assert not outcome_agrees(state.outcome, {k: v for k, v in fresh.items() if k != "winner"})
 
 
-def test_standings_rank_domeng_by_elections_then_stones() -> None:
+def test_standings_rank_domeng_by_elections_then_stones_received_over_the_match() -> None:
     state = domeng_rules().new_match()
     state.elections[:] = [0, 2, 0, 2, 1]
-    state.stones[:] = [3, 5, 1, 4, 0]
+    state.stones[:] = [0, 0, 0, 0, 0]  # what an election leaves: nobody holds a stone
+    state.received[:] = [3, 5, 1, 4, 0]
     assert state.standings() == ((3,), (1,), (4,), (2,), (0,))
-    assert player_view(state, None).to_json()["standings"] == [[3], [1], [4], [2], [0]]
+    view = player_view(state, None).to_json()
+    assert view["standings"] == [[3], [1], [4], [2], [0]]
+    assert view["received"] == [3, 5, 1, 4, 0]
+
+
+def test_a_played_match_counts_every_stone_received_and_ranks_by_it_after_the_election() -> None:
+    """After a camat election everybody holds 0 stones (D16): places 2-5 follow the stones each
+    seat received over the match (passes and round ends alike), not seat order."""
+    for seed in range(200):
+        rng = random.Random(seed)
+        state = domeng_rules().new_match()
+        received = [0] * 5
+        while state.phase is not Phase.OVER:
+            state.start_round(domeng_rules().deal(rng))
+            start = len(state.log)
+            while state.phase is Phase.PLAYING:
+                state.apply(rng.choice(state.legal_actions()))
+            for event in state.log[start:]:
+                settlement = getattr(event, "settlement", None) or getattr(
+                    getattr(event, "outcome", None), "settlement", None
+                )
+                if settlement is not None:
+                    received[settlement.receiver] += settlement.received
+        assert state.stones == [0] * 5 and state.received == received
+        order = [side[0] for side in state.standings()]
+        champion = state.elections.index(1)
+        rest = sorted((s for s in range(5) if s != champion), key=lambda s: (received[s], s))
+        assert order == [champion, *rest]
+        if order[1:] != [s for s in range(5) if s != champion]:
+            return  # this match's places 2-5 are not seat order: the totals decided them
+    raise AssertionError("no match in 200 seeds ranked away from seat order")
 
 
 def test_standings_rank_kozel_sides_by_fewest_points_then_pending_K9_K10() -> None:

@@ -85,6 +85,11 @@ def test_seat_race_has_exactly_one_winner(server: ServerProcess) -> None:
         ("Bot 3\u115f", 422, "name_reserved"),  # nor does a Hangul filler
         ("Ana\u2800", 409, "name_taken"),  # nor a Braille blank
         ("Ána", 409, "name_taken"),  # an accent decorates the same name
+        ("B\u043et 2", 422, "name_reserved"),  # a Cyrillic о looks like "Bot 2" (UTS #39 skeleton)
+        ("\u0410na", 409, "name_taken"),  # a Cyrillic А looks like Ana
+        ("x" * 33, 422, "name_too_long"),  # 33 user-perceived characters
+        ("Ana\u202e", 422, "name_invisible"),  # a right-to-left override
+        ("", 422, "name_empty"),
     ],
 )
 def test_a_name_that_would_pass_for_another_seat_is_refused(
@@ -532,24 +537,33 @@ def test_too_many_rooms_from_one_address_says_when_to_come_back(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("name", "status"),
+    ("name", "status", "code"),
     [
-        ("  Ana   Sari ", 201),
-        ("", 422),
-        ("   ", 422),
-        ("a\u200bb", 422),  # zero-width space: not printable
-        ("\u3164", 422),  # Hangul filler: printable, shows nothing
-        ("\u2800\u2800", 422),  # Braille blank
-        (" \u0301", 422),  # a lone combining mark
-        ("x" * 33, 422),
+        ("  Ana   Sari ", 201, None),
+        ("👩🏽‍💻 Sari", 201, None),  # a joined emoji with a skin tone
+        ("🙂" * 32, 201, None),  # 32 user-perceived characters, 64 UTF-16 units
+        ("", 422, "name_empty"),
+        ("   ", 422, "name_empty"),
+        ("a\u200bb", 422, "name_invisible"),  # zero-width space
+        ("\u3164", 422, "name_blank"),  # Hangul filler: printable, shows nothing
+        ("\u2800\u2800", 422, "name_blank"),  # Braille blank
+        (" \u0301", 422, "name_blank"),  # a lone combining mark
+        ("x" * 33, 422, "name_too_long"),
+        ("y" * 2000, 422, None),  # far too long to read: refused by the body's schema
     ],
 )
-def test_seat_names_must_be_visible(server: ServerProcess, name: str, status: int) -> None:
+def test_seat_names_must_be_visible(server: ServerProcess, name: str, status: int, code: str | None) -> None:
     room = server.create_room()
     reply = server.claim(room["code"], 0, name)
     assert reply.status_code == status, reply.text
+    if code is not None:
+        # a reason code the client words in the player's language, never a validator's text
+        assert reply.json()["detail"]["code"] == code
+        assert "Value error" not in reply.text
     if status == 201:
-        assert server.room(room["code"])["seats"][0]["name"] == "Ana Sari"
+        assert server.room(room["code"])["seats"][0]["name"] == " ".join(name.split())
+    else:
+        assert server.room(room["code"])["seats"][0]["kind"] == "empty"
 
 
 def test_room_settings_are_checked_before_anything_is_stored(server: ServerProcess) -> None:
@@ -568,3 +582,21 @@ def test_share_link_never_comes_from_the_host_header(server: ServerProcess) -> N
     reply = httpx.post(f"{server.url}/api/rooms", json={}, headers={"Host": "evil.example"}, timeout=5)
     assert reply.status_code == 201
     assert reply.json()["url"] == f"/r/{reply.json()['code']}"
+
+
+def test_the_rules_page_serves_the_rulebook_and_the_record_format(server: ServerProcess) -> None:
+    """docs/rules.md and docs/record.md are the repository's own documents, linked from the README
+    and served for the rules page; nothing else under that path is."""
+    root = Path(__file__).resolve().parents[1]
+    for name, marker in (("rules", "**Leader (D11).**"), ("record", '"format": "domeng-record/1"')):
+        reply = httpx.get(f"{server.url}/rules/{name}.md", timeout=5)
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/markdown")
+        document = (root / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        assert marker in reply.text and reply.text == document
+    for path in ("/rules/engine.md", "/rules/..%2Fpyproject.md", "/rules/admin.md"):
+        assert httpx.get(f"{server.url}{path}", timeout=5).status_code == 404
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "(docs/rules.md)" in readme and "(docs/record.md)" in readme
+    assert "--port" in readme  # the quick start says how to pick a port
+    for text in (readme, (root / "docs" / "rules.md").read_text(encoding="utf-8")):
+        assert "/work/" not in text and "team's" not in text and "seeds/" not in text

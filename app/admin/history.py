@@ -157,6 +157,7 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
         rounds += [_plain_round(r, row.variant) for r in row.rounds[len(rounds) :]]
     active_at = last_active(_times(row))
     status = effective_status(row.status, active_at, cutoff)
+    seats = range(row.seat_count)
     return MatchDetail(
         id=row.id,
         code=row.code,
@@ -174,7 +175,11 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
         last_active_at=active_at,
         round_count=len(row.rounds),
         seats=[seat_admin(s) for s in row.seats],
-        result=result_of(row.variant, [r.outcome for r in row.rounds if r.outcome is not None]),
+        result=result_of(
+            row.variant,
+            [r.outcome for r in row.rounds if r.outcome is not None],
+            [sum(t.received for r in row.rounds for t in r.tallies if t.seat == s) for s in seats],
+        ),
         turn_timer_s=row.turn_timer_s,
         start=row.start,
         rounds=rounds,

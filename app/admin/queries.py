@@ -29,6 +29,7 @@ from app.admin.schemas import (
 )
 from app.store import ACTIVE_STATUSES, SeatRow, Store, seat_display_name
 from app.store.models import Match, MatchAction, Round, Seat, Tally
+from engine.rules.domeng import domeng_standings
 from engine.variants import VARIANTS, find_variant
 
 __all__ = [
@@ -147,22 +148,28 @@ def _leaders(values: Sequence[tuple[int, ...]]) -> list[int]:
     return [seat for seat, v in enumerate(values) if v == best]
 
 
-def result_of(variant: str, outcomes: Sequence[dict[str, Any]]) -> MatchResult | None:
+def result_of(
+    variant: str, outcomes: Sequence[dict[str, Any]], received: Sequence[int] | None = None
+) -> MatchResult | None:
     """The standings after the finished rounds' stored ``outcomes`` (in order); None before any.
 
-    Domeng: stones and table after the last round, camat elections per seat (RULES.md: most
-    elections, then fewest stones, lead). Kozel: recorded and pending points, the goat(s)
-    (fewest points lead)."""
+    Domeng: stones and table after the last round, camat elections per seat, the stones each seat
+    ``received`` over those rounds (the sum of its tallies), and the standings the engine ranks
+    by them (`engine.rules.domeng.domeng_standings`: most elections, then fewest stones received).
+    Kozel: recorded and pending points, the goat(s), fewest points first."""
     if not outcomes:
         return None
     last = outcomes[-1]
     over = bool(last.get("match_over"))
     if find_variant(variant).unit == "points":
         points = list(last["points"])
+        pending = list(last.get("pending") or [0] * len(points))
+        order = sorted(range(len(points)), key=lambda s: (points[s], pending[s], s))
         return MatchResult(
             finished_rounds=len(outcomes),
             match_over=over,
             leaders=_leaders([(p,) for p in points]),
+            standings=order,
             points=points,
             pending=list(last.get("pending") or []),
             goat=list(last.get("goat") or []),
@@ -172,14 +179,17 @@ def result_of(variant: str, outcomes: Sequence[dict[str, Any]]) -> MatchResult |
     for outcome in outcomes:
         if outcome.get("camat_elected"):
             elections[outcome["winner"]] += 1
+    totals = list(received) if received is not None else [0] * len(stones)
     return MatchResult(
         finished_rounds=len(outcomes),
         match_over=over,
-        leaders=_leaders([(-e, s) for e, s in zip(elections, stones, strict=True)]),
+        leaders=_leaders([(-e, r) for e, r in zip(elections, totals, strict=True)]),
+        standings=[side[0] for side in domeng_standings(elections, totals)],
         stones=stones,
         table=last.get("table"),
         camat=last.get("camat"),
         camat_elections=elections,
+        received=totals,
     )
 
 
@@ -190,6 +200,7 @@ async def _page_details(
     dict[int, list[datetime | None]],
     dict[int, list[dict[str, Any]]],
     dict[int, int],
+    dict[int, dict[int, int]],
 ]:
     seats: dict[int, list[SeatRow]] = defaultdict(list)
     times: dict[int, list[datetime | None]] = defaultdict(list)
@@ -213,7 +224,13 @@ async def _page_details(
         latest.where(MatchAction.match_id.in_(ids)).group_by(MatchAction.match_id)
     ):
         times[a.match_id].append(a.at)
-    return seats, times, outcomes, counts
+    received: dict[int, dict[int, int]] = defaultdict(dict)
+    totals = select(Tally.match_id, Tally.seat, func.sum(Tally.received).label("received"))
+    for t in await connection.execute(
+        totals.where(Tally.match_id.in_(ids)).group_by(Tally.match_id, Tally.seat)
+    ):
+        received[t.match_id][t.seat] = int(t.received or 0)
+    return seats, times, outcomes, counts, received
 
 
 async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set[str]) -> MatchPage:
@@ -226,7 +243,7 @@ async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set
         total = (await connection.execute(select(func.count()).select_from(Match).where(*where))).scalar_one()
         query = select(Match).where(*where).order_by(Match.id.desc())
         matches = list(await connection.execute(query.limit(f.per_page).offset((f.page - 1) * f.per_page)))
-        seats, times, outcomes, counts = await _page_details(connection, [m.id for m in matches])
+        seats, times, outcomes, counts, received = await _page_details(connection, [m.id for m in matches])
     items = []
     for m in matches:
         active_at = last_active([m.created_at, m.started_at, m.finished_at, *times[m.id]])
@@ -249,7 +266,9 @@ async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set
                 last_active_at=active_at,
                 round_count=counts[m.id],
                 seats=[seat_admin(s) for s in seats[m.id]],
-                result=result_of(m.variant, outcomes[m.id]),
+                result=result_of(
+                    m.variant, outcomes[m.id], [received[m.id].get(s, 0) for s in range(m.seat_count)]
+                ),
             )
         )
     return MatchPage(items=items, page=f.page, per_page=f.per_page, total=total)

@@ -75,18 +75,23 @@ class SeatAdmin(BaseModel):
 class MatchResult(BaseModel):
     """Where a match stands after its last finished round.
 
-    Domeng fills ``stones`` (per seat), ``table``, ``camat`` and ``camat_elections`` (per seat);
-    Kozel fills ``points`` (recorded), ``pending`` (unrecorded) and ``goat``. ``leaders`` are the
-    seats first in the standings (Domeng: most elections, then fewest stones; Kozel: fewest points).
+    Domeng fills ``stones`` (per seat, after the last round), ``table``, ``camat``,
+    ``camat_elections`` and ``received`` (stones received over the match, per seat); Kozel fills
+    ``points`` (recorded), ``pending`` (unrecorded) and ``goat``. ``standings`` lists every seat
+    best first as the engine ranks them (Domeng: most elections, then fewest stones received,
+    `engine.rules.domeng.domeng_standings`; Kozel: fewest points, then fewest pending);
+    ``leaders`` are the seats tied first.
     """
 
     finished_rounds: int
     match_over: bool
     leaders: list[int]
+    standings: list[int] = []
     stones: list[int] | None = None
     table: int | None = None
     camat: int | None = None
     camat_elections: list[int] | None = None
+    received: list[int] | None = None
     points: list[int] | None = None
     pending: list[int] | None = None
     goat: list[int] | None = None

@@ -32,6 +32,7 @@ from engine.narration import describe_outcome
 from engine.record import Replay, read_record, write_record
 from engine.simulate import Simulation
 from engine.variants import VARIANTS, make_rules
+from engine.words import count
 
 __all__ = [
     "arena_markdown",
@@ -50,15 +51,16 @@ __all__ = [
 
 def _count_actions(log: RoundLog) -> str:
     kinds = Counter(type(a) for a in log.actions)
-    text = f"{len(log.actions)} actions, {kinds[Pass]} passes"
+    text = f"{count(len(log.actions), 'action')}, {count(kinds[Pass], 'pass', 'passes')}"
     if kinds[Draw] or kinds[PlayLempas]:
-        text += f", {kinds[Draw]} draws, {kinds[PlayLempas]} two-lempas moves"
+        text += f", {count(kinds[Draw], 'draw')}, {count(kinds[PlayLempas], 'two-lempas move')}"
     return text
 
 
 def _summary_text(result: Replay) -> str:
     names = result.seats
-    out = [f"{result.rules.name} · {len(names)} seats: {', '.join(names)} · options {result.rules.options()}"]
+    options = ", ".join(f"{key} {value}" for key, value in result.rules.options().items())
+    out = [f"{result.rules.name} · {count(len(names), 'seat')}: {', '.join(names)} · options: {options}"]
     for index, log in enumerate(result.rounds):
         out.append(f"Round {index + 1} · {_count_actions(log)}")
         if log.outcome is None:
@@ -109,15 +111,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _print_outcomes(figures: dict[str, Any]) -> None:
-    print(f"rounds {figures['rounds']} · matches {figures['matches']} · actions {figures['actions']}")
+    print(
+        f"{count(figures['rounds'], 'round')} · {count(figures['matches'], 'match', 'matches')}"
+        f" · {count(figures['actions'], 'action')}"
+    )
     print("outcomes:")
-    for key, count in figures["outcomes"].items():
-        print(f"  {key:<22} {count:>8}  {100 * figures['outcome_share'][key]:5.1f}%")
+    for key, times in figures["outcomes"].items():
+        print(f"  {key:<22} {times:>8}  {100 * figures['outcome_share'][key]:5.1f}%")
 
 
 def _print_kozel_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
     _print_outcomes(figures)
-    print(f"passes {figures['passes']} · draws {figures['draws']} · two-lempas moves {figures['two_lempas']}")
+    print(
+        f"{count(figures['passes'], 'pass', 'passes')} · {count(figures['draws'], 'draw')}"
+        f" · {count(figures['two_lempas'], 'two-lempas move')}"
+    )
     print("per seat:    bot      wins  points written  goats")
     for seat, bot in enumerate(bot_names):
         print(
@@ -136,7 +144,7 @@ def _print_kozel_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> N
 
 def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
     _print_outcomes(figures)
-    print(f"passes {figures['passes']} (passebunge {figures['passebunge']})")
+    print(f"{count(figures['passes'], 'pass', 'passes')} (passebunge {figures['passebunge']})")
     print("per seat:    bot      wins  stones received  stones paid  camat elections")
     for seat, bot in enumerate(bot_names):
         print(
@@ -145,11 +153,11 @@ def _print_figures(figures: dict[str, Any], bot_names: Sequence[str]) -> None:
         )
     cycle = figures["rounds_per_cycle"]
     if cycle["mean"] is None:
-        print(f"cycles {figures['cycles']} · no cycle ended in these rounds")
+        print(f"{count(figures['cycles'], 'cycle')} · no cycle ended in these rounds")
         return
     print(
-        f"cycles {figures['cycles']} · rounds per cycle: mean {cycle['mean']}, median {cycle['median']},"
-        f" min {cycle['min']}, max {cycle['max']}"
+        f"{count(figures['cycles'], 'cycle')} · rounds per cycle: mean {cycle['mean']},"
+        f" median {cycle['median']}, min {cycle['min']}, max {cycle['max']}"
     )
 
 

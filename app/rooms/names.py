@@ -1,11 +1,22 @@
-"""Display names people take at a table: when two names count as the same, and which names are
-the table's own labels, which a person may not take (they would pass for a bot or an empty seat in
-the play-by-play, which shows names only).
+"""Display names people take at a table: what a name may hold, when two names count as the same,
+and which names are the table's own labels, which a person may not take (they would pass for a
+bot or an empty seat in the play-by-play, which shows names only).
 
+A name is 1 to `MAX_NAME_GRAPHEMES` user-perceived characters (grapheme clusters, UAX #29, counted
+with the ``regex`` package's ``\\X``): a joined emoji such as 👩🏽‍💻, a flag or a letter with its
+accents counts as one. Control characters, bidirectional controls and other invisible format
+characters are refused; the zero-width joiner and emoji tags are kept only inside an emoji.
+
+>>> clean_name("  Dewi   Lestari ")
+'Dewi Lestari'
+>>> grapheme_count("👩🏽‍💻🇪🇪")
+2
 >>> name_key("  Ana ") == name_key("ANA") == name_key("Ana\u2800") == name_key("A\u0301na")
 True
 >>> is_reserved_name("bot 4"), is_reserved_name("Бот 2"), is_reserved_name("Botak")
 (True, True, False)
+>>> is_reserved_name("B\u043et 2")  # a Cyrillic о: the same skeleton as "Bot 2" (UTS #39)
+True
 """
 
 from __future__ import annotations
@@ -15,12 +26,42 @@ import unicodedata
 from pathlib import Path
 from typing import Final
 
-__all__ = ["BLANK_LOOKING", "RESERVED_NAMES", "is_reserved_name", "name_key", "shows_nothing"]
+import regex
+
+from app.rooms.errors import RoomError
+from app.rooms.skeleton import skeleton
+
+__all__ = [
+    "BLANK_LOOKING",
+    "MAX_MARKS",
+    "MAX_NAME_GRAPHEMES",
+    "RESERVED_NAMES",
+    "clean_name",
+    "confusable_keys",
+    "grapheme_count",
+    "is_reserved_name",
+    "name_key",
+    "names_clash",
+    "shows_nothing",
+]
+
+MAX_NAME_GRAPHEMES: Final = 32
+"""The longest name, in user-perceived characters (grapheme clusters)."""
+
+MAX_MARKS: Final = 4
+"""The most combining marks on one character: enough for any script's accents (Vietnamese stacks
+two), too few for "zalgo" text, whose towers of marks spill over the lines around a name."""
 
 _CATALOGS: Final = Path(__file__).resolve().parents[2] / "static" / "i18n"
 _LABELS: Final = ("seat.bot_name", "seat.empty_name")
 """The client's labels of seats without a person (static/js/narrate.js seatName), "Bot {n}"..."""
 _MAX_SEATS: Final = 5
+
+_GRAPHEME: Final = regex.compile(r"\X")
+_PICTOGRAPHIC: Final = regex.compile(r"\p{Extended_Pictographic}|\p{Regional_Indicator}")
+_ZWJ: Final = "\u200d"
+_TAGS: Final = range(0xE0020, 0xE0080)
+"""Emoji tag characters: they spell a subdivision flag (🏴 + tags, e.g. England's)."""
 
 
 BLANK_LOOKING: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
@@ -34,34 +75,101 @@ def shows_nothing(ch: str) -> bool:
     return ch in BLANK_LOOKING or unicodedata.category(ch)[0] in "MZ" or unicodedata.category(ch) == "Cf"
 
 
+def grapheme_count(text: str) -> int:
+    """How many user-perceived characters ``text`` shows (extended grapheme clusters, UAX #29)."""
+    return len(_GRAPHEME.findall(text))
+
+
+def _invisible(cluster: str) -> bool:
+    """Whether a grapheme cluster holds a character that must not be in a name: a control (Cc),
+    a surrogate, private-use or unassigned code point, a line or paragraph separator, or a
+    format character (Cf: bidirectional controls, zero-width spaces...) other than the joiner
+    and tags of an emoji sequence."""
+    emoji = _PICTOGRAPHIC.search(cluster) is not None
+    for ch in cluster:
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp"):
+            return True
+        if category == "Cf" and not (emoji and (ch == _ZWJ or ord(ch) in _TAGS)):
+            return True
+    return False
+
+
+def clean_name(raw: str) -> str:
+    """The name a person typed, as the table shows it: runs of white space folded to one space,
+    none at the ends (NFC, so an accent typed apart joins its letter).
+
+    Raises `RoomError` (422) with a code the client words in the player's language:
+    ``name_empty`` (nothing left), ``name_too_long`` (over `MAX_NAME_GRAPHEMES` user-perceived
+    characters), ``name_invisible`` (a control or invisible character, `_invisible`) or
+    ``name_stacked`` (more than `MAX_MARKS` combining marks on one character) or ``name_blank``
+    (only characters that show nothing, `shows_nothing`).
+    """
+    name = " ".join(unicodedata.normalize("NFC", raw).split())
+    if not name:
+        raise RoomError("name_empty", "a name needs at least one character", 422)
+    clusters = _GRAPHEME.findall(name)
+    if len(clusters) > MAX_NAME_GRAPHEMES:
+        raise RoomError("name_too_long", f"a name is at most {MAX_NAME_GRAPHEMES} characters", 422)
+    if any(_invisible(cluster) for cluster in clusters):
+        raise RoomError("name_invisible", "a name may not hold control or invisible characters", 422)
+    if any(sum(unicodedata.category(ch) in ("Mn", "Me") for ch in c) > MAX_MARKS for c in clusters):
+        raise RoomError("name_stacked", f"at most {MAX_MARKS} accents on one character", 422)
+    if all(shows_nothing(ch) for ch in name):
+        raise RoomError("name_blank", "a name needs a visible character", 422)
+    return name
+
+
+def _plain(name: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", name)
+    kept = "".join(" " if ch.isspace() else ch for ch in decomposed if ch.isspace() or not shows_nothing(ch))
+    return " ".join(kept.split())
+
+
 def name_key(name: str) -> str:
     """What two names must share to be the same at a table: compatibility-decomposed (NFKD), with
     what shows nothing or only decorates a letter left out (`shows_nothing`: marks, variation
     selectors, fillers), case-folded, runs of spaces made one. "Ana", " ana ", "ＡＮＡ", "Aná" and
-    "Ana" followed by a Braille blank are one name. (Look-alike letters of other scripts, such as a
-    Cyrillic "А", are not folded.)"""
-    decomposed = unicodedata.normalize("NFKD", name)
-    kept = "".join(" " if ch.isspace() else ch for ch in decomposed if ch.isspace() or not shows_nothing(ch))
-    return " ".join(kept.casefold().split())
+    "Ana" followed by a Braille blank are one name. Look-alike letters of other scripts are the
+    business of `confusable_keys`."""
+    return _plain(name).casefold()
 
 
-def _reserved() -> frozenset[str]:
-    names: set[str] = set()
+def confusable_keys(name: str) -> frozenset[str]:
+    """The UTS #39 skeletons (`app.rooms.skeleton`) of `name_key`'s form before and after case
+    folding, each case-folded again: names that look alike share one ("Bоt 2" with a Cyrillic о
+    and "Bot 2"; "Вot 2" with a Cyrillic В, whose lower case в no longer looks like a b)."""
+    plain = _plain(name)
+    return frozenset({skeleton(plain).casefold(), skeleton(plain.casefold()).casefold()})
+
+
+def names_clash(a: str, b: str) -> bool:
+    """Whether two names would pass for each other: the same `name_key` (NFKC-style case fold)
+    or a shared `confusable_keys` skeleton (look-alike characters)."""
+    return name_key(a) == name_key(b) or not confusable_keys(a).isdisjoint(confusable_keys(b))
+
+
+def _labels() -> list[str]:
+    labels: list[str] = []
     for path in sorted(_CATALOGS.glob("*.json")):
         catalog = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(catalog, dict) or "seat.bot_name" not in catalog:
             continue  # index.json lists the languages
         for label in _LABELS:
-            for n in range(1, _MAX_SEATS + 1):
-                names.add(name_key(str(catalog[label]).replace("{n}", str(n))))
-    return frozenset(names)
+            labels += [str(catalog[label]).replace("{n}", str(n)) for n in range(1, _MAX_SEATS + 1)]
+    return labels
 
 
-RESERVED_NAMES: Final = _reserved()
+_RESERVED_LABELS: Final = _labels()
+
+RESERVED_NAMES: Final = frozenset(name_key(label) for label in _RESERVED_LABELS)
 """Every language's label of a bot seat and an empty seat, seats 1 to 5 ("Bot 3", "Бот 3",
 "Seat 3", "Koht 3", "3. hely", ...), as `name_key` keys."""
 
+_RESERVED_SKELETONS: Final = frozenset().union(*(confusable_keys(label) for label in _RESERVED_LABELS))
+
 
 def is_reserved_name(name: str) -> bool:
-    """Whether ``name`` is one of the table's own labels (`RESERVED_NAMES`)."""
-    return name_key(name) in RESERVED_NAMES
+    """Whether ``name`` is, or looks like, one of the table's own labels (`RESERVED_NAMES`, by
+    `name_key` or by `confusable_keys`)."""
+    return name_key(name) in RESERVED_NAMES or not confusable_keys(name).isdisjoint(_RESERVED_SKELETONS)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.rooms.errors import RoomError
-from app.rooms.names import is_reserved_name, name_key
+from app.rooms.names import clean_name, is_reserved_name, names_clash
 from app.store.rows import SeatSpec
 from engine.bots import BOTS, COVER_LEVEL
 from engine.hashing import sha256_hex
@@ -95,21 +95,24 @@ def seat_at(seats: list[SeatInfo], seat: int) -> SeatInfo:
 
 
 def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_hash: str) -> SeatSpec:
-    """What ``seat`` becomes when a person called ``name`` takes it.
+    """What ``seat`` becomes when a person who typed ``name`` takes it (the name as
+    `app.rooms.names.clean_name` cleans it).
 
-    Raises `RoomError`: ``no_such_seat`` (404), ``seat_taken`` (409), ``name_taken`` (409: a
-    person at another seat has this name, `app.rooms.names.name_key`), ``name_reserved`` (422: the
-    table's label of a bot or empty seat, such as "Bot 3").
+    Raises `RoomError`: ``no_such_seat`` (404); a refused name (422: ``name_empty``,
+    ``name_too_long``, ``name_invisible``, ``name_stacked``, ``name_blank``, see `clean_name`);
+    ``seat_taken`` (409); ``name_reserved`` (422: the table's label of a bot or empty seat, such
+    as "Bot 3", or a look-alike of one); ``name_taken`` (409: a person at another seat has this
+    name or one that passes for it, `app.rooms.names.names_clash`).
     """
     info = seat_at(seats, seat)
+    name = clean_name(name)
     open_seat = info.kind == "empty" or (info.kind == "bot" and status == "waiting")
     if not open_seat:
         raise RoomError("seat_taken", f"seat {seat} is taken")
     if is_reserved_name(name):
-        raise RoomError("name_reserved", f"{name!r} is how the table names a bot or an empty seat", 422)
-    key = name_key(name)
-    if any(s.kind == "human" and s.name and name_key(s.name) == key for s in seats):
-        raise RoomError("name_taken", f"someone at this table is already called {name!r}")
+        raise RoomError("name_reserved", "that name is how the table names a bot or an empty seat", 422)
+    if any(s.kind == "human" and s.name and names_clash(s.name, name) for s in seats):
+        raise RoomError("name_taken", "someone at this table already has that name, or one like it")
     return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat)
 
 

@@ -6,8 +6,6 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
-from app.rooms.names import shows_nothing
-
 __all__ = [
     "MIN_TURN_TIMER_S",
     "BotSet",
@@ -60,18 +58,10 @@ class ClaimCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=256)
-    """1 to 32 characters once runs of white space are folded to one space."""
-
-    @field_validator("name")
-    @classmethod
-    def _clean(cls, value: str) -> str:
-        value = " ".join(value.split())
-        if not value or len(value) > 32 or any(not ch.isprintable() for ch in value):
-            raise ValueError("a name is 1-32 printable characters")
-        if all(shows_nothing(ch) for ch in value):
-            raise ValueError("a name needs a visible character")
-        return value
+    name: str = Field(max_length=1024)
+    """The name as typed: the room checks it (1 to 32 user-perceived characters once runs of white
+    space are folded, no control or invisible characters: `app.rooms.names.clean_name`) and
+    answers a refused one with a reason code (``name_too_long``, ...), which the client words."""
 
 
 class SeatClaimed(BaseModel):

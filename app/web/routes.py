@@ -22,6 +22,7 @@ from engine.hashing import commitment_of
 from engine.variants import make_rules
 
 __all__ = [
+    "DOCS_DIR",
     "STATIC_DIR",
     "claim_seat",
     "create_room",
@@ -36,6 +37,7 @@ __all__ = [
     "readyz",
     "room_page",
     "rooms",
+    "rules_document",
     "rules_page",
     "set_bot",
     "set_chat_rules",
@@ -50,6 +52,8 @@ operations = APIRouter()
 pages = APIRouter(include_in_schema=False)
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
+"""The repository's documents; the rules page links to two of them (`rules_document`)."""
 """The browser client: ES modules served as they are, no build step."""
 
 
@@ -90,6 +94,19 @@ async def web_manifest() -> FileResponse:
 async def rules_page() -> FileResponse:
     """The rules of Domeng and Kozel, with every term."""
     return _page()
+
+
+@pages.get("/rules/{document}.md")
+async def rules_document(document: str) -> FileResponse:
+    """The rulebook (docs/rules.md, tagged D2…, K1…) and the match record format (docs/record.md)
+    as Markdown, linked from the rules page; any other name is 404."""
+    if document not in ("rules", "record"):
+        raise HTTPException(404, detail={"code": "not_found", "message": "no such document"})
+    return FileResponse(
+        DOCS_DIR / f"{document}.md",
+        media_type="text/markdown; charset=utf-8",
+        headers={"Cache-Control": "no-cache"},
+    )
 
 
 @rooms.post("/rooms", status_code=201)

@@ -21,7 +21,7 @@ from engine.tiles import Tile, mask_of, pip_sum
 if TYPE_CHECKING:
     from engine.views import PlayerView
 
-__all__ = ["CYCLE_STONES", "MAX_CAMAT_TARGET", "OPENING_LEMPAS", "Domeng", "DomengState"]
+__all__ = ["CYCLE_STONES", "MAX_CAMAT_TARGET", "OPENING_LEMPAS", "Domeng", "DomengState", "domeng_standings"]
 
 MAX_CAMAT_TARGET = 100
 """The most camat elections a match may be set to last (0 means no limit)."""
@@ -61,6 +61,18 @@ _PASS_EVENTS: tuple[tuple[tuple[tuple[tuple[Passed, ...], ...], ...], ...], ...]
 )
 """Every possible pass event, shared between states (events are immutable): indexed by seat, last
 mappano, stones owed (1 or 2), stones from the table, stones paid by the last mappano."""
+
+
+def domeng_standings(elections: Sequence[int], received: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """A Domeng match's standings, best first, each a one-seat side: most camat ``elections``,
+    then fewest stones ``received`` over the whole match (every settlement's stones, D5: stones
+    held are no guide, since an election puts everybody back to 0, D16), then seat order.
+
+    >>> domeng_standings([1, 0, 0, 0, 0], [3, 9, 4, 4, 0])
+    ((0,), (4,), (2,), (3,), (1,))
+    """
+    order = sorted(range(len(elections)), key=lambda s: (-elections[s], received[s], s))
+    return tuple((seat,) for seat in order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +134,7 @@ class Domeng(Rules):
         assert view.table is not None and view.stones is not None
         state = DomengState(self, view.table, view.stones, view.camat, None, None)
         state.elections = list(view.elections or [0] * self.seats)
+        state.received = list(view.received or [0] * self.seats)
         self.resume_round(state, view, hands)
         return state
 
@@ -159,9 +172,11 @@ class Domeng(Rules):
 
 class DomengState(State):
     """A Domeng match in play: the core plus the table's stones, each seat's stones, the camat,
-    camat elections per seat, and which seats have placed a tile this round (for passebunge)."""
+    camat elections per seat, the stones each seat received over the match (every settlement's
+    ``received``, D5; the standings' second key), and which seats have placed a tile this round
+    (for passebunge)."""
 
-    __slots__ = ("table", "stones", "camat", "elections")
+    __slots__ = ("table", "stones", "camat", "elections", "received")
     variant: ClassVar[str] = "domeng"
 
     rules: Domeng
@@ -169,6 +184,7 @@ class DomengState(State):
     stones: list[int]
     camat: int | None
     elections: list[int]
+    received: list[int]
 
     def __init__(
         self,
@@ -184,6 +200,7 @@ class DomengState(State):
         self.stones = list(stones)
         self.camat = camat
         self.elections = [0] * rules.seats
+        self.received = [0] * rules.seats
 
     def fork(self) -> DomengState:
         new = DomengState.__new__(DomengState)
@@ -192,6 +209,7 @@ class DomengState(State):
         new.stones = self.stones[:]
         new.camat = self.camat
         new.elections = self.elections[:]
+        new.received = self.received[:]
         return new
 
     # -- reading -------------------------------------------------------------------------------
@@ -216,13 +234,20 @@ class DomengState(State):
         return (seat - 1) % self.seats
 
     def standings(self) -> tuple[tuple[int, ...], ...]:
-        """Most camat elections, then fewest stones (RULES.md's match end), then seat order."""
-        order = sorted(range(self.seats), key=lambda s: (-self.elections[s], self.stones[s], s))
-        return tuple((seat,) for seat in order)
+        """`domeng_standings` of this match: most camat elections, then fewest stones received
+        over the match, then seat order."""
+        return domeng_standings(self.elections, self.received)
 
     def score(self) -> DomengScore:
         """Domeng's public score: stones on the table and per seat, the camat, elections (D5, D16)."""
-        return DomengScore(self.table, tuple(self.stones), self.camat, tuple(self.elections), self.cycle)
+        return DomengScore(
+            self.table,
+            tuple(self.stones),
+            self.camat,
+            tuple(self.elections),
+            self.cycle,
+            tuple(self.received),
+        )
 
     # -- rounds --------------------------------------------------------------------------------
 
@@ -251,6 +276,7 @@ class DomengState(State):
             rest -= amount
             paid.append((payer, amount))
         stones[receiver] += owed - rest
+        self.received[receiver] += owed - rest
         return Settlement(reason, receiver, owed, from_table, tuple(paid), rest)
 
     def _award_one(self, reason: Reason, receiver: int, owed: int, payer: int) -> Settlement:
@@ -268,6 +294,7 @@ class DomengState(State):
         paid = rest if rest <= stones[payer] else stones[payer]
         stones[payer] -= paid
         stones[receiver] += from_table + paid
+        self.received[receiver] += from_table + paid
         return from_table, paid
 
     # -- actions -------------------------------------------------------------------------------

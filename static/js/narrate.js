@@ -13,21 +13,32 @@ export function seatName(room, seat) {
   return t("seat.empty_name", { n: seat + 1 });
 }
 
-/** A name as an element (always text, never markup). */
-export const nameEl = (room, seat) => h("strong", { class: "who", dataset: { seat: String(seat) } }, seatName(room, seat));
+/** A name as an element (always text, never markup): isolated for direction (a right-to-left
+ * name never reorders the sentence around it), whole in its title (hover; long-press on touch). */
+export function nameEl(room, seat) {
+  const name = seatName(room, seat);
+  return h("bdi", { class: "who", title: name, dataset: { seat: String(seat) } }, name);
+}
 
 const tileEl = (tile) => h("span", { class: "tile-inline" }, miniTile(tile));
 
-/** The stones one settlement gave its receiver, e.g. "+3 stones (2 from the table, 1 from Eko)". */
-export function gainText(settlement, room) {
+/**
+ * What a settlement did to its receiver, as the predicate of a sentence whose subject is the
+ * receiver: "takes 3 stones (penalty, 2 from the table, 1 from Eko)"; "takes 1 stone (penalty,
+ * from the table)" when one source gave all; a shortfall the table and the payers could not cover
+ * is said plainly as cancelled (D5).
+ */
+export function penaltyText(settlement, room) {
   const received = settlement.received; // the server sums what the receiver got (D5)
-  if (received === 0) return tf("gain.nothing");
+  if (received === 0) return tf("penalty.none", { n: settlement.owed ?? settlement.cancelled });
+  const payers = settlement.from_payers.filter(([, n]) => n > 0);
+  const parts = settlement.from_table > 0 ? 1 + payers.length : payers.length;
   const sources = [];
-  if (settlement.from_table > 0) sources.push(t("source.table", { n: settlement.from_table }));
-  for (const [payer, n] of settlement.from_payers) {
-    if (n > 0) sources.push(tf("source.seat", { n, name: seatName(room, payer) }));
-  }
-  return tf("gain.with_sources", { stones: t("stones.count", { n: received }), sources: fragmentNode(list(sources)) });
+  if (settlement.from_table > 0) sources.push(parts === 1 ? t("source.table_all") : t("source.table", { n: settlement.from_table }));
+  for (const [payer, n] of payers) sources.push(parts === 1 ? tf("source.seat_all", { name: seatName(room, payer) }) : tf("source.seat", { n, name: seatName(room, payer) }));
+  const p = { stones: t("stones.count", { n: received }), sources: fragmentNode(list(sources)) };
+  if (settlement.cancelled > 0) return tf("penalty.short", { ...p, n: settlement.cancelled });
+  return tf("penalty.takes", p);
 }
 
 function fragmentNode(fragment) {
@@ -43,7 +54,7 @@ function fragmentNode(fragment) {
 export function settlementSentence(settlement, room, outcome = null) {
   const p = {
     receiver: nameEl(room, settlement.receiver),
-    gain: fragmentNode(gainText(settlement, room)),
+    penalty: fragmentNode(penaltyText(settlement, room)),
   };
   if (outcome) {
     p.winner = nameEl(room, outcome.winner);
@@ -51,9 +62,7 @@ export function settlementSentence(settlement, room, outcome = null) {
     if (outcome.first_cappu !== null && outcome.first_cappu !== undefined) p.cappu = nameEl(room, outcome.first_cappu);
     p.mattikkeng = fragmentNode(list((outcome.mattikkeng || []).map((s) => nameEl(room, s))));
   }
-  const line = h("span", { class: "sentence" }, tf(`settle.${settlement.reason}`, p));
-  if (settlement.cancelled > 0) line.append(" ", tf("settle.cancelled", { n: settlement.cancelled }));
-  return line;
+  return h("span", { class: "sentence" }, tf(`settle.${settlement.reason}`, p));
 }
 
 /** How the round ended, in one heading-like line. */

@@ -283,8 +283,10 @@ export class RoomController {
       this.seat = reply.seat;
       this.connect();
     } catch (error) {
-      const known = { seat_taken: "join.taken", name_taken: "join.name_taken", name_reserved: "join.name_reserved" };
-      toast(known[error.code] ? t(known[error.code]) : t("join.error", { message: error.message }), "error");
+      // a refused name is said next to the name box, in the player's language, and the player
+      // stays on the seat form to correct it
+      if (NAME_ERRORS.includes(error.code) && this.screen?.nameError) return this.screen.nameError(error.code);
+      toast(error.code === "seat_taken" ? t("join.taken") : t("join.error", { message: error.message }), "error");
     }
   }
 
@@ -313,19 +315,52 @@ export class RoomController {
   }
 }
 
+/** The server's reasons for refusing a name (app/rooms/names.py clean_name, app/rooms/seats.py
+ * check_claim), each worded by ``join.<code>``. */
+const NAME_ERRORS = ["name_empty", "name_too_long", "name_invisible", "name_stacked", "name_blank", "name_reserved", "name_taken"];
+/** The longest name, in user-perceived characters (app/rooms/names.py MAX_NAME_GRAPHEMES). */
+export const MAX_NAME = 32;
+
+/** User-perceived characters (grapheme clusters) in ``text``: a joined emoji or a flag is one. */
+export function graphemeCount(text) {
+  return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].length;
+}
+
+/** What the client can tell about a name before sending it: a reason code, or null. */
+export function nameProblem(raw) {
+  const name = raw.trim().split(/\s+/).join(" ");
+  if (!name) return "name_empty";
+  if (graphemeCount(name) > MAX_NAME) return "name_too_long";
+  return null;
+}
+
 /** Before the start: who sits where, seat picking, the host's bot choices and the Start button. */
 class WaitingView {
   constructor(ctl) {
     this.ctl = ctl;
+    this.nameError = this.nameError.bind(this);
+    this.nameMessage = h("p", { class: "field-error", id: "player-name-error", role: "alert", hidden: true });
     this.nameInput = h("input", {
       id: "player-name",
       class: "input",
       type: "text",
-      maxlength: "32",
       autocomplete: "nickname",
+      enterkeyhint: "go",
       value: savedName(),
       placeholder: t("join.name_placeholder"),
-      oninput: () => clearToasts("error"),
+      "aria-describedby": "player-name-hint player-name-error",
+      oninput: () => {
+        clearToasts("error");
+        // too long is said as it happens; the rest when the name is sent
+        const problem = nameProblem(this.nameInput.value);
+        this.nameError(problem === "name_too_long" ? problem : null);
+      },
+      onkeydown: (e) => {
+        if (e.key !== "Enter" || e.isComposing) return;
+        e.preventDefault();
+        const seat = this.firstOpenSeat();
+        if (seat !== null) this.sit(seat);
+      },
       dataset: { focusKey: "name" },
     });
     this.body = h("div", { class: "waiting-body" });
@@ -346,6 +381,31 @@ class WaitingView {
 
   isMyTurn() {
     return false;
+  }
+
+  /** Say next to the name box why the name cannot be taken (``code``), or clear it (null). */
+  nameError(code) {
+    const message = this.nameMessage;
+    message.hidden = !code;
+    message.textContent = code ? t(`join.${code}`, { n: MAX_NAME }) : "";
+    this.nameInput.toggleAttribute("aria-invalid", !!code);
+    if (code) this.nameInput.focus();
+  }
+
+  /** The first seat a person may take now (empty, or a bot's before the start), or null. */
+  firstOpenSeat() {
+    const room = this.ctl.room;
+    if (this.ctl.seat !== null || room.status !== "waiting") return null;
+    const open = room.seats.find((info) => info.kind === "empty" || info.kind === "bot");
+    return open ? open.seat : null;
+  }
+
+  /** Take ``seat`` under the typed name, or say what is wrong with the name. */
+  sit(seat) {
+    const problem = nameProblem(this.nameInput.value);
+    if (problem) return this.nameError(problem);
+    this.nameError(null);
+    this.ctl.takeSeat(seat, this.nameInput.value.trim().split(/\s+/).join(" "));
   }
 
   update() {
@@ -370,7 +430,14 @@ class WaitingView {
     ];
     if (!seated && !started) {
       parts.push(
-        h("div", { class: "name-box" }, h("label", { for: "player-name" }, t("join.name")), this.nameInput, h("p", { class: "hint" }, t("join.pick_seat"))),
+        h(
+          "div",
+          { class: "name-box" },
+          h("label", { for: "player-name" }, t("join.name")),
+          this.nameInput,
+          this.nameMessage,
+          h("p", { class: "hint", id: "player-name-hint" }, t("join.pick_seat"), " ", t("join.enter_hint")),
+        ),
       );
     }
     parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started }))));
@@ -414,7 +481,7 @@ class WaitingView {
     const seat = info.seat;
     const mine = seat === ctl.seat;
     let who;
-    if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("strong", {}, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
+    if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("bdi", { class: "seat-name", title: info.name || "" }, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
     else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, botLabel(info.bot_level));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
     const actions = [];
@@ -427,15 +494,7 @@ class WaitingView {
             class: "btn btn-gold sit",
             type: "button",
             dataset: { seat: String(seat), focusKey: `sit-${seat}` },
-            onclick: () => {
-              const name = this.nameInput.value.trim();
-              if (!name) {
-                toast(t("join.need_name"), "error");
-                this.nameInput.focus();
-                return;
-              }
-              ctl.takeSeat(seat, name);
-            },
+            onclick: () => this.sit(seat),
           },
           t("join.sit"),
         ),

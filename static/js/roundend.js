@@ -173,7 +173,7 @@ function stonesAfter(view, room) {
     h(
       "li",
       { class: "stones-cell", dataset: { seat: String(seat), stones: String(n) } },
-      h("span", { class: "stones-name" }, seatName(room, seat)),
+      h("bdi", { class: "stones-name", title: seatName(room, seat) }, seatName(room, seat)),
       h("span", { class: "stones-value" }, stoneSvg(), h("b", {}, String(n))),
     ),
   );
@@ -188,18 +188,20 @@ function stonesAfter(view, room) {
   return section("panel.stones_after", h("ul", { class: "stones-grid" }, cells));
 }
 
+/** Domeng's final standings, as the engine ranks them (the view's ``standings``): most camat
+ * elections, then the fewest stones received over the whole match (``received``), with both totals. */
 function standings(view, room) {
-  const stones = view.stones || view.outcome.stones;
+  const received = view.received || [];
   const elections = view.elections || [];
-  const order = view.standings.map((side) => side[0]); // ranked by the server: most elections, then fewest stones
+  const order = view.standings.map((side) => side[0]);
   const rows = order.map((seat, i) =>
     h(
       "tr",
-      { class: i === 0 ? "champion" : "" },
+      { class: i === 0 ? "champion" : "", dataset: { seat: String(seat), elections: String(elections[seat] ?? 0), received: String(received[seat] ?? 0) } },
       h("td", {}, String(i + 1)),
-      h("td", {}, seatName(room, seat)),
-      h("td", {}, String(elections[seat] ?? 0)),
-      h("td", {}, String(stones[seat])),
+      h("td", { class: "name-cell" }, nameEl(room, seat)),
+      h("td", { class: "num" }, String(elections[seat] ?? 0)),
+      h("td", { class: "num" }, String(received[seat] ?? 0)),
     ),
   );
   return h(
@@ -210,7 +212,7 @@ function standings(view, room) {
     h(
       "table",
       {},
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("standings.rank")), h("th", { scope: "col" }, t("standings.player")), h("th", { scope: "col" }, tf("standings.elections")), h("th", { scope: "col" }, t("standings.stones")))),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("standings.rank")), h("th", { scope: "col" }, t("standings.player")), h("th", { scope: "col" }, tf("standings.elections")), h("th", { scope: "col" }, t("standings.received")))),
       h("tbody", {}, rows),
     ),
     h("p", { class: "standings-rule" }, tf("standings.rule")),

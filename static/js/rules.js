@@ -95,7 +95,7 @@ function kozelGlossary() {
 }
 
 export function rulesPage(root) {
-  const toc = ["aim", "deal", "turn", "stones", "out", "block", "camat", "summary", "fair", "glossary", "kozel", "bots"];
+  const toc = ["aim", "deal", "turn", "stones", "out", "block", "camat", "summary", "fair", "glossary", "kozel", "bots", "docs"];
   root.replaceChildren(
     h(
       "div",
@@ -135,6 +135,12 @@ export function rulesPage(root) {
           kozelGlossary(),
         ),
         section("bots", p("rules.bots.p"), h("ul", { class: "bot-levels" }, BOT_LEVELS.map((level) => h("li", { dataset: { level } }, t(`rules.bots.${level}`)))), p("rules.bots.cover")),
+        // the repository's own documents (docs/rules.md, docs/record.md), served by app/web/routes.py
+        section(
+          "docs",
+          p("rules.docs.p"),
+          h("ul", { class: "rule-docs" }, h("li", {}, h("a", { href: "/rules/rules.md", id: "doc-rules" }, t("rules.docs.rules"))), h("li", {}, h("a", { href: "/rules/record.md", id: "doc-record" }, t("rules.docs.record")))),
+        ),
       ),
     ),
   );

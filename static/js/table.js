@@ -173,6 +173,8 @@ export class TableView {
       el: h("section", { class: `plate plate-${area}`, style: place }),
       conn: h("span", { class: "conn", "aria-hidden": "true" }),
       name: h("span", { class: "plate-name" }),
+      nameText: h("bdi", { class: "name-text" }),
+      you: h("span", { class: "you", hidden: true }),
       tags: h("div", { class: "plate-tags" }),
       stones: h("span", { class: "plate-stones" }),
       stonesCount: h("b", { class: "count" }),
@@ -187,6 +189,8 @@ export class TableView {
       pointsCount: h("b", { class: "count" }),
       pending: h("small", { class: "pending" }),
     };
+    // the name shrinks into an ellipsis inside its box; "(you)" never does
+    plate.name.append(plate.nameText, plate.you);
     plate.stones.append(stoneSvg(), plate.stonesCount);
     plate.points.append(plate.pointsCount, plate.pending);
     plate.el.append(
@@ -284,7 +288,10 @@ export class TableView {
     el.classList.toggle("bot", info.kind === "bot");
     if (plate.thinking.hidden === thinking) plate.thinking.hidden = !thinking;
     const name = info.kind === "bot" ? botName(seat, info.bot_level) : seatName(room, seat);
-    setText(plate.name, name + (mine ? ` ${t("seat.you_suffix")}` : ""));
+    setText(plate.nameText, name);
+    setAttr(plate.nameText, "title", name);
+    setText(plate.you, mine ? t("seat.you_suffix") : "");
+    if (plate.you.hidden === mine) plate.you.hidden = !mine;
     if (this.kozel) this.updatePoints(plate, seat);
     plate.stones.dataset.seatStones = String(seat);
     plate.stones.dataset.stones = String(stones);

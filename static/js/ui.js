@@ -89,6 +89,11 @@ export function pageHeader(brand) {
 export function installTermTooltips() {
   const tip = document.getElementById("tooltip");
   let current = null;
+  let press = null; // a touch held on a name (see below)
+  const endPress = () => {
+    if (press) clearTimeout(press);
+    press = null;
+  };
   const show = (el) => {
     current = el;
     tip.textContent = el.getAttribute("title") || "";
@@ -119,10 +124,31 @@ export function installTermTooltips() {
     if (el && e.pointerType !== "mouse") {
       if (current === el) hide();
       else show(el);
-    } else if (!el && current) hide();
+    } else if (!el && current && current !== e.target.closest?.(NAME_SELECTOR)) hide();
+    endPress();
   });
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && current) hide();
   });
   window.addEventListener("scroll", hide, true);
+  // A name shortened with an ellipsis shows whole in its title: on hover with a mouse, and on a
+  // long press on a touch screen (no hover there), in the same tooltip as the game's terms.
+  document.addEventListener("pointerdown", (e) => {
+    const el = e.target.closest?.(NAME_SELECTOR);
+    endPress();
+    if (el && e.pointerType !== "mouse" && el.getAttribute("title")) press = setTimeout(() => show(el), LONG_PRESS_MS);
+  });
+  for (const type of ["pointercancel", "pointermove"]) document.addEventListener(type, endPress);
+  document.addEventListener("contextmenu", (e) => {
+    const el = e.target.closest?.(NAME_SELECTOR);
+    if (el && el.getAttribute("title")) {
+      e.preventDefault(); // a long press on a name shows the name, not the browser's menu
+      endPress();
+      show(el);
+    }
+  });
 }
+
+/** Elements that show a person's name and may shorten it (see installTermTooltips). */
+const NAME_SELECTOR = ".who, .name-text, .seat-name, .stones-name";
+const LONG_PRESS_MS = 500;

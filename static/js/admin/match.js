@@ -6,6 +6,7 @@ import { miniTile } from "../tiles.js";
 import { chatSection } from "./chat.js";
 import { adminApi, when } from "./api.js";
 import { resultText } from "./matches.js";
+import { count, optionsText } from "./words.js";
 import { ReplayViewer } from "./replay.js";
 
 const COLOURS = ["#f2c14e", "#8fe3a5", "#ff9c8a", "#8ec5ff", "#d7a6ff"];
@@ -47,6 +48,44 @@ function actionText(a, names) {
   return `${names[a.seat]} plays ${tile}${a.end ? ` on ${a.end}` : ""}`;
 }
 
+/** Domeng: every penalty of the round, in order, in the engine's words. */
+function transfers(round) {
+  if (!round.transfers.length) return h("p", { class: "hint" }, round.outcome ? "No stones moved this round." : "No stones moved yet.");
+  return h("ol", { class: "transfers" }, round.transfers.map((t) => h("li", { class: `transfer transfer-${t.reason}` }, t.action === null ? "At the end — " : `Action ${t.action + 1} — `, t.text)));
+}
+
+/** Kozel: what each seat wrote this round and its recorded and pending points after it (K8). */
+function pointsTable(round, names) {
+  if (!round.outcome) return h("p", { class: "hint" }, "Unfinished: no points written yet.");
+  const o = round.outcome;
+  const head = ["Seat", "Hand", "Written", "Points", "Pending"];
+  const cell = (label, text, cls = "num") => h("td", { class: cls, dataset: { label } }, text);
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "admin-table points cards" },
+      h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "tbody",
+        {},
+        names.map((name, seat) =>
+          h(
+            "tr",
+            { dataset: { seat: String(seat) } },
+            h("th", { scope: "row", class: "name" }, name),
+            cell("Hand", count(o.hand_values?.[seat] ?? 0, "pip")),
+            cell("Written", `+${o.written?.[seat] ?? 0}`),
+            cell("Points", String(o.points?.[seat] ?? 0)),
+            cell("Pending", String(o.pending?.[seat] ?? 0)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 function roundSection(match, round, names, openReplay) {
   const hands = h(
     "table",
@@ -55,24 +94,23 @@ function roundSection(match, round, names, openReplay) {
     h("tbody", {}, h("tr", {}, h("th", { scope: "row" }, round.rest_name), h("td", {}, tiles(round.rest)))),
   );
   const outcome = round.outcome ? h("div", { class: "round-summary" }, round.summary.map((line) => h("p", {}, line))) : h("p", { class: "hint" }, "Unfinished: no outcome yet.");
-  const transfers = round.transfers.length
-    ? h("ol", { class: "transfers" }, round.transfers.map((t) => h("li", { class: `transfer transfer-${t.reason}` }, t.action === null ? "At the end — " : `Action ${t.action + 1} — `, t.text)))
-    : h("p", { class: "hint" }, "No stones moved.");
+  const kozel = match.chart.unit === "points";
+  const [movesTitle, moves] = kozel ? ["Points", pointsTable(round, names)] : ["Stones (penalties)", transfers(round)];
   const replay = h("button", { class: "btn btn-gold open-replay", type: "button", dataset: { round: String(round.index) } }, "Replay this round");
   replay.addEventListener("click", () => openReplay(round.index));
   const agrees = round.replay_agrees === false ? h("p", { class: "warn", role: "alert" }, "The engine's replay does not give the stored outcome!") : null;
   return h(
     "details",
     { class: "round-card", dataset: { round: String(round.index) }, open: round.index === match.rounds.length - 1 },
-    h("summary", {}, `Round ${round.index + 1}`, round.outcome ? ` · ${round.outcome.end}` : " · in play", ` · ${round.actions.length} actions`),
-    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, "Transfers"), transfers, h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => h("li", {}, actionText(a, names), ` (${round.actors[i]})`)))), replay),
+    h("summary", {}, `Round ${round.index + 1}`, round.outcome ? ` · ${round.outcome.end}` : " · in play", ` · ${count(round.actions.length, "action")}`),
+    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => h("li", {}, actionText(a, names), ` (${round.actors[i]})`)))), replay),
   );
 }
 
 export async function matchPage(main, id) {
   const m = await adminApi("GET", `/matches/${id}`);
   const names = m.seats.map((s) => s.display_name);
-  const exportLink = h("a", { id: "export-record", class: "btn btn-gold", href: `/api/admin/matches/${id}/record`, download: `domeng-match-${id}.json` }, "Export record (RECORD.md)");
+  const exportLink = h("a", { id: "export-record", class: "btn btn-gold", href: `/api/admin/matches/${id}/record`, download: `domeng-match-${id}.json` }, "Export record (domeng-record/1)");
   main.append(
     h("p", {}, h("a", { href: "/admin/matches" }, "← Matches")),
     h("h1", {}, `Match #${m.id} · ${m.variant}`),
@@ -83,7 +121,7 @@ export async function matchPage(main, id) {
         ["Status", `${m.status}${m.abandoned_reason ? ` (${m.abandoned_reason})` : ""}${m.live ? " · live" : ""}`],
         ["Created", when(m.created_at)],
         ["Last activity", when(m.last_active_at)],
-        ["Options", JSON.stringify(m.options)],
+        ["Options", optionsText(m.variant, m.options)],
         ["Turn timer", m.turn_timer_s ? `${m.turn_timer_s} s` : "off"],
         ["Result", resultText(m)],
       ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
@@ -92,7 +130,7 @@ export async function matchPage(main, id) {
       "table",
       { class: "admin-table seats" },
       h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind)))),
+      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind === "human" ? "person" : s.kind)))),
     ),
     h("p", {}, exportLink),
   );

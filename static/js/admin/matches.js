@@ -2,6 +2,7 @@
 
 import { h } from "../dom.js";
 import { adminApi, query, when } from "./api.js";
+import { count } from "./words.js";
 
 const STATUSES = ["", "waiting", "playing", "finished", "abandoned"];
 const VARIANTS = ["", "domeng", "kozel"];
@@ -18,19 +19,23 @@ function select(name, values, current) {
   );
 }
 
-/** "Dewi (camat, 1 election)" or "goat: Budi": the result in a few words. */
+/** The result in words: Domeng's places as the engine ranks them (most camat elections, then
+ * the fewest stones received over the match) with both totals; Kozel's goat and points. */
 export function resultText(item) {
   const r = item.result;
   if (!r) return item.status === "waiting" ? "not started" : "no round finished";
-  const names = (seats) => seats.map((s) => item.seats[s]?.display_name ?? `Seat ${s + 1}`).join(", ");
+  const name = (s) => item.seats[s]?.display_name ?? `Seat ${s + 1}`;
+  const names = (seats) => seats.map(name).join(", ");
   if (r.points) {
     const goat = r.goat?.length ? `goat: ${names(r.goat)}` : "no goat yet";
     // pending points (not yet opened at 13, K8) are part of the standing: show them by the points
-    const seat = (p, i) => (r.pending?.[i] ? `${p} (+${r.pending[i]} pending)` : String(p));
-    return `${goat} · points ${r.points.map(seat).join(" / ")}`;
+    const seat = (s) => `${name(s)} ${count(r.points[s], "point")}${r.pending?.[s] ? ` (+${r.pending[s]} pending)` : ""}`;
+    const order = r.standings?.length ? r.standings : r.points.map((_, s) => s);
+    return `${goat} · ${order.map(seat).join(", ")}`;
   }
-  const lead = r.camat !== null && r.camat !== undefined ? `camat ${names([r.camat])}` : "no camat";
-  return `${lead} · ${r.match_over ? "over" : "leading"}: ${names(r.leaders)} · stones ${r.stones.join("/")} · table ${r.table}`;
+  const head = r.match_over ? "final" : `after ${count(r.finished_rounds, "round")}`;
+  const place = (s, i) => `${i + 1}. ${name(s)}: ${count(r.camat_elections[s], "camat election")}, ${count(r.received?.[s] ?? 0, "stone")} received`;
+  return `${head} · ${(r.standings || []).map(place).join(" · ")}`;
 }
 
 export function seatsText(seats) {
@@ -80,22 +85,25 @@ export async function matchesPage(main) {
     data = await adminApi("GET", `/matches${query({ ...filters, page, per_page: perPage })}`);
     history.replaceState(null, "", `/admin/matches${query({ ...filters, page, per_page: perPage === PER_PAGE ? null : perPage })}`);
   }
+  // each cell names its column (data-label): below 640 px a match is a card of labelled lines
+  const cell = (label, props, ...children) => h("td", { ...props, dataset: { label } }, ...children);
   const rows = data.items.map((m) =>
     h(
       "tr",
       { class: "match-row", dataset: { matchId: String(m.id), status: m.status } },
-      h("td", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`)),
-      h("td", {}, m.variant),
-      h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.abandoned_reason ? ` (${m.abandoned_reason})` : "", m.live ? " · live" : ""),
-      h("td", {}, when(m.created_at)),
-      h("td", { class: "num" }, String(m.round_count)),
-      h("td", {}, seatsText(m.seats)),
-      h("td", {}, resultText(m)),
+      cell("Match", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`)),
+      cell("Variant", {}, m.variant),
+      // one child per cell: a card's line is a grid of its label and one value
+      cell("Status", {}, h("span", {}, h("span", { class: `status status-${m.status}` }, m.status), m.abandoned_reason ? ` (${m.abandoned_reason})` : "", m.live ? " · live" : "")),
+      cell("Created", {}, when(m.created_at)),
+      cell("Rounds", { class: "num" }, String(m.round_count)),
+      cell("Seats", { class: "name" }, seatsText(m.seats)),
+      cell("Result", { class: "result" }, resultText(m)),
     ),
   );
   if (note) main.append(note); // Element.append would print a null as the text "null"
   main.append(
-    h("p", { class: "hint" }, `${data.total} match${data.total === 1 ? "" : "es"}, newest first.`),
+    h("p", { class: "hint" }, `${count(data.total, "match", "matches")}, newest first.`),
     h(
       "div",
       { class: "table-wrap" },

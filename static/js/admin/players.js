@@ -2,6 +2,7 @@
 
 import { h } from "../dom.js";
 import { adminApi, query } from "./api.js";
+import { count } from "./words.js";
 
 /** A bot's note: a named bot is one bot; an unnamed level adds up every seat of that level. */
 function playerNote(p) {
@@ -25,7 +26,7 @@ export async function playersPage(main) {
   const data = await adminApi("GET", `/players${query({ name, page, per_page: 50 })}`);
   const head = ["Player", "Matches", "Rounds", "Stones received", "Stones paid", "Camat elections", "Kozel points", "Goats"];
   main.append(
-    h("p", { class: "hint" }, `${data.total} players. A seat counts for whoever holds it now; a bot level counts each of its seats.`),
+    h("p", { class: "hint" }, `${count(data.total, "player")}. A seat counts for whoever holds it now; a bot level counts each of its seats.`),
     h(
       "div",
       { class: "table-wrap" },
@@ -40,8 +41,9 @@ export async function playersPage(main) {
             h(
               "tr",
               { class: "player-row" },
-              h("th", { scope: "row" }, p.display_name, playerNote(p)),
-              [p.matches, p.rounds, p.stones_received, p.stones_paid, p.camat_elections, p.points, p.goats].map((n) => h("td", { class: "num" }, String(n))),
+              h("th", { scope: "row", class: "name" }, p.display_name, playerNote(p)),
+              // each cell names its column: below 640 px a player is a card of labelled lines
+              [p.matches, p.rounds, p.stones_received, p.stones_paid, p.camat_elections, p.points, p.goats].map((n, i) => h("td", { class: "num", dataset: { label: head[i + 1] } }, String(n))),
             ),
           ),
         ),

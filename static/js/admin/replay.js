@@ -5,6 +5,7 @@
 import { h, replace } from "../dom.js";
 import { pips, tileSvg } from "../tiles.js";
 import { adminApi } from "./api.js";
+import { count } from "./words.js";
 
 function face(tile, vertical) {
   const [a, b] = pips(tile);
@@ -81,7 +82,7 @@ export class ReplayViewer {
       h(
         "div",
         { class: `rp-seat${seat === f.to_act ? " acting" : ""}${f.action && f.action.seat === seat ? " acted" : ""}`, dataset: { seat: String(seat) } },
-        h("div", { class: "rp-name" }, `${this.names[seat]}`, seat === f.to_act ? " · to act" : "", score.stones ? ` · ${score.stones[seat]} stone${score.stones[seat] === 1 ? "" : "s"}` : "", score.points ? ` · ${score.points[seat]} points` : ""),
+        h("div", { class: "rp-name" }, `${this.names[seat]}`, seat === f.to_act ? " · to act" : "", score.stones ? ` · ${count(score.stones[seat], "stone")}` : "", score.points ? ` · ${count(score.points[seat], "point")}` : ""),
         h("div", { class: "rp-hand" }, hand.length ? hand.map((t) => face(t, true)) : h("span", { class: "hint" }, "out")),
       ),
     );

@@ -2,10 +2,11 @@
 
 import { h, replace } from "../dom.js";
 import { adminApi } from "./api.js";
+import { count } from "./words.js";
 
 function seatText(s) {
   const who = s.kind === "bot" ? `Bot ${s.seat + 1} (${s.bot_level})` : s.kind === "human" ? s.name : "empty";
-  const extra = [s.connections ? `${s.connections} socket${s.connections > 1 ? "s" : ""}` : null, s.covered ? "bot covering" : null].filter(Boolean);
+  const extra = [s.connections ? count(s.connections, "socket") : null, s.covered ? "bot covering" : null].filter(Boolean);
   return extra.length ? `${who} (${extra.join(", ")})` : who;
 }
 
@@ -62,7 +63,7 @@ export async function roomsPage(main) {
   const show = () => {
     const code = codeOf(search.value);
     const shown = code ? rooms.filter((r) => r.code.toLowerCase().includes(code.toLowerCase())) : rooms;
-    const open = `${rooms.length} open room${rooms.length === 1 ? "" : "s"} on this server`;
+    const open = `${count(rooms.length, "open room")} on this server`;
     status.textContent = code ? `${open}; ${shown.length} with a code containing ${code}.` : `${open}.`;
     // each cell names its column (data-label): a phone shows a room as a stack of labelled lines
     const cell = (label, props, ...children) => h("td", { ...props, dataset: { label } }, ...children);
@@ -75,12 +76,12 @@ export async function roomsPage(main) {
         cell("Variant", {}, r.variant),
         cell("State", { class: "room-state" }, stateText(r)),
         cell("Turn", {}, r.to_act === null ? "–" : `Seat ${r.to_act + 1}`),
-        cell("Connections", { class: "num" }, `${r.connections} (${r.spectators} watching)`),
+        cell("Connections", { class: "num" }, `${count(r.connections, "connection")} (${r.spectators} watching)`),
         cell("Seats", { class: "room-seats" }, r.seats.map(seatText).join(" · ")),
         cell("Task", {}, r.task_alive ? `v${r.version} · ${r.queued} queued` : "task stopped"),
         h("td", { class: "room-close" }, closeButton(r, async (closed) => {
           await draw();
-          status.textContent = `Closed room of match #${closed.match_id}: ${closed.disconnected} socket(s) closed, task ${closed.task}, match ${closed.status}.`;
+          status.textContent = `Closed room of match #${closed.match_id}: ${count(closed.disconnected, "socket")} closed, task ${closed.task}, match ${closed.status}.`;
         })),
       ),
     );

@@ -1,0 +1,24 @@
+// The admin area's words (English): a count with its word in the right form, chosen by the
+// platform's plural rules (Intl.PluralRules: "1 socket", "2 sockets", "0 sockets"), and a
+// match's options in words rather than JSON.
+
+const RULES = new Intl.PluralRules("en");
+
+/** ``n`` and the word for it: ``one`` for CLDR's "one" category, ``other`` (default one + "s") else. */
+export function count(n, one, other = `${one}s`) {
+  return `${n} ${RULES.select(n) === "one" ? one : other}`;
+}
+
+/** A match's options as a person would say them: "the match ends at the first camat election",
+ * "two lempas allowed, in pairs". Unknown options are named with their value. */
+export function optionsText(variant, options) {
+  const parts = [];
+  for (const [key, value] of Object.entries(options || {})) {
+    if (key === "camat_target") {
+      parts.push(value === 0 ? "no limit on camat elections" : value === 1 ? "ends at the first camat election" : `ends after ${count(value, "camat election")}`);
+    } else if (key === "two_lempas") parts.push(value ? "two lempas in one move allowed" : "no two-lempas move");
+    else if (key === "pairs") parts.push(value ? "played in pairs (seats 1 and 3 against 2 and 4)" : "every player alone");
+    else parts.push(`${key.replaceAll("_", " ")}: ${value === true ? "yes" : value === false ? "no" : value}`);
+  }
+  return parts.length ? parts.join("; ") : "the rules' defaults";
+}

@@ -1,0 +1,276 @@
+"""Names, standings and words in Debian's Chromium (issue 12): joined emoji, 32 characters without
+a space and right-to-left names never push anything off screen or cut "(you)", at 390x844 and
+1280x800; a refused name is said in the player's language beside the name box; Enter takes the
+seat; the final standings rank by camat elections, then stones received, with both totals; and
+the plural forms are right in all six languages. Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.adminkit import play_bot_match
+from tests.browserkit import (
+    CATALOGS,
+    DESKTOP,
+    PANEL,
+    PHONE,
+    goto,
+    hold_seat,
+    languages,
+    open_page,
+    play_turn,
+    screenshot,
+    text_of,
+)
+from tests.serverkit import ServerProcess
+
+LONG = "W" * 32  # the longest name, without a space
+EMOJI = "👩🏽‍💻🇪🇪 Dewi"  # a joined emoji with a skin tone, and a flag
+RTL = "نور الهدى"  # right to left
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-words"),
+        env={"DOMENG_BOT_DELAY_S": "0.02", "DOMENG_ROUND_PAUSE_S": "0.3", "DOMENG_DISCONNECT_GRACE_S": "1"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def _catalog(lang: str) -> dict[str, Any]:
+    catalog: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    return catalog
+
+
+def _fits(page: Any) -> bool:
+    return bool(page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"))
+
+
+_NAMES_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
+    const box = plate.getBoundingClientRect();
+    const name = plate.querySelector('.name-text');
+    const you = plate.querySelector('.plate-name .you');
+    const n = name.getBoundingClientRect();
+    const y = you.getBoundingClientRect();
+    const shown = [...plate.querySelectorAll('.plate-tags .tag')].filter((t) => t.getClientRects().length);
+    const tags = shown.map((t) => t.getBoundingClientRect());
+    const overlap = tags.some((a, i) => tags.some((b, j) => i < j
+        && a.left < b.right - 0.5 && b.left < a.right - 0.5
+        && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5));
+    return {
+        seat: Number(plate.dataset.seat),
+        title: name.getAttribute('title'),
+        text: name.textContent,
+        isolated: getComputedStyle(name).unicodeBidi,
+        ellipsis: getComputedStyle(name).textOverflow,
+        shortened: name.scrollWidth > name.clientWidth + 1,
+        nameInside: n.left >= box.left - 0.5 && n.right <= box.right + 0.5,
+        you: you.hidden ? null : {text: you.textContent, whole: you.scrollWidth <= you.clientWidth + 1,
+            inside: y.left >= box.left - 0.5 && y.right <= box.right + 0.5 && y.right <= innerWidth,
+            afterName: y.left >= n.right - 0.5},
+        tags: tags.length,
+        tagsInside: tags.every((t) => t.left >= box.left - 0.5 && t.right <= box.right + 0.5
+            && t.top >= box.top - 0.5 && t.bottom <= box.bottom + 0.5),
+        tagsWhole: shown.every(
+            (t) => t.scrollWidth <= t.clientWidth + 1 && t.scrollHeight <= t.clientHeight + 1),
+        overlap,
+        rects: [box, ...tags].map((r) => [r.left, r.top, r.right, r.bottom].map(Math.round).join(',')),
+    };
+})"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_long_joined_emoji_and_right_to_left_names_keep_their_place(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    size = f"{viewport['width']}x{viewport['height']}"
+    room = server.create_room(bots=[None, None, None, "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, LONG).json()["token"]
+    for seat, name in ((1, EMOJI), (2, RTL)):
+        assert server.claim(room["code"], seat, name).status_code == 201
+    context, page, watch = open_page(browser, viewport)
+
+    # the waiting room: each name on its line, "(you)" whole beside the long one, nothing wider
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, 0)
+    page.reload()
+    page.wait_for_selector(".seat-row.mine[data-seat='0'] .you")
+    rows = page.evaluate(
+        """() => [...document.querySelectorAll('.seat-row')].slice(0, 3).map((row) => {
+            const name = row.querySelector('.seat-name'), box = row.getBoundingClientRect();
+            const you = row.querySelector('.you');
+            return {title: name.getAttribute('title'),
+                    inside: name.getBoundingClientRect().right <= box.right + 0.5,
+                    you: you && you.getBoundingClientRect().right <= box.right + 0.5
+                        && you.scrollWidth <= you.clientWidth + 1};
+        })"""
+    )
+    assert [r["title"] for r in rows] == [LONG, EMOJI, RTL] and all(r["inside"] for r in rows), rows
+    assert rows[0]["you"] is True and _fits(page)
+    screenshot(page, f"names-waiting-{size}")
+
+    # the table: plates shorten a name with an ellipsis, keep "(you)" whole, isolate direction
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.wait_for_selector(".table-screen")
+    for _ in range(3):  # until a tile is on the chain and its placer is tagged last mappano
+        if page.locator(".plate .tag-mappano").count():
+            break
+        page.wait_for_function(
+            "() => { const v = window.__domeng.view; return v?.last_placer !== null || v?.to_act === 0 }",
+            timeout=60_000,
+        )
+        play_turn(page)
+    page.wait_for_selector(".plate .tag-mappano")
+    # the most a plate carries: last mappano, camat and elections on one seat (drawn by the client
+    # from a view that says so; the server's view is the same shape)
+    page.evaluate(
+        """() => {
+            const c = window.__domeng, seat = c.view.last_placer;
+            c.view = {...c.view, camat: seat, elections: c.view.elections.map((e, s) => s === seat ? 3 : e)};
+            c.render([]);
+        }"""
+    )
+    page.wait_for_selector(".plate .tag-camat")
+    plates = {p["seat"]: p for p in page.evaluate(_NAMES_JS)}
+    assert {plates[s]["title"] for s in (0, 1, 2)} == {LONG, EMOJI, RTL}
+    me = plates[0]
+    assert me["you"] is not None and me["you"]["whole"] and me["you"]["inside"] and me["you"]["afterName"], me
+    assert all(
+        p["isolated"] == "isolate" and p["ellipsis"] == "ellipsis" and p["nameInside"]
+        for p in plates.values()
+    )
+    if viewport is PHONE:
+        assert me["shortened"]  # 32 W's do not fit a phone's plate: the ellipsis shows, the title keeps it
+    tagged = max(plates.values(), key=lambda p: p["tags"])
+    assert tagged["tags"] >= 2, plates
+    screenshot(page, f"names-table-{size}")
+    for plate in plates.values():
+        shown = (plate["tagsInside"], plate["tagsWhole"], plate["overlap"])
+        assert shown == (True, True, False), plate["rects"]
+    assert _fits(page)
+    watch.assert_clean()
+    context.close()
+
+
+TOO_LONG = {"en": "A name is at most 32 characters long.", "ru": "В имени не больше 32 символов."}
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_enter_takes_a_seat_and_a_refused_name_is_said_in_the_language(
+    server: ServerProcess, browser: Any, lang: str
+) -> None:
+    catalog = _catalog(lang)
+    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+    context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+    goto(page, f"{server.url}/r/{room['code']}")
+    # a look-alike of a bot's label ("Bоt 2", a Cyrillic о): the reason beside the box, still on the form
+    page.fill("#player-name", "B\u043et 2")
+    page.press("#player-name", "Enter")
+    page.wait_for_selector("#player-name-error:not([hidden])")
+    assert page.inner_text("#player-name-error") == catalog["join.name_reserved"]
+    assert "Value error" not in text_of(page) and page.locator(".seat-row.mine").count() == 0
+    assert page.locator("#player-name").is_visible() and page.locator(".sit").count() == 5
+    # 33 characters: said as they are typed, with the language's plural of 32
+    page.fill("#player-name", "")
+    page.type("#player-name", "ж" * 33)
+    page.wait_for_selector("#player-name-error:not([hidden])")
+    assert page.inner_text("#player-name-error") == TOO_LONG[lang]
+    screenshot(page, f"name-refused-{lang}-390x844")
+    # Enter with a good name (a joined emoji counts one character) takes the first free seat
+    page.fill("#player-name", EMOJI)
+    page.press("#player-name", "Enter")
+    page.wait_for_selector(".seat-row.mine[data-seat='0']")
+    assert server.room(room["code"])["seats"][0]["name"] == EMOJI
+    assert page.locator("#player-name-error:not([hidden])").count() == 0
+    assert [e for e in watch.errors if "422" not in e] == []  # the refused claim is the only error
+    watch.errors.clear()
+    watch.assert_clean()
+    context.close()
+
+
+# The plural forms each language must show (CLDR): Russian and Ukrainian have three.
+STONES = {
+    "en": {0: "0 stones", 1: "1 stone", 2: "2 stones", 5: "5 stones", 21: "21 stones"},
+    "et": {0: "0 kivi", 1: "1 kivi", 2: "2 kivi", 5: "5 kivi", 21: "21 kivi"},
+    "hu": {0: "0 kő", 1: "1 kő", 2: "2 kő", 5: "5 kő", 21: "21 kő"},
+    "id": {0: "0 batu", 1: "1 batu", 2: "2 batu", 5: "5 batu", 21: "21 batu"},
+    "ru": {
+        0: "0 камней",
+        1: "1 камень",
+        2: "2 камня",
+        5: "5 камней",
+        11: "11 камней",
+        21: "21 камень",
+        22: "22 камня",
+    },
+    "uk": {
+        0: "0 каменів",
+        1: "1 камінь",
+        2: "2 камені",
+        5: "5 каменів",
+        11: "11 каменів",
+        21: "21 камінь",
+        22: "22 камені",
+    },
+}
+TILES = {
+    "ru": {1: "1 костяшка", 3: "3 костяшки", 5: "5 костяшек"},
+    "uk": {1: "1 кісточка", 3: "3 кісточки", 5: "5 кісточок"},
+    "en": {1: "1 tile", 3: "3 tiles"},
+}
+
+_STANDINGS_JS = """() => ({
+    rows: [...document.querySelectorAll('dialog.round-end[open] .standings tbody tr')].map((tr) => ({
+        seat: Number(tr.dataset.seat), elections: Number(tr.dataset.elections),
+        received: Number(tr.dataset.received),
+        cells: [...tr.cells].map((td) => td.textContent)})),
+    head: [...document.querySelectorAll('dialog.round-end[open] .standings thead th')]
+        .map((th) => th.textContent),
+    view: {standings: window.__domeng.view.standings, received: window.__domeng.view.received,
+           elections: window.__domeng.view.elections},
+    transfers: [...document.querySelectorAll('dialog.round-end[open] .transfer')].map((li) => li.textContent),
+})"""
+
+
+def test_final_standings_and_plurals_in_every_language(server: ServerProcess, browser: Any) -> None:
+    room = play_bot_match(server, timeout=240)
+    for lang in languages():
+        catalog = _catalog(lang)
+        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector(f"{PANEL} .standings tbody tr")
+        shown = page.evaluate(_STANDINGS_JS)
+        view = shown["view"]
+        # ranked by the engine: most camat elections, then fewest stones received over the match
+        assert [r["seat"] for r in shown["rows"]] == [side[0] for side in view["standings"]], lang
+        keys = [(-view["elections"][s], view["received"][s], s) for s in range(5)]
+        assert [r["seat"] for r in shown["rows"]] == [k[2] for k in sorted(keys)], lang
+        assert [r["received"] for r in shown["rows"]] == [view["received"][r["seat"]] for r in shown["rows"]]
+        assert [r["cells"][3] for r in shown["rows"]] == [str(r["received"]) for r in shown["rows"]]
+        assert shown["head"][3] == catalog["standings.received"], lang
+        assert shown["rows"][0]["elections"] == 1 and sum(view["received"]) > 0
+        # penalties read as penalties: one clause each, no chain of reasons
+        for line in shown["transfers"]:
+            assert line.count(",") < 8 and "+" not in line, (lang, line)
+        # plural forms by the language's rules (Intl.PluralRules), in the page's own catalog
+        forms = page.evaluate(
+            """async (ns) => { const i18n = await import('/static/js/i18n.js');
+                const forms = (n) => [i18n.t('stones.count', {n}), i18n.t('tiles.count', {n})];
+                return Object.fromEntries(ns.map((n) => [n, forms(n)])); }""",
+            [0, 1, 2, 3, 5, 11, 21, 22],
+        )
+        for n, text in STONES[lang].items():
+            assert forms[str(n)][0] == text, (lang, n, forms[str(n)])
+        for n, text in TILES.get(lang, {}).items():
+            assert forms[str(n)][1] == text, (lang, n, forms[str(n)])
+        assert "⟦" not in text_of(page) and page.evaluate("() => window.__i18nMissing") == []
+        assert _fits(page), lang
+        screenshot(page, f"standings-{lang}-390x844")
+        watch.assert_clean()
+        context.close()
