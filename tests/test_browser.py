@@ -495,7 +495,7 @@ def test_each_language_renders_lobby_rules_table_and_round_end(server: ServerPro
         goto(page, f"{server.url}/r/{room['code']}")
         page.wait_for_selector(".table-screen")
         _assert_translated(page, lang)
-        page.wait_for_selector(PANEL, timeout=30_000)
+        page.wait_for_selector(PANEL, timeout=90_000)  # a round of bots, on a loaded machine
         _assert_translated(page, lang)
         # the game's own terms stay as they are and explain themselves in the language
         term = page.locator(f"{PANEL} .term").first
