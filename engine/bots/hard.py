@@ -27,7 +27,7 @@ from typing import ClassVar
 from engine.actions import Action
 from engine.bots.base import Bot, check_turn, forced_action
 from engine.bots.facts import pairs_of, rules_of
-from engine.bots.inference import infer, public_missing, sample_hidden
+from engine.bots.inference import infer, public_missing, sample_weighted
 from engine.bots.likelihood import world_weight
 from engine.bots.medium import best_actions, situation_of
 from engine.bots.search import evaluate_on_world
@@ -71,7 +71,8 @@ def world_losses(
     deadline: float | None = None,
 ) -> tuple[list[list[float]], list[float]]:
     """Per evaluated world, the loss of ``view``'s seat after each of ``view.legal`` (in order), and
-    the world's weight: its likelihood (`engine.bots.likelihood.world_weight`) after `roulette`.
+    the world's weight: its likelihood (`engine.bots.likelihood.world_weight`) times its sampling
+    correction (`engine.bots.inference.sample_weighted`), after `roulette`.
 
     ``samples`` worlds are evaluated, or, with ``samples=None``, as many as fit before ``deadline``
     (a ``time.perf_counter()`` value; a world not finished by then is dropped). Every action is
@@ -96,8 +97,8 @@ def world_losses(
         began = clock() if deadline is not None else 0.0
         if deadline is not None and began + slowest > deadline:
             break
-        hands, rest = sample_hidden(know, rng)
-        likelihood = world_weight(view.log, know.seat, hands, start_size, rules.name, pairs, memo)
+        hands, rest, prior = sample_weighted(know, rng)
+        likelihood = prior * world_weight(view.log, know.seat, hands, start_size, rules.name, pairs, memo)
         proposed += 1
         proposed_weight += likelihood
         weight = roulette(likelihood, ROULETTE_LEVEL * proposed_weight / proposed, rng)
