@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from engine.bots import make_bot
-from engine.bots.hard import ROULETTE_LEVEL, roulette, world_losses
+from engine.bots.hard import ROULETTE_LEVEL, choose_from, roulette, world_losses
 from engine.bots.inference import REST, Knowledge, infer, public_missing, sample_hidden, sample_weighted
 from engine.bots.likelihood import _chances, world_weight
 from engine.bots.medium import score_actions, situation_of
@@ -164,3 +164,15 @@ def test_weighted_sampler_marginals_match_a_uniform_draw_over_consistent_deals()
         assert max(abs(weighted.get(k, 0.0) / total - uniform.get(k, 0.0)) for k in keys) < 0.04
         worst_plain = max(worst_plain, *(abs(plain.get(k, 0.0) - uniform.get(k, 0.0)) for k in keys))
     assert worst_plain > 0.09, "these positions should show the plain fill's bias"
+
+
+def test_choose_from_reads_weights_at_any_scale() -> None:
+    """Weights are only relative: tiny (or huge) ones give the same choice as moderate ones."""
+    legal = ["a", "b", "c"]
+    rows = [[1.0, 0.0, 2.0], [1.0, 0.5, 0.0], [2.0, 0.0, 1.0], [1.0, 0.2, 1.0]]
+    weights = [1.0, 0.5, 2.0, 1.0]
+    chosen = choose_from(legal, rows, weights, "a")  # type: ignore[arg-type]
+    assert chosen == "b"
+    for scale in (1e-320, 1e-200, 1e200):
+        assert choose_from(legal, rows, [w * scale for w in weights], "a") == chosen  # type: ignore[arg-type]
+    assert choose_from(legal, rows, [0.0] * 4, "a") == "b"  # type: ignore[arg-type]

@@ -164,9 +164,9 @@ def choose_from(
     """From `world_losses`' ``rows`` and ``weights``: the action of ``legal`` with the lowest
     weighted mean loss, unless its gain over ``preferred`` (paired over the same worlds) is within
     ``margin`` standard errors: then ``preferred``."""
+    top = max(weights, default=0.0)
+    weights = [w / top for w in weights] if top > 0 else [1.0] * len(rows)
     total = sum(weights)
-    if total <= 0:
-        weights, total = [1.0] * len(rows), float(len(rows))
     effective = total * total / sum(w * w for w in weights)
     base = legal.index(preferred)
     best, best_gain = preferred, 0.0
