@@ -12,7 +12,16 @@ seat seeing every hand would gain (the best true value).
 Far cheaper than the arena for comparing search settings, since one search serves every margin,
 but it judges one decision at a time, with medium playing the rest of the round.
 
+The true value of one deal is a very noisy judge (a round played out from one deal swings by
+stones on a single placement). With ``--judge-worlds J`` each decision is also judged by its
+*posterior gain*: the mean loss of medium's choice minus the search's choice over J further worlds
+sampled and weighted from the same view, independent of the search's (the expected gain if the
+hard bot's model of the hidden tiles is right; far less noisy). The line ``best one-step`` is the
+posterior gain of the judge's own best action: what any choice of this one move could gain under
+that model (biased upward by selecting on the same worlds).
+
     .venv/bin/python benchmarks/bots_regret.py --positions 300 --worlds 200
+    .venv/bin/python benchmarks/bots_regret.py --positions 150 --worlds 400 --judge-worlds 1000
 """
 
 from __future__ import annotations
@@ -78,27 +87,46 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=300)
     parser.add_argument("--worlds", type=int, default=200)
     parser.add_argument("--seed", type=int, default=99)
+    parser.add_argument("--judge-worlds", type=int, default=0, help="also judge by the posterior gain")
     args = parser.parse_args()
     cases = []
+    judged: list[list[float]] = []
     for k, state in enumerate(positions(args.positions, args.seed)):
         view = player_view(state, state.to_act)
         preferred = view.legal.index(best_actions(situation_of(view), view.legal)[0])
         rows, weights = world_losses(view, random.Random(k), args.worlds)
         cases.append((true_values(state), preferred, rows, weights, view.legal))
+        if args.judge_worlds:
+            judge_rows, judge_weights = world_losses(view, random.Random(10**6 + k), args.judge_worlds)
+            total = sum(judge_weights)
+            legal_count = len(view.legal)
+            mean_loss = [
+                sum(w * row[i] for row, w in zip(judge_rows, judge_weights, strict=True)) / total
+                for i in range(legal_count)
+            ]
+            judged.append(mean_loss)
     oracle = [values[p] - min(values) for values, p, *_ in cases]
     print(f"{len(cases)} positions; oracle gain {statistics.mean(oracle):.3f} stones per decision")
+    if judged:
+        best = [ev[case[1]] - min(ev) for ev, case in zip(judged, cases, strict=True)]
+        print(f"best one-step posterior gain {statistics.mean(best):+.4f} ({args.judge_worlds} judge worlds)")
     for worlds in sorted({w for w in (25, 50, 100, 200, 400, 800) if w < args.worlds} | {args.worlds}):
         for margin in (0.0, 0.5, 1.0, 1.5):
-            gains, switched = [], 0
-            for values, p, rows, weights, legal in cases:
+            gains, posterior, switched = [], [], 0
+            for k, (values, p, rows, weights, legal) in enumerate(cases):
                 chosen = legal.index(choose_from(legal, rows[:worlds], weights[:worlds], legal[p], margin))
                 switched += chosen != p
                 gains.append(values[p] - values[chosen])
+                if judged:
+                    posterior.append(judged[k][p] - judged[k][chosen])
             spread = 2 * statistics.stdev(gains) / sqrt(len(gains))
-            print(
+            line = (
                 f"worlds {worlds:4d} margin {margin:.1f}: gain {statistics.mean(gains):+.3f} ± {spread:.3f}"
-                f"  switched {switched / len(cases):.2f}"
             )
+            if posterior:
+                judge_spread = 2 * statistics.stdev(posterior) / sqrt(len(posterior))
+                line += f"  posterior gain {statistics.mean(posterior):+.4f} ± {judge_spread:.4f}"
+            print(f"{line}  switched {switched / len(cases):.2f}")
 
 
 if __name__ == "__main__":

@@ -9,13 +9,13 @@ from collections.abc import Iterator
 import pytest
 
 from engine.bots import make_bot
-from engine.bots.hard import ROULETTE_LEVEL, roulette, world_losses
-from engine.bots.inference import infer, public_missing, sample_hidden
+from engine.bots.hard import ROULETTE_LEVEL, choose_from, roulette, world_losses
+from engine.bots.inference import REST, Knowledge, infer, public_missing, sample_hidden, sample_weighted
 from engine.bots.likelihood import _chances, world_weight
 from engine.bots.medium import score_actions, situation_of
 from engine.core import Phase, State
 from engine.events import Placed
-from engine.tiles import Tile, mask_of
+from engine.tiles import Tile, iter_mask, mask_of
 from engine.variants import make_rules
 from engine.views import player_view
 
@@ -112,3 +112,67 @@ def test_the_heavy_kind_expects_the_heaviest_tile() -> None:
     medium, heavy, uniform = _chances(1, hand, (6, 2), counts, missing, chain, light_play, "domeng", False)
     assert (heavy, uniform) == (pytest.approx(1 / 6), 0.5)
     assert 0 < medium < 1
+
+
+def _uniform_deal(know: Knowledge, rng: random.Random) -> dict[int, int]:
+    """A deal drawn uniformly from every deal that fits ``know`` (rejection: slow but exact)."""
+    tiles = [t.bit for t in iter_mask(know.unseen)]
+    while True:
+        rng.shuffle(tiles)
+        hands: dict[int, int] = {}
+        taken = 0
+        for cell in know.cells:
+            mask = sum(tiles[taken : taken + cell.count])
+            taken += cell.count
+            if mask & ~cell.allowed or (cell.owner != REST and mask & know.assumed):
+                break
+            hands[cell.owner] = hands.get(cell.owner, 0) | mask
+        else:
+            return hands
+
+
+def test_weighted_sampler_marginals_match_a_uniform_draw_over_consistent_deals() -> None:
+    """Where several seats have passed, the cell-by-cell fill is biased; its weights undo that:
+    the chance of each (seat, tile) matches exact rejection sampling, the plain fill's does not."""
+    found = []
+    for state in positions("domeng", 5, 40, seed=7):
+        know = infer(player_view(state, state.to_act))
+        if sum(1 for c in know.cells if c.owner != REST and c.allowed != know.unseen) >= 2:
+            found.append(know)
+        if len(found) == 4:
+            break
+    assert len(found) == 4
+    worst_plain = 0.0
+    for know in found:
+        rng = random.Random(1)
+        n = 4000
+        plain: dict[tuple[int, int], float] = {}
+        weighted: dict[tuple[int, int], float] = {}
+        uniform: dict[tuple[int, int], float] = {}
+        total = 0.0
+        for _ in range(n):
+            hands, _, weight = sample_weighted(know, rng)
+            total += weight
+            for seat, mask in enumerate(hands):
+                for tile in iter_mask(mask if seat != know.seat else 0):
+                    plain[seat, tile.index] = plain.get((seat, tile.index), 0.0) + 1 / n
+                    weighted[seat, tile.index] = weighted.get((seat, tile.index), 0.0) + weight
+            for seat, mask in _uniform_deal(know, rng).items():
+                for tile in iter_mask(mask if seat != REST else 0):
+                    uniform[seat, tile.index] = uniform.get((seat, tile.index), 0.0) + 1 / n
+        keys = set(plain) | set(uniform)
+        assert max(abs(weighted.get(k, 0.0) / total - uniform.get(k, 0.0)) for k in keys) < 0.04
+        worst_plain = max(worst_plain, *(abs(plain.get(k, 0.0) - uniform.get(k, 0.0)) for k in keys))
+    assert worst_plain > 0.09, "these positions should show the plain fill's bias"
+
+
+def test_choose_from_reads_weights_at_any_scale() -> None:
+    """Weights are only relative: tiny (or huge) ones give the same choice as moderate ones."""
+    legal = ["a", "b", "c"]
+    rows = [[1.0, 0.0, 2.0], [1.0, 0.5, 0.0], [2.0, 0.0, 1.0], [1.0, 0.2, 1.0]]
+    weights = [1.0, 0.5, 2.0, 1.0]
+    chosen = choose_from(legal, rows, weights, "a")  # type: ignore[arg-type]
+    assert chosen == "b"
+    for scale in (1e-320, 1e-200, 1e200):
+        assert choose_from(legal, rows, [w * scale for w in weights], "a") == chosen  # type: ignore[arg-type]
+    assert choose_from(legal, rows, [0.0] * 4, "a") == "b"  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from typing import ClassVar
 from engine.actions import Action
 from engine.bots.base import Bot, check_turn, forced_action
 from engine.bots.facts import pairs_of, rules_of
-from engine.bots.inference import infer, public_missing, sample_hidden
+from engine.bots.inference import infer, public_missing, sample_weighted
 from engine.bots.likelihood import world_weight
 from engine.bots.medium import best_actions, situation_of
 from engine.bots.search import evaluate_on_world
@@ -71,7 +71,8 @@ def world_losses(
     deadline: float | None = None,
 ) -> tuple[list[list[float]], list[float]]:
     """Per evaluated world, the loss of ``view``'s seat after each of ``view.legal`` (in order), and
-    the world's weight: its likelihood (`engine.bots.likelihood.world_weight`) after `roulette`.
+    the world's weight: its likelihood (`engine.bots.likelihood.world_weight`) times its sampling
+    correction (`engine.bots.inference.sample_weighted`), after `roulette`.
 
     ``samples`` worlds are evaluated, or, with ``samples=None``, as many as fit before ``deadline``
     (a ``time.perf_counter()`` value; a world not finished by then is dropped). Every action is
@@ -96,8 +97,8 @@ def world_losses(
         began = clock() if deadline is not None else 0.0
         if deadline is not None and began + slowest > deadline:
             break
-        hands, rest = sample_hidden(know, rng)
-        likelihood = world_weight(view.log, know.seat, hands, start_size, rules.name, pairs, memo)
+        hands, rest, prior = sample_weighted(know, rng)
+        likelihood = prior * world_weight(view.log, know.seat, hands, start_size, rules.name, pairs, memo)
         proposed += 1
         proposed_weight += likelihood
         weight = roulette(likelihood, ROULETTE_LEVEL * proposed_weight / proposed, rng)
@@ -163,9 +164,9 @@ def choose_from(
     """From `world_losses`' ``rows`` and ``weights``: the action of ``legal`` with the lowest
     weighted mean loss, unless its gain over ``preferred`` (paired over the same worlds) is within
     ``margin`` standard errors: then ``preferred``."""
+    top = max(weights, default=0.0)
+    weights = [w / top for w in weights] if top > 0 else [1.0] * len(rows)
     total = sum(weights)
-    if total <= 0:
-        weights, total = [1.0] * len(rows), float(len(rows))
     effective = total * total / sum(w * w for w in weights)
     base = legal.index(preferred)
     best, best_gain = preferred, 0.0

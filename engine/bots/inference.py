@@ -32,6 +32,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import comb
 
 from engine.bots.facts import rules_of
 from engine.events import Drew, Passed, Placed
@@ -39,7 +40,16 @@ from engine.rules.base import Rules
 from engine.tiles import FULL_SET, PIP_MASKS, Tile, iter_mask, mask_of
 from engine.views import PlayerView
 
-__all__ = ["REST", "Cell", "Knowledge", "allowed_tiles", "infer", "public_missing", "sample_hidden"]
+__all__ = [
+    "REST",
+    "Cell",
+    "Knowledge",
+    "allowed_tiles",
+    "infer",
+    "public_missing",
+    "sample_hidden",
+    "sample_weighted",
+]
 
 REST = -1
 """The owner of the cell of tiles set aside: Domeng's unused tiles, Kozel's bazaar."""
@@ -202,8 +212,25 @@ def sample_hidden(know: Knowledge, rng: random.Random) -> tuple[list[int], list[
     tiles as tile indexes in a random order (Kozel: the bazaar, top first).
 
     Tries quick random fills (most constrained cell first), then falls back to a complete search,
-    so it never fails on a consistent view. Raises ValueError when no deal fits (an inconsistent
-    knowledge, which a real view never gives).
+    so it never fails on a consistent view. The deals are not equally likely when several cells
+    are constrained: `sample_weighted` gives the weight that corrects this. Raises ValueError when
+    no deal fits (an inconsistent knowledge, which a real view never gives).
+    """
+    hands, rest, _ = sample_weighted(know, rng)
+    return hands, rest
+
+
+def sample_weighted(know: Knowledge, rng: random.Random) -> tuple[list[int], list[int], float]:
+    """`sample_hidden`'s deal ``(hands, rest)`` with its importance weight against a uniform draw
+    over every deal consistent with ``know``: the inverse of the chance that the cell-by-cell
+    fill proposed it, up to a constant (the product over cells of ``comb(pool, count)``, ``pool``
+    the tiles still free that the cell allows when it is filled). Averages weighted by it are
+    those of the uniform draw; unweighted, a fill that takes the most constrained cell first
+    over-represents deals that leave later constrained cells few choices (measured on medium
+    self-play: marginal errors up to 0.19 per tile and seat when several seats have passed).
+
+    The rare deal of the complete search (after 24 failed fills) gets the weight that the fill
+    would have given it: an approximation. Raises ValueError as `sample_hidden` does.
     """
     loose = list(know.cells)
     strict = [c if c.owner == REST else Cell(c.owner, c.allowed & ~know.assumed, c.count) for c in loose]
@@ -212,11 +239,25 @@ def sample_hidden(know: Knowledge, rng: random.Random) -> tuple[list[int], list[
         for _ in range(24):
             fill = _random_fill(cells, know.unseen, rng)
             if fill is not None:
-                return _as_deal(know, cells, fill, rng)
+                return (*_as_deal(know, cells, fill, rng), _fill_weight(cells, know.unseen, fill))
         fill = _complete_fill(cells, know.unseen, rng)
         if fill is not None:
-            return _as_deal(know, cells, fill, rng)
+            return (*_as_deal(know, cells, fill, rng), _fill_weight(cells, know.unseen, fill))
     raise ValueError("no deal is consistent with this knowledge")
+
+
+def _fill_weight(cells: Sequence[Cell], unseen: int, fill: Sequence[int]) -> float:
+    """The inverse chance (up to a constant) that `_random_fill` gives ``fill``: the product of
+    ``comb(pool, count)`` over the cells in fill order."""
+    free = unseen
+    weight = 1
+    for cell, mask in zip(cells, fill, strict=True):
+        weight *= _COMB[(cell.allowed & free).bit_count()][cell.count]
+        free &= ~mask
+    return float(weight)
+
+
+_COMB = tuple(tuple(comb(n, k) for k in range(29)) for n in range(29))
 
 
 def _random_fill(cells: Sequence[Cell], unseen: int, rng: random.Random) -> list[int] | None:
