@@ -59,6 +59,7 @@ def test_join_claims_a_seat_and_the_socket_shows_only_that_hand(server: ServerPr
         "bot_level": None,
         "connected": True,
         "covered": False,
+        "stand_in": False,
     }
     assert len(state["room"]["round"]["commitment"]) == 64
     client.close()
@@ -398,6 +399,7 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
         "bot_level": "random",
         "connected": True,
         "covered": False,
+        "stand_in": False,
     }
     with pytest.raises(ConnectionClosed) as closed:
         player.wait_for(lambda m: False, timeout=5)

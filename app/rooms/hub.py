@@ -170,7 +170,7 @@ class Hub:
         )
         game = rebuild(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
-        room.last_round, room.marks = game.last_round, game.marks
+        room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
         return room
 
     async def stop(self) -> None:

@@ -35,6 +35,7 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = [
     "ACTORS",
+    "BY_BOT",
     "MATCH_STATUSES",
     "NAMING_CONVENTION",
     "SEAT_KINDS",
@@ -53,8 +54,14 @@ MATCH_STATUSES: Final = ("waiting", "playing", "finished", "abandoned")
 SEAT_KINDS: Final = ("empty", "human", "bot")
 """``seats.kind``: nobody sits there, a player (holding a token), or a bot of ``bot_level``."""
 
-ACTORS: Final = ("human", "bot", "timer", "server")
-"""``actions.actor``: who made the move: the seat's player, its bot, the turn timer, the server."""
+ACTORS: Final = ("human", "bot", "timer", "cover", "server")
+"""``actions.actor``: who made the move: the seat's player, its bot, a bot for the player whose turn
+timer ran out (that one turn), a bot covering the player's seat (two timers in a row ran out, or
+away past the grace), the server (a forced pass)."""
+
+BY_BOT: Final = {"timer": "timeout", "cover": "covering"}
+"""The actors that are a bot playing for a person, and how a record names them (an action's
+optional ``by_bot``, docs/admin.md)."""
 
 NAMING_CONVENTION: Final = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
