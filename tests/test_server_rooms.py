@@ -570,3 +570,29 @@ def test_share_link_never_comes_from_the_host_header(server: ServerProcess) -> N
     reply = httpx.post(f"{server.url}/api/rooms", json={}, headers={"Host": "evil.example"}, timeout=5)
     assert reply.status_code == 201
     assert reply.json()["url"] == f"/r/{reply.json()['code']}"
+
+
+def test_a_player_leaves_the_seat_before_the_start_over_http(server: ServerProcess) -> None:
+    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+    code = room["code"]
+    ana = server.claim(code, 0, "Ana").json()["token"]
+    budi = server.claim(code, 1, "Budi").json()["token"]
+    socket = Client(server, code, ana)
+    socket.wait_for(lambda m: m["type"] == "state")
+
+    def leave(seat: int, token: str | None) -> httpx.Response:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        return httpx.delete(f"{server.url}/api/rooms/{code}/seats/{seat}", headers=headers, timeout=5)
+
+    assert leave(0, None).status_code == 403
+    assert leave(0, budi).json()["detail"]["code"] == "not_your_seat"
+    reply = leave(0, ana)
+    assert reply.status_code == 200 and reply.json()["seats"][0]["kind"] == "empty"
+    with pytest.raises(ConnectionClosed) as closed:
+        socket.wait_for(lambda m: False, timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4005
+    assert server.claim(code, 0, "Cita").status_code == 201  # the seat is free again
+    assert server.start_match(code, room["host_token"]).status_code == 200
+    late = leave(1, budi)
+    assert late.status_code == 409 and late.json()["detail"]["code"] == "already_started"
+    assert server.room(code)["seats"][1]["kind"] == "human"

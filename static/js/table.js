@@ -219,6 +219,9 @@ export class TableView {
       setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd;
+    // the round-end panel would cover the hand: not on one's own turn (it reopens after the move)
+    this.lastRoundBtn.disabled = myTurn;
+    setAttr(this.lastRoundBtn, "title", myTurn ? t("table.last_round_after_turn") : null);
     const base = this.ctl.seat ?? 0;
     const n = this.seatCount;
     for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
@@ -227,6 +230,8 @@ export class TableView {
     this.updateHand(legalTiles);
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
     this.updateStatus(myTurn);
+    // on one's turn the feed drawer (a phone's overlay) ends above the hand, never over it
+    this.el.style.setProperty("--me-h", `${this.me.offsetHeight}px`);
     this.updateLempas(myTurn);
     this.updateFeed();
     this.tick();
@@ -268,7 +273,7 @@ export class TableView {
     el.classList.toggle("acting", acting);
     el.classList.toggle("mine", mine);
     el.classList.toggle("offline", !info.connected);
-    const thinking = acting && (info.kind === "bot" || Boolean(info.covered));
+    const thinking = acting && (info.kind === "bot" || Boolean(info.covered) || Boolean(info.stand_in));
     el.classList.toggle("bot-thinking", thinking);
     el.classList.toggle("bot", info.kind === "bot");
     if (plate.thinking.hidden === thinking) plate.thinking.hidden = !thinking;
@@ -288,6 +293,7 @@ export class TableView {
     if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot")));
     else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
     if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
+    else if (info.stand_in) tags.push(h("span", { class: "tag tag-covered tag-stand-in" }, t("seat.stand_in")));
     if (info.kind === "human" && !info.connected) {
       // the host sees what to do about it instead (the red dot still says offline)
       if (this.ctl.hostToken && !mine && room.status === "playing") tags.push(this.replaceButton(seat));
@@ -308,7 +314,7 @@ export class TableView {
       t("tiles.count", { n: count }),
       this.kozel ? this.pointsText(seat) : t("stones.count", { n: stones }),
       info.connected ? t("seat.online") : t("seat.offline"),
-      info.covered ? t("seat.covered") : null,
+      info.covered ? t("seat.covered") : info.stand_in ? t("seat.stand_in") : null,
       acting ? t("seat.to_act") : null,
       thinking ? t("seat.thinking") : null,
     ].filter(Boolean);
@@ -428,13 +434,21 @@ export class TableView {
   updateStatus(myTurn) {
     const { view, room, seat } = this.ctl;
     const info = seat === null ? null : room.seats[seat];
-    this.coverBox.hidden = !info?.covered;
-    if (info?.covered) {
-      replace(
-        this.coverBox,
-        h("span", {}, t("table.covered")),
-        h("button", { class: "btn btn-gold", type: "button", onclick: () => this.ctl.back() }, t("table.im_back")),
-      );
+    // a bot plays for you until you are back; once the match is over there is nothing to come back to
+    const over = view.match_over || room.status === "finished";
+    const covered = !!info?.covered && !over;
+    const standIn = !!info?.stand_in && !covered && !over;
+    this.coverBox.hidden = !covered && !standIn;
+    const coverKey = covered ? "covered" : standIn ? "stand_in" : "";
+    if (this.coverBox.dataset.kind !== coverKey) {
+      this.coverBox.dataset.kind = coverKey;
+      if (covered) {
+        replace(
+          this.coverBox,
+          h("span", {}, t("table.covered")),
+          h("button", { class: "btn btn-gold", type: "button", onclick: () => this.ctl.back() }, t("table.im_back")),
+        );
+      } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {
