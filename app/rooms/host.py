@@ -57,8 +57,8 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
     for conn in [c for c in room.conns if c.seat == seat]:
         room.close(conn, "seat_to_bot")
     room.end_grace(seat)
-    frames.send_updates(room, room.conns, _log_length(room))
     room.schedule()
+    frames.send_updates(room, room.conns, _log_length(room))
 
 
 async def begin_match(room: Room) -> None:

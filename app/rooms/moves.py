@@ -19,7 +19,7 @@ from app.rooms.ports import BotPort, Clock, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
 from app.store.rows import NewRound, SeatChange
-from engine.actions import Action, Pass
+from engine.actions import Action, Draw, Pass
 from engine.core import Phase, State
 from engine.deal_json import deal_to_json
 from engine.errors import EngineError
@@ -88,7 +88,8 @@ class Moves:
             fork.apply(intent.action)
         except EngineError as error:
             return self.refuse(conn, error.code, error.message)
-        self.seats[seat].release()  # acting is coming back: no bot plays for them, no timeouts counted
+        if not isinstance(intent.action, Draw):  # a Kozel draw is the client's own, not a choice
+            self.seats[seat].release()  # choosing a move is coming back: no bot, no timeouts counted
         await self.commit(fork, intent.action, "human", intent.received)
         return None
 

@@ -27,6 +27,7 @@ __all__ = [
     "docs_page",
     "get_room",
     "healthz",
+    "leave_seat",
     "lobby_page",
     "metrics_endpoint",
     "operations",

@@ -376,7 +376,9 @@ export class TableView {
    * each draw shows); the next state says whether to draw again. */
   autoDraw(myTurn) {
     const legal = this.ctl.view.legal || [];
-    const drawing = myTurn && !this.pending && legal.length === 1 && legal[0].draw === true;
+    const me = this.ctl.room.seats[this.ctl.seat] || {};
+    // while a bot plays for this seat (covering it, or this one turn) the bot draws, not the page
+    const drawing = myTurn && !this.pending && !me.covered && !me.stand_in && legal.length === 1 && legal[0].draw === true;
     if (!drawing || this.drawVersion === this.ctl.version) return;
     this.drawVersion = this.ctl.version;
     clearTimeout(this.drawTimer);
