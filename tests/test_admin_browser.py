@@ -413,3 +413,33 @@ def test_on_a_phone_match_list_players_and_match_pages_are_labelled_cards_with_w
     assert transfers and " takes " in transfers
     watch.assert_clean()
     context.close()
+
+
+def test_the_match_page_marks_the_moves_a_bot_made_for_a_player(server: ServerProcess, browser: Any) -> None:
+    """Ana's turn timer runs out (a socket holds her seat and never acts): the bot's move for her
+    is stored as ``timer`` and the match page says so in words and marks it."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=5)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    ana = Client(server, room["code"], token)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    ana.wait_for(
+        lambda m: m["type"] == "state" and bool(m["room"]["round"]) and bool(m["room"]["round"]["by_bot"]),
+        timeout=90,
+    )
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    detail = _api(server, f"/matches/{match_id}")
+    assert "timer" in detail["rounds"][0]["actors"]
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
+    page.goto(f"{server.url}/admin/matches/{match_id}")
+    page.wait_for_selector(".round-card[data-round='0']")
+    marked = page.locator(".round-card[data-round='0'] li[data-actor='timer']").first
+    assert marked.locator(".by-bot-tag").count() == 1
+    assert "turn timer ran out" in (marked.text_content() or "")  # (in a closed <details>)
+    ana.close()
+    watch.assert_clean()
+    context.close()

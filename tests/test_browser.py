@@ -53,9 +53,10 @@ def _tile_key(tile: str) -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    # a round-end panel stays until the next deal (then it folds away by itself): 5 s to read it
     process = ServerProcess(
         tmp_path_factory.mktemp("browser"),
-        env={"DOMENG_BOT_DELAY_S": "0.05", "DOMENG_ROUND_PAUSE_S": "1", "DOMENG_DISCONNECT_GRACE_S": "30"},
+        env={"DOMENG_BOT_DELAY_S": "0.05", "DOMENG_ROUND_PAUSE_S": "5", "DOMENG_DISCONNECT_GRACE_S": "30"},
     ).start()
     yield process
     process.stop()

@@ -201,15 +201,21 @@ def test_the_rules_page_says_how_each_level_plays(server: ServerProcess, browser
 def test_a_seat_a_bot_covers_shows_it_thinking_on_the_players_own_plate(
     server: ServerProcess, browser: Any
 ) -> None:
-    """Ana lets her turn timer run out: the medium bot that covers her seat thinks on her plate."""
+    """Ana lets her turn timer run out: the medium bot that plays that turn for her (a stand-in: one
+    timeout costs one turn) thinks on her plate."""
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=5)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, PHONE)
     sit_and_start(page, server, room, token)
-    page.wait_for_selector(".plate-me .thinking:not([hidden])", timeout=120_000)
-    seat = page.evaluate("window.__domeng.room.seats[0]")
-    assert seat["kind"] == "human" and seat["covered"] is True
-    label = page.get_attribute(".plate-me", "aria-label") or ""
+    # read in the same frame as the dots (the stand-in's turn ends with its move)
+    shown = page.wait_for_function(
+        """() => document.querySelector('.plate-me .thinking:not([hidden])') &&
+            {seat: window.__domeng.room.seats[0],
+             label: document.querySelector('.plate-me').getAttribute('aria-label')}""",
+        timeout=120_000,
+    ).json_value()
+    seat, label = shown["seat"], shown["label"] or ""
+    assert seat["kind"] == "human" and seat["stand_in"] is True and seat["covered"] is False
     assert label.endswith(", to play, thinking"), label
     watch.assert_clean()
     context.close()

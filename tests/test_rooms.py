@@ -51,6 +51,7 @@ def test_a_claim_is_stored_before_anyone_sees_it(tmp_path: Path) -> None:
                 "bot_level": None,
                 "connected": True,
                 "covered": False,
+                "stand_in": False,
             }
             or seen["room"]["seats"][0]["name"] == "Ana"
         )
@@ -135,30 +136,6 @@ def test_a_spectator_cannot_act(tmp_path: Path) -> None:
 
 def _any_action() -> Action:
     return parse_action({"seat": 0, "pass": True})
-
-
-def test_the_turn_timer_hands_the_turn_to_a_bot_which_the_player_takes_back(tmp_path: Path) -> None:
-    async def body(table: Table) -> None:
-        _, ana = await table.sit(0, "Ana")
-        await table.start()
-        await _play_until(table, lambda: my_move(ana.last_state) is not None)
-        room = ana.last_state["room"]
-        assert room["turn"]["seat"] == 0
-        # the turn began within the last step of the clock (a bot's pause varies): 30 s from then
-        began = room["turn"]["deadline_ms"] / 1000 - 30.0
-        assert table.clock.now - table.hub.config.bot_delay_s - 0.001 < began <= table.clock.now
-        version = table.room.version
-        await table.clock.advance(table.room, 30.0)
-        row = await table.stored()
-        timed_out = [a for r in row.rounds for a in r.actions if a.version == version + 1]
-        assert [a.actor for a in timed_out] == ["timer"] and timed_out[0].seat == 0
-        assert table.room.seats[0].covered
-        table.room.back(ana)
-        await table.room.settled()
-        assert not table.room.seats[0].covered
-        assert ana.of_type("presence")[-1]["seats"][0]["covered"] is False
-
-    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=30.0)
 
 
 def test_grace_then_a_bot_covers_until_the_player_reconnects(tmp_path: Path) -> None:
@@ -500,3 +477,28 @@ def test_hello_since_in_kozel_shows_each_reader_only_its_own_drawn_tiles(tmp_pat
         assert len(public) == len(own) and all(e["tile"] is None for e in public)
 
     run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel")
+
+
+def test_a_player_leaves_their_seat_before_the_start_only(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        other, budi = await table.sit(1, "Budi")
+        with pytest.raises(RoomError) as refused:
+            await table.room.call(lambda r: host.leave(r, 0, other))  # Budi's token is not seat 0's
+        assert refused.value.code == "not_your_seat"
+        version = table.room.version
+        await table.room.call(lambda r: host.leave(r, 0, token))
+        row = await table.stored()
+        assert row.version == version + 1 and row.seats[0].kind == "empty"
+        assert ana.closed_for == "seat_left" and not budi.closed
+        assert budi.last_state["room"]["seats"][0]["kind"] == "empty"
+        assert budi.last_state["version"] == version + 1
+        with pytest.raises(RoomError):
+            await table.watch(token)  # the token opens nothing now
+        await table.sit(0, "Cita")  # the seat is free again
+        await table.start()
+        with pytest.raises(RoomError) as started:
+            await table.room.call(lambda r: host.leave(r, 1, other))
+        assert started.value.code == "already_started" and table.room.seats[1].kind == "human"
+
+    run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]])

@@ -59,6 +59,7 @@ def test_join_claims_a_seat_and_the_socket_shows_only_that_hand(server: ServerPr
         "bot_level": None,
         "connected": True,
         "covered": False,
+        "stand_in": False,
     }
     assert len(state["room"]["round"]["commitment"]) == 64
     client.close()
@@ -403,6 +404,7 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
         "bot_level": "random",
         "connected": True,
         "covered": False,
+        "stand_in": False,
     }
     with pytest.raises(ConnectionClosed) as closed:
         player.wait_for(lambda m: False, timeout=5)
@@ -600,3 +602,29 @@ def test_the_rules_page_serves_the_rulebook_and_the_record_format(server: Server
     assert "--port" in readme  # the quick start says how to pick a port
     for text in (readme, (root / "docs" / "rules.md").read_text(encoding="utf-8")):
         assert "/work/" not in text and "team's" not in text and "seeds/" not in text
+
+
+def test_a_player_leaves_the_seat_before_the_start_over_http(server: ServerProcess) -> None:
+    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+    code = room["code"]
+    ana = server.claim(code, 0, "Ana").json()["token"]
+    budi = server.claim(code, 1, "Budi").json()["token"]
+    socket = Client(server, code, ana)
+    socket.wait_for(lambda m: m["type"] == "state")
+
+    def leave(seat: int, token: str | None) -> httpx.Response:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        return httpx.delete(f"{server.url}/api/rooms/{code}/seats/{seat}", headers=headers, timeout=5)
+
+    assert leave(0, None).status_code == 403
+    assert leave(0, budi).json()["detail"]["code"] == "not_your_seat"
+    reply = leave(0, ana)
+    assert reply.status_code == 200 and reply.json()["seats"][0]["kind"] == "empty"
+    with pytest.raises(ConnectionClosed) as closed:
+        socket.wait_for(lambda m: False, timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4005
+    assert server.claim(code, 0, "Cita").status_code == 201  # the seat is free again
+    assert server.start_match(code, room["host_token"]).status_code == 200
+    late = leave(1, budi)
+    assert late.status_code == 409 and late.json()["detail"]["code"] == "already_started"
+    assert server.room(code)["seats"][1]["kind"] == "human"

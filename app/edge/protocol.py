@@ -21,6 +21,7 @@ __all__ = [
     "CLOSE_POLICY",
     "CLOSE_REPLACED",
     "CLOSE_ROOM_CLOSED",
+    "CLOSE_SEAT_LEFT",
     "CLOSE_TOO_BIG",
     "CLOSE_TOO_SLOW",
     "CLOSE_UNSUPPORTED",
@@ -55,6 +56,9 @@ CLOSE_TOO_SLOW = 4002
 """The client did not read its messages fast enough (its send queue filled up)."""
 CLOSE_ROOM_CLOSED = 4003
 """The room was closed by an admin or no longer exists."""
+CLOSE_SEAT_LEFT = 4005
+"""The seat's player left it before the start (from this or another window): the client forgets
+the token and reconnects as a spectator."""
 CLOSE_BAD_TOKEN = 4004
 """The ``hello``'s seat token opens no seat in this room (never did, or the seat was given to a bot):
 the client forgets it. Its own code, so a client never drops a good token over a late ``hello``."""

@@ -25,6 +25,7 @@ __all__ = [
     "presence_frame",
     "room_public",
     "send_updates",
+    "turn_public",
     "welcome_frame",
 ]
 
@@ -49,21 +50,28 @@ def room_public(room: Room) -> dict[str, Any]:
         "turn_timer_s": room.turn_timer_s,
         "open": room.open_table,
         "seats": [s.public() for s in room.seats],
-        "turn": None
-        if state is None or state.phase is not Phase.PLAYING
-        else {
-            "seat": state.to_act,
-            "deadline_ms": None if room.turn_deadline is None else int(room.turn_deadline * 1000),
-        },
+        "turn": turn_public(room),
         "round": None
         if state is None or state.round_index == 0
         else {
             "index": state.round_index - 1,
             "commitment": room.commitment,
             "seed": room.seed if state.phase is not Phase.PLAYING else None,
+            "by_bot": room.by_bot,
         },
         "last_round": room.last_round,
     }
+
+
+def turn_public(room: Room) -> dict[str, Any] | None:
+    """Whose turn it is and when its timer runs out: ``{"seat": 3, "deadline_ms": 1796036412000}``
+    (epoch ms; None when no timer runs: a bot's turn, a forced pass, no timer), or None between
+    rounds."""
+    state = room.state
+    if state is None or state.phase is not Phase.PLAYING:
+        return None
+    deadline = room.turn_deadline
+    return {"seat": state.to_act, "deadline_ms": None if deadline is None else int(deadline * 1000)}
 
 
 def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
@@ -73,6 +81,8 @@ def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
     and legal actions, and its own events only when they hold a drawn tile."""
     conns = list(conns)
     state = room.state
+    if room.conns.issubset(conns):
+        room.told_turn = turn_public(room)
     if not conns:
         return
     if state is None:
@@ -120,8 +130,10 @@ def full_frame(room: Room, seat: int | None) -> str:
 
 
 def presence_frame(room: Room) -> str:
-    """Who is connected and covered (does not change the version)."""
-    return dumps({"type": "presence", "version": room.version, "seats": [s.public() for s in room.seats]})
+    """Who is connected and covered, and the turn with its deadline (`turn_public`); it does not
+    change the version."""
+    seats = [s.public() for s in room.seats]
+    return dumps({"type": "presence", "version": room.version, "seats": seats, "turn": turn_public(room)})
 
 
 def error_frame(code: str, message: str, version: int) -> str:

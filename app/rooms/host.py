@@ -10,10 +10,10 @@ import secrets
 from app.rooms import frames
 from app.rooms.errors import RoomError
 from app.rooms.room import Room
-from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, hash_token
+from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
 from app.store.rows import SeatChange, SeatSpec
 
-__all__ = ["begin_match", "check_host", "claim", "set_bot", "set_open"]
+__all__ = ["begin_match", "check_host", "claim", "leave", "set_bot", "set_open"]
 
 
 def check_host(room: Room, token: str | None) -> None:
@@ -33,6 +33,20 @@ async def claim(room: Room, seat: int, name: str) -> str:
     return token
 
 
+async def leave(room: Room, seat: int, token: str | None) -> None:
+    """The player holding ``seat`` (by its ``token``) leaves it before the start: it is empty
+    again, their sockets close (4005: they watch on as spectators) and their token stops working.
+    Raises `RoomError`: ``not_your_seat`` (403), as `app.rooms.seats.check_leave` does."""
+    if token is None or seat_of_token(room.seats, token) != seat:
+        raise RoomError("not_your_seat", f"this token does not hold seat {seat}", 403)
+    change = SeatChange(seat, check_leave(room.seats, seat, room.status))
+    version = await room.save(seats=[change])
+    room.adopt(version, seats=[change])
+    for conn in [c for c in room.conns if c.seat == seat]:
+        room.close(conn, "seat_left")
+    frames.send_updates(room, room.conns, _log_length(room))
+
+
 async def set_bot(room: Room, seat: int, level: str | None) -> None:
     """Make ``seat`` a bot of ``level`` (None: empty it) before the match starts, or replace a
     human with a bot at any time: their connections close (4001), their grace ends. Raises
@@ -43,8 +57,8 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
     for conn in [c for c in room.conns if c.seat == seat]:
         room.close(conn, "seat_to_bot")
     room.end_grace(seat)
-    frames.send_updates(room, room.conns, _log_length(room))
     room.schedule()
+    frames.send_updates(room, room.conns, _log_length(room))
 
 
 async def set_open(room: Room, open_table: bool) -> None:

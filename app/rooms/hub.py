@@ -199,7 +199,7 @@ class Hub:
         room.listed_at = self.clock.time() if row.open_table else None
         game = rebuild(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
-        room.last_round, room.marks = game.last_round, game.marks
+        room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
         return room
 
     async def stop(self) -> None:

@@ -19,7 +19,7 @@ from app.rooms.ports import BotPort, Clock, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
 from app.store.rows import NewRound, SeatChange
-from engine.actions import Action, Pass
+from engine.actions import Action, Draw, Pass
 from engine.core import Phase, State
 from engine.deal_json import deal_to_json
 from engine.errors import EngineError
@@ -46,6 +46,7 @@ class Moves:
     seed: str | None
     commitment: str | None
     marks: dict[int, int]
+    by_bot: list[int]
     conns: set[Outbox]
     state: State | None
     seats: list[SeatInfo]
@@ -60,7 +61,7 @@ class Moves:
     if TYPE_CHECKING:  # the rest of Room that moves call
 
         def refuse(self, conn: Outbox, code: str, message: str) -> None: ...
-        def cover(self, seat: int, why: str) -> None: ...
+        def time_out(self, seat: int) -> None: ...
         def rearm(self) -> None: ...
         def hold(self, delay_s: float, intent: Intent) -> None: ...
         def current_wait(self) -> Wait | None: ...
@@ -87,20 +88,25 @@ class Moves:
             fork.apply(intent.action)
         except EngineError as error:
             return self.refuse(conn, error.code, error.message)
-        self.seats[seat].covered = False  # acting is coming back
+        if not isinstance(intent.action, Draw):  # a Kozel draw is the client's own, not a choice
+            self.seats[seat].release()  # choosing a move is coming back: no bot, no timeouts counted
         await self.commit(fork, intent.action, "human", intent.received)
         return None
 
     async def on_auto(self, intent: Auto) -> None:
+        """What the room waited for is due: a human's turn timer ran out (`time_out`: a bot plays
+        that turn, or covers the seat after two in a row), a forced pass (the server's), or a bot's
+        turn (asked of the `BotPort`; a bot seat's own, or one playing for a human: ``timer`` for
+        one turn, ``cover`` while covering)."""
         state = self.state
         if intent.version != self.version or state is None or state.phase is not Phase.PLAYING:
             return
         seat = state.to_act
         info = self.seats[seat]
         if intent.reason == "timer":
-            if info.kind != "human" or info.covered:
-                return
-            self.cover(seat, "turn timer")
+            if info.kind == "human" and not info.played_for:
+                self.time_out(seat)
+            return
         legal = state.legal_actions()
         if len(legal) == 1 and isinstance(legal[0], Pass):
             fork = state.fork()
@@ -108,7 +114,7 @@ class Moves:
             await self.commit(fork, legal[0], "server", time.perf_counter())
             return
         level = info.bot_level if info.kind == "bot" and info.bot_level else COVER_BOT
-        actor: Actor = "timer" if intent.reason == "timer" else "bot"
+        actor: Actor = "bot" if info.kind == "bot" else "cover" if info.covered else "timer"
         asked = Wait(self.version, "bot", seat)
         view, seed, play_at = player_view(state, seat), self._rng.getrandbits(64), intent.play_at
 
@@ -167,3 +173,4 @@ class Moves:
         """Adopt a stored deal (after `adopt` took its version)."""
         self.state, self.seed, self.commitment = fork, seed, commitment_of(seed)
         self.marks = {self.version: 0}
+        self.by_bot = []

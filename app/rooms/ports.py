@@ -24,7 +24,7 @@ __all__ = [
     "Timer",
 ]
 
-CloseReason = Literal["replaced", "seat_to_bot", "room_closed", "server_restart"]
+CloseReason = Literal["replaced", "seat_to_bot", "seat_left", "room_closed", "server_restart"]
 """Why a room closes a connection; the socket edge maps each to its close code and text."""
 
 

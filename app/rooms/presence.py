@@ -3,7 +3,7 @@ bot covering a seat. Presence is sent, never stored, and does not change the roo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -43,6 +43,8 @@ class Presence:
         self.conns: set[Outbox] = set()
         self._grace: dict[int, Timer] = {}
         self._epoch = 0
+        self.told_turn: dict[str, Any] | None = None
+        """The turn (`app.rooms.frames.turn_public`) as every connection was last told it."""
 
     if TYPE_CHECKING:  # the rest of Room that presence calls
 
@@ -77,20 +79,36 @@ class Presence:
         self.schedule()  # the first to come back to an unwatched table lets the next deal come
 
     def cover(self, seat: int, why: str) -> None:
-        """A bot plays for the human at ``seat`` (their timer ran out, or they are away); the
-        caller sends it (as presence, or with the move the bot makes at once)."""
-        self.seats[seat].covered = True
+        """A bot plays for the human at ``seat`` until they are back (two turn timers in a row ran
+        out, or they are away past the grace); the caller sends presence and schedules."""
+        self.seats[seat].covered, self.seats[seat].stand_in = True, False
         _log.info("seat_covered", room=self.code, seat=seat, why=why)
 
+    def time_out(self, seat: int) -> None:
+        """The turn timer of the human at ``seat`` ran out: a bot plays this one turn for them
+        (``stand_in``) and the next is theirs again; the second in a row without a move of their
+        own in between, a bot covers the seat until they are back. Everyone is told, with the turn
+        now a bot's (no deadline)."""
+        info = self.seats[seat]
+        info.timeouts += 1
+        if info.timeouts >= 2:
+            self.cover(seat, "two turn timers in a row")
+        else:
+            info.stand_in = True
+            _log.info("turn_timed_out", room=self.code, seat=seat)
+        self.schedule()
+        self.send_presence()
+
     def uncover(self, seat: int) -> None:
-        """The player is back: their seat is theirs again (timers restart for their turn)."""
+        """The player is back: their seat is theirs again, their timeouts count from 0, and if it
+        is their turn its timer starts now; everyone learns it, the deadline included."""
         info = self.seats[seat]
         if not info.covered:
             return
-        info.covered = False
+        info.release()
         _log.info("seat_uncovered", room=self.code, seat=seat)
-        self.send_presence()
         self.schedule()
+        self.send_presence()
 
     def close(self, conn: Outbox, reason: CloseReason) -> None:
         """Close ``conn`` for ``reason`` and forget it (what it queued before is void)."""
@@ -155,14 +173,21 @@ class Presence:
         if info.kind != "human" or info.connections > 0 or info.covered:
             return
         self.cover(seat, "disconnected")
-        self.send_presence()
         self.schedule()
+        self.send_presence()
 
     def send_presence(self) -> None:
-        """Send everyone who is connected and covered."""
+        """Send everyone who is connected and covered, and the turn with its deadline."""
         frame = frames.presence_frame(self)  # type: ignore[arg-type]
         for conn in list(self.conns):
             conn.send(frame)
+        self.told_turn = frames.turn_public(self)  # type: ignore[arg-type]
+
+    def tell_turn(self) -> None:
+        """If the turn's deadline changed since everyone was last told (a timer armed by a return,
+        a retry after a failed write), send presence: every client knows every deadline."""
+        if frames.turn_public(self) != self.told_turn:  # type: ignore[arg-type]
+            self.send_presence()
 
     def refuse(self, conn: Outbox, code: str, message: str) -> None:
         """Answer ``conn`` with an error (its action changed nothing)."""

@@ -3,18 +3,27 @@ store (restart recovery), at exactly its last stored action, through the engine'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.store.models import BY_BOT
 from app.store.rows import MatchRow, RoundEnd, TallySpec
 from engine.core import Phase, State
+from engine.events import Drew, Event, Passed, Placed
 from engine.hashing import commitment_of
 from engine.replay import replay_rounds
 from engine.rules.base import Rules
 from engine.tally import round_tally
 from engine.views import outcome_to_json
 
-__all__ = ["Rebuilt", "rebuild", "round_end"]
+__all__ = ["Rebuilt", "move_events", "rebuild", "round_end"]
+
+
+def move_events(log: Sequence[Event], start: int) -> list[int]:
+    """The indexes in ``log`` from ``start`` on of the events a move made (a tile placed, a pass,
+    a draw), not the round's end."""
+    return [i for i in range(start, len(log)) if isinstance(log[i], Placed | Passed | Drew)]
 
 
 def round_end(state: State) -> RoundEnd:
@@ -29,13 +38,15 @@ def round_end(state: State) -> RoundEnd:
 class Rebuilt:
     """A match's game rebuilt from the store: ``state`` (None before the start), the last round's
     ``seed`` and ``commitment``, ``last_round`` (the revealed seed of the last finished round) and
-    ``marks`` (versions of the round in play → its log's length then, for ``hello.since``)."""
+    ``marks`` (versions of the round in play → its log's length then, for ``hello.since``) and
+    ``by_bot`` (the round in play's log indexes of the events of moves a bot made for a person)."""
 
     state: State | None = None
     seed: str | None = None
     commitment: str | None = None
     last_round: dict[str, Any] | None = None
     marks: dict[int, int] = field(default_factory=dict)
+    by_bot: list[int] = field(default_factory=list)
 
 
 def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
@@ -46,6 +57,7 @@ def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
         return out
     state = out.state = rules.new_match(row.start)
     rounds = row.rounds
+    before = 0
     for step in replay_rounds(state, ((r.deal, [a.action for a in r.actions]) for r in rounds)):
         stored = rounds[step.round]
         if step.action is None:  # dealt: the previous round is over, its seed was revealed
@@ -54,9 +66,13 @@ def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
             if out.seed is not None:
                 out.last_round = {"index": stored.index - 1, "seed": out.seed, "commitment": out.commitment}
             out.seed, out.commitment = stored.seed, stored.commitment
-            out.marks = {}
+            out.marks, out.by_bot, before = {}, [], 0
         else:
-            out.marks[stored.actions[step.action].version] = len(state.log)
+            action = stored.actions[step.action]
+            out.marks[action.version] = len(state.log)
+            if action.actor in BY_BOT:
+                out.by_bot.extend(move_events(state.log, before))
+            before = len(state.log)
     if state.round_index and state.phase is not Phase.PLAYING:
         out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
     return out

@@ -40,9 +40,10 @@ from app.rooms.moves import Moves
 from app.rooms.pace import pause_s
 from app.rooms.ports import BotPort, Clock, MatchStore, Outbox, Timer
 from app.rooms.presence import Presence
-from app.rooms.recovery import round_end
+from app.rooms.recovery import move_events, round_end
 from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import SeatInfo
+from app.store.models import BY_BOT
 from app.store.rows import NewRound, SeatChange
 from engine.actions import Action
 from engine.core import Phase, State
@@ -59,7 +60,10 @@ __all__ = [
 
 _log = structlog.get_logger("domeng.room")
 
-Actor = Literal["human", "bot", "timer", "server"]
+Actor = Literal["human", "bot", "timer", "cover", "server"]
+"""Who made a move (stored with it, `app.store.models.ACTORS`): the seat's person, the seat's own
+bot, a bot for a person whose turn timer ran out (that one turn), a bot covering a person's seat,
+or the server (a forced pass)."""
 
 
 class Room(Moves, Presence):
@@ -98,6 +102,8 @@ class Room(Moves, Presence):
         self.task: asyncio.Task[None] | None = None
         self.marks: dict[int, int] = {}
         """Versions of the round in play → its log's length then (`hello.since`)."""
+        self.by_bot: list[int] = []
+        """The round's log indexes of the events of moves a bot made for a person (`BY_BOT`)."""
         self._rng = random.Random(secrets.randbits(128))
         self._timer: Timer | None = None
         self._wait: Wait | None = None
@@ -137,6 +143,7 @@ class Room(Moves, Presence):
         while (intent := await self.queue.get()) is not None:
             try:
                 result = await self._handle(intent)
+                self.tell_turn()
             except RoomError as error:
                 intent.settle(error=error)
             except Exception as error:
@@ -145,6 +152,7 @@ class Room(Moves, Presence):
                 if isinstance(intent, ClientAction) and not intent.conn.closed:
                     self.refuse(intent.conn, "not_saved", "the move could not be saved; make it again")
                 self.rearm()  # a bot's turn, a forced pass or the next deal is tried again
+                self.tell_turn()
             else:
                 intent.settle(result)
 
@@ -243,6 +251,9 @@ class Room(Moves, Presence):
             self.status = "finished"
         self.state, self.version = fork, version
         self.marks[version] = len(fork.log)
+        if actor in BY_BOT:
+            self.by_bot.extend(move_events(fork.log, before))
+        self.after_move(fork)
         self.metrics.actions.inc()
         if fork.phase is not Phase.PLAYING:
             self.last_round = {
@@ -268,6 +279,15 @@ class Room(Moves, Presence):
             self.match_id, version, seats=seats, status=status, new_round=new_round, open_table=open_table
         )
         return version
+
+    def after_move(self, state: State) -> None:
+        """A stand-in's one turn is over once the turn moved on (a Kozel draw keeps it); at the
+        match's end no bot plays for anyone any more."""
+        for info in self.seats:
+            if self.status == "finished":
+                info.release()
+            elif info.stand_in and (state.phase is not Phase.PLAYING or state.to_act != info.seat):
+                info.stand_in = False
 
     def adopt(self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None) -> None:
         """Adopt a stored change: its version, seats and status (then the caller sends)."""

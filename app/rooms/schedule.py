@@ -19,8 +19,9 @@ WaitReason = Literal["deal", "bot", "forced", "timer"]
 @dataclass(frozen=True, slots=True)
 class Wait:
     """The room waits at ``version`` for ``reason``: the next ``deal`` (after the round pause), a
-    ``bot``'s move (a bot's seat, or a covered one), a ``forced`` pass (the only legal action), or a
-    human's turn ``timer``; ``seat`` is the seat to act (None for a deal)."""
+    ``bot``'s move (a bot's seat, a covered one, or one whose turn timer ran out: `SeatInfo`), a
+    ``forced`` pass (the only legal action), or a human's turn ``timer``; ``seat`` is the seat to
+    act (None for a deal)."""
 
     version: int
     reason: WaitReason
@@ -52,7 +53,7 @@ def next_wait(
     legal = state.legal_actions()
     if len(legal) == 1 and isinstance(legal[0], Pass):
         return Wait(version, "forced", seat)
-    if info.kind == "bot" or info.covered:
+    if info.kind == "bot" or info.played_for:
         return Wait(version, "bot", seat)
     if turn_timer_s > 0:
         return Wait(version, "timer", seat)

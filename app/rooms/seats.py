@@ -19,6 +19,7 @@ __all__ = [
     "SeatKind",
     "check_bot_swap",
     "check_claim",
+    "check_leave",
     "hash_token",
     "seat_at",
     "seat_of_token",
@@ -38,8 +39,11 @@ hash_token = sha256_hex
 class SeatInfo:
     """A seat: empty, a human (with the hash of their secret token) or a bot of a level.
 
-    ``covered`` marks a human seat that a bot is playing for (timer ran out, or absent too long);
-    ``connections`` counts the sockets open on it. Both are presence: never stored.
+    ``covered`` marks a human seat that a bot is playing for until the player is back (two turn
+    timers in a row ran out, or the player was away past the grace); ``stand_in`` a human seat whose
+    turn timer ran out once: a bot plays that one turn, the next is the player's again;
+    ``timeouts`` counts the player's turn timers that ran out in a row (their own move resets it);
+    ``connections`` counts the sockets open on it. All are presence: never stored.
     """
 
     seat: int
@@ -48,6 +52,8 @@ class SeatInfo:
     bot_level: str | None = None
     token_hash: str | None = None
     covered: bool = False
+    stand_in: bool = False
+    timeouts: int = 0
     connections: int = 0
 
     def public(self) -> dict[str, Any]:
@@ -59,6 +65,7 @@ class SeatInfo:
             "bot_level": self.bot_level,
             "connected": self.connections > 0 or self.kind == "bot",
             "covered": self.covered,
+            "stand_in": self.stand_in,
         }
 
     def spec(self) -> SeatSpec:
@@ -75,7 +82,16 @@ class SeatInfo:
         """Adopt a stored change: the seat is now ``spec`` (and no longer covered)."""
         self.kind = spec.kind  # type: ignore[assignment]
         self.name, self.bot_level, self.token_hash = spec.name, spec.bot_level, spec.token_hash
-        self.covered = False
+        self.release()
+
+    def release(self) -> None:
+        """No bot plays for this seat's player any more, and their timeouts start again from 0."""
+        self.covered, self.stand_in, self.timeouts = False, False, 0
+
+    @property
+    def played_for(self) -> bool:
+        """Whether a bot plays this human seat's turn now (covering it, or standing in once)."""
+        return self.kind == "human" and (self.covered or self.stand_in)
 
 
 def seat_of_token(seats: list[SeatInfo], token: str) -> int:
@@ -114,6 +130,17 @@ def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_
     if any(s.kind == "human" and s.name and names_clash(s.name, name) for s in seats):
         raise RoomError("name_taken", "someone at this table already has that name, or one like it")
     return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat)
+
+
+def check_leave(seats: list[SeatInfo], seat: int, status: str) -> SeatSpec:
+    """What ``seat`` becomes when its player leaves it: empty, only before the start. Raises
+    `RoomError` (``no_such_seat``, ``not_seated``, ``already_started``)."""
+    info = seat_at(seats, seat)
+    if info.kind != "human":
+        raise RoomError("not_seated", f"nobody sits at seat {seat}", 409)
+    if status != "waiting":
+        raise RoomError("already_started", "a seat cannot be left once the match started")
+    return SeatSpec(kind="empty", seat=seat)
 
 
 def check_bot_swap(seats: list[SeatInfo], seat: int, level: str | None, status: str) -> SeatSpec:

@@ -9,7 +9,8 @@ Datetimes are timezone-aware UTC on every backend (`UTCDateTime`). JSON columns 
 objects (``options``, ``start``, a deal's tiles, an action, a round's outcome) as written; a
 nullable one stores None as SQL NULL, not JSON ``null``.
 ``migrations/versions/0001_initial.py`` creates these tables; 0002 adds the room's chat (``chat``),
-its rules (``matches.chat_rules``) and the host's open-table choice (``matches.open_table``).
+its rules (``matches.chat_rules``) and the host's open-table choice (``matches.open_table``); 0003
+lets ``actions.actor`` be ``cover`` (a bot covering a person's seat).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = [
     "ACTORS",
+    "BY_BOT",
     "MATCH_STATUSES",
     "NAMING_CONVENTION",
     "SEAT_KINDS",
@@ -57,8 +59,14 @@ MATCH_STATUSES: Final = ("waiting", "playing", "finished", "abandoned")
 SEAT_KINDS: Final = ("empty", "human", "bot")
 """``seats.kind``: nobody sits there, a player (holding a token), or a bot of ``bot_level``."""
 
-ACTORS: Final = ("human", "bot", "timer", "server")
-"""``actions.actor``: who made the move: the seat's player, its bot, the turn timer, the server."""
+ACTORS: Final = ("human", "bot", "timer", "cover", "server")
+"""``actions.actor``: who made the move: the seat's player, its bot, a bot for the player whose turn
+timer ran out (that one turn), a bot covering the player's seat (two timers in a row ran out, or
+away past the grace), the server (a forced pass)."""
+
+BY_BOT: Final = {"timer": "timeout", "cover": "covering"}
+"""The actors that are a bot playing for a person, and how a record names them (an action's
+optional ``by_bot``, docs/admin.md)."""
 
 NAMING_CONVENTION: Final = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",

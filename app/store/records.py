@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.store.rows import MatchRow
+from app.store.models import BY_BOT
+from app.store.rows import ActionRow, MatchRow
 from engine.record import RecordRound, build_record
 from engine.variants import make_rules
 
@@ -14,7 +15,16 @@ __all__ = ["record_of"]
 def record_of(match: MatchRow) -> dict[str, Any]:
     """RECORD.md's document of a loaded match (see `Store.export_record`): seats as display names,
     ``start`` if any, every stored round (the last one possibly unfinished) with its ``seed`` and
-    ``commitment``."""
+    ``commitment``. An action a bot made for a person carries ``by_bot`` (``"timeout"``: their turn
+    timer ran out, the bot played that turn; ``"covering"``: the bot covered their seat), an
+    optional field that readers of RECORD.md ignore."""
     rules = make_rules(match.variant, match.options, match.seat_count)
-    rounds = [RecordRound(r.deal, [a.action for a in r.actions], r.seed, r.commitment) for r in match.rounds]
+    rounds = [
+        RecordRound(r.deal, [_action(a) for a in r.actions], r.seed, r.commitment) for r in match.rounds
+    ]
     return build_record(rules, match.seat_names(), rounds, match.start, options=match.options)
+
+
+def _action(row: ActionRow) -> dict[str, Any]:
+    by_bot = BY_BOT.get(row.actor)
+    return row.action if by_bot is None else {**row.action, "by_bot": by_bot}

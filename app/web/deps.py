@@ -14,6 +14,7 @@ __all__ = [
     "HostToken",
     "HubDep",
     "RoomDep",
+    "SeatToken",
 ]
 
 
@@ -24,6 +25,8 @@ def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None
 
 
 HostToken = Annotated[str | None, Depends(_bearer)]
+SeatToken = Annotated[str | None, Depends(_bearer)]
+"""A seat's secret token, sent as ``Authorization: Bearer …`` (leaving a seat)."""
 
 
 def _hub(request: HTTPConnection) -> Hub:

@@ -14,7 +14,7 @@ from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.room import Room
-from app.web.deps import HostToken, HubDep, RoomDep
+from app.web.deps import HostToken, HubDep, RoomDep, SeatToken
 from app.web.models import BotSet, ChatRulesSet, ClaimCreate, OpenSet, RoomCreate, RoomCreated, SeatClaimed
 from app.web.ratelimit import retry_after_s
 from engine.deal_json import deal_to_json
@@ -29,6 +29,7 @@ __all__ = [
     "docs_page",
     "get_room",
     "healthz",
+    "leave_seat",
     "lobby_page",
     "metrics_endpoint",
     "open_tables",
@@ -140,6 +141,19 @@ async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate) -> SeatClaimed
     """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409)."""
     token: str = await room.call(lambda r: host_commands.claim(r, seat, body.name))
     return SeatClaimed(seat=seat, token=token)
+
+
+@rooms.delete("/rooms/{code}/seats/{seat}")
+async def leave_seat(room: RoomDep, seat: int, token: SeatToken) -> dict[str, Any]:
+    """The seat's player (``Authorization: Bearer <seat token>``) leaves it before the start: it
+    is empty again. 403 ``not_your_seat``, 409 ``already_started``."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        await host_commands.leave(r, seat, token)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
 
 
 @rooms.put("/rooms/{code}/seats/{seat}/bot")

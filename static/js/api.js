@@ -36,6 +36,8 @@ export const createRoom = (body) => api("POST", "/api/rooms", body);
 export const getRoom = (code) => api("GET", `/api/rooms/${encodeURIComponent(code)}`);
 export const claimSeat = (code, seat, name) =>
   api("POST", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, { name });
+export const leaveSeat = (code, seat, token) =>
+  api("DELETE", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, undefined, token);
 export const setBot = (code, seat, level, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}/bot`, { level }, hostToken);
 export const setOpenTable = (code, open, hostToken) =>

@@ -135,6 +135,7 @@ export class RoomSocket {
     if (this.stopped) return;
     if (event.code === 4001) return this.on.replaced?.(event.reason);
     if (event.code === 4003) return this.on.roomClosed?.();
+    if (event.code === 4005) return this.on.seatLeft?.(); // the seat was left (here or in another window)
     if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
     this.on.status?.({ online: false, reconnecting: true });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];

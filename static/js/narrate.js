@@ -106,17 +106,44 @@ export const namesEl = (room, seats) => fragmentNode(list(seats.map((seat) => na
  */
 export function feedLines(log, room, mySeat) {
   const lines = [];
+  const byBot = byBotSet(room);
   for (let i = 0; i < log.length; i += 1) {
     const event = log[i];
+    const first = i;
+    let line;
     if (event.type === "drew") {
       const run = [event];
       while (log[i + 1]?.type === "drew" && log[i + 1].seat === event.seat) run.push(log[(i += 1)]);
-      lines.push(drawLine(run, room, mySeat));
+      line = drawLine(run, room, mySeat);
     } else if (event.type === "placed" && event.end !== null && log[i + 1]?.type === "placed" && log[i + 1].seat === event.seat) {
-      lines.push(lempasLine(event, log[(i += 1)], room));
-    } else lines.push(eventLine(event, room));
+      line = lempasLine(event, log[(i += 1)], room);
+    } else line = eventLine(event, room);
+    let marked = false;
+    for (let k = first; k <= i; k += 1) marked ||= byBot.has(k);
+    if (marked) markByBot(line, room, event.seat);
+    lines.push(line);
   }
   return lines;
+}
+
+/** The log indexes of the round's moves a bot made for a person (``room.round.by_bot``). */
+export const byBotSet = (room) => new Set(room?.round?.by_bot || []);
+
+/** Marks a feed line as a move a bot made for the person at ``seat``. */
+function markByBot(line, room, seat) {
+  line.classList.add("feed-by-bot");
+  line.dataset.byBot = "1";
+  line.append(" ", h("span", { class: "tag tag-by-bot" }, tf("feed.by_bot", { name: seatName(room, seat) })));
+}
+
+/** How many moves a bot made for each seat in a finished round (its log and room). */
+export function byBotCounts(log, room) {
+  const counts = Array.from({ length: room?.seats?.length || 0 }, () => 0);
+  for (const i of byBotSet(room)) {
+    const event = log[i];
+    if (event && event.seat !== undefined && event.seat < counts.length) counts[event.seat] += 1;
+  }
+  return counts;
 }
 
 function drawLine(run, room, mySeat) {

@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
@@ -73,8 +73,11 @@ export class RoomController {
       welcome: (seat) => this.onWelcome(seat),
       state: (message) => this.onState(message),
       presence: (message) => {
-        if (this.room) this.room = { ...this.room, seats: message.seats };
+        // who is here and covered, and the turn's deadline (armed when a covered player is back)
+        if (this.room) this.room = { ...this.room, seats: message.seats, turn: message.turn ?? this.room.turn };
+        this.setDeadline();
         this.render([]);
+        this.clearTheHand();
       },
       error: (message) => this.onError(message),
       chat: (message) => this.onChat(message),
@@ -95,6 +98,7 @@ export class RoomController {
         this.connection = { ...this.connection, online: false, closed: true };
         this.updateBanner();
       },
+      seatLeft: () => this.forgetSeat(),
       badToken: () => {
         this.memory = remember(this.code, { token: null, seat: null });
         this.seat = null;
@@ -125,11 +129,7 @@ export class RoomController {
     // the room as the narration reads it: the server's room, with the view's rule facts (goal, sides)
     this.room = view ? { ...message.room, goal: view.goal, sides: view.sides } : message.room;
     this.view = view;
-    const turn = this.room.turn;
-    if (turn?.deadline_ms && this.room.turn_timer_s > 0) {
-      const total = this.room.turn_timer_s * 1000;
-      this.deadline = Date.now() + Math.max(0, Math.min(total, turn.deadline_ms - Date.now()));
-    } else this.deadline = null;
+    this.setDeadline();
     if (view) {
       if (!this.rounds.size) this.restoreFeed(view.round);
       this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
@@ -138,9 +138,33 @@ export class RoomController {
       if (view.phase !== "playing" && view.outcome && view.reveal) this.captureRoundEnd();
     }
     this.render(message.events || []);
-    if (this.panel && this.roundEnd && view && view.round > this.roundEnd.round) {
-      this.panel.setNext(true, this.screen?.isMyTurn?.());
+    this.clearTheHand();
+  }
+
+  /** The turn timer's end on this clock, from the room's ``turn.deadline_ms`` (or null). */
+  setDeadline() {
+    const turn = this.room?.turn;
+    if (turn?.deadline_ms && this.room.turn_timer_s > 0) {
+      const total = this.room.turn_timer_s * 1000;
+      this.deadline = Date.now() + Math.max(0, Math.min(total, turn.deadline_ms - Date.now()));
+    } else this.deadline = null;
+  }
+
+  /**
+   * Nothing covers the hand while it may be needed: once the next round is dealt, or whenever it
+   * is this player's turn, the round-end panel folds away (the bar's "last round" reopens it
+   * between turns) and the feed drawer closes, so no turn timer ever runs under a panel or dialog.
+   */
+  clearTheHand() {
+    const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
+    const myTurn = !!this.screen?.isMyTurn?.();
+    if (this.panel && (dealt || myTurn) && !this.view?.match_over) {
+      this.dismissedRound = this.roundEnd.round;
+      this.closePanel();
     }
+    // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the hand)
+    if (myTurn && !this.wasMyTurn) this.screen?.toggleFeed?.(false);
+    this.wasMyTurn = myTurn;
   }
 
   captureRoundEnd() {
@@ -196,7 +220,7 @@ export class RoomController {
     const key = done.map((r) => `${r.round}:${r.log.length}`).join(",");
     if (key === this.keptFeed) return;
     this.keptFeed = key;
-    const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats, goal: r.room.goal, sides: r.room.sides });
+    const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats, goal: r.room.goal, sides: r.room.sides, round: r.room.round });
     saveFeed(this.code, done.map((r) => ({ round: r.round, log: r.log, room: room(r) })));
   }
 
@@ -249,6 +273,7 @@ export class RoomController {
   openRoundEnd() {
     if (!this.roundEnd) return;
     this.closePanel();
+    if (this.screen?.isMyTurn?.()) return; // never over the hand on one's own turn
     const started = this.view && this.view.round > this.roundEnd.round;
     this.panel = roundEndPanel(this.roundEnd, {
       mySeat: this.seat,
@@ -260,7 +285,7 @@ export class RoomController {
     });
     document.body.append(this.panel);
     this.panel.showModal();
-    if (started) this.panel.setNext(true, this.screen?.isMyTurn?.());
+    if (started) this.panel.setNext(true, false);
     this.screen?.update?.([]);
   }
 
@@ -288,6 +313,26 @@ export class RoomController {
       if (NAME_ERRORS.includes(error.code) && this.screen?.nameError) return this.screen.nameError(error.code);
       toast(error.code === "seat_taken" ? t("join.taken") : t("join.error", { message: error.message }), "error");
     }
+  }
+
+  /** Leave the seat before the start: it is empty again and this page watches on. */
+  async leaveSeat() {
+    const seat = this.seat;
+    if (seat === null) return;
+    try {
+      await leaveSeat(this.code, seat, this.memory.token);
+      this.forgetSeat();
+    } catch (error) {
+      toast(t("error.generic", { message: error.message }), "error");
+    }
+  }
+
+  /** This page holds no seat any more (left, here or in another window): watch as a spectator. */
+  forgetSeat() {
+    this.memory = remember(this.code, { token: null, seat: null });
+    this.seat = null;
+    this.connect();
+    this.render([]);
   }
 
   async setSeatBot(seat, level) {
@@ -499,6 +544,9 @@ class WaitingView {
           t("join.sit"),
         ),
       );
+    }
+    if (mine && !started) {
+      actions.push(h("button", { class: "btn leave", type: "button", dataset: { focusKey: `leave-${seat}` }, onclick: () => ctl.leaveSeat() }, t("waiting.leave")));
     }
     if (host && !started) {
       const value = info.kind === "bot" ? info.bot_level : "person";

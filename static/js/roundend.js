@@ -6,7 +6,7 @@
 import { verifyUrl } from "./api.js";
 import { h } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { blockDetails, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { blockDetails, byBotCounts, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
 import { miniTile, stoneSvg } from "./tiles.js";
@@ -104,10 +104,12 @@ function kozelStandings(view, room) {
 
 function kozelHands(view, room, mySeat) {
   const o = view.outcome;
+  const byBot = byBotCounts(view.log, room);
   const rows = view.reveal.hands.map((hand, seat) => {
     const roles = [];
     if (seat === o.winner) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
     if (o.goat.includes(seat)) roles.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
+    if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const lone = hand.length === 1 && hand[0] === "0-0";
     const tiles = hand.length
       ? h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true })))
@@ -126,6 +128,11 @@ function kozelHands(view, room, mySeat) {
   return section("panel.hands", h("ul", { class: "reveal" }, rows), rest);
 }
 
+/** "a bot made 2 moves": a person's moves this round that a bot made for them. */
+function byBotTag(n) {
+  return h("span", { class: "tag tag-by-bot", dataset: { byBot: String(n) } }, t("panel.by_bot", { n }));
+}
+
 function section(titleKey, ...content) {
   return h("section", { class: "panel-section" }, h("h3", {}, tf(titleKey)), ...content);
 }
@@ -139,6 +146,7 @@ function transfers(view, room) {
 
 function hands(view, room, mySeat) {
   const o = view.outcome;
+  const byBot = byBotCounts(view.log, room);
   const rows = view.reveal.hands.map((hand, seat) => {
     const roles = [];
     if (seat === o.winner) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
@@ -146,6 +154,7 @@ function hands(view, room, mySeat) {
     if (seat === o.cucuq) roles.push(h("span", { class: "tag tag-warn" }, tf("panel.role_cucuq")));
     if (seat === o.manguno) roles.push(h("span", { class: "tag tag-warn" }, tf("panel.role_manguno")));
     if (o.mattikkeng.includes(seat)) roles.push(h("span", { class: "tag" }, tf("panel.role_mattikkeng")));
+    if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const tiles = hand.length
       ? h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true })))
       : h("span", { class: "reveal-out" }, t("panel.no_tiles"));

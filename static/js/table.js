@@ -233,6 +233,9 @@ export class TableView {
       setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd;
+    // the round-end panel would cover the hand: not on one's own turn (it reopens after the move)
+    this.lastRoundBtn.disabled = myTurn;
+    setAttr(this.lastRoundBtn, "title", myTurn ? t("table.last_round_after_turn") : null);
     const base = this.ctl.seat ?? 0;
     const n = this.seatCount;
     for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
@@ -241,6 +244,8 @@ export class TableView {
     this.updateHand(legalTiles);
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
     this.updateStatus(myTurn);
+    // on one's turn the feed drawer (a phone's overlay) ends above the hand, never over it
+    this.el.style.setProperty("--me-h", `${this.me.offsetHeight}px`);
     this.updateLempas(myTurn);
     this.updateFeed();
     this.tick();
@@ -283,7 +288,7 @@ export class TableView {
     el.classList.toggle("acting", acting);
     el.classList.toggle("mine", mine);
     el.classList.toggle("offline", !info.connected);
-    const thinking = acting && (info.kind === "bot" || Boolean(info.covered));
+    const thinking = acting && (info.kind === "bot" || Boolean(info.covered) || Boolean(info.stand_in));
     el.classList.toggle("bot-thinking", thinking);
     el.classList.toggle("bot", info.kind === "bot");
     if (plate.thinking.hidden === thinking) plate.thinking.hidden = !thinking;
@@ -306,6 +311,7 @@ export class TableView {
     if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot")));
     else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
     if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
+    else if (info.stand_in) tags.push(h("span", { class: "tag tag-covered tag-stand-in" }, t("seat.stand_in")));
     if (info.kind === "human" && !info.connected) {
       // the host sees what to do about it instead (the red dot still says offline)
       if (this.ctl.hostToken && !mine && room.status === "playing") tags.push(this.replaceButton(seat));
@@ -326,7 +332,7 @@ export class TableView {
       t("tiles.count", { n: count }),
       this.kozel ? this.pointsText(seat) : t("stones.count", { n: stones }),
       info.connected ? t("seat.online") : t("seat.offline"),
-      info.covered ? t("seat.covered") : null,
+      info.covered ? t("seat.covered") : info.stand_in ? t("seat.stand_in") : null,
       acting ? t("seat.to_act") : null,
       thinking ? t("seat.thinking") : null,
     ].filter(Boolean);
@@ -388,7 +394,9 @@ export class TableView {
    * each draw shows); the next state says whether to draw again. */
   autoDraw(myTurn) {
     const legal = this.ctl.view.legal || [];
-    const drawing = myTurn && !this.pending && legal.length === 1 && legal[0].draw === true;
+    const me = this.ctl.room.seats[this.ctl.seat] || {};
+    // while a bot plays for this seat (covering it, or this one turn) the bot draws, not the page
+    const drawing = myTurn && !this.pending && !me.covered && !me.stand_in && legal.length === 1 && legal[0].draw === true;
     if (!drawing || this.drawVersion === this.ctl.version) return;
     this.drawVersion = this.ctl.version;
     clearTimeout(this.drawTimer);
@@ -446,13 +454,21 @@ export class TableView {
   updateStatus(myTurn) {
     const { view, room, seat } = this.ctl;
     const info = seat === null ? null : room.seats[seat];
-    this.coverBox.hidden = !info?.covered;
-    if (info?.covered) {
-      replace(
-        this.coverBox,
-        h("span", {}, t("table.covered")),
-        h("button", { class: "btn btn-gold", type: "button", onclick: () => this.ctl.back() }, t("table.im_back")),
-      );
+    // a bot plays for you until you are back; once the match is over there is nothing to come back to
+    const over = view.match_over || room.status === "finished";
+    const covered = !!info?.covered && !over;
+    const standIn = !!info?.stand_in && !covered && !over;
+    this.coverBox.hidden = !covered && !standIn;
+    const coverKey = covered ? "covered" : standIn ? "stand_in" : "";
+    if (this.coverBox.dataset.kind !== coverKey) {
+      this.coverBox.dataset.kind = coverKey;
+      if (covered) {
+        replace(
+          this.coverBox,
+          h("span", {}, t("table.covered")),
+          h("button", { class: "btn btn-gold", type: "button", onclick: () => this.ctl.back() }, t("table.im_back")),
+        );
+      } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {

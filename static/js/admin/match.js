@@ -86,6 +86,27 @@ function pointsTable(round, names) {
   );
 }
 
+/** Who made a stored move, in words; a move a bot made for a person is marked (issue 12). */
+const ACTOR_WORDS = {
+  human: "by the player",
+  bot: "by the seat's bot",
+  timer: "by a bot for the player: their turn timer ran out",
+  cover: "by a bot covering the player's seat",
+  server: "forced pass, by the server",
+};
+
+function actionItem(action, actor, names) {
+  const forPerson = actor === "timer" || actor === "cover";
+  return h(
+    "li",
+    { class: forPerson ? "by-bot" : "", dataset: { actor } },
+    actionText(action, names),
+    " ",
+    forPerson ? h("span", { class: "by-bot-tag" }, "bot for the player") : null,
+    h("span", { class: "actor" }, ` (${ACTOR_WORDS[actor] || actor})`),
+  );
+}
+
 function roundSection(match, round, names, openReplay) {
   const hands = h(
     "table",
@@ -103,7 +124,7 @@ function roundSection(match, round, names, openReplay) {
     "details",
     { class: "round-card", dataset: { round: String(round.index) }, open: round.index === match.rounds.length - 1 },
     h("summary", {}, `Round ${round.index + 1}`, round.outcome ? ` · ${round.outcome.end}` : " · in play", ` · ${count(round.actions.length, "action")}`),
-    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => h("li", {}, actionText(a, names), ` (${round.actors[i]})`)))), replay),
+    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => actionItem(a, round.actors[i], names)))), replay),
   );
 }
 

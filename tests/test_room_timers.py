@@ -1,0 +1,273 @@
+"""Turn timers and absence, in-process (tests/roomkit.py: fake outboxes, a fake clock, a real
+SQLite store). A timeout costs one turn: a bot plays it (stored as ``timer``) and the next turn is
+the player's again, with its own timer; two in a row, or away past the grace, and a bot covers
+the seat (its moves stored as ``cover``) until the player is back. Whenever the room arms a turn
+timer, every connection learns its deadline: on a move, a forced pass, a deal, and when a covered
+player comes back on their own turn ("I'm back" or reconnecting)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+from app.rooms.frames import room_public, turn_public
+from app.rooms.local import LocalBots
+from app.store.records import record_of
+from engine.actions import Action
+from engine.record import read_record
+from engine.views import PlayerView
+from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
+
+BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
+TIMER_S = 30.0
+
+
+class HeldSeat:
+    """A `BotPort` that decides at once, except for ``seat`` while ``held``: a bot playing for
+    that seat waits until `release` (so a test can catch the covered player's own turn)."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat, self.held, self.asked = seat, False, 0
+        self.gate = asyncio.Event()
+        self._local = LocalBots()
+
+    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+        if self.held and view.seat == self.seat:
+            self.asked += 1
+            await self.gate.wait()
+        return await self._local.decide(level, view, seed)
+
+    def release(self) -> None:
+        self.held = False
+        self.gate.set()
+
+
+def known_turn(conn: FakeOutbox) -> dict[str, Any] | None:
+    """The turn (with its deadline) as ``conn`` last heard it, from a state or a presence frame."""
+    for frame in reversed(conn.frames):
+        if frame["type"] == "state":
+            turn: dict[str, Any] | None = frame["room"]["turn"]
+            return turn
+        if frame["type"] == "presence":
+            return frame["turn"]  # type: ignore[no-any-return]
+    return None
+
+
+async def actors_of(table: Table, seat: int) -> list[str]:
+    """Who made ``seat``'s stored moves, in order (forced passes, the server's, left out)."""
+    row = await table.stored()
+    return [a.actor for r in row.rounds for a in r.actions if a.seat == seat and a.actor != "server"]
+
+
+async def until_turn(table: Table, conn: FakeOutbox, limit: int = 400) -> None:
+    """Let the bots play until ``conn``'s seat has a move of its own to choose, its timer armed."""
+    for _ in range(limit):
+        if my_move(conn.last_state) is not None and table.room.turn_deadline is not None:
+            return
+        await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+    raise AssertionError("the seat's turn never came")
+
+
+async def time_out(table: Table) -> None:
+    """Let the turn timer run out and the bot's pause pass (the bot plays that turn)."""
+    await table.clock.advance(table.room, TIMER_S + 2 * table.hub.config.bot_delay_s)
+
+
+def test_one_timeout_costs_one_turn_and_the_next_is_the_players_again(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        watcher = await table.watch()
+        await table.start()
+        await until_turn(table, ana)
+        version = table.room.version
+        await table.clock.advance(table.room, TIMER_S)  # the timer runs out: a bot stands in
+        told = ana.of_type("presence")[-1]
+        assert told["seats"][0]["stand_in"] is True and told["seats"][0]["covered"] is False
+        assert told["turn"] == {"seat": 0, "deadline_ms": None}  # a bot's turn now: no timer
+        assert watcher.of_type("presence")[-1] == told
+        await table.clock.advance(table.room, 2 * table.hub.config.bot_delay_s)
+        row = await table.stored()
+        made = [a for r in row.rounds for a in r.actions if a.version == version + 1]
+        assert [(a.seat, a.actor) for a in made] == [(0, "timer")]
+        seat = table.room.seats[0]
+        assert not seat.covered and not seat.stand_in and seat.timeouts == 1
+        # the bot's move is marked for everyone: its events' indexes in the round's log
+        marked = watcher.last_state["room"]["round"]["by_bot"]
+        assert marked and all(ana.last_state["room"]["round"]["by_bot"] == marked for _ in [0])
+        # the next turn is Ana's own again, with its timer, and everyone knows its end
+        await until_turn(table, ana)
+        assert not table.room.seats[0].covered
+        deadline_ms = int(table.room.turn_deadline * 1000)  # type: ignore[operator]
+        assert known_turn(ana) == known_turn(watcher) == {"seat": 0, "deadline_ms": deadline_ms}
+        move = my_move(ana.last_state)
+        assert move is not None
+        await table.act(ana, move)  # her own move: the count of timeouts starts again
+        assert table.room.seats[0].timeouts == 0
+        await until_turn(table, ana)
+        await time_out(table)
+        assert not table.room.seats[0].covered  # one timeout again, not two in a row
+        assert (await actors_of(table, 0)).count("timer") == 2
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S)
+
+
+def test_two_timeouts_in_a_row_and_a_bot_covers_until_the_player_is_back(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        watcher = await table.watch()
+        await table.start()
+        await until_turn(table, ana)
+        await time_out(table)
+        assert not table.room.seats[0].covered
+        await until_turn(table, ana)
+        await table.clock.advance(table.room, TIMER_S)  # the second in a row: a bot covers her
+        seat = table.room.seats[0]
+        assert seat.covered and not seat.stand_in
+        assert watcher.of_type("presence")[-1]["seats"][0]["covered"] is True
+        # the bot plays her turns now, each stored as the covering bot's
+        for _ in range(200):
+            if (await actors_of(table, 0)).count("cover") >= 2:
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        assert (await actors_of(table, 0))[:2] == ["timer", "cover"]
+        assert (await actors_of(table, 0)).count("cover") >= 2
+        table.room.back(ana)
+        await table.room.settled()
+        assert not table.room.seats[0].covered and table.room.seats[0].timeouts == 0
+        assert ana.of_type("presence")[-1]["seats"][0]["covered"] is False
+        await until_turn(table, ana)  # her turns are hers again, with the timer
+        assert known_turn(watcher) == {"seat": 0, "deadline_ms": int(table.room.turn_deadline * 1000)}  # type: ignore[operator]
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S)
+
+
+def _covered_on_own_turn(tmp_path: Path, come_back: str) -> None:
+    """Ana is covered (two timeouts); on her turn, while the covering bot thinks, she comes back
+    (``back`` or ``reconnect``): the timer starts for her and every connection learns its end; when
+    it runs out, that is one timeout (a bot plays that turn), not the bot covering again."""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        watcher = await table.watch()
+        await table.start()
+        for _ in range(2):
+            await until_turn(table, ana)
+            await time_out(table)
+        assert table.room.seats[0].covered
+        bots.held = True  # the covering bot's next decision for Ana waits
+        for _ in range(400):  # (not waiting for bots: the held one would never come)
+            if bots.asked:
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s, bots=False)
+        assert bots.asked and table.room.state is not None and table.room.state.to_act == 0
+        assert table.room.turn_deadline is None
+        before = table.room.version
+        if come_back == "back":
+            table.room.back(ana)
+            await table.room.settled(bots=False)
+            seated = ana
+        else:
+            table.room.disconnect(ana)
+            await table.room.settled(bots=False)
+            seated = await table.watch(token)
+        assert not table.room.seats[0].covered
+        deadline = table.room.turn_deadline
+        assert deadline is not None and deadline == table.clock.now + TIMER_S
+        expected = {"seat": 0, "deadline_ms": int(deadline * 1000)}
+        assert known_turn(seated) == known_turn(watcher) == expected
+        assert await table.room.call(turn_public) == expected
+        bots.release()  # the covering bot's decision comes back stale: dropped
+        await table.room.settled()
+        assert table.room.version == before and table.room.turn_deadline == deadline
+        await table.clock.advance(table.room, TIMER_S - 0.1, bots=False)
+        assert table.room.version == before  # not before her deadline
+        await time_out(table)
+        assert table.room.version > before
+        assert (await actors_of(table, 0))[-1] == "timer" and not table.room.seats[0].covered
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, bot_port=bots)
+
+
+def test_a_covered_player_back_on_their_own_turn_gets_a_deadline_everyone_knows(tmp_path: Path) -> None:
+    _covered_on_own_turn(tmp_path, "back")
+
+
+def test_a_covered_player_reconnecting_on_their_own_turn_gets_a_deadline_everyone_knows(
+    tmp_path: Path,
+) -> None:
+    _covered_on_own_turn(tmp_path, "reconnect")
+
+
+def test_every_connection_always_knows_the_turn_deadline_the_room_has_armed(tmp_path: Path) -> None:
+    """Two people and three bots play on: moves, forced passes, timeouts, covering, returns and
+    deals. After every step of the clock, every connection's last word on the turn is the room's."""
+
+    async def body(table: Table) -> None:
+        token_a, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        watcher = await table.watch()
+        await table.start()
+        rng = random.Random(7)
+        conns = {"ana": ana, "budi": budi, "watcher": watcher}
+        deadlines_after_forced = 0
+        for step in range(600):
+            for name, conn in conns.items():
+                assert known_turn(conn) == await table.room.call(turn_public), (step, name)
+            row = await table.stored()
+            if len(row.rounds) >= 3 and deadlines_after_forced:
+                break
+            last = row.rounds[-1].actions[-1:] if row.rounds else []
+            if last and last[0].actor == "server" and table.room.turn_deadline is not None:
+                deadlines_after_forced += 1
+            mover = (
+                conns["ana"]
+                if my_move(ana.last_state)
+                else conns["budi"]
+                if my_move(budi.last_state)
+                else None
+            )
+            roll = rng.random()
+            if mover is not None and roll < 0.6:
+                await table.act(mover, my_move(mover.last_state))  # type: ignore[arg-type]
+            elif roll < 0.65 and table.room.seats[0].covered:
+                table.room.back(ana)
+                await table.room.settled()
+            elif roll < 0.68 and ana in table.room.conns:
+                table.room.disconnect(ana)
+                await table.room.settled()
+                conns["ana"] = ana = await table.watch(token_a)
+            else:
+                await table.clock.advance(table.room, rng.choice([0.5, 0.5, 5.0, TIMER_S]))
+        assert deadlines_after_forced, "no forced pass before a person's turn came up"
+        assert len((await table.stored()).rounds) >= 3
+
+    run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]], turn_timer_s=TIMER_S)
+
+
+def test_moves_a_bot_made_for_a_person_are_marked_in_views_records_and_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.watch()
+        await table.start()
+        await until_turn(table, ana)
+        await time_out(table)
+        marked = table.room.by_bot
+        state = table.room.state
+        assert state is not None and marked
+        assert all(state.log[i].seat == 0 for i in marked)  # type: ignore[union-attr]
+        # the stored match as a record: the bot's move carries by_bot; RECORD.md readers load it
+        doc = record_of(await table.stored())
+        flagged = [a for r in doc["rounds"] for a in r["actions"] if "by_bot" in a]
+        assert flagged and {a["by_bot"] for a in flagged} == {"timeout"} and flagged[0]["seat"] == 0
+        assert read_record(doc).rounds  # the optional field changes nothing for a reader
+        again = await reopen(table)  # a restart rebuilds the marks from the stored actors
+        assert again.room.by_bot == marked
+        frame = await again.room.call(room_public)
+        assert frame["round"]["by_bot"] == marked
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S)
