@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browserkit import CATALOGS, DESKTOP, PHONE, goto, open_page, play_turn, sit_and_start
+from tests.browserkit import CATALOGS, DESKTOP, PHONE, PLAYABLE, goto, open_page, play_turn, sit_and_start
 from tests.serverkit import ServerProcess
 
 # The tab is "hidden" while window.__hidden is true (Chromium shows every headless page), and every
@@ -123,6 +123,7 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
         assert any(s["kind"] == "place" for s in sounds), sounds  # the bots' tiles before our turn
 
         page.evaluate("() => { window.__hidden = false; window.__domengSounds = []; }")
+        page.wait_for_selector(PLAYABLE)  # the notice came with a tile to choose
         assert play_turn(page)
         page.wait_for_function("() => window.__domengSounds.some((s) => s.kind === 'place')")
         watch.assert_clean()

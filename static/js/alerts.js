@@ -110,7 +110,7 @@ export class TableAlerts {
   }
 
   /** After the table drew ``view``: ``events`` are the round's new events, ``myTurn`` whether the
-   * player must act now (`TableView.isMyTurn`), ``turnText`` the notification's words. */
+   * player has a tile to choose now, ``turnText`` the notification's words. */
   update(view, events, myTurn, turnText) {
     let sound = null;
     for (const event of events) {

@@ -252,7 +252,9 @@ export class TableView {
     if (events.length) this.animate(events);
     this.autoDraw(myTurn);
     document.title = myTurn ? `● ${t("table.your_turn_short")} · ${t("app.title")}` : t("app.title");
-    this.alerts.update(view, events, myTurn, t("alerts.turn_body", { code: this.ctl.code }));
+    // a turn with a tile to choose (a forced pass is the server's, a Kozel draw the page's own)
+    const choosing = myTurn && (view.legal || []).some((a) => a.play !== undefined);
+    this.alerts.update(view, events, choosing, t("alerts.turn_body", { code: this.ctl.code }));
   }
 
   /** Where the opening tile sits in the chain: one place further right for each tile laid on L. */
