@@ -204,6 +204,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415 - only the server needs it
 
     from app.web.app import create_app  # noqa: PLC0415
+    from app.web.guard import ConnectionGuard, guarded_protocol  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
     overrides = {
@@ -219,8 +220,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     }
     settings = Settings(**overrides)
     app = create_app(settings)
+    guard = ConnectionGuard.from_settings(settings.max_connections_per_address, settings.forwarded_allow_ips)
     uvicorn.run(
         app,
+        # a request deadline and a per-address cap on open connections (issue 13)
+        http=guarded_protocol(guard, settings.request_timeout_s),
+        timeout_keep_alive=settings.keep_alive_s,
         host=settings.host,
         port=settings.port,
         ws="websockets-sansio",

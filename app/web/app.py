@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator
@@ -25,6 +26,7 @@ from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.store import Store
+from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, security_headers
 from app.web.routes import STATIC_DIR, operations, pages, rooms
@@ -51,6 +53,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # the accept loop out of file descriptors reports once a second: log it at a bounded rate
+        asyncio.get_running_loop().set_exception_handler(
+            RateLimitedExceptionHandler(settings.loop_error_window_s)
+        )
         await bots.start()
         await store.start()
         recovered = await hub.recover()
@@ -112,4 +118,5 @@ def room_config(settings: Settings) -> RoomConfig:
         round_pause_s=settings.round_pause_s,
         turn_timer_s=settings.turn_timer_s,
         max_rooms=settings.max_rooms,
+        max_spectators=settings.max_spectators,
     )

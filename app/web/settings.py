@@ -66,6 +66,21 @@ class Settings(BaseSettings):
     """Room WebSockets one client address may hold open at once (0: no limit); one more is closed
     with 1008. Behind a reverse proxy, set ``forwarded_allow_ips`` too, or every player counts as
     the proxy's address."""
+    max_connections_per_address: Annotated[int, Field(ge=0)] = 64
+    """HTTP connections (WebSockets included) one peer address may hold open at once (0: no
+    limit); one more is closed as soon as it is accepted (app/web/guard.py). Peers named in
+    ``forwarded_allow_ips`` are not capped: behind a proxy, let the proxy cap its clients."""
+    request_timeout_s: Annotated[float, Field(gt=0, le=10)] = 10.0
+    """A connection that has not sent a whole request this long after opening (or after its last
+    response) is closed: half-sent headers hold nothing for long (at most 10 s)."""
+    keep_alive_s: Annotated[int, Field(ge=1)] = 5
+    """An idle keep-alive connection is closed after this long."""
+    loop_error_window_s: Annotated[float, Field(gt=0)] = 10.0
+    """The event loop's error reports (say, the accept loop out of file descriptors) are written
+    at most once per this many seconds each, with the count of those left out."""
+    max_spectators: Annotated[int, Field(ge=0)] = 100
+    """Spectators one room takes at once (0: no limit); one more is closed with 1008
+    ``spectators_full`` (docs/protocol.md). Seated players are never refused."""
     max_frame_bytes: Annotated[int, Field(ge=256)] = 4096
     rate_limit: str = "20 per 2 seconds"
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""
