@@ -20,3 +20,7 @@ class RoomConfig:
     turn_timer_s: float = 30.0
     max_rooms: int = 5000
     max_spectators: int = 100
+    unload_after_s: float = 300.0
+    """A room nobody is connected to and that handled nothing this long leaves memory."""
+    abandon_after_s: float = 86400.0
+    """An unfinished match nobody used this long is stored ``abandoned`` (reason ``idle``)."""

@@ -8,7 +8,7 @@ outcome, so RECORD.md's ``domeng-record/1`` document can be rebuilt from the dat
 Datetimes are timezone-aware UTC on every backend (`UTCDateTime`). JSON columns hold RECORD.md
 objects (``options``, ``start``, a deal's tiles, an action, a round's outcome) as written; a
 nullable one stores None as SQL NULL, not JSON ``null``.
-``migrations/versions/0001_initial.py`` creates exactly these tables.
+``migrations/versions/`` (0001, then 0002's ``closed_reason``) creates exactly these tables.
 """
 
 from __future__ import annotations
@@ -128,6 +128,9 @@ class Match(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     host_token_hash: Mapped[str] = mapped_column(String(128))
+    closed_reason: Mapped[str | None] = mapped_column(String(16))
+    """Why the match was stored ``abandoned``: ``admin`` (an admin closed its room) or ``idle``
+    (nobody used it for ``DOMENG_ABANDONED_AFTER_S``); None otherwise and for older rows."""
 
 
 class Seat(Base):

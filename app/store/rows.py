@@ -16,6 +16,7 @@ __all__ = [
     "ActionRow",
     "MatchRow",
     "NewRound",
+    "RoomRow",
     "RoundEnd",
     "RoundRow",
     "SeatChange",
@@ -179,10 +180,22 @@ class MatchRow:
     host_token_hash: str
     seats: tuple[SeatRow, ...]
     rounds: tuple[RoundRow, ...]
+    closed_reason: str | None = None
+    """Why it was stored ``abandoned`` (``admin`` or ``idle``), else None."""
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""
         return [seat_display_name(seat) for seat in self.seats]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRow:
+    """What a room needs of its stored match (`Store.load_room`), without its whole history:
+    ``match`` with only its last two rounds (actions and tallies included) in ``rounds``, and
+    ``outcomes_before`` the outcomes of every round before those, in order."""
+
+    match: MatchRow
+    outcomes_before: tuple[dict[str, Any], ...]
 
 
 def seat_display_name(seat: SeatRow) -> str:

@@ -59,7 +59,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         await bots.start()
         await store.start()
-        recovered = await hub.recover()
+        recovered = await hub.recover()  # counts them: rooms load when opened
+        hub.start_sweeper(min(60.0, settings.room_unload_after_s / 2))
         # Rooms hold many small long-lived objects: move what exists now out of the collector's
         # way and collect the young generation less often, so GC pauses stay short under load.
         gc.freeze()
@@ -119,4 +120,6 @@ def room_config(settings: Settings) -> RoomConfig:
         turn_timer_s=settings.turn_timer_s,
         max_rooms=settings.max_rooms,
         max_spectators=settings.max_spectators,
+        unload_after_s=settings.room_unload_after_s,
+        abandon_after_s=settings.abandoned_after_s,
     )

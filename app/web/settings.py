@@ -32,12 +32,19 @@ class Settings(BaseSettings):
     admin_login_limit: str = "5 per minute"
     """Failed admin logins one client address may make (a `limits` expression); over it: 429."""
     abandoned_after_s: Annotated[float, Field(gt=0)] = 24 * 3600.0
-    """An unfinished match with no stored change for this long counts as abandoned (docs/admin.md)."""
+    """An unfinished match nobody has used for this long (nobody connected, nothing stored) is
+    closed: stored ``abandoned`` (reason ``idle``), its history kept (docs/admin.md)."""
+    room_unload_after_s: Annotated[float, Field(gt=0)] = 300.0
+    """A room nobody is connected to and that has done nothing for this long leaves memory (a
+    finished match, a room nobody joined, a table everybody left); its link loads it again."""
     public_url: str | None = None
     """The base URL of share links, e.g. ``https://domeng.example``; without it links are relative
     (``/r/CODE``) and the browser completes them (never from a request's Host header)."""
     max_rooms: Annotated[int, Field(ge=1)] = 5000
-    """Rooms one process hosts at most; creating more answers 503."""
+    """Rooms one process holds in memory at most (idle ones leave it); creating more answers 503."""
+    max_rooms_per_address: Annotated[int, Field(ge=0)] = 20
+    """Unfinished rooms in memory one client address may have created (0: no limit); one more
+    answers 429 ``too_many_open_rooms``."""
     room_create_limit: str = "60 per minute"
     """Rooms one client address may create (a `limits` expression); over it: 429."""
 
