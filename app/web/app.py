@@ -28,7 +28,7 @@ from app.rooms.hub import Hub
 from app.store import Store
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
-from app.web.middleware import MAX_BODY_BYTES, BodyLimit, security_headers
+from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, security_headers
 from app.web.routes import STATIC_DIR, operations, pages, rooms
 from app.web.settings import Settings
 
@@ -40,7 +40,8 @@ _log = structlog.get_logger("domeng.server")
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The application, with its store, hub and metrics created at start-up (lifespan)."""
     settings = settings or Settings()
-    configure_logging(settings.log_level, settings.log_json)
+    secret = settings.admin_token.get_secret_value() if settings.admin_token else ""
+    configure_logging(settings.log_level, settings.log_json, secrets=[secret])
     metrics = Metrics()
     store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
     # bots think in worker processes, never on the event loop (app.bots.workers)
@@ -92,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_admin(app, AdminAuth(settings))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(RelativeRedirects)  # a Location never names the request's Host
     app.add_middleware(SecureASGIMiddleware, secure=security_headers())  # outermost: every response
     return app
 
