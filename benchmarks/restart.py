@@ -1,6 +1,6 @@
 """Start-up time and memory against stored history (issue 13): does a restart grow with it?
 
-For each size (stored actions in unfinished matches: 10k, 100k and 1M by default) this writes a
+For each size (stored actions in unfinished matches: none, 10k, 100k and 1M by default) this writes a
 fresh SQLite database of Domeng matches without an end (``camat_target`` 0, five random bots,
 every round's deal from a seed and its commitment, every action legal: the engine plays them),
 each stopped in the middle of a round, with bulk inserts (no server involved). Then it starts
@@ -57,6 +57,8 @@ def generate(path: Path, actions: int, matches: int, rng: random.Random) -> list
     SQLite database at ``path``; their room codes."""
     url = f"sqlite+aiosqlite:///{path}"
     upgrade_database(url)
+    if not actions:
+        return []  # the baseline: an empty database
     engine = create_engine(f"sqlite:///{path}")
     rules = make_rules("domeng", OPTIONS, 5)
     now = datetime.now(UTC)
@@ -215,8 +217,8 @@ def measure(data_dir: Path, codes: list[str]) -> dict[str, Any]:
         return {
             "ready_s": round(ready_s, 2),
             "rss_ready_mb": round(rss_ready, 1),
-            "open_ms": round(statistics.median(opens), 1),
-            "open_max_ms": round(max(opens), 1),
+            "open_ms": round(statistics.median(opens), 1) if opens else None,
+            "open_max_ms": round(max(opens), 1) if opens else None,
             "rss_open_mb": round(rss_mb(proc.pid), 1),
         }
     finally:
@@ -226,7 +228,9 @@ def measure(data_dir: Path, codes: list[str]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="stored actions, comma-separated")
+    parser.add_argument(
+        "--sizes", default="0,10000,100000,1000000", help="stored actions, comma-separated (0: empty)"
+    )
     parser.add_argument("--matches", type=int, default=100, help="unfinished matches holding them")
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()

@@ -163,15 +163,16 @@ def test_a_room_nobody_used_for_long_is_closed_as_abandoned_with_its_history(tmp
 def test_rooms_out_of_memory_are_abandoned_by_their_last_stored_change(tmp_path: Path) -> None:
     async def main() -> None:
         config = replace(LIFECYCLE, abandon_after_s=0.2)
+        clock = FakeClock()
         async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(config, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+            hub = Hub(config, store, Metrics(), clock=clock, bots=LocalBots())
             try:
                 room, _ = await hub.create_room("kozel", {}, 2, 0.0, [None, None])
-                await hub.unload(room) or None  # idle_s is 0 on the fake clock: still in memory
-                hub.rooms.pop(room.code)  # as if unloaded long ago (or never loaded since a restart)
-                await room.stop()
+                clock.now += 0.1
+                assert await hub.unload(room)  # out of memory (as after a restart, too)
                 abandoned = 0
                 for _ in range(200):  # the store's own clock must pass the cutoff
+                    clock.now += 1.0  # the next scan of the store is due
                     abandoned += (await hub.sweep())[1]
                     if abandoned:
                         break

@@ -56,6 +56,7 @@ class Hub:
         """Client address that created each room in memory (`open_rooms_of`)."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        self._next_scan = 0.0  # clock time of the next scan of the store for idle matches
 
     def get(self, code: str) -> Room | None:
         """The room with this code if it is in memory, or None (`open` loads it)."""
@@ -241,7 +242,8 @@ class Hub:
         """Unload every room nobody has used for ``config.unload_after_s`` (nobody connected,
         nothing handled: finished, never joined or left), and store as ``abandoned`` every
         unfinished match nobody has used for ``config.abandon_after_s``: in memory by its idle
-        time, out of it by its last stored change. Returns (unloaded, abandoned)."""
+        time, out of it by its last stored change (that scan runs at most every
+        ``abandon_after_s / 24`` seconds, and at least hourly). Returns (unloaded, abandoned)."""
         unloaded = abandoned = 0
         for room in list(self.rooms.values()):
             idle = room.idle_s()
@@ -252,6 +254,10 @@ class Hub:
                     abandoned += 1
             elif idle >= self.config.unload_after_s and await self.unload(room):
                 unloaded += 1
+        now = self.clock.time()
+        if now < self._next_scan:  # the store's scan (its NOT EXISTS over actions) at most hourly
+            return self._swept(unloaded, abandoned)
+        self._next_scan = now + min(3600.0, self.config.abandon_after_s / 24)
         cutoff = datetime.now(UTC) - timedelta(seconds=self.config.abandon_after_s)
         for match_id, code in await self.store.idle_matches(cutoff):
             if code in self.rooms or code in self._loading:
@@ -259,6 +265,9 @@ class Hub:
             await self.store.abandon(match_id, "idle")
             _log.info("room_abandoned", room=code, match=match_id, why="idle")
             abandoned += 1
+        return self._swept(unloaded, abandoned)
+
+    def _swept(self, unloaded: int, abandoned: int) -> tuple[int, int]:
         if unloaded or abandoned:
             _log.info("rooms_swept", unloaded=unloaded, abandoned=abandoned, in_memory=len(self.rooms))
         return unloaded, abandoned

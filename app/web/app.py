@@ -58,7 +58,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         asyncio.get_running_loop().set_exception_handler(
             RateLimitedExceptionHandler(settings.loop_error_window_s)
         )
-        await bots.start()
+        # the bot workers start beside the rest (a process importing the engine): not awaited, so
+        # readiness does not wait for them; a first decision before they are up waits for them
+        warming = asyncio.create_task(bots.start(), name="bot-workers-start")
         await store.start()
         recovered = await hub.recover()  # counts them: rooms load when opened
         hub.start_sweeper(min(60.0, settings.room_unload_after_s / 2))
@@ -71,6 +73,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for room in hub.rooms.values():
             room.close_all("server_restart")
         await hub.stop()
+        with contextlib.suppress(Exception):
+            await warming
         await bots.close()
         await store.close()
 
