@@ -14,7 +14,13 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.rooms = Gauge("domeng_rooms", "Rooms hosted by this process", registry=self.registry)
+        self.rooms = Gauge("domeng_rooms", "Rooms in this process's memory", registry=self.registry)
+        self.rooms_loaded = Counter(
+            "domeng_rooms_loaded", "Rooms loaded from the store when opened", registry=self.registry
+        )
+        self.rooms_unloaded = Counter(
+            "domeng_rooms_unloaded", "Idle rooms taken out of memory", registry=self.registry
+        )
         self.connections = Gauge(
             "domeng_connections", "Open WebSocket connections in rooms", registry=self.registry
         )

@@ -620,6 +620,12 @@ class State:
         self.leader = next_leader
         self.phase = Phase.OVER if match_over else _READY
 
+    def forget_rounds(self, keep: int = 1) -> None:
+        """Drop all but the last ``keep`` finished rounds from ``history`` (a server that plays a
+        match without an end keeps only what its views show: the last round's reveal)."""
+        if len(self.history) > keep:
+            self.history = self.history[len(self.history) - keep :] if keep else ()
+
     def round_log(self) -> RoundLog | None:
         """The current round as a `RoundLog` (outcome None while it is being played), or None."""
         if self.deal is None:

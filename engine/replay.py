@@ -15,8 +15,10 @@ from engine.core import Deal, Phase, State
 from engine.deal_json import parse_deal
 from engine.errors import EngineError, RecordError
 from engine.events import Event
+from engine.rules.base import Rules
+from engine.rules.domeng import DomengState
 
-__all__ = ["Step", "StoredRound", "replay_rounds"]
+__all__ = ["Step", "StoredRound", "replay_rounds", "resume_match"]
 
 StoredRound = tuple[Deal | Mapping[str, object], object]
 """One round as stored: its deal (a `Deal`, or its JSON as `engine.deal_json.deal_to_json` writes
@@ -58,6 +60,39 @@ def replay_rounds(state: State, rounds: Iterable[StoredRound], rest_key: str = "
             except EngineError as error:
                 raise RecordError(error.code, error.message, index, at) from None
             yield Step(index, at, action, tuple(events))
+
+
+def resume_match(
+    rules: Rules,
+    start: Mapping[str, object] | None,
+    finished: Sequence[Mapping[str, object]],
+    received: Sequence[int] = (),
+) -> State:
+    """The match as it stands after its ``finished`` rounds, ready to deal the next one, without
+    replaying them: ``start`` is the match's RECORD.md ``start`` (None for a new match) and
+    ``finished`` the outcomes of its finished rounds in order, as `engine.views.outcome_to_json`
+    writes them. The score comes from the last outcome (Domeng: ``table``, ``stones``, ``camat``;
+    Kozel: ``points``, ``pending``), the next leader from its ``next_leader``, Domeng's camat
+    elections per seat from every ``camat_elected`` (D16-D18: the match ends at its camat target);
+    the next round dealt is round ``len(finished)`` (from 0). The state's ``history`` is empty.
+    Domeng's stones ``received`` per seat over those rounds (the standings' second key, every
+    settlement's stones: a store keeps them in its round tallies) are taken as given (default 0).
+
+    Raises `EngineError` (``invalid_start``) for a score no match can reach, KeyError for an
+    outcome without those fields.
+    """
+    if finished:
+        start = rules.start_after(finished[-1])
+    state = rules.new_match(start)
+    state.round_index = len(finished)
+    if isinstance(state, DomengState):
+        if received:
+            state.received = [int(r) for r in received]
+        for outcome in finished:
+            camat = outcome["camat"]
+            if outcome["camat_elected"] and isinstance(camat, int):
+                state.elections[camat] += 1
+    return state
 
 
 def _deal_round(state: State, index: int, deal: Deal | Mapping[str, object], rest_key: str) -> None:

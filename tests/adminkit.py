@@ -21,7 +21,7 @@ from app.store.db import make_engine
 from tests.conftest import domeng_cli
 from tests.serverkit import Client, ServerProcess
 
-SECRET = "admin-secret-for-tests-0123456789"
+SECRET = "tests-Qm7#Vx2!Kp9-Rz4&Lw8"  # strong enough: app.web.settings.check_admin_secret
 COOKIE = "__Host-domeng_admin"
 POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
 DOMENG_KEYS = (

@@ -213,7 +213,7 @@ async def reopen(table: Table) -> Table:
     await table.hub.stop()
     hub = Hub(table.hub.config, table.store, Metrics(), clock=table.clock, bots=table.hub.bots)
     await hub.recover()
-    room = hub.get(table.room.code)
+    room = await hub.open(table.room.code)
     assert room is not None
     return Table(hub, room, table.host_token, table.clock)
 

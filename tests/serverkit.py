@@ -27,16 +27,32 @@ FAST = {
     "DOMENG_ROUND_PAUSE_S": "0.05",
     "DOMENG_DISCONNECT_GRACE_S": "30",
     "DOMENG_LOG_JSON": "true",
+    # every test client is 127.0.0.1: a module's server hosts more rooms for it than one player
+    # may hold open (the cap's own test sets it)
+    "DOMENG_MAX_ROOMS_PER_ADDRESS": "0",
 }
+
+_LIMITED = (
+    "import os, resource, sys; "
+    "resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'app.cli', *sys.argv[1:]])"
+)
+"""``python -c`` that sets the open-files limit, then runs ``app.cli`` with the same arguments."""
 
 
 class ServerProcess:
     """``domeng serve`` in a subprocess; ``url`` is its base URL once `start` returns."""
 
     def __init__(
-        self, data_dir: Path, env: dict[str, str] | None = None, database_url: str | None = None
+        self,
+        data_dir: Path,
+        env: dict[str, str] | None = None,
+        database_url: str | None = None,
+        nofile: int | None = None,
     ) -> None:
+        """``nofile``: the server's open-files limit (RLIMIT_NOFILE), else this process's."""
         self.data_dir = data_dir
+        self.nofile = nofile
         self.env = {**os.environ, **FAST, **(env or {})}
         if database_url:
             self.env["DOMENG_DATABASE_URL"] = database_url
@@ -48,8 +64,11 @@ class ServerProcess:
         """Start and wait until ``/readyz`` answers 200; raises RuntimeError with the log if not."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")
+        command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(self.data_dir)]
+        if self.nofile is not None:  # the limit set in the child, which then becomes the server
+            command[1:3] = ["-c", _LIMITED.format(nofile=self.nofile)]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(self.data_dir)],
+            command,
             cwd=ROOT,
             env=self.env,
             stdout=log,

@@ -59,7 +59,11 @@ def world(
         database_url = stack.enter_context(scratch_postgres()) if request.param == "postgresql" else None
         server = ServerProcess(
             tmp_path_factory.mktemp(f"admin-{request.param}"),
-            env={"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_ADMIN_LOGIN_LIMIT": "1000 per minute"},
+            env={
+                "DOMENG_ADMIN_TOKEN": SECRET,
+                "DOMENG_ADMIN_LOGIN_LIMIT": "1000 per minute",
+                "DOMENG_ADMIN_LOGIN_LIMIT_ALL": "1000 per minute",
+            },
             database_url=database_url,
         ).start()
         try:

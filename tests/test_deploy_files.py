@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = shutil.which("docker-compose")
-ADMIN_TOKEN = "test-admin-token-0123456789"
+ADMIN_TOKEN = "compose-Hv3#Tq8!Wm5-Zk2"
 DB_PASSWORD = "testpassword0123"
 
 needs_compose = pytest.mark.skipif(

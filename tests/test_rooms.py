@@ -5,6 +5,7 @@ it is stored (docs/architecture.md)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from app.rooms.frames import room_public
 from app.store import Store, StoreError
 from engine.actions import Action, parse_action
 from engine.events import Drew
-from tests.roomkit import FakeOutbox, SlowBots, Table, my_move, reopen, run_table
+from tests.roomkit import CONFIG, FakeOutbox, SlowBots, Table, my_move, reopen, run_table
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
 
@@ -502,3 +503,36 @@ def test_a_player_leaves_their_seat_before_the_start_only(tmp_path: Path) -> Non
         assert started.value.code == "already_started" and table.room.seats[1].kind == "human"
 
     run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]])
+
+
+class _RawOutbox(FakeOutbox):
+    """A `FakeOutbox` that keeps the text objects it was sent too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def send(self, text: str) -> None:
+        self.texts.append(text)
+        super().send(text)
+
+
+def test_spectators_share_one_frame_per_update_and_are_capped(tmp_path: Path) -> None:
+    config = replace(CONFIG, max_spectators=3)
+
+    async def body(table: Table) -> None:
+        watchers = [_RawOutbox() for _ in range(3)]
+        for watcher in watchers:
+            await table.room.connect(watcher, None)
+        with pytest.raises(RoomError) as full:
+            await table.room.connect(FakeOutbox(), None)
+        assert full.value.code == "spectators_full"
+        _, ana = await table.sit(0, "Ana")  # a seat is never refused
+        assert ana.seat == 0
+        await table.start()
+        await table.room.settled()
+        sent = [w.texts[-1] for w in watchers]
+        assert all(text is sent[0] for text in sent)  # one frame object, built once, for all
+        assert all(w.texts[1:] == watchers[0].texts[1:] for w in watchers)
+
+    run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel", config=config)

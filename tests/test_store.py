@@ -44,6 +44,7 @@ from app.store import (
 )
 from app.store.db import make_engine
 from app.store.models import Base, MatchAction
+from app.store.rows import SeatChange
 from engine.core import Deal, Phase, State
 from engine.events import DomengOutcome, Passed, Settlement
 from engine.hashing import commitment_of
@@ -156,7 +157,7 @@ def test_start_migrates_to_the_models_and_twice_is_harmless(database_url: str) -
         tables, differences, revision = with_store(database_url, body)
         assert TABLES | {"alembic_version"} <= tables
         assert differences == []  # the migrations create exactly the models' tables
-        assert revision == head == "0003"
+        assert revision == head == "0004"
     if database_url.startswith("sqlite"):
         assert tables == TABLES | {"alembic_version"}
 
@@ -656,3 +657,24 @@ def test_sql_of_the_store_is_plain(database_url: str) -> None:
             return int((await connection.execute(query, {"m": match_id})).scalar_one())
 
     assert with_store(database_url, body) == 1
+
+
+def test_a_seat_change_is_stored_with_its_version_in_one_transaction(database_url: str) -> None:
+    """A claim or a bot swap (`Store.save_room` with seats) stores the seats and the room's new
+    version together, or nothing: a change that fails halfway (its second seat does not exist)
+    leaves the first seat and the version as they were (issue 13)."""
+
+    async def body(store: Store) -> tuple[MatchRow | None, MatchRow | None]:
+        match_id, code = await new_match(store)
+        claim = SeatChange(0, SeatSpec("human", name="Ana", token_hash="a"))
+        await store.save_room(match_id, 1, seats=[claim])
+        saved = await store.load_match(code)
+        swap = [SeatChange(0, SeatSpec("bot", bot_level="greedy")), SeatChange(9, SeatSpec())]
+        with pytest.raises(NotFoundError):
+            await store.save_room(match_id, 2, seats=swap)
+        return saved, await store.load_match(code)
+
+    saved, after = with_store(database_url, body)
+    assert saved is not None and after is not None
+    assert (saved.version, saved.seats[0].kind, saved.seats[0].name) == (1, "human", "Ana")
+    assert (after.version, after.seats[0].kind, after.seats[0].name) == (1, "human", "Ana")

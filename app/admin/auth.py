@@ -7,8 +7,9 @@ SHA-256 with an expiry. A restart ends every session. Scripts may instead send t
 as ``Authorization: Bearer <secret>``; every comparison is constant-time (`hmac.compare_digest`).
 
 Failed attempts (a wrong secret at login or as a bearer) are counted per client address with the
-`limits` package (``DOMENG_ADMIN_LOGIN_LIMIT``, default 5 per minute); over the limit every attempt
-from that address answers 429 until the window has passed, the right secret included.
+`limits` package (``DOMENG_ADMIN_LOGIN_LIMIT``, default 5 per minute), and for all addresses
+together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute); over either limit every attempt
+it covers answers 429 until the window has passed, the right secret included.
 
 Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
 
@@ -95,6 +96,7 @@ class AdminAuth:
 
     def __post_init__(self) -> None:
         self.limit: RateLimitItem = parse_limit(self.settings.admin_login_limit)
+        self.limit_all: RateLimitItem = parse_limit(self.settings.admin_login_limit_all)
 
     @property
     def enabled(self) -> bool:
@@ -112,6 +114,14 @@ class AdminAuth:
         return hmac.compare_digest(given.encode(), secret.get_secret_value().encode())
 
     def _check_attempts(self, client: str) -> None:
+        if not self.limiter.test(self.limit_all, "admin-login-all"):
+            retry = retry_after_s(self.limiter, self.limit_all, "admin-login-all")
+            raise AdminError(
+                "too_many_attempts",
+                "too many failed admin logins; try again later",
+                429,
+                {"Retry-After": str(retry)},
+            )
         if not self.limiter.test(self.limit, "admin-login", client):
             retry = retry_after_s(self.limiter, self.limit, "admin-login", client)
             raise AdminError(
@@ -123,6 +133,7 @@ class AdminAuth:
 
     def _failed(self, client: str) -> None:
         self.limiter.hit(self.limit, "admin-login", client)
+        self.limiter.hit(self.limit_all, "admin-login-all")
 
     def login(self, secret: str, client: str) -> tuple[str, float]:
         """Check ``secret`` for a login from address ``client``; returns a new session token and
@@ -189,13 +200,15 @@ class AdminAuth:
 
 
 def check_origin(request: HTTPConnection) -> None:
-    """Refuse (``cross_origin``, 403) a request whose ``Origin`` names a host other than the one
-    it was sent to: defence in depth beside the SameSite=Strict cookie."""
+    """Refuse (``cross_origin``, 403) a request whose ``Origin`` names another scheme or host than
+    the one it was sent to (the scheme as the server sees it: ``https`` behind a trusted proxy that
+    says so): defence in depth beside the SameSite=Strict cookie."""
     origin = request.headers.get("origin")
     if origin is None:
         return
     host = request.headers.get("host", "")
-    if origin.split("://", 1)[-1].rstrip("/") != host:
+    scheme = {"ws": "http", "wss": "https"}.get(request.url.scheme, request.url.scheme)
+    if origin.rstrip("/") != f"{scheme}://{host}":
         raise AdminError("cross_origin", "admin requests must come from the admin pages", 403)
 
 

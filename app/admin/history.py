@@ -167,7 +167,7 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
         stored_status=row.status,
         abandoned_reason=None
         if status != "abandoned"
-        else ("closed" if row.status == "abandoned" else "idle"),
+        else ("closed" if row.status == "abandoned" and row.closed_reason != "idle" else "idle"),
         live=live,
         created_at=row.created_at,
         started_at=row.started_at,

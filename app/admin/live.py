@@ -48,6 +48,7 @@ def room_live(room: Room) -> RoomLive:
         spectators=spectators,
         queued=room.queue.qsize(),
         task_alive=room.task is not None and not room.task.done(),
+        idle_s=round(room.idle_s(), 1),
         seats=[
             SeatLive(
                 seat=s.seat,
@@ -87,6 +88,8 @@ async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomCl
     room = hub.rooms.pop(code, None)
     if room is None:
         return None
+    room.retired = True  # a caller holding it gets "reloading", and then no room
+    hub.owners.pop(code, None)
     hub.metrics.rooms.set(len(hub.rooms))
     how = await _stop_task(room, stop_timeout_s)
     disconnected = len(room.conns)
@@ -95,7 +98,7 @@ async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomCl
         status = stored.status if stored is not None else room.status
         if status != "finished":
             version = max(room.version, stored.version if stored is not None else 0)
-            await hub.store.set_status(room.match_id, "abandoned", version)
+            await hub.store.abandon(room.match_id, "admin", version)
             status = "abandoned"
     finally:
         room.close_all("room_closed")  # after the status is stored (or could not be)

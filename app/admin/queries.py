@@ -29,13 +29,13 @@ from app.admin.schemas import (
 )
 from app.store import ACTIVE_STATUSES, SeatRow, Store, seat_display_name
 from app.store.models import Match, MatchAction, Round, Seat, Tally
+from app.store.reads import idle_since
 from engine.rules.domeng import domeng_standings
 from engine.variants import VARIANTS, find_variant
 
 __all__ = [
     "MatchFilter",
     "effective_status",
-    "idle_since",
     "last_active",
     "list_matches",
     "list_players",
@@ -57,23 +57,6 @@ class MatchFilter:
     until: date | None = None
     page: int = 1
     per_page: int = 50
-
-
-def idle_since(cutoff: datetime) -> ColumnElement[bool]:
-    """SQL: the match is unfinished and nothing about it was stored at or after ``cutoff``."""
-    return and_(
-        Match.status.in_(ACTIVE_STATUSES),
-        Match.created_at < cutoff,
-        or_(Match.started_at.is_(None), Match.started_at < cutoff),
-        not_(exists().where(MatchAction.match_id == Match.id, MatchAction.created_at >= cutoff)),
-        not_(
-            exists().where(
-                Round.match_id == Match.id,
-                or_(Round.started_at >= cutoff, and_(Round.ended_at.is_not(None), Round.ended_at >= cutoff)),
-            )
-        ),
-        not_(exists().where(Seat.match_id == Match.id, Seat.updated_at >= cutoff)),
-    )
 
 
 def _status_filter(status: EffectiveStatus, cutoff: datetime) -> ColumnElement[bool]:
@@ -258,7 +241,7 @@ async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set
                 stored_status=m.status,
                 abandoned_reason=None
                 if status != "abandoned"
-                else ("closed" if m.status == "abandoned" else "idle"),
+                else ("closed" if m.status == "abandoned" and m.closed_reason != "idle" else "idle"),
                 live=m.code in live,
                 created_at=m.created_at,
                 started_at=m.started_at,

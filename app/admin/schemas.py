@@ -302,7 +302,10 @@ class RoomLive(BaseModel):
 
     ``phase`` ready/playing/over (None before the first deal), ``round`` the round in play or
     last played (from 0), ``to_act`` the seat whose turn it is, ``turn_deadline_ms`` epoch ms;
-    ``queued`` intents waiting for the room's task, ``task_alive`` whether that task runs.
+    ``queued`` intents waiting for the room's task, ``task_alive`` whether that task runs;
+    ``idle_s`` seconds since the room last did anything with nobody connected (0 while in use):
+    at ``DOMENG_ROOM_UNLOAD_AFTER_S`` it leaves memory, at ``DOMENG_ABANDONED_AFTER_S`` an
+    unfinished one is closed as abandoned.
     """
 
     code: str
@@ -318,6 +321,7 @@ class RoomLive(BaseModel):
     spectators: int
     queued: int
     task_alive: bool
+    idle_s: float
     seats: list[SeatLive]
 
 

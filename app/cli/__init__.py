@@ -210,8 +210,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """``domeng serve``: run the game server (flags override ``DOMENG_*`` variables)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
+    from pydantic import ValidationError  # noqa: PLC0415
 
     from app.web.app import create_app  # noqa: PLC0415
+    from app.web.guard import ConnectionGuard, guarded_protocol  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
     overrides = {
@@ -222,13 +224,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "data_dir": args.data_dir,
             "database_url": args.database_url,
             "admin_token": args.admin_token,
+            "admin_token_file": args.admin_token_file,
         }.items()
         if value is not None
     }
-    settings = Settings(**overrides)
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as error:  # inputs are hidden (hide_input_in_errors): no secret echoed
+        for problem in error.errors():
+            where = ".".join(str(part) for part in problem["loc"]) or "settings"
+            print(f"domeng serve: {where}: {problem['msg']}", file=sys.stderr)
+        return 2
     app = create_app(settings)
+    guard = ConnectionGuard.from_settings(settings.max_connections_per_address, settings.forwarded_allow_ips)
     uvicorn.run(
         app,
+        # a request deadline and a per-address cap on open connections (issue 13)
+        http=guarded_protocol(guard, settings.request_timeout_s),
+        timeout_keep_alive=settings.keep_alive_s,
         host=settings.host,
         port=settings.port,
         ws="websockets-sansio",
@@ -302,7 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default 8000)")
     serve.add_argument("--data-dir", help="where the SQLite database lives (default ./data)")
     serve.add_argument("--database-url", help="SQLAlchemy async URL, e.g. postgresql+asyncpg://…")
-    serve.add_argument("--admin-token", help="the admin secret (no default: admin disabled)")
+    serve.add_argument(
+        "--admin-token",
+        help="the admin secret (no default: admin disabled); any local user can read a command line:"
+        " prefer --admin-token-file or DOMENG_ADMIN_TOKEN_FILE",
+    )
+    serve.add_argument("--admin-token-file", help="a file holding the admin secret (DOMENG_ADMIN_TOKEN_FILE)")
     serve.set_defaults(func=cmd_serve)
 
     verify = sub.add_parser("verify-deal", help="re-derive a round's deal from its revealed seed")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
@@ -71,8 +72,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     state = websocket.app.state
     hub: Hub = state.hub
     counter: SocketCounter = state.sockets
-    room = hub.get(code)
-    if room is None:
+    if await hub.open(code) is None:  # from the store when it is not in memory
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
         return
     address = websocket.client.host if websocket.client else ""
@@ -84,8 +84,25 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     conn = Connection(websocket, settings.send_queue_size)
     limit = state.limit
     budget = MessageBudget(limit.amount, limit.get_expiry())
+    room: Room | None = None
+
+    async def join(hello: HelloMessage) -> Room:
+        nonlocal room
+        for _ in range(3):  # the room may have been unloaded while the hello was awaited
+            room = await hub.open(code)
+            if room is None:
+                raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
+            try:
+                await room.connect(conn, hello.token, hello.since)
+                return room
+            except RoomError as error:
+                if error.code != "room_reloading":
+                    close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
+                    raise ProtocolError(close_code, error.message) from None
+        raise ProtocolError(CLOSE_POLICY, "the room could not be opened; try again")
+
     try:
-        await _serve(websocket, room, conn, budget, settings.hello_timeout_s)
+        await _serve(websocket, join, conn, budget, settings.hello_timeout_s)
     except ProtocolError as violation:
         hub.metrics.rejected.labels(str(violation.close_code)).inc()
         conn.close_with(violation.close_code, violation.reason)
@@ -93,13 +110,18 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         pass
     finally:
         counter.release(address)
-        room.disconnect(conn)
+        if room is not None:
+            room.disconnect(conn)
         await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
         await conn.stop()
 
 
 async def _serve(
-    websocket: WebSocket, room: Room, conn: Connection, budget: MessageBudget, wait_s: float
+    websocket: WebSocket,
+    join: Callable[[HelloMessage], Awaitable[Room]],
+    conn: Connection,
+    budget: MessageBudget,
+    wait_s: float,
 ) -> None:
     try:
         hello = await asyncio.wait_for(_next_message(websocket, budget), wait_s)
@@ -108,11 +130,7 @@ async def _serve(
     if not isinstance(hello, HelloMessage):
         raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
     conn.start()
-    try:
-        await room.connect(conn, hello.token, hello.since)
-    except RoomError as error:
-        close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
-        raise ProtocolError(close_code, error.message) from None
+    room = await join(hello)
     await room.call(lambda r: chat.send_log(r, conn))
     chat_budget = MessageBudget(CHAT_BURST, CHAT_PER_S)
     while True:

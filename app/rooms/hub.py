@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
@@ -14,10 +16,10 @@ from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.local import LocalBots, LoopClock
 from app.rooms.ports import BotPort, Clock
-from app.rooms.recovery import rebuild, round_end
+from app.rooms.recovery import resume, round_end
 from app.rooms.room import Room
 from app.rooms.seats import SeatInfo, hash_token
-from app.store import MatchRow, SeatSpec, Store
+from app.store import RoomRow, SeatSpec, Store
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
@@ -50,9 +52,15 @@ class Hub:
         self.clock: Clock = clock or LoopClock()
         self.bots: BotPort = bots or LocalBots()
         self.rooms: dict[str, Room] = {}
+        """The rooms in memory, by code: only those in use (`sweep` unloads the others)."""
+        self.owners: dict[str, str] = {}
+        """Client address that created each room in memory (`open_rooms_of`)."""
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._next_scan = 0.0  # clock time of the next scan of the store for idle matches
 
     def get(self, code: str) -> Room | None:
-        """The room with this code, or None."""
+        """The room with this code if it is in memory, or None (`open` loads it)."""
         return self.rooms.get(code)
 
     def open_tables(self) -> list[dict[str, Any]]:
@@ -80,6 +88,50 @@ class Hub:
             )
         listed.sort(key=lambda t: -t["waiting_s"])
         return listed
+
+    async def open(self, code: str) -> Room | None:
+        """The room with this code, loaded from the store when it is not in memory and its match
+        can still be played (waiting, or playing), or is finished (shown as it ended); None for
+        an unknown code, an abandoned match or one that cannot be rebuilt (logged). Two callers
+        opening the same room at once get the same room."""
+        room = self.rooms.get(code)
+        if room is not None:
+            return room
+        if len(code) > 64:
+            return None
+        loading = self._loading.get(code)
+        if loading is None:
+            loading = self._loading[code] = asyncio.ensure_future(self._load(code))
+            loading.add_done_callback(lambda _: self._loading.pop(code, None))
+        return await asyncio.shield(loading)
+
+    async def _load(self, code: str) -> Room | None:
+        row = await self.store.load_room(code)
+        if row is None or row.match.status not in ("waiting", "playing", "finished"):
+            return None
+        if code in self.rooms:  # created meanwhile (codes are random: never in practice)
+            return self.rooms[code]
+        try:
+            room = self.restore(row)
+            last = row.match.rounds[-1] if row.match.rounds else None
+            if last is not None and last.outcome is None and row.match.status == "playing":
+                # a round's last action stored without its end (older databases): store it now
+                await store_finished_round(room)
+        except (EngineError, ValueError, KeyError) as error:
+            _log.error("room_restore_failed", room=code, error=str(error))
+            return None
+        self._add(room)
+        self.metrics.rooms_loaded.inc()
+        _log.info("room_loaded", room=code, status=room.status, version=room.version)
+        return room
+
+    def open_rooms_of(self, address: str) -> int:
+        """Rooms in memory created by ``address`` whose match is not over."""
+        return sum(
+            1
+            for code, owner in self.owners.items()
+            if owner == address and (room := self.rooms.get(code)) is not None and room.status != "finished"
+        )
 
     def _room(
         self,
@@ -116,8 +168,10 @@ class Hub:
         seat_count: int | None,
         turn_timer_s: float | None,
         bot_levels: list[str | None] | None,
+        owner: str | None = None,
     ) -> tuple[Room, str]:
-        """A new waiting room and its host token. Raises `RoomError` (422) for bad settings."""
+        """A new waiting room and its host token; ``owner`` is the creator's address (it counts
+        in `open_rooms_of`). Raises `RoomError` (422) for bad settings."""
         try:
             rules = make_rules(variant, options, seat_count)
         except EngineError as error:
@@ -153,6 +207,8 @@ class Hub:
             version=0,
         )
         self._add(room)
+        if owner is not None:
+            self.owners[code] = owner
         _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
         return room, host_token
 
@@ -162,48 +218,128 @@ class Hub:
         room.start_task()
 
     async def recover(self) -> int:
-        """Rebuild every unfinished room from the store, at exactly its last stored action."""
-        rows = await self.store.active_matches()
-        for row in rows:
-            try:
-                room = self.restore(row)
-                if row.rounds and row.rounds[-1].outcome is None:
-                    # a round's last action stored without its end (older databases): store it now
-                    await store_finished_round(room)
-            except (EngineError, ValueError, KeyError) as error:
-                _log.error("room_recovery_failed", room=row.code, error=str(error))
-                continue
-            self._add(room)
-        if rows:
-            _log.info("rooms_recovered", count=len(self.rooms))
-        return len(self.rooms)
+        """At start-up: how many unfinished matches the store holds. None is loaded now: each
+        room comes back from the store when someone opens it (`open`), so start-up does not
+        grow with the stored history (issue 13)."""
+        count = await self.store.count_active()
+        if count:
+            _log.info("rooms_stored", count=count)
+        return count
 
-    def restore(self, row: MatchRow) -> Room:
-        """The room of a stored match, its game replayed (its task not started)."""
-        rules = make_rules(row.variant, row.options, row.seat_count)
+    def restore(self, row: RoomRow) -> Room:
+        """The room of a stored match, its game resumed from its last round's start (its task not
+        started). Raises ValueError, KeyError or `EngineError` when it cannot be rebuilt."""
+        match = row.match
+        rules = make_rules(match.variant, match.options, match.seat_count)
         seats = [
             SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash)  # type: ignore[arg-type]
-            for s in row.seats
+            for s in match.seats
         ]
         room = self._room(
-            row.id,
-            row.code,
+            match.id,
+            match.code,
             rules,
-            row.turn_timer_s,
+            match.turn_timer_s,
             seats,
-            host_token_hash=row.host_token_hash,
-            status=row.status,
-            version=row.version,
+            host_token_hash=match.host_token_hash,
+            status=match.status,
+            version=match.version,
         )
-        room.open_table = row.open_table
-        room.listed_at = self.clock.time() if row.open_table else None
-        game = rebuild(row, rules)
+        room.open_table = match.open_table
+        room.listed_at = self.clock.time() if match.open_table else None
+        game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
         return room
 
+    # -- what stays in memory ------------------------------------------------------------------
+
+    def start_sweeper(self, interval_s: float) -> None:
+        """Run `sweep` every ``interval_s`` seconds until `stop`."""
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval_s)
+                try:
+                    await self.sweep()
+                except Exception:
+                    _log.exception("room_sweep_failed")
+
+        self._sweeper = asyncio.create_task(loop(), name="room-sweeper")
+
+    async def sweep(self) -> tuple[int, int]:
+        """Unload every room nobody has used for ``config.unload_after_s`` (nobody connected,
+        nothing handled: finished, never joined or left), and store as ``abandoned`` every
+        unfinished match nobody has used for ``config.abandon_after_s``: in memory by its idle
+        time, out of it by its last stored change (that scan runs at most every
+        ``abandon_after_s / 24`` seconds, and at least hourly). Returns (unloaded, abandoned)."""
+        unloaded = abandoned = 0
+        for room in list(self.rooms.values()):
+            idle = room.idle_s()
+            if not idle:
+                continue
+            if room.status != "finished" and idle >= self.config.abandon_after_s:
+                if await self.abandon(room):
+                    abandoned += 1
+            elif idle >= self.config.unload_after_s and await self.unload(room):
+                unloaded += 1
+        now = self.clock.time()
+        if now < self._next_scan:  # the store's scan (its NOT EXISTS over actions) at most hourly
+            return self._swept(unloaded, abandoned)
+        self._next_scan = now + min(3600.0, self.config.abandon_after_s / 24)
+        cutoff = datetime.now(UTC) - timedelta(seconds=self.config.abandon_after_s)
+        for match_id, code in await self.store.idle_matches(cutoff):
+            if code in self.rooms or code in self._loading:
+                continue
+            await self.store.abandon(match_id, "idle")
+            _log.info("room_abandoned", room=code, match=match_id, why="idle")
+            abandoned += 1
+        return self._swept(unloaded, abandoned)
+
+    def _swept(self, unloaded: int, abandoned: int) -> tuple[int, int]:
+        if unloaded or abandoned:
+            _log.info("rooms_swept", unloaded=unloaded, abandoned=abandoned, in_memory=len(self.rooms))
+        return unloaded, abandoned
+
+    def _retire(self, room: Room) -> bool:
+        """Take an idle room out of memory at once (no await in between: nothing can slip into
+        its queue); False if it is in use again."""
+        if room.idle_s() == 0.0 or self.rooms.get(room.code) is not room:
+            return False
+        room.retired = True
+        del self.rooms[room.code]
+        self.owners.pop(room.code, None)
+        self.metrics.rooms.set(len(self.rooms))
+        return True
+
+    async def unload(self, room: Room) -> bool:
+        """Take ``room`` out of memory if it is idle (`Room.idle_s`); everything it holds is
+        stored, and `open` brings it back. Whether it was unloaded."""
+        if not self._retire(room):
+            return False
+        await room.stop()
+        self.metrics.rooms_unloaded.inc()
+        _log.info("room_unloaded", room=room.code, status=room.status, version=room.version)
+        return True
+
+    async def abandon(self, room: Room) -> bool:
+        """Close an idle unfinished ``room``: out of memory, stored as ``abandoned`` (reason
+        ``idle``) with its history kept; its link no longer opens it."""
+        if not self._retire(room):
+            return False
+        await room.stop()
+        await self.store.abandon(room.match_id, "idle")
+        room.status = "abandoned"
+        _log.info("room_abandoned", room=room.code, match=room.match_id, why="idle")
+        return True
+
     async def stop(self) -> None:
-        """Stop every room's task (connections are closed by the server's shutdown)."""
+        """Stop the sweeper and every room's task (connections are closed by the server's
+        shutdown)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
         await asyncio.gather(*(room.stop() for room in self.rooms.values()))
 
 

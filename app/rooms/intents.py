@@ -125,6 +125,8 @@ class NextRound(Intent):
 
 @dataclass
 class Command(Intent):
-    """An HTTP command, run inside the room task: ``run(room)`` returns the reply."""
+    """An HTTP command, run inside the room task: ``run(room)`` returns the reply. ``touch``:
+    whether it counts as using the room (`Room.idle_s`); a wait for the queue to drain does not."""
 
     run: Callable[[Room], Any]
+    touch: bool = True

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from app.rooms import frames
+from app.rooms.errors import RoomError
 from app.rooms.intents import GraceExpired, Intent
 from app.rooms.ports import Clock, CloseReason, Outbox, Timer
 from app.rooms.seats import seat_of_token
@@ -52,8 +53,12 @@ class Presence:
 
     def on_connect(self, conn: Outbox, token: str | None, since: int | None) -> None:
         """Admit ``conn``: a seat's by ``token`` (its other connection is closed, its grace ends),
-        then the welcome and the state, whole or only what was missed since version ``since``."""
+        then the welcome and the state, whole or only what was missed since version ``since``.
+        Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``."""
         seat = None if token is None else seat_of_token(self.seats, token)
+        limit = self.config.max_spectators
+        if seat is None and limit and sum(1 for c in self.conns if c.seat is None) >= limit:
+            raise RoomError("spectators_full", f"this room has as many spectators as it takes ({limit})", 503)
         if seat is not None:
             for other in [c for c in self.conns if c.seat == seat]:
                 self.close(other, "replaced")

@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.store.models import BY_BOT
-from app.store.rows import MatchRow, RoundEnd, TallySpec
+from app.store.rows import MatchRow, RoomRow, RoundEnd, RoundRow, TallySpec
 from engine.core import Phase, State
 from engine.events import Drew, Event, Passed, Placed
 from engine.hashing import commitment_of
-from engine.replay import replay_rounds
+from engine.replay import replay_rounds, resume_match
 from engine.rules.base import Rules
 from engine.tally import round_tally
 from engine.views import outcome_to_json
 
-__all__ = ["Rebuilt", "move_events", "rebuild", "round_end"]
+__all__ = ["Rebuilt", "move_events", "rebuild", "resume", "round_end"]
 
 
 def move_events(log: Sequence[Event], start: int) -> list[int]:
@@ -52,11 +52,14 @@ class Rebuilt:
 def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
     """Replay ``row``'s stored rounds; raises ValueError when a seed does not match its commitment,
     `engine.errors.RecordError` when a stored deal or action does not replay."""
-    out = Rebuilt()
     if row.status != "playing":
-        return out
-    state = out.state = rules.new_match(row.start)
-    rounds = row.rounds
+        return Rebuilt()
+    return _replay(rules.new_match(row.start), row.rounds)
+
+
+def _replay(state: State, rounds: Sequence[RoundRow]) -> Rebuilt:
+    """Deal and play ``rounds`` on ``state`` (`engine.replay.replay_rounds`)."""
+    out = Rebuilt(state=state)
     before = 0
     for step in replay_rounds(state, ((r.deal, [a.action for a in r.actions]) for r in rounds)):
         stored = rounds[step.round]
@@ -75,4 +78,19 @@ def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
             before = len(state.log)
     if state.round_index and state.phase is not Phase.PLAYING:
         out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
+    state.forget_rounds(1)
     return out
+
+
+def resume(row: RoomRow, rules: Rules) -> Rebuilt:
+    """A room's game from `Store.load_room`: the match as it stood before its last two rounds
+    (`engine.replay.resume_match`, from the earlier rounds' stored outcomes), then those two
+    rounds replayed as `rebuild` does, so opening a room costs two rounds whatever the match's
+    length, and the room is the one `rebuild` gives (the last round's outcome and reveal
+    included). Raises what `rebuild` raises, and KeyError or `engine.errors.EngineError` for a
+    stored outcome that is not one."""
+    match = row.match
+    if match.status not in ("playing", "finished") or not match.rounds:
+        return Rebuilt()
+    state = resume_match(rules, match.start, row.outcomes_before, row.received_before)
+    return _replay(state, match.rounds)

@@ -113,6 +113,11 @@ class Room(Moves, Presence):
         """Since when (epoch seconds) it has been listed."""
         self.chat: ChatRoom | None = None
         """The chat's rules and recent lines, loaded on first use (`app.rooms.chat`)."""
+        self.last_active = clock.time()
+        """When (clock seconds) the room last handled something or last had a connection."""
+        self.retired = False
+        """Unloaded from memory (`app.rooms.hub.Hub.unload`): it takes no more intents."""
+        self._busy = False
 
     # -- lifecycle and the queue ---------------------------------------------------------------
 
@@ -139,8 +144,16 @@ class Room(Moves, Presence):
         for task in self._deciding:
             task.cancel()
 
+    def idle_s(self) -> float:
+        """Seconds since the room last handled anything while nobody is connected; 0 while
+        someone is, or while it has work queued, in hand or a bot deciding."""
+        if self.conns or self._busy or self._deciding or not self.queue.empty():
+            return 0.0
+        return max(0.0, self.clock.time() - self.last_active)
+
     async def _run(self) -> None:
         while (intent := await self.queue.get()) is not None:
+            self._busy = True
             try:
                 result = await self._handle(intent)
                 self.tell_turn()
@@ -155,8 +168,15 @@ class Room(Moves, Presence):
                 self.tell_turn()
             else:
                 intent.settle(result)
+            finally:
+                self._busy = False
+                if not isinstance(intent, Command) or intent.touch:
+                    self.last_active = self.clock.time()
 
     async def _ask(self, intent: Intent) -> Any:
+        if self.retired:  # unloaded in between: the caller opens the room again from the store
+            retry = {"Retry-After": "1"}
+            raise RoomError("room_reloading", "the room is being reloaded; try again", 503, retry)
         intent.future = asyncio.get_running_loop().create_future()
         self.queue.put_nowait(intent)
         return await intent.future
@@ -193,7 +213,7 @@ class Room(Moves, Presence):
         quiet = 0  # two handled calls in a row with nothing else to do: a decision the room had
         # taken off its queue just before the first one is handled by the second
         while quiet < 2:
-            await self.call(lambda room: None)
+            await self._ask(Command(lambda room: None, touch=False))
             if (not bots or not self._deciding) and self.queue.empty():
                 quiet += 1
                 continue
@@ -256,6 +276,7 @@ class Room(Moves, Presence):
         self.after_move(fork)
         self.metrics.actions.inc()
         if fork.phase is not Phase.PLAYING:
+            fork.forget_rounds(1)  # only the last round's reveal stays in memory
             self.last_round = {
                 "index": fork.round_index - 1,
                 "seed": self.seed,

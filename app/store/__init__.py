@@ -12,6 +12,7 @@ from app.store.repository import Store
 from app.store.rows import (
     ActionRow,
     MatchRow,
+    RoomRow,
     RoundEnd,
     RoundRow,
     SeatRow,
@@ -28,6 +29,7 @@ __all__ = [
     "ConflictError",
     "MatchRow",
     "NotFoundError",
+    "RoomRow",
     "RoundEnd",
     "RoundRow",
     "SeatRow",

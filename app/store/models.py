@@ -10,7 +10,8 @@ objects (``options``, ``start``, a deal's tiles, an action, a round's outcome) a
 nullable one stores None as SQL NULL, not JSON ``null``.
 ``migrations/versions/0001_initial.py`` creates these tables; 0002 adds the room's chat (``chat``),
 its rules (``matches.chat_rules``) and the host's open-table choice (``matches.open_table``); 0003
-lets ``actions.actor`` be ``cover`` (a bot covering a person's seat).
+lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
+``matches.closed_reason``.
 """
 
 from __future__ import annotations
@@ -145,6 +146,9 @@ class Match(Base):
     chat_rules: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     """The host's chat rules: ``{"spectators": bool, "muted": [seat, …]}`` (None: the defaults,
     seated players chat, spectators read)."""
+    closed_reason: Mapped[str | None] = mapped_column(String(16))
+    """Why the match was stored ``abandoned``: ``admin`` (an admin closed its room) or ``idle``
+    (nobody used it for ``DOMENG_ABANDONED_AFTER_S``); None otherwise and for older rows."""
 
 
 class Seat(Base):

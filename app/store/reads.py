@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, and_, exists, func, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from app.store.errors import NotFoundError, StoreClosedError
@@ -21,6 +22,7 @@ from app.store.records import record_of
 from app.store.rows import (
     ActionRow,
     MatchRow,
+    RoomRow,
     RoundRow,
     SeatRow,
     TallyRow,
@@ -29,10 +31,30 @@ from app.store.rows import (
 __all__ = [
     "ACTIVE_STATUSES",
     "MatchReads",
+    "idle_since",
 ]
 
 ACTIVE_STATUSES: Final = ("waiting", "playing")
 """Statuses of the matches a restarted server must bring back (`Store.active_matches`)."""
+
+
+def idle_since(cutoff: datetime) -> ColumnElement[bool]:
+    """SQL: the match is unfinished and nothing about it was stored at or after ``cutoff`` (no
+    action, no round dealt or ended, no seat changed, not created or started since)."""
+    return and_(
+        Match.status.in_(ACTIVE_STATUSES),
+        Match.created_at < cutoff,
+        or_(Match.started_at.is_(None), Match.started_at < cutoff),
+        not_(exists().where(MatchAction.match_id == Match.id, MatchAction.created_at >= cutoff)),
+        not_(
+            exists().where(
+                Round.match_id == Match.id,
+                or_(Round.started_at >= cutoff, and_(Round.ended_at.is_not(None), Round.ended_at >= cutoff)),
+            )
+        ),
+        not_(exists().where(Seat.match_id == Match.id, Seat.updated_at >= cutoff)),
+    )
+
 
 _CHUNK = 500  # ids per IN (...) list when loading many matches
 
@@ -53,6 +75,74 @@ class MatchReads:
         """The match with id ``match_id``, or None."""
         found = await self._load(Match.id == match_id)
         return found[0] if found else None
+
+    async def load_room(self, code: str) -> RoomRow | None:
+        """The match with room ``code`` as a room needs it (`RoomRow`): its seats, its last two
+        rounds with their actions, and the outcomes of all earlier rounds, but no earlier action;
+        None for an unknown code. Its cost grows with the last rounds, not with the match's
+        history (restart, issue 13). Raises ValueError when an earlier round has no stored end."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with AsyncSession(self._read_engine) as session, session.begin():
+            match = await session.scalar(select(Match).where(Match.code == code))
+            if match is None:
+                return None
+            mid = match.id
+            seats = list(await session.scalars(select(Seat).where(Seat.match_id == mid).order_by(Seat.seat)))
+            ended = (
+                await session.execute(
+                    select(Round.index, Round.outcome).where(Round.match_id == mid).order_by(Round.index)
+                )
+            ).all()
+            first = ended[-2][0] if len(ended) > 1 else 0  # the last two rounds are replayed
+            recent = (Round.match_id == mid, Round.index >= first)
+            rounds = list(await session.scalars(select(Round).where(*recent).order_by(Round.index)))
+            actions = list(
+                await session.scalars(
+                    select(MatchAction)
+                    .where(MatchAction.match_id == mid, MatchAction.round_index >= first)
+                    .order_by(MatchAction.round_index, MatchAction.seq)
+                )
+            )
+            tallies = list(
+                await session.scalars(
+                    select(Tally)
+                    .where(Tally.match_id == mid, Tally.round_index >= first)
+                    .order_by(Tally.round_index, Tally.seat)
+                )
+            )
+            row = _assemble([match], seats, rounds, actions, tallies)[0]
+            sums = (
+                await session.execute(
+                    select(Tally.seat, func.sum(Tally.received))
+                    .where(Tally.match_id == mid, Tally.round_index < first)
+                    .group_by(Tally.seat)
+                )
+            ).all()
+        outcomes = [outcome for index, outcome in ended if index < first]
+        if any(outcome is None for outcome in outcomes):
+            raise ValueError(f"match {code}: a round before the last two has no stored end")
+        received = [0] * row.seat_count
+        for seat, total in sums:
+            received[seat] = int(total or 0)
+        return RoomRow(row, tuple(o for o in outcomes if o is not None), tuple(received))
+
+    async def count_active(self) -> int:
+        """How many matches are ``waiting`` or ``playing``."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with AsyncSession(self._read_engine) as session:
+            query = select(func.count()).select_from(Match).where(Match.status.in_(ACTIVE_STATUSES))
+            return int(await session.scalar(query) or 0)
+
+    async def idle_matches(self, cutoff: datetime, limit: int = 500) -> list[tuple[int, str]]:
+        """(id, code) of up to ``limit`` unfinished matches idle since before ``cutoff``
+        (`idle_since`), oldest first."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with AsyncSession(self._read_engine) as session:
+            query = select(Match.id, Match.code).where(idle_since(cutoff)).order_by(Match.id).limit(limit)
+            return [(row.id, row.code) for row in await session.execute(query)]
 
     async def active_matches(self) -> list[MatchRow]:
         """Every match that is ``waiting`` or ``playing``, by id: what a restarted server
@@ -139,6 +229,7 @@ def _assemble(
             finished_at=m.finished_at,
             host_token_hash=m.host_token_hash,
             open_table=m.open_table,
+            closed_reason=m.closed_reason,
             seats=tuple(
                 SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at)
                 for s in seats_of[m.id]

@@ -41,10 +41,13 @@ from app.store.rows import (
 from app.store.writer import insert_actions, now_utc, set_version
 
 __all__ = [
+    "CLOSED_REASONS",
     "Store",
 ]
 
 _FINAL_STATUSES: Final = ("finished", "abandoned")
+CLOSED_REASONS: Final = ("admin", "idle")
+"""``matches.closed_reason``: why a match was stored ``abandoned``."""
 
 
 class Store(MatchReads, MatchWrites, ChatStore):
@@ -110,6 +113,30 @@ class Store(MatchReads, MatchWrites, ChatStore):
             raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
         now = now_utc()
         await self._submit(lambda connection: _write_status(connection, match_id, status, version, now))
+
+    async def abandon(self, match_id: int, reason: str, version: int | None = None) -> bool:
+        """Store an unfinished match as ``abandoned`` because of ``reason`` (``admin``: an admin
+        closed its room; ``idle``: nobody used it), stamping ``finished_at``, and its ``version``
+        when given. A match already finished or abandoned is left alone; whether it changed.
+
+        Raises ValueError for an unknown reason.
+        """
+        if reason not in CLOSED_REASONS:
+            raise ValueError(f"reason must be one of {CLOSED_REASONS}, got {reason!r}")
+        now = now_utc()
+
+        def run(connection: Connection) -> bool:
+            values: dict[str, Any] = {
+                "status": "abandoned",
+                "closed_reason": reason,
+                "finished_at": func.coalesce(Match.finished_at, literal(now, UTCDateTime())),
+            }
+            if version is not None:
+                values["version"] = version
+            query = update(Match).where(Match.id == match_id, Match.status.in_(("waiting", "playing")))
+            return bool(connection.execute(query.values(values)).rowcount == 1)
+
+        return await self._submit(run)
 
     async def start_round(
         self, match_id: int, index: int, seed: str, commitment: str, deal: dict[str, Any], version: int

@@ -16,6 +16,7 @@ __all__ = [
     "ActionRow",
     "MatchRow",
     "NewRound",
+    "RoomRow",
     "RoundEnd",
     "RoundRow",
     "SeatChange",
@@ -181,10 +182,24 @@ class MatchRow:
     rounds: tuple[RoundRow, ...]
     open_table: bool = False
     """Listed in the lobby while it waits for players."""
+    closed_reason: str | None = None
+    """Why it was stored ``abandoned`` (``admin`` or ``idle``), else None."""
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""
         return [seat_display_name(seat) for seat in self.seats]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRow:
+    """What a room needs of its stored match (`Store.load_room`), without its whole history:
+    ``match`` with only its last two rounds (actions and tallies included) in ``rounds``, and
+    ``outcomes_before`` the outcomes of every round before those, in order, and
+    ``received_before`` each seat's stones received in those rounds (their tallies' sum)."""
+
+    match: MatchRow
+    outcomes_before: tuple[dict[str, Any], ...]
+    received_before: tuple[int, ...] = ()
 
 
 def seat_display_name(seat: SeatRow) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator
@@ -25,8 +26,9 @@ from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.store import Store
+from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
-from app.web.middleware import MAX_BODY_BYTES, BodyLimit, security_headers
+from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, security_headers
 from app.web.routes import STATIC_DIR, operations, pages, rooms
 from app.web.settings import Settings
 
@@ -38,7 +40,8 @@ _log = structlog.get_logger("domeng.server")
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The application, with its store, hub and metrics created at start-up (lifespan)."""
     settings = settings or Settings()
-    configure_logging(settings.log_level, settings.log_json)
+    secret = settings.admin_token.get_secret_value() if settings.admin_token else ""
+    configure_logging(settings.log_level, settings.log_json, secrets=[secret])
     metrics = Metrics()
     store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
     # bots think in worker processes, never on the event loop (app.bots.workers)
@@ -51,9 +54,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await bots.start()
+        # the accept loop out of file descriptors reports once a second: log it at a bounded rate
+        asyncio.get_running_loop().set_exception_handler(
+            RateLimitedExceptionHandler(settings.loop_error_window_s)
+        )
+        # the bot workers start beside the rest (a process importing the engine): not awaited, so
+        # readiness does not wait for them; a first decision before they are up waits for them
+        warming = asyncio.create_task(bots.start(), name="bot-workers-start")
         await store.start()
-        recovered = await hub.recover()
+        recovered = await hub.recover()  # counts them: rooms load when opened
+        hub.start_sweeper(min(60.0, settings.room_unload_after_s / 2))
         # Rooms hold many small long-lived objects: move what exists now out of the collector's
         # way and collect the young generation less often, so GC pauses stay short under load.
         gc.freeze()
@@ -63,6 +73,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for room in hub.rooms.values():
             room.close_all("server_restart")
         await hub.stop()
+        with contextlib.suppress(Exception):
+            await warming
         await bots.close()
         await store.close()
 
@@ -85,6 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_admin(app, AdminAuth(settings))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(RelativeRedirects)  # a Location never names the request's Host
     app.add_middleware(SecureASGIMiddleware, secure=security_headers())  # outermost: every response
     return app
 
@@ -112,4 +125,7 @@ def room_config(settings: Settings) -> RoomConfig:
         round_pause_s=settings.round_pause_s,
         turn_timer_s=settings.turn_timer_s,
         max_rooms=settings.max_rooms,
+        max_spectators=settings.max_spectators,
+        unload_after_s=settings.room_unload_after_s,
+        abandon_after_s=settings.abandoned_after_s,
     )

@@ -37,8 +37,8 @@ def _hub(request: HTTPConnection) -> Hub:
 HubDep = Annotated[Hub, Depends(_hub)]
 
 
-def _room(code: str, hub: HubDep) -> Room:
-    room = hub.get(code)
+async def _room(code: str, hub: HubDep) -> Room:
+    room = await hub.open(code)  # from the store when it is not in memory
     if room is None:
         raise HTTPException(404, detail={"code": "no_such_room", "message": "no room with this code"})
     return room

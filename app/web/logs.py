@@ -3,19 +3,85 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
+from collections.abc import Iterable, MutableMapping
+from typing import Any
 
 import structlog
 
-__all__ = ["configure_logging"]
+__all__ = ["Redactor", "configure_logging"]
+
+_PATTERNS = (
+    # a JSON or Python-repr field holding a token or a secret (a hello frame, a request body)
+    (
+        re.compile(r"""(["'](?:token|host_token|seat_token|secret|admin_token)["']\s*:\s*["'])[^"']*"""),
+        r"\1[redacted]",
+    ),
+    (re.compile(r"(?i)(bearer\s+)[^\s'\",;]+"), r"\1[redacted]"),
+    (re.compile(r"(__Host-domeng_admin=)[^;\s'\"]+"), r"\1[redacted]"),
+)
+_SECRET_KEYS = frozenset({"token", "host_token", "seat_token", "secret", "admin_token", "authorization"})
 
 
-def configure_logging(level: str = "info", as_json: bool = True) -> None:
-    """Configure structlog and the standard library's logging (uvicorn's) to the same stream."""
+class Redactor:
+    """Takes tokens and secrets out of a log line: JSON fields named ``token``, ``host_token``,
+    ``secret`` (a ``hello`` frame in the WebSocket library's debug log, say), ``Bearer``
+    credentials, the admin session cookie, and the configured ``secrets`` wherever they appear."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets = tuple(s for s in secrets if s)
+
+    def __call__(self, text: str) -> str:
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
+        for secret in self.secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
+
+
+class _RedactingFilter(logging.Filter):
+    """On the root handler: every standard-library record (uvicorn's and the WebSocket
+    library's, at every level) is redacted before it is written."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self.redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = self.redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info:
+            record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+def _redact_event(redact: Redactor) -> Any:
+    def processor(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        for key, value in list(event.items()):
+            if key.lower() in _SECRET_KEYS:
+                event[key] = "[redacted]"
+            elif isinstance(value, str):
+                event[key] = redact(value)
+        return event
+
+    return processor
+
+
+def configure_logging(level: str = "info", as_json: bool = True, secrets: Iterable[str] = ()) -> None:
+    """Configure structlog and the standard library's logging (uvicorn's) to the same stream;
+    every line of both is redacted (`Redactor`, with ``secrets`` such as the admin secret), at
+    every level."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
+    redact = Redactor(secrets)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_RedactingFilter(redact))
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     )
@@ -25,6 +91,7 @@ def configure_logging(level: str = "info", as_json: bool = True) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            _redact_event(redact),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import HTTPException
 from fastapi.responses import JSONResponse
@@ -19,6 +20,7 @@ from secure import (
 __all__ = [
     "MAX_BODY_BYTES",
     "BodyLimit",
+    "RelativeRedirects",
     "security_headers",
 ]
 
@@ -99,3 +101,35 @@ def security_headers() -> Secure:
         xcto=XContentTypeOptions().nosniff(),
         xfo=XFrameOptions().deny(),
     )
+
+
+class RelativeRedirects:
+    """ASGI middleware: a redirect's ``Location`` is made relative (path, query, fragment), so
+    an answer never names the host the request's ``Host`` header claimed (Starlette's
+    trailing-slash redirect builds an absolute URL from it). The server never redirects to
+    another site."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_relative(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (key, _relative(value) if key.lower() == b"location" else value)
+                    for key, value in message.get("headers", [])
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_relative)
+
+
+def _relative(location: bytes) -> bytes:
+    url = urlsplit(location.decode("latin-1"))
+    path = "/" + url.path.lstrip("/")  # never "//host": a browser reads that as another site
+    return urlunsplit(("", "", path, url.query, url.fragment)).encode("latin-1")

@@ -119,10 +119,14 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
         retry = {"Retry-After": str(retry_after_s(state.limiter, state.create_limit, f"create-{client}"))}
         message = "too many rooms created from this address; try again soon"
         raise RoomError("too_many_rooms", message, 429, retry)
+    cap = state.settings.max_rooms_per_address
+    if cap and hub.open_rooms_of(client) >= cap:
+        message = f"this address already has {cap} open rooms; finish or leave one first"
+        raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
     if len(hub.rooms) >= hub.config.max_rooms:
         raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(
-        body.variant, body.options, body.seats, body.turn_timer_s, body.bots
+        body.variant, body.options, body.seats, body.turn_timer_s, body.bots, owner=client
     )
     # The share link is absolute only with a configured public URL: never built from the Host header.
     base = (state.settings.public_url or "").rstrip("/")
@@ -245,7 +249,7 @@ async def healthz() -> dict[str, str]:
 async def readyz(hub: HubDep) -> Response:
     """Readiness: the database answers and the store's writer is running."""
     ok = await hub.store.ping()
-    body = {"status": "ready" if ok else "not ready", "rooms": len(hub.rooms)}
+    body = {"status": "ready" if ok else "not ready", "rooms": len(hub.rooms)}  # in memory
     return JSONResponse(body, status_code=200 if ok else 503)
 
 

@@ -4,12 +4,42 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings"]
+__all__ = ["WELL_KNOWN", "Settings", "check_admin_secret"]
+
+WELL_KNOWN: Final = (
+    "changeme",
+    "password",
+    "passw0rd",
+    "secret",
+    "letmein",
+    "qwerty",
+    "admin",
+    "domeng",
+    "example",
+    "default",
+    "0123456789",
+    "123456",
+    "abcdef",
+)
+"""Parts of well-known or guessable secrets: an admin secret holding one (any case) is refused."""
+
+
+def check_admin_secret(secret: str) -> None:
+    """Raise ValueError, with a message that never contains ``secret``, unless it is 16
+    characters or more with 10 distinct and holds no `WELL_KNOWN` part (any case)."""
+    advice = "e.g. openssl rand -hex 32"
+    if len(secret) < 16:
+        raise ValueError(f"the admin secret is too weak: use 16 characters or more ({advice})")
+    if len(set(secret)) < 10:
+        raise ValueError(f"the admin secret is too weak: too few distinct characters ({advice})")
+    folded = secret.casefold()
+    if any(word in folded for word in WELL_KNOWN):
+        raise ValueError(f"the admin secret is too weak: it holds a well-known word or sequence ({advice})")
 
 
 class Settings(BaseSettings):
@@ -18,7 +48,8 @@ class Settings(BaseSettings):
     ``admin_token`` has no default: without it the admin area is disabled. Times are seconds.
     """
 
-    model_config = SettingsConfigDict(env_prefix="DOMENG_", extra="ignore")
+    # hide_input_in_errors: a refused value (the admin secret) is never echoed in the error
+    model_config = SettingsConfigDict(env_prefix="DOMENG_", extra="ignore", hide_input_in_errors=True)
 
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8000
@@ -26,18 +57,34 @@ class Settings(BaseSettings):
     database_url: str | None = None
     """SQLAlchemy async URL; default SQLite (WAL) at ``data_dir/domeng.sqlite3``."""
     admin_token: SecretStr | None = None
-    """The admin secret (16 characters or more); None or empty: admin area disabled (docs/admin.md)."""
+    """The admin secret (16 characters or more, 10 distinct, no well-known word: `check_admin_secret`);
+    None or empty: admin area disabled (docs/admin.md). Prefer ``admin_token_file``: a command line
+    is visible to every local user."""
+    admin_token_file: Path | None = None
+    """A file holding the admin secret (``DOMENG_ADMIN_TOKEN_FILE``; surrounding whitespace is
+    ignored), read at start-up when ``admin_token`` is not given (a Docker secret, say)."""
     admin_session_ttl_s: Annotated[float, Field(gt=0)] = 8 * 3600.0
     """How long an admin session (its cookie) lasts after logging in."""
     admin_login_limit: str = "5 per minute"
+    admin_login_limit_all: str = "30 per minute"
+    """Failed admin logins all addresses together may make (a `limits` expression): many addresses
+    guessing at once are slowed down too; over it every login answers 429 for the rest of the
+    window (sessions already signed in go on)."""
     """Failed admin logins one client address may make (a `limits` expression); over it: 429."""
     abandoned_after_s: Annotated[float, Field(gt=0)] = 24 * 3600.0
-    """An unfinished match with no stored change for this long counts as abandoned (docs/admin.md)."""
+    """An unfinished match nobody has used for this long (nobody connected, nothing stored) is
+    closed: stored ``abandoned`` (reason ``idle``), its history kept (docs/admin.md)."""
+    room_unload_after_s: Annotated[float, Field(gt=0)] = 300.0
+    """A room nobody is connected to and that has done nothing for this long leaves memory (a
+    finished match, a room nobody joined, a table everybody left); its link loads it again."""
     public_url: str | None = None
     """The base URL of share links, e.g. ``https://domeng.example``; without it links are relative
     (``/r/CODE``) and the browser completes them (never from a request's Host header)."""
     max_rooms: Annotated[int, Field(ge=1)] = 5000
-    """Rooms one process hosts at most; creating more answers 503."""
+    """Rooms one process holds in memory at most (idle ones leave it); creating more answers 503."""
+    max_rooms_per_address: Annotated[int, Field(ge=0)] = 20
+    """Unfinished rooms in memory one client address may have created (0: no limit); one more
+    answers 429 ``too_many_open_rooms``."""
     room_create_limit: str = "60 per minute"
     """Rooms one client address may create (a `limits` expression); over it: 429."""
 
@@ -66,6 +113,21 @@ class Settings(BaseSettings):
     """Room WebSockets one client address may hold open at once (0: no limit); one more is closed
     with 1008. Behind a reverse proxy, set ``forwarded_allow_ips`` too, or every player counts as
     the proxy's address."""
+    max_connections_per_address: Annotated[int, Field(ge=0)] = 64
+    """HTTP connections (WebSockets included) one peer address may hold open at once (0: no
+    limit); one more is closed as soon as it is accepted (app/web/guard.py). Peers named in
+    ``forwarded_allow_ips`` are not capped: behind a proxy, let the proxy cap its clients."""
+    request_timeout_s: Annotated[float, Field(gt=0, le=10)] = 10.0
+    """A connection that has not sent a whole request this long after opening (or after its last
+    response) is closed: half-sent headers hold nothing for long (at most 10 s)."""
+    keep_alive_s: Annotated[int, Field(ge=1)] = 5
+    """An idle keep-alive connection is closed after this long."""
+    loop_error_window_s: Annotated[float, Field(gt=0)] = 10.0
+    """The event loop's error reports (say, the accept loop out of file descriptors) are written
+    at most once per this many seconds each, with the count of those left out."""
+    max_spectators: Annotated[int, Field(ge=0)] = 100
+    """Spectators one room takes at once (0: no limit); one more is closed with 1008
+    ``spectators_full`` (docs/protocol.md). Seated players are never refused."""
     max_frame_bytes: Annotated[int, Field(ge=256)] = 4096
     rate_limit: str = "20 per 2 seconds"
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""
@@ -81,12 +143,25 @@ class Settings(BaseSettings):
 
     @field_validator("admin_token")
     @classmethod
-    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+    def _strong_enough(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None or not value.get_secret_value().strip():
             return None  # an empty DOMENG_ADMIN_TOKEN leaves the admin area disabled
-        if len(value.get_secret_value().strip()) < 16:
-            raise ValueError("the admin token must be at least 16 characters (e.g. openssl rand -hex 32)")
+        check_admin_secret(value.get_secret_value().strip())
         return value
+
+    @model_validator(mode="after")
+    def _secret_from_file(self) -> Settings:
+        if self.admin_token is None and self.admin_token_file is not None:
+            try:
+                text = self.admin_token_file.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as error:
+                why = getattr(error, "strerror", None) or "not UTF-8 text"
+                raise ValueError(f"DOMENG_ADMIN_TOKEN_FILE cannot be read: {why}") from None
+            if not text:
+                raise ValueError("DOMENG_ADMIN_TOKEN_FILE is empty")
+            check_admin_secret(text)
+            self.admin_token = SecretStr(text)
+        return self
 
     def resolved_bot_workers(self) -> int:
         """``bot_workers``, or one per CPU core beyond the first (1 to 4)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.core import Deal, Phase, State
 from engine.errors import EngineError
@@ -70,6 +70,12 @@ class Rules(ABC):
 
         Raises `EngineError` (``invalid_start``) when ``start`` is not a position of this variant.
         """
+
+    @abstractmethod
+    def start_after(self, outcome: Mapping[str, Any]) -> dict[str, object]:
+        """RECORD.md's ``start`` object of the match as it stands after a round whose outcome is
+        ``outcome`` (as `engine.views.outcome_to_json` writes it): the score after the round and
+        its ``next_leader`` as ``leader``. Raises KeyError for an outcome without them."""
 
     @abstractmethod
     def world(self, view: PlayerView, hands: Sequence[int], rest: Sequence[Tile]) -> State:

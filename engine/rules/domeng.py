@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.actions import Pass
 from engine.core import _FIT_MASKS, Deal, Phase, State
@@ -108,6 +108,15 @@ class Domeng(Rules):
 
     def hand_sizes(self) -> tuple[int, ...]:
         return _HAND_SIZES
+
+    def start_after(self, outcome: Mapping[str, Any]) -> dict[str, object]:
+        """The table, stones and camat after the round (D16-D18), and its next leader (D11)."""
+        return {
+            "table": outcome["table"],
+            "stones": list(outcome["stones"]),
+            "camat": outcome["camat"],
+            "leader": outcome["next_leader"],
+        }
 
     def new_match(self, start: Mapping[str, object] | None = None) -> DomengState:
         start = start or {}

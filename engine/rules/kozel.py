@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
@@ -125,6 +125,14 @@ class Kozel(Rules):
     def side_of(self, seat: int) -> int:
         """The scoring side of ``seat``: its pair (0 for P0+P2, 1 for P1+P3) with pairs, else itself."""
         return seat % 2 if self.pairs else seat
+
+    def start_after(self, outcome: Mapping[str, Any]) -> dict[str, object]:
+        """Recorded and pending points after the round (K8), and its next leader."""
+        return {
+            "points": list(outcome["points"]),
+            "pending": list(outcome["pending"]),
+            "leader": outcome["next_leader"],
+        }
 
     def new_match(self, start: Mapping[str, object] | None = None) -> KozelState:
         """A match from RECORD.md's ``start`` (``points``, ``pending``, ``leader``), or a new one.

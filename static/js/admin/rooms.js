@@ -40,6 +40,16 @@ export function stateText(r) {
   return parts.join(" · ");
 }
 
+/** How long a room has been idle (nobody connected, nothing done): "in use", "45 s", "12 min", "3 h 5 min". */
+export function idleText(seconds) {
+  if (!seconds) return "in use";
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
 /** The room code in what an operator pastes: "Xy3_k9", "/r/Xy3_k9" or a whole link. */
 export function codeOf(text) {
   const trimmed = (text || "").trim().replace(/[?#].*$/, "").replace(/\/+$/, "");
@@ -77,6 +87,7 @@ export async function roomsPage(main) {
         cell("State", { class: "room-state" }, stateText(r)),
         cell("Turn", {}, r.to_act === null ? "–" : `Seat ${r.to_act + 1}`),
         cell("Connections", { class: "num" }, `${count(r.connections, "connection")} (${r.spectators} watching)`),
+        cell("Idle", { class: "num room-idle" }, idleText(r.idle_s)),
         cell("Seats", { class: "room-seats" }, r.seats.map(seatText).join(" · ")),
         cell("Task", {}, r.task_alive ? `v${r.version} · ${r.queued} queued` : "task stopped"),
         h("td", { class: "room-close" }, closeButton(r, async (closed) => {
@@ -90,8 +101,8 @@ export async function roomsPage(main) {
       h(
         "table",
         { class: "admin-table rooms" },
-        h("thead", {}, h("tr", {}, ["Code", "Match", "Variant", "State", "Turn", "Connections", "Seats", "Task", ""].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 9 }, code ? `No open room with a code containing ${code}.` : "No open room."))),
+        h("thead", {}, h("tr", {}, ["Code", "Match", "Variant", "State", "Turn", "Connections", "Idle", "Seats", "Task", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 10 }, code ? `No open room with a code containing ${code}.` : "No open room."))),
       ),
     );
   };

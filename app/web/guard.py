@@ -1,0 +1,211 @@
+"""Connections one client cannot use to take the server down (issue 13).
+
+uvicorn's HTTP protocol (h11) closes an idle keep-alive connection after ``timeout_keep_alive``,
+but it waits forever for a request's headers and lets one address open as many connections as the
+process has file descriptors. `guarded_protocol` subclasses it with the two limits it lacks:
+
+- a request deadline: a connection that has not sent a whole request (headers and body) within
+  ``request_timeout_s`` of opening, or of its previous response, is closed (a half-sent request,
+  "slowloris", or an idle connection that never sends anything);
+- a cap on the connections one peer address holds open at once (`ConnectionGuard`): past it a new
+  connection is aborted as soon as it is accepted, so its file descriptor is free again at once.
+  A WebSocket keeps counting after its upgrade (its transport is the same).
+
+`RateLimitedExceptionHandler` is the event loop's exception handler: asyncio's accept loop reports
+running out of file descriptors once per second per listening socket, with a traceback; this
+writes the first of each kind and then one line per ``window_s`` with how many it left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import h11
+import structlog
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["ConnectionGuard", "RateLimitedExceptionHandler", "guarded_protocol"]
+
+_log = structlog.get_logger("domeng.guard")
+
+
+class ConnectionGuard:
+    """Open transports per peer address, at most ``limit`` each (0: no limit). Addresses in
+    ``exempt`` (trusted reverse proxies) are not capped; ``exempt_all`` exempts everyone (``*``).
+
+    Transports are counted until they are closing, whichever protocol then owns them (an HTTP
+    connection upgraded to a WebSocket still counts), so the count is pruned lazily: a closing
+    transport is forgotten the next time its address connects, and every address is swept once
+    per as many admissions as there are addresses."""
+
+    def __init__(self, limit: int, exempt: Iterable[str] = (), exempt_all: bool = False) -> None:
+        self.limit = limit
+        self.exempt = frozenset(exempt)
+        self.exempt_all = exempt_all
+        self.refused = 0
+        """Connections refused since start (all addresses)."""
+        self._open: dict[str, set[asyncio.BaseTransport]] = {}
+        self._since_sweep = 0
+        self._refusals = _Throttle(10.0)
+
+    @classmethod
+    def from_settings(cls, limit: int, forwarded_allow_ips: str | None) -> ConnectionGuard:
+        """The guard of ``max_connections_per_address``, exempting the trusted proxies."""
+        proxies = [p.strip() for p in (forwarded_allow_ips or "").split(",") if p.strip()]
+        return cls(limit, [p for p in proxies if p != "*"], exempt_all="*" in proxies)
+
+    def open_count(self, address: str) -> int:
+        """Connections ``address`` holds open now."""
+        held = self._open.get(address)
+        if not held:
+            return 0
+        _prune(held)
+        return len(held)
+
+    def admit(self, address: str, transport: asyncio.BaseTransport) -> bool:
+        """Count ``transport`` for ``address``; False (not counted) when the address is at its
+        limit. The caller aborts a refused transport."""
+        if not self.limit or self.exempt_all or address in self.exempt:
+            return True
+        self._since_sweep += 1
+        if self._since_sweep > max(64, len(self._open)):
+            self._sweep()
+        held = self._open.setdefault(address, set())
+        if len(held) >= self.limit:
+            _prune(held)
+        if len(held) >= self.limit:
+            self.refused += 1
+            suppressed = self._refusals.allow("refused")
+            if suppressed is not None:
+                _log.warning(
+                    "connections_refused", limit=self.limit, refused_total=self.refused, unlogged=suppressed
+                )
+            return False
+        held.add(transport)
+        return True
+
+    def release(self, address: str, transport: asyncio.BaseTransport) -> None:
+        """``transport`` has closed (its HTTP protocol saw it go)."""
+        held = self._open.get(address)
+        if held is not None:
+            held.discard(transport)
+            if not held:
+                del self._open[address]
+
+    def _sweep(self) -> None:
+        self._since_sweep = 0
+        for address in list(self._open):
+            held = self._open[address]
+            _prune(held)
+            if not held:
+                del self._open[address]
+
+
+def _prune(held: set[asyncio.BaseTransport]) -> None:
+    for transport in [t for t in held if t.is_closing()]:
+        held.discard(transport)
+
+
+class _Throttle:
+    """At most one pass per ``window_s`` per key; `allow` says how many were held back before."""
+
+    def __init__(self, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self._clock = clock
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def allow(self, key: str) -> int | None:
+        """None when ``key`` passed less than ``window_s`` ago (counted as held back), else the
+        number held back since its last pass."""
+        now = self._clock()
+        last = self._last.get(key)
+        if last is not None and now - last < self.window_s:
+            self._held[key] = self._held.get(key, 0) + 1
+            return None
+        self._last[key] = now
+        return self._held.pop(key, 0)
+
+
+class RateLimitedExceptionHandler:
+    """The event loop's exception handler, writing each kind of report (its message and
+    exception type) at most once per ``window_s`` seconds, with ``unlogged`` the count of those
+    left out since. Install it with ``loop.set_exception_handler(handler)``."""
+
+    def __init__(self, window_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._throttle = _Throttle(window_s, clock)
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        message = str(context.get("message", "unhandled exception in the event loop"))
+        key = f"{message}|{type(error).__name__}"
+        unlogged = self._throttle.allow(key)
+        if unlogged is None:
+            return
+        _log.error(
+            "event_loop_error",
+            message=message,
+            error=None if error is None else f"{type(error).__name__}: {error}",
+            unlogged=unlogged,
+        )
+
+
+def guarded_protocol(guard: ConnectionGuard, request_timeout_s: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the per-address cap of ``guard`` and a deadline of
+    ``request_timeout_s`` seconds for each whole request (pass it as ``uvicorn.run(http=...)``)."""
+
+    class GuardedH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+        _address = ""
+        _counted = False
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._address = self.client[0] if self.client else ""
+            if not guard.admit(self._address, transport):
+                transport.abort()  # the descriptor is free again now, not after a timeout
+                return
+            self._counted = True
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._counted:
+                guard.release(self._address, self.transport)
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE and self.conn.their_state is not h11.SEND_BODY:
+                self._disarm()  # the whole request is in: the app answers it in its own time
+
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            self._disarm()  # the WebSocket has its own hello timeout and pings
+            self._counted = False  # the transport stays counted until it is closing
+            super().handle_websocket_upgrade(event)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # the next request (keep-alive) has the same deadline
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(request_timeout_s, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if self.transport.is_closing():
+                return
+            if self.conn.their_state is h11.IDLE or self.conn.their_state is h11.SEND_BODY:
+                self.transport.close()
+
+    return GuardedH11Protocol

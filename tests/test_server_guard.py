@@ -1,0 +1,277 @@
+"""A server one client cannot take down (issue 13, "Connections"), on real processes and sockets.
+
+An attacker at 127.0.0.2 holds half-sent and idle connections; the player at 127.0.0.1 (Linux
+routes all of 127.0.0.0/8 to the loopback) still loads the lobby, creates a room and plays a
+round. Half-sent requests and idle keep-alive connections are closed by the request deadline, the
+server's open-files limit is never reached by one address, and when it is reached (many
+addresses), the accept loop's reports are logged at a bounded rate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+
+from tests.serverkit import Client, ServerProcess
+
+ATTACKER = "127.0.0.2"
+PARTIAL = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+
+
+def _port(server: ServerProcess) -> int:
+    return int(server.url.rsplit(":", 1)[1])
+
+
+def _open(server: ServerProcess, source: str, payload: bytes | None = PARTIAL) -> socket.socket:
+    """A connection from ``source`` that sends ``payload`` (a request's first bytes) and waits."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((source, 0))
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", _port(server)))
+    if payload:
+        with contextlib.suppress(OSError):  # refused at once: a reset
+            sock.sendall(payload)
+    return sock
+
+
+def _is_open(sock: socket.socket) -> bool:
+    """Whether the server still holds ``sock`` open (no EOF, no reset)."""
+    sock.settimeout(0)  # non-blocking: a peek that would wait means open
+    try:
+        return sock.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def _wait_closed(socks: list[socket.socket], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    for sock in socks:
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            while sock.recv(4096):  # whatever the server answers, then its EOF
+                pass
+        except TimeoutError:
+            raise AssertionError("the server still holds a connection open") from None
+        except OSError:
+            pass  # reset: closed
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(
+        tmp_path,
+        {
+            "DOMENG_REQUEST_TIMEOUT_S": "2",
+            "DOMENG_KEEP_ALIVE_S": "2",
+            "DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "40",
+        },
+    ).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_half_sent_silent_and_idle_keep_alive_connections_are_closed(guarded: ServerProcess) -> None:
+    half_sent = [_open(guarded, ATTACKER) for _ in range(10)]
+    silent = [_open(guarded, ATTACKER, None) for _ in range(5)]
+    idle = [_open(guarded, ATTACKER, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") for _ in range(5)]
+    # a keep-alive connection that answered one request, then starts another and stops halfway
+    trickle = _open(guarded, ATTACKER, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert trickle.recv(4096).startswith(b"HTTP/1.1 200")
+    trickle.sendall(b"GET /healthz HTTP/1.1\r\n")
+    _wait_closed([*half_sent, *silent, *idle, trickle])
+    assert httpx.get(f"{guarded.url}/healthz", timeout=10).status_code == 200
+
+
+def test_one_address_holds_at_most_its_cap_of_connections(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "40"}).start()
+    socks = [_open(server, ATTACKER) for _ in range(60)]
+    try:
+        deadline = time.monotonic() + 60
+        while sum(not _is_open(s) for s in socks) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the server accepts, then refuses, in its own time
+        held = sum(_is_open(s) for s in socks)
+        assert 0 < held <= 40, held
+        # another address is not counted with it
+        assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+    finally:
+        for sock in socks:
+            sock.close()
+        server.stop()
+
+
+def _play_one_round(server: ServerProcess) -> dict[str, float]:
+    """The other player, at 127.0.0.1: the lobby, a new Domeng room against four bots, one round."""
+    started = time.monotonic()
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        assert http.get("/").status_code == 200
+        bots = [None, "greedy", "greedy", "greedy", "greedy"]
+        room = http.post("/api/rooms", json={"variant": "domeng", "bots": bots})
+        assert room.status_code == 201, room.text
+        created = time.monotonic()
+        code, host = room.json()["code"], room.json()["host_token"]
+        token = http.post(f"/api/rooms/{code}/seats/0", json={"name": "Ana"}).json()["token"]
+        assert http.post(f"/api/rooms/{code}/start", headers={"Authorization": f"Bearer {host}"}).is_success
+    player = Client(server, code, token)
+    first_move, answered = None, -1
+    try:
+        while True:
+            message = player.recv(timeout=60)
+            assert message["type"] != "error", message
+            if message["type"] == "state" and message["room"]["last_round"] is not None:
+                break  # the first round is over, its seed revealed
+            if message["type"] != "state" or message["version"] <= answered:
+                continue  # one answer per version
+            if player.answer(message):
+                answered = message["version"]
+                first_move = first_move or time.monotonic()
+    finally:
+        player.close()
+    assert first_move is not None
+    return {
+        "create_s": created - started,
+        "first_move_s": first_move - started,
+        "round_s": time.monotonic() - started,
+    }
+
+
+def test_a_slowloris_from_one_address_leaves_the_server_to_everyone(tmp_path: Path) -> None:
+    """1,100 half-sent connections from one address against a server limited to 1,024 open files;
+    the attacker opens them again as fast as the server closes them, while another client plays."""
+    server = ServerProcess(tmp_path, nofile=1024).start()
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def attack() -> None:
+        while not stop.is_set():
+            for sock in [s for s in held if not _is_open(s)]:
+                held.remove(sock)
+                sock.close()
+            while len(held) < 1100 and not stop.is_set():
+                try:
+                    held.append(_open(server, ATTACKER))
+                except OSError:
+                    break
+            stop.wait(0.2)  # the attacker's pace between rounds of reconnecting
+
+    attacker = threading.Thread(target=attack, daemon=True)
+    try:
+        attacker.start()
+        deadline = time.monotonic() + 120
+        while len(held) < 1100 and time.monotonic() < deadline and attacker.is_alive():
+            stop.wait(0.05)
+        assert len(held) >= 1100, "the attacker never had its 1,100 connections"
+        figures = _play_one_round(server)
+        print(f"\nslowloris (1,100 connections from one address, RLIMIT_NOFILE 1,024): {json.dumps(figures)}")
+        stop.set()
+        attacker.join(30)
+        # what the server still holds of the attacker's connections: at most its cap (64)
+        deadline = time.monotonic() + 60
+        while sum(_is_open(s) for s in held) > 64 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sum(_is_open(s) for s in held) <= 64
+        assert '"connections_refused"' in server.log()
+    finally:
+        stop.set()
+        attacker.join(30)
+        for sock in held:
+            sock.close()
+        server.stop()
+    assert "Traceback" not in server.log()
+
+
+def test_running_out_of_file_descriptors_is_logged_at_a_bounded_rate(tmp_path: Path) -> None:
+    """Many addresses together exhaust a small open-files limit: asyncio reports the failed
+    accept once a second; the server writes the first report and then one line per window with
+    the count it left out, and serves again once the connections are gone."""
+    window = 3.0
+    server = ServerProcess(
+        tmp_path,
+        {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0", "DOMENG_LOOP_ERROR_WINDOW_S": str(window)},
+        nofile=160,
+    ).start()
+    socks: list[socket.socket] = []
+    try:
+        started = time.monotonic()
+        for i in range(300):
+            socks.append(_open(server, f"127.0.1.{1 + i % 200}"))
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            lines = _loop_errors(server)
+            if any(line["unlogged"] > 0 for line in lines):
+                break
+            time.sleep(0.2)
+        elapsed = time.monotonic() - started
+        lines = _loop_errors(server)
+        assert any(line["unlogged"] > 0 for line in lines), server.log()[-2000:]
+        assert all("out of system resource" in line["message"] for line in lines)
+        assert len(lines) <= 2 + elapsed / window, (len(lines), elapsed)
+    finally:
+        for sock in socks:
+            sock.close()
+    try:
+        # the descriptors are back: the server answers again
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        server.stop()
+    assert len(server.log()) < 200_000
+
+
+def _loop_errors(server: ServerProcess) -> list[dict[str, object]]:
+    found = []
+    for line in server.log().splitlines():
+        if '"event_loop_error"' in line:
+            found.append(json.loads(line))
+    return found
+
+
+def test_a_full_room_refuses_one_more_spectator_with_a_clear_reason(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, {"DOMENG_MAX_SPECTATORS": "2"}).start()
+    try:
+        room = server.create_room(variant="kozel", seats=2, bots=[None, "greedy"])
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        watchers = [Client(server, room["code"]) for _ in range(2)]
+        for watcher in watchers:
+            watcher.wait_for(lambda m: m["type"] == "state")
+        one_more = Client(server, room["code"])
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            one_more.wait_for(lambda m: False)
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 1008
+        assert "spectators" in closed.value.rcvd.reason
+        # a seated player is never refused, and a spectator's place frees when one leaves
+        player = Client(server, room["code"], token)
+        assert player.wait_for(lambda m: m["type"] == "welcome")["seat"] == 0
+        watchers[0].close()
+        deadline = time.monotonic() + 30
+        while True:
+            again = Client(server, room["code"])
+            try:
+                assert again.wait_for(lambda m: m["type"] == "welcome", timeout=10)["seat"] is None
+                break
+            except websockets.ConnectionClosed:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)  # the room has not yet seen the first one go
+    finally:
+        server.stop()

@@ -1,0 +1,101 @@
+"""Rooms in memory on a real server (issue 13): one address cannot fill the server, idle rooms
+leave memory and come back when opened, and a server that has hosted many matches still creates
+rooms. Clients at different loopback addresses (127.0.0.0/8) count as different players."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.serverkit import Client, ServerProcess
+
+KOZEL = {"variant": "kozel", "seats": 2, "bots": [None, "greedy"]}
+
+
+def _from(address: str, server: ServerProcess) -> httpx.Client:
+    """An HTTP client whose connections leave from ``address``."""
+    return httpx.Client(base_url=server.url, timeout=30, transport=httpx.HTTPTransport(local_address=address))
+
+
+def _rooms_in_memory(server: ServerProcess) -> int:
+    metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
+    found = re.search(r"^domeng_rooms (\d+(?:\.\d+)?)$", metrics, re.MULTILINE)
+    assert found, metrics[:500]
+    return int(float(found.group(1)))
+
+
+def test_one_address_cannot_fill_the_server_even_across_a_restart(tmp_path: Path) -> None:
+    env = {
+        "DOMENG_MAX_ROOMS_PER_ADDRESS": "5",
+        "DOMENG_MAX_ROOMS": "8",
+        "DOMENG_ROOM_CREATE_LIMIT": "1000 per minute",
+    }
+    server = ServerProcess(tmp_path, env).start()
+    try:
+        with _from("127.0.0.2", server) as greedy:
+            made = 0
+            while made < 50:
+                reply = greedy.post("/api/rooms", json=KOZEL)
+                if reply.status_code != 201:
+                    break
+                made += 1
+            print(f"\nrooms one address created before it was refused: {made}")
+            assert made == 5
+            assert reply.status_code == 429 and reply.json()["detail"]["code"] == "too_many_open_rooms"
+            assert reply.headers["Retry-After"]
+        with _from("127.0.0.3", server) as other:
+            assert other.post("/api/rooms", json=KOZEL).status_code == 201
+    finally:
+        server.stop()
+    again = ServerProcess(tmp_path, env).start()
+    try:
+        assert _rooms_in_memory(again) == 0  # nothing loads at start: rooms come back when opened
+        with _from("127.0.0.4", again) as newcomer:
+            assert newcomer.post("/api/rooms", json=KOZEL).status_code == 201
+    finally:
+        again.stop()
+
+
+def test_idle_rooms_leave_memory_so_a_busy_server_still_creates_rooms(tmp_path: Path) -> None:
+    """A server holding at most 10 rooms hosts 60 matches one after another: each is created,
+    started, played a move and left; it leaves memory, and its link brings it back."""
+    env = {
+        "DOMENG_MAX_ROOMS": "10",
+        "DOMENG_ROOM_UNLOAD_AFTER_S": "0.5",
+        "DOMENG_ROOM_CREATE_LIMIT": "1000 per minute",
+    }
+    server = ServerProcess(tmp_path, env).start()
+    codes: list[tuple[str, str]] = []
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            for _ in range(60):
+                deadline = time.monotonic() + 60
+                while (reply := http.post("/api/rooms", json=KOZEL)).status_code == 503:
+                    assert reply.json()["detail"]["code"] == "server_full"
+                    assert time.monotonic() < deadline, "idle rooms never left memory"
+                    time.sleep(0.1)  # waiting for the sweeper to unload a room
+                assert reply.status_code == 201, reply.text
+                code, host = reply.json()["code"], reply.json()["host_token"]
+                token = http.post(f"/api/rooms/{code}/seats/0", json={"name": "Ana"}).json()["token"]
+                assert http.post(
+                    f"/api/rooms/{code}/start", headers={"Authorization": f"Bearer {host}"}
+                ).is_success
+                player = Client(server, code, token)
+                turn = player.wait_for(lambda m: m["type"] == "state" and m["view"] is not None)
+                player.close()
+                assert turn["view"]["seat"] == 0
+                codes.append((code, token))
+            assert _rooms_in_memory(server) <= 10
+            # an old room's link brings it back from the store, as it was left
+            code, token = codes[0]
+            back = Client(server, code, token)
+            state = back.wait_for(lambda m: m["type"] == "state")
+            assert state["room"]["status"] == "playing" and state["view"]["seat"] == 0
+            back.close()
+            assert http.get(f"/api/rooms/{codes[1][0]}").json()["status"] == "playing"
+    finally:
+        server.stop()
+    assert '"room_unloaded"' in server.log() and '"room_loaded"' in server.log()

@@ -1,0 +1,151 @@
+"""Secrets stay secret and the edges hold (issue 13, "Smaller findings"), on real processes:
+no seat token, host token or admin secret in any log line at any level (the WebSocket library's
+debug frames included); redirects never echo the Host header; weak admin secrets are refused at
+start-up without being echoed; the secret can come from a file; the admin login limit holds
+across addresses; the Origin check compares the scheme."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.serverkit import ROOT, Client, ServerProcess
+
+SECRET = "Xq7-vR2m!Lk9#pT4wZs8"  # 20 characters, 20 distinct
+
+
+def test_no_token_or_secret_reaches_the_log_even_at_debug_level(tmp_path: Path) -> None:
+    server = ServerProcess(
+        tmp_path, {"DOMENG_LOG_LEVEL": "debug", "DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_LOG_JSON": "true"}
+    ).start()
+    try:
+        room = server.create_room(variant="kozel", seats=2, bots=[None, None])
+        code, host = room["code"], room["host_token"]
+        seat_token = server.claim(code, 0, "Ana").json()["token"]
+        other_token = server.claim(code, 1, "Budi").json()["token"]
+        player = Client(server, code, seat_token)
+        player.wait_for(lambda m: m["type"] == "state")
+        assert server.start_match(code, host).is_success
+        player.wait_for(lambda m: m["type"] == "state" and m["room"]["status"] == "playing")
+        budi = Client(server, code, other_token)
+        budi.wait_for(lambda m: m["type"] == "state")
+        budi.close()
+        wrong = Client(server, code, "not-a-token-" + seat_token[::-1])
+        with pytest.raises(Exception):  # noqa: B017 - the socket closes (4004) on a bad token
+            wrong.wait_for(lambda m: False, timeout=10)
+        player.close()
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            assert http.get("/api/admin/matches", headers={"Authorization": f"Bearer {SECRET}"}).is_success
+            login = http.post("/api/admin/login", json={"secret": SECRET})
+            assert login.is_success
+            cookie = login.cookies.get("__Host-domeng_admin") or ""
+            http.post("/api/admin/login", json={"secret": SECRET[::-1]})  # a wrong guess
+            http.put(
+                f"/api/rooms/{code}/seats/1/bot",
+                json={"level": "greedy"},
+                headers={"Authorization": f"Bearer {host}"},
+            )
+    finally:
+        server.stop()
+    log = server.log()
+    # the WebSocket library's debug frames were written, each hello with its token taken out
+    assert log.count("< TEXT") >= 3 and log.count('"token": "[redacted]"') >= 3
+    for secret in (SECRET, host, seat_token, other_token, cookie):
+        assert not secret or secret not in log, "a secret reached the log"
+    assert seat_token[::-1] not in log
+
+
+def test_redirects_never_echo_the_host_header(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path).start()
+    try:
+        redirected = []
+        for path in ("/api/rooms/", "/admin/", "/admin/matches/", "//evil.example/api/rooms/"):
+            reply = httpx.get(f"{server.url}{path}", headers={"Host": "evil.example"}, timeout=10)
+            location = reply.headers.get("location", "")
+            assert "evil.example" not in location, (path, location)
+            if reply.is_redirect:
+                assert location.startswith("/") and not location.startswith("//"), (path, location)
+                redirected.append(location)
+        assert "/api/rooms" in redirected  # the trailing-slash redirect, made relative
+    finally:
+        server.stop()
+
+
+def _serve(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``domeng serve`` expected to refuse its configuration at once."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "weak",
+    ["aaaaaaaaaaaaaaaaaaaaaaaa", "abababababababababab", "changeme-changeme-changeme", "0123456789abcdef"],
+)
+def test_a_weak_admin_secret_is_refused_at_start_up_without_echoing_it(tmp_path: Path, weak: str) -> None:
+    done = _serve(tmp_path, {"DOMENG_ADMIN_TOKEN": weak})
+    assert done.returncode != 0
+    said = done.stdout + done.stderr
+    assert "admin" in said.lower() and "weak" in said.lower()
+    assert weak not in said
+
+
+def test_the_admin_secret_can_come_from_a_file(tmp_path: Path) -> None:
+    secret_file = tmp_path / "admin-secret"
+    secret_file.write_text(SECRET + "\n")
+    secret_file.chmod(0o600)
+    server = ServerProcess(tmp_path / "data", {"DOMENG_ADMIN_TOKEN_FILE": str(secret_file)}).start()
+    try:
+        reply = httpx.get(f"{server.url}/api/admin/session", headers={"Authorization": f"Bearer {SECRET}"})
+        assert reply.is_success, reply.text
+    finally:
+        server.stop()
+    missing = _serve(tmp_path, {"DOMENG_ADMIN_TOKEN_FILE": str(tmp_path / "nowhere")})
+    assert missing.returncode != 0 and "DOMENG_ADMIN_TOKEN_FILE" in missing.stdout + missing.stderr
+
+
+def test_admin_login_limit_holds_across_addresses(tmp_path: Path) -> None:
+    env = {
+        "DOMENG_ADMIN_TOKEN": SECRET,
+        "DOMENG_ADMIN_LOGIN_LIMIT": "3 per minute",
+        "DOMENG_ADMIN_LOGIN_LIMIT_ALL": "6 per minute",
+    }
+    server = ServerProcess(tmp_path, env).start()
+    try:
+        statuses = []
+        for i in range(8):  # one wrong guess from each of eight addresses
+            transport = httpx.HTTPTransport(local_address=f"127.0.2.{i + 1}")
+            with httpx.Client(base_url=server.url, timeout=10, transport=transport) as http:
+                guess = http.post("/api/admin/login", json={"secret": f"guess-{i}-{SECRET}"})
+                statuses.append(guess.status_code)
+        assert statuses[:6] == [401] * 6 and statuses[6:] == [429, 429], statuses
+    finally:
+        server.stop()
+
+
+def test_the_origin_check_compares_the_scheme(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, {"DOMENG_ADMIN_TOKEN": SECRET}).start()
+    try:
+        host = server.url.split("://", 1)[1]
+        bearer = {"Authorization": f"Bearer {SECRET}"}
+        other_scheme = httpx.post(
+            f"{server.url}/api/admin/rooms/nope/close", headers={**bearer, "Origin": f"https://{host}"}
+        )
+        assert other_scheme.status_code == 403 and other_scheme.json()["detail"]["code"] == "cross_origin"
+        same = httpx.post(
+            f"{server.url}/api/admin/rooms/nope/close", headers={**bearer, "Origin": f"http://{host}"}
+        )
+        assert same.status_code == 404, same.text
+    finally:
+        server.stop()
