@@ -223,6 +223,8 @@ def domeng_server(args: argparse.Namespace, data_dir: Path, bots: bool = False) 
         "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",  # one address creates every table
         "DOMENG_MAX_ROOMS": str(max(5000, args.tables)),
         "DOMENG_MAX_SOCKETS_PER_ADDRESS": "0",  # every client is 127.0.0.1 here
+        "DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0",
+        "DOMENG_MAX_ROOMS_PER_ADDRESS": "0",
         "DOMENG_WS_COMPRESSION": "true" if args.compression == "deflate" else "false",
     }
     if bots and args.bot_workers:
