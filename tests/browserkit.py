@@ -126,6 +126,16 @@ def hold_seat(page: Any, code: str, token: str, seat: int) -> None:
     )
 
 
+def hold_host(page: Any, code: str, host_token: str) -> None:
+    """Keep ``host_token`` where the client keeps it (beside a seat token `hold_seat` put there), as
+    if this browser had created the room: the next load of the room page shows the host's controls."""
+    page.evaluate(
+        "([key, token]) => { const m = JSON.parse(localStorage.getItem(key) || '{}'); m.host_token = token;"
+        " localStorage.setItem(key, JSON.stringify(m)); }",
+        [f"domeng:room:{code}", host_token],
+    )
+
+
 def sit_and_start(page: Any, server: Any, room: dict[str, Any], token: str, seat: int = 0) -> None:
     """Open ``room``'s page on ``server`` (a `tests.serverkit.ServerProcess`) holding ``token`` for
     ``seat`` (`hold_seat`), have the host start the match over the API, and wait for the table."""

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.adminkit import SECRET
-from tests.browserkit import CATALOGS, DESKTOP, PHONE, goto, hold_seat, open_page, screenshot
+from tests.browserkit import CATALOGS, DESKTOP, PHONE, goto, hold_host, hold_seat, open_page, screenshot
 from tests.serverkit import ServerProcess
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
@@ -50,11 +50,7 @@ def test_two_players_chat_react_and_the_host_mutes_a_seat(server: ServerProcess,
         for page, seat in ((ana, 0), (budi, 1)):
             goto(page, f"{server.url}/r/{code}")
             hold_seat(page, code, tokens[seat], seat)
-        ana.evaluate(  # Ana's browser created the room: it keeps the host token
-            "([key, token]) => { const m = JSON.parse(localStorage.getItem(key)); m.host_token = token;"
-            " localStorage.setItem(key, JSON.stringify(m)); }",
-            [f"domeng:room:{code}", room["host_token"]],
-        )
+        hold_host(ana, code, room["host_token"])
         assert server.start_match(code, room["host_token"]).status_code == 200
         for page in (ana, budi):
             page.reload()
@@ -147,11 +143,7 @@ def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
     try:
         goto(host, f"{server.url}/r/{code}")
         hold_seat(host, code, token, 0)
-        host.evaluate(
-            "([key, token]) => { const m = JSON.parse(localStorage.getItem(key)); m.host_token = token;"
-            " localStorage.setItem(key, JSON.stringify(m)); }",
-            [f"domeng:room:{code}", room["host_token"]],
-        )
+        hold_host(host, code, room["host_token"])
         host.reload()
         host.wait_for_selector("#open-table")
         goto(guest, f"{server.url}/")

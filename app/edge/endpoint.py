@@ -31,7 +31,6 @@ from app.edge.protocol import (
 )
 from app.rooms import chat
 from app.rooms.errors import RoomError
-from app.rooms.frames import error_frame
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 from engine.actions import Action
@@ -168,12 +167,12 @@ async def _chat(room: Room, conn: Connection, message: ChatMessage, budget: Mess
     """A chat line, within the connection's chat allowance (``chat_too_fast`` past it); the
     room's refusals come back as ``error`` messages, like a refused action's."""
     if not budget.take():
-        conn.send(error_frame("chat_too_fast", "too many chat messages; wait a moment", room.version))
+        room.refuse(conn, "chat_too_fast", "too many chat messages; wait a moment")
         return
     try:
         await room.call(lambda r: chat.say(r, conn, message.text, message.reaction))
     except RoomError as error:
-        conn.send(error_frame(error.code, error.message, room.version))
+        room.refuse(conn, error.code, error.message)
 
 
 async def _next_message(websocket: WebSocket, budget: MessageBudget) -> AnyClientMessage:
