@@ -42,9 +42,11 @@ __all__ = [
     "RecordRound",
     "Replay",
     "build_record",
+    "read_header",
     "read_record",
     "replay",
     "round_report",
+    "stored_rounds",
     "write_record",
 ]
 
@@ -195,7 +197,11 @@ def _fail(code: str, message: str, round: int | None = None, action: int | None 
     return RecordError(code, message, round, action)
 
 
-def _header(doc: object) -> tuple[Rules, tuple[str, ...], Mapping[str, object] | None, list[object]]:
+def read_header(doc: object) -> tuple[Rules, tuple[str, ...], Mapping[str, object] | None, list[object]]:
+    """A RECORD.md document's header, checked: its rules (variant and options), seat names,
+    ``start`` (None when absent) and raw rounds (not yet validated: `stored_rounds` and the replay
+    check them). Raises `RecordError` (``invalid_document``, ``unknown_format``, ``invalid_seats``,
+    ``invalid_options``, ``invalid_start`` and the variant's option codes)."""
     if not isinstance(doc, Mapping):
         raise _fail("invalid_document", "a record is a JSON object")
     if doc.get("format") != FORMAT:
@@ -228,13 +234,13 @@ def read_record(doc: object) -> Replay:
     Returns the `Replay`; raises `RecordError` with the first fault's code, round and action
     indexes (from 0; None where they do not apply).
     """
-    rules, seats, start, raw_rounds = _header(doc)
+    rules, seats, start, raw_rounds = read_header(doc)
     try:
         state = rules.new_match(start)
     except EngineError as error:
         raise _fail(error.code, error.message) from None
     logs: list[RoundLog] = []
-    for step in replay_rounds(state, _stored_rounds(raw_rounds), state.rest_name):
+    for step in replay_rounds(state, stored_rounds(raw_rounds), state.rest_name):
         if step.action is None and step.round:
             logs.append(state.history[-1])
     if raw_rounds:
@@ -244,7 +250,7 @@ def read_record(doc: object) -> Replay:
     return Replay(rules, seats, tuple(logs), state)
 
 
-def _stored_rounds(raw_rounds: list[object]) -> Iterator[StoredRound]:
+def stored_rounds(raw_rounds: list[object]) -> Iterator[StoredRound]:
     """Each raw round as the replay loop takes it (the round object is its own deal JSON)."""
     for index, raw in enumerate(raw_rounds):
         if not isinstance(raw, Mapping):

@@ -20,9 +20,12 @@ from tqdm import tqdm
 
 from app.cli.arena import add_arena_parser as _add_arena_parser
 from app.cli.arena import arena_markdown, cmd_arena
+from app.cli.common import load_document as _load_document
 from app.cli.common import positive as _positive
 from app.cli.common import variant_options as _variant_options
 from app.cli.common import writable as _writable
+from app.cli.review import add_review_parser as _add_review_parser
+from app.cli.review import cmd_review
 from engine.actions import Draw, Pass, PlayLempas
 from engine.bots import BOTS
 from engine.core import RoundLog, State
@@ -39,6 +42,7 @@ __all__ = [
     "build_parser",
     "cmd_arena",
     "cmd_replay",
+    "cmd_review",
     "cmd_serve",
     "cmd_simulate",
     "cmd_verify_deal",
@@ -74,24 +78,10 @@ def _summary_text(result: Replay) -> str:
 # -- commands ----------------------------------------------------------------------------------
 
 
-def _load(path: str) -> object:
-    """The JSON document in file ``path`` (``-``: standard input); raises RecordError
-    (``unreadable_file``, ``invalid_json``)."""
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as error:  # JSONDecodeError, or an integer over 4300 digits
-        raise RecordError("invalid_json", f"{path} is not JSON we can read: {error}") from None
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
     """``domeng replay FILE [--json]`` (RECORD.md)."""
     try:
-        result = read_record(_load(args.file))
+        result = read_record(_load_document(args.file))
     except RecordError as error:
         if args.json:
             print(json.dumps(error.to_json()))
@@ -310,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.set_defaults(func=cmd_simulate)
 
     _add_arena_parser(sub)
+    _add_review_parser(sub)
     serve = sub.add_parser("serve", help="run the game server (DOMENG_* variables configure it too)")
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8000)")

@@ -1,12 +1,16 @@
-"""What the ``domeng`` subcommands share: a writable save directory, the variant options, counts."""
+"""What the ``domeng`` subcommands share: reading a JSON document, a writable save directory, the variant
+options, counts."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-__all__ = ["positive", "variant_options", "writable"]
+from engine.errors import RecordError
+
+__all__ = ["load_document", "positive", "variant_options", "writable"]
 
 
 def writable(save_dir: Path, command: str) -> bool:
@@ -39,3 +43,17 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def load_document(path: str) -> object:
+    """The JSON document in file ``path`` (``-``: standard input); raises RecordError
+    (``unreadable_file``, ``invalid_json``)."""
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as error:  # JSONDecodeError, or an integer over 4300 digits
+        raise RecordError("invalid_json", f"{path} is not JSON we can read: {error}") from None

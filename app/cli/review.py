@@ -1,0 +1,93 @@
+"""``domeng review RECORD --round N --seat S``: a fair review of one seat's decisions in one round
+(engine/review.py), as text or JSON. The same figures the table's "Review my round" shows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from app.cli.common import load_document, positive
+from engine.errors import RecordError
+from engine.record import read_header
+from engine.review import DEFAULT_SAMPLES, Decision, RoundReview, review_record, summary
+
+__all__ = ["add_review_parser", "cmd_review", "review_text"]
+
+
+def add_review_parser(sub: Any) -> None:
+    """Add ``review`` to the ``domeng`` subcommands (``sub``: argparse's subparsers action)."""
+    review = sub.add_parser(
+        "review",
+        help="review one seat's decisions in one round of a record, from what that seat could see",
+        description="Cost every option of each decision with two or more legal actions, from the seat's "
+        "view at that moment (never the other hands), and mark the choices that lost more than the "
+        "threshold (Domeng: stones received minus paid this round; Kozel: points written).",
+    )
+    review.add_argument("file", help="a domeng-record/1 JSON file, or - for standard input")
+    review.add_argument("--round", type=positive, required=True, help="the round, from 1 (as replay prints)")
+    review.add_argument("--seat", type=int, required=True, help="the seat, from 0 (P0 is the record's first)")
+    review.add_argument(
+        "--samples",
+        type=positive,
+        default=DEFAULT_SAMPLES,
+        help=f"worlds per decision (default {DEFAULT_SAMPLES})",
+    )
+    review.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
+    review.add_argument(
+        "--threshold", type=float, help="mark choices that lost more (default: 0.25 stones, 2 points)"
+    )
+    review.add_argument(
+        "--json", action="store_true", help="print the review as one JSON object (round from 0)"
+    )
+    review.set_defaults(func=cmd_review)
+
+
+def _decision_text(decision: Decision, unit: str) -> list[str]:
+    head = f"Action {decision.at + 1}: {decision.chosen}"
+    if decision.lost > 0:
+        head += f": best {decision.best} (lost {decision.lost:.2f} ± {decision.noise:.2f} {unit})"
+    else:
+        head += ": the best option"
+    if decision.marked:
+        head += "  MARKED"
+    lines = [head]
+    for option in decision.options:
+        mark = "  <- chosen" if option.action == decision.chosen else ""
+        lines.append(f"    {option.cost:7.3f}  {option.action}{mark}")
+    return lines
+
+
+def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
+    """The review as readable lines: a header, each decision with its options (expected cost in
+    the review's unit, best first) and the one-line summary."""
+    name = names[review.seat]
+    out = [
+        f"{review.variant} · round {review.round + 1} · P{review.seat} ({name}) · "
+        f"{review.samples} worlds per decision, seed {review.seed} · costs in {review.unit} this round"
+    ]
+    if not review.decisions:
+        out.append("No decision with a choice: every action of this seat was forced.")
+    for decision in review.decisions:
+        out += _decision_text(decision, review.unit)
+    out.append(summary(review).capitalize() + ".")
+    return "\n".join(out)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """``domeng review FILE --round N --seat S [--samples K] [--seed X] [--threshold T] [--json]``;
+    exit 2 with RECORD.md's error object (``--json``) or a message for a record that does not
+    replay, a round or seat not in it, or a round that has not ended."""
+    try:
+        doc = load_document(args.file)
+        review = review_record(doc, args.round - 1, args.seat, args.samples, args.seed, args.threshold)
+        names = read_header(doc)[1]
+    except RecordError as error:
+        if args.json:
+            print(json.dumps(error.to_json()))
+        else:
+            print(f"domeng review: {error.code}: {error.message}", file=sys.stderr)
+        return 2
+    print(json.dumps(review.to_json()) if args.json else review_text(review, names))
+    return 0

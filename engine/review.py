@@ -1,0 +1,276 @@
+"""A fair review of one seat's decisions in one round: every option costed from the seat's view.
+
+Chess sites show where an engine disagreed; bridge sites show a double-dummy analysis that uses
+every hand (hindsight). This review is neither: for each decision of a seat that had two or more
+legal actions, it rebuilds exactly what that seat could see at that moment (`player_view`: its
+own hand, the chain, the public history, the hand sizes and the rest's size) and costs every
+option with the ``hard`` bot's estimator (`engine.bots.hard.world_losses`): worlds sampled from
+that view alone, weighted by how well they explain the other seats' plays, the round played out
+with the medium heuristic (an exact solve near the end), the same worlds for every option. The
+real hands of the other seats never enter: a test changes them after each decision and the
+review does not change.
+
+Costs are this round's expected loss for the seat, in the variant's unit: Domeng stones received
+minus stones paid (D5: a seat wants the fewest stones; `engine.bots.worlds.round_costs`), Kozel
+points written (K7; with pairs, the pair's, K10). An option's ``lost`` is its cost above the best
+option's. A decision is *marked* when the chosen option lost more than the threshold and more
+than `NOISE_SE` standard errors of the paired difference over the worlds (sampling noise never
+marks a decision).
+
+With a fixed ``samples`` and ``seed`` the review is deterministic (it never reads the clock).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from math import sqrt
+from typing import Any
+
+from engine.actions import Action, parse_action
+from engine.bots.hard import world_losses
+from engine.core import Phase, State
+from engine.errors import EngineError, RecordError
+from engine.record import read_header, stored_rounds
+from engine.replay import replay_rounds
+from engine.views import PlayerView, player_view
+
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "NOISE_SE",
+    "THRESHOLDS",
+    "UNITS",
+    "Decision",
+    "Option",
+    "RoundReview",
+    "review_decision",
+    "review_record",
+    "summary",
+]
+
+DEFAULT_SAMPLES = 200
+"""Worlds per decision (each option is played out on every one of them)."""
+
+THRESHOLDS: Mapping[str, float] = {"domeng": 0.25, "kozel": 2.0}
+"""A decision is marked when its choice lost more than this against the best option: Domeng in
+stones, Kozel in points."""
+
+NOISE_SE = 2.0
+"""… and more than this many standard errors of the paired difference (chosen − best)."""
+
+UNITS: Mapping[str, str] = {"domeng": "stones", "kozel": "points"}
+"""The unit of the costs per variant."""
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One legal action at a decision, its expected ``cost`` this round (the variant's unit) and
+    ``lost``: its cost above the best option's (0 for the best)."""
+
+    action: Action
+    cost: float
+    lost: float
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"action": <RECORD.md action>, "cost": float, "lost": float}`` (3 decimals)."""
+        return {"action": self.action.to_json(), "cost": round(self.cost, 3), "lost": round(self.lost, 3)}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One decision with a choice: ``at`` is the action's index in the round (from 0), ``chosen``
+    the action taken, ``options`` every legal action best first, ``lost`` what the choice cost
+    against the best (≥ 0), ``noise`` the standard error of that difference over ``worlds``
+    sampled worlds, and ``marked`` whether the choice counts as a mistake (see the module)."""
+
+    at: int
+    chosen: Action
+    options: tuple[Option, ...]
+    lost: float
+    noise: float
+    worlds: int
+    marked: bool
+
+    @property
+    def best(self) -> Action:
+        """The option with the lowest expected cost."""
+        return self.options[0].action
+
+    def to_json(self) -> dict[str, Any]:
+        """The decision as JSON (actions as RECORD.md writes them, figures to 3 decimals)."""
+        return {
+            "at": self.at,
+            "chosen": self.chosen.to_json(),
+            "best": self.best.to_json(),
+            "options": [o.to_json() for o in self.options],
+            "lost": round(self.lost, 3),
+            "noise": round(self.noise, 3),
+            "worlds": self.worlds,
+            "marked": self.marked,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RoundReview:
+    """The review of ``seat``'s decisions in round ``round`` (from 0) of a ``variant`` match:
+    ``decisions`` with a choice in play order, ``threshold`` the marking threshold, ``unit``
+    ``"stones"`` or ``"points"``."""
+
+    variant: str
+    round: int
+    seat: int
+    unit: str
+    threshold: float
+    samples: int
+    seed: int
+    decisions: tuple[Decision, ...]
+
+    @property
+    def marked(self) -> tuple[Decision, ...]:
+        """The decisions marked as mistakes."""
+        return tuple(d for d in self.decisions if d.marked)
+
+    @property
+    def lost(self) -> float:
+        """What the marked decisions cost in all (the summary's figure), in ``unit``."""
+        return sum(d.lost for d in self.marked)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"variant", "round", "seat", "unit", "threshold", "samples", "seed", "lost",
+        "marked", "decisions": [...]}``; ``marked`` counts the marked decisions."""
+        return {
+            "variant": self.variant,
+            "round": self.round,
+            "seat": self.seat,
+            "unit": self.unit,
+            "threshold": self.threshold,
+            "samples": self.samples,
+            "seed": self.seed,
+            "lost": round(self.lost, 3),
+            "marked": len(self.marked),
+            "decisions": [d.to_json() for d in self.decisions],
+        }
+
+
+def review_decision(
+    view: PlayerView,
+    chosen: Action,
+    at: int,
+    rng: random.Random,
+    samples: int = DEFAULT_SAMPLES,
+    threshold: float | None = None,
+) -> Decision:
+    """Cost every legal action of ``view`` (a seat's view at its turn, two or more legal actions)
+    on ``samples`` worlds sampled from the view with ``rng``, and judge ``chosen`` (one of them).
+
+    Raises ValueError when ``chosen`` is not legal in ``view`` or the view offers no action."""
+    legal = list(view.legal)
+    if chosen not in legal:
+        raise ValueError(f"{chosen} is not a legal action of P{view.seat} here")
+    rows, weights = world_losses(view, rng, samples)
+    total = sum(weights)
+    if not rows or total <= 0:  # no world could be drawn: every option alike
+        rows, weights, total = [[0.0] * len(legal)], [1.0], 1.0
+    costs = [sum(w * row[i] for row, w in zip(rows, weights, strict=True)) / total for i in range(len(legal))]
+    best_cost = min(costs)
+    order = sorted(range(len(legal)), key=lambda i: (costs[i], i))
+    options = tuple(Option(legal[i], costs[i], costs[i] - best_cost) for i in order)
+    mine, best = legal.index(chosen), order[0]
+    lost = costs[mine] - best_cost
+    noise = _paired_se(rows, weights, mine, best)
+    limit = THRESHOLDS[view.variant] if threshold is None else threshold
+    marked = lost > limit and lost > NOISE_SE * noise
+    return Decision(at, chosen, options, lost, noise, len(rows), marked)
+
+
+def _paired_se(rows: list[list[float]], weights: list[float], a: int, b: int) -> float:
+    """The standard error of the weighted mean of ``row[a] - row[b]`` (Kish's effective size)."""
+    if a == b or len(rows) < 2:
+        return 0.0
+    total = sum(weights)
+    diffs = [row[a] - row[b] for row in rows]
+    mean = sum(w * d for w, d in zip(weights, diffs, strict=True)) / total
+    spread = sum(w * (d - mean) ** 2 for w, d in zip(weights, diffs, strict=True)) / total
+    effective = total * total / sum(w * w for w in weights)
+    return sqrt(spread / (effective - 1)) if effective > 1 else float("inf")
+
+
+def _decisions(doc: object, round_index: int, seat: int) -> Iterator[tuple[int, PlayerView, Action]]:
+    """Replay ``doc`` (a RECORD.md document) up to round ``round_index`` and yield, for each of
+    ``seat``'s turns in it with two or more legal actions, the action's index, the seat's view just
+    before it and the action taken."""
+    rules, seats, start, raw_rounds = read_header(doc)
+    if not 0 <= seat < len(seats):
+        raise RecordError("invalid_seat", f"seat {seat} is not at this {len(seats)}-seat table")
+    if not 0 <= round_index < len(raw_rounds):
+        raise RecordError(
+            "invalid_round", f"round {round_index} is not in this record ({len(raw_rounds)} rounds)"
+        )
+    try:
+        state: State = rules.new_match(start)
+    except EngineError as error:
+        raise RecordError(error.code, error.message) from None
+    raw = raw_rounds[round_index]
+    actions = raw.get("actions", []) if isinstance(raw, Mapping) else []
+    for step in replay_rounds(state, stored_rounds(raw_rounds[: round_index + 1]), state.rest_name):
+        if step.round != round_index:
+            continue
+        at = 0 if step.action is None else step.action + 1
+        if state.phase is not Phase.PLAYING or state.to_act != seat or not isinstance(actions, Sequence):
+            continue
+        if at >= len(actions):  # an unfinished round: nothing was chosen here yet
+            continue
+        view = player_view(state, seat)
+        if len(view.legal) < 2:
+            continue
+        yield at, view, parse_action(actions[at])
+    if state.phase is Phase.PLAYING:  # the slice ends with the round reviewed
+        raise RecordError("unfinished_round", "a round is reviewed only after it has ended", round_index)
+
+
+def review_record(
+    doc: object,
+    round_index: int,
+    seat: int,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    threshold: float | None = None,
+) -> RoundReview:
+    """Review ``seat``'s decisions in round ``round_index`` (both from 0) of ``doc``, a parsed
+    RECORD.md document, with ``samples`` worlds per decision; decision ``at`` draws its worlds
+    from ``random.Random(f"{seed}:{round_index}:{seat}:{at}")``, so a seed fixes the review.
+    ``threshold`` (default `THRESHOLDS` of the variant) marks the mistakes.
+
+    Raises `RecordError`: every code of `engine.record.read_record` for an invalid record, and
+    ``invalid_seat``, ``invalid_round`` (not in the record) or ``unfinished_round`` (a round is
+    reviewed only once it has ended)."""
+    found: list[tuple[int, PlayerView, Action]] = list(_decisions(doc, round_index, seat))
+    variant = found[0][1].variant if found else _variant_of(doc)
+    decisions = tuple(
+        review_decision(
+            view, chosen, at, random.Random(f"{seed}:{round_index}:{seat}:{at}"), samples, threshold
+        )
+        for at, view, chosen in found
+    )
+    limit = THRESHOLDS[variant] if threshold is None else threshold
+    return RoundReview(variant, round_index, seat, UNITS[variant], limit, samples, seed, decisions)
+
+
+def _rng(seed: int, round_index: int, seat: int, at: int) -> random.Random:
+    """The worlds' random source of one decision: fixed by the seed and the decision's place."""
+    return random.Random(f"{seed}:{round_index}:{seat}:{at}")
+
+
+def _variant_of(doc: object) -> str:
+    rules, _seats, _start, _rounds = read_header(doc)
+    return rules.name
+
+
+def summary(review: RoundReview) -> str:
+    """One line: ``about 1.4 stones lost to 2 decisions this round`` (or that none lost more than
+    the threshold)."""
+    if not review.marked:
+        return f"no decision lost more than {review.threshold:g} {review.unit} this round"
+    n = len(review.marked)
+    return f"about {review.lost:.1f} {review.unit} lost to {n} decision{'s' if n != 1 else ''} this round"

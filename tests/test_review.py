@@ -1,0 +1,206 @@
+"""The fair round review (engine/review.py, issue 16) and ``domeng review`` through the real console
+script: every option of each decision with a choice is costed from the seat's view alone, so
+changing the tiles that seat could not see (other hands, Domeng's unused tiles, Kozel's bazaar)
+never changes the review; only ended rounds are reviewed; the command prints the same figures."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from engine.actions import parse_action
+from engine.bots import make_bot
+from engine.core import Deal, Phase, State
+from engine.deal_json import parse_deal
+from engine.errors import RecordError
+from engine.record import read_record, write_record
+from engine.review import THRESHOLDS, review_record, summary
+from engine.simulate import play_round
+from engine.variants import make_rules
+from engine.views import player_view
+from tests.conftest import domeng_cli
+
+SAMPLES = 24  # worlds per decision: enough to tell options apart in a test, and quick
+
+
+def _match(
+    variant: str, seats: int, options: dict[str, object], seed: int, rounds: int = 1
+) -> dict[str, Any]:
+    """A record of ``rounds`` finished rounds of easy and medium bots (easy makes mistakes to mark)."""
+    rules = make_rules(variant, options, seats)
+    state = rules.new_match(None)
+    rng = random.Random(seed)
+    bots = [make_bot("easy" if s % 2 else "medium", random.Random(seed * 10 + s)) for s in range(seats)]
+    for _ in range(rounds):
+        state.start_round(Deal.shuffled(rng, rules.hand_sizes()))
+        play_round(state, bots)
+    return write_record(state, [f"Seat {s}" for s in range(seats)])
+
+
+def _played_by(doc: dict[str, Any], round_index: int) -> set[str]:
+    """Every tile placed in a round of the record (a tile is written "a-b")."""
+    played = set()
+    for action in doc["rounds"][round_index]["actions"]:
+        for key in ("play", "lempas"):
+            value = action.get(key)
+            if isinstance(value, str):
+                played.add(value)
+            elif isinstance(value, list):
+                played.update(value)
+    return played
+
+
+def _rehide(doc: dict[str, Any], round_index: int, seat: int, rng: random.Random) -> dict[str, Any] | None:
+    """The record with the tiles ``seat`` never sees in the round changed: tiles another seat
+    holds but never places, and the rest's tiles nobody draws (Domeng's unused tiles, the bottom
+    of Kozel's bazaar), shuffled among those places. None when the shuffle changes nothing or makes
+    a recorded action illegal (a recorded pass or draw that the new hand could have avoided)."""
+    other = json.loads(json.dumps(doc))
+    raw = other["rounds"][round_index]
+    played = _played_by(doc, round_index)
+    rest_key = "unused" if "unused" in raw else "bazaar"
+    drawn = sum(1 for a in raw["actions"] if a.get("draw"))
+    slots: list[tuple[list[str], int]] = []
+    for s, hand in enumerate(raw["hands"]):
+        if s != seat:
+            slots += [(hand, i) for i, tile in enumerate(hand) if tile not in played]
+    rest = raw[rest_key]
+    slots += [(rest, i) for i in range(drawn, len(rest)) if rest[i] not in played]
+    tiles = [where[i] for where, i in slots]
+    shuffled = tiles[:]
+    rng.shuffle(shuffled)
+    if shuffled == tiles:
+        return None
+    for (where, i), tile in zip(slots, shuffled, strict=True):
+        where[i] = tile
+    try:  # the changed record must still replay
+        read_record(other)
+    except RecordError:
+        return None
+    return other
+
+
+@pytest.mark.parametrize(
+    ("variant", "seats", "options"),
+    [("domeng", 5, {}), ("kozel", 3, {}), ("kozel", 4, {"pairs": True})],
+    ids=["domeng", "kozel-3", "kozel-pairs"],
+)
+def test_a_review_never_depends_on_tiles_the_seat_could_not_see(
+    variant: str, seats: int, options: dict[str, object]
+) -> None:
+    changed = 0
+    for seed in range(3):
+        doc = _match(variant, seats, options, seed)
+        for seat in range(seats):
+            review = review_record(doc, 0, seat, samples=SAMPLES, seed=seed)
+            rng = random.Random(seed * 100 + seat)
+            for _ in range(30):
+                other = _rehide(doc, 0, seat, rng)
+                if other is not None:
+                    break
+            if other is None:
+                continue
+            changed += 1
+            assert other["rounds"][0] != doc["rounds"][0]
+            assert review_record(other, 0, seat, samples=SAMPLES, seed=seed) == review
+    assert changed >= seats  # the test did change hidden tiles, for most seats
+
+
+def test_every_decision_with_a_choice_is_reviewed_with_every_option() -> None:
+    doc = _match("domeng", 5, {}, seed=4)
+    rules = make_rules("domeng", {}, 5)
+    for seat in range(5):
+        review = review_record(doc, 0, seat, samples=SAMPLES, seed=1)
+        assert review.unit == "stones" and review.threshold == THRESHOLDS["domeng"]
+        # the decisions are exactly this seat's turns with two or more legal actions
+        state: State = rules.new_match(None)
+        state.start_round(parse_deal(doc["rounds"][0], rules.hand_sizes(), "unused"))
+        expected = []
+        for at, raw in enumerate(doc["rounds"][0]["actions"]):
+            if state.to_act == seat and len(state.legal_actions()) > 1:
+                expected.append((at, tuple(state.legal_actions())))
+            state.apply(parse_action(raw))
+        assert [(d.at, {o.action for o in d.options}) for d in review.decisions] == [
+            (at, set(legal)) for at, legal in expected
+        ]
+        for decision in review.decisions:
+            assert decision.chosen.to_json() == doc["rounds"][0]["actions"][decision.at]
+            assert decision.options[0].lost == 0
+            assert [o.cost for o in decision.options] == sorted(o.cost for o in decision.options)
+            assert decision.lost == pytest.approx(
+                next(o.lost for o in decision.options if o.action == decision.chosen)
+            )
+            assert decision.marked == (
+                decision.lost > review.threshold and decision.lost > 2 * decision.noise
+            )
+            assert decision.worlds == SAMPLES
+    # a fixed seed fixes the review
+    assert review_record(doc, 0, 1, samples=SAMPLES, seed=1) == review_record(
+        doc, 0, 1, samples=SAMPLES, seed=1
+    )
+
+
+def test_mistakes_are_marked_and_summed_in_one_line() -> None:
+    reviews = (
+        review_record(_match("domeng", 5, {}, seed), 0, seat, samples=60, seed=0)
+        for seed in range(12)
+        for seat in (1, 3)  # the easy seats
+    )
+    review = next((r for r in reviews if r.marked), None)
+    assert review is not None, "easy bots make mistakes a review marks"
+    n = len(review.marked)
+    assert review.lost == pytest.approx(sum(d.lost for d in review.marked))
+    assert summary(review) == (
+        f"about {review.lost:.1f} stones lost to {n} decision{'s' if n != 1 else ''} this round"
+    )
+    quiet = review_record(_match("domeng", 5, {}, 0), 0, 0, samples=SAMPLES, threshold=1e9)
+    assert summary(quiet) == "no decision lost more than 1e+09 stones this round"
+
+
+def test_only_an_ended_round_in_the_record_of_a_seat_at_the_table_is_reviewed() -> None:
+    rules = make_rules("domeng", {}, 5)
+    state = rules.new_match(None)
+    state.start_round(Deal.shuffled(random.Random(9), rules.hand_sizes()))
+    for _ in range(4):  # an unfinished round
+        seat = state.to_act
+        state.apply(make_bot("medium", random.Random(seat)).choose(player_view(state, seat)))
+    assert state.phase is Phase.PLAYING
+    doc = write_record(state, [f"Seat {s}" for s in range(5)])
+    with pytest.raises(RecordError) as unfinished:
+        review_record(doc, 0, 0, samples=SAMPLES)
+    assert unfinished.value.code == "unfinished_round"
+    finished = _match("domeng", 5, {}, 1)
+    for round_index, seat, code in ((1, 0, "invalid_round"), (0, 5, "invalid_seat"), (0, -1, "invalid_seat")):
+        with pytest.raises(RecordError) as error:
+            review_record(finished, round_index, seat, samples=SAMPLES)
+        assert error.value.code == code
+
+
+def test_the_command_prints_the_reviews_figures(tmp_path: Any) -> None:
+    doc = _match("kozel", 3, {}, seed=2, rounds=2)
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    expected = review_record(doc, 1, 2, samples=SAMPLES, seed=5)
+    done = domeng_cli(
+        "review", path, "--round", "2", "--seat", "2", "--samples", SAMPLES, "--seed", "5", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(json.dumps(expected.to_json()))
+    text = domeng_cli("review", path, "--round", "2", "--seat", "2", "--samples", SAMPLES, "--seed", "5")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("kozel · round 2 · P2 (Seat 2)") and "costs in points" in lines[0]
+    for decision in expected.decisions:
+        assert any(line.startswith(f"Action {decision.at + 1}: {decision.chosen}") for line in lines)
+        for option in decision.options:
+            assert any(line.strip().startswith(f"{option.cost:.3f}  {option.action}") for line in lines)
+    assert lines[-1] == summary(expected).capitalize() + "."
+
+    bad = domeng_cli("review", path, "--round", "3", "--seat", "0", "--json")
+    assert bad.returncode == 2
+    assert json.loads(bad.stdout)["error"]["code"] == "invalid_round"
+    unreadable = domeng_cli("review", tmp_path / "missing.json", "--round", "1", "--seat", "0")
+    assert unreadable.returncode == 2 and "unreadable_file" in unreadable.stderr
