@@ -35,6 +35,11 @@ class EngineError(ValueError):
         self.code = code
         self.message = message
 
+    def __reduce__(self) -> tuple[type[EngineError], tuple[object, ...]]:
+        # pickled with its own arguments, so it crosses a process pool whole (a worker's error
+        # would otherwise fail to unpickle in the parent and break the pool)
+        return (type(self), (self.code, self.message))
+
 
 class InvalidActionError(EngineError):
     """Raised when an action or tile is malformed (bad notation, unknown end, bad seat number)."""
@@ -51,6 +56,9 @@ class RecordError(EngineError):
         super().__init__(code, message)
         self.round = round
         self.action = action
+
+    def __reduce__(self) -> tuple[type[EngineError], tuple[object, ...]]:
+        return (type(self), (self.code, self.message, self.round, self.action))
 
     def to_json(self) -> dict[str, object]:
         """The RECORD.md error object: ``{"error": {"round", "action", "code", "message"}}``."""

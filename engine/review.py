@@ -82,7 +82,9 @@ class Decision:
     """One decision with a choice: ``at`` is the action's index in the round (from 0), ``chosen``
     the action taken, ``options`` every legal action best first, ``lost`` what the choice cost
     against the best (≥ 0), ``noise`` the standard error of that difference over ``worlds``
-    sampled worlds, and ``marked`` whether the choice counts as a mistake (see the module)."""
+    sampled worlds, and ``marked`` whether the choice counts as a mistake (see the module).
+    ``chain`` (the line left to right as oriented pip pairs) and ``hand`` (the seat's tiles) are
+    what the seat saw then, so a page can draw the choice and the better move on the chain."""
 
     at: int
     chosen: Action
@@ -91,6 +93,8 @@ class Decision:
     noise: float
     worlds: int
     marked: bool
+    chain: tuple[tuple[int, int], ...] = ()
+    hand: tuple[str, ...] = ()
 
     @property
     def best(self) -> Action:
@@ -108,6 +112,8 @@ class Decision:
             "noise": round(self.noise, 3),
             "worlds": self.worlds,
             "marked": self.marked,
+            "chain": [list(pair) for pair in self.chain],
+            "hand": list(self.hand),
         }
 
 
@@ -181,7 +187,8 @@ def review_decision(
     noise = _paired_se(rows, weights, mine, best)
     limit = THRESHOLDS[view.variant] if threshold is None else threshold
     marked = lost > limit and lost > NOISE_SE * noise
-    return Decision(at, chosen, options, lost, noise, len(rows), marked)
+    hand = tuple(str(tile) for tile in view.hand or ())
+    return Decision(at, chosen, options, lost, noise, len(rows), marked, tuple(view.chain), hand)
 
 
 def _paired_se(rows: list[list[float]], weights: list[float], a: int, b: int) -> float:

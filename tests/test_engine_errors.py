@@ -3,11 +3,13 @@ and the position, and a state left exactly as it was."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from engine.actions import Action, Draw, Pass, Play, PlayLempas
 from engine.core import State
-from engine.errors import IllegalActionError
+from engine.errors import EngineError, IllegalActionError, InvalidActionError, RecordError
 from engine.rules.domeng import DomengState
 from tests.conftest import (
     ORDERED_HANDS,
@@ -167,3 +169,19 @@ def test_seat_is_checked_before_the_move() -> None:
     state = mid_round()
     rejects(state, Draw(3), "wrong_seat")
     rejects(state, Play(0, tiles("0-0")[0]), "wrong_seat")
+
+
+def test_every_engine_error_crosses_a_process_boundary_whole() -> None:
+    """A worker process's error reaches the server as the same error (pickled with its fields):
+    an error that fails to unpickle would break the whole process pool."""
+    for error in (
+        EngineError("invalid_start", "no match reaches this score"),
+        IllegalActionError("not_your_turn", "P2 plays 3-4 on L: it is P1's turn"),
+        InvalidActionError("invalid_tile", "'7-7' is not a tile"),
+        RecordError("unfinished_round", "a round is reviewed only after it has ended", 3, None),
+    ):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error)
+        assert (back.code, back.message, str(back)) == (error.code, error.message, str(error))
+        if isinstance(error, RecordError):
+            assert isinstance(back, RecordError) and (back.round, back.action) == (error.round, error.action)

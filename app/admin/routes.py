@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime, timedelta
 from html import escape
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
 from app.admin.auth import (
@@ -45,8 +45,11 @@ from app.admin.schemas import (
     RoundReplay,
     SessionInfo,
 )
+from app.bots.reviews import ReviewWorkers
 from app.rooms.hub import Hub
 from app.store import MatchRow, Store, record_of
+from app.web.models import RoundReview
+from app.web.reviews import run_review
 from engine.errors import EngineError
 from engine.variants import VARIANTS
 
@@ -62,6 +65,7 @@ __all__ = [
     "get_chat",
     "get_match",
     "get_replay",
+    "get_review",
     "get_session",
     "install_admin",
     "list_live_rooms",
@@ -242,6 +246,22 @@ async def get_replay(request: Request, match_id: int, index: int) -> RoundReplay
         raise HTTPException(409, detail={"code": "replay_failed", "message": str(error)}) from None
 
 
+@admin_api.get("/matches/{match_id}/rounds/{index}/review")
+async def get_review(
+    request: Request,
+    match_id: int,
+    index: Annotated[int, Path(ge=0, le=100_000)],
+    seat: Annotated[int, Query(ge=0, le=4)],
+) -> RoundReview:
+    """The review of ``seat``'s decisions in round ``index`` (from 0) of a stored match, the same
+    one the player sees (engine/review.py: every option costed from what the seat could see then).
+    404 ``no_such_match``; 409 ``unfinished_round``, ``invalid_round``, ``invalid_seat``; 503
+    ``reviews_busy`` (Retry-After), ``review_timeout``."""
+    row = await _match(request, match_id)
+    reviews: ReviewWorkers = request.app.state.reviews
+    return RoundReview.model_validate(await run_review(reviews, row.id, index, seat))
+
+
 @admin_api.get(
     "/matches/{match_id}/record",
     response_class=JSONResponse,
@@ -298,7 +318,7 @@ async def close_live_room(request: Request, code: str) -> RoomClosed:
 
 ADMIN_PAGE = "admin.html"
 """The admin client's page in static/: one page, its script picks the view from the address."""
-_STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+_STATIC_DIR = FilePath(__file__).resolve().parents[2] / "static"
 
 
 def _message_page(title: str, text: str, status: int) -> HTMLResponse:

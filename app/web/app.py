@@ -20,6 +20,7 @@ from secure.middleware import SecureASGIMiddleware
 from app.admin.auth import AdminAuth
 from app.admin.routes import install_admin
 from app.bots import WorkerBots
+from app.bots.reviews import ReviewWorkers
 from app.edge.endpoint import SocketCounter, sockets
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
@@ -51,6 +52,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         on_decision=metrics.observe_bot,
     )
     hub = Hub(room_config(settings), store, metrics, bots=bots)
+    # round reviews (issue 16): a worker process of their own, started on the first request
+    reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with contextlib.suppress(Exception):
             await warming
         await bots.close()
+        await reviews.close()
         await store.close()
 
     # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block
@@ -84,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = store
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.reviews = reviews
     app.state.sockets = SocketCounter(settings.max_sockets_per_address)
     app.state.limiter = MovingWindowRateLimiter(MemoryStorage())
     app.state.limit = parse_limit(settings.rate_limit)

@@ -1,4 +1,5 @@
-"""FastAPI dependencies as ``Annotated`` aliases: the hub, a room by its code, the host token."""
+"""FastAPI dependencies as ``Annotated`` aliases: the hub, a room by its code, the host token, the
+round reviews."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException
 from starlette.requests import HTTPConnection
 
+from app.bots.reviews import ReviewWorkers
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 
 __all__ = [
     "HostToken",
     "HubDep",
+    "ReviewsDep",
     "RoomDep",
     "SeatToken",
 ]
@@ -35,6 +38,15 @@ def _hub(request: HTTPConnection) -> Hub:
 
 
 HubDep = Annotated[Hub, Depends(_hub)]
+
+
+def _reviews(request: HTTPConnection) -> ReviewWorkers:
+    reviews: ReviewWorkers = request.app.state.reviews
+    return reviews
+
+
+ReviewsDep = Annotated[ReviewWorkers, Depends(_reviews)]
+"""The round reviews' worker process and cache (`app.bots.reviews.ReviewWorkers`)."""
 
 
 async def _room(code: str, hub: HubDep) -> Room:

@@ -12,8 +12,11 @@ __all__ = [
     "ChatRulesSet",
     "ClaimCreate",
     "OpenSet",
+    "ReviewDecision",
+    "ReviewOption",
     "RoomCreate",
     "RoomCreated",
+    "RoundReview",
     "SeatClaimed",
 ]
 
@@ -95,3 +98,48 @@ class ChatRulesSet(BaseModel):
 
     spectators: StrictBool | None = None
     muted: dict[int, StrictBool] = Field(default_factory=dict, max_length=16)
+
+
+class ReviewOption(BaseModel):
+    """One legal action at a decision (RECORD.md's action JSON), its expected ``cost`` this round
+    (Domeng: stones received minus paid; Kozel: points written) and ``lost``: its cost above the
+    best option's."""
+
+    action: dict[str, object]
+    cost: float
+    lost: float
+
+
+class ReviewDecision(BaseModel):
+    """A decision with two or more legal actions (engine.review.Decision): ``at`` is the action's
+    index in the round (from 0); ``options`` best first; ``lost`` what the choice cost against the
+    best, ``noise`` its standard error over ``worlds`` sampled worlds; ``marked`` a mistake;
+    ``chain`` (oriented pip pairs, left to right) and ``hand`` (tiles "a-b") as the seat saw them."""
+
+    at: int
+    chosen: dict[str, object]
+    best: dict[str, object]
+    options: list[ReviewOption]
+    lost: float
+    noise: float
+    worlds: int
+    marked: bool
+    chain: list[list[int]]
+    hand: list[str]
+
+
+class RoundReview(BaseModel):
+    """A seat's review of one ended round (issue 16; engine.review.RoundReview): ``round`` from 0
+    (the record's index), ``unit`` "stones" or "points", ``threshold`` the marking threshold in it,
+    ``lost`` the marked decisions' total, ``marked`` their number."""
+
+    variant: str
+    round: int
+    seat: int
+    unit: str
+    threshold: float
+    samples: int
+    seed: int
+    lost: float
+    marked: int
+    decisions: list[ReviewDecision]

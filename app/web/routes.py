@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -13,10 +13,21 @@ from app.rooms import chat
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
+from app.rooms.reviewing import reviewable
 from app.rooms.room import Room
-from app.web.deps import HostToken, HubDep, RoomDep, SeatToken
-from app.web.models import BotSet, ChatRulesSet, ClaimCreate, OpenSet, RoomCreate, RoomCreated, SeatClaimed
+from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatToken
+from app.web.models import (
+    BotSet,
+    ChatRulesSet,
+    ClaimCreate,
+    OpenSet,
+    RoomCreate,
+    RoomCreated,
+    RoundReview,
+    SeatClaimed,
+)
 from app.web.ratelimit import retry_after_s
+from app.web.reviews import run_review
 from engine.deal_json import deal_to_json
 from engine.hashing import commitment_of
 from engine.variants import make_rules
@@ -36,6 +47,7 @@ __all__ = [
     "operations",
     "pages",
     "readyz",
+    "review_round",
     "room_page",
     "rooms",
     "rules_document",
@@ -52,8 +64,8 @@ rooms = APIRouter(prefix="/api")
 operations = APIRouter()
 pages = APIRouter(include_in_schema=False)
 
-STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
-DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
+STATIC_DIR = FilePath(__file__).resolve().parents[2] / "static"
+DOCS_DIR = FilePath(__file__).resolve().parents[2] / "docs"
 """The repository's documents; the rules page links to two of them (`rules_document`)."""
 """The browser client: ES modules served as they are, no build step."""
 
@@ -218,6 +230,23 @@ async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
 
     result: dict[str, Any] = await room.call(run)
     return result
+
+
+@rooms.get("/rooms/{code}/rounds/{round_index}/review")
+async def review_round(
+    room: RoomDep,
+    round_index: Annotated[int, Path(ge=0, le=100_000)],
+    token: SeatToken,
+    reviews: ReviewsDep,
+) -> RoundReview:
+    """The asker's review of an ended round of the match in this room (``Authorization: Bearer
+    <seat token>``; ``round_index`` from 0, as in the record): every option of each of their
+    decisions with a choice, costed from what their seat could see then (engine/review.py).
+    Computed on demand in a worker process and cached; the same figures as ``domeng review``.
+    403 ``bad_token``; 409 ``not_started``, ``round_not_over``; 503 ``reviews_busy`` (Retry-After)
+    or ``review_timeout``."""
+    match_id, seat = await room.call(lambda r: reviewable(r, round_index, token))
+    return RoundReview.model_validate(await run_review(reviews, match_id, round_index, seat))
 
 
 @rooms.get("/deals/verify")

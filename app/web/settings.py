@@ -9,6 +9,8 @@ from typing import Annotated, Final
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engine.review import DEFAULT_SAMPLES
+
 __all__ = ["WELL_KNOWN", "Settings", "check_admin_secret"]
 
 WELL_KNOWN: Final = (
@@ -104,6 +106,9 @@ class Settings(BaseSettings):
     part of the pause before its move (``bot_delay_s``), not added to it."""
     round_pause_s: Annotated[float, Field(ge=0)] = 6.0
     """Pause between a round's end (the reveal) and the next deal."""
+    review_samples: Annotated[int, Field(ge=1, le=5000)] = DEFAULT_SAMPLES
+    """Worlds per decision in a round review (engine.review); the default gives the figures
+    ``domeng review`` prints."""
 
     forwarded_allow_ips: str | None = None
     """Comma-separated addresses of reverse proxies whose X-Forwarded-For/-Proto headers are

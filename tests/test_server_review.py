@@ -1,0 +1,130 @@
+"""The round review over HTTP (issue 16) through a real server process and sockets: only the seat's
+own player, only an ended round; the player's review, the admin's and ``domeng review`` on the
+exported record give the same figures; the review is computed in a worker process of its own."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from engine.review import review_record
+from tests.adminkit import SECRET, admin_client
+from tests.conftest import domeng_cli
+from tests.serverkit import Client, ServerProcess
+
+SAMPLES = 40  # worlds per decision in these servers (DOMENG_REVIEW_SAMPLES): quick, and the same below
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("review"),
+        env={
+            "DOMENG_ADMIN_TOKEN": SECRET,
+            "DOMENG_BOT_DELAY_S": "0",
+            "DOMENG_ROUND_PAUSE_S": "600",  # the next round waits: the ended one stays on the table
+            "DOMENG_REVIEW_SAMPLES": str(SAMPLES),
+        },
+    ).start()
+    yield process
+    process.stop()
+
+
+def _review(server: ServerProcess, code: str, round_index: int, token: str | None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    return httpx.get(
+        f"{server.url}/api/rooms/{code}/rounds/{round_index}/review", headers=headers, timeout=120
+    )
+
+
+def _play_first_round(client: Client) -> dict[str, Any]:
+    """Answer every turn of the client's seat until the first round has ended; that state."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        message = client.recv(timeout=30)
+        assert message["type"] != "error", message
+        view = message.get("view") if message["type"] == "state" else None
+        if view and view["phase"] != "playing" and view.get("reveal"):
+            return message
+        client.answer(message)
+    raise AssertionError("the first round did not end")
+
+
+def test_a_player_reviews_their_own_ended_round_with_the_figures_domeng_review_prints(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "medium"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Reviewer").json()["token"]
+    assert server.start_match(code, room["host_token"]).status_code == 200
+    client = Client(server, code, token)
+    try:
+        during = _review(server, code, 0, token)  # the round is in play: nothing to review yet
+        assert during.status_code == 409 and during.json()["detail"]["code"] == "round_not_over"
+        _play_first_round(client)
+    finally:
+        client.close()
+
+    for bad in (None, "not-a-seat-token", room["host_token"]):
+        refused = _review(server, code, 0, bad)
+        assert refused.status_code == 403 and refused.json()["detail"]["code"] == "bad_token", bad
+    later = _review(server, code, 1, token)
+    assert later.status_code == 409 and later.json()["detail"]["code"] == "round_not_over"
+    assert _review(server, "no-such-room-code", 0, token).status_code == 404
+
+    reply = _review(server, code, 0, token)
+    assert reply.status_code == 200, reply.text
+    review = reply.json()
+    assert (review["variant"], review["round"], review["seat"], review["unit"]) == ("kozel", 0, 0, "points")
+    assert review["samples"] == SAMPLES and review["decisions"], "a Kozel round gives a seat choices"
+    assert _review(server, code, 0, token).json() == review  # cached: the same review again
+
+    with admin_client(server) as admin:
+        found = admin.get("/api/admin/matches", params={"player": "Reviewer"}).json()["items"]
+        match_id = next(m["id"] for m in found if m["code"] == code)
+        doc = admin.get(f"/api/admin/matches/{match_id}/record").json()
+        assert (
+            admin.get(f"/api/admin/matches/{match_id}/rounds/0/review", params={"seat": 0}).json() == review
+        )
+        bot_seat = admin.get(f"/api/admin/matches/{match_id}/rounds/0/review", params={"seat": 1})
+        assert bot_seat.status_code == 200 and bot_seat.json()["seat"] == 1
+        unfinished = admin.get(f"/api/admin/matches/{match_id}/rounds/1/review", params={"seat": 0})
+        assert unfinished.status_code == 409 and unfinished.json()["detail"]["code"] == "invalid_round"
+
+    # the same figures from the engine and from the command line, on the exported record
+    assert json.loads(json.dumps(review_record(doc, 0, 0, samples=SAMPLES).to_json())) == review
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    printed = domeng_cli("review", path, "--round", "1", "--seat", "0", "--samples", SAMPLES, "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout) == review
+
+
+def _children(pid: int) -> list[tuple[int, int]]:
+    """(pid, niceness) of every process whose parent is ``pid`` (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":  # fields from the state on: ppid, …, nice
+            out.append((int(entry.name), int(fields[16])))
+    return out
+
+
+def test_reviews_run_in_a_worker_process_of_their_own(server: ServerProcess) -> None:
+    """After a review (the test above), the server has a review worker beside the bots' worker:
+    its own process, at a lower CPU priority than the bots' (niceness +10 against +5), so a review
+    never takes a bot's worker and the tables come first on a busy machine."""
+    assert server.proc is not None
+    niceness = sorted(nice for _, nice in _children(server.proc.pid))
+    assert 5 in niceness and 10 in niceness, niceness
