@@ -277,6 +277,8 @@ export class RoomController {
     const started = this.view && this.view.round > this.roundEnd.round;
     this.panel = roundEndPanel(this.roundEnd, {
       mySeat: this.seat,
+      code: this.code,
+      token: this.memory.token,
       nextStarted: started,
       onClose: () => {
         this.dismissedRound = this.roundEnd.round;

@@ -7,13 +7,15 @@ import { verifyUrl } from "./api.js";
 import { h } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { blockDetails, byBotCounts, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { reviewSection } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
 import { miniTile, stoneSvg } from "./tiles.js";
 
 /**
  * ``snap``: {view, room, seed, commitment, round} captured when the round ended.
- * ``opts``: {onClose, mySeat, nextStarted}.
+ * ``opts``: {onClose, mySeat, nextStarted, code, token}: with a seat and its token the panel offers
+ * "Review my round" (static/js/review.js).
  */
 export function roundEndPanel(snap, opts) {
   const { view, room } = snap;
@@ -29,6 +31,10 @@ export function roundEndPanel(snap, opts) {
   const body = h("div", { class: "panel-body" });
   if (room.variant === "kozel") kozelBody(body, view, room, opts.mySeat, snap);
   else domengBody(body, view, room, opts.mySeat, snap);
+  if (opts.mySeat !== null && opts.mySeat !== undefined && opts.token && opts.code) {
+    // after how the round ended; the round's index in the record counts from 0
+    body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token), body.children[1] || null);
+  }
   const foot = h("footer", { class: "panel-foot" });
   const note = h("p", { class: "panel-note", role: "status" });
   note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");

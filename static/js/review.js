@@ -1,0 +1,120 @@
+// "Review my round" (issue 16): the round-end panel's section that asks the server for the review of
+// this seat's decisions in the round just ended (docs/protocol.md, "Round review") and shows it:
+// a one-line summary, then each decision with a choice: the chain as it stood, the tile played and
+// the better one marked on it, and every option with its expected cost this round (stones or
+// points, fewer is better). The admin replay viewer draws the same list (static/js/admin/replay.js).
+
+import { api } from "./api.js";
+import { h, replace } from "./dom.js";
+import { t, tf } from "./i18n.js";
+import { miniTile } from "./tiles.js";
+
+/** Reviews already fetched, by "code:round" (the server caches them too; this saves the trip). */
+const fetched = new Map();
+
+const rounded = (x) => Math.round(x * 100) / 100;
+
+/** The review of ``round`` (from 0) for the holder of ``token``, from the server. */
+export const getReview = (code, round, token) =>
+  api("GET", `/api/rooms/${encodeURIComponent(code)}/rounds/${round}/review`, undefined, token);
+
+/** An action of the review (RECORD.md JSON) as words: "2–2 on the left", "draw", "pass"… */
+export function optionText(action) {
+  if (action.pass) return tf("review.pass");
+  if (action.draw) return tf("review.draw");
+  if (Array.isArray(action.lempas)) return tf("review.lempas", { left: miniTile(action.lempas[0]), right: miniTile(action.lempas[1]) });
+  const tile = miniTile(action.play);
+  if (action.end === "L") return tf("review.play_left", { tile });
+  if (action.end === "R") return tf("review.play_right", { tile });
+  return tf("review.play", { tile });
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The tile an action places (the first of two lempas), or null. */
+const placed = (action) => action.play || (Array.isArray(action.lempas) ? action.lempas[0] : null);
+
+/** The chain as the seat saw it, with ``chosen`` and ``best`` drawn at the ends they took. */
+function chainLine(decision) {
+  const line = h("div", { class: "review-chain", role: "img", "aria-label": t("review.chain_label") });
+  const at = (action, cls) => {
+    const tile = placed(action);
+    if (!tile) return null;
+    return h("span", { class: `review-tile ${cls}` }, miniTile(tile));
+  };
+  const ends = { L: [], R: [] };
+  const mine = at(decision.chosen, "chosen");
+  const better = decision.marked ? at(decision.best, "better") : null;
+  if (mine) ends[decision.chosen.end === "L" ? "L" : "R"].push(mine);
+  if (better) ends[decision.best.end === "L" ? "L" : "R"].push(better);
+  const shown = decision.chain.length > 8 ? decision.chain.slice(0, 3).concat([null], decision.chain.slice(-3)) : decision.chain;
+  line.append(
+    ...ends.L.reverse(),
+    ...shown.map((pair) => (pair === null ? h("span", { class: "review-gap" }, "…") : h("span", { class: "review-tile" }, miniTile(`${pair[0]}-${pair[1]}`)))),
+    ...ends.R,
+  );
+  return line;
+}
+
+function decisionItem(decision, review, index) {
+  const unit = review.unit === "points" ? "points.count" : "stones.count";
+  const options = h(
+    "ol",
+    { class: "review-options" },
+    decision.options.map((option) => {
+      const chosen = same(option.action, decision.chosen);
+      const best = option.lost === 0;
+      return h(
+        "li",
+        { class: `review-option${chosen ? " chosen" : ""}${best ? " best" : ""}` },
+        h("span", { class: "review-what" }, optionText(option.action)),
+        h("span", { class: "review-cost" }, t(unit, { n: rounded(option.cost) })),
+        chosen ? h("span", { class: "tag tag-you" }, t("review.your_choice")) : null,
+        best ? h("span", { class: "tag tag-best" }, t("review.best")) : null,
+      );
+    }),
+  );
+  const head = h("p", { class: "review-move" }, t("review.move", { n: decision.at + 1 }));
+  if (decision.marked) head.append(" · ", h("strong", {}, t("review.lost", { amount: t(unit, { n: rounded(decision.lost) }) })));
+  return h("li", { class: `review-decision${decision.marked ? " marked" : ""}`, dataset: { at: decision.at, index } }, head, chainLine(decision), options);
+}
+
+/** The review as a list (used by the panel and by the admin's replay viewer). */
+export function reviewList(review) {
+  const box = h("div", { class: "review" });
+  const unitKey = review.unit === "points" ? "points" : "stones";
+  if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, t("review.no_choices")));
+  else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: rounded(review.lost) })));
+  else box.append(h("p", { class: "review-summary" }, t(`review.none_${unitKey}`, { threshold: review.threshold })));
+  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, t(`review.intro_${unitKey}`)), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i))));
+  return box;
+}
+
+/** The panel's section: a button, then a progress line, then the review (or a reason and a retry). */
+export function reviewSection(code, round, token) {
+  const key = `${code}:${round}`;
+  const body = h("div", { class: "review-body", "aria-live": "polite" });
+  const section = h("section", { class: "panel-section review-section" }, h("h3", {}, t("review.heading")), body);
+  const show = (review) => replace(body, reviewList(review));
+  const ask = async (attempt = 1) => {
+    replace(body, h("p", { class: "review-working", role: "status", "aria-busy": "true" }, h("span", { class: "spinner", "aria-hidden": "true" }), " ", t("review.working")));
+    try {
+      const review = await getReview(code, round, token);
+      fetched.set(key, review);
+      show(review);
+    } catch (error) {
+      if (error.code === "reviews_busy" && attempt < 4) {
+        setTimeout(() => ask(attempt + 1), 3000 * attempt);
+        return;
+      }
+      replace(
+        body,
+        h("p", { class: "review-failed", role: "alert" }, t("review.failed", { reason: error.message })),
+        h("button", { class: "btn btn-small", type: "button", onclick: () => ask() }, t("review.retry")),
+      );
+    }
+  };
+  if (fetched.has(key)) show(fetched.get(key));
+  else replace(body, h("p", { class: "review-intro" }, t("review.offer")), h("button", { class: "btn review-button", type: "button", onclick: () => ask() }, t("review.button")));
+  return section;
+}
