@@ -24,7 +24,12 @@ from tests.serverkit import Client, ServerProcess
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process = ServerProcess(
         tmp_path_factory.mktemp("admin-browser"),
-        env={"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_BOT_DELAY_S": "0.01", "DOMENG_ROUND_PAUSE_S": "0.05"},
+        env={
+            "DOMENG_ADMIN_TOKEN": SECRET,
+            "DOMENG_BOT_DELAY_S": "0.01",
+            "DOMENG_ROUND_PAUSE_S": "0.05",
+            "DOMENG_REVIEW_SAMPLES": "30",
+        },
     ).start()
     yield process
     process.stop()
@@ -117,6 +122,14 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
     assert _step(page) == last and page.inner_text("#replay .rp-step") == f"action {last} of {last}"
     assert _shown_hands(page) == [[_key(t) for t in h] for h in frames[-1]["hands"]]
     assert frames[-1]["outcome"]["end"].upper() in page.inner_text("#replay .rp-text")
+
+    # the review a player sees, for any seat, under the replay
+    page.click("#replay .rp-review-seat[data-seat='2']")
+    page.wait_for_selector("#replay .rp-review .review-summary", timeout=120_000)
+    review = _api(server, f"/matches/{match_id}/rounds/0/review?seat=2")
+    assert page.locator("#replay .rp-review .review-decision").count() == len(review["decisions"])
+    assert page.locator("#replay .rp-review .review-decision.marked").count() == review["marked"]
+    assert "⟦" not in page.inner_text("#replay .rp-review")  # every word found
 
     # export: a download that replays to exactly the stored results
     with page.expect_download() as download:

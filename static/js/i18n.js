@@ -41,6 +41,10 @@ function pickLanguage() {
   return "en";
 }
 
+/** Load ``code``'s catalog without remembering it as the visitor's choice (the admin pages, which
+ * are in English, draw the players' round review with it). */
+export const useLanguage = (code) => load(code);
+
 async function load(code) {
   catalog = await fetchJson(`/static/i18n/${code}.json`);
   lang = code;

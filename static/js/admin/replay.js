@@ -1,8 +1,11 @@
 // The replay viewer: one round step by step (first, back, forward, last, or jump to any action),
 // every hand visible, drawn with the table's own tiles (tiles.js). The frames come from the
-// server, which builds them with the engine: the client computes no rules.
+// server, which builds them with the engine: the client computes no rules. Below it, the round
+// review a player sees (static/js/review.js), for any seat: judged from what that seat could see.
 
 import { h, replace } from "../dom.js";
+import { useLanguage } from "../i18n.js";
+import { reviewList } from "../review.js";
 import { pips, tileSvg } from "../tiles.js";
 import { adminApi } from "./api.js";
 import { count } from "./words.js";
@@ -66,6 +69,30 @@ export class ReplayViewer {
       ),
       this.text,
       this.board,
+      this.reviewSection(),
+    );
+  }
+
+  reviewSection() {
+    const body = h("div", { class: "rp-review-body", "aria-live": "polite" });
+    const ask = async (seat) => {
+      replace(body, h("p", { class: "review-working", role: "status" }, h("span", { class: "spinner", "aria-hidden": "true" }), ` Reviewing ${this.names[seat]}'s decisions…`));
+      try {
+        await useLanguage("en");
+        const review = await adminApi("GET", `/matches/${this.matchId}/rounds/${this.replay.round}/review?seat=${seat}`);
+        replace(body, reviewList(review));
+      } catch (error) {
+        replace(body, h("p", { class: "review-failed", role: "alert" }, `No review: ${error.message}`));
+      }
+    };
+    const buttons = this.names.map((name, seat) => h("button", { class: "btn btn-small rp-review-seat", type: "button", dataset: { seat: String(seat) }, onclick: () => ask(seat) }, name));
+    return h(
+      "section",
+      { class: "rp-review" },
+      h("h3", {}, "Review of a seat's decisions"),
+      h("p", { class: "hint" }, "Every option of each decision with a choice, costed from what that seat could see then (the same review the player sees at the round's end)."),
+      h("div", { class: "rp-review-seats" }, buttons),
+      body,
     );
   }
 
