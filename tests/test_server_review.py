@@ -1,10 +1,12 @@
 """The round review over HTTP (issue 16) through a real server process and sockets: only the seat's
 own player, only an ended round; the player's review, the admin's and ``domeng review`` on the
-exported record give the same figures; the review is computed in a worker process of its own."""
+exported record give the same figures; the review is computed in a worker process of its own, and
+while a long one is computed another table's moves are applied and sent."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,3 +130,57 @@ def test_reviews_run_in_a_worker_process_of_their_own(server: ServerProcess) -> 
     assert server.proc is not None
     niceness = sorted(nice for _, nice in _children(server.proc.pid))
     assert 5 in niceness and 10 in niceness, niceness
+
+
+@pytest.fixture(scope="module")
+def slow_reviews(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server whose reviews take long: 1,500 worlds per decision (seconds of CPU a review)."""
+    process = ServerProcess(
+        tmp_path_factory.mktemp("review-slow"),
+        env={"DOMENG_BOT_DELAY_S": "0", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_REVIEW_SAMPLES": "1500"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def test_a_long_review_never_holds_up_another_tables_play(slow_reviews: ServerProcess) -> None:
+    server = slow_reviews
+    reviewed = server.create_room(variant="kozel", seats=2, bots=[None, "medium"], turn_timer_s=0)
+    token = server.claim(reviewed["code"], 0, "Reviewer").json()["token"]
+    assert server.start_match(reviewed["code"], reviewed["host_token"]).status_code == 200
+    client = Client(server, reviewed["code"], token)
+    try:
+        _play_first_round(client)
+    finally:
+        client.close()
+    playing = server.create_room(variant="kozel", seats=2, bots=[None, "medium"], turn_timer_s=0)
+    player_token = server.claim(playing["code"], 0, "Player").json()["token"]
+    assert server.start_match(playing["code"], playing["host_token"]).status_code == 200
+    player = Client(server, playing["code"], player_token)
+
+    results: list[httpx.Response] = []
+    asking = threading.Thread(target=lambda: results.append(_review(server, reviewed["code"], 0, token)))
+    try:
+        asking.start()
+        # while the review is being computed, the other table plays: each move it sends is applied
+        # and comes back as a new version, with the bot's answer, before the review is done
+        moves, sent_at = 0, None
+        deadline = time.monotonic() + 120
+        while moves < 3 and time.monotonic() < deadline:
+            message = player.recv(timeout=30)
+            assert message["type"] != "error", message
+            if message["type"] != "state" or not message["view"]:
+                continue
+            if sent_at is not None and message["version"] > sent_at:
+                moves += 1  # our move was applied and sent back
+                sent_at = None
+                assert asking.is_alive(), "the review ended before the other table had played"
+            if message["view"]["phase"] != "playing":
+                break  # the round ended: what was played is enough
+            if player.answer(message):
+                sent_at = message["version"]
+        assert moves >= 1
+    finally:
+        asking.join(300)
+        player.close()
+    assert results and results[0].status_code == 200, results and results[0].text
