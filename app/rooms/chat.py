@@ -24,6 +24,7 @@ __all__ = [
     "RECENT",
     "ChatRoom",
     "clean_text",
+    "rules_of",
     "say",
     "send_log",
     "set_rules",
@@ -60,6 +61,11 @@ async def _chat_of(room: Room) -> ChatRoom:
         chat.lines.extend(line.to_json() for line in lines)
         room.chat = chat
     return room.chat
+
+
+async def rules_of(room: Room) -> dict[str, Any]:
+    """The room's chat rules now (`ChatRoom.rules`), loaded when the chat was not yet."""
+    return (await _chat_of(room)).rules()
 
 
 def _log_frame(chat: ChatRoom) -> str:

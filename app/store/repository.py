@@ -242,6 +242,7 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
         "kind": spec.kind,
         "bot_level": spec.bot_level,
         "token_hash": spec.token_hash,
+        "ready": spec.ready,
         "updated_at": now,
     }
     changed = connection.execute(

@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.rooms import chat
+from app.rooms import again, chat
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
@@ -35,6 +35,7 @@ __all__ = [
     "open_tables",
     "operations",
     "pages",
+    "play_again",
     "readyz",
     "room_page",
     "rooms",
@@ -202,6 +203,20 @@ async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_host(r, host)
         return await chat.set_rules(r, body.spectators, body.muted)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.post("/rooms/{code}/again")
+async def play_again(room: RoomDep, token: SeatToken) -> dict[str, Any]:
+    """Play again (``Authorization: Bearer <seat token or host token>``): at the match's end,
+    start the room's next match with the same seats, waiting for the host's start, the asker
+    ready; while it waits, mark the asker's seat ready. 403 ``not_seated``, 409 ``not_finished``."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        await again.play_again(r, token)
+        return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
     return result
