@@ -32,7 +32,7 @@ PEOPLE = [
 ]
 
 
-def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> None:
+def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> None:  # noqa: F811
     """Match 2 of a room is a row of its own: the room's code, number 2, its own version, seats
     (who is ready), open-table choice and chat rules; loading the room by its code gives it,
     match 1 stays as it was by its id, and the room lists both in order."""
@@ -40,7 +40,9 @@ def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> N
     async def body(store: Store) -> tuple[MatchRow | None, MatchRow | None, MatchRow | None, list[RoomMatch]]:
         first, code = await new_match(store, seats=PEOPLE)
         await store.save_room(first, 7, status="finished")
-        seats = [SeatSpec(s.kind, s.name, s.bot_level, s.token_hash, s.seat, ready=s.seat == 1) for s in PEOPLE]
+        seats = [
+            SeatSpec(s.kind, s.name, s.bot_level, s.token_hash, s.seat, ready=s.seat == 1) for s in PEOPLE
+        ]
         second = await store.create_match(
             code, "domeng", {"camat_target": 1}, 5, 30.0, "host-hash", seats,
             room_match=2, version=8, open_table=True, chat_rules={"spectators": True, "muted": [3]},
@@ -68,7 +70,7 @@ def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> N
     assert (first.room_match, first.version, first.status, first.code) == (1, 7, "finished", latest.code)
 
 
-def test_a_room_number_is_taken_once_and_a_new_room_needs_a_free_code(database_url: str) -> None:
+def test_a_room_number_is_taken_once_and_a_new_room_needs_a_free_code(database_url: str) -> None:  # noqa: F811
     """(code, number) is unique: the same next match stored twice conflicts, and a new room (its
     match 1) cannot take the code of a room that exists; chat lines and records stay per match."""
 
@@ -121,7 +123,7 @@ def test_migration_0005_makes_every_stored_match_match_1_of_its_room(tmp_path: P
 
     async def body(store: Store) -> tuple[MatchRow | None, list[RoomMatch], MatchRow | None]:
         old = await store.load_match("old-room")
-        seats = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", bot_level="easy", seat=1)]
+        seats = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", bot_level="easy")]
         await store.create_match("old-room", "domeng", {}, 2, 30.0, "h", seats, room_match=2, version=13)
         return old, await store.room_matches("old-room"), await store.load_match("old-room")
 

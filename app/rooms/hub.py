@@ -91,9 +91,10 @@ class Hub:
 
     async def open(self, code: str) -> Room | None:
         """The room with this code, loaded from the store when it is not in memory (its latest
-        match, `app.store.Store.load_room`) and that match can still be played (waiting, or playing), or is finished (shown as it ended); None for
-        an unknown code, an abandoned match or one that cannot be rebuilt (logged). Two callers
-        opening the same room at once get the same room."""
+        match, `app.store.Store.load_room`) and that match can still be played (waiting, or
+        playing), or is finished (shown as it ended); None for an unknown code, an abandoned match
+        or one that cannot be rebuilt (logged). Two callers opening the same room at once get the
+        same room."""
         room = self.rooms.get(code)
         if room is not None:
             return room
