@@ -87,7 +87,7 @@ def test_play_again_keeps_the_seats_and_stores_the_next_match_before_anyone_sees
         assert budi.last_state["room"]["seats"][0]["ready"] is True and room.version == row.version
         with pytest.raises(RoomError) as stranger:
             await _again(room, "not-a-token")
-        assert stranger.value.code == "not_seated"
+        assert stranger.value.code == "again_refused"
 
         ana_again = await table.watch(tokens[0])  # the same token holds the same seat
         assert ana_again.of_type("welcome")[0]["seat"] == 0 and ana.closed_for == "replaced"

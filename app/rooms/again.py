@@ -43,7 +43,7 @@ def carried_seat(info: SeatInfo, ready: bool) -> SeatSpec:
 
 def _asker(room: Room, token: str | None) -> int | None:
     """The seat whose token ``token`` is, None for the host's token; raises `RoomError`
-    (``not_seated``, 403) for any other."""
+    (``again_refused``, 403) for any other."""
     if token is not None:
         digest = hash_token(token)
         for info in room.seats:
@@ -51,14 +51,14 @@ def _asker(room: Room, token: str | None) -> int | None:
                 return info.seat
         if hmac.compare_digest(digest, room.host_token_hash):
             return None
-    raise RoomError("not_seated", "only a seated person or the host may ask to play again", 403)
+    raise RoomError("again_refused", "only a seated person or the host may ask to play again", 403)
 
 
 async def play_again(room: Room, token: str | None) -> None:
     """``token`` (a seat's, or the host's) asks to play again. At the match's end: store and
     adopt the room's next match (module docstring), the asking seat ready, and send everyone its
     whole state and its chat. While that match waits for its start: mark the asking seat ready
-    (the host's own ask changes nothing). Raises `RoomError`: ``not_seated`` (403),
+    (the host's own ask changes nothing). Raises `RoomError`: ``again_refused`` (403),
     ``not_finished`` (409: the match is being played)."""
     seat = _asker(room, token)
     if room.status == "waiting":

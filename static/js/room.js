@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, leaveSeat, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
@@ -31,6 +31,8 @@ export class RoomController {
     this.connection = { online: false, reconnecting: false, replaced: false, closed: false };
     this.langKey = "";
     this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
+    this.match = null; // the room's match number (Play again starts the next)
+    this.lastMatchEnd = null; // the last match's final panel, shown again from the next one's waiting room
     window.__domeng = this;
   }
 
@@ -116,6 +118,9 @@ export class RoomController {
 
   onState(message) {
     const view = message.view;
+    const match = message.room?.match ?? 1;
+    if (this.match !== null && match !== this.match) this.newMatch();
+    this.match = match;
     if (view && !("log" in view)) {
       // An update: the view without its log, and the round's events from index `from` on.
       const before = this.view && this.view.round === view.round ? this.view.log : [];
@@ -141,6 +146,22 @@ export class RoomController {
     this.clearTheHand();
   }
 
+  /**
+   * The room moved on to its next match (Play again): nothing of the last one's rounds may mix
+   * with the new one's (its round numbers start again), so the feed and the round-end panel start
+   * afresh; the last match's final panel stays at hand for the waiting room.
+   */
+  newMatch() {
+    if (this.roundEnd?.view?.match_over) this.lastMatchEnd = this.roundEnd;
+    this.closePanel();
+    this.roundEnd = null;
+    this.dismissedRound = null;
+    this.view = null;
+    this.rounds.clear();
+    this.keptFeed = "";
+    saveFeed(this.code, []);
+  }
+
   /** The turn timer's end on this clock, from the room's ``turn.deadline_ms`` (or null). */
   setDeadline() {
     const turn = this.room?.turn;
@@ -159,7 +180,7 @@ export class RoomController {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
     const myTurn = !!this.screen?.isMyTurn?.();
     if (this.panel && (dealt || myTurn) && !this.view?.match_over) {
-      this.dismissedRound = this.roundEnd.round;
+      this.dismissedRound = this.roundEnd?.round ?? null;
       this.closePanel();
     }
     // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the hand)
@@ -278,6 +299,7 @@ export class RoomController {
     this.panel = roundEndPanel(this.roundEnd, {
       mySeat: this.seat,
       nextStarted: started,
+      onAgain: this.canPlayAgain() ? () => this.playAgain() : null,
       onClose: () => {
         this.dismissedRound = this.roundEnd.round;
         this.closePanel();
@@ -287,6 +309,31 @@ export class RoomController {
     this.panel.showModal();
     if (started) this.panel.setNext(true, false);
     this.screen?.update?.([]);
+  }
+
+  /** The last match's final panel again (from the next match's waiting room). */
+  openLastMatch() {
+    if (!this.lastMatchEnd) return;
+    this.closePanel();
+    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain: null, onClose: () => this.closePanel() });
+    document.body.append(this.panel);
+    this.panel.showModal();
+  }
+
+  /** Whether this page may ask to play again: it holds a seat, or the host's token. */
+  canPlayAgain() {
+    return this.seat !== null || !!this.hostToken;
+  }
+
+  /** Play again: at the match's end, the room's next match with the same seats (this seat ready);
+   * in its waiting room, this seat ready. The room's next state shows it. */
+  async playAgain() {
+    try {
+      await playAgain(this.code, this.seat !== null ? this.memory.token : this.hostToken);
+    } catch (error) {
+      const key = `error.${error.code}`;
+      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+    }
   }
 
   closePanel() {
@@ -463,8 +510,9 @@ class WaitingView {
     const keepFocus = focused && this.body.contains(focused) ? focused.dataset.focusKey : null;
     // the name box is the same element across updates: keep where the caret was, too
     const caret = focused === this.nameInput ? [this.nameInput.selectionStart, this.nameInput.selectionEnd] : null;
+    const again = (room.match ?? 1) > 1;
     const parts = [
-      h("h1", {}, t("waiting.heading")),
+      h("h1", {}, again ? t("again.heading", { n: room.match }) : t("waiting.heading")),
       h("p", { class: "lead" }, this.matchLine(room)),
       h(
         "div",
@@ -485,7 +533,8 @@ class WaitingView {
         ),
       );
     }
-    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started }))));
+    if (again && !started) parts.push(this.againBox(room, seated));
+    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
     if (!seated) parts.push(h("p", { class: "hint" }, t("join.watching")));
     if (host && !started) {
       parts.push(
@@ -509,6 +558,25 @@ class WaitingView {
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
   }
 
+  /** The next match's waiting room (Play again): who of the people is ready, this seat's "I'm in",
+   * and the last match's result. */
+  againBox(room, seated) {
+    const ctl = this.ctl;
+    const people = room.seats.filter((s) => s.kind === "human");
+    const ready = people.filter((s) => s.ready).length;
+    const mine = seated ? room.seats[ctl.seat] : null;
+    const box = h(
+      "div",
+      { class: "again-box", dataset: { ready: String(ready), people: String(people.length) } },
+      h("p", { class: "hint" }, t("again.intro")),
+      h("p", { class: "ready-count", role: "status" }, t("again.ready_count", { n: ready, total: people.length })),
+    );
+    if (mine && !mine.ready) box.append(h("button", { class: "btn btn-gold btn-big ready-button", type: "button", dataset: { focusKey: "ready" }, onclick: () => ctl.playAgain() }, t("again.ready_button")));
+    else if (mine) box.append(h("p", { class: "you-ready" }, t("again.you_ready")));
+    if (ctl.lastMatchEnd) box.append(h("button", { class: "btn last-match", type: "button", dataset: { focusKey: "last-match" }, onclick: () => ctl.openLastMatch() }, t("again.last_match")));
+    return box;
+  }
+
   matchLine(room) {
     const variant = t(`variant.${room.variant}`);
     if (room.variant === "kozel") {
@@ -521,7 +589,7 @@ class WaitingView {
     return n > 0 ? tf("waiting.variant_target", { variant, n }) : tf("waiting.variant_nolimit", { variant });
   }
 
-  seatRow(info, { seated, host, started }) {
+  seatRow(info, { seated, host, started, again }) {
     const ctl = this.ctl;
     const seat = info.seat;
     const mine = seat === ctl.seat;
@@ -529,6 +597,9 @@ class WaitingView {
     if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("bdi", { class: "seat-name", title: info.name || "" }, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
     else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, botLabel(info.bot_level));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
+    if (again && !started && info.kind === "human") {
+      who.append(" ", h("span", { class: `tag ready-tag${info.ready ? " tag-win" : ""}`, dataset: { ready: String(!!info.ready) } }, t(info.ready ? "again.ready" : "again.not_ready")));
+    }
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
     if (!seated && open && !started) {

@@ -13,7 +13,7 @@ import { miniTile, stoneSvg } from "./tiles.js";
 
 /**
  * ``snap``: {view, room, seed, commitment, round} captured when the round ended.
- * ``opts``: {onClose, mySeat, nextStarted}.
+ * ``opts``: {onClose, mySeat, nextStarted, onAgain} (``onAgain``: Play again at the match's end, or null).
  */
 export function roundEndPanel(snap, opts) {
   const { view, room } = snap;
@@ -34,6 +34,7 @@ export function roundEndPanel(snap, opts) {
   note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
   if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
+  if (view.match_over && opts.onAgain) foot.append(h("button", { class: "btn btn-again play-again", type: "button", onclick: () => opts.onAgain() }, t("panel.play_again")));
   foot.append(close);
   dialog.append(header, body, foot);
   dialog.addEventListener("cancel", (e) => {
