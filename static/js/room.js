@@ -230,6 +230,7 @@ export class RoomController {
   /** After a reload: the feed's earlier rounds (up to two) from what this tab kept of them. */
   restoreFeed(current) {
     for (const r of savedFeed(this.code)) {
+      if ((r.match ?? 1) !== this.match) continue; // another match of this room (Play again)
       if (r.round < current && r.round >= current - 2) this.rounds.set(r.round, r);
     }
   }
@@ -242,7 +243,7 @@ export class RoomController {
     if (key === this.keptFeed) return;
     this.keptFeed = key;
     const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats, goal: r.room.goal, sides: r.room.sides, round: r.room.round });
-    saveFeed(this.code, done.map((r) => ({ round: r.round, log: r.log, room: room(r) })));
+    saveFeed(this.code, done.map((r) => ({ match: this.match, round: r.round, log: r.log, room: room(r) })));
   }
 
   // -- rendering -------------------------------------------------------------------------------
