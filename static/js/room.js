@@ -598,9 +598,8 @@ class WaitingView {
     if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("bdi", { class: "seat-name", title: info.name || "" }, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
     else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, botLabel(info.bot_level));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
-    if (again && !started && info.kind === "human") {
-      who.append(" ", h("span", { class: `tag ready-tag${info.ready ? " tag-win" : ""}`, dataset: { ready: String(!!info.ready) } }, t(info.ready ? "again.ready" : "again.not_ready")));
-    }
+    // who is ready for the next match: beside the seat's number, never squeezing the name
+    const ready = again && !started && info.kind === "human" ? h("span", { class: `tag ready-tag${info.ready ? " tag-win" : ""}`, dataset: { ready: String(!!info.ready) } }, t(info.ready ? "again.ready" : "again.not_ready")) : "";
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
     if (!seated && open && !started) {
@@ -646,7 +645,7 @@ class WaitingView {
     return h(
       "li",
       { class: `seat-row seat-${info.kind}${mine ? " mine" : ""}`, dataset: { seat: String(seat) } },
-      h("span", { class: "seat-num" }, t("seat.label", { n: seat + 1 })),
+      h("span", { class: "seat-num" }, t("seat.label", { n: seat + 1 }), ready ? " " : "", ready),
       who,
       h("span", { class: "seat-actions" }, actions),
     );
