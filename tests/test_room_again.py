@@ -162,3 +162,38 @@ def test_the_next_match_comes_back_from_the_store_and_a_left_seat_is_free(tmp_pa
         assert watcher.of_type("presence")[-1]["seats"][0]["covered"] is True
 
     run_table(tmp_path, body, bots=SEATS)
+
+
+def test_the_host_changes_the_next_matchs_options_before_its_start(tmp_path: Path) -> None:
+    """Before the next match starts the host may change its options and turn timer: stored with a
+    version, then shown; the last match keeps its own; a bad option changes nothing; after the
+    start, no more."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        tokens, (ana, _), _ = await _finished_match(table)
+        first = await table.stored()
+        await _again(room, tokens[0])
+        version = room.version
+        await room.call(lambda r: host.set_options(r, {"camat_target": 2}, 20.0))
+        row = await table.stored()
+        assert (row.options, row.turn_timer_s, row.version) == ({"camat_target": 2}, 20.0, version + 1)
+        shown = ana.last_state["room"]
+        assert (shown["options"], shown["turn_timer_s"], shown["version"]) == (
+            {"camat_target": 2},
+            20.0,
+            row.version,
+        )
+        with pytest.raises(RoomError) as bad:
+            await room.call(lambda r: host.set_options(r, {"camat_target": -1}, None))
+        assert (bad.value.code, bad.value.status) == ("invalid_options", 422)
+        assert (await table.stored()).version == row.version
+        kept = await table.store.load_match_by_id(first.id)
+        assert kept is not None and (kept.options, kept.turn_timer_s) == (first.options, first.turn_timer_s)
+        await table.start()
+        assert room.rules.options() == {"camat_target": 2} and room.turn_timer_s == 20.0
+        with pytest.raises(RoomError) as late:
+            await room.call(lambda r: host.set_options(r, {"camat_target": 1}, None))
+        assert late.value.code == "already_started"
+
+    run_table(tmp_path, body, bots=SEATS)

@@ -119,8 +119,11 @@ class MatchStore(Protocol):
         status: str | None = None,
         new_round: NewRound | None = None,
         open_table: bool | None = None,
+        options: dict[str, Any] | None = None,
+        turn_timer_s: float | None = None,
     ) -> None:
-        """Seat changes, a status change, a dealt round and the open-table choice, together or alone."""
+        """Seat changes, a status change, a dealt round, the open-table choice and the match's
+        options and turn timer, together or alone."""
 
     async def end_round(
         self,

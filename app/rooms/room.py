@@ -295,12 +295,21 @@ class Room(Moves, Presence):
         status: str | None = None,
         new_round: NewRound | None = None,
         open_table: bool | None = None,
+        options: dict[str, Any] | None = None,
+        turn_timer_s: float | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
         version = self.version + 1
         await self.store.save_room(
-            self.match_id, version, seats=seats, status=status, new_round=new_round, open_table=open_table
+            self.match_id,
+            version,
+            seats=seats,
+            status=status,
+            new_round=new_round,
+            open_table=open_table,
+            options=options,
+            turn_timer_s=turn_timer_s,
         )
         return version
 

@@ -15,7 +15,16 @@ from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.room import Room
 from app.web.deps import HostToken, HubDep, RoomDep, SeatToken
-from app.web.models import BotSet, ChatRulesSet, ClaimCreate, OpenSet, RoomCreate, RoomCreated, SeatClaimed
+from app.web.models import (
+    BotSet,
+    ChatRulesSet,
+    ClaimCreate,
+    OpenSet,
+    OptionsSet,
+    RoomCreate,
+    RoomCreated,
+    SeatClaimed,
+)
 from app.web.ratelimit import retry_after_s
 from engine.deal_json import deal_to_json
 from engine.hashing import commitment_of
@@ -44,6 +53,7 @@ __all__ = [
     "set_bot",
     "set_chat_rules",
     "set_open",
+    "set_options",
     "start_match",
     "verify_deal",
     "web_manifest",
@@ -182,6 +192,21 @@ async def set_open(room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, A
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_host(r, host)
         await host_commands.set_open(r, body.open)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.put("/rooms/{code}/options")
+async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[str, Any]:
+    """Host only, before the start (a new room, or the next match after Play again): the match's
+    options (the variant's, as at creation) and its turn timer. 409 ``already_started``, 422
+    ``invalid_options``."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        await host_commands.set_options(r, body.options, body.turn_timer_s)
         return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
