@@ -134,6 +134,14 @@ def test_two_people_play_again_in_the_same_seats(
         close_panel(ana)
         ana.click(".again-box .ready-button")
         budi.wait_for_selector(".again-box[data-ready='2']")
+        # the host makes match 2 longer and gives it a turn timer: stored, then both see it
+        ana.select_option("#opt-camat-target", "2")
+        budi.wait_for_function("() => window.__domeng.room.options.camat_target === 2")
+        ana.fill("#opt-turn-timer", "90")
+        ana.press("#opt-turn-timer", "Enter")
+        ana.locator("#opt-camat-target").focus()  # the timer box's change is sent as it loses focus
+        budi.wait_for_function("() => window.__domeng.room.turn_timer_s === 90")
+        screenshot(ana, f"again-options-{ana_lang}-{ana_view['width']}")
         screenshot(budi, f"again-ready-{budi_lang}-{budi_view['width']}")
 
         # the host starts match 2: the same people in the same seats, the bots at their levels
@@ -144,7 +152,7 @@ def test_two_people_play_again_in_the_same_seats(
         assert min(second) >= 2
         for page in (ana, budi):
             shown = _room(page)
-            assert shown["match"] == 2
+            assert (shown["match"], shown["options"], shown["turn_timer_s"]) == (2, {"camat_target": 2}, 90)
             assert [(s["kind"], s["name"], s["bot_level"]) for s in shown["seats"]] == [
                 ("human", "Ana", None),
                 ("human", "Budi", None),

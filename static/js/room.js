@@ -1,7 +1,8 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
@@ -399,6 +400,16 @@ export class RoomController {
     }
   }
 
+  /** The host changes the match's options and turn timer before the start. */
+  async setOptions(options, turnTimerS) {
+    try {
+      await setOptions(this.code, { options, turn_timer_s: turnTimerS }, this.hostToken);
+    } catch (error) {
+      const key = `error.${error.code}`;
+      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+    }
+  }
+
   async start() {
     try {
       await startMatch(this.code, this.hostToken);
@@ -455,6 +466,18 @@ class WaitingView {
         if (seat !== null) this.sit(seat);
       },
       dataset: { focusKey: "name" },
+    });
+    // the host's turn timer box is kept across updates, so what is being typed is never lost
+    this.timerInput = h("input", {
+      id: "opt-turn-timer",
+      class: "input",
+      type: "number",
+      min: "0",
+      max: String(TIMER_MAX_S),
+      step: "5",
+      inputmode: "numeric",
+      dataset: { focusKey: "opt-timer" },
+      onchange: () => this.applyOptions(),
     });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
@@ -550,6 +573,7 @@ class WaitingView {
             " ",
             t("waiting.open_table"),
           ),
+          this.optionsBox(room),
           h("button", { class: "btn btn-gold btn-big", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
       );
@@ -557,6 +581,46 @@ class WaitingView {
     replace(this.body, parts);
     if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
+  }
+
+  /** The host's options before the start, as the lobby's form has them (the seats stay). */
+  optionsBox(room) {
+    const options = room.options || {};
+    const fields = [];
+    if (room.variant === "kozel") {
+      const two = h("input", { type: "checkbox", id: "opt-two-lempas", checked: options.two_lempas !== false, dataset: { focusKey: "opt-two" }, onchange: () => this.applyOptions() });
+      fields.push(h("label", { class: "check" }, two, " ", tf("lobby.two_lempas")));
+      if (room.seats.length === 4) {
+        const pairs = h("input", { type: "checkbox", id: "opt-pairs", checked: !!options.pairs, dataset: { focusKey: "opt-pairs" }, onchange: () => this.applyOptions() });
+        fields.push(h("label", { class: "check" }, pairs, " ", t("lobby.pairs")));
+      }
+    } else {
+      const target = options.camat_target ?? 1;
+      const select = h(
+        "select",
+        { id: "opt-camat-target", class: "input", dataset: { focusKey: "opt-target" }, onchange: () => this.applyOptions() },
+        TARGETS.map((n) => h("option", { value: String(n), selected: n === target }, n === 0 ? t("lobby.no_limit") : t("lobby.elections", { n }))),
+      );
+      fields.push(h("label", { class: "option-field", for: "opt-camat-target" }, h("span", {}, t("lobby.match_length")), select));
+    }
+    if (document.activeElement !== this.timerInput) this.timerInput.value = String(room.turn_timer_s ?? 0);
+    fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput));
+    return h("fieldset", { class: "options-box" }, h("legend", {}, t("waiting.options")), fields);
+  }
+
+  /** Send the host's options as the boxes have them now (a bad timer is said, not sent). */
+  applyOptions() {
+    const seconds = timerSeconds(this.timerInput.value);
+    if (seconds === null) {
+      toast(t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S }), "error");
+      return;
+    }
+    const room = this.ctl.room;
+    const options =
+      room.variant === "kozel"
+        ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: !!this.body.querySelector("#opt-pairs")?.checked }
+        : { camat_target: Number(this.body.querySelector("#opt-camat-target")?.value ?? 1) };
+    this.ctl.setOptions(options, seconds);
   }
 
   /** The next match's waiting room (Play again): who of the people is ready, this seat's "I'm in",
