@@ -53,6 +53,7 @@ def test_a_claim_is_stored_before_anyone_sees_it(tmp_path: Path) -> None:
                 "connected": True,
                 "covered": False,
                 "stand_in": False,
+                "ready": True,
             }
             or seen["room"]["seats"][0]["name"] == "Ana"
         )

@@ -60,6 +60,7 @@ def test_join_claims_a_seat_and_the_socket_shows_only_that_hand(server: ServerPr
         "connected": True,
         "covered": False,
         "stand_in": False,
+        "ready": True,
     }
     assert len(state["room"]["round"]["commitment"]) == 64
     client.close()
@@ -405,6 +406,7 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
         "connected": True,
         "covered": False,
         "stand_in": False,
+        "ready": True,
     }
     with pytest.raises(ConnectionClosed) as closed:
         player.wait_for(lambda m: False, timeout=5)
@@ -628,3 +630,35 @@ def test_a_player_leaves_the_seat_before_the_start_over_http(server: ServerProce
     late = leave(1, budi)
     assert late.status_code == 409 and late.json()["detail"]["code"] == "already_started"
     assert server.room(code)["seats"][1]["kind"] == "human"
+
+
+def test_play_again_and_options_refuse_what_they_must(server: ServerProcess) -> None:
+    """Play again only at a match's end and only for a seat's or the host's token; the options
+    only for the host, only before the start, only as the variant allows them (issue 14)."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    code, host = room["code"], room["host_token"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+
+    def again(bearer: str) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {bearer}"}
+        return httpx.post(f"{server.url}/api/rooms/{code}/again", headers=headers, timeout=5)
+
+    def options(body: dict[str, Any], bearer: str = host) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {bearer}"}
+        return httpx.put(f"{server.url}/api/rooms/{code}/options", json=body, headers=headers, timeout=5)
+
+    assert options({"options": {"camat_target": 3}}, token).json()["detail"]["code"] == "not_host"
+    refused = options({"options": {"camat_target": -1}})
+    assert (refused.status_code, refused.json()["detail"]["code"]) == (422, "invalid_options")
+    assert options({"options": {}, "turn_timer_s": 2}).status_code == 422  # 0, or 5 to 600 s
+    changed = options({"options": {"camat_target": 3}, "turn_timer_s": 45})
+    assert changed.status_code == 200, changed.text
+    assert (changed.json()["options"], changed.json()["turn_timer_s"]) == ({"camat_target": 3}, 45)
+    assert server.start_match(code, host).status_code == 200
+    late = options({"options": {"camat_target": 1}})
+    assert (late.status_code, late.json()["detail"]["code"]) == (409, "already_started")
+    playing = again(token)
+    assert (playing.status_code, playing.json()["detail"]["code"]) == (409, "not_finished")
+    stranger = again("not-a-token")
+    assert (stranger.status_code, stranger.json()["detail"]["code"]) == (403, "again_refused")
+    assert server.room(code)["match"] == 1

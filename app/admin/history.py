@@ -169,6 +169,7 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
         if status != "abandoned"
         else ("closed" if row.status == "abandoned" and row.closed_reason != "idle" else "idle"),
         live=live,
+        room_match=row.room_match,
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,

@@ -216,11 +216,12 @@ async def _page_details(
     return seats, times, outcomes, counts, received
 
 
-async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set[str]) -> MatchPage:
+async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set[int]) -> MatchPage:
     """A page of the matches that pass ``f``, newest first (by id, which grows with creation).
 
-    ``cutoff``: matches idle since before it count as abandoned; ``live``: codes of the rooms this
-    server hosts. Raises `app.store.StoreClosedError` when the store is not started."""
+    ``cutoff``: matches idle since before it count as abandoned; ``live``: ids of the matches the
+    rooms of this server hold now (a room's latest match; its earlier ones are not live). Raises
+    `app.store.StoreClosedError` when the store is not started."""
     where = _filters(f, cutoff)
     async with store.engine.connect() as connection:
         total = (await connection.execute(select(func.count()).select_from(Match).where(*where))).scalar_one()
@@ -242,7 +243,8 @@ async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set
                 abandoned_reason=None
                 if status != "abandoned"
                 else ("closed" if m.status == "abandoned" and m.closed_reason != "idle" else "idle"),
-                live=m.code in live,
+                live=m.id in live,
+                room_match=m.room_match,
                 created_at=m.created_at,
                 started_at=m.started_at,
                 finished_at=m.finished_at,

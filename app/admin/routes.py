@@ -42,6 +42,7 @@ from app.admin.schemas import (
     PlayerPage,
     RoomClosed,
     RoomList,
+    RoomMatchLink,
     RoundReplay,
     SessionInfo,
 )
@@ -200,7 +201,8 @@ async def match_list(
             422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
         )
     f = MatchFilter(variant, status, player, since, until, page, per_page)
-    return await list_matches(_store(request), f, _cutoff(request), set(_hub(request).rooms))
+    live = {room.match_id for room in _hub(request).rooms.values()}
+    return await list_matches(_store(request), f, _cutoff(request), live)
 
 
 async def _match(request: Request, match_id: int) -> MatchRow:
@@ -213,9 +215,14 @@ async def _match(request: Request, match_id: int) -> MatchRow:
 @admin_api.get("/matches/{match_id}")
 async def get_match(request: Request, match_id: int) -> MatchDetail:
     """A match in full: seats and options, every round's deal, outcome and stone (or point)
-    transfers, and the chart of each seat's stones (points) after each round. 404 ``no_such_match``."""
+    transfers, and the chart of each seat's stones (points) after each round, and every match of
+    its room in order (``room_matches``: Play again). 404 ``no_such_match``."""
     row = await _match(request, match_id)
-    return match_detail(row, _cutoff(request), row.code in _hub(request).rooms)
+    room = _hub(request).rooms.get(row.code)
+    siblings = await _store(request).room_matches(row.code)
+    detail = match_detail(row, _cutoff(request), room is not None and room.match_id == row.id)
+    detail.room_matches = [RoomMatchLink(id=m.id, number=m.number, status=m.status) for m in siblings]
+    return detail
 
 
 @admin_api.get("/matches/{match_id}/chat")

@@ -28,6 +28,7 @@ __all__ = [
     "RoomClosed",
     "RoomList",
     "RoomLive",
+    "RoomMatchLink",
     "RoundDetail",
     "RoundReplay",
     "SeatAdmin",
@@ -103,6 +104,7 @@ class MatchSummary(BaseModel):
     ``status`` is the effective status (docs/admin.md): the stored one, except that an unfinished
     match idle for ``DOMENG_ABANDONED_AFTER_S`` is ``abandoned``; ``abandoned_reason`` says
     ``closed`` (by an admin) or ``idle``. ``live``: a room of this server hosts it now.
+    ``room_match``: its number among the matches of its room (``code``), from 1 (Play again).
     """
 
     id: int
@@ -120,6 +122,7 @@ class MatchSummary(BaseModel):
     round_count: int
     seats: list[SeatAdmin]
     result: MatchResult | None
+    room_match: int = 1
 
 
 class MatchPage(BaseModel):
@@ -207,15 +210,26 @@ class MatchChart(BaseModel):
     table: list[int] | None
 
 
+class RoomMatchLink(BaseModel):
+    """One match of a room, for the links between them: its ``id``, ``number`` in the room (from
+    1) and stored ``status``."""
+
+    id: int
+    number: int
+    status: str
+
+
 class MatchDetail(MatchSummary):
     """A match in full: options and seats (above), the turn timer, its ``start`` position, every
-    round, the chart, and ``replay_error`` if the stored actions do not replay (should not happen)."""
+    round, the chart, ``replay_error`` if the stored actions do not replay (should not happen),
+    and ``room_matches``: every match of its room in order, this one among them (Play again)."""
 
     turn_timer_s: float
     start: dict[str, Any] | None
     rounds: list[RoundDetail]
     chart: MatchChart
     replay_error: str | None
+    room_matches: list[RoomMatchLink] = Field(default_factory=list)
 
 
 class ReplayFrame(BaseModel):

@@ -3,8 +3,10 @@
 Chat is not game state: it never changes the room's version and carries only what people type.
 Seated players chat; spectators read, and write only when the host allows it; the host can mute a
 seat. Each line is stored (with where the play stood, for the admin) before it is sent to everyone;
-a connection that joins gets the rules and the last `RECENT` lines. Every function here runs inside
-the room's task (`app.rooms.room.Room.call`)."""
+a connection that joins gets the rules and the last `RECENT` lines. The chat is per match: Play again
+(`app.rooms.again`) starts the next match's chat empty, with the host's rules carried over, and each
+match's lines stay with it for the admin. Every function here runs inside the room's task
+(`app.rooms.room.Room.call`)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ __all__ = [
     "RECENT",
     "ChatRoom",
     "clean_text",
+    "rules_of",
     "say",
     "send_log",
     "set_rules",
@@ -60,6 +63,11 @@ async def _chat_of(room: Room) -> ChatRoom:
         chat.lines.extend(line.to_json() for line in lines)
         room.chat = chat
     return room.chat
+
+
+async def rules_of(room: Room) -> dict[str, Any]:
+    """The room's chat rules now (`ChatRoom.rules`), loaded when the chat was not yet."""
+    return (await _chat_of(room)).rules()
 
 
 def _log_frame(chat: ChatRoom) -> str:

@@ -43,6 +43,7 @@ def room_public(room: Room) -> dict[str, Any]:
     state = room.state
     return {
         "code": room.code,
+        "match": room.room_match,
         "variant": room.rules.name,
         "options": room.rules.options(),
         "status": room.status,

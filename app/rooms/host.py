@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Mapping
 
 from app.rooms import frames
 from app.rooms.errors import RoomError
 from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
 from app.store.rows import SeatChange, SeatSpec
+from engine.errors import EngineError
+from engine.variants import make_rules
 
-__all__ = ["begin_match", "check_host", "claim", "leave", "set_bot", "set_open"]
+__all__ = ["begin_match", "check_host", "claim", "leave", "set_bot", "set_open", "set_options"]
 
 
 def check_host(room: Room, token: str | None) -> None:
@@ -70,6 +73,25 @@ async def set_open(room: Room, open_table: bool) -> None:
     room.adopt(version)
     room.open_table = open_table
     room.listed_at = room.clock.time() if open_table else None
+    frames.send_updates(room, room.conns, _log_length(room))
+
+
+async def set_options(room: Room, options: Mapping[str, object], turn_timer_s: float | None) -> None:
+    """The host changes the match's options (the variant's, as at the room's creation: Domeng's
+    ``camat_target``, Kozel's ``two_lempas`` and ``pairs``; the seats stay as they are) and, when
+    given, its turn timer (seconds, 0: none), before the start: the next match after Play again,
+    say. Raises `RoomError`: ``already_started``; the engine's ``invalid_options`` (422) as
+    `engine.variants.make_rules` raises it."""
+    if room.status != "waiting":
+        raise RoomError("already_started", "the match has already started")
+    try:
+        rules = make_rules(room.rules.name, options, len(room.seats))
+    except EngineError as error:
+        raise RoomError(error.code, error.message, 422) from None
+    timer = room.turn_timer_s if turn_timer_s is None else turn_timer_s
+    version = await room.save(options=rules.options(), turn_timer_s=timer)
+    room.adopt(version)
+    room.rules, room.turn_timer_s = rules, timer
     frames.send_updates(room, room.conns, _log_length(room))
 
 

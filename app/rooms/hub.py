@@ -90,10 +90,11 @@ class Hub:
         return listed
 
     async def open(self, code: str) -> Room | None:
-        """The room with this code, loaded from the store when it is not in memory and its match
-        can still be played (waiting, or playing), or is finished (shown as it ended); None for
-        an unknown code, an abandoned match or one that cannot be rebuilt (logged). Two callers
-        opening the same room at once get the same room."""
+        """The room with this code, loaded from the store when it is not in memory (its latest
+        match, `app.store.Store.load_room`) and that match can still be played (waiting, or
+        playing), or is finished (shown as it ended); None for an unknown code, an abandoned match
+        or one that cannot be rebuilt (logged). Two callers opening the same room at once get the
+        same room."""
         room = self.rooms.get(code)
         if room is not None:
             return room
@@ -144,8 +145,10 @@ class Hub:
         host_token_hash: str,
         status: str,
         version: int,
+        room_match: int = 1,
     ) -> Room:
         return Room(
+            room_match=room_match,
             match_id=match_id,
             code=code,
             rules=rules,
@@ -232,7 +235,7 @@ class Hub:
         match = row.match
         rules = make_rules(match.variant, match.options, match.seat_count)
         seats = [
-            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash)  # type: ignore[arg-type]
+            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, s.ready)  # type: ignore[arg-type]
             for s in match.seats
         ]
         room = self._room(
@@ -244,6 +247,7 @@ class Hub:
             host_token_hash=match.host_token_hash,
             status=match.status,
             version=match.version,
+            room_match=match.room_match,
         )
         room.open_table = match.open_table
         room.listed_at = self.clock.time() if match.open_table else None

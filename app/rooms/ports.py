@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
-from app.store.rows import NewRound, RoundEnd, SeatChange
+from app.store.rows import NewRound, RoundEnd, SeatChange, SeatSpec
 from engine.actions import Action
 from engine.views import PlayerView
 
@@ -79,6 +79,24 @@ class MatchStore(Protocol):
     """The writes a room makes. Each is one transaction that also stores the room's new
     ``version``; it returns once durable and raises (changing nothing) when it fails."""
 
+    async def create_match(
+        self,
+        code: str,
+        variant: str,
+        options: dict[str, Any],
+        seat_count: int,
+        turn_timer_s: float,
+        host_token_hash: str,
+        seats: Sequence[SeatSpec],
+        start: dict[str, Any] | None = None,
+        *,
+        room_match: int = 1,
+        version: int = 0,
+        open_table: bool = False,
+        chat_rules: dict[str, Any] | None = None,
+    ) -> int:
+        """The room's next match (Play again: ``room_match`` > 1), waiting, with its seats; its id."""
+
     async def append_action(
         self,
         match_id: int,
@@ -101,8 +119,11 @@ class MatchStore(Protocol):
         status: str | None = None,
         new_round: NewRound | None = None,
         open_table: bool | None = None,
+        options: dict[str, Any] | None = None,
+        turn_timer_s: float | None = None,
     ) -> None:
-        """Seat changes, a status change, a dealt round and the open-table choice, together or alone."""
+        """Seat changes, a status change, a dealt round, the open-table choice and the match's
+        options and turn timer, together or alone."""
 
     async def end_round(
         self,

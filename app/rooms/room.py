@@ -44,7 +44,7 @@ from app.rooms.recovery import move_events, round_end
 from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import SeatInfo
 from app.store.models import BY_BOT
-from app.store.rows import NewRound, SeatChange
+from app.store.rows import NewRound, SeatChange, SeatSpec
 from engine.actions import Action
 from engine.core import Phase, State
 from engine.errors import EngineError
@@ -82,6 +82,7 @@ class Room(Moves, Presence):
         status: str,
         version: int,
         config: RoomConfig,
+        room_match: int = 1,
         store: MatchStore,
         clock: Clock,
         bots: BotPort,
@@ -90,6 +91,8 @@ class Room(Moves, Presence):
         Presence.__init__(self)
         Moves.__init__(self)
         self.match_id, self.code, self.rules = match_id, code, rules
+        self.room_match = room_match
+        """The match's number in the room, from 1 (Play again starts the next: `next_match`)."""
         self.turn_timer_s, self.seats, self.host_token_hash = turn_timer_s, seats, host_token_hash
         self.status, self.version = status, version
         self.config, self.store, self.clock, self.bots, self.metrics = config, store, clock, bots, metrics
@@ -292,12 +295,21 @@ class Room(Moves, Presence):
         status: str | None = None,
         new_round: NewRound | None = None,
         open_table: bool | None = None,
+        options: dict[str, Any] | None = None,
+        turn_timer_s: float | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
         version = self.version + 1
         await self.store.save_room(
-            self.match_id, version, seats=seats, status=status, new_round=new_round, open_table=open_table
+            self.match_id,
+            version,
+            seats=seats,
+            status=status,
+            new_round=new_round,
+            open_table=open_table,
+            options=options,
+            turn_timer_s=turn_timer_s,
         )
         return version
 
@@ -318,6 +330,19 @@ class Room(Moves, Presence):
         if status is not None:
             self.status = status
         self.marks[version] = 0 if self.state is None else len(self.state.log)
+
+    def next_match(self, match_id: int, room_match: int, version: int, seats: Sequence[SeatSpec]) -> None:
+        """Adopt the room's next match, stored (Play again): match ``match_id``, number
+        ``room_match`` in the room, waiting for its start at ``version`` with ``seats``; the last
+        match's game, reveal and marks are gone (a client's ``since`` from it gets a whole state),
+        its graces and timers too. The caller sets the chat and sends."""
+        self.cancel_timers()
+        self.match_id, self.room_match, self.status = match_id, room_match, "waiting"
+        self.state, self.seed, self.commitment, self.last_round = None, None, None, None
+        self.by_bot, self.marks, self.turn_deadline = [], {}, None
+        self.adopt(version, seats=[SeatChange(spec.seat or 0, spec) for spec in seats])
+        self.listed_at = self.clock.time() if self.open_table else None
+        self.schedule()
 
     # -- what happens next ---------------------------------------------------------------------
 

@@ -43,7 +43,8 @@ class SeatInfo:
     timers in a row ran out, or the player was away past the grace); ``stand_in`` a human seat whose
     turn timer ran out once: a bot plays that one turn, the next is the player's again;
     ``timeouts`` counts the player's turn timers that ran out in a row (their own move resets it);
-    ``connections`` counts the sockets open on it. All are presence: never stored.
+    ``connections`` counts the sockets open on it. All are presence: never stored. ``ready`` is
+    stored: the seat's person said they play this match (a claim, or Play again).
     """
 
     seat: int
@@ -51,6 +52,7 @@ class SeatInfo:
     name: str | None = None
     bot_level: str | None = None
     token_hash: str | None = None
+    ready: bool = False
     covered: bool = False
     stand_in: bool = False
     timeouts: int = 0
@@ -64,6 +66,7 @@ class SeatInfo:
             "name": self.name,
             "bot_level": self.bot_level,
             "connected": self.connections > 0 or self.kind == "bot",
+            "ready": self.kind == "bot" or (self.kind == "human" and self.ready),
             "covered": self.covered,
             "stand_in": self.stand_in,
         }
@@ -76,12 +79,14 @@ class SeatInfo:
             bot_level=self.bot_level,
             token_hash=self.token_hash,
             seat=self.seat,
+            ready=self.ready,
         )
 
     def become(self, spec: SeatSpec) -> None:
         """Adopt a stored change: the seat is now ``spec`` (and no longer covered)."""
         self.kind = spec.kind  # type: ignore[assignment]
         self.name, self.bot_level, self.token_hash = spec.name, spec.bot_level, spec.token_hash
+        self.ready = spec.ready
         self.release()
 
     def release(self) -> None:
@@ -129,7 +134,7 @@ def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_
         raise RoomError("name_reserved", "that name is how the table names a bot or an empty seat", 422)
     if any(s.kind == "human" and s.name and names_clash(s.name, name) for s in seats):
         raise RoomError("name_taken", "someone at this table already has that name, or one like it")
-    return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat)
+    return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat, ready=True)
 
 
 def check_leave(seats: list[SeatInfo], seat: int, status: str) -> SeatSpec:

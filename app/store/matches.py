@@ -40,12 +40,19 @@ class MatchWrites(Writer):
         host_token_hash: str,
         seats: Sequence[SeatSpec],
         start: dict[str, Any] | None = None,
+        *,
+        room_match: int = 1,
+        version: int = 0,
+        open_table: bool = False,
+        chat_rules: dict[str, Any] | None = None,
     ) -> int:
-        """Store a new match (status ``waiting``, version 0) with its seats; returns its id.
+        """Store a new match (status ``waiting``) with its seats; returns its id.
 
         ``options`` and ``start`` are RECORD.md's objects; ``seats`` lists ``seat_count`` seats.
-        Raises ValueError when the seats do not number ``seat_count`` or one is out of place,
-        ConflictError when the room ``code`` is taken.
+        A new room's first match is ``room_match`` 1 at ``version`` 0; Play again stores the
+        room's next match (`next_match`). Raises ValueError when the seats do not number
+        ``seat_count`` or one is out of place, ConflictError when the room ``code`` already has a
+        match numbered ``room_match`` (for 1: the code is taken).
         """
         if len(seats) != seat_count:
             raise ValueError(f"{seat_count} seats needed, got {len(seats)}")
@@ -65,9 +72,12 @@ class MatchWrites(Writer):
                     status="waiting",
                     turn_timer_s=turn_timer_s,
                     start=start,
-                    version=0,
+                    version=version,
                     created_at=now,
                     host_token_hash=host_token_hash,
+                    room_match=room_match,
+                    open_table=open_table,
+                    chat_rules=chat_rules,
                 )
                 .returning(Match.id)
             )
@@ -82,6 +92,7 @@ class MatchWrites(Writer):
                         "kind": spec.kind,
                         "bot_level": spec.bot_level,
                         "token_hash": spec.token_hash,
+                        "ready": spec.ready,
                         "updated_at": now,
                     }
                     for index, spec in enumerate(seats)

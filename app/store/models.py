@@ -11,7 +11,8 @@ nullable one stores None as SQL NULL, not JSON ``null``.
 ``migrations/versions/0001_initial.py`` creates these tables; 0002 adds the room's chat (``chat``),
 its rules (``matches.chat_rules``) and the host's open-table choice (``matches.open_table``); 0003
 lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
-``matches.closed_reason``.
+``matches.closed_reason``; 0005 lets a room (a code) hold several matches, numbered by
+``matches.room_match`` (Play again), and adds ``seats.ready``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.sql.expression import false
+from sqlalchemy.sql.expression import false, text
 from sqlalchemy.types import TypeDecorator
 
 __all__ = [
@@ -115,17 +116,25 @@ class Base(DeclarativeBase):
 
 
 class Match(Base):
-    """One match (a room): its variant and options, status, timer and where it began."""
+    """One match played in a room: its variant and options, status, timer and where it began.
+
+    A room is its ``code``: every match played in it (Play again) is a row of its own, numbered
+    by ``room_match`` (1, 2, …); the room is its latest match. Each match carries the room's host
+    token hash, open-table choice and chat rules as they were for it."""
 
     __tablename__ = "matches"
     __table_args__ = (
         CheckConstraint(_one_of("status", MATCH_STATUSES), name="status"),
         CheckConstraint("seat_count > 0", name="seat_count"),
+        CheckConstraint("room_match > 0", name="room_match"),
+        UniqueConstraint("code", "room_match"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    code: Mapped[str] = mapped_column(String(32), unique=True, index=True)
-    """The room code players join with."""
+    code: Mapped[str] = mapped_column(String(32), index=True)
+    """The room code players join with (shared by the room's matches)."""
+    room_match: Mapped[int] = mapped_column(Integer, server_default=text("1"))
+    """The match's number in its room, from 1 (Play again starts the next)."""
     variant: Mapped[str] = mapped_column(String(16))
     options: Mapped[dict[str, Any]]
     """RECORD.md ``options`` of the variant."""
@@ -166,6 +175,8 @@ class Seat(Base):
     kind: Mapped[str] = mapped_column(String(8))
     bot_level: Mapped[str | None] = mapped_column(String(16))
     token_hash: Mapped[str | None] = mapped_column(String(128))
+    ready: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """The seat's person said they play this match (Play again; a claim is ready at once)."""
     updated_at: Mapped[datetime]
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from sqlalchemy import ColumnElement, and_, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, exists, func, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from app.store.errors import NotFoundError, StoreClosedError
@@ -31,6 +32,7 @@ from app.store.rows import (
 __all__ = [
     "ACTIVE_STATUSES",
     "MatchReads",
+    "RoomMatch",
     "idle_since",
 ]
 
@@ -56,6 +58,21 @@ def idle_since(cutoff: datetime) -> ColumnElement[bool]:
     )
 
 
+def _latest(code: str) -> Select[int]:
+    """SQL: the id of room ``code``'s latest match (the highest ``room_match``)."""
+    return select(Match.id).where(Match.code == code).order_by(Match.room_match.desc()).limit(1)
+
+
+@dataclass(frozen=True, slots=True)
+class RoomMatch:
+    """One match of a room, as the admin links them: its ``id``, ``number`` in the room (from 1)
+    and ``status``."""
+
+    id: int
+    number: int
+    status: str
+
+
 _CHUNK = 500  # ids per IN (...) list when loading many matches
 
 
@@ -67,9 +84,22 @@ class MatchReads:
     # -- reads ---------------------------------------------------------------------------------
 
     async def load_match(self, code: str) -> MatchRow | None:
-        """The match with room ``code`` (seats, rounds, actions and tallies), or None."""
-        found = await self._load(Match.code == code)
+        """The latest match of room ``code`` (seats, rounds, actions and tallies), or None."""
+        found = await self._load(Match.id == _latest(code).scalar_subquery())
         return found[0] if found else None
+
+    async def room_matches(self, code: str) -> list[RoomMatch]:
+        """Every match played in room ``code``, in order (match 1 first): ``(id, number,
+        status)`` each; empty for an unknown code."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with AsyncSession(self._read_engine) as session:
+            query = (
+                select(Match.id, Match.room_match, Match.status)
+                .where(Match.code == code)
+                .order_by(Match.room_match)
+            )
+            return [RoomMatch(r.id, r.room_match, r.status) for r in await session.execute(query)]
 
     async def load_match_by_id(self, match_id: int) -> MatchRow | None:
         """The match with id ``match_id``, or None."""
@@ -77,14 +107,14 @@ class MatchReads:
         return found[0] if found else None
 
     async def load_room(self, code: str) -> RoomRow | None:
-        """The match with room ``code`` as a room needs it (`RoomRow`): its seats, its last two
+        """The latest match of room ``code`` as a room needs it (`RoomRow`): its seats, its last two
         rounds with their actions, and the outcomes of all earlier rounds, but no earlier action;
         None for an unknown code. Its cost grows with the last rounds, not with the match's
         history (restart, issue 13). Raises ValueError when an earlier round has no stored end."""
         if self._read_engine is None:
             raise StoreClosedError("the store is not started")
         async with AsyncSession(self._read_engine) as session, session.begin():
-            match = await session.scalar(select(Match).where(Match.code == code))
+            match = await session.scalar(select(Match).where(Match.id == _latest(code).scalar_subquery()))
             if match is None:
                 return None
             mid = match.id
@@ -230,8 +260,10 @@ def _assemble(
             host_token_hash=m.host_token_hash,
             open_table=m.open_table,
             closed_reason=m.closed_reason,
+            room_match=m.room_match,
+            chat_rules=m.chat_rules,
             seats=tuple(
-                SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at)
+                SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready)
                 for s in seats_of[m.id]
             ),
             rounds=tuple(

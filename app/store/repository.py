@@ -65,10 +65,13 @@ class Store(MatchReads, MatchWrites, ChatStore):
         status: str | None = None,
         new_round: NewRound | None = None,
         open_table: bool | None = None,
+        options: dict[str, Any] | None = None,
+        turn_timer_s: float | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
-        store a ``new_round`` (as `start_round`) and list it in the lobby or not (``open_table``),
+        store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``), and
+        the match's ``options`` (RECORD.md's) and ``turn_timer_s`` (the host's, before the start),
         each when given. All of it, or none.
 
         Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
@@ -94,8 +97,15 @@ class Store(MatchReads, MatchWrites, ChatStore):
                         started_at=now,
                     )
                 )
+            settings: dict[str, Any] = {}
             if open_table is not None:
-                connection.execute(update(Match).where(Match.id == match_id).values(open_table=open_table))
+                settings["open_table"] = open_table
+            if options is not None:
+                settings["options"] = options
+            if turn_timer_s is not None:
+                settings["turn_timer_s"] = turn_timer_s
+            if settings:
+                connection.execute(update(Match).where(Match.id == match_id).values(settings))
             if status is not None:
                 _write_status(connection, match_id, status, version, now)
             else:
@@ -242,6 +252,7 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
         "kind": spec.kind,
         "bot_level": spec.bot_level,
         "token_hash": spec.token_hash,
+        "ready": spec.ready,
         "updated_at": now,
     }
     changed = connection.execute(

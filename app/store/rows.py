@@ -35,13 +35,15 @@ __all__ = [
 class SeatSpec:
     """A seat as `Store.create_match` stores it: ``kind`` is ``empty``, ``human`` (``name`` and
     ``token_hash``) or ``bot`` (``bot_level``, optional ``name``). ``seat``, when given, must be
-    the seat's index in the list. Raises ValueError for an unknown kind or a bot without level."""
+    the seat's index in the list; ``ready``: its person said they play this match (Play again).
+    Raises ValueError for an unknown kind or a bot without level."""
 
     kind: str = "empty"
     name: str | None = None
     bot_level: str | None = None
     token_hash: str | None = None
     seat: int | None = None
+    ready: bool = False
 
     def __post_init__(self) -> None:
         check_kind(self.kind, self.bot_level)
@@ -112,6 +114,7 @@ class SeatRow:
     bot_level: str | None
     token_hash: str | None
     updated_at: datetime
+    ready: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +187,10 @@ class MatchRow:
     """Listed in the lobby while it waits for players."""
     closed_reason: str | None = None
     """Why it was stored ``abandoned`` (``admin`` or ``idle``), else None."""
+    room_match: int = 1
+    """Its number among the matches of its room (``code``), from 1."""
+    chat_rules: dict[str, Any] | None = None
+    """The host's chat rules for it (None: the defaults)."""
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""

@@ -12,6 +12,7 @@ __all__ = [
     "ChatRulesSet",
     "ClaimCreate",
     "OpenSet",
+    "OptionsSet",
     "ReviewDecision",
     "ReviewOption",
     "RoomCreate",
@@ -39,13 +40,33 @@ class RoomCreate(BaseModel):
     @field_validator("turn_timer_s")
     @classmethod
     def _playable_timer(cls, value: float | None) -> float | None:
-        if value is not None and 0 < value < MIN_TURN_TIMER_S:
-            raise ValueError(f"a turn timer is 0 (off) or {MIN_TURN_TIMER_S:g} to 600 seconds")
-        return None if value is None else value + 0.0  # -0.0 is 0
+        return _playable_timer(value)
+
+
+def _playable_timer(value: float | None) -> float | None:
+    if value is not None and 0 < value < MIN_TURN_TIMER_S:
+        raise ValueError(f"a turn timer is 0 (off) or {MIN_TURN_TIMER_S:g} to 600 seconds")
+    return None if value is None else value + 0.0  # -0.0 is 0
 
 
 MIN_TURN_TIMER_S = 5.0
 """The shortest turn timer a room may have (seconds): less leaves a person no time to play."""
+
+
+class OptionsSet(BaseModel):
+    """``PUT /api/rooms/{code}/options``: the match's options (the variant's, RULES.md: Domeng's
+    ``camat_target``, Kozel's ``two_lempas`` and ``pairs``) and, when given, its turn timer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
+    turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
+    """Seconds per human turn: 0 (no timer) or 5 to 600; null: unchanged."""
+
+    @field_validator("turn_timer_s")
+    @classmethod
+    def _playable_timer(cls, value: float | None) -> float | None:
+        return _playable_timer(value)
 
 
 class RoomCreated(BaseModel):

@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.rooms import chat
+from app.rooms import again, chat
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
@@ -21,6 +21,7 @@ from app.web.models import (
     ChatRulesSet,
     ClaimCreate,
     OpenSet,
+    OptionsSet,
     RoomCreate,
     RoomCreated,
     RoundReview,
@@ -46,6 +47,7 @@ __all__ = [
     "open_tables",
     "operations",
     "pages",
+    "play_again",
     "readyz",
     "review_round",
     "room_page",
@@ -55,6 +57,7 @@ __all__ = [
     "set_bot",
     "set_chat_rules",
     "set_open",
+    "set_options",
     "start_match",
     "verify_deal",
     "web_manifest",
@@ -199,6 +202,21 @@ async def set_open(room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, A
     return result
 
 
+@rooms.put("/rooms/{code}/options")
+async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[str, Any]:
+    """Host only, before the start (a new room, or the next match after Play again): the match's
+    options (the variant's, as at creation) and its turn timer. 409 ``already_started``, 422
+    ``invalid_options``."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        await host_commands.set_options(r, body.options, body.turn_timer_s)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
 @rooms.get("/open-tables")
 async def open_tables(hub: HubDep) -> dict[str, Any]:
     """The rooms waiting for players that their hosts listed: ``{"tables": [...]}`` (see
@@ -214,6 +232,20 @@ async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_host(r, host)
         return await chat.set_rules(r, body.spectators, body.muted)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.post("/rooms/{code}/again")
+async def play_again(room: RoomDep, token: SeatToken) -> dict[str, Any]:
+    """Play again (``Authorization: Bearer <seat token or host token>``): at the match's end,
+    start the room's next match with the same seats, waiting for the host's start, the asker
+    ready; while it waits, mark the asker's seat ready. 403 ``again_refused``, 409 ``not_finished``."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        await again.play_again(r, token)
+        return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
     return result

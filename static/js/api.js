@@ -44,6 +44,12 @@ export const setOpenTable = (code, open, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/open`, { open }, hostToken);
 export const setChatRules = (code, rules, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/chat`, rules, hostToken);
+/** Play again (a seat's token, or the host's): the room's next match, or this seat ready for it. */
+export const playAgain = (code, token) =>
+  api("POST", `/api/rooms/${encodeURIComponent(code)}/again`, undefined, token);
+/** The host's options and turn timer before the start: ``{options, turn_timer_s}``. */
+export const setOptions = (code, body, hostToken) =>
+  api("PUT", `/api/rooms/${encodeURIComponent(code)}/options`, body, hostToken);
 export const startMatch = (code, hostToken) =>
   api("POST", `/api/rooms/${encodeURIComponent(code)}/start`, undefined, hostToken);
 

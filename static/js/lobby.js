@@ -9,11 +9,12 @@ import { brandMark } from "./table.js";
 import { pageHeader } from "./ui.js";
 import { tileSvg } from "./tiles.js";
 
-const TARGETS = [1, 2, 3, 4, 5, 0];
+/** Domeng's match lengths the forms offer (camat elections; 0: no limit). */
+export const TARGETS = [1, 2, 3, 4, 5, 0];
 const KOZEL_SEATS = [2, 3, 4];
 /** The turn timers the server accepts (app/web/models.py RoomCreate): 0 (off) or MIN to MAX seconds. */
-const TIMER_MIN_S = 5;
-const TIMER_MAX_S = 600;
+export const TIMER_MIN_S = 5;
+export const TIMER_MAX_S = 600;
 
 /** The seconds typed in the timer field, or null when the server would refuse them. */
 export function timerSeconds(raw) {

@@ -1,7 +1,8 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, leaveSeat, setOpenTable, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { has, t, tf } from "./i18n.js";
@@ -31,6 +32,8 @@ export class RoomController {
     this.connection = { online: false, reconnecting: false, replaced: false, closed: false };
     this.langKey = "";
     this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
+    this.match = null; // the room's match number (Play again starts the next)
+    this.lastMatchEnd = null; // the last match's final panel, shown again from the next one's waiting room
     window.__domeng = this;
   }
 
@@ -116,6 +119,9 @@ export class RoomController {
 
   onState(message) {
     const view = message.view;
+    const match = message.room?.match ?? 1;
+    if (this.match !== null && match !== this.match) this.newMatch();
+    this.match = match;
     if (view && !("log" in view)) {
       // An update: the view without its log, and the round's events from index `from` on.
       const before = this.view && this.view.round === view.round ? this.view.log : [];
@@ -141,6 +147,22 @@ export class RoomController {
     this.clearTheHand();
   }
 
+  /**
+   * The room moved on to its next match (Play again): nothing of the last one's rounds may mix
+   * with the new one's (its round numbers start again), so the feed and the round-end panel start
+   * afresh; the last match's final panel stays at hand for the waiting room.
+   */
+  newMatch() {
+    if (this.roundEnd?.view?.match_over) this.lastMatchEnd = this.roundEnd;
+    this.closePanel();
+    this.roundEnd = null;
+    this.dismissedRound = null;
+    this.view = null;
+    this.rounds.clear();
+    this.keptFeed = "";
+    saveFeed(this.code, []);
+  }
+
   /** The turn timer's end on this clock, from the room's ``turn.deadline_ms`` (or null). */
   setDeadline() {
     const turn = this.room?.turn;
@@ -159,7 +181,7 @@ export class RoomController {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
     const myTurn = !!this.screen?.isMyTurn?.();
     if (this.panel && (dealt || myTurn) && !this.view?.match_over) {
-      this.dismissedRound = this.roundEnd.round;
+      this.dismissedRound = this.roundEnd?.round ?? null;
       this.closePanel();
     }
     // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the hand)
@@ -209,6 +231,7 @@ export class RoomController {
   /** After a reload: the feed's earlier rounds (up to two) from what this tab kept of them. */
   restoreFeed(current) {
     for (const r of savedFeed(this.code)) {
+      if ((r.match ?? 1) !== this.match) continue; // another match of this room (Play again)
       if (r.round < current && r.round >= current - 2) this.rounds.set(r.round, r);
     }
   }
@@ -221,7 +244,7 @@ export class RoomController {
     if (key === this.keptFeed) return;
     this.keptFeed = key;
     const room = (r) => ({ variant: r.room.variant, options: r.room.options, seats: r.room.seats, goal: r.room.goal, sides: r.room.sides, round: r.room.round });
-    saveFeed(this.code, done.map((r) => ({ round: r.round, log: r.log, room: room(r) })));
+    saveFeed(this.code, done.map((r) => ({ match: this.match, round: r.round, log: r.log, room: room(r) })));
   }
 
   // -- rendering -------------------------------------------------------------------------------
@@ -280,6 +303,7 @@ export class RoomController {
       code: this.code,
       token: this.memory.token,
       nextStarted: started,
+      onAgain: this.canPlayAgain() ? () => this.playAgain() : null,
       onClose: () => {
         this.dismissedRound = this.roundEnd.round;
         this.closePanel();
@@ -289,6 +313,31 @@ export class RoomController {
     this.panel.showModal();
     if (started) this.panel.setNext(true, false);
     this.screen?.update?.([]);
+  }
+
+  /** The last match's final panel again (from the next match's waiting room). */
+  openLastMatch() {
+    if (!this.lastMatchEnd) return;
+    this.closePanel();
+    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain: null, onClose: () => this.closePanel() });
+    document.body.append(this.panel);
+    this.panel.showModal();
+  }
+
+  /** Whether this page may ask to play again: it holds a seat, or the host's token. */
+  canPlayAgain() {
+    return this.seat !== null || !!this.hostToken;
+  }
+
+  /** Play again: at the match's end, the room's next match with the same seats (this seat ready);
+   * in its waiting room, this seat ready. The room's next state shows it. */
+  async playAgain() {
+    try {
+      await playAgain(this.code, this.seat !== null ? this.memory.token : this.hostToken);
+    } catch (error) {
+      const key = `error.${error.code}`;
+      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+    }
   }
 
   closePanel() {
@@ -353,6 +402,16 @@ export class RoomController {
     }
   }
 
+  /** The host changes the match's options and turn timer before the start. */
+  async setOptions(options, turnTimerS) {
+    try {
+      await setOptions(this.code, { options, turn_timer_s: turnTimerS }, this.hostToken);
+    } catch (error) {
+      const key = `error.${error.code}`;
+      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+    }
+  }
+
   async start() {
     try {
       await startMatch(this.code, this.hostToken);
@@ -410,6 +469,18 @@ class WaitingView {
       },
       dataset: { focusKey: "name" },
     });
+    // the host's turn timer box is kept across updates, so what is being typed is never lost
+    this.timerInput = h("input", {
+      id: "opt-turn-timer",
+      class: "input",
+      type: "number",
+      min: "0",
+      max: String(TIMER_MAX_S),
+      step: "5",
+      inputmode: "numeric",
+      dataset: { focusKey: "opt-timer" },
+      onchange: () => this.applyOptions(),
+    });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
       "div",
@@ -465,8 +536,9 @@ class WaitingView {
     const keepFocus = focused && this.body.contains(focused) ? focused.dataset.focusKey : null;
     // the name box is the same element across updates: keep where the caret was, too
     const caret = focused === this.nameInput ? [this.nameInput.selectionStart, this.nameInput.selectionEnd] : null;
+    const again = (room.match ?? 1) > 1;
     const parts = [
-      h("h1", {}, t("waiting.heading")),
+      h("h1", {}, again ? t("again.heading", { n: room.match }) : t("waiting.heading")),
       h("p", { class: "lead" }, this.matchLine(room)),
       h(
         "div",
@@ -487,7 +559,8 @@ class WaitingView {
         ),
       );
     }
-    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started }))));
+    if (again && !started) parts.push(this.againBox(room, seated));
+    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
     if (!seated) parts.push(h("p", { class: "hint" }, t("join.watching")));
     if (host && !started) {
       parts.push(
@@ -502,6 +575,7 @@ class WaitingView {
             " ",
             t("waiting.open_table"),
           ),
+          this.optionsBox(room),
           h("button", { class: "btn btn-gold btn-big", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
       );
@@ -509,6 +583,65 @@ class WaitingView {
     replace(this.body, parts);
     if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
+  }
+
+  /** The host's options before the start, as the lobby's form has them (the seats stay). */
+  optionsBox(room) {
+    const options = room.options || {};
+    const fields = [];
+    if (room.variant === "kozel") {
+      const two = h("input", { type: "checkbox", id: "opt-two-lempas", checked: options.two_lempas !== false, dataset: { focusKey: "opt-two" }, onchange: () => this.applyOptions() });
+      fields.push(h("label", { class: "check" }, two, " ", tf("lobby.two_lempas")));
+      if (room.seats.length === 4) {
+        const pairs = h("input", { type: "checkbox", id: "opt-pairs", checked: !!options.pairs, dataset: { focusKey: "opt-pairs" }, onchange: () => this.applyOptions() });
+        fields.push(h("label", { class: "check" }, pairs, " ", t("lobby.pairs")));
+      }
+    } else {
+      const target = options.camat_target ?? 1;
+      const select = h(
+        "select",
+        { id: "opt-camat-target", class: "input", dataset: { focusKey: "opt-target" }, onchange: () => this.applyOptions() },
+        TARGETS.map((n) => h("option", { value: String(n), selected: n === target }, n === 0 ? t("lobby.no_limit") : t("lobby.elections", { n }))),
+      );
+      fields.push(h("label", { class: "option-field", for: "opt-camat-target" }, h("span", {}, t("lobby.match_length")), select));
+    }
+    if (document.activeElement !== this.timerInput) this.timerInput.value = String(room.turn_timer_s ?? 0);
+    fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput));
+    return h("fieldset", { class: "options-box" }, h("legend", {}, t("waiting.options")), fields);
+  }
+
+  /** Send the host's options as the boxes have them now (a bad timer is said, not sent). */
+  applyOptions() {
+    const seconds = timerSeconds(this.timerInput.value);
+    if (seconds === null) {
+      toast(t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S }), "error");
+      return;
+    }
+    const room = this.ctl.room;
+    const options =
+      room.variant === "kozel"
+        ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: !!this.body.querySelector("#opt-pairs")?.checked }
+        : { camat_target: Number(this.body.querySelector("#opt-camat-target")?.value ?? 1) };
+    this.ctl.setOptions(options, seconds);
+  }
+
+  /** The next match's waiting room (Play again): who of the people is ready, this seat's "I'm in",
+   * and the last match's result. */
+  againBox(room, seated) {
+    const ctl = this.ctl;
+    const people = room.seats.filter((s) => s.kind === "human");
+    const ready = people.filter((s) => s.ready).length;
+    const mine = seated ? room.seats[ctl.seat] : null;
+    const box = h(
+      "div",
+      { class: "again-box", dataset: { ready: String(ready), people: String(people.length) } },
+      h("p", { class: "hint" }, t("again.intro")),
+      h("p", { class: "ready-count", role: "status" }, t("again.ready_count", { n: ready, total: people.length })),
+    );
+    if (mine && !mine.ready) box.append(h("button", { class: "btn btn-gold btn-big ready-button", type: "button", dataset: { focusKey: "ready" }, onclick: () => ctl.playAgain() }, t("again.ready_button")));
+    else if (mine) box.append(h("p", { class: "you-ready" }, t("again.you_ready")));
+    if (ctl.lastMatchEnd) box.append(h("button", { class: "btn last-match", type: "button", dataset: { focusKey: "last-match" }, onclick: () => ctl.openLastMatch() }, t("again.last_match")));
+    return box;
   }
 
   matchLine(room) {
@@ -523,7 +656,7 @@ class WaitingView {
     return n > 0 ? tf("waiting.variant_target", { variant, n }) : tf("waiting.variant_nolimit", { variant });
   }
 
-  seatRow(info, { seated, host, started }) {
+  seatRow(info, { seated, host, started, again }) {
     const ctl = this.ctl;
     const seat = info.seat;
     const mine = seat === ctl.seat;
@@ -531,6 +664,8 @@ class WaitingView {
     if (info.kind === "human") who = h("span", { class: "seat-who" }, h("span", { class: `conn ${info.connected ? "on" : "off"}`, "aria-hidden": "true" }), h("bdi", { class: "seat-name", title: info.name || "" }, info.name || ""), mine ? h("span", { class: "you" }, t("seat.you_suffix")) : "");
     else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, botLabel(info.bot_level));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
+    // who is ready for the next match: beside the seat's number, never squeezing the name
+    const ready = again && !started && info.kind === "human" ? h("span", { class: `tag ready-tag${info.ready ? " tag-win" : ""}`, dataset: { ready: String(!!info.ready) } }, t(info.ready ? "again.ready" : "again.not_ready")) : "";
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
     if (!seated && open && !started) {
@@ -576,7 +711,7 @@ class WaitingView {
     return h(
       "li",
       { class: `seat-row seat-${info.kind}${mine ? " mine" : ""}`, dataset: { seat: String(seat) } },
-      h("span", { class: "seat-num" }, t("seat.label", { n: seat + 1 })),
+      h("span", { class: "seat-num" }, t("seat.label", { n: seat + 1 }), ready ? " " : "", ready),
       who,
       h("span", { class: "seat-actions" }, actions),
     );

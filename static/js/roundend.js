@@ -14,8 +14,8 @@ import { miniTile, stoneSvg } from "./tiles.js";
 
 /**
  * ``snap``: {view, room, seed, commitment, round} captured when the round ended.
- * ``opts``: {onClose, mySeat, nextStarted, code, token}: with a seat and its token the panel offers
- * "Review my round" (static/js/review.js).
+ * ``opts``: {onClose, mySeat, nextStarted, onAgain, code, token} (``onAgain``: Play again at the match's
+ * end, or null); with a seat and its token the panel offers "Review my round" (static/js/review.js).
  */
 export function roundEndPanel(snap, opts) {
   const { view, room } = snap;
@@ -40,6 +40,7 @@ export function roundEndPanel(snap, opts) {
   note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
   if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
+  if (view.match_over && opts.onAgain) foot.append(h("button", { class: "btn btn-again play-again", type: "button", onclick: () => opts.onAgain() }, t("panel.play_again")));
   foot.append(close);
   dialog.append(header, body, foot);
   dialog.addEventListener("cancel", (e) => {

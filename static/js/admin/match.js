@@ -128,6 +128,25 @@ function roundSection(match, round, names, openReplay) {
   );
 }
 
+/** The room's matches in order (Play again): "match 2 of 3 · ← match 1 · match 3 →", each a link. */
+function roomMatches(m) {
+  const all = m.room_matches || [];
+  const at = all.findIndex((r) => r.id === m.id);
+  const link = (r, text) => h("a", { href: `/admin/matches/${r.id}`, class: "room-match", dataset: { number: String(r.number) } }, text);
+  const parts = [h("span", { class: "room-code" }, m.code), ` · match ${m.room_match} of ${Math.max(all.length, 1)}`];
+  if (at > 0) parts.push(" · ", link(all[at - 1], `← match ${all[at - 1].number}`));
+  if (at >= 0 && at < all.length - 1) parts.push(" · ", link(all[at + 1], `match ${all[at + 1].number} →`));
+  if (all.length > 1)
+    parts.push(
+      h(
+        "ol",
+        { class: "room-matches" },
+        all.map((r) => h("li", {}, r.id === m.id ? h("strong", { "aria-current": "page" }, `match ${r.number} (${r.status})`) : link(r, `match ${r.number} (${r.status})`))),
+      ),
+    );
+  return parts;
+}
+
 export async function matchPage(main, id) {
   const m = await adminApi("GET", `/matches/${id}`);
   const names = m.seats.map((s) => s.display_name);
@@ -142,6 +161,7 @@ export async function matchPage(main, id) {
         ["Status", `${m.status}${m.abandoned_reason ? ` (${m.abandoned_reason})` : ""}${m.live ? " · live" : ""}`],
         ["Created", when(m.created_at)],
         ["Last activity", when(m.last_active_at)],
+        ["Room", roomMatches(m)],
         ["Options", optionsText(m.variant, m.options)],
         ["Turn timer", m.turn_timer_s ? `${m.turn_timer_s} s` : "off"],
         ["Result", resultText(m)],

@@ -91,7 +91,7 @@ export async function matchesPage(main) {
     h(
       "tr",
       { class: "match-row", dataset: { matchId: String(m.id), status: m.status } },
-      cell("Match", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`)),
+      cell("Match", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`, m.room_match > 1 ? ` (room's match ${m.room_match})` : "")),
       cell("Variant", {}, m.variant),
       // one child per cell: a card's line is a grid of its label and one value
       cell("Status", {}, h("span", {}, h("span", { class: `status status-${m.status}` }, m.status), m.abandoned_reason ? ` (${m.abandoned_reason})` : "", m.live ? " · live" : "")),

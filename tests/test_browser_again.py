@@ -1,0 +1,190 @@
+"""Play again in Chromium (issue 14): two people, one on a phone and one on a desktop, each in
+their own language, play a whole Domeng match (the shortest the rules allow: the first camat
+election ends it; the bots quick), both press Play again at its end, see who is ready, and play
+the second match in the same seats while the bots keep their levels. The admin's match page links
+the room's two matches. Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.adminkit import SECRET
+from tests.browserkit import (
+    CATALOGS,
+    DESKTOP,
+    PANEL,
+    PHONE,
+    close_panel,
+    describe,
+    goto,
+    hold_host,
+    hold_seat,
+    open_page,
+    play_turn,
+    screenshot,
+)
+from tests.serverkit import ServerProcess
+
+BOTS = ["easy", "greedy", "random"]
+CASES = [
+    pytest.param((PHONE, "ru"), (DESKTOP, "en"), id="ana-390x844-ru+budi-1280x800-en"),
+    pytest.param((DESKTOP, "id"), (PHONE, "uk"), id="ana-1280x800-id+budi-390x844-uk"),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-again"),
+        env={"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_BOT_DELAY_S": "0.02", "DOMENG_ROUND_PAUSE_S": "0.3"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def _catalog(lang: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _match_over(page: Any) -> bool:
+    return bool(page.evaluate("() => !!window.__domeng?.view?.match_over"))
+
+
+def _play_both(pages: list[Any], done: Any, timeout: float = 600.0) -> list[int]:
+    """Both people play their turns (a round's panel closed when it is in the way, never the
+    match's) until ``done(moves)`` (the moves each made so far); the moves each made."""
+    moves = [0] * len(pages)
+    deadline = time.monotonic() + timeout
+    while not done(moves):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not done after {moves} moves; {describe(pages[0])}")
+        moved = False
+        for i, page in enumerate(pages):
+            if page.locator(PANEL).count() and not _match_over(page):
+                close_panel(page)
+            if play_turn(page):
+                moves[i] += 1
+                moved = True
+        if not moved:
+            pages[0].wait_for_timeout(30)
+    return moves
+
+
+def _room(page: Any) -> dict[str, Any]:
+    room: dict[str, Any] = page.evaluate("() => window.__domeng.room")
+    return room
+
+
+@pytest.mark.parametrize(("ana_at", "budi_at"), CASES)
+def test_two_people_play_again_in_the_same_seats(
+    server: ServerProcess,
+    browser: Any,
+    ana_at: tuple[dict[str, int], str],
+    budi_at: tuple[dict[str, int], str],
+) -> None:
+    (ana_view, ana_lang), (budi_view, budi_lang) = ana_at, budi_at
+    words = {"ana": _catalog(ana_lang), "budi": _catalog(budi_lang)}
+    room = server.create_room(bots=[None, None, *BOTS], turn_timer_s=0, options={"camat_target": 1})
+    code = room["code"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))]
+    ana_ctx, ana, ana_watch = open_page(browser, ana_view, ana_lang)
+    budi_ctx, budi, budi_watch = open_page(browser, budi_view, budi_lang)
+    try:
+        for page, seat in ((ana, 0), (budi, 1)):
+            goto(page, f"{server.url}/r/{code}")
+            hold_seat(page, code, tokens[seat], seat)
+        hold_host(ana, code, room["host_token"])
+        for page in (ana, budi):
+            page.reload()
+            page.wait_for_selector(".seat-list")
+        ana.click(".start-box .btn-gold")  # Ana hosts: she starts the first match
+        for page in (ana, budi):
+            page.wait_for_selector(".table-screen")
+
+        # match 1, played to its end: both see its final panel with Play again beside New table
+        first = _play_both([ana, budi], lambda _: _match_over(ana) and _match_over(budi))
+        assert all(first), first
+        for page, who in ((ana, "ana"), (budi, "budi")):
+            page.wait_for_selector(f"{PANEL} .play-again")
+            assert page.text_content(f"{PANEL} .play-again") == words[who]["panel.play_again"]
+            assert page.locator(f"{PANEL} a[href='/']").count() == 1  # New table stays
+
+        screenshot(budi, f"again-panel-{budi_lang}-{budi_view['width']}")
+        # Budi asks first: both are in match 2's waiting room, Budi ready, Ana not yet
+        budi.click(f"{PANEL} .play-again")
+        for page in (ana, budi):
+            page.wait_for_selector(".again-box[data-ready='1'][data-people='2']")
+            page.wait_for_selector(PANEL, state="detached")
+        assert ana.text_content("h1") == words["ana"]["again.heading"].replace("{n}", "2")
+        assert ana.locator(".seat-row[data-seat='1'] .ready-tag[data-ready='true']").count() == 1
+        assert ana.locator(".seat-row[data-seat='0'] .ready-tag[data-ready='false']").count() == 1
+        assert budi.text_content(".again-box .you-ready") == words["budi"]["again.you_ready"]
+        expected = words["budi"]["again.ready_count"].replace("{n}", "1").replace("{total}", "2")
+        assert budi.text_content(".again-box .ready-count") == expected
+        screenshot(ana, f"again-waiting-{ana_lang}-{ana_view['width']}")
+        ana.click(".again-box .last-match")  # the last match's result is still at hand
+        ana.wait_for_selector(f"{PANEL} .standings")
+        close_panel(ana)
+        ana.click(".again-box .ready-button")
+        budi.wait_for_selector(".again-box[data-ready='2']")
+        # the host makes match 2 longer and gives it a turn timer: stored, then both see it
+        ana.select_option("#opt-camat-target", "2")
+        budi.wait_for_function("() => window.__domeng.room.options.camat_target === 2")
+        ana.fill("#opt-turn-timer", "90")
+        ana.press("#opt-turn-timer", "Enter")
+        ana.locator("#opt-camat-target").focus()  # the timer box's change is sent as it loses focus
+        budi.wait_for_function("() => window.__domeng.room.turn_timer_s === 90")
+        screenshot(ana, f"again-options-{ana_lang}-{ana_view['width']}")
+        screenshot(budi, f"again-ready-{budi_lang}-{budi_view['width']}")
+
+        # the host starts match 2: the same people in the same seats, the bots at their levels
+        ana.click(".start-box .btn-gold")
+        for page in (ana, budi):
+            page.wait_for_selector(".table-screen")
+        second = _play_both([ana, budi], lambda moves: min(moves) >= 2, timeout=300)
+        assert min(second) >= 2
+        for page in (ana, budi):
+            shown = _room(page)
+            assert (shown["match"], shown["options"], shown["turn_timer_s"]) == (2, {"camat_target": 2}, 90)
+            assert [(s["kind"], s["name"], s["bot_level"]) for s in shown["seats"]] == [
+                ("human", "Ana", None),
+                ("human", "Budi", None),
+                *[("bot", None, level) for level in BOTS],
+            ]
+        ana_watch.assert_clean()
+        budi_watch.assert_clean()
+    finally:
+        ana_ctx.close()
+        budi_ctx.close()
+
+    # the admin: match 2's page links match 1 of the same room, and back
+    listed = httpx.get(
+        f"{server.url}/api/admin/matches",
+        params={"player": "Budi", "per_page": 200},
+        headers={"Authorization": f"Bearer {SECRET}"},
+        timeout=20,
+    ).json()["items"]
+    mine = sorted((m["room_match"], m["id"]) for m in listed if m["code"] == code)
+    assert [n for n, _ in mine] == [1, 2]
+    admin_ctx, admin, admin_watch = open_page(browser, ana_view)
+    try:
+        admin.goto(f"{server.url}/admin/login")
+        admin.wait_for_selector("body[data-ready] #admin-secret")
+        admin.fill("#admin-secret", SECRET)
+        admin.click("#admin-login")
+        admin.wait_for_url("**/admin/matches")
+        admin.goto(f"{server.url}/admin/matches/{mine[1][1]}")
+        admin.wait_for_selector(".room-matches")
+        admin.click("a.room-match[data-number='1']")
+        admin.wait_for_url(f"**/admin/matches/{mine[0][1]}")
+        admin.wait_for_selector("a.room-match[data-number='2']")
+        admin_watch.assert_clean()
+    finally:
+        admin_ctx.close()

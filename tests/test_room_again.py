@@ -1,0 +1,199 @@
+"""Play again in-process (tests/roomkit.py: fake outboxes and clock, a real SQLite store): at a
+match's end the room's next match keeps the seats, tokens and bot levels, is stored before anyone
+sees it (with the version after the last match's), shows who is ready, starts when the host wants,
+keeps its own history, and a client's ``since`` never mixes the two matches (issue 14)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.rooms import again, host
+from app.rooms.chat import say
+from app.rooms.errors import RoomError
+from app.rooms.room import Room
+from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
+
+LEVELS = ["greedy", "random", "easy"]
+SEATS = [None, None, *LEVELS]
+
+
+async def _play(table: Table, people: list[FakeOutbox], done: Any, limit: int = 6000) -> int:
+    """The people play their first legal tile whenever it is their turn, the bots theirs as the
+    fake clock moves on, until ``done()``; the people's moves made."""
+    moves = 0
+    for _ in range(limit):
+        if done():
+            return moves
+        for conn in people:
+            move = my_move(conn.last_state)
+            if move is not None and not done():
+                await table.act(conn, move)
+                moves += 1
+        await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+    raise AssertionError("never happened")
+
+
+async def _again(room: Room, token: str) -> None:
+    await room.call(lambda r: again.play_again(r, token))
+
+
+async def _finished_match(table: Table) -> tuple[list[str], list[FakeOutbox], FakeOutbox]:
+    """Ana (seat 0) and Budi (seat 1) play a whole match with three bots, a spectator watching."""
+    (ana_token, ana), (budi_token, budi) = await table.sit(0, "Ana"), await table.sit(1, "Budi")
+    spectator = await table.watch()
+    await table.start()
+    with pytest.raises(RoomError) as early:
+        await _again(table.room, ana_token)
+    assert early.value.code == "not_finished"
+    await table.room.call(lambda r: say(r, ana, "good luck", None))
+    moves = await _play(table, [ana, budi], lambda: table.room.status == "finished")
+    assert moves > 0
+    return [ana_token, budi_token], [ana, budi], spectator
+
+
+def test_play_again_keeps_the_seats_and_stores_the_next_match_before_anyone_sees_it(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        room = table.room
+        tokens, (ana, budi), spectator = await _finished_match(table)
+        first = await table.stored()
+        first_rounds, last_version = len(first.rounds), room.version
+        assert first.room_match == 1 and first.status == "finished"
+
+        await _again(room, tokens[1])  # Budi asks first
+        second = await table.stored()  # the room's code now loads its latest match
+        assert (second.room_match, second.status, second.version) == (2, "waiting", last_version + 1)
+        assert second.id != first.id and room.match_id == second.id and room.room_match == 2
+        assert [(s.kind, s.name, s.bot_level, s.token_hash) for s in second.seats] == [
+            (s.kind, s.name, s.bot_level, s.token_hash) for s in first.seats
+        ]
+        assert [s.ready for s in second.seats] == [False, True, False, False, False]
+        for conn in (ana, budi, spectator):  # everyone sees the stored next match, whole, and its empty chat
+            state = conn.last_state
+            assert (state["version"], state["view"], state["from"]) == (second.version, None, 0)
+            shown = state["room"]
+            assert (shown["match"], shown["status"], shown["round"]) == (2, "waiting", None)
+            assert [s["ready"] for s in state["room"]["seats"]] == [False, True, True, True, True]
+            assert [s["bot_level"] for s in state["room"]["seats"][2:]] == LEVELS
+            assert conn.of_type("chat_log")[-1]["lines"] == []
+        assert [line.text for line in (await table.store.load_chat(first.id))[1]] == ["good luck"]
+
+        await _again(room, tokens[0])  # Ana is in too: stored, then shown
+        await _again(room, table.host_token)  # the host's own ask changes nothing
+        row = await table.stored()
+        assert [s.ready for s in row.seats][:2] == [True, True] and row.version == second.version + 1
+        assert budi.last_state["room"]["seats"][0]["ready"] is True and room.version == row.version
+        with pytest.raises(RoomError) as stranger:
+            await _again(room, "not-a-token")
+        assert stranger.value.code == "again_refused"
+
+        ana_again = await table.watch(tokens[0])  # the same token holds the same seat
+        assert ana_again.of_type("welcome")[0]["seat"] == 0 and ana.closed_for == "replaced"
+        await table.start()
+        second_round = lambda: room.state is not None and room.state.round_index == 2  # noqa: E731
+        moves = await _play(table, [ana_again, budi], second_round)
+        assert moves > 0
+        played = await table.stored()
+        kept = await table.store.load_match_by_id(first.id)
+        assert kept is not None and (len(kept.rounds), kept.version, kept.status) == (
+            first_rounds,
+            last_version,
+            "finished",
+        )
+        assert played.id == second.id and played.status == "playing" and played.rounds
+        assert min(a.version for r in played.rounds for a in r.actions) > last_version
+        listed = await table.store.room_matches(room.code)
+        assert [(m.id, m.number) for m in listed] == [(first.id, 1), (second.id, 2)]
+
+    run_table(tmp_path, body, bots=SEATS)
+
+
+def test_a_reconnect_never_mixes_the_two_matches_versions(tmp_path: Path) -> None:
+    """A client whose last state was the last match's (any of its versions) gets the new match
+    whole; within the new match, ``since`` sends only what was missed again."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        tokens, (ana, budi), _ = await _finished_match(table)
+        old_versions = [f["version"] for f in ana.of_type("state")]
+        await _again(room, tokens[0])
+        for since in (old_versions[-1], old_versions[len(old_versions) // 2]):
+            back = await table.watch(tokens[0], since=since)
+            state = back.last_state
+            assert state["room"]["match"] == 2 and state["view"] is None and state["version"] == room.version
+        await table.start()
+        ana = await table.watch(tokens[0])
+        started = room.version
+        await _play(table, [ana, budi], lambda: room.version >= started + 3)
+        back = await table.watch(tokens[1], since=started)
+        update = back.last_state
+        assert "log" not in update["view"] and update["from"] == 0 and update["version"] == room.version
+        assert update["room"]["match"] == 2 and update["events"]
+
+    run_table(tmp_path, body, bots=SEATS)
+
+
+def test_the_next_match_comes_back_from_the_store_and_a_left_seat_is_free(tmp_path: Path) -> None:
+    """A restart while the next match waits brings it back (who is ready included); a person who
+    leaves before its start frees the seat, which the open-tables list offers and a newcomer takes;
+    at the start the absent person is covered after their grace, as at any start."""
+
+    async def body(table: Table) -> None:
+        tokens, _, _ = await _finished_match(table)
+        await _again(table.room, tokens[0])
+        await table.room.call(lambda r: host.set_open(r, True))
+        table = await reopen(table)  # a restart: the room is its latest match
+        room = table.room
+        assert (room.room_match, room.status) == (2, "waiting")
+        assert [s.ready for s in room.seats][:2] == [True, False]
+        assert room.open_table and [s.bot_level for s in room.seats[2:]] == LEVELS
+        await room.call(lambda r: host.leave(r, 1, tokens[1]))
+        watcher = await table.watch()
+        assert [t["code"] for t in table.hub.open_tables()] == [room.code]
+        assert table.hub.open_tables()[0]["free"] == 1
+        _, cici = await table.sit(1, "Cici")
+        assert cici.last_state["room"]["seats"][1] == {**cici.last_state["room"]["seats"][1], "ready": True}
+        assert table.hub.open_tables() == []  # no free seat any more
+        await table.start()  # Ana is not connected: her grace runs, then a bot covers her seat
+        await table.clock.advance(room, table.hub.config.disconnect_grace_s + 1)
+        assert room.seats[0].covered and room.status == "playing"
+        assert watcher.of_type("presence")[-1]["seats"][0]["covered"] is True
+
+    run_table(tmp_path, body, bots=SEATS)
+
+
+def test_the_host_changes_the_next_matchs_options_before_its_start(tmp_path: Path) -> None:
+    """Before the next match starts the host may change its options and turn timer: stored with a
+    version, then shown; the last match keeps its own; a bad option changes nothing; after the
+    start, no more."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        tokens, (ana, _), _ = await _finished_match(table)
+        first = await table.stored()
+        await _again(room, tokens[0])
+        version = room.version
+        await room.call(lambda r: host.set_options(r, {"camat_target": 2}, 20.0))
+        row = await table.stored()
+        assert (row.options, row.turn_timer_s, row.version) == ({"camat_target": 2}, 20.0, version + 1)
+        shown = ana.last_state["room"]
+        assert (shown["options"], shown["turn_timer_s"], shown["version"]) == (
+            {"camat_target": 2},
+            20.0,
+            row.version,
+        )
+        with pytest.raises(RoomError) as bad:
+            await room.call(lambda r: host.set_options(r, {"camat_target": -1}, None))
+        assert (bad.value.code, bad.value.status) == ("invalid_options", 422)
+        assert (await table.stored()).version == row.version
+        kept = await table.store.load_match_by_id(first.id)
+        assert kept is not None and (kept.options, kept.turn_timer_s) == (first.options, first.turn_timer_s)
+        await table.start()
+        assert room.rules.options() == {"camat_target": 2} and room.turn_timer_s == 20.0
+        with pytest.raises(RoomError) as late:
+            await room.call(lambda r: host.set_options(r, {"camat_target": 1}, None))
+        assert late.value.code == "already_started"
+
+    run_table(tmp_path, body, bots=SEATS)

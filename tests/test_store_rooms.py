@@ -1,0 +1,135 @@
+"""A room's matches in the store (Play again, issue 14): every match played in a room is its own
+row with the room's code and its number, the room is its latest match, and a database written
+before migration 0005 reads each old match as match 1 of its room. SQLite always, PostgreSQL when
+DOMENG_TEST_POSTGRES_URL is set (as in tests/test_store.py, whose fixtures these are)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.config import Config
+
+from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, SeatSpec, Store, sqlite_url
+from app.store.reads import RoomMatch
+from app.store.rows import SeatChange
+from tests.test_store import (  # noqa: F401  (fixtures)
+    _delete_postgres_matches,
+    database_url,
+    new_code,
+    new_match,
+    with_store,
+)
+
+PEOPLE = [
+    SeatSpec("human", name="Ana", token_hash="a", seat=0, ready=True),
+    SeatSpec("human", name="Budi", token_hash="b", seat=1, ready=True),
+    SeatSpec("bot", bot_level="hard", seat=2),
+    SeatSpec("bot", bot_level="easy", seat=3),
+    SeatSpec("bot", bot_level="medium", seat=4),
+]
+
+
+def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> None:  # noqa: F811
+    """Match 2 of a room is a row of its own: the room's code, number 2, its own version, seats
+    (who is ready), open-table choice and chat rules; loading the room by its code gives it,
+    match 1 stays as it was by its id, and the room lists both in order."""
+
+    async def body(store: Store) -> tuple[MatchRow | None, MatchRow | None, MatchRow | None, list[RoomMatch]]:
+        first, code = await new_match(store, seats=PEOPLE)
+        await store.save_room(first, 7, status="finished")
+        seats = [
+            SeatSpec(s.kind, s.name, s.bot_level, s.token_hash, s.seat, ready=s.seat == 1) for s in PEOPLE
+        ]
+        second = await store.create_match(
+            code, "domeng", {"camat_target": 1}, 5, 30.0, "host-hash", seats,
+            room_match=2, version=8, open_table=True, chat_rules={"spectators": True, "muted": [3]},
+        )  # fmt: skip
+        await store.save_room(second, 9, seats=[SeatChange(0, PEOPLE[0])])  # Ana is ready too
+        room = await store.load_room(code)
+        return (
+            await store.load_match(code),
+            None if room is None else room.match,
+            await store.load_match_by_id(first),
+            await store.room_matches(code),
+        )
+
+    latest, room, first, listed = with_store(database_url, body)
+    assert latest is not None and room is not None and first is not None
+    assert [(m.number, m.status) for m in listed] == [(1, "finished"), (2, "waiting")]
+    assert [m.id for m in listed] == [first.id, latest.id] and first.id != latest.id
+    assert (latest.room_match, latest.version, latest.status, latest.open_table) == (2, 9, "waiting", True)
+    assert latest.chat_rules == {"spectators": True, "muted": [3]}
+    assert [s.ready for s in latest.seats] == [True, True, False, False, False]
+    assert [(s.kind, s.name, s.bot_level, s.token_hash) for s in latest.seats] == [
+        (s.kind, s.name, s.bot_level, s.token_hash) for s in first.seats
+    ]
+    assert (room.id, room.room_match, room.version) == (latest.id, 2, 9)
+    assert (first.room_match, first.version, first.status, first.code) == (1, 7, "finished", latest.code)
+
+
+def test_a_room_number_is_taken_once_and_a_new_room_needs_a_free_code(database_url: str) -> None:  # noqa: F811
+    """(code, number) is unique: the same next match stored twice conflicts, and a new room (its
+    match 1) cannot take the code of a room that exists; chat lines and records stay per match."""
+
+    async def body(store: Store) -> tuple[list[int], list[int], dict[str, str], list[RoomMatch]]:
+        first, code = await new_match(store)
+        second, _ = await new_match(store, code=code, room_match=2, version=3)
+        with pytest.raises(ConflictError):
+            await new_match(store, code=code, room_match=2)
+        with pytest.raises(ConflictError):
+            await new_match(store, code=code)
+        await store.add_chat(first, 0, "Ana", text="good game")
+        await store.add_chat(second, 0, "Ana", text="again!")
+        lines = [[line.text or "" for line in (await store.load_chat(m))[1]] for m in (first, second)]
+        records = [await store.export_record(m) for m in (first, second)]
+        by_code = await store.export_record(code)
+        return (
+            [len(x) for x in lines],
+            [first, second],
+            {"first": lines[0][0], "second": lines[1][0], "by_code": str(by_code == records[1])},
+            await store.room_matches(code),
+        )
+
+    counts, ids, texts, listed = with_store(database_url, body)
+    assert counts == [1, 1] and texts == {"first": "good game", "second": "again!", "by_code": "True"}
+    assert [m.id for m in listed] == ids and [m.number for m in listed] == [1, 2]
+    assert with_store(database_url, lambda store: store.room_matches(new_code())) == []
+
+
+def test_migration_0005_makes_every_stored_match_match_1_of_its_room(tmp_path: Path) -> None:
+    """A database at 0004 (codes unique) upgraded to the head: each match is match 1 of its room,
+    its seats not ready, and a room's next match can then be stored under the same code."""
+    url = sqlite_url(tmp_path)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    config.attributes["database_url"] = url
+    config.attributes["configure_logger"] = False
+    command.upgrade(config, "0004")
+    with sqlite3.connect(tmp_path / "domeng.sqlite3") as db:
+        db.execute(
+            "INSERT INTO matches (id, code, variant, options, seat_count, status, turn_timer_s, version,"
+            " created_at, host_token_hash, open_table) VALUES (1, 'old-room', 'domeng', '{}', 2, 'finished',"
+            " 30.0, 12, '2026-11-30 10:00:00', 'h', 0)"
+        )
+        db.executemany(
+            "INSERT INTO seats (match_id, seat, name, kind, bot_level, token_hash, updated_at)"
+            " VALUES (1, ?, ?, ?, ?, ?, '2026-11-30 10:00:00')",
+            [(0, "Ana", "human", None, "a"), (1, None, "bot", "easy", None)],
+        )
+
+    async def body(store: Store) -> tuple[MatchRow | None, list[RoomMatch], MatchRow | None]:
+        old = await store.load_match("old-room")
+        seats = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", bot_level="easy")]
+        await store.create_match("old-room", "domeng", {}, 2, 30.0, "h", seats, room_match=2, version=13)
+        return old, await store.room_matches("old-room"), await store.load_match("old-room")
+
+    old, listed, latest = with_store(url, body)  # the store migrates to the head when it starts
+    assert old is not None and latest is not None
+    assert (old.id, old.room_match, old.version) == (1, 1, 12)
+    assert [s.ready for s in old.seats] == [False, False]
+    assert [(m.id, m.number) for m in listed] == [(1, 1), (latest.id, 2)]
+    assert (latest.room_match, latest.version) == (2, 13)
