@@ -185,10 +185,12 @@ def play_turn(page: Any, keyboard: bool = False) -> bool:
     With ``keyboard``, the tile is focused and played with Enter, and so is the end target (the page
     moves focus to the left end when an end must be chosen). Returns whether a move was sent.
     """
+    # the version first: a state that comes after it (the round ending as we look) then satisfies
+    # the wait below, where reading it after finding the tile could wait for a move never made
+    version = page.evaluate("() => window.__domeng.version")
     tile = page.locator(PLAYABLE).first
     if not tile.count():
         return False
-    version = page.evaluate("() => window.__domeng.version")
     try:
         if keyboard:
             tile.focus(timeout=1000)
