@@ -23,13 +23,14 @@ from app.edge.protocol import (
     BackMessage,
     ChatMessage,
     HelloMessage,
+    HintMessage,
     PingMessage,
     ProtocolError,
     SyncMessage,
     parse_client_message,
     to_engine_action,
 )
-from app.rooms import chat
+from app.rooms import chat, hints
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.room import Room
@@ -132,6 +133,7 @@ async def _serve(
     room = await join(hello)
     await room.call(lambda r: chat.send_log(r, conn))
     chat_budget = MessageBudget(CHAT_BURST, CHAT_PER_S)
+    hint_budget = MessageBudget(HINT_BURST, HINT_PER_S)
     while True:
         message = await _next_message(websocket, budget)
         if isinstance(message, ActionMessage):
@@ -144,6 +146,8 @@ async def _serve(
             conn.send('{"type":"pong"}')
         elif isinstance(message, ChatMessage):
             await _chat(room, conn, message, chat_budget)
+        elif isinstance(message, HintMessage):
+            await _hint(room, conn, hint_budget)
         else:
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
@@ -171,6 +175,24 @@ async def _chat(room: Room, conn: Connection, message: ChatMessage, budget: Mess
         return
     try:
         await room.call(lambda r: chat.say(r, conn, message.text, message.reaction))
+    except RoomError as error:
+        room.refuse(conn, error.code, error.message)
+
+
+HINT_BURST = 3
+"""Hint requests a connection may send at once…"""
+HINT_PER_S = 10.0
+"""…and over how many seconds that allowance refills (each asks a worker for a search)."""
+
+
+async def _hint(room: Room, conn: Connection, budget: MessageBudget) -> None:
+    """A hint request, within the connection's allowance (``hint_too_fast`` past it); refusals come
+    back as ``error`` messages."""
+    if not budget.take():
+        room.refuse(conn, "hint_too_fast", "too many hint requests; wait a moment")
+        return
+    try:
+        await hints.ask(room, conn)
     except RoomError as error:
         room.refuse(conn, error.code, error.message)
 

@@ -32,6 +32,7 @@ __all__ = [
     "ChatMessage",
     "ClientMessage",
     "HelloMessage",
+    "HintMessage",
     "PingMessage",
     "ProtocolError",
     "SyncMessage",
@@ -142,7 +143,16 @@ class ChatMessage(_Message):
     reaction: str | None = Field(None, max_length=16)
 
 
-AnyClientMessage = HelloMessage | ActionMessage | SyncMessage | BackMessage | PingMessage | ChatMessage
+class HintMessage(_Message):
+    """Ask for a hint on one's own turn, when the host allows hints: the hard bot's choice comes
+    back as ``hint`` (to this seat), and everyone is told ``hint_used``. ``{"type": "hint"}``"""
+
+    type: Literal["hint"]
+
+
+AnyClientMessage = (
+    HelloMessage | ActionMessage | SyncMessage | BackMessage | PingMessage | ChatMessage | HintMessage
+)
 ClientMessage = Annotated[AnyClientMessage, Field(discriminator="type")]
 _ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(ClientMessage)
 

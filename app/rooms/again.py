@@ -91,6 +91,7 @@ async def _next_match(room: Room, asker: int | None) -> None:
         version=version,
         open_table=room.open_table,
         chat_rules=rules,
+        hints=room.hints,
     )
     room.next_match(match_id, number, version, specs)
     room.chat = chat_room.ChatRoom(spectators=bool(rules["spectators"]), muted=set(rules["muted"]))

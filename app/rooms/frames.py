@@ -50,6 +50,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "version": room.version,
         "turn_timer_s": room.turn_timer_s,
         "open": room.open_table,
+        "hints": room.hints,
         "seats": [s.public() for s in room.seats],
         "turn": turn_public(room),
         "round": None
@@ -59,6 +60,7 @@ def room_public(room: Room) -> dict[str, Any]:
             "commitment": room.commitment,
             "seed": room.seed if state.phase is not Phase.PLAYING else None,
             "by_bot": room.by_bot,
+            "hints": room.hints_given,
         },
         "last_round": room.last_round,
     }

@@ -172,9 +172,11 @@ class Hub:
         turn_timer_s: float | None,
         bot_levels: list[str | None] | None,
         owner: str | None = None,
+        hints: bool = False,
     ) -> tuple[Room, str]:
         """A new waiting room and its host token; ``owner`` is the creator's address (it counts
-        in `open_rooms_of`). Raises `RoomError` (422) for bad settings."""
+        in `open_rooms_of`); ``hints``: players may ask for hints (issue 16). Raises `RoomError`
+        (422) for bad settings."""
         try:
             rules = make_rules(variant, options, seat_count)
         except EngineError as error:
@@ -198,6 +200,7 @@ class Hub:
             host_token_hash=hash_token(host_token),
             seats=[SeatSpec(kind=s.kind, bot_level=s.bot_level, seat=s.seat) for s in seats],
             start=None,
+            hints=hints,
         )
         room = self._room(
             match_id,
@@ -209,6 +212,7 @@ class Hub:
             status="waiting",
             version=0,
         )
+        room.hints = hints
         self._add(room)
         if owner is not None:
             self.owners[code] = owner
@@ -251,9 +255,12 @@ class Hub:
         )
         room.open_table = match.open_table
         room.listed_at = self.clock.time() if match.open_table else None
+        room.hints = match.hints
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
+        last = None if room.state is None else room.state.round_index - 1
+        room.hints_given = [{"seat": h.seat, "seq": h.seq} for h in row.hints if h.round_index == last]
         return room
 
     # -- what stays in memory ------------------------------------------------------------------

@@ -47,6 +47,7 @@ class Moves:
     commitment: str | None
     marks: dict[int, int]
     by_bot: list[int]
+    hints_given: list[dict[str, int]]
     conns: set[Outbox]
     state: State | None
     seats: list[SeatInfo]
@@ -174,3 +175,4 @@ class Moves:
         self.state, self.seed, self.commitment = fork, seed, commitment_of(seed)
         self.marks = {self.version: 0}
         self.by_bot = []
+        self.hints_given = []

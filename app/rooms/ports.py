@@ -94,6 +94,7 @@ class MatchStore(Protocol):
         version: int = 0,
         open_table: bool = False,
         chat_rules: dict[str, Any] | None = None,
+        hints: bool = False,
     ) -> int:
         """The room's next match (Play again: ``room_match`` > 1), waiting, with its seats; its id."""
 
@@ -155,3 +156,8 @@ class MatchStore(Protocol):
 
     async def load_chat(self, match_id: int, last: int | None = None) -> tuple[dict[str, Any] | None, Any]:
         """The chat rules (None: defaults) and the last ``last`` chat lines (`ChatLineOut`), in order."""
+
+    async def add_hint(
+        self, match_id: int, round_index: int, seq: int, seat: int, action: dict[str, Any]
+    ) -> None:
+        """Store a hint used: ``seat`` was shown ``action`` (RECORD.md JSON) at ``seq`` (issue 16)."""

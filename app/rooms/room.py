@@ -111,6 +111,12 @@ class Room(Moves, Presence):
         self._timer: Timer | None = None
         self._wait: Wait | None = None
         self.open_table = False
+        self.hints = False
+        """The host allows hints (issue 16)."""
+        self.hints_given: list[dict[str, int]] = []
+        """The hints used in the round in play (or the last ended one): ``{"seat", "seq"}``."""
+        self.hint_at: tuple[int, dict[str, Any]] | None = None
+        """The last hint given: the version it was for and its action (asking again gets it)."""
         """Listed in the lobby while it waits for players (the host's choice, stored)."""
         self.listed_at: float | None = None
         """Since when (epoch seconds) it has been listed."""

@@ -45,6 +45,7 @@ class MatchWrites(Writer):
         version: int = 0,
         open_table: bool = False,
         chat_rules: dict[str, Any] | None = None,
+        hints: bool = False,
     ) -> int:
         """Store a new match (status ``waiting``) with its seats; returns its id.
 
@@ -78,6 +79,7 @@ class MatchWrites(Writer):
                     room_match=room_match,
                     open_table=open_table,
                     chat_rules=chat_rules,
+                    hints=hints,
                 )
                 .returning(Match.id)
             )

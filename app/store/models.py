@@ -12,7 +12,8 @@ nullable one stores None as SQL NULL, not JSON ``null``.
 its rules (``matches.chat_rules``) and the host's open-table choice (``matches.open_table``); 0003
 lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
 ``matches.closed_reason``; 0005 lets a room (a code) hold several matches, numbered by
-``matches.room_match`` (Play again), and adds ``seats.ready``.
+``matches.room_match`` (Play again), and adds ``seats.ready``; 0006 adds ``matches.hints`` (the host
+allows hints) and ``hints`` (every hint used).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "SEAT_KINDS",
     "Base",
     "ChatLine",
+    "Hint",
     "Match",
     "MatchAction",
     "Round",
@@ -151,6 +153,8 @@ class Match(Base):
     finished_at: Mapped[datetime | None]
     host_token_hash: Mapped[str] = mapped_column(String(128))
     open_table: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    hints: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """The host allows hints: a player may ask for the hard bot's choice on their turn (issue 16)."""
     """Listed in the lobby's open tables while it waits for players (the host's choice)."""
     chat_rules: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     """The host's chat rules: ``{"spectators": bool, "muted": [seat, …]}`` (None: the defaults,
@@ -267,4 +271,20 @@ class ChatLine(Base):
     reaction: Mapped[str | None] = mapped_column(String(16))
     round_index: Mapped[int]
     seq: Mapped[int]
+    created_at: Mapped[datetime]
+
+
+class Hint(Base):
+    """A hint a player asked for and was given (issue 16): the hard bot's ``action`` (RECORD.md
+    JSON) for ``seat`` at ``seq`` (the actions stored in round ``round_index`` before it). Every
+    hint used is shown to the table and kept in the history."""
+
+    __tablename__ = "hints"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    round_index: Mapped[int]
+    seq: Mapped[int]
+    seat: Mapped[int]
+    action: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]

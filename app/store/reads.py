@@ -12,7 +12,9 @@ from sqlalchemy import ColumnElement, Select, and_, exists, func, not_, or_, sel
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from app.store.errors import NotFoundError, StoreClosedError
+from app.store.hints import HintRow
 from app.store.models import (
+    Hint,
     Match,
     MatchAction,
     Round,
@@ -142,6 +144,13 @@ class MatchReads:
                 )
             )
             row = _assemble([match], seats, rounds, actions, tallies)[0]
+            last = ended[-1][0] if ended else -1
+            hints = tuple(
+                HintRow(h.round_index, h.seq, h.seat, dict(h.action))
+                for h in await session.scalars(
+                    select(Hint).where(Hint.match_id == mid, Hint.round_index == last).order_by(Hint.id)
+                )
+            )
             sums = (
                 await session.execute(
                     select(Tally.seat, func.sum(Tally.received))
@@ -155,7 +164,7 @@ class MatchReads:
         received = [0] * row.seat_count
         for seat, total in sums:
             received[seat] = int(total or 0)
-        return RoomRow(row, tuple(o for o in outcomes if o is not None), tuple(received))
+        return RoomRow(row, tuple(o for o in outcomes if o is not None), tuple(received), hints)
 
     async def count_active(self) -> int:
         """How many matches are ``waiting`` or ``playing``."""
@@ -262,6 +271,7 @@ def _assemble(
             closed_reason=m.closed_reason,
             room_match=m.room_match,
             chat_rules=m.chat_rules,
+            hints=m.hints,
             seats=tuple(
                 SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready)
                 for s in seats_of[m.id]

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 
 from app.store.chat import ChatStore
 from app.store.errors import NotFoundError
+from app.store.hints import HintStore
 from app.store.matches import MatchWrites
 from app.store.models import (
     ACTORS,
@@ -50,7 +51,7 @@ CLOSED_REASONS: Final = ("admin", "idle")
 """``matches.closed_reason``: why a match was stored ``abandoned``."""
 
 
-class Store(MatchReads, MatchWrites, ChatStore):
+class Store(MatchReads, MatchWrites, ChatStore, HintStore):
     """The match store on ``database_url`` (see `Writer` for starting and closing it): the
     writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed."""
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.store.hints import HintRow
 from app.store.models import (
     SEAT_KINDS,
 )
@@ -191,6 +192,8 @@ class MatchRow:
     """Its number among the matches of its room (``code``), from 1."""
     chat_rules: dict[str, Any] | None = None
     """The host's chat rules for it (None: the defaults)."""
+    hints: bool = False
+    """The host allows hints (issue 16)."""
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""
@@ -207,6 +210,8 @@ class RoomRow:
     match: MatchRow
     outcomes_before: tuple[dict[str, Any], ...]
     received_before: tuple[int, ...] = ()
+    hints: tuple[HintRow, ...] = ()
+    """The hints used in its last round (the one in play, or the last ended one)."""
 
 
 def seat_display_name(seat: SeatRow) -> str:

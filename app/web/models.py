@@ -36,6 +36,8 @@ class RoomCreate(BaseModel):
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or 5 to 600."""
     bots: list[str | None] | None = Field(None, max_length=5)
+    hints: StrictBool = False
+    """Players may ask for a hint on their turn (the hard bot's choice, shown to the table)."""
 
     @field_validator("turn_timer_s")
     @classmethod

@@ -141,7 +141,7 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     if len(hub.rooms) >= hub.config.max_rooms:
         raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(
-        body.variant, body.options, body.seats, body.turn_timer_s, body.bots, owner=client
+        body.variant, body.options, body.seats, body.turn_timer_s, body.bots, owner=client, hints=body.hints
     )
     # The share link is absolute only with a configured public URL: never built from the Host header.
     base = (state.settings.public_url or "").rstrip("/")

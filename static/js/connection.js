@@ -123,6 +123,10 @@ export class RoomSocket {
       case "chat_rules":
         this.on.chat?.(message);
         break;
+      case "hint":
+      case "hint_used":
+        this.on.hint?.(message);
+        break;
       default:
         break; // pong
     }

@@ -43,6 +43,7 @@ export function lobbyPage(root) {
   );
   const twoLempas = h("input", { id: "two-lempas", type: "checkbox", name: "two_lempas", checked: true });
   const pairs = h("input", { id: "pairs", type: "checkbox", name: "pairs" });
+  const hints = h("input", { id: "allow-hints", type: "checkbox", name: "hints" });
   const timer = h("input", {
     id: "turn-timer",
     class: "input",
@@ -114,6 +115,7 @@ export function lobbyPage(root) {
     kozelFields,
     h("div", { class: "field" }, h("label", { for: "turn-timer" }, t("lobby.timer")), timer, timerError, h("p", { class: "hint", id: "turn-timer-hint" }, t("lobby.timer_hint", { min: TIMER_MIN_S, max: TIMER_MAX_S }))),
     h("fieldset", { class: "field seats-field" }, h("legend", {}, t("lobby.seats")), seatList, h("p", { class: "hint" }, t("lobby.seats_hint"))),
+    h("div", { class: "field check-field" }, h("label", { class: "check" }, hints, h("span", {}, t("lobby.hints"))), h("p", { class: "hint" }, t("lobby.hints_hint"))),
     submit,
   );
   form.addEventListener("submit", async (event) => {
@@ -129,6 +131,7 @@ export function lobbyPage(root) {
       options: kozel ? { two_lempas: twoLempas.checked, pairs: pairs.checked } : { camat_target: Number(target.value) },
       turn_timer_s: seconds,
       bots: seats.map((s) => (s.value === "person" ? null : s.value)),
+      hints: hints.checked,
     };
     if (kozel) body.seats = Number(players.value);
     submit.disabled = true;

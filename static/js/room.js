@@ -84,6 +84,7 @@ export class RoomController {
       },
       error: (message) => this.onError(message),
       chat: (message) => this.onChat(message),
+      hint: (message) => this.screen?.onHint?.(message),
       status: (status) => {
         this.connection = { ...this.connection, ...status, replaced: false };
         this.updateBanner();

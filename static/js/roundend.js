@@ -31,6 +31,8 @@ export function roundEndPanel(snap, opts) {
   const body = h("div", { class: "panel-body" });
   if (room.variant === "kozel") kozelBody(body, view, room, opts.mySeat, snap);
   else domengBody(body, view, room, opts.mySeat, snap);
+  const hintsUsed = room.round?.hints || [];
+  if (hintsUsed.length) body.append(hintsLine(room, hintsUsed));
   if (opts.mySeat !== null && opts.mySeat !== undefined && opts.token && opts.code) {
     // after how the round ended; the round's index in the record counts from 0
     body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token), body.children[1] || null);
@@ -53,6 +55,14 @@ export function roundEndPanel(snap, opts) {
     note.classList.toggle("attention", !!myTurn);
   };
   return dialog;
+}
+
+/** "Hints used this round: Ana (2), Budi (1)": every hint is told (issue 16). */
+function hintsLine(room, used) {
+  const counts = new Map();
+  for (const { seat } of used) counts.set(seat, (counts.get(seat) || 0) + 1);
+  const names = [...counts].map(([seat, n]) => t("hint.count", { name: seatName(room, seat), n }));
+  return h("p", { class: "hints-used" }, t("hint.round_end", { names: names.join(", ") }));
 }
 
 function domengBody(body, view, room, mySeat, snap) {

@@ -6,9 +6,10 @@ import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
-import { h, reducedMotion, replace, setAttr, setText } from "./dom.js";
+import { h, reducedMotion, replace, setAttr, setText, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { feedLines, seatName } from "./narrate.js";
+import { optionText } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
 import { miniTile, pips, stoneSvg, tileBackSvg, tileKey, tileSvg } from "./tiles.js";
 import { icon } from "./icons.js";
@@ -102,12 +103,16 @@ export class TableView {
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
     this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
+    // hints (issue 16): when the host allows them, the hard bot's choice on the hand, told to all
+    this.hintBtn = h("button", { class: "btn btn-small hint-btn", type: "button", hidden: true, onclick: () => this.askHint() }, icon("bell"), " ", t("hint.button"));
+    this.hinted = null; // {version, action} of the hint shown on the hand
+    this.hintAsked = null; // the version a hint was asked at
     this.mePlate = this.makePlate("me");
     this.me = h(
       "section",
       { class: "me" },
       this.coverBox,
-      h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText),
+      h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
       this.choiceBox,
       this.lempasBox,
       h("div", { class: "me-main" }, this.mePlate.el, this.hand),
@@ -242,6 +247,7 @@ export class TableView {
     this.updatePlate(this.mePlate, base);
     this.chain.update(view.chain, view.ends, this.choosing, this.openingIndex());
     this.updateHand(legalTiles);
+    this.updateHint(myTurn);
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
     this.updateStatus(myTurn);
     // on one's turn the feed drawer (a phone's overlay) ends above the hand, never over it
@@ -260,6 +266,47 @@ export class TableView {
   /** Where the opening tile sits in the chain: one place further right for each tile laid on L. */
   openingIndex() {
     return (this.ctl.view.log || []).filter((e) => e.type === "placed" && e.end === "L").length;
+  }
+
+  /** The tile of the hint shown for the turn in play ("a-b", low first), or null. */
+  hintedTile() {
+    const hint = this.hinted;
+    if (!hint || hint.version !== this.ctl.version) return null;
+    const tile = hint.action.play ?? (Array.isArray(hint.action.lempas) ? hint.action.lempas[0] : null);
+    return typeof tile === "string" ? tileKey(tile) : null;
+  }
+
+  updateHint(myTurn) {
+    const { view, room } = this.ctl;
+    const choice = myTurn && (view.legal || []).length > 1;
+    this.hintBtn.hidden = !(room.hints && choice);
+    const asked = this.hintAsked === this.ctl.version;
+    this.hintBtn.disabled = asked && !this.hintedTile();
+    this.hintBtn.classList.toggle("busy", asked && !this.hintedTile());
+  }
+
+  askHint() {
+    if (this.hintedTile()) return this.showHint(this.hinted.action);
+    this.hintAsked = this.ctl.version;
+    this.ctl.socket?.send({ type: "hint" });
+    this.updateHint(this.isMyTurn());
+  }
+
+  showHint(action) {
+    toast(tf("hint.shown", { action: optionText(action) }), "info", 4000);
+  }
+
+  /** ``hint`` (the action, for this seat) and ``hint_used`` (someone used one) from the server. */
+  onHint(message) {
+    if (message.type === "hint") {
+      if (message.version !== this.ctl.version) return; // the turn moved on
+      this.hinted = { version: message.version, action: message.action };
+      this.updateHand(this.legalByTile());
+      this.updateHint(this.isMyTurn());
+      this.showHint(message.action);
+    } else if (message.seat !== this.ctl.seat) {
+      toast(tf("hint.used", { name: seatName(this.ctl.room, message.seat) }), "info", 4000);
+    }
   }
 
   isMyTurn() {
@@ -447,6 +494,7 @@ export class TableView {
       const [a, b] = pips(key);
       btn.classList.toggle("playable", playable);
       btn.classList.toggle("chosen", this.choosing === key);
+      btn.classList.toggle("hinted", playable && this.hintedTile() === key);
       btn.disabled = !playable;
       setAttr(btn, "aria-pressed", this.choosing === key ? "true" : null);
       setAttr(btn, "aria-label", t(playable ? "tile.playable" : "tile.aria", { a, b }));

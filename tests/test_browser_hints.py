@@ -1,0 +1,73 @@
+"""Hints in Chromium (issue 16): the lobby offers them (off by default); at a table that allows
+them, a player on their turn asks, the hard bot's choice is raised on their hand and said in words,
+and the round-end panel tells every hint used. A phone in Russian and a desktop in English."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    CATALOGS,
+    DESKTOP,
+    PANEL,
+    PHONE,
+    goto,
+    open_page,
+    play_until,
+    screenshot,
+    sit_and_start,
+)
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-hints"),
+        env={"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "600"},
+    ).start()
+    yield process
+    process.stop()
+
+
+@pytest.mark.parametrize(
+    ("viewport", "locale"), [(PHONE, "ru-RU"), (DESKTOP, "en-US")], ids=["phone-ru", "desktop-en"]
+)
+def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
+) -> None:
+    catalog = json.loads((CATALOGS / f"{locale[:2]}.json").read_text(encoding="utf-8"))
+    context, page, watch = open_page(browser, viewport, locale)
+    try:
+        goto(page, f"{server.url}/")
+        box = page.locator("#allow-hints")
+        assert box.count() == 1 and not box.is_checked()  # off by default
+        assert catalog["lobby.hints"] in page.inner_text("label:has(#allow-hints)")
+
+        room = server.create_room(variant="kozel", seats=2, bots=[None, "medium"], turn_timer_s=0, hints=True)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        sit_and_start(page, server, room, token)
+        button = page.locator(".hint-btn")
+        play_until(page, button.is_visible, timeout=120)  # our turn with a choice
+        legal = page.evaluate("() => window.__domeng.view.legal")
+        button.click()
+        page.wait_for_selector(".hand-tile.hinted", timeout=60_000)
+        hinted = page.get_attribute(".hand-tile.hinted", "data-tile")
+        tiles = {"-".join(sorted(a["play"].split("-"))) for a in legal if isinstance(a.get("play"), str)}
+        assert hinted in tiles
+        toast = page.locator(".toast", has_text=catalog["hint.shown"].split("{")[0].strip())
+        assert toast.count() >= 1
+        screenshot(page, f"hint-{locale}-{viewport['width']}x{viewport['height']}")
+
+        page.click(".hand-tile.hinted")  # follow the hint (an end is chosen if the page asks)
+        play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
+        told = page.text_content(f"{PANEL} .hints-used")
+        assert told is not None and "Ana" in told and "(1)" in told
+        assert told.startswith(catalog["hint.round_end"].split("{")[0])
+        watch.assert_clean()
+    finally:
+        context.close()
