@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.adminkit import SECRET, admin_client
 from tests.browserkit import (
     CATALOGS,
     DESKTOP,
@@ -28,7 +29,7 @@ from tests.serverkit import ServerProcess
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process = ServerProcess(
         tmp_path_factory.mktemp("browser-hints"),
-        env={"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "600"},
+        env={"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "600"},
     ).start()
     yield process
     process.stop()
@@ -69,5 +70,16 @@ def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
         assert told is not None and "Ana" in told and "(1)" in told
         assert told.startswith(catalog["hint.round_end"].split("{")[0])
         watch.assert_clean()
+
+        # the history keeps it: the admin's match page lists the hint, who and what
+        with admin_client(server) as admin:
+            found = admin.get("/api/admin/matches", params={"player": "Ana"}).json()["items"]
+            detail = admin.get(
+                f"/api/admin/matches/{next(m['id'] for m in found if m['code'] == room['code'])}"
+            )
+            (used,) = detail.json()["hints_used"]
+            assert detail.json()["hints"] is True
+            assert (used["round"], used["seat"]) == (0, 0)
+            assert "-".join(sorted(used["action"]["play"].split("-"))) == hinted
     finally:
         context.close()

@@ -35,6 +35,7 @@ from app.admin.schemas import (
     ChatLogLine,
     ChatRules,
     EffectiveStatus,
+    HintUsed,
     LoginBody,
     LoginDone,
     MatchDetail,
@@ -222,6 +223,8 @@ async def get_match(request: Request, match_id: int) -> MatchDetail:
     siblings = await _store(request).room_matches(row.code)
     detail = match_detail(row, _cutoff(request), room is not None and room.match_id == row.id)
     detail.room_matches = [RoomMatchLink(id=m.id, number=m.number, status=m.status) for m in siblings]
+    detail.hints = row.hints
+    detail.hints_used = [HintUsed(**h.to_json()) for h in await _store(request).load_hints(row.id)]
     return detail
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "ChatLogLine",
     "ChatRules",
     "EffectiveStatus",
+    "HintUsed",
     "LoginBody",
     "LoginDone",
     "MatchChart",
@@ -210,6 +211,16 @@ class MatchChart(BaseModel):
     table: list[int] | None
 
 
+class HintUsed(BaseModel):
+    """A hint a player asked for (issue 16): in round ``round`` (from 0), when ``seq`` of its
+    actions were stored, ``seat`` was shown ``action`` (RECORD.md JSON)."""
+
+    round: int
+    seq: int
+    seat: int
+    action: dict[str, Any]
+
+
 class RoomMatchLink(BaseModel):
     """One match of a room, for the links between them: its ``id``, ``number`` in the room (from
     1) and stored ``status``."""
@@ -230,6 +241,10 @@ class MatchDetail(MatchSummary):
     chart: MatchChart
     replay_error: str | None
     room_matches: list[RoomMatchLink] = Field(default_factory=list)
+    hints: bool = False
+    """Whether the host allowed hints."""
+    hints_used: list[HintUsed] = Field(default_factory=list)
+    """Every hint used, in order."""
 
 
 class ReplayFrame(BaseModel):

@@ -37,7 +37,7 @@ from app.rooms.room import Room
 from engine.actions import Action
 from engine.errors import EngineError
 
-__all__ = ["CHAT_BURST", "CHAT_PER_S", "SocketCounter", "room_socket", "sockets"]
+__all__ = ["CHAT_BURST", "CHAT_PER_S", "HINT_BURST", "HINT_PER_S", "SocketCounter", "room_socket", "sockets"]
 
 sockets = APIRouter()
 

@@ -107,6 +107,18 @@ function actionItem(action, actor, names) {
   );
 }
 
+/** The hints used in a round (issue 16): who, at which action, and what they were shown. */
+function hintsUsed(match, round, names) {
+  const used = (match.hints_used || []).filter((x) => x.round === round.index);
+  if (!used.length) return null;
+  return h(
+    "div",
+    { class: "hints-used" },
+    h("h3", {}, `Hints used (${used.length})`),
+    h("ul", {}, used.map((x) => h("li", { dataset: { seat: String(x.seat) } }, `${names[x.seat]}, before action ${x.seq + 1}: `, actionText(x.action, names)))),
+  );
+}
+
 function roundSection(match, round, names, openReplay) {
   const hands = h(
     "table",
@@ -124,7 +136,7 @@ function roundSection(match, round, names, openReplay) {
     "details",
     { class: "round-card", dataset: { round: String(round.index) }, open: round.index === match.rounds.length - 1 },
     h("summary", {}, `Round ${round.index + 1}`, round.outcome ? ` · ${round.outcome.end}` : " · in play", ` · ${count(round.actions.length, "action")}`),
-    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => actionItem(a, round.actors[i], names)))), replay),
+    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, hintsUsed(match, round, names), h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => actionItem(a, round.actors[i], names)))), replay),
   );
 }
 
