@@ -57,7 +57,7 @@ POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
 RUN = uuid.uuid4().hex[:8]
 """This test process's part of every room code: on PostgreSQL it deletes its own matches after."""
 REPO = Path(__file__).resolve().parents[1]
-TABLES = {"matches", "seats", "rounds", "actions", "tallies", "chat"}
+TABLES = {"matches", "seats", "rounds", "actions", "tallies", "chat", "hints"}
 FIVE_EMPTY = [SeatSpec()] * 5
 
 
