@@ -140,9 +140,9 @@ def test_a_reconnect_never_mixes_the_two_matches_versions(tmp_path: Path) -> Non
 
 def test_the_next_match_comes_back_from_the_store_and_a_left_seat_is_free(tmp_path: Path) -> None:
     """A finished match reloaded from the store plays again; a restart while the next match waits
-    brings it back (who is ready included); a person who
-    leaves before its start frees the seat, which the open-tables list offers and a newcomer takes;
-    at the start the absent person is covered after their grace, as at any start."""
+    brings it back (who is ready included); a person who leaves before its start frees the seat,
+    which the open-tables list offers and a newcomer takes; at the start the absent person is
+    covered after their grace, as at any start."""
 
     async def body(table: Table) -> None:
         tokens, _, _ = await _finished_match(table)
