@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.rooms import again, host
-from app.rooms.chat import say
+from app.rooms.chat import say, set_rules
 from app.rooms.errors import RoomError
 from app.rooms.room import Room
 from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
@@ -49,6 +49,7 @@ async def _finished_match(table: Table) -> tuple[list[str], list[FakeOutbox], Fa
         await _again(table.room, ana_token)
     assert early.value.code == "not_finished"
     await table.room.call(lambda r: say(r, ana, "good luck", None))
+    await table.room.call(lambda r: set_rules(r, True, {4: True}))  # the host's chat rules
     moves = await _play(table, [ana, budi], lambda: table.room.status == "finished")
     assert moves > 0
     return [ana_token, budi_token], [ana, budi], spectator
@@ -77,8 +78,10 @@ def test_play_again_keeps_the_seats_and_stores_the_next_match_before_anyone_sees
             assert (shown["match"], shown["status"], shown["round"]) == (2, "waiting", None)
             assert [s["ready"] for s in state["room"]["seats"]] == [False, True, True, True, True]
             assert [s["bot_level"] for s in state["room"]["seats"][2:]] == LEVELS
-            assert conn.of_type("chat_log")[-1]["lines"] == []
+            chat_log = conn.of_type("chat_log")[-1]  # a chat of its own, the rules carried over
+            assert (chat_log["lines"], chat_log["rules"]) == ([], {"spectators": True, "muted": [4]})
         assert [line.text for line in (await table.store.load_chat(first.id))[1]] == ["good luck"]
+        assert second.chat_rules == {"spectators": True, "muted": [4]}
 
         await _again(room, tokens[0])  # Ana is in too: stored, then shown
         await _again(room, table.host_token)  # the host's own ask changes nothing
@@ -136,12 +139,15 @@ def test_a_reconnect_never_mixes_the_two_matches_versions(tmp_path: Path) -> Non
 
 
 def test_the_next_match_comes_back_from_the_store_and_a_left_seat_is_free(tmp_path: Path) -> None:
-    """A restart while the next match waits brings it back (who is ready included); a person who
-    leaves before its start frees the seat, which the open-tables list offers and a newcomer takes;
-    at the start the absent person is covered after their grace, as at any start."""
+    """A finished match reloaded from the store plays again; a restart while the next match waits
+    brings it back (who is ready included); a person who leaves before its start frees the seat,
+    which the open-tables list offers and a newcomer takes; at the start the absent person is
+    covered after their grace, as at any start."""
 
     async def body(table: Table) -> None:
         tokens, _, _ = await _finished_match(table)
+        table = await reopen(table)  # a finished match comes back as it ended, and plays again
+        assert (table.room.status, table.room.room_match) == ("finished", 1)
         await _again(table.room, tokens[0])
         await table.room.call(lambda r: host.set_open(r, True))
         table = await reopen(table)  # a restart: the room is its latest match
