@@ -1,13 +1,14 @@
 """The hard bot's gain over the medium heuristic per decision, judged on the true deal.
 
-Positions come from medium self-play (Domeng, seeded): every decision with a choice. For each, the
+Positions come from medium self-play (seeded; Domeng, or Kozel with ``--variant kozel --seats N
+[--pairs]``, first rounds of fresh matches): every decision with a choice. For each, the
 *true value* of every legal action is its loss for the seat to act when, after it, every seat plays
 the medium heuristic on the real hands (`engine.bots.search.playout`, mean of 4 tie-break seeds).
 The hard bot's search (`engine.bots.hard.world_losses`, only the view) then gives its rows, and
 for each number of worlds and switch margin the script reports the mean of ``true value of medium's
-choice - true value of the search's choice`` (stones per decision; positive: the search helps), its
-±2 standard errors, and how often the search left medium's choice. The *oracle* line is what a
-seat seeing every hand would gain (the best true value).
+choice - true value of the search's choice`` (stones per decision, Kozel points; positive: the
+search helps), its ±2 standard errors, and how often the search left medium's choice. The
+*oracle* line is what a seat seeing every hand would gain (the best true value).
 
 Far cheaper than the arena for comparing search settings, since one search serves every margin,
 but it judges one decision at a time, with medium playing the rest of the round.
@@ -22,6 +23,8 @@ that model (biased upward by selecting on the same worlds).
 
     .venv/bin/python benchmarks/bots_regret.py --positions 300 --worlds 200
     .venv/bin/python benchmarks/bots_regret.py --positions 150 --worlds 400 --judge-worlds 1000
+    .venv/bin/python benchmarks/bots_regret.py --variant kozel --seats 3 --positions 150 --worlds 60 \
+        --judge-worlds 300
 """
 
 from __future__ import annotations
@@ -47,13 +50,16 @@ from engine.variants import make_rules
 from engine.views import player_view
 
 
-def positions(count: int, seed: int) -> list[State]:
-    """The first ``count`` decisions with a choice in Domeng medium self-play from ``seed``."""
-    rules = make_rules("domeng", {}, 5)
+def positions(
+    count: int, seed: int, variant: str = "domeng", seats: int | None = None, pairs: bool = False
+) -> list[State]:
+    """The first ``count`` decisions with a choice in medium self-play from ``seed`` (the first
+    round of fresh matches) of ``variant`` with ``seats`` (Kozel: ``pairs``, K10)."""
+    rules = make_rules(variant, {"pairs": True} if pairs else {}, seats)
     rng = random.Random(seed)
     found: list[State] = []
     while len(found) < count:
-        players = [make_bot("medium", random.Random(rng.getrandbits(32))) for _ in range(5)]
+        players = [make_bot("medium", random.Random(rng.getrandbits(32))) for _ in range(rules.seats)]
         state = rules.new_match()
         state.start_round(rules.deal(rng))
         while state.phase is Phase.PLAYING:
@@ -67,8 +73,7 @@ def positions(count: int, seed: int) -> list[State]:
 def true_values(state: State) -> list[float]:
     """Each legal action's loss for the seat to act on the real hands, medium playing on."""
     seat = state.to_act
-    assert state.deal is not None
-    rest, start = mask_of(state.deal.rest), len(state.log)
+    rest, start = mask_of(state.rest()), len(state.log)
     missing = public_missing(player_view(state, seat))
     values = []
     for action in state.legal_actions():
@@ -88,10 +93,14 @@ def main() -> None:
     parser.add_argument("--worlds", type=int, default=200)
     parser.add_argument("--seed", type=int, default=99)
     parser.add_argument("--judge-worlds", type=int, default=0, help="also judge by the posterior gain")
+    parser.add_argument("--variant", default="domeng", choices=("domeng", "kozel"))
+    parser.add_argument("--seats", type=int, help="Kozel: 2, 3 or 4 seats (default: the variant's)")
+    parser.add_argument("--pairs", action="store_true", help="Kozel, 4 seats: P0+P2 against P1+P3 (K10)")
     args = parser.parse_args()
     cases = []
     judged: list[list[float]] = []
-    for k, state in enumerate(positions(args.positions, args.seed)):
+    found = positions(args.positions, args.seed, args.variant, args.seats, args.pairs)
+    for k, state in enumerate(found):
         view = player_view(state, state.to_act)
         preferred = view.legal.index(best_actions(situation_of(view), view.legal)[0])
         rows, weights = world_losses(view, random.Random(k), args.worlds)
@@ -106,7 +115,8 @@ def main() -> None:
             ]
             judged.append(mean_loss)
     oracle = [values[p] - min(values) for values, p, *_ in cases]
-    print(f"{len(cases)} positions; oracle gain {statistics.mean(oracle):.3f} stones per decision")
+    unit = "stones" if args.variant == "domeng" else "points"
+    print(f"{len(cases)} positions; oracle gain {statistics.mean(oracle):.3f} {unit} per decision")
     if judged:
         best = [ev[case[1]] - min(ev) for ev, case in zip(judged, cases, strict=True)]
         print(f"best one-step posterior gain {statistics.mean(best):+.4f} ({args.judge_worlds} judge worlds)")
