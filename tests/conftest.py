@@ -222,10 +222,11 @@ def forked_independently(rules: Rules, seed: int, steps: int) -> State:
     return fork
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test module;
-    skips when Playwright is not installed."""
+    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test process
+    (every test opens its own context, so nothing is shared between tests); skips when Playwright
+    is not installed."""
     from tests.browserkit import launch  # noqa: PLC0415 - only browser tests need it
 
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -233,6 +234,20 @@ def browser() -> Iterator[Any]:
         chromium = launch(playwright)
         yield chromium
         chromium.close()
+
+
+SHARED_FIXTURES = frozenset({"server", "browser", "world"})
+"""Fixtures that start a server process or a browser once per module (or process): the tests that
+use them run on one xdist worker together (see `pytest_collection_modifyitems`)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each module's tests that use a `SHARED_FIXTURES` fixture form one ``xdist_group``, so that
+    under ``--dist loadgroup`` (scripts/test) the module's server starts once, on one worker, not
+    on both; every other test is scheduled on its own (a slow one never holds a group back)."""
+    for item in items:
+        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.hookimpl(wrapper=True)
