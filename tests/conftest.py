@@ -236,6 +236,16 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+@pytest.fixture(autouse=True)
+def _contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a browser test, close every context it left open (a failed test leaves its pages):
+    the browser lives on for the next tests, and a forgotten page would go on playing."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in request.getfixturevalue("browser").contexts:
+            context.close()
+
+
 SHARED_FIXTURES = frozenset({"server", "browser", "world"})
 """Fixtures that start a server process or a browser once per module (or process): the tests that
 use them run on one xdist worker together (see `pytest_collection_modifyitems`)."""
