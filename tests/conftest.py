@@ -10,6 +10,7 @@ RECORD.md's notation, exact stones and winners are asserted.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
@@ -222,11 +223,11 @@ def forked_independently(rules: Rules, seed: int, steps: int) -> State:
     return fork
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test process
-    (every test opens its own context, so nothing is shared between tests); skips when Playwright
-    is not installed."""
+    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test module
+    (not per session: Playwright's sync API holds an event loop while it runs, and the in-process
+    tests need asyncio.run); skips when Playwright is not installed."""
     from tests.browserkit import launch  # noqa: PLC0415 - only browser tests need it
 
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -239,25 +240,44 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(autouse=True)
 def _contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
     """After a browser test, close every context it left open (a failed test leaves its pages):
-    the browser lives on for the next tests, and a forgotten page would go on playing."""
+    the module's browser lives on for the next tests, and a forgotten page would go on playing."""
     yield
     if "browser" in request.fixturenames:
         for context in request.getfixturevalue("browser").contexts:
             context.close()
 
 
-SHARED_FIXTURES = frozenset({"server", "browser", "world"})
-"""Fixtures that start a server process or a browser once per module (or process): the tests that
-use them run on one xdist worker together (see `pytest_collection_modifyitems`)."""
+SHARED_MODULE = re.compile(r'@pytest\.fixture\(scope="module"|\bbrowser: Any\b')
+"""A test module that starts a server process (or a browser) once for all its tests."""
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each module's tests that use a `SHARED_FIXTURES` fixture form one ``xdist_group``, so that
-    under ``--dist loadgroup`` (scripts/test) the module's server starts once, on one worker, not
-    on both; every other test is scheduled on its own (a slow one never holds a group back)."""
-    for item in items:
-        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+def shared_modules(tests: Path = Path(__file__).parent) -> frozenset[str]:
+    """The test modules (paths as in node ids, ``tests/test_x.py``) that `SHARED_MODULE` matches."""
+    return frozenset(
+        f"{tests.name}/{path.name}"
+        for path in sorted(tests.glob("test_*.py"))
+        if SHARED_MODULE.search(path.read_text(encoding="utf-8"))
+    )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (scripts/test): the tests of a module that shares a server or a browser
+    (`shared_modules`) run on one worker together, so that server starts once, not once per
+    worker; every other test is scheduled on its own, so no slow test holds a group back. Groups
+    go out first, most tests first. (xdist's own loadgroup reads ``xdist_group`` marks through
+    node ids, which pytest 9 no longer lets a plugin change: pytest-xdist issue #1386.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415 - only under xdist
+
+    shared = shared_modules()
+
+    class ModuleGroups(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in shared else nodeid
+
+    return ModuleGroups(config, log)
 
 
 @pytest.hookimpl(wrapper=True)
