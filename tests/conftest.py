@@ -10,6 +10,7 @@ RECORD.md's notation, exact stones and winners are asserted.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
@@ -224,8 +225,9 @@ def forked_independently(rules: Rules, seed: int, steps: int) -> State:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test module;
-    skips when Playwright is not installed."""
+    """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test module
+    (not per session: Playwright's sync API holds an event loop while it runs, and the in-process
+    tests need asyncio.run); skips when Playwright is not installed."""
     from tests.browserkit import launch  # noqa: PLC0415 - only browser tests need it
 
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -233,6 +235,49 @@ def browser() -> Iterator[Any]:
         chromium = launch(playwright)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(autouse=True)
+def _contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a browser test, close every context it left open (a failed test leaves its pages):
+    the module's browser lives on for the next tests, and a forgotten page would go on playing."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in request.getfixturevalue("browser").contexts:
+            context.close()
+
+
+SHARED_MODULE = re.compile(r'@pytest\.fixture\(scope="module"|\bbrowser: Any\b')
+"""A test module that starts a server process (or a browser) once for all its tests."""
+
+
+def shared_modules(tests: Path = Path(__file__).parent) -> frozenset[str]:
+    """The test modules (paths as in node ids, ``tests/test_x.py``) that `SHARED_MODULE` matches."""
+    return frozenset(
+        f"{tests.name}/{path.name}"
+        for path in sorted(tests.glob("test_*.py"))
+        if SHARED_MODULE.search(path.read_text(encoding="utf-8"))
+    )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (scripts/test): the tests of a module that shares a server or a browser
+    (`shared_modules`) run on one worker together, so that server starts once, not once per
+    worker; every other test is scheduled on its own, so no slow test holds a group back. Groups
+    go out first, most tests first. (xdist's own loadgroup reads ``xdist_group`` marks through
+    node ids, which pytest 9 no longer lets a plugin change: pytest-xdist issue #1386.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415 - only under xdist
+
+    shared = shared_modules()
+
+    class ModuleGroups(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in shared else nodeid
+
+    return ModuleGroups(config, log)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -83,6 +83,15 @@ def _round_end_truth(spectator: Client, round_no: int) -> dict[str, Any]:
 
 # -- 1. one person and four bots ---------------------------------------------------------------
 
+_PANEL_JS = """(panel) => {
+    const all = (s) => [...document.querySelectorAll(`${panel} ${s}`)];
+    return {round: window.__domeng.roundEnd.round,
+            stones: all('.stones-cell[data-seat]').map((e) => [e.dataset.seat, e.dataset.stones]),
+            table: document.querySelector(`${panel} .stones-cell.table-cell`).dataset.stones,
+            reveals: all('.reveal-row').length, transfers: all('.transfer').length};
+}"""
+"""What the open round-end panel shows, read in one tick (it may fold away at the next deal)."""
+
 
 def test_one_person_plays_a_round_to_the_round_end_panel(server: ServerProcess, browser: Any) -> None:
     context, page, watch = open_page(browser, DESKTOP)
@@ -98,24 +107,24 @@ def test_one_person_plays_a_round_to_the_round_end_panel(server: ServerProcess, 
         if moves:
             break
         close_panel(page)
+    # the panel folds away at the next deal: it is read at once, in one go, once its fair-deal
+    # check (the one part the page works out by itself) has passed
+    page.wait_for_selector(f"{PANEL} .fair-result[data-ok='true']")
+    panel = page.evaluate(_PANEL_JS, PANEL)
     page_state = held(page)
     round_end = page_state["roundEnd"]
+    assert panel["round"] == round_end["round"]
     truth = _round_end_truth(spectator, round_end["round"])
     # the panel shows the server's stones after the round, seat by seat, and the table's
-    shown = {
-        int(cell.get_attribute("data-seat")): int(cell.get_attribute("data-stones"))
-        for cell in page.locator(f"{PANEL} .stones-cell[data-seat]").all()
-    }
+    shown = {int(seat): int(stones) for seat, stones in panel["stones"]}
     assert (
         [shown[s] for s in range(5)] == truth["outcome"]["stones"] == round_end["view"]["outcome"]["stones"]
     )
-    table_cell = page.locator(f"{PANEL} .stones-cell.table-cell").get_attribute("data-stones")
-    assert int(table_cell) == truth["outcome"]["table"]
+    assert int(panel["table"]) == truth["outcome"]["table"]
     # every hand revealed, one sentence per stone transfer, and a passing fair-deal check
-    assert page.locator(f"{PANEL} .reveal-row").count() == 5
+    assert panel["reveals"] == 5
     settlements = sum(1 for e in truth["log"] if e["type"] == "passed" and e["settlement"]) + 1
-    assert page.locator(f"{PANEL} .transfer").count() == settlements
-    page.wait_for_selector(f"{PANEL} .fair-result[data-ok='true']")
+    assert panel["transfers"] == settlements
     assert round_end["commitment"] and round_end["seed"]
     # the plates show what the page holds, which is what the server sent
     close_panel(page)

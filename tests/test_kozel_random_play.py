@@ -27,7 +27,7 @@ from engine.errors import IllegalActionError
 from engine.events import Drew, KozelOutcome, Placed, Termination
 from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS, Kozel, KozelState
 from engine.tiles import FULL_SET, Tile
-from engine.views import player_view
+from engine.views import PlayerView, player_view
 from tests.conftest import fingerprint, forked_independently
 from tests.kozelkit import kozel, kozel_outcome
 
@@ -99,12 +99,13 @@ def viewers(state: KozelState) -> tuple[int | None, ...]:
     return (*range(state.seats), None)
 
 
-def check_view_fields(state: KozelState) -> None:
+def check_view_fields(state: KozelState) -> dict[int | None, PlayerView]:
     """Field by field: every tile a view names is the viewer's own, on the chain, or a tile the
-    viewer drew itself; drawn tiles of other seats are None; the bazaar shows only its size."""
+    viewer drew itself; drawn tiles of other seats are None; the bazaar shows only its size.
+    Returns the views checked (the seat to act plays from its own: `play_checked_round`)."""
     on_chain = {e.tile for e in state.log if isinstance(e, Placed)}
-    for viewer in viewers(state):
-        view = player_view(state, viewer)
+    views = {viewer: player_view(state, viewer) for viewer in viewers(state)}
+    for viewer, view in views.items():
         assert view.reveal is None and view.bazaar == len(state.bazaar)
         own = set(state.hand(viewer)) if viewer is not None else set()
         assert set(view.hand or ()) == own
@@ -115,6 +116,7 @@ def check_view_fields(state: KozelState) -> None:
         assert all((e.tile is None) is (e.seat != viewer) for e in drawn)
         named |= {e.tile for e in drawn if e.tile is not None}
         assert named <= own | on_chain, f"the view of {viewer} names {named - own - on_chain}"
+    return views
 
 
 def check_views(state: KozelState) -> None:
@@ -175,9 +177,9 @@ def check_outcome(state: KozelState, points: list[int], pending: list[int]) -> N
 def play_checked_round(state: KozelState, bots: list[Bot], scan_views: bool) -> None:
     """Play one dealt round to its end with ``bots``, checking every invariant after every action."""
     points, pending = state.points[:], state.pending[:]
+    view = player_view(state, state.to_act)
     for _ in range(MAX_ACTIONS):
-        seat = state.to_act
-        action = bots[seat].choose(player_view(state, seat))
+        action = bots[state.to_act].choose(view)
         check_legal(state, action)
         state.apply(action)
         check_tiles(state)
@@ -185,7 +187,7 @@ def play_checked_round(state: KozelState, bots: list[Bot], scan_views: bool) -> 
             check_outcome(state, points, pending)
             return
         assert not state.is_fish()
-        check_view_fields(state)
+        view = check_view_fields(state)[state.to_act]  # the view just checked is the one played from
         if scan_views:
             check_views(state)
     raise AssertionError(f"the round did not end within {MAX_ACTIONS} actions")

@@ -27,7 +27,14 @@ from engine.errors import IllegalActionError
 from engine.events import Placed, Termination
 from engine.rules.domeng import DomengState
 from engine.tiles import FULL_SET, TILES
-from engine.views import PRIVATE_KEYS, events_json, player_view, private_view_json, shared_view_json
+from engine.views import (
+    PRIVATE_KEYS,
+    PlayerView,
+    events_json,
+    player_view,
+    private_view_json,
+    shared_view_json,
+)
 from tests.conftest import domeng, fingerprint, forked_independently, outcome
 
 CHUNKS = 8
@@ -106,20 +113,25 @@ def check_views(state: DomengState) -> None:
         assert not leaked, f"the view of {viewer} shows {leaked}"
 
 
-def check_view_fields(state: DomengState) -> None:
+def check_view_fields(state: DomengState) -> dict[int | None, PlayerView]:
     """D20, field by field and cheaply: every tile a view names (hand, legal actions, log) is the
-    viewer's own or on the chain; no reveal while the round is played."""
+    viewer's own or on the chain; no reveal while the round is played. Returns the views checked
+    (the seat to act plays from its own: `play_checked_round`)."""
     assert state.deal is not None
-    on_chain = {e.tile for e in state.log if isinstance(e, Placed)}
-    for viewer in VIEWERS:
-        view = player_view(state, viewer)
+    log = tuple(state.log)
+    on_chain = {e.tile for e in log if isinstance(e, Placed)}
+    views = {viewer: player_view(state, viewer) for viewer in VIEWERS}
+    for viewer, view in views.items():
         assert view.reveal is None
         own = set(state.hand(viewer)) if viewer is not None else set()
         assert set(view.hand or ()) == own
         named = {a.tile for a in view.legal if isinstance(a, Play)}
-        named |= {e.tile for e in view.log if isinstance(e, Placed)}
+        # a Domeng log hides nothing from anyone: every view's log is the round's own, whose
+        # placed tiles are exactly the chain's (compared item by item, not scanned again)
+        assert view.log == log, f"the view of {viewer} has another log"
         assert named <= own | on_chain, f"the view of {viewer} names {named - own - on_chain}"
         assert len(view.chain) == len(on_chain)
+    return views
 
 
 def check_reveal(state: DomengState) -> None:
@@ -174,9 +186,9 @@ def check_outcome(state: DomengState) -> None:
 
 def play_checked_round(state: DomengState, bots: list[Bot], scan_views: bool) -> None:
     """Play one dealt round to its end with ``bots``, checking every invariant after every action."""
+    view = player_view(state, state.to_act)
     for _ in range(MAX_ACTIONS):
-        seat = state.to_act
-        action = bots[seat].choose(player_view(state, seat))
+        action = bots[state.to_act].choose(view)
         check_forced_pass(state, action)
         state.apply(action)
         check_stones(state)
@@ -185,7 +197,7 @@ def play_checked_round(state: DomengState, bots: list[Bot], scan_views: bool) ->
             check_outcome(state)
             check_reveal(state)
             return
-        check_view_fields(state)
+        view = check_view_fields(state)[state.to_act]  # the view just checked is the one played from
         if scan_views:
             check_views(state)
     raise AssertionError(f"the round did not end within {MAX_ACTIONS} actions")

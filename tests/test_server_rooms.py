@@ -379,12 +379,9 @@ def test_every_http_response_carries_the_security_headers(server: ServerProcess,
     assert headers["cross-origin-opener-policy"] == "same-origin"
 
 
-def test_serve_uses_the_data_dir_for_sqlite(tmp_path: Path) -> None:
-    proc = ServerProcess(tmp_path / "data").start()
-    try:
-        assert (tmp_path / "data" / "domeng.sqlite3").exists()
-    finally:
-        proc.stop()
+def test_serve_uses_the_data_dir_for_sqlite(server: ServerProcess) -> None:
+    """The module's server was given only ``--data-dir`` (no database URL): its SQLite file is there."""
+    assert (server.data_dir / "domeng.sqlite3").exists()
 
 
 def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> None:
