@@ -134,10 +134,10 @@ def test_reviews_run_in_a_worker_process_of_their_own(server: ServerProcess) -> 
 
 @pytest.fixture(scope="module")
 def slow_reviews(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """A server whose reviews take long: 1,500 worlds per decision (seconds of CPU a review)."""
+    """A server whose reviews take long: 600 worlds per decision (a second or more of CPU a review)."""
     process = ServerProcess(
         tmp_path_factory.mktemp("review-slow"),
-        env={"DOMENG_BOT_DELAY_S": "0", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_REVIEW_SAMPLES": "1500"},
+        env={"DOMENG_BOT_DELAY_S": "0", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_REVIEW_SAMPLES": "600"},
     ).start()
     yield process
     process.stop()
