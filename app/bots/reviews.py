@@ -28,6 +28,7 @@ from typing import Any
 import structlog
 from async_lru import alru_cache
 
+from app.bots.workers import kill_pool
 from engine.review import DEFAULT_SAMPLES, review_record
 
 __all__ = ["REVIEW_NICENESS", "ReviewWorkers", "ReviewsBusyError", "review_in_process"]
@@ -142,8 +143,4 @@ class ReviewWorkers:
         if self._pool is not pool:
             return
         self._pool = None
-        processes: dict[int, multiprocessing.process.BaseProcess] | None = getattr(pool, "_processes", None)
-        for process in (processes or {}).values():
-            with contextlib.suppress(OSError):
-                process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+        kill_pool(pool)

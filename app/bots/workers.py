@@ -39,7 +39,14 @@ from engine.actions import Action
 from engine.bots import COVER_LEVEL, HardBot, make_bot
 from engine.views import PlayerView
 
-__all__ = ["FALLBACK_LEVEL", "WORKER_NICENESS", "WorkerBots", "decide_in_process"]
+__all__ = [
+    "FALLBACK_LEVEL",
+    "WORKER_NICENESS",
+    "WorkerBots",
+    "decide_in_process",
+    "kill_pool",
+    "pool_processes",
+]
 
 _log = structlog.get_logger("domeng.bots")
 
@@ -200,10 +207,9 @@ class WorkerBots:
         self._pool = None
         self.replaced += 1
         if kill:
-            for process in self._processes(pool):
-                with contextlib.suppress(OSError):
-                    process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+            kill_pool(pool)
+        else:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _told(self, level: str, started: float, *, fallback: bool) -> None:
         if self.on_decision is not None:
@@ -221,6 +227,20 @@ class WorkerBots:
 
     @staticmethod
     def _processes(pool: concurrent.futures.ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
-        # the executor has no public list of its processes before Python 3.14 (kill_workers)
-        processes: dict[int, multiprocessing.process.BaseProcess] | None = getattr(pool, "_processes", None)
-        return list((processes or {}).values())
+        return pool_processes(pool)
+
+
+def pool_processes(pool: concurrent.futures.ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
+    """The worker processes of ``pool`` (none before it started one)."""
+    # the executor has no public list of its processes before Python 3.14 (kill_workers)
+    processes: dict[int, multiprocessing.process.BaseProcess] | None = getattr(pool, "_processes", None)
+    return list((processes or {}).values())
+
+
+def kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill ``pool``'s processes (a stuck one would never finish) and shut it down without waiting;
+    its pending work is cancelled."""
+    for process in pool_processes(pool):
+        with contextlib.suppress(OSError):
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
