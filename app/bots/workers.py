@@ -146,7 +146,7 @@ class WorkerBots:
             except BrokenProcessPool:
                 self._replace(pool)
                 continue
-            return frozenset(p.pid for p in self._processes(pool) if p.pid is not None)
+            return frozenset(p.pid for p in pool_processes(pool) if p.pid is not None)
         raise BrokenProcessPool("the bot workers fail to start")
 
     async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
@@ -224,10 +224,6 @@ class WorkerBots:
             after_ms=round((time.perf_counter() - started) * 1000),
         )
         return decide_in_process(FALLBACK_LEVEL, view, seed)
-
-    @staticmethod
-    def _processes(pool: concurrent.futures.ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
-        return pool_processes(pool)
 
 
 def pool_processes(pool: concurrent.futures.ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
