@@ -94,6 +94,20 @@ class ServerProcess:
         """Everything the server has printed so far."""
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def children(self) -> list[int]:
+        """The process ids whose parent is the server (its bot and review workers, with
+        multiprocessing's resource tracker), read from /proc."""
+        assert self.proc is not None
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(") ", 1)[1].split()
+            except (OSError, IndexError):  # the process ended while we looked
+                continue
+            if int(fields[1]) == self.proc.pid:
+                found.append(int(stat.parent.name))
+        return found
+
     def kill(self) -> None:
         """SIGKILL: the crash of the restart-recovery tests."""
         if self.proc is not None and self.proc.poll() is None:

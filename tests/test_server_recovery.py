@@ -26,6 +26,14 @@ def _can_play(message: dict[str, Any]) -> bool:
     return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not exited (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def _latest_state(client: Client, window: float = 0.5) -> dict[str, Any]:
     """The newest state received within ``window`` seconds (play goes on meanwhile)."""
     latest = client.wait_for(lambda m: m["type"] == "state")
@@ -64,9 +72,16 @@ def test_kill_9_mid_round_loses_no_acknowledged_action(tmp_path: Path, database:
         watcher = Client(first, room_b["code"])
         seen_b = _latest_state(watcher)
         time.sleep(0.2)
+        workers = first.children()
+        assert workers, "the bots think in worker processes"
         first.kill()
     finally:
         first.stop()
+    # a server killed with SIGKILL cannot stop its bot workers: they see it gone and end themselves
+    deadline = time.monotonic() + 60
+    while (left := [pid for pid in workers if _running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"workers outlived their server: {left}"
 
     second = ServerProcess(tmp_path, env=env, database_url=_database_url(database)).start()
     try:

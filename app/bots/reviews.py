@@ -28,7 +28,7 @@ from typing import Any
 import structlog
 from async_lru import alru_cache
 
-from app.bots.workers import kill_pool
+from app.bots.workers import exit_with_parent, kill_pool
 from engine.review import DEFAULT_SAMPLES, review_record
 
 __all__ = ["REVIEW_NICENESS", "ReviewWorkers", "ReviewsBusyError", "review_in_process"]
@@ -55,6 +55,7 @@ def _init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent shuts the pool down
     with contextlib.suppress(OSError):
         os.nice(REVIEW_NICENESS)
+    exit_with_parent()
 
 
 class ReviewWorkers:

@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import random
 import signal
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -41,9 +42,11 @@ from engine.views import PlayerView
 
 __all__ = [
     "FALLBACK_LEVEL",
+    "PARENT_CHECK_S",
     "WORKER_NICENESS",
     "WorkerBots",
     "decide_in_process",
+    "exit_with_parent",
     "kill_pool",
     "pool_processes",
 ]
@@ -72,13 +75,36 @@ def decide_in_process(level: str, view: PlayerView, seed: int, hard_budget_ms: f
     return make_bot(level, rng).choose(view)
 
 
+PARENT_CHECK_S = 1.0
+"""How often (seconds) a worker looks whether the server that started it is still alive."""
+
+
+def exit_with_parent(period_s: float = PARENT_CHECK_S) -> threading.Thread:
+    """In a pool's worker: a daemon thread that ends this process within ``period_s`` seconds of
+    its parent's death. A server killed with SIGKILL never shuts its pools down, and a worker
+    blocked on the pool's queue would otherwise wait for work for ever (it holds both ends of that
+    pipe, so it never reads an end of file). Returns the started thread."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period_s)
+        os._exit(0)  # no cleanup to run: the pool's queues died with the parent
+
+    thread = threading.Thread(target=watch, name="exit-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
 def _init_worker(hard_budget_ms: float | None) -> None:
-    """A worker's start: remember the budget, yield the CPU to the server, leave Ctrl+C to it."""
+    """A worker's start: remember the budget, yield the CPU to the server, leave Ctrl+C to it, and
+    end with the server (`exit_with_parent`)."""
     global _HARD_BUDGET_MS  # noqa: PLW0603 - one value per worker process, set once at its start
     _HARD_BUDGET_MS = hard_budget_ms
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent shuts the pool down
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
+    exit_with_parent()
 
 
 def _decide(level: str, view: PlayerView, seed: int) -> Action:
