@@ -217,6 +217,8 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
         if time.monotonic() > deadline:
             raise TimeoutError(f"condition not reached after {moves} moves; the page: {describe(page)}")
         if page.locator(PANEL).count():
+            if done():  # the panel opened after the look above: it may be what ``done`` waits for
+                break
             close_panel(page)
             continue
         if play_turn(page, keyboard=keyboard):

@@ -22,7 +22,7 @@ from tests.serverkit import ServerProcess
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process = ServerProcess(
         tmp_path_factory.mktemp("browser-review"),
-        env={"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_REVIEW_SAMPLES": "40"},
+        env={"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_REVIEW_SAMPLES": "16"},
     ).start()
     yield process
     process.stop()
