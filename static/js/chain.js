@@ -3,7 +3,7 @@
 // The layout is pure (units of one tile's short side); `ChainBoard` draws it and keeps each tile
 // element (a tile is unique in the set) so tiles glide to their new places as the chain grows.
 
-import { h, setAttr } from "./dom.js";
+import { h, setAttr, setStyle, setText } from "./dom.js";
 import { isLempa, pips, tileKey, tileSvg } from "./tiles.js";
 
 const GAP = 0.06; // between tiles along a row
@@ -147,8 +147,8 @@ export class ChainBoard {
     const height = this.el.clientHeight;
     if (!width || !height) return;
     const text = this.labels();
-    this.el.setAttribute("aria-label", this.chain.length ? text.chain : text.empty);
-    this.empty.textContent = this.chain.length ? "" : text.empty;
+    setAttr(this.el, "aria-label", this.chain.length ? text.chain : text.empty);
+    setText(this.empty, this.chain.length ? "" : text.empty);
     if (!this.chain.length) {
       for (const el of this.tiles.values()) el.remove();
       this.tiles.clear();
@@ -162,9 +162,10 @@ export class ChainBoard {
     const { unit, rects, box } = fit;
     const offX = (width - box.width * unit) / 2 - box.minX * unit;
     const offY = Math.max(4, (height - box.height * unit) / 2) - box.minY * unit;
-    this.el.style.setProperty("--unit", `${unit}px`);
-    this.el.classList.toggle("overflowing", box.height * unit > height);
-    this.layer.style.height = `${Math.max(height, box.height * unit + 8)}px`;
+    setStyle(this.el, "--unit", `${unit}px`);
+    const overflowing = box.height * unit > height;
+    if (this.el.classList.contains("overflowing") !== overflowing) this.el.classList.toggle("overflowing", overflowing);
+    setStyle(this.layer, "height", `${Math.max(height, box.height * unit + 8)}px`);
     const seen = new Set();
     this.chain.forEach((tile, i) => {
       const key = tileKey(tile);
@@ -197,10 +198,10 @@ export class ChainBoard {
       el.dataset.look = look;
       el.replaceChildren(tileSvg(first, second, { vertical: rect.vertical }));
     }
-    el.dataset.index = String(index);
-    el.style.width = `${rect.w * unit}px`;
-    el.style.height = `${rect.h * unit}px`;
-    el.style.transform = `translate(${offX + rect.x * unit}px, ${offY + rect.y * unit}px)`;
+    setAttr(el, "data-index", String(index));
+    setStyle(el, "width", `${rect.w * unit}px`);
+    setStyle(el, "height", `${rect.h * unit}px`);
+    setStyle(el, "transform", `translate(${offX + rect.x * unit}px, ${offY + rect.y * unit}px)`);
     if (fresh && this.drawn) {
       el.classList.add("fresh");
       setTimeout(() => el.classList.remove("fresh"), 900);
@@ -210,7 +211,7 @@ export class ChainBoard {
   placeTarget(end, rect, unit, offX, offY) {
     const target = this.targets[end];
     const on = !!this.choosing;
-    target.hidden = !on;
+    if (target.hidden === on) target.hidden = !on;
     if (!on) return;
     const text = this.labels();
     const value = this.ends ? this.ends[end === "L" ? 0 : 1] : "";

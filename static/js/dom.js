@@ -50,6 +50,21 @@ export function replace(el, ...children) {
   return append(el, children);
 }
 
+/** Make ``items`` (elements) the children of ``el``, keeping the leading children that already are
+ * (no DOM work for them): a list that grows at its end costs only its new items. */
+export function keepChildren(el, items) {
+  let same = 0;
+  while (same < items.length && el.children[same] === items[same]) same += 1;
+  while (el.children.length > same) el.lastElementChild.remove();
+  el.append(...items.slice(same));
+}
+
+/** Set an inline style property (``--custom`` ones too) only when it changes: a custom property
+ * set on a container restyles everything under it, even to the value it had. */
+export function setStyle(el, name, value) {
+  if (el.style.getPropertyValue(name) !== value) el.style.setProperty(name, value);
+}
+
 /** Set an attribute only when it changes (keeps focus and avoids layout work). */
 export function setAttr(el, name, value) {
   if (value === null || value === undefined || value === false) {

@@ -82,15 +82,26 @@ function message(key, params) {
   const value = catalog[key];
   if (value && typeof value === "object") {
     const n = Number(params?.n ?? 0);
-    return value[new Intl.PluralRules(lang).select(n)] ?? value.other;
+    return value[formats().plural.select(n)] ?? value.other;
   }
   return value;
+}
+
+let formatted = { lang: null, plural: null, number: null };
+
+/** The language's plural rules and number format, made once per language (making them costs more
+ * than the rest of a message: a table's feed formats hundreds a second). */
+function formats() {
+  if (formatted.lang !== lang) {
+    formatted = { lang, plural: new Intl.PluralRules(lang), number: new Intl.NumberFormat(lang) };
+  }
+  return formatted;
 }
 
 const termId = (text) => text.trim().toLowerCase().replace(/\s+/g, "_");
 
 function formatParam(value) {
-  if (typeof value === "number") return new Intl.NumberFormat(lang).format(value);
+  if (typeof value === "number") return formats().number.format(value);
   if (value instanceof Node) return value.textContent;
   return String(value ?? "");
 }
@@ -161,4 +172,4 @@ export function list(items) {
 }
 
 /** A number in the language's format. */
-export const num = (n) => new Intl.NumberFormat(lang).format(n);
+export const num = (n) => formats().number.format(n);

@@ -105,9 +105,18 @@ export const namesEl = (room, seats) => fragmentNode(list(seats.map((seat) => na
  * tiles) and a two-lempas move (two placements in a row by one seat) makes one line.
  */
 export function feedLines(log, room, mySeat) {
+  return feedLinesFrom(log, room, mySeat, 0).map((line) => line.el);
+}
+
+/**
+ * `feedLines` from the event at index ``from`` (where a line starts) on, each as ``{first, el}``:
+ * ``first`` is the index of the line's first event. A table's feed keeps the lines it made and
+ * makes only the last one again (a run of draws or a two-lempas move may still grow) and the new.
+ */
+export function feedLinesFrom(log, room, mySeat, from) {
   const lines = [];
   const byBot = byBotSet(room);
-  for (let i = 0; i < log.length; i += 1) {
+  for (let i = from; i < log.length; i += 1) {
     const event = log[i];
     const first = i;
     let line;
@@ -121,7 +130,7 @@ export function feedLines(log, room, mySeat) {
     let marked = false;
     for (let k = first; k <= i; k += 1) marked ||= byBot.has(k);
     if (marked) markByBot(line, room, event.seat);
-    lines.push(line);
+    lines.push({ first, el: line });
   }
   return lines;
 }

@@ -6,9 +6,9 @@ import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
-import { h, reducedMotion, replace, setAttr, setText, toast } from "./dom.js";
+import { h, keepChildren, reducedMotion, replace, setAttr, setText, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { feedLines, seatName } from "./narrate.js";
+import { feedLinesFrom, seatName } from "./narrate.js";
 import { optionText } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
 import { miniTile, pips, stoneSvg, tileBackSvg, tileKey, tileSvg } from "./tiles.js";
@@ -221,9 +221,10 @@ export class TableView {
     const legalTiles = this.legalByTile();
     if (this.choosing && !legalTiles.has(tileKey(this.choosing))) this.choosing = null;
     const myTurn = this.isMyTurn();
-    this.el.dataset.myTurn = String(myTurn);
-    this.el.dataset.phase = view.phase;
-    this.el.classList.toggle("spectating", this.ctl.seat === null);
+    // the table's own attributes only when they change: a change restyles everything under it
+    setAttr(this.el, "data-my-turn", String(myTurn));
+    setAttr(this.el, "data-phase", view.phase);
+    if (this.el.classList.contains("spectating") !== (this.ctl.seat === null)) this.el.classList.toggle("spectating");
     setText(this.roundLabel, t("table.round", { n: view.round }));
     if (this.kozel) {
       setText(this.bazaarCount, String(view.bazaar ?? 0));
@@ -251,13 +252,18 @@ export class TableView {
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
     this.updateStatus(myTurn);
     // on one's turn the feed drawer (a phone's overlay) ends above the hand, never over it
-    this.el.style.setProperty("--me-h", `${this.me.offsetHeight}px`);
+    const meHeight = `${this.me.offsetHeight}px`;
+    if (this.meHeight !== meHeight) {
+      this.meHeight = meHeight;
+      this.el.style.setProperty("--me-h", meHeight);
+    }
     this.updateLempas(myTurn);
     this.updateFeed();
     this.tick();
     if (events.length) this.animate(events);
     this.autoDraw(myTurn);
-    document.title = myTurn ? `● ${t("table.your_turn_short")} · ${t("app.title")}` : t("app.title");
+    const title = myTurn ? `● ${t("table.your_turn_short")} · ${t("app.title")}` : t("app.title");
+    if (document.title !== title) document.title = title;
     // a turn with a tile to choose (a forced pass is the server's, a Kozel draw the page's own)
     const choosing = myTurn && (view.legal || []).some((a) => a.play !== undefined);
     this.alerts.update(view, events, choosing, t("alerts.turn_body", { code: this.ctl.code }));
@@ -557,6 +563,23 @@ export class TableView {
     };
   }
 
+  /**
+   * A round's feed lines, made again only from the last line on: the log only grows within a
+   * round, and the lines already made stay while the names, the moves bots made for people, the
+   * language and this seat do not change (then the round's lines are all made again).
+   */
+  roundLines(r) {
+    const seats = (r.room?.seats || []).map((s) => `${s.kind}:${s.name ?? ""}`).join("|");
+    const context = `${this.ctl.langKey}|${this.ctl.seat}|${seats}|${(r.room?.round?.by_bot || []).join(",")}`;
+    let made = this.feedMade?.get(r.round);
+    if (!made || made.context !== context || r.log.length < made.length) {
+      made = { context, length: 0, head: h("li", { class: "feed-round" }, t("table.round", { n: r.round })), lines: [] };
+    }
+    const last = made.lines.length ? made.lines[made.lines.length - 1].first : 0;
+    const lines = [...made.lines.slice(0, -1), ...feedLinesFrom(r.log, r.room, this.ctl.seat, last)];
+    return { context, length: r.log.length, head: made.head, lines };
+  }
+
   updateFeed() {
     const rounds = this.ctl.feedRounds();
     const key = rounds.map((r) => `${r.round}:${r.log.length}`).join(",") + this.ctl.langKey;
@@ -564,11 +587,14 @@ export class TableView {
     this.feedKey = key;
     const atBottom = this.feedList.scrollHeight - this.feedList.scrollTop - this.feedList.clientHeight < 40;
     const items = [];
+    const kept = new Map();
     for (const r of rounds) {
-      items.push(h("li", { class: "feed-round" }, t("table.round", { n: r.round })));
-      items.push(...feedLines(r.log, r.room, this.ctl.seat));
+      const lines = this.roundLines(r);
+      kept.set(r.round, lines);
+      items.push(lines.head, ...lines.lines.map((line) => line.el));
     }
-    replace(this.feedList, items);
+    this.feedMade = kept;
+    keepChildren(this.feedList, items);
     if (atBottom) this.feedList.scrollTop = this.feedList.scrollHeight;
     const last = items[items.length - 1];
     const copy = last ? last.cloneNode(true) : null;

@@ -1,0 +1,168 @@
+"""What the browser client costs per state update: Chromium's main-thread time at a fast bot table.
+
+A spectator's page (390x844, reduced motion) watches a table of bots that play as fast as the
+server lets them (``DOMENG_BOT_DELAY_S`` 0.05, a 0.3 s round pause, no camat target): Domeng with
+five ``greedy`` bots, Kozel with four ``medium`` bots. Over ``--seconds`` the Chrome DevTools
+Protocol's Performance metrics give the page's main-thread task, script, style and layout time;
+divided by the state updates the page received (its ``version`` moved), they are milliseconds per
+update. A phone spends the same work on every move at every table: less is battery and a page that
+keeps up.
+
+With ``--baseline REV`` the same measurement runs on the client (and server) of a git revision, from
+a temporary worktree, alternately with the current tree, ``--runs`` times each: the figures are
+medians, and the ratio is current / baseline (the machine is shared: read them side by side).
+
+    .venv/bin/python benchmarks/client_render.py [--baseline 7829539] [--runs 3] [--seconds 15]
+
+Needs Debian's Chromium (/usr/bin/chromium) and Playwright for Python. Prints one JSON object per
+variant and tree, then the medians, the ratios and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+METRICS = ("TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration")
+TABLES: dict[str, dict[str, Any]] = {
+    "domeng": {"bots": ["greedy"] * 5, "turn_timer_s": 0, "options": {"camat_target": 0}},
+    "kozel": {"variant": "kozel", "seats": 4, "bots": ["medium"] * 4, "turn_timer_s": 0},
+}
+
+
+@contextlib.contextmanager
+def server(tree: Path) -> Iterator[str]:
+    """``domeng serve`` from ``tree`` on a free port with a fresh SQLite database; yields its URL."""
+    with tempfile.TemporaryDirectory() as data:
+        env = {
+            **os.environ,
+            "DOMENG_BOT_DELAY_S": "0.05",
+            "DOMENG_ROUND_PAUSE_S": "0.3",
+            "PYTHONPATH": str(tree),
+        }
+        log = Path(data) / "server.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", data],
+                cwd=tree,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                found = re.search(r"running on (http://[\d.]+:\d+)", log.read_text(errors="replace"))
+                if found:
+                    break
+                if proc.poll() is not None:
+                    raise RuntimeError(log.read_text(errors="replace"))
+                time.sleep(0.1)
+            else:
+                raise RuntimeError("the server did not start in 120 s")
+            yield found.group(1)
+        finally:
+            proc.terminate()
+            proc.wait(20)
+
+
+def measure(playwright: Any, tree: Path, variant: str, seconds: float) -> dict[str, Any]:
+    """One run: ms per update of each metric, and the updates seen."""
+    with server(tree) as url:
+        room = httpx.post(f"{url}/api/rooms", json=TABLES[variant], timeout=30).json()
+        started = httpx.post(
+            f"{url}/api/rooms/{room['code']}/start",
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+            timeout=30,
+        )
+        started.raise_for_status()
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            context = browser.new_context(viewport={"width": 390, "height": 844}, reduced_motion="reduce")
+            page = context.new_page()
+            page.goto(f"{url}/r/{room['code']}")
+            page.wait_for_selector(".table-screen", timeout=60_000)
+            page.wait_for_timeout(2000)  # past the first rounds' start-up
+            cdp = context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+
+            def sample() -> tuple[dict[str, float], int]:
+                metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+                return metrics, int(page.evaluate("() => window.__domeng.version"))
+
+            before, first = sample()
+            page.wait_for_timeout(seconds * 1000)
+            after, last = sample()
+        finally:
+            browser.close()
+    updates = max(1, last - first)
+    result: dict[str, Any] = {"updates": last - first}
+    for name in METRICS:
+        result[f"{name}_ms"] = round((after[name] - before[name]) * 1000 / updates, 2)
+    result["nodes"] = int(after["Nodes"])
+    return result
+
+
+def worktree(rev: str) -> Path:
+    """A detached worktree of ``rev`` in a temporary folder."""
+    path = Path(tempfile.mkdtemp(prefix="client-render-")) / "tree"
+    command = ["git", "worktree", "add", "--detach", str(path), rev]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="a git revision to measure beside the current tree")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each tree and variant (default 3)")
+    parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per run (default 15)")
+    parser.add_argument("--variants", default="domeng,kozel")
+    args = parser.parse_args()
+    trees = {"current": ROOT}
+    if args.baseline:
+        trees["baseline"] = worktree(args.baseline)
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    try:
+        with sync_playwright() as playwright:
+            for _ in range(args.runs):
+                for variant in args.variants.split(","):
+                    for name, tree in trees.items():  # alternately: both see the same machine
+                        run = measure(playwright, tree, variant, args.seconds)
+                        results.setdefault((variant, name), []).append(run)
+                        print(json.dumps({"variant": variant, "tree": name, **run}), flush=True)
+    finally:
+        if "baseline" in trees:
+            command = ["git", "worktree", "remove", "--force", str(trees["baseline"])]
+            subprocess.run(command, cwd=ROOT, check=False)
+    for variant in args.variants.split(","):
+        medians = {
+            name: {m: statistics.median(r[f"{m}_ms"] for r in results[(variant, name)]) for m in METRICS}
+            for name in trees
+        }
+        line: dict[str, Any] = {"variant": variant, "median_ms_per_update": medians}
+        if "baseline" in trees:
+            now, then = medians["current"], medians["baseline"]
+            ratios = {m: round(now[m] / then[m], 2) if then[m] else None for m in METRICS}
+            line["ratio_current_to_baseline"] = ratios
+        print(json.dumps(line))
+    print(json.dumps({"load_average": os.getloadavg()}))
+
+
+if __name__ == "__main__":
+    main()
