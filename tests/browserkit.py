@@ -8,6 +8,7 @@ errors, page errors and dialogs so a test can assert that none happened.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -17,6 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+except ImportError:  # the browser tests skip (conftest.browser); the helpers are never called then
+    PlaywrightTimeoutError = TimeoutError  # type: ignore[misc, assignment]
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -172,11 +178,16 @@ def held(page: Any) -> dict[str, Any]:
     return result
 
 
-def close_panel(page: Any) -> None:
-    """Close the round-end panel if it is open."""
-    if page.locator(PANEL).count():
-        page.locator(f"{PANEL} .panel-foot .btn-gold").click()
-        page.wait_for_selector(PANEL, state="detached")
+def close_panel(page: Any, timeout: float = 90.0) -> None:
+    """Close the round-end panel if it is open. The page also folds it away by itself (the next
+    round dealt, or our turn): a panel that went while we clicked is closed just the same."""
+    deadline = time.monotonic() + timeout
+    while page.locator(PANEL).count():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the round-end panel stays open; the page: {describe(page)}")
+        with contextlib.suppress(PlaywrightTimeoutError):  # gone (or not yet clickable): look again
+            page.locator(f"{PANEL} .panel-foot .btn-gold").click(timeout=2000)
+            page.wait_for_selector(PANEL, state="detached", timeout=5000)
 
 
 def play_turn(page: Any, keyboard: bool = False) -> bool:
@@ -221,6 +232,10 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
                 break
             close_panel(page)
             continue
+        # our turn is drawn in one update with everything ``done`` may look at: look again once the
+        # hand is playable, or a state that came after the first look would be played past
+        if page.locator(PLAYABLE).count() and done():
+            break
         if play_turn(page, keyboard=keyboard):
             moves += 1
         else:

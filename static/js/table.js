@@ -665,6 +665,7 @@ export class TableView {
     const ends = new Set(actions.map((a) => a.end).filter(Boolean));
     if (actions.length > 1 && ends.has("L") && ends.has("R")) {
       this.choosing = this.choosing === key ? null : key;
+      if (this.choosing) this.toggleFeed(false); // the end targets are on the chain: a phone's feed drawer would cover them
       this.update();
       if (this.choosing) this.chain.focusEnd("L");
       return;
