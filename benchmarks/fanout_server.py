@@ -10,9 +10,10 @@ the real server serialises one view per seat), with a fake ``legal`` list for th
 real server's. An action at another version gets an ``error`` reply, as in the real protocol.
 
 Run by load.py as ``python benchmarks/fanout_server.py --port 0 --frame-bytes N [--compression
-deflate]``; it serves on 127.0.0.1 with one uvicorn worker and the same WebSocket implementation
-and settings as ``domeng serve`` (``websockets-sansio``, 4 KiB frames, pings every 15 s,
-permessage-deflate only when asked, as ``DOMENG_WS_COMPRESSION``).
+deflate] [--loop L] [--ws W]``; it serves on 127.0.0.1 with one uvicorn worker on the same stack
+and settings as ``domeng serve``: its event loop and WebSocket implementation (the defaults of
+``DOMENG_LOOP`` and ``DOMENG_WS_IMPL``, `app.web.settings.Settings`, unless given), 4 KiB frames,
+pings every 15 s, permessage-deflate only when asked, as ``DOMENG_WS_COMPRESSION``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import orjson
 import uvicorn
 from fastapi import FastAPI, WebSocket
 from starlette.websockets import WebSocketDisconnect
+
+from app.web.settings import Settings
 
 SEATS = 5
 TOKEN_PREFIX = "fanout-seat-"
@@ -104,11 +107,15 @@ def create_app(frame_bytes: int) -> FastAPI:
 
 
 def main() -> None:
-    """``python benchmarks/fanout_server.py [--port 0] [--frame-bytes 2400] [--compression deflate]``."""
+    """``python benchmarks/fanout_server.py [--port 0] [--frame-bytes 2400] [--compression deflate]
+    [--loop uvloop|asyncio] [--ws websockets-sansio|wsproto|websockets]``."""
+    stack = Settings.model_fields
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--frame-bytes", type=int, default=2400, help="size of a state frame")
     parser.add_argument("--compression", choices=("none", "deflate"), default="none")
+    parser.add_argument("--loop", default=stack["loop"].default, help="uvicorn's event loop")
+    parser.add_argument("--ws", default=stack["ws_impl"].default, help="uvicorn's WebSocket implementation")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args()
     logging.basicConfig(level=args.log_level.upper(), format="%(message)s")
@@ -116,7 +123,9 @@ def main() -> None:
         create_app(args.frame_bytes),
         host="127.0.0.1",
         port=args.port,
-        ws="websockets-sansio",
+        loop=args.loop,
+        http="h11",  # as domeng serve (its connection guard is an h11 protocol)
+        ws=args.ws,
         ws_max_size=4096,
         ws_per_message_deflate=args.compression == "deflate",
         ws_ping_interval=15.0,

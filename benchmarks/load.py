@@ -13,7 +13,9 @@ In one run, on 127.0.0.1 only:
    version on every action and sends each of its five clients a ``state`` frame padded to the
    median size of ours (measured in step 1), with a fake turn rotation; no engine, no database.
 
-Both use the same WebSocket settings (permessage-deflate only with ``--compression deflate``,
+Both run on the same stack: the event loop and WebSocket implementation of ``domeng serve``
+(``--loop`` and ``--ws`` change them for both), h11 for HTTP, and the same WebSocket settings
+(permessage-deflate only with ``--compression deflate``,
 which sets ``DOMENG_WS_COMPRESSION``; off by default, as in ``domeng serve``) and are driven by the
 same client logic (websockets' asyncio client, one event loop): a client
 whose ``state`` lists ``view.legal`` (and not just a forced pass, which the server applies by
@@ -29,7 +31,8 @@ Figures, over ``--seconds`` after ``--warmup``:
 - deliveries/s: ``state`` frames received by all clients;
 - connections opened, failed (a failed handshake, no ``welcome``, or a close we did not ask for);
 - server RSS (VmRSS of /proc/PID/status, the peak of samples over the whole run; VmHWM beside it)
-  and CPU (% of one core: utime+stime of /proc/PID/stat over the window); the client's own CPU.
+  and CPU (% of one core: utime+stime of /proc/PID/stat over the window), and that CPU per
+  delivered ``state`` frame (µs; issue 15 compares ours with the fan-out's); the client's own CPU.
 
 A table has at most one client action in flight (its next turn comes with the update), so the load
 is a closed loop: when the server cannot keep up, the pace falls below ``--pace`` and the latency
@@ -45,11 +48,11 @@ worker processes cost the players' latency (``server CPU`` is the server process
 workers' CPU shows as ``bot workers CPU``).
 
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
-[--database-url postgresql+asyncpg://…] [--compression none|deflate] [--skip-baseline]
+[--database-url postgresql+asyncpg://…] [--compression none|deflate] [--loop L] [--ws W] [--skip-baseline]
 [--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]] [--json]``.
 The goals it judges (printed as meets/MISSES) on the all-human run: 2,000 connections (400 tables)
 at 1 action/s per table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn
-worker.
+worker; with the baseline, server CPU per delivered update at most 1.7× the fan-out's (issue 15).
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ GOAL_CONNECTIONS = 2000
 GOAL_PACE = 1.0
 GOAL_P99_MS = 50.0
 GOAL_RSS_MB = 250.0
+GOAL_CPU_RATIO = 1.7  # issue 15: server CPU per delivered update against the fan-out's
 
 
 # -- the server processes ----------------------------------------------------------------------
@@ -229,6 +233,10 @@ def domeng_server(args: argparse.Namespace, data_dir: Path, bots: bool = False) 
     }
     if bots and args.bot_workers:
         env["DOMENG_BOT_WORKERS"] = str(args.bot_workers)
+    if args.loop:
+        env["DOMENG_LOOP"] = args.loop
+    if args.ws:
+        env["DOMENG_WS_IMPL"] = args.ws
     command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(data_dir)]
     if args.database_url:
         command += ["--database-url", args.database_url]
@@ -241,6 +249,8 @@ def fanout_server(args: argparse.Namespace, frame_bytes: int, data_dir: Path) ->
     script = str(ROOT / "benchmarks" / "fanout_server.py")
     command = [sys.executable, script, "--port", "0", "--frame-bytes", str(frame_bytes)]
     command += ["--compression", args.compression]
+    command += ["--loop", args.loop] if args.loop else []
+    command += ["--ws", args.ws] if args.ws else []
     return ServerProcess("fan-out baseline", command, dict(os.environ), data_dir / "fanout.log")
 
 
@@ -631,6 +641,9 @@ def figures(
         "server_rss_mb_peak": round(server.rss_peak_mb, 1),
         "server_rss_mb_hwm": round(server.rss_hwm_mb, 1),
         "server_cpu_pct": round(100 * cpu / window, 1),
+        "server_cpu_us_per_delivery": round(1e6 * cpu / stats.deliveries, 1)
+        if stats.deliveries
+        else math.nan,
         "client_cpu_pct": round(100 * mine / window, 1),
     }
 
@@ -685,6 +698,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         result["goals"] = goals(result["ours"], args)
     if "ours" in result and "baseline" in result:
         result["ratio"] = ratios(result["ours"], result["baseline"])
+        cpu_ratio = result["ratio"]["server_cpu_us_per_delivery"]
+        result["goals"][f"CPU/delivery <= {GOAL_CPU_RATIO:g}x fan-out's"] = cpu_ratio <= GOAL_CPU_RATIO
     return result
 
 
@@ -716,6 +731,8 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
         "warmup": args.warmup,
         "database": database,
         "compression": args.compression,
+        "loop": args.loop or "server default",
+        "ws": args.ws or "server default",
         "round_pause_s": args.round_pause,
         "bot_seats": args.bot_seats,
         "bot_level": args.bot_level,
@@ -733,7 +750,8 @@ def ratios(ours: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
     def ratio(a: float, b: float) -> float:
         return round(a / b, 3) if b else math.nan
 
-    result = {key: ratio(ours[key], base[key]) for key in ("actions_per_s", "deliveries_per_s")}
+    keys = ("actions_per_s", "deliveries_per_s", "server_cpu_us_per_delivery")
+    result = {key: ratio(ours[key], base[key]) for key in keys}
     for key in ("p50", "p99", "max"):
         result[f"latency_{key}"] = ratio(ours["latency_ms"][key], base["latency_ms"][key])
     return result
@@ -770,6 +788,7 @@ ROWS = (
     ("server RSS peak (MB)", "server_rss_mb_peak", "{:.1f}"),
     ("server VmHWM (MB)", "server_rss_mb_hwm", "{:.1f}"),
     ("server CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
+    ("server CPU per delivery (µs)", "server_cpu_us_per_delivery", "{:.1f}"),
     ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),
     ("client CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
     ("setup (s)", "setup_s", "{:.1f}"),
@@ -777,6 +796,7 @@ ROWS = (
 RATIO_KEYS = {
     "actions_per_s": "actions_per_s",
     "deliveries_per_s": "deliveries_per_s",
+    "server_cpu_us_per_delivery": "server_cpu_us_per_delivery",
     "p50": "latency_p50",
     "p99": "latency_p99",
     "max": "latency_max",
@@ -845,6 +865,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="permessage-deflate on both servers and the clients (default none, as domeng serve)",
     )
     parser.add_argument("--frame-bytes", type=int, help="fan-out frame size (default: ours' median)")
+    parser.add_argument(
+        "--loop", choices=("uvloop", "asyncio"), help="both servers' event loop (default: DOMENG_LOOP's)"
+    )
+    parser.add_argument(
+        "--ws",
+        choices=("websockets-sansio", "wsproto", "websockets"),
+        help="both servers' WebSocket implementation (default: DOMENG_WS_IMPL's)",
+    )
     parser.add_argument("--skip-baseline", action="store_true", help="measure ours only")
     parser.add_argument("--baseline-only", action="store_true", help="measure the fan-out only")
     parser.add_argument("--seed", type=int, default=1, help="seed of the tables' phases")

@@ -489,6 +489,39 @@ def test_group_commit_stores_200_concurrent_actions_in_order_in_few_transactions
     ]
 
 
+def test_a_group_commit_window_lets_writes_called_after_the_first_share_its_transaction(
+    database_url: str,
+) -> None:
+    """``batch_window_s`` (DOMENG_GROUP_COMMIT_S): the writer takes the first write, waits, and
+    commits everything queued meanwhile with it: one transaction for 20 writes that came while it
+    waited (the window is long here, so the count does not depend on the machine's speed)."""
+
+    async def main() -> tuple[int, int, MatchRow | None]:
+        async with Store(database_url, batch_window_s=2.0) as store:
+            match_id, code = await new_round(store)
+            before, written = store.transactions_committed, store.writes_committed
+            first = asyncio.ensure_future(store.append_action(match_id, 0, 0, 10, 0, a_pass(0), "bot"))
+            for _ in range(5):
+                await asyncio.sleep(0)  # the writer takes the first write and starts waiting
+            assert not first.done()
+            rest = [
+                store.append_action(match_id, 0, seq, 10 + seq, seq % 5, a_pass(seq % 5), "bot")
+                for seq in range(1, 20)
+            ]
+            await asyncio.gather(first, *rest)
+            return (
+                store.transactions_committed - before,
+                store.writes_committed - written,
+                await store.load_match(code),
+            )
+
+    transactions, writes, row = asyncio.run(main())
+    assert (writes, transactions) == (20, 1)
+    assert row is not None and [a.seq for a in row.rounds[0].actions] == list(range(20))
+    with pytest.raises(ValueError, match="batch_window_s"):
+        Store(database_url, batch_window_s=-0.001)
+
+
 def test_a_failing_write_fails_only_its_caller(database_url: str) -> None:
     async def body(store: Store) -> tuple[list[object], MatchRow | None, int, int]:
         match_id, code = await new_round(store)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import func, insert, literal, update
+from sqlalchemy import bindparam, func, insert, literal, update
 from sqlalchemy.engine import Connection
 
 from app.store.chat import ChatStore
@@ -49,6 +49,16 @@ __all__ = [
 _FINAL_STATUSES: Final = ("finished", "abandoned")
 CLOSED_REASONS: Final = ("admin", "idle")
 """``matches.closed_reason``: why a match was stored ``abandoned``."""
+
+# Statements built once (the hot path of a room: a round's end, the next deal): SQLAlchemy
+# compiles each once and caches it, so a write only binds its values.
+_INSERT_ROUND: Final = insert(Round)
+_INSERT_TALLIES: Final = insert(Tally)
+_END_ROUND: Final = (
+    update(Round)
+    .where(Round.match_id == bindparam("m"), Round.index == bindparam("i"))
+    .values(ended_at=bindparam("at"), outcome=bindparam("out"), table_after=bindparam("after"))
+)
 
 
 class Store(MatchReads, MatchWrites, ChatStore, HintStore):
@@ -88,16 +98,15 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             for change in seats:
                 _write_seat(connection, match_id, change.seat, change.spec, now)
             if new_round is not None:
-                connection.execute(
-                    insert(Round).values(
-                        match_id=match_id,
-                        index=new_round.index,
-                        seed=new_round.seed,
-                        commitment=new_round.commitment,
-                        deal=new_round.deal,
-                        started_at=now,
-                    )
-                )
+                row = {
+                    "match_id": match_id,
+                    "index": new_round.index,
+                    "seed": new_round.seed,
+                    "commitment": new_round.commitment,
+                    "deal": new_round.deal,
+                    "started_at": now,
+                }
+                connection.execute(_INSERT_ROUND, row)
             settings: dict[str, Any] = {}
             if open_table is not None:
                 settings["open_table"] = open_table
@@ -281,11 +290,8 @@ def _write_round_end(
 ) -> None:
     """`Store.end_round` (and, when the match ended too, its ``finished`` status) inside a
     transaction."""
-    changed = connection.execute(
-        update(Round)
-        .where(Round.match_id == match_id, Round.index == index)
-        .values(ended_at=now, outcome=end.outcome, table_after=end.table_after)
-    )
+    values = {"m": match_id, "i": index, "at": now, "out": end.outcome, "after": end.table_after}
+    changed = connection.execute(_END_ROUND, values)
     if changed.rowcount != 1:
         raise NotFoundError(f"match {match_id} has no round {index}")
     rows = [
@@ -302,7 +308,7 @@ def _write_round_end(
         for t in end.tallies
     ]
     if rows:
-        connection.execute(insert(Tally), rows)
+        connection.execute(_INSERT_TALLIES, rows)
     if end.match_finished:
         _write_status(connection, match_id, "finished", version, now)
     else:

@@ -1,7 +1,9 @@
 """The store's writer: one task that commits every write ("group commit").
  callers queue operations, the writer
-takes the first, drains up to ``batch_limit`` more that are already queued, runs them all in one
-transaction and commits, and only then answers each caller. A write is therefore durable when its
+takes the first, waits ``batch_window_s`` for more (0 by default: `app.web.settings.Settings.group_commit_s`
+lets an operator trade a few milliseconds of each move for fewer transactions), drains up to
+``batch_limit`` queued ones, runs them all in one transaction and commits, and only then answers
+each caller. A write is therefore durable when its
 ``await`` returns, and writes are applied in the order they were called. When a batch fails, the
 writer retries its operations one by one, so a bad operation fails only its own caller. A write
 whose caller is cancelled still happens. ("Durable" means it survives a crash of the process; on
@@ -91,15 +93,20 @@ class Writer:
         database_url: str,
         *,
         batch_limit: int = 500,
+        batch_window_s: float = 0.0,
         checkpoint_interval_s: float = 1.0,
         on_commit: Callable[[float, int], None] | None = None,
     ) -> None:
         if batch_limit < 1:
             raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
+        if batch_window_s < 0:
+            raise ValueError(f"batch_window_s must be >= 0, got {batch_window_s}")
         if checkpoint_interval_s <= 0:
             raise ValueError(f"checkpoint_interval_s must be > 0, got {checkpoint_interval_s}")
         self.database_url = database_url
         self.batch_limit = batch_limit
+        self.batch_window_s = batch_window_s
+        """Seconds the writer waits after a batch's first write for more to join it."""
         self.checkpoint_interval_s = checkpoint_interval_s
         self.checkpoints = 0
         """SQLite: background checkpoints run so far."""
@@ -255,6 +262,8 @@ class Writer:
                 first = await queue.get()
                 if first is None:
                     return
+                if self.batch_window_s and queue.empty():
+                    await asyncio.sleep(self.batch_window_s)  # let more writes join this one
                 batch = [first]
                 stop = False
                 while len(batch) < self.batch_limit and not queue.empty():

@@ -44,7 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     secret = settings.admin_token.get_secret_value() if settings.admin_token else ""
     configure_logging(settings.log_level, settings.log_json, secrets=[secret])
     metrics = Metrics()
-    store = Store(settings.resolved_database_url(), on_commit=metrics.observe_commit)
+    store = Store(
+        settings.resolved_database_url(),
+        batch_window_s=settings.group_commit_s,
+        on_commit=metrics.observe_commit,
+    )
     # bots think in worker processes, never on the event loop (app.bots.workers)
     bots = WorkerBots(
         settings.resolved_bot_workers(),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -138,11 +138,24 @@ class Settings(BaseSettings):
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""
     hello_timeout_s: Annotated[float, Field(gt=0)] = 10.0
     """A socket that sends no ``hello`` this long after opening is closed (1008)."""
+    group_commit_s: Annotated[float, Field(ge=0, le=0.1)] = 0.0
+    """Seconds the store's writer waits after a write for others to share its transaction (group
+    commit, `app.store.writer`): each move then waits up to this much longer, and under load one
+    transaction stores many moves. 0 (the default) commits what is already queued at once; issue
+    15's measurements used 0.005."""
     send_queue_size: Annotated[int, Field(ge=4)] = 64
     ping_interval_s: Annotated[float, Field(gt=0)] = 15.0
     ping_timeout_s: Annotated[float, Field(gt=0)] = 20.0
     ws_compression: bool = False
     """permessage-deflate on WebSockets: smaller frames for a lot more server CPU per update."""
+    loop: Literal["asyncio", "uvloop"] = "asyncio"
+    """The event loop uvicorn runs. ``uvloop`` (libuv's) costs less CPU per update (the bare
+    fan-out: 56.5 against 71.8 µs per delivery, issue 15), but at the open-files limit libuv
+    accepts and closes connections without a word, so the bounded report of running out of
+    descriptors (issue 13) goes silent: asyncio stays the default until that works on both."""
+    ws_impl: Literal["websockets-sansio", "wsproto", "websockets"] = "websockets-sansio"
+    """uvicorn's WebSocket implementation (issue 15: measured with benchmarks/load.py --ws;
+    ``wsproto`` needs that package installed)."""
     log_level: str = "info"
     log_json: bool = True
 

@@ -1,0 +1,56 @@
+"""The server's stack is a setting (issue 15): ``DOMENG_LOOP=uvloop`` runs uvicorn on libuv's event
+loop, and ``DOMENG_GROUP_COMMIT_S`` makes the store's writer wait for more writes. A table plays on
+such a server exactly as on the default one: a move is stored, adopted and sent back, bots answer,
+and a restart resumes the room where it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.serverkit import Client, ServerProcess
+
+pytest.importorskip("uvloop", reason="uvloop is not installed")
+
+
+def _placeable(message: dict[str, Any]) -> bool:
+    view = message.get("view") if message["type"] == "state" else None
+    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
+
+
+def _libraries(pid: int) -> str:
+    """The shared objects mapped into process ``pid``."""
+    return Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_a_table_plays_and_resumes_on_uvloop_with_a_group_commit_window(tmp_path: Path) -> None:
+    env = {"DOMENG_LOOP": "uvloop", "DOMENG_GROUP_COMMIT_S": "0.005", "DOMENG_BOT_DELAY_S": "0.02"}
+    server = ServerProcess(tmp_path, env=env).start()
+    try:
+        assert server.proc is not None
+        assert "uvloop" in _libraries(server.proc.pid)  # libuv's loop, not asyncio's
+        room = server.create_room(bots=[None, "medium", "easy", "medium", "easy"], turn_timer_s=0)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        assert server.start_match(room["code"], room["host_token"]).status_code == 200
+        player = Client(server, room["code"], token)
+        for _ in range(2):  # two of Ana's moves, each stored and sent back, the bots in between
+            turn = player.wait_for(_placeable, timeout=60)
+            assert player.answer(turn)
+            moved = player.wait_for(lambda m, v=turn["version"]: m["type"] == "state" and m["version"] > v)
+            assert moved["events"] and moved["events"][0]["seat"] == 0
+        waiting = player.wait_for(_placeable, timeout=60)
+        player.close()
+    finally:
+        server.stop()
+
+    again = ServerProcess(tmp_path, env=env).start()
+    try:
+        back = Client(again, room["code"], token)
+        resumed = back.wait_for(lambda m: m["type"] == "state")
+        assert resumed["version"] == waiting["version"]  # every acknowledged move was stored
+        assert resumed["view"]["hand"] == waiting["view"]["hand"]
+        back.close()
+    finally:
+        again.stop()
