@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,7 +50,16 @@ def test_the_round_end_panel_reviews_my_decisions(
         button = page.locator(f"{PANEL} .review-button")
         assert button.text_content() == catalog["review.button"]
         button.click()
-        page.wait_for_selector(f"{PANEL} .review-summary", timeout=120_000)  # after the progress line
+        # after the progress line, the summary; a click the page did not take (the panel still
+        # settling as it opened) leaves the button: click it again, as a player would
+        deadline = time.monotonic() + 120
+        while not page.locator(f"{PANEL} .review-summary").count():
+            assert time.monotonic() < deadline, page.inner_html(f"{PANEL} .review-body")
+            failed = page.locator(f"{PANEL} .review-failed")
+            assert not failed.count(), failed.text_content()
+            if page.locator(f"{PANEL} .review-button").count():
+                page.locator(f"{PANEL} .review-button").click()
+            page.wait_for_timeout(100)
 
         review = httpx.get(
             f"{server.url}/api/rooms/{code}/rounds/0/review",

@@ -11,6 +11,8 @@ import { miniTile } from "./tiles.js";
 
 /** Reviews already fetched, by "code:round" (the server caches them too; this saves the trip). */
 const fetched = new Map();
+/** Reviews being fetched, by "code:round": a panel drawn again meanwhile waits for the same one. */
+const pending = new Map();
 
 const rounded = (x) => Math.round(x * 100) / 100;
 
@@ -98,11 +100,18 @@ export function reviewSection(code, round, token) {
   const show = (review) => replace(body, reviewList(review));
   const ask = async (attempt = 1) => {
     replace(body, h("p", { class: "review-working", role: "status", "aria-busy": "true" }, h("span", { class: "spinner", "aria-hidden": "true" }), " ", t("review.working")));
+    if (!pending.has(key)) {
+      const asked = getReview(code, round, token).then((review) => {
+        fetched.set(key, review);
+        return review;
+      });
+      pending.set(key, asked);
+      asked.finally(() => pending.delete(key)).catch(() => {});
+    }
     try {
-      const review = await getReview(code, round, token);
-      fetched.set(key, review);
-      show(review);
+      show(await pending.get(key));
     } catch (error) {
+      if (!section.isConnected) return; // this panel was closed or drawn again
       if (error.code === "reviews_busy" && attempt < 4) {
         setTimeout(() => ask(attempt + 1), 3000 * attempt);
         return;
@@ -115,6 +124,7 @@ export function reviewSection(code, round, token) {
     }
   };
   if (fetched.has(key)) show(fetched.get(key));
+  else if (pending.has(key)) ask();
   else replace(body, h("p", { class: "review-intro" }, t("review.offer")), h("button", { class: "btn review-button", type: "button", onclick: () => ask() }, t("review.button")));
   return section;
 }
