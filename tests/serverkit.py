@@ -40,6 +40,39 @@ _LIMITED = (
 """``python -c`` that sets the open-files limit, then runs ``app.cli`` with the same arguments."""
 
 
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command's name (state first), or None when the
+    process is gone."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie has)."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def children_of(pid: int) -> dict[int, int]:
+    """The live processes whose parent is ``pid``, each with its niceness (from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        fields = _stat(int(entry.name)) if entry.name.isdigit() else None
+        if fields is not None and int(fields[1]) == pid and fields[0] != "Z":
+            found[int(entry.name)] = int(fields[16])
+    return found
+
+
+def wait_gone(pids: list[int], timeout: float = 60.0) -> list[int]:
+    """Wait (bounded by ``timeout`` seconds) until none of ``pids`` is alive; those still alive."""
+    deadline = time.monotonic() + timeout
+    while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
 class ServerProcess:
     """``domeng serve`` in a subprocess; ``url`` is its base URL once `start` returns."""
 
@@ -95,18 +128,10 @@ class ServerProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def children(self) -> list[int]:
-        """The process ids whose parent is the server (its bot and review workers, with
-        multiprocessing's resource tracker), read from /proc."""
+        """The live processes whose parent is the server (its bot and review workers, with
+        multiprocessing's resource tracker)."""
         assert self.proc is not None
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(") ", 1)[1].split()
-            except (OSError, IndexError):  # the process ended while we looked
-                continue
-            if int(fields[1]) == self.proc.pid:
-                found.append(int(stat.parent.name))
-        return found
+        return list(children_of(self.proc.pid))
 
     def kill(self) -> None:
         """SIGKILL: the crash of the restart-recovery tests."""

@@ -19,6 +19,7 @@ from engine.core import Phase, State
 from engine.tiles import Tile
 from engine.variants import make_rules
 from engine.views import PlayerView, player_view
+from tests.serverkit import alive
 
 LEVEL = "medium"
 
@@ -32,14 +33,6 @@ def _rounds(variant: str, options: dict[str, object], seats: int | None, rounds:
             return
         state.start_round(rules.deal(rng))
         yield state
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[1].split()[0] != "Z"  # a zombie has exited
-    except FileNotFoundError:
-        return False
 
 
 async def _play_round(bots: WorkerBots, state: State, seed: int, level: str = LEVEL) -> int:
@@ -100,7 +93,7 @@ def test_a_killed_worker_is_replaced_and_the_decision_retried() -> None:
             assert bots.replaced == 1
             assert bots.fallbacks == 0  # retried in the new pool, not decided in-process
             assert after.isdisjoint(before) and len(after) == 2
-            assert not _alive(victim)
+            assert not alive(victim)
 
     asyncio.run(main())
 
@@ -119,7 +112,7 @@ def test_a_stuck_worker_times_out_the_fallback_plays_and_the_pool_is_renewed() -
             assert (bots.replaced, bots.fallbacks) == (1, 1)
             (fresh,) = await bots.worker_pids()
             assert fresh != stuck
-            assert not _alive(stuck)  # killed, not left stopped
+            assert not alive(stuck)  # killed, not left stopped
             assert await bots.decide("medium", view, 3) == action
             assert bots.fallbacks == 1
             assert told == [("hard", True), ("medium", False)]
@@ -132,9 +125,9 @@ def test_close_leaves_no_worker_and_refuses_decisions() -> None:
         bots = WorkerBots(2)
         await bots.start()
         pids = await bots.worker_pids()
-        assert pids and all(_alive(pid) for pid in pids)
+        assert pids and all(alive(pid) for pid in pids)
         await bots.close()
-        assert not any(_alive(pid) for pid in pids)
+        assert not any(alive(pid) for pid in pids)
         await bots.close()  # idempotent
         state = next(_rounds("domeng", {"camat_target": 1}, None, 1))
         with pytest.raises(RuntimeError, match="closed"):

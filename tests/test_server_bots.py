@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,35 +12,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serverkit import Client, ServerProcess, my_turn_to_place
+from tests.serverkit import Client, ServerProcess, my_turn_to_place, wait_gone
 
 THINK_MS = 4000
 """The hard bots' budget here: long enough that a room's three round trips fit many times over."""
-
-
-def _children(pid: int) -> set[int]:
-    """The live processes whose parent is ``pid`` (from /proc; zombies do not count)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid and fields[0] != "Z":
-                    found.add(int(entry.name))
-    return found
 
 
 def _command(pid: int) -> str:
     with contextlib.suppress(OSError):
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
     return "?"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.fixture
@@ -133,15 +113,13 @@ def test_stopping_the_server_leaves_no_bot_worker(server: ServerProcess) -> None
     assert counted and float(counted.group(1)) >= 1, metrics
     assert re.search(r"^domeng_bot_fallbacks_total 0\.0$", metrics, re.M)
     assert server.proc is not None
-    workers = _children(server.proc.pid)
+    workers = server.children()
     assert any("spawn_main" in _command(pid) for pid in workers), "the bots decide in a worker process"
     spectator.close()
     server.stop()
     assert "Application shutdown complete" in server.log()  # a clean stop (uvicorn re-raises SIGTERM)
     # the workers are gone with the server; multiprocessing's resource tracker (a child too) ends
     # when it reads the end of its pipe from the server that exited: wait for that, bounded
-    deadline = time.monotonic() + 20
-    while (left := [pid for pid in workers if _alive(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    left = wait_gone(workers, timeout=20)
     assert not left, [_command(pid) for pid in left]
     assert "Traceback" not in server.log()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, wait_gone
 
 DATABASES = ["sqlite"] + (["postgresql"] if os.environ.get("DOMENG_TEST_POSTGRES_URL") else [])
 
@@ -24,14 +24,6 @@ def _can_play(message: dict[str, Any]) -> bool:
     """A state where the seat may place a tile (a forced pass is the server's to apply)."""
     view = message.get("view") if message["type"] == "state" else None
     return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not exited (a zombie has)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def _latest_state(client: Client, window: float = 0.5) -> dict[str, Any]:
@@ -78,9 +70,7 @@ def test_kill_9_mid_round_loses_no_acknowledged_action(tmp_path: Path, database:
     finally:
         first.stop()
     # a server killed with SIGKILL cannot stop its bot workers: they see it gone and end themselves
-    deadline = time.monotonic() + 60
-    while (left := [pid for pid in workers if _running(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    left = wait_gone(workers)
     assert not left, f"workers outlived their server: {left}"
 
     second = ServerProcess(tmp_path, env=env, database_url=_database_url(database)).start()

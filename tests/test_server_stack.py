@@ -6,18 +6,12 @@ and a restart resumes the room where it was."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 pytest.importorskip("uvloop", reason="uvloop is not installed")
-
-
-def _placeable(message: dict[str, Any]) -> bool:
-    view = message.get("view") if message["type"] == "state" else None
-    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
 
 
 def _libraries(pid: int) -> str:
@@ -36,11 +30,11 @@ def test_a_table_plays_and_resumes_on_uvloop_with_a_group_commit_window(tmp_path
         assert server.start_match(room["code"], room["host_token"]).status_code == 200
         player = Client(server, room["code"], token)
         for _ in range(2):  # two of Ana's moves, each stored and sent back, the bots in between
-            turn = player.wait_for(_placeable, timeout=60)
+            turn = player.wait_for(my_turn_to_place, timeout=60)
             assert player.answer(turn)
             moved = player.wait_for(lambda m, v=turn["version"]: m["type"] == "state" and m["version"] > v)
             assert moved["events"] and moved["events"][0]["seat"] == 0
-        waiting = player.wait_for(_placeable, timeout=60)
+        waiting = player.wait_for(my_turn_to_place, timeout=60)
         player.close()
     finally:
         server.stop()
