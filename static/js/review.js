@@ -7,7 +7,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { miniTile } from "./tiles.js";
+import { miniTile, pips } from "./tiles.js";
 
 /** Reviews already fetched, by "code:round" (the server caches them too; this saves the trip). */
 const fetched = new Map();
@@ -21,20 +21,28 @@ export const getReview = (code, round, token) =>
   api("GET", `/api/rooms/${encodeURIComponent(code)}/rounds/${round}/review`, undefined, token);
 
 /** An action of the review (RECORD.md JSON) as words: "2–2 on the left", "draw", "pass"… */
-export function optionText(action) {
+export function optionText(action, ends = null) {
   if (action.pass) return tf("review.pass");
   if (action.draw) return tf("review.draw");
-  if (Array.isArray(action.lempas)) return tf("review.lempas", { left: miniTile(action.lempas[0]), right: miniTile(action.lempas[1]) });
+  if (Array.isArray(action.play)) {
+    // two lempas (RECORD.md: "play": ["a-a", "b-b"], K4): each goes on the end showing its number
+    const [a, b] = action.play;
+    const [left, right] = ends && pips(b)[0] === ends[0] && pips(a)[0] !== ends[0] ? [b, a] : [a, b];
+    return tf("review.lempas", { left: miniTile(left), right: miniTile(right) });
+  }
   const tile = miniTile(action.play);
   if (action.end === "L") return tf("review.play_left", { tile });
   if (action.end === "R") return tf("review.play_right", { tile });
   return tf("review.play", { tile });
 }
 
+/** The ends of the chain a decision saw ([left, right] pips), or null before the opening. */
+const chainEnds = (decision) => (decision.chain.length ? [decision.chain[0][0], decision.chain[decision.chain.length - 1][1]] : null);
+
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The tile an action places (the first of two lempas), or null. */
-const placed = (action) => action.play || (Array.isArray(action.lempas) ? action.lempas[0] : null);
+const placed = (action) => (Array.isArray(action.play) ? action.play[0] : action.play || null);
 
 /** The chain as the seat saw it, with ``chosen`` and ``best`` drawn at the ends they took. */
 function chainLine(decision) {
@@ -69,7 +77,7 @@ function decisionItem(decision, review, index) {
       return h(
         "li",
         { class: `review-option${chosen ? " chosen" : ""}${best ? " best" : ""}` },
-        h("span", { class: "review-what" }, optionText(option.action)),
+        h("span", { class: "review-what" }, optionText(option.action, chainEnds(decision))),
         h("span", { class: "review-cost" }, t(unit, { n: rounded(option.cost) })),
         chosen ? h("span", { class: "tag tag-you" }, t("review.your_choice")) : null,
         best ? h("span", { class: "tag tag-best" }, t("review.best")) : null,

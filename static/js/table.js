@@ -278,7 +278,7 @@ export class TableView {
   hintedTile() {
     const hint = this.hinted;
     if (!hint || hint.version !== this.ctl.version) return null;
-    const tile = hint.action.play ?? (Array.isArray(hint.action.lempas) ? hint.action.lempas[0] : null);
+    const tile = Array.isArray(hint.action.play) ? hint.action.play[0] : hint.action.play; // two lempas: the first
     return typeof tile === "string" ? tileKey(tile) : null;
   }
 
@@ -299,7 +299,7 @@ export class TableView {
   }
 
   showHint(action) {
-    toast(tf("hint.shown", { action: optionText(action) }), "info", 4000);
+    toast(tf("hint.shown", { action: optionText(action, this.ctl.view?.ends) }), "info", 4000);
   }
 
   /** ``hint`` (the action, for this seat) and ``hint_used`` (someone used one) from the server. */
