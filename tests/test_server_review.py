@@ -113,15 +113,20 @@ def test_reviews_run_in_a_worker_process_of_their_own(server: ServerProcess) -> 
     a lower CPU priority than the bots' (niceness +10 against +5), so a review never takes a bot's
     worker and the tables come first on a busy machine. (The test asks for its own review: the
     suite's workers may run the test above on another server.)"""
-    room = server.create_room(variant="kozel", seats=2, bots=[None, "medium"], turn_timer_s=0)
-    token = server.claim(room["code"], 0, "Niceness").json()["token"]
+    room = server.create_room(variant="kozel", seats=2, bots=["medium", "medium"], turn_timer_s=0)
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    client = Client(server, room["code"], token)
+    watcher = Client(server, room["code"])  # bots play while someone watches
     try:
-        _play_first_round(client)
+        watcher.wait_for(
+            lambda m: m["type"] == "state" and m["view"] and m["view"]["phase"] != "playing", timeout=120
+        )
     finally:
-        client.close()
-    assert _review(server, room["code"], 0, token).status_code == 200
+        watcher.close()
+    with admin_client(server) as admin:
+        found = admin.get("/api/admin/matches", params={"per_page": 200}).json()["items"]
+        match_id = next(m["id"] for m in found if m["code"] == room["code"])
+        reviewed = admin.get(f"/api/admin/matches/{match_id}/rounds/0/review", params={"seat": 0})
+        assert reviewed.status_code == 200, reviewed.text
     assert server.proc is not None
     niceness = sorted(children_of(server.proc.pid).values())
     assert 5 in niceness and 10 in niceness, niceness
