@@ -72,9 +72,11 @@ def test_idle_unfinished_matches_count_as_abandoned_in_filter_and_status(databas
             }
             assert set(await listed(future, "abandoned")) == {waiting, playing, closed}
             assert await listed(future, "waiting") == {} and await listed(future, "playing") == {}
-            # one stored action makes a match active again
+            # one stored action makes a match active again (the cutoff from before the write, so
+            # however long the write takes, the action comes after it)
+            acted = datetime.now(UTC)
             await store.append_action(playing, 0, 0, 3, 0, {"seat": 0, "pass": True}, "server")
-            later = await listed(datetime.now(UTC) - timedelta(milliseconds=500))
+            later = await listed(acted - timedelta(milliseconds=500))
             assert later[playing] == ("playing", None)
             players = await list_players(store, "citra", 1, 10)
             assert [(p.display_name, p.matches, p.rounds) for p in players.items] == [("Citra", 3, 0)]
