@@ -127,6 +127,13 @@ def test_long_joined_emoji_and_right_to_left_names_keep_their_place(
         )
         play_turn(page)
     page.wait_for_selector(".plate .tag-mappano")
+    # Ana's turn with a placer tagged: the table waits for her, so no update from the server
+    # replaces the view drawn below before it is read
+    page.wait_for_function(
+        "() => { const v = window.__domeng.view; return v?.phase === 'playing' && v.to_act === 0"
+        " && v.last_placer !== null && !!document.querySelector('.plate .tag-mappano'); }",
+        timeout=60_000,
+    )
     # the most a plate carries: last mappano, camat and elections on one seat (drawn by the client
     # from a view that says so; the server's view is the same shape)
     page.evaluate(
