@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from app.edge.protocol import CLOSE_REPLACED, CLOSE_ROOM_CLOSED, CLOSE_SEAT_LEFT
+from app.edge.protocol import CLOSE_REPLACED, CLOSE_ROOM_CLOSED, CLOSE_SEAT_LEFT, CLOSE_TRY_AGAIN
 from app.rooms.ports import CloseReason
 
 __all__ = ["CLOSES", "close_for"]
@@ -15,6 +15,7 @@ CLOSES: Final[dict[CloseReason, tuple[int, str]]] = {
     "seat_left": (CLOSE_SEAT_LEFT, "the player left this seat"),
     "room_closed": (CLOSE_ROOM_CLOSED, "the room was closed by an admin"),
     "server_restart": (CLOSE_ROOM_CLOSED, "the server is restarting"),
+    "room_moved": (CLOSE_TRY_AGAIN, "this room moved to another server; reconnect"),
 }
 """Every `CloseReason` → (close code, reason text) (docs/protocol.md)."""
 

@@ -17,6 +17,7 @@ from app.edge.protocol import (
     CLOSE_INVALID,
     CLOSE_POLICY,
     CLOSE_ROOM_CLOSED,
+    CLOSE_TRY_AGAIN,
     CLOSE_UNSUPPORTED,
     ActionMessage,
     AnyClientMessage,
@@ -67,12 +68,18 @@ class SocketCounter:
 @sockets.websocket("/ws/rooms/{code}")
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
-    holds at most ``max_sockets_per_address`` of them at once (1008 past that)."""
+    holds at most ``max_sockets_per_address`` of them at once (1008 past that). A room another
+    server process hosts (docs/cluster.md) closes it with 1013: the client tries again."""
     await websocket.accept()
     state = websocket.app.state
     hub: Hub = state.hub
     counter: SocketCounter = state.sockets
-    if await hub.open(code) is None:  # from the store when it is not in memory
+    try:
+        found = await hub.open(code)  # from the store when it is not in memory
+    except RoomError as error:  # hosted by another process, or its ownership unknown now
+        await websocket.close(CLOSE_TRY_AGAIN, error.message)
+        return
+    if found is None:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
         return
     address = websocket.client.host if websocket.client else ""
@@ -89,7 +96,10 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     async def join(hello: HelloMessage) -> Room:
         nonlocal room
         for _ in range(3):  # the room may have been unloaded while the hello was awaited
-            room = await hub.open(code)
+            try:
+                room = await hub.open(code)
+            except RoomError as error:  # it moved to another process meanwhile
+                raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
             if room is None:
                 raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
             try:

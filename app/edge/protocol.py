@@ -24,6 +24,7 @@ __all__ = [
     "CLOSE_SEAT_LEFT",
     "CLOSE_TOO_BIG",
     "CLOSE_TOO_SLOW",
+    "CLOSE_TRY_AGAIN",
     "CLOSE_UNSUPPORTED",
     "ActionMessage",
     "ActionPayload",
@@ -51,6 +52,9 @@ CLOSE_TOO_BIG = 1009
 """A frame over the size limit."""
 CLOSE_INTERNAL = 1011
 """An unexpected server fault."""
+CLOSE_TRY_AGAIN = 1013
+"""Try again later (RFC 6455's registered code): the room is hosted by another server process, or
+moved to one, or its ownership cannot be checked now (docs/cluster.md). The client reconnects."""
 CLOSE_REPLACED = 4001
 """Another connection took this seat with the same token."""
 CLOSE_TOO_SLOW = 4002

@@ -1,4 +1,5 @@
-"""The hub: every room this process hosts, their creation, and restart recovery."""
+"""The hub: every room this process hosts, their creation, and restart recovery; with several
+processes (docs/cluster.md), the lease each room is held under."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.local import LocalBots, LoopClock
-from app.rooms.ports import BotPort, Clock
+from app.rooms.ports import BotPort, Clock, Lease, Leases, MatchStore
 from app.rooms.recovery import resume, round_end
 from app.rooms.room import Room
 from app.rooms.seats import SeatInfo, hash_token
-from app.store import RoomRow, SeatSpec, Store
+from app.store import FencedOutError, FencedStore, RoomRow, SeatSpec, Store
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
@@ -33,9 +34,18 @@ __all__ = [
 
 _log = structlog.get_logger("domeng.hub")
 
+_RETRY: dict[str, str] = {"Retry-After": "1"}
+_LOADABLE = ("waiting", "playing", "finished")
+
 
 class Hub:
-    """Rooms by code. One per server process; its rooms share its store, clock and bots."""
+    """Rooms by code. One per server process; its rooms share its store, clock and bots.
+
+    With ``leases`` (several processes, docs/cluster.md) a room is loaded or created only under
+    its lease, taken first; its writes carry the lease's fencing token (`app.store.FencedStore`),
+    and a lost lease (or a write refused by the fence) unloads it at once, closing its sockets
+    (``room_moved``) so their clients reconnect to the room's new owner. Without ``leases`` none
+    of this happens: one process, as before."""
 
     def __init__(
         self,
@@ -45,6 +55,7 @@ class Hub:
         *,
         clock: Clock | None = None,
         bots: BotPort | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -58,6 +69,10 @@ class Hub:
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
         self._next_scan = 0.0  # clock time of the next scan of the store for idle matches
+        self.leases = leases
+        self.held: dict[str, Lease] = {}
+        """The lease of each room in memory, by code (with ``leases`` only)."""
+        self._stopping: set[asyncio.Task[None]] = set()  # rooms unloaded on a lost lease
 
     def get(self, code: str) -> Room | None:
         """The room with this code if it is in memory, or None (`open` loads it)."""
@@ -94,7 +109,9 @@ class Hub:
         match, `app.store.Store.load_room`) and that match can still be played (waiting, or
         playing), or is finished (shown as it ended); None for an unknown code, an abandoned match
         or one that cannot be rebuilt (logged). Two callers opening the same room at once get the
-        same room."""
+        same room. With leases, raises `RoomError` (503, ``Retry-After``): ``room_elsewhere`` while
+        another process holds the room's lease, ``room_unavailable`` while the leases cannot be
+        reached (docs/cluster.md)."""
         room = self.rooms.get(code)
         if room is not None:
             return room
@@ -107,13 +124,31 @@ class Hub:
         return await asyncio.shield(loading)
 
     async def _load(self, code: str) -> Room | None:
+        if self.leases is None:
+            return await self._load_row(code, self.store)
+        matches = await self.store.room_matches(code)
+        if not matches or matches[-1].status not in _LOADABLE:
+            return None  # no lease (nor fence counter) for a code that names no room
+        lease = await self._take(code)
+        try:
+            room = await self._load_row(code, self._fenced(lease))
+        except BaseException:
+            await self._give_up(lease)
+            raise
+        if room is None:
+            await self._give_up(lease)
+        else:
+            self.held[code] = lease
+        return room
+
+    async def _load_row(self, code: str, store: MatchStore) -> Room | None:
         row = await self.store.load_room(code)
-        if row is None or row.match.status not in ("waiting", "playing", "finished"):
+        if row is None or row.match.status not in _LOADABLE:
             return None
         if code in self.rooms:  # created meanwhile (codes are random: never in practice)
             return self.rooms[code]
         try:
-            room = self.restore(row)
+            room = self.restore(row, store)
             last = row.match.rounds[-1] if row.match.rounds else None
             if last is not None and last.outcome is None and row.match.status == "playing":
                 # a round's last action stored without its end (older databases): store it now
@@ -146,6 +181,7 @@ class Hub:
         status: str,
         version: int,
         room_match: int = 1,
+        store: MatchStore | None = None,
     ) -> Room:
         return Room(
             room_match=room_match,
@@ -158,7 +194,7 @@ class Hub:
             status=status,
             version=version,
             config=self.config,
-            store=self.store,
+            store=store or self.store,
             clock=self.clock,
             bots=self.bots,
             metrics=self.metrics,
@@ -191,7 +227,32 @@ class Hub:
         host_token = secrets.token_urlsafe(32)
         timer = self.config.turn_timer_s if turn_timer_s is None else turn_timer_s
         seats = [SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)]
-        match_id = await self.store.create_match(
+        lease = None if self.leases is None else await self._take(code, new=True)
+        store: MatchStore = self.store if lease is None else self._fenced(lease)
+        try:
+            room = await self._create(code, host_token, rules, timer, seats, hints, store)
+        except BaseException:
+            if lease is not None:
+                await self._give_up(lease)
+            raise
+        if lease is not None:
+            self.held[code] = lease
+        if owner is not None:
+            self.owners[code] = owner
+        _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
+        return room, host_token
+
+    async def _create(
+        self,
+        code: str,
+        host_token: str,
+        rules: Rules,
+        timer: float,
+        seats: list[SeatInfo],
+        hints: bool,
+        store: MatchStore,
+    ) -> Room:
+        match_id = await store.create_match(
             code=code,
             variant=rules.name,
             options=rules.options(),
@@ -211,13 +272,11 @@ class Hub:
             host_token_hash=hash_token(host_token),
             status="waiting",
             version=0,
+            store=store,
         )
         room.hints = hints
         self._add(room)
-        if owner is not None:
-            self.owners[code] = owner
-        _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
-        return room, host_token
+        return room
 
     def _add(self, room: Room) -> None:
         self.rooms[room.code] = room
@@ -227,15 +286,18 @@ class Hub:
     async def recover(self) -> int:
         """At start-up: how many unfinished matches the store holds. None is loaded now: each
         room comes back from the store when someone opens it (`open`), so start-up does not
-        grow with the stored history (issue 13)."""
+        grow with the stored history (issue 13). Starts the leases, if any."""
+        if self.leases is not None:
+            await self.leases.start()
         count = await self.store.count_active()
         if count:
             _log.info("rooms_stored", count=count)
         return count
 
-    def restore(self, row: RoomRow) -> Room:
+    def restore(self, row: RoomRow, store: MatchStore | None = None) -> Room:
         """The room of a stored match, its game resumed from its last round's start (its task not
-        started). Raises ValueError, KeyError or `EngineError` when it cannot be rebuilt."""
+        started), writing to ``store`` (default: the hub's). Raises ValueError, KeyError or
+        `EngineError` when it cannot be rebuilt."""
         match = row.match
         rules = make_rules(match.variant, match.options, match.seat_count)
         seats = [
@@ -252,6 +314,7 @@ class Hub:
             status=match.status,
             version=match.version,
             room_match=match.room_match,
+            store=store,
         )
         room.open_table = match.open_table
         room.listed_at = self.clock.time() if match.open_table else None
@@ -302,7 +365,8 @@ class Hub:
         for match_id, code in await self.store.idle_matches(cutoff):
             if code in self.rooms or code in self._loading:
                 continue
-            await self.store.abandon(match_id, "idle")
+            if not await self._abandon_stored(match_id, code):
+                continue
             _log.info("room_abandoned", room=code, match=match_id, why="idle")
             abandoned += 1
         return self._swept(unloaded, abandoned)
@@ -325,10 +389,12 @@ class Hub:
 
     async def unload(self, room: Room) -> bool:
         """Take ``room`` out of memory if it is idle (`Room.idle_s`); everything it holds is
-        stored, and `open` brings it back. Whether it was unloaded."""
+        stored, and `open` brings it back (its lease, if any, is released after its task stopped).
+        Whether it was unloaded."""
         if not self._retire(room):
             return False
         await room.stop()
+        await self.release(room.code)
         self.metrics.rooms_unloaded.inc()
         _log.info("room_unloaded", room=room.code, status=room.status, version=room.version)
         return True
@@ -339,19 +405,126 @@ class Hub:
         if not self._retire(room):
             return False
         await room.stop()
-        await self.store.abandon(room.match_id, "idle")
+        try:
+            await self.store.abandon(room.match_id, "idle", fence=self.fence_of(room.code))
+        finally:
+            await self.release(room.code)
         room.status = "abandoned"
         _log.info("room_abandoned", room=room.code, match=room.match_id, why="idle")
         return True
 
     async def stop(self) -> None:
         """Stop the sweeper and every room's task (connections are closed by the server's
-        shutdown)."""
+        shutdown), then give up the rooms' leases and close them."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
-        await asyncio.gather(*(room.stop() for room in self.rooms.values()))
+        await asyncio.gather(*(room.stop() for room in self.rooms.values()), *self._stopping)
+        for code in list(self.held):  # another process may take the rooms at once
+            await self.release(code)
+        if self.leases is not None:
+            await self.leases.close()
+
+    # -- leases (several processes: docs/cluster.md) ---------------------------------------------
+
+    def fence_of(self, code: str) -> int | None:
+        """The fencing token the room ``code`` in memory is held under (None without leases)."""
+        lease = self.held.get(code)
+        return None if lease is None else lease.token
+
+    def _fenced(self, lease: Lease) -> FencedStore:
+        return FencedStore(self.store, lease.token, on_fenced=lambda: self._lost(lease))
+
+    async def _take(self, code: str, *, new: bool = False) -> Lease:
+        """Room ``code``'s lease, and, unless the room is ``new``, its stored fence raised to the
+        lease's token (`app.store.Store.claim_room`) before anything of it is read. Raises
+        `RoomError` (503) when another process holds it or the leases cannot be reached."""
+        assert self.leases is not None
+        try:
+            lease = await self.leases.acquire(code, self._lost)
+        except ConnectionError:
+            raise RoomError(
+                "room_unavailable", "the room's server cannot be found right now; try again", 503, _RETRY
+            ) from None
+        if lease is None:
+            raise RoomError("room_elsewhere", "this room is hosted by another server; try again", 503, _RETRY)
+        try:
+            await self._claim(lease)
+        except BaseException:
+            await self._give_up(lease)
+            raise
+        return lease
+
+    async def _claim(self, lease: Lease) -> None:
+        assert self.leases is not None
+        try:
+            await self.store.claim_room(lease.code, lease.token)
+        except FencedOutError as stale:
+            # the store knows a higher token than the leases (their data was lost): take one above it
+            _log.warning("room_fence_behind", room=lease.code, token=lease.token, stored=stale.stored)
+            if not await self.leases.advance(lease, stale.stored):
+                raise RoomError(
+                    "room_elsewhere", "this room is hosted by another server", 503, _RETRY
+                ) from None
+            await self.store.claim_room(lease.code, lease.token)
+
+    async def _give_up(self, lease: Lease) -> None:
+        if self.held.get(lease.code) is lease:
+            del self.held[lease.code]
+        if self.leases is not None:
+            await self.leases.release(lease)
+
+    async def release(self, code: str) -> None:
+        """Give up the lease of room ``code`` (a no-op without one): call it once the room is out
+        of memory and its task stopped (`app.admin.live.close_room`)."""
+        lease = self.held.get(code)
+        if lease is not None:
+            await self._give_up(lease)
+
+    async def _abandon_stored(self, match_id: int, code: str) -> bool:
+        """Store an idle match that is not in memory as abandoned, under its room's lease when
+        there are leases (skipped while another process holds the room). Whether it was."""
+        if self.leases is None:
+            await self.store.abandon(match_id, "idle")
+            return True
+        try:
+            lease = await self._take(code)
+        except RoomError:
+            return False
+        try:
+            return await self.store.abandon(match_id, "idle", fence=lease.token)
+        finally:
+            await self._give_up(lease)
+
+    def _lost(self, lease: Lease) -> None:
+        """The room's lease is lost (not renewed in time, or a write refused by its fence): the
+        room leaves memory at once and its sockets close (``room_moved``, the client reconnects);
+        its task stops in the background (what it had queued is refused by the fence, or stored
+        if no other process took the room yet)."""
+        if self.held.get(lease.code) is not lease:
+            return
+        del self.held[lease.code]
+        room = self.rooms.get(lease.code)
+        if room is None:
+            return
+        room.retired = True
+        del self.rooms[lease.code]
+        self.owners.pop(lease.code, None)
+        self.metrics.rooms.set(len(self.rooms))
+        sockets = len(room.conns)
+        room.close_all("room_moved")
+        task = asyncio.ensure_future(self._stop_lost(room, lease))
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+        _log.warning(
+            "room_lease_lost", room=room.code, token=lease.token, sockets=sockets, version=room.version
+        )
+
+    async def _stop_lost(self, room: Room, lease: Lease) -> None:
+        await room.stop()
+        if self.leases is not None:  # after a refused write the lease is still renewed: stop that
+            await self.leases.release(lease)
 
 
 async def store_finished_round(room: Room) -> None:

@@ -1,8 +1,10 @@
 """What a room talks to, as ports: an `Outbox` per connection, the `MatchStore`, a `Clock` and the
-`BotPort`. The room imports no socket, database or process type: the socket edge implements
-`Outbox` (`app.edge.connection.Connection`), the store implements `MatchStore`
-(`app.store.Store`), `app.rooms.local` holds the clock and the bots of one process, and tests bring
-fakes (a clock whose timers they advance, an outbox that keeps what it was sent).
+`BotPort`; and what the hub holds rooms under when several processes share them, `Leases`
+(docs/cluster.md). The room imports no socket, database or process type: the socket edge
+implements `Outbox` (`app.edge.connection.Connection`), the store implements `MatchStore`
+(`app.store.Store`, and `app.store.FencedStore` for a room held under a lease), `app.cluster`
+implements `Leases`, `app.rooms.local` holds the clock and the bots of one process, and tests
+bring fakes (a clock whose timers they advance, an outbox that keeps what it was sent).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ __all__ = [
     "ChatLineOut",
     "Clock",
     "CloseReason",
+    "Lease",
+    "Leases",
     "MatchStore",
     "Outbox",
     "Timer",
 ]
 
-CloseReason = Literal["replaced", "seat_to_bot", "seat_left", "room_closed", "server_restart"]
+CloseReason = Literal["replaced", "seat_to_bot", "seat_left", "room_closed", "server_restart", "room_moved"]
 """Why a room closes a connection; the socket edge maps each to its close code and text."""
 
 
@@ -161,3 +165,42 @@ class MatchStore(Protocol):
         self, match_id: int, round_index: int, seq: int, seat: int, action: dict[str, Any]
     ) -> None:
         """Store a hint used: ``seat`` was shown ``action`` (RECORD.md JSON) at ``seq`` (issue 16)."""
+
+
+class Lease(Protocol):
+    """This process's ownership of room ``code`` (docs/cluster.md), with the fencing ``token``
+    every write of the room carries (strictly greater than any earlier owner's)."""
+
+    @property
+    def code(self) -> str:
+        """The room's code."""
+
+    @property
+    def token(self) -> int:
+        """The fencing token, from 1."""
+
+
+class Leases(Protocol):
+    """Rooms' ownership leases shared by the server processes (docs/cluster.md). A held lease is
+    renewed in the background until `release`; one that cannot be renewed before it would expire
+    (the lease service unreachable, or this process paused) is lost: ``on_lost`` is called once.
+    The hub starts them (`app.rooms.hub.Hub.recover`) and closes them (`app.rooms.hub.Hub.stop`)."""
+
+    async def start(self) -> None:
+        """Start renewing (a lease service not reachable yet is logged, not raised)."""
+
+    async def close(self) -> None:
+        """Stop renewing, give up every lease still held, close the connections."""
+
+    async def acquire(self, code: str, on_lost: Callable[[Lease], None]) -> Lease | None:
+        """Take room ``code``'s lease with a new token; None while another process holds it.
+        Raises ConnectionError when the lease service cannot be reached."""
+
+    async def advance(self, lease: Lease, floor: int) -> bool:
+        """Give the held ``lease`` a token above ``floor`` (the store holds a token the lease
+        service no longer knows, e.g. after it lost its data); False if the lease is no longer
+        held. Raises ConnectionError when the lease service cannot be reached."""
+
+    async def release(self, lease: Lease) -> None:
+        """Stop renewing ``lease`` and give it up, so another process may take the room at once
+        (never raises: a lease not released expires)."""

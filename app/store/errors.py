@@ -5,8 +5,10 @@
     └── StoreError              a database failure (the driver's error is ``__cause__``)
         ├── StoreClosedError    a write to a store that is not started, or is closing
         ├── NotFoundError       no such match, seat or round (also a LookupError)
-        └── ConflictError       the write breaks a constraint: a room code or (match, round, seq)
-                                already stored, a round started twice, a row it needs is missing
+        ├── ConflictError       the write breaks a constraint: a room code or (match, round, seq)
+        │                       already stored, a round started twice, a row it needs is missing
+        └── FencedOutError           the write carried a fencing token older than the one stored for
+                                its match: its writer lost the room's lease (docs/cluster.md)
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 __all__ = [
     "ConflictError",
+    "FencedOutError",
     "NotFoundError",
     "StoreClosedError",
     "StoreError",
@@ -36,6 +39,17 @@ class NotFoundError(StoreError, LookupError):
 
 class ConflictError(StoreError):
     """Raised when a write breaks a constraint (a unique key, a foreign key, a check)."""
+
+
+class FencedOutError(StoreError):
+    """Raised when a write of a room carries fencing token ``token`` but its match already holds
+    ``stored`` (higher): another process took the room's lease, so this write is refused and stores
+    nothing (docs/cluster.md)."""
+
+    def __init__(self, match: int | str, token: int, stored: int) -> None:
+        super().__init__(f"match {match}: fencing token {token} is older than the stored {stored}")
+        self.token = token
+        self.stored = stored
 
 
 def store_error(error: BaseException) -> BaseException:

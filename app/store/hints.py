@@ -38,9 +38,16 @@ class HintStore(Writer):
     _read_engine: AsyncEngine | None
 
     async def add_hint(
-        self, match_id: int, round_index: int, seq: int, seat: int, action: dict[str, Any]
+        self,
+        match_id: int,
+        round_index: int,
+        seq: int,
+        seat: int,
+        action: dict[str, Any],
+        *,
+        fence: int | None = None,
     ) -> None:
-        """Store one hint used (see `HintRow`)."""
+        """Store one hint used (see `HintRow`); `FencedOutError` for a stale ``fence`` (`app.store.Store`)."""
         values = {
             "match_id": match_id,
             "round_index": round_index,
@@ -53,7 +60,7 @@ class HintStore(Writer):
         def run(connection: Connection) -> None:
             connection.execute(insert(Hint).values(**values))
 
-        await self._submit(run)
+        await self._submit(run, fence=(match_id, fence))
 
     async def load_hints(self, match_id: int, round_index: int | None = None) -> list[HintRow]:
         """The match's hints in the order they were given, only round ``round_index``'s when given."""

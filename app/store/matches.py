@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
-from app.store.errors import NotFoundError
+from app.store.errors import FencedOutError, NotFoundError
 from app.store.models import (
     Match,
     Seat,
@@ -46,6 +46,7 @@ class MatchWrites(Writer):
         open_table: bool = False,
         chat_rules: dict[str, Any] | None = None,
         hints: bool = False,
+        fence: int | None = None,
     ) -> int:
         """Store a new match (status ``waiting``) with its seats; returns its id.
 
@@ -53,7 +54,9 @@ class MatchWrites(Writer):
         A new room's first match is ``room_match`` 1 at ``version`` 0; Play again stores the
         room's next match (`next_match`). Raises ValueError when the seats do not number
         ``seat_count`` or one is out of place, ConflictError when the room ``code`` already has a
-        match numbered ``room_match`` (for 1: the code is taken).
+        match numbered ``room_match`` (for 1: the code is taken). With ``fence`` (the room owner's
+        token, docs/cluster.md) the new match holds it, and Play again's is refused with `FencedOutError`
+        when the room's previous match holds a higher one.
         """
         if len(seats) != seat_count:
             raise ValueError(f"{seat_count} seats needed, got {len(seats)}")
@@ -63,6 +66,8 @@ class MatchWrites(Writer):
         now = now_utc()
 
         def run(connection: Connection) -> int:
+            if fence is not None and room_match > 1:
+                _check_previous(connection, code, room_match - 1, fence)
             inserted = connection.execute(
                 insert(Match)
                 .values(
@@ -80,6 +85,7 @@ class MatchWrites(Writer):
                     open_table=open_table,
                     chat_rules=chat_rules,
                     hints=hints,
+                    fence=fence or 0,
                 )
                 .returning(Match.id)
             )
@@ -114,6 +120,7 @@ class MatchWrites(Writer):
         bot_level: str | None,
         token_hash: str | None,
         version: int | None = None,
+        fence: int | None = None,
     ) -> None:
         """Overwrite a seat (a player leaves: ``kind="empty"``; a bot takes over: ``"bot"``), and
         the match's version when given. Raises ValueError for a bad kind, NotFoundError when the
@@ -136,7 +143,7 @@ class MatchWrites(Writer):
             if version is not None:
                 set_version(connection, match_id, version)
 
-        await self._submit(run)
+        await self._submit(run, fence=(match_id, fence))
 
     async def claim_seat(
         self,
@@ -147,6 +154,7 @@ class MatchWrites(Writer):
         *,
         take_bot: bool = False,
         version: int | None = None,
+        fence: int | None = None,
     ) -> bool:
         """Seat a player: succeeds only if the seat is ``empty`` (or, with ``take_bot``, a bot).
 
@@ -169,4 +177,19 @@ class MatchWrites(Writer):
                 set_version(connection, match_id, version)
             return True
 
-        return await self._submit(run)
+        return await self._submit(run, fence=(match_id, fence))
+
+
+def _check_previous(connection: Connection, code: str, room_match: int, token: int) -> None:
+    """Play again under a lease: raise the fence of the room's match ``room_match`` to ``token``,
+    or raise `FencedOutError` when it holds a higher one (NotFoundError when there is no such match)."""
+    previous = (Match.code == code, Match.room_match == room_match)
+    changed = connection.execute(
+        update(Match).where(*previous, Match.fence <= token).values(fence=token)
+    ).rowcount
+    if changed == 1:
+        return
+    stored = connection.execute(select(Match.fence).where(*previous)).scalar()
+    if stored is None:
+        raise NotFoundError(f"room {code} has no match {room_match}")
+    raise FencedOutError(code, token, int(stored))

@@ -13,7 +13,8 @@ its rules (``matches.chat_rules``) and the host's open-table choice (``matches.o
 lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
 ``matches.closed_reason``; 0005 lets a room (a code) hold several matches, numbered by
 ``matches.room_match`` (Play again), and adds ``seats.ready``; 0006 adds ``matches.hints`` (the host
-allows hints) and ``hints`` (every hint used).
+allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the fencing token of
+the room's owner, docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -162,6 +163,10 @@ class Match(Base):
     closed_reason: Mapped[str | None] = mapped_column(String(16))
     """Why the match was stored ``abandoned``: ``admin`` (an admin closed its room) or ``idle``
     (nobody used it for ``DOMENG_ABANDONED_AFTER_S``); None otherwise and for older rows."""
+    fence: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    """The highest fencing token a write of this match carried (docs/cluster.md): a write with a
+    lower one, from an owner that lost the room's lease, is refused (`app.store.FencedOutError`). 0
+    when the server runs without Redis (no write carries a token)."""
 
 
 class Seat(Base):

@@ -63,7 +63,11 @@ _END_ROUND: Final = (
 
 class Store(MatchReads, MatchWrites, ChatStore, HintStore):
     """The match store on ``database_url`` (see `Writer` for starting and closing it): the
-    writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed."""
+    writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed.
+
+    Every write of a match takes ``fence``: the fencing token of the room's owner (docs/cluster.md;
+    None, the default, without Redis: no check). Such a write is refused with `FencedOutError`, storing
+    nothing, when the match already holds a higher token (its writer lost the room's lease)."""
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -78,6 +82,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         open_table: bool | None = None,
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
+        fence: int | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
@@ -121,9 +126,9 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             else:
                 set_version(connection, match_id, version)
 
-        await self._submit(run)
+        await self._submit(run, fence=(match_id, fence))
 
-    async def set_status(self, match_id: int, status: str, version: int) -> None:
+    async def set_status(self, match_id: int, status: str, version: int, *, fence: int | None = None) -> None:
         """Set the match's status and version. The first ``playing`` stamps ``started_at``, the
         first ``finished`` or ``abandoned`` stamps ``finished_at``.
 
@@ -132,9 +137,15 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         if status not in MATCH_STATUSES:
             raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
         now = now_utc()
-        await self._submit(lambda connection: _write_status(connection, match_id, status, version, now))
 
-    async def abandon(self, match_id: int, reason: str, version: int | None = None) -> bool:
+        def run(connection: Connection) -> None:
+            _write_status(connection, match_id, status, version, now)
+
+        await self._submit(run, fence=(match_id, fence))
+
+    async def abandon(
+        self, match_id: int, reason: str, version: int | None = None, *, fence: int | None = None
+    ) -> bool:
         """Store an unfinished match as ``abandoned`` because of ``reason`` (``admin``: an admin
         closed its room; ``idle``: nobody used it), stamping ``finished_at``, and its ``version``
         when given. A match already finished or abandoned is left alone; whether it changed.
@@ -156,10 +167,18 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             query = update(Match).where(Match.id == match_id, Match.status.in_(("waiting", "playing")))
             return bool(connection.execute(query.values(values)).rowcount == 1)
 
-        return await self._submit(run)
+        return await self._submit(run, fence=(match_id, fence))
 
     async def start_round(
-        self, match_id: int, index: int, seed: str, commitment: str, deal: dict[str, Any], version: int
+        self,
+        match_id: int,
+        index: int,
+        seed: str,
+        commitment: str,
+        deal: dict[str, Any],
+        version: int,
+        *,
+        fence: int | None = None,
     ) -> None:
         """Store a dealt round: ``index`` from 0, its ``seed``, ``commitment`` (`commitment_of`)
         and ``deal`` ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}`` (tiles ``"a-b"``).
@@ -184,7 +203,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             )
             set_version(connection, match_id, version)
 
-        await self._submit(run)
+        await self._submit(run, fence=(match_id, fence))
 
     async def append_action(
         self,
@@ -196,6 +215,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         action: dict[str, Any],
         actor: str,
         round_end: RoundEnd | None = None,
+        *,
+        fence: int | None = None,
     ) -> None:
         """Append one action: RECORD.md's action object (``{"seat": 2, "play": "3-6", "end":
         "R"}``), its ``seq`` in the round (from 0), the room ``version`` it produced, and who made
@@ -220,14 +241,14 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             "created_at": now,
         }
         if round_end is None:
-            await self._submit(None, row)
+            await self._submit(None, row, fence=(match_id, fence))
             return
 
         def run(connection: Connection) -> None:
             insert_actions(connection, [row])
             _write_round_end(connection, match_id, round_index, round_end, version, now)
 
-        await self._submit(run)
+        await self._submit(run, fence=(match_id, fence))
 
     async def end_round(
         self,
@@ -238,6 +259,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         tallies: Sequence[TallySpec],
         version: int,
         match_finished: bool = False,
+        *,
+        fence: int | None = None,
     ) -> None:
         """Store a round's end: its ``outcome`` (a JSON object, e.g. RECORD.md's round report),
         Domeng's stones on the table after it, and each seat's tally; with ``match_finished``, the
@@ -248,7 +271,9 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         """
         end = RoundEnd(outcome, table_after, tallies, match_finished)
         now = now_utc()
-        await self._submit(lambda conn: _write_round_end(conn, match_id, index, end, version, now))
+        await self._submit(
+            lambda conn: _write_round_end(conn, match_id, index, end, version, now), fence=(match_id, fence)
+        )
 
 
 def _check_deal(deal: dict[str, Any]) -> None:

@@ -12,6 +12,14 @@ last ones.) On SQLite the writer never checkpoints the write-ahead log itself: a
 the database file, and every write queued behind it would wait for the disk. A background task
 checkpoints instead (``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_interval_s`` seconds on
 a connection of its own, which never blocks the writer).
+
+Fencing (docs/cluster.md): a write of a room hosted under a lease carries ``(match, token)``. In
+the write's own transaction, before it runs, the writer raises the match's stored ``fence`` to
+``token`` if it is not higher (``UPDATE … WHERE fence <= token``); when it is, the write is refused
+with `FencedOutError` and runs nothing, while the batch's other writes go on (the refused check changed
+nothing, so no savepoint is needed). On PostgreSQL the UPDATE holds the match row's lock until the
+commit, so a new owner's claim (`Writer.claim_room`) waits for it and then sees the write. A write
+without a token (no Redis: one process) skips the check.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Generic, Self, TypeVar
 
 import structlog
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -40,7 +48,7 @@ from app.store.db import (
     make_sync_engine,
     sqlite_path,
 )
-from app.store.errors import NotFoundError, StoreClosedError, store_error
+from app.store.errors import FencedOutError, NotFoundError, StoreClosedError, store_error
 from app.store.models import (
     Match,
     MatchAction,
@@ -53,20 +61,40 @@ _T = TypeVar("_T")
 @dataclass(slots=True)
 class _Op(Generic[_T]):
     """A queued write: ``run`` on the writer's connection, or, for `Store.append_action`, the
-    action's ``row``, which the writer inserts together with the batch's other action rows."""
+    action's ``row``, which the writer inserts together with the batch's other action rows;
+    ``fence``: (match id, fencing token) checked first, or None."""
 
     future: asyncio.Future[_T]
     run: Callable[[Connection], _T] | None = None
     row: dict[str, Any] | None = None
+    fence: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Refused:
+    """A batch's result for a write refused by its fence (the others' results stand)."""
+
+    error: FencedOutError
 
 
 _INSERT_ACTIONS: Final = insert(MatchAction)
 _SET_VERSIONS: Final = (
     update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
 )
+_RAISE_FENCE: Final = (
+    update(Match)
+    .where(Match.id == bindparam("match"), Match.fence <= bindparam("token"))
+    .values(fence=bindparam("new_fence"))
+)
+_RAISE_ROOM_FENCE: Final = (
+    update(Match)
+    .where(Match.code == bindparam("code"), Match.fence <= bindparam("token"))
+    .values(fence=bindparam("new_fence"))
+)
 
 __all__ = [
     "Writer",
+    "fence_of",
     "insert_actions",
     "now_utc",
     "set_version",
@@ -245,14 +273,39 @@ class Writer:
             except (SQLAlchemyError, OSError) as error:
                 _log.warning("store_checkpoint_failed", error=str(error))
 
-    async def _submit(self, run: Callable[[Connection], _T] | None, row: dict[str, Any] | None = None) -> _T:
+    async def _submit(
+        self,
+        run: Callable[[Connection], _T] | None,
+        row: dict[str, Any] | None = None,
+        fence: tuple[int, int | None] | None = None,
+    ) -> _T:
         """Queue ``run`` (or an action ``row``) for the writer and wait until it is committed;
-        returns ``run``'s value."""
+        returns ``run``'s value. ``fence``: (match id, fencing token or None): with a token, the
+        write is refused with `FencedOutError` when the match holds a higher one (module docstring)."""
         if self._writer is None or self._writer.done() or self._closing:
             raise StoreClosedError("the store is not started or is closing")
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Op(future, run, row))
+        checked = None if fence is None or fence[1] is None else (fence[0], fence[1])
+        self._queue.put_nowait(_Op(future, run, row, checked))
         return await future
+
+    async def claim_room(self, code: str, token: int) -> None:
+        """A new owner's first write (docs/cluster.md): raise the ``fence`` of every match of room
+        ``code`` to ``token``, so that from its commit on, a write carrying an older token is
+        refused. Call it after taking the room's lease and before reading the room: on PostgreSQL
+        it waits for a write of the old owner in progress, and the read then sees it.
+
+        Raises `FencedOutError` (its ``stored``: the highest fence found) when a match of the room
+        already holds a higher token; a room with no match passes.
+        """
+
+        def run(connection: Connection) -> None:
+            connection.execute(_RAISE_ROOM_FENCE, {"code": code, "token": token, "new_fence": token})
+            stored = connection.execute(select(func.max(Match.fence)).where(Match.code == code)).scalar()
+            if stored is not None and stored > token:
+                raise FencedOutError(code, token, int(stored))
+
+        await self._submit(run)
 
     async def _write_loop(self) -> None:
         queue = self._queue
@@ -343,6 +396,8 @@ def _drain(queue: asyncio.Queue[_Op[Any] | None]) -> list[_Op[Any]]:
 def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None) -> None:
     if op.future.done():  # the caller was cancelled; the write stands
         return
+    if isinstance(result, _Refused):
+        error = result.error
     if error is not None:
         op.future.set_exception(store_error(error))
     else:
@@ -350,12 +405,19 @@ def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None
 
 
 def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
-    """Run ``ops`` in order on ``connection`` (inside a transaction); their results. Consecutive
-    action rows go in together: one executemany INSERT and one version UPDATE per match, which is
-    what makes actions cheap."""
+    """Run ``ops`` in order on ``connection`` (inside a transaction); their results (`_Refused`
+    for a write its fence refused). Consecutive action rows go in together: one executemany INSERT
+    and one version UPDATE per match, which is what makes actions cheap."""
     results: list[Any] = []
     rows: list[dict[str, Any]] = []
+    passed: dict[int, int] = {}  # match → the token already checked in this transaction
     for op in ops:
+        if op.fence is not None and passed.get(op.fence[0]) != op.fence[1]:
+            refused = _check_fence(connection, *op.fence)
+            if refused is not None:
+                results.append(_Refused(refused))
+                continue
+            passed[op.fence[0]] = op.fence[1]
         if op.row is not None:
             rows.append(op.row)
             results.append(None)
@@ -368,6 +430,24 @@ def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
     if rows:
         insert_actions(connection, rows)
     return results
+
+
+def _check_fence(connection: Connection, match_id: int, token: int) -> FencedOutError | None:
+    """Raise the match's fence to ``token`` unless it is higher; the refusal when it is (nothing
+    changed). NotFoundError for no such match."""
+    values = {"match": match_id, "token": token, "new_fence": token}
+    if connection.execute(_RAISE_FENCE, values).rowcount == 1:
+        return None
+    stored = fence_of(connection, match_id)
+    if stored is None:
+        raise NotFoundError(f"no match {match_id}")
+    return FencedOutError(match_id, token, stored)
+
+
+def fence_of(connection: Connection, match_id: int) -> int | None:
+    """The match's stored fencing token, or None for no such match."""
+    found = connection.execute(select(Match.fence).where(Match.id == match_id)).scalar()
+    return None if found is None else int(found)
 
 
 def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import structlog
 from fastapi import FastAPI, Request
@@ -33,6 +34,9 @@ from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, sec
 from app.web.routes import STATIC_DIR, operations, pages, rooms
 from app.web.settings import Settings
 
+if TYPE_CHECKING:
+    from app.cluster import RedisLeases
+
 __all__ = ["create_app", "room_config"]
 
 _log = structlog.get_logger("domeng.server")
@@ -55,7 +59,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         hard_budget_ms=settings.hard_bot_budget_ms,
         on_decision=metrics.observe_bot,
     )
-    hub = Hub(room_config(settings), store, metrics, bots=bots)
+    leases = _leases(settings)
+    hub = Hub(room_config(settings), store, metrics, bots=bots, leases=leases)
     # round reviews (issue 16): a worker process of their own, started on the first request
     reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 
@@ -79,7 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         for room in hub.rooms.values():
             room.close_all("server_restart")
-        await hub.stop()
+        await hub.stop()  # and its leases
         with contextlib.suppress(Exception):
             await warming
         await bots.close()
@@ -124,6 +129,16 @@ async def _invalid_request(request: Request, error: RequestValidationError) -> J
         for e in error.errors()
     ]
     return JSONResponse({"detail": details}, status_code=422)
+
+
+def _leases(settings: Settings) -> RedisLeases | None:
+    """The rooms' leases in Redis when ``redis_url`` is set (docs/cluster.md), else None: one
+    process, and the Redis client is not even imported."""
+    if not settings.redis_url:
+        return None
+    from app.cluster import RedisLeases  # noqa: PLC0415 (only with a Redis URL)
+
+    return RedisLeases(settings.redis_url, settings.lease_s)
 
 
 def room_config(settings: Settings) -> RoomConfig:

@@ -58,6 +58,13 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     database_url: str | None = None
     """SQLAlchemy async URL; default SQLite (WAL) at ``data_dir/domeng.sqlite3``."""
+    redis_url: str | None = None
+    """Redis (``redis://host:6379/0``) shared by several server processes on one PostgreSQL
+    database: each room is hosted by one process at a time, under a lease (docs/cluster.md).
+    None (the default): one process, and Redis is never imported. Never logged."""
+    lease_s: Annotated[float, Field(gt=0, le=300)] = 5.0
+    """Seconds a room's ownership lease lasts (renewed every third of it): a process that has not
+    renewed it for this long lets the room go, and another takes it over (docs/cluster.md)."""
     admin_token: SecretStr | None = None
     """The admin secret (16 characters or more, 10 distinct, no well-known word: `check_admin_secret`);
     None or empty: admin area disabled (docs/admin.md). Prefer ``admin_token_file``: a command line
