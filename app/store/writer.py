@@ -88,7 +88,7 @@ _RAISE_FENCE: Final = (
 )
 _RAISE_ROOM_FENCE: Final = (
     update(Match)
-    .where(Match.code == bindparam("code"), Match.fence <= bindparam("token"))
+    .where(Match.code == bindparam("room"), Match.fence <= bindparam("token"))
     .values(fence=bindparam("new_fence"))
 )
 
@@ -300,7 +300,7 @@ class Writer:
         """
 
         def run(connection: Connection) -> None:
-            connection.execute(_RAISE_ROOM_FENCE, {"code": code, "token": token, "new_fence": token})
+            connection.execute(_RAISE_ROOM_FENCE, {"room": code, "token": token, "new_fence": token})
             stored = connection.execute(select(func.max(Match.fence)).where(Match.code == code)).scalar()
             if stored is not None and stored > token:
                 raise FencedOutError(code, token, int(stored))

@@ -1,0 +1,146 @@
+"""The store's fence (docs/cluster.md) on real databases: SQLite always, PostgreSQL when
+DOMENG_TEST_POSTGRES_URL is set. A write carrying a fencing token older than its match's is
+refused and stores nothing; a refused write does not fail the others of its group commit."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from app.store import FencedOutError, NotFoundError, Store
+from app.store.rows import SeatChange, SeatSpec
+from engine.hashing import commitment_of
+from engine.variants import make_rules
+from tests.test_store import (
+    FIVE_EMPTY,
+    _delete_postgres_matches,
+    database_url,
+    deal_json,
+    new_code,
+    with_store,
+)
+
+__all__ = ["_delete_postgres_matches", "database_url"]  # the fixtures, shared with test_store
+
+
+async def fenced_match(store: Store, token: int, code: str | None = None) -> tuple[int, str]:
+    """A Domeng match created under ``token``, with round 0 dealt and one action; id and code."""
+    code = code or new_code()
+    match_id = await store.create_match(
+        code, "domeng", {"camat_target": 1}, 5, 30.0, "host-hash", FIVE_EMPTY, fence=token
+    )
+    deal = make_rules("domeng").deal_from_seed("s")
+    await store.start_round(match_id, 0, "s", commitment_of("s"), deal_json(deal), 1, fence=token)
+    await store.append_action(match_id, 0, 0, 2, 0, {"seat": 0, "pass": True}, "human", fence=token)
+    return match_id, code
+
+
+BOT = SeatSpec(kind="bot", bot_level="greedy")
+
+
+def pass_of(seat: int) -> dict[str, Any]:
+    return {"seat": seat, "pass": True}
+
+
+def test_a_write_with_an_older_token_is_refused_and_stores_nothing(database_url: str) -> None:
+    async def body(store: Store) -> None:
+        match_id, code = await fenced_match(store, token=1)
+        await store.claim_room(code, 2)  # a new owner took the room
+        refused = [
+            store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=1),
+            store.save_room(match_id, 3, seats=[SeatChange(0, BOT)], fence=1),
+            store.set_status(match_id, "playing", 3, fence=1),
+            store.add_chat(match_id, 0, "Ana", text="still here?", fence=1),
+            store.set_chat_rules(match_id, {"spectators": True, "muted": []}, fence=1),
+            store.add_hint(match_id, 0, 1, 1, {"seat": 1, "pass": True}, fence=1),
+            store.abandon(match_id, "idle", fence=1),
+        ]
+        for write in refused:
+            with pytest.raises(FencedOutError) as caught:
+                await write
+            assert (caught.value.token, caught.value.stored) == (1, 2)
+        stored = await store.load_match(code)
+        assert stored is not None
+        assert (stored.version, stored.status) == (2, "waiting")
+        assert [a.seq for a in stored.rounds[0].actions] == [0]
+        assert stored.seats[0].kind == "empty"
+        assert (await store.load_chat(match_id)) == (None, [])
+        assert await store.load_hints(match_id) == []
+        # the new owner's writes, and the old token's never again
+        await store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=2)
+        with pytest.raises(FencedOutError):
+            await store.append_action(match_id, 0, 2, 4, 2, pass_of(2), "human", fence=1)
+        stored = await store.load_match(code)
+        assert stored is not None and stored.version == 3
+        assert [a.seq for a in stored.rounds[0].actions] == [0, 1]
+
+    with_store(database_url, body)
+
+
+def test_one_refused_write_does_not_fail_the_others_of_its_transaction(database_url: str) -> None:
+    async def body(store: Store) -> None:
+        stale_id, stale_code = await fenced_match(store, token=1)
+        good_id, good_code = await fenced_match(store, token=1)
+        await store.claim_room(stale_code, 2)
+        store.batch_window_s = 0.05  # the writes below share one transaction
+        before = (store.transactions_committed, store.batches_retried)
+        results = await asyncio.gather(
+            store.append_action(good_id, 0, 1, 3, 1, pass_of(1), "bot", fence=1),
+            store.append_action(stale_id, 0, 1, 3, 1, pass_of(1), "bot", fence=1),
+            store.append_action(good_id, 0, 2, 4, 2, pass_of(2), "bot", fence=1),
+            store.add_chat(stale_id, None, "Budi", reaction="wave", fence=1),
+            store.add_chat(good_id, None, "Budi", reaction="wave", fence=1),
+            return_exceptions=True,
+        )
+        assert [type(r).__name__ for r in results] == [
+            "NoneType",
+            "FencedOutError",
+            "NoneType",
+            "FencedOutError",
+            "ChatRow",
+        ]
+        assert (store.transactions_committed - before[0], store.batches_retried - before[1]) == (1, 0)
+        good = await store.load_match(good_code)
+        stale = await store.load_match(stale_code)
+        assert good is not None and stale is not None
+        assert (good.version, [a.seq for a in good.rounds[0].actions]) == (4, [0, 1, 2])
+        assert (stale.version, [a.seq for a in stale.rounds[0].actions]) == (2, [0])
+
+    with_store(database_url, body)
+
+
+def test_a_claim_raises_every_match_of_the_room_and_refuses_a_lower_token(database_url: str) -> None:
+    async def body(store: Store) -> None:
+        first, code = await fenced_match(store, token=3)
+        await store.claim_room(code, 3)  # the same token passes
+        with pytest.raises(FencedOutError) as caught:
+            await store.claim_room(code, 2)
+        assert caught.value.stored == 3
+        await store.claim_room(new_code(), 1)  # a room with no match passes
+        # Play again under a stale token is refused; under the owner's, the next match holds it
+        with pytest.raises(FencedOutError):
+            await store.create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, room_match=2, fence=2)
+        second = await store.create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, room_match=2, fence=4)
+        with pytest.raises(FencedOutError):
+            await store.set_status(first, "abandoned", 2, fence=3)
+        with pytest.raises(FencedOutError):
+            await store.set_chat_rules(second, {"spectators": True, "muted": []}, fence=3)
+        await store.set_chat_rules(second, {"spectators": True, "muted": []}, fence=4)
+        with pytest.raises(NotFoundError):
+            await store.set_status(10**9, "playing", 1, fence=1)
+
+    with_store(database_url, body)
+
+
+def test_writes_without_a_token_are_not_checked(database_url: str) -> None:
+    """One process (no Redis): no write carries a token, and none is refused."""
+
+    async def body(store: Store) -> None:
+        match_id, code = await fenced_match(store, token=5)
+        await store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")
+        stored = await store.load_match(code)
+        assert stored is not None and stored.version == 3
+
+    with_store(database_url, body)

@@ -1,0 +1,182 @@
+"""Rooms' ownership leases in a real Redis (DOMENG_TEST_REDIS_URL) with the store's fence on a real
+database (docs/cluster.md): two stores on one PostgreSQL database with two lease holders, and hubs
+whose Redis goes away (through `tests.clusterkit.RedisProxy`). Skipped without Redis (and the
+two-store test without PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from app.cluster import RedisLease, RedisLeases
+from app.metrics import Metrics
+from app.rooms.errors import RoomError
+from app.rooms.hub import Hub
+from app.rooms.local import LocalBots
+from app.store import FencedOutError, Store, sqlite_url
+from tests.clusterkit import RedisProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
+from tests.roomkit import CONFIG, FakeClock, FakeOutbox
+from tests.test_cluster_fence import fenced_match, pass_of
+from tests.test_store import _delete_postgres_matches, new_code
+
+__all__ = ["_delete_postgres_matches"]  # the fixture, shared with test_store
+
+LEASE_S = 0.6
+"""A short lease: a holder that stops renewing loses it within this (seconds)."""
+
+
+def never_lost(lease: RedisLease) -> None:
+    raise AssertionError(f"lease of {lease.code} lost")
+
+
+@asynccontextmanager
+async def leases(url: str, prefix: str, renew: bool = True) -> AsyncIterator[RedisLeases]:
+    """Leases on ``url``; with ``renew`` their renewal task runs (without it, a lease taken is
+    never renewed: the holder looks paused)."""
+    held = RedisLeases(url, LEASE_S, prefix=prefix)
+    if renew:
+        await held.start()
+    try:
+        yield held
+    finally:
+        await held.close()
+
+
+def test_a_held_lease_is_not_taken_and_its_old_holder_is_fenced_out_after_it_expires() -> None:
+    redis_url, postgres_url = need_redis(), need_postgres()
+    prefix = key_prefix()
+
+    async def main() -> None:
+        async with (
+            Store(postgres_url) as store_a,
+            Store(postgres_url) as store_b,
+            leases(redis_url, prefix, renew=False) as first,  # paused: its lease is never renewed
+            leases(redis_url, prefix) as second,
+        ):
+            code = new_code()
+            lease_a = await first.acquire(code, lambda lease: None)
+            assert lease_a is not None
+            match_id, _ = await fenced_match(store_a, lease_a.token, code)
+            assert await second.acquire(code, never_lost) is None  # held: not taken
+            lease_b = await wait_for(lambda: second.acquire(code, never_lost), timeout=LEASE_S * 20)
+            assert isinstance(lease_b, RedisLease) and lease_b.token > lease_a.token
+            await store_b.claim_room(code, lease_b.token)
+            # the first holder, back from its pause, writes with its old token: refused, nothing stored
+            with pytest.raises(FencedOutError):
+                await store_a.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=lease_a.token)
+            await store_b.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=lease_b.token)
+            await store_b.append_action(match_id, 0, 2, 4, 2, pass_of(2), "human", fence=lease_b.token)
+            stored = await store_a.load_match(code)
+            assert stored is not None and stored.version == 4
+            assert [(a.seq, a.version) for a in stored.rounds[0].actions] == [(0, 2), (1, 3), (2, 4)]
+            # released, the lease is free at once, with a higher token again
+            await second.release(lease_b)
+            lease_c = await second.acquire(code, never_lost)
+            assert lease_c is not None and lease_c.token > lease_b.token
+
+    asyncio.run(main())
+
+
+def test_a_renewed_lease_outlives_its_length_and_only_its_holder_releases_it() -> None:
+    redis_url = need_redis()
+    prefix = key_prefix()
+
+    async def main() -> None:
+        async with leases(redis_url, prefix) as mine, leases(redis_url, prefix) as other:
+            code = new_code()
+            lease = await mine.acquire(code, never_lost)
+            assert lease is not None
+            renewals = mine.renewals
+            await wait_until(lambda: mine.renewals >= renewals + 6, timeout=LEASE_S * 20)  # 2 lease lengths
+            assert await other.acquire(code, never_lost) is None
+            other.held[code] = RedisLease(code, lease.token + 1, other.holder, float("inf"), never_lost)
+            await other.release(other.held[code])  # not its value: the compare-and-set keeps it
+            assert await other.acquire(code, never_lost) is None
+            assert mine.held == {code: lease}
+
+    asyncio.run(main())
+
+
+@asynccontextmanager
+async def hub_on(database_url: str, leases_: RedisLeases) -> AsyncIterator[Hub]:
+    async with Store(database_url) as store:
+        hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots(), leases=leases_)
+        await hub.recover()  # starts the leases
+        try:
+            yield hub
+        finally:
+            await hub.stop()
+
+
+def test_a_hub_whose_redis_is_gone_unloads_its_room_and_another_takes_it(tmp_path: Path) -> None:
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+
+    async def main() -> None:
+        proxy = await RedisProxy(redis_url).start()
+        first = RedisLeases(proxy.url, LEASE_S, prefix=prefix)
+        second = RedisLeases(redis_url, LEASE_S, prefix=prefix)
+        async with hub_on(database, first) as hub_a, hub_on(database, second) as hub_b:
+            room, _ = await hub_a.create_room("domeng", {}, 5, 0, ["greedy"] * 5)
+            watcher = FakeOutbox()
+            await room.connect(watcher, None)
+            with pytest.raises(RoomError) as elsewhere:
+                await hub_b.open(room.code)
+            assert (elsewhere.value.code, elsewhere.value.status) == ("room_elsewhere", 503)
+            await proxy.cut()  # Redis gone for the first hub: its lease cannot be renewed
+            await wait_until(lambda: watcher.closed, timeout=LEASE_S * 20)
+            assert watcher.closed_for == "room_moved"
+            assert room.code not in hub_a.rooms and room.retired
+            moved = await wait_for(lambda: _open_or_none(hub_b, room.code), timeout=LEASE_S * 20)
+            assert moved is not None and moved.version == room.version
+            assert hub_b.fence_of(room.code) == (hub_a_token := room.store.token) + 1  # type: ignore[attr-defined]
+            with pytest.raises(RoomError) as unreachable:
+                await hub_a.open(room.code)
+            assert unreachable.value.code == "room_unavailable"
+            await proxy.mend()
+            with pytest.raises(RoomError) as held:
+                await hub_a.open(room.code)
+            assert held.value.code == "room_elsewhere"
+            assert hub_a_token < (hub_b.fence_of(room.code) or 0)
+        await proxy.cut()
+
+    asyncio.run(main())
+
+
+async def _open_or_none(hub: Hub, code: str) -> object:
+    try:
+        return await hub.open(code)
+    except RoomError as error:
+        assert error.code == "room_elsewhere"
+        return None
+
+
+def test_redis_gone_for_less_than_a_lease_changes_nothing(tmp_path: Path) -> None:
+    """Degrading well: renewals fail for a moment, the room keeps playing on its owner."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+
+    async def main() -> None:
+        proxy = await RedisProxy(redis_url).start()
+        # a long lease, renewed by hand below (the background renewer runs too)
+        held = RedisLeases(proxy.url, 30.0, prefix=prefix)
+        async with hub_on(sqlite_url(tmp_path), held) as hub:
+            room, _ = await hub.create_room("domeng", {}, 5, 0, ["greedy"] * 5)
+            watcher = FakeOutbox()
+            await room.connect(watcher, None)
+            renewals = held.renewals
+            await proxy.cut()
+            await held.renew()  # fails: Redis unreachable
+            assert held.renewals == renewals and room.code in held.held
+            await proxy.mend()
+            await held.renew()
+            assert held.renewals == renewals + 1
+            assert hub.rooms.get(room.code) is room and not watcher.closed
+        await proxy.cut()
+
+    asyncio.run(main())
