@@ -294,5 +294,5 @@ class RedisLeases:
         if lease.lost:
             return
         lease.lost = True
-        _log.warning("lease_lost", room=lease.code, token=lease.token, why=why)
+        _log.warning("lease_lost", room=lease.code, fence=lease.token, why=why)
         lease.on_lost(lease)

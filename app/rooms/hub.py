@@ -462,7 +462,7 @@ class Hub:
             await self.store.claim_room(lease.code, lease.token)
         except FencedOutError as stale:
             # the store knows a higher token than the leases (their data was lost): take one above it
-            _log.warning("room_fence_behind", room=lease.code, token=lease.token, stored=stale.stored)
+            _log.warning("room_fence_behind", room=lease.code, fence=lease.token, stored=stale.stored)
             if not await self.leases.advance(lease, stale.stored):
                 raise RoomError(
                     "room_elsewhere", "this room is hosted by another server", 503, _RETRY
@@ -518,7 +518,7 @@ class Hub:
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
         _log.warning(
-            "room_lease_lost", room=room.code, token=lease.token, sockets=sockets, version=room.version
+            "room_lease_lost", room=room.code, fence=lease.token, sockets=sockets, version=room.version
         )
 
     async def _stop_lost(self, room: Room, lease: Lease) -> None:

@@ -1,0 +1,176 @@
+"""Two real ``domeng serve`` processes on one PostgreSQL database and one Redis (docs/cluster.md):
+a room is hosted by one of them at a time, the other refuses its sockets with 1013 (try again);
+when the owner is killed (``kill -9``) or paused past its lease (``SIGSTOP``), the other takes the
+room over from the stored log, at the stored version, nothing lost and nothing applied twice.
+Skipped without DOMENG_TEST_REDIS_URL and DOMENG_TEST_POSTGRES_URL."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from app.store import MatchRow, Store, upgrade_database
+from tests.clusterkit import need_postgres, need_redis
+from tests.serverkit import Client, ServerProcess, wait_gone
+
+LEASE_S = 1.5
+CLOSE_TRY_AGAIN = 1013
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """Two server processes, started side by side once the database is migrated (by this process:
+    two migrating at once would race), and the database URL."""
+    redis_url, postgres_url = need_redis(), need_postgres()
+    env = {
+        "DOMENG_REDIS_URL": redis_url,
+        "DOMENG_LEASE_S": str(LEASE_S),
+        "DOMENG_BOT_DELAY_S": "0.02",
+        "DOMENG_BOT_WORKERS": "1",
+    }
+    first = ServerProcess(tmp_path / "a", env=env, database_url=postgres_url)
+    second = ServerProcess(tmp_path / "b", env=env, database_url=postgres_url)
+    upgrade_database(postgres_url)
+    try:
+        with ThreadPoolExecutor(2) as starting:
+            list(starting.map(ServerProcess.start, (first, second)))
+        yield first, second, postgres_url
+    finally:
+        if first.proc is not None and first.proc.poll() is None:
+            first.proc.send_signal(signal.SIGCONT)
+        first.stop()
+        second.stop()
+
+
+def _can_play(message: dict[str, Any]) -> bool:
+    view = message.get("view") if message["type"] == "state" else None
+    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
+
+
+def _play(client: Client, turns: int) -> dict[str, Any]:
+    """Play ``turns`` of the client's turns; the state of its next turn (the room waits on it)."""
+    for _ in range(turns):
+        turn = client.wait_for(_can_play)
+        action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
+        client.send({"type": "action", "version": turn["version"], "action": action})
+    return client.wait_for(_can_play)
+
+
+def _refused(server: ServerProcess, code: str, token: str | None) -> int:
+    """The close code of a socket to ``code`` on ``server`` that is refused before any state."""
+    client = Client(server, code, token)
+    try:
+        message = client.recv()
+    except ConnectionClosed as closed:
+        assert closed.rcvd is not None
+        return closed.rcvd.code
+    client.ws.close()
+    raise AssertionError(f"not refused: {message['type']}")
+
+
+def _join(server: ServerProcess, code: str, token: str | None, timeout: float) -> tuple[Client, dict[str, Any]]:
+    """Connect to ``code`` on ``server`` as a browser does, trying again after each 1013, until it
+    sends the room's state; the client and that state."""
+    deadline = time.monotonic() + timeout
+    while True:
+        client = Client(server, code, token)
+        try:
+            return client, client.wait_for(lambda m: m["type"] == "state")
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
+        assert time.monotonic() < deadline, "the room was not taken over in time"
+        time.sleep(0.1)  # the browser's first backoff is 0.4 s
+
+
+def _stored(database_url: str, code: str) -> MatchRow:
+    async def load() -> MatchRow:
+        async with Store(database_url) as store:
+            row = await store.load_match(code)
+            assert row is not None
+            return row
+
+    return asyncio.run(load())
+
+
+def _assert_log_whole(row: MatchRow) -> None:
+    """Every round's actions numbered 0, 1, … with strictly increasing versions: none lost in
+    the middle, none applied twice."""
+    versions = []
+    for round_ in row.rounds:
+        assert [a.seq for a in round_.actions] == list(range(len(round_.actions)))
+        versions += [a.version for a in round_.actions]
+    assert versions == sorted(set(versions))
+    assert row.version >= versions[-1]
+
+
+def _new_table(owner: ServerProcess) -> tuple[str, str]:
+    room = owner.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
+    token = owner.claim(room["code"], 0, "Ana").json()["token"]
+    assert owner.start_match(room["code"], room["host_token"]).status_code == 200
+    return room["code"], token
+
+
+def test_a_room_is_served_by_the_other_process_after_its_owner_is_killed(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, database_url = servers
+    code, token = _new_table(first)
+    player = Client(first, code, token)
+    waiting = _play(player, 3)  # Ana's turn: the room waits on her
+    # while the owner lives, the other process refuses the room, and says to try again
+    assert _refused(second, code, token) == CLOSE_TRY_AGAIN
+    reply = httpx.get(f"{second.url}/api/rooms/{code}", timeout=10)
+    assert reply.status_code == 503 and reply.headers["Retry-After"] == "1"
+    assert reply.json()["detail"]["code"] == "room_elsewhere"
+    workers = first.children()
+    first.kill()
+    assert not wait_gone(workers)
+    back, resumed = _join(second, code, token, timeout=LEASE_S + 10)
+    assert resumed["version"] == waiting["version"]
+    for key in ("hand", "chain", "table", "stones", "to_act", "legal", "round"):
+        assert resumed["view"][key] == waiting["view"][key], key
+    action = {k: v for k, v in resumed["view"]["legal"][0].items() if k != "seat"}
+    back.send({"type": "action", "version": resumed["version"], "action": action})
+    later = _play(back, 1)  # the bots play on, on the new owner, up to Ana's next-but-one turn
+    back.ws.close()
+    stored = _stored(database_url, code)
+    _assert_log_whole(stored)
+    assert stored.version == later["version"]
+    by_ana = [a for r in stored.rounds for a in r.actions if a.actor == "human"]
+    assert len(by_ana) == 5  # 3 on the first process, 2 on the second: each once
+
+
+def test_an_owner_paused_past_its_lease_writes_nothing_and_its_clients_move(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, database_url = servers
+    # a bots-only room keeps writing on its owner: it is mid-move when the owner is paused
+    room = first.create_room(bots=["greedy", "random", "greedy", "random", "greedy"], turn_timer_s=0)
+    assert first.start_match(room["code"], room["host_token"]).status_code == 200
+    code = room["code"]
+    watcher = Client(first, code)
+    watcher.wait_for(lambda m: m["type"] == "state" and m["version"] > 3)
+    assert first.proc is not None
+    first.proc.send_signal(signal.SIGSTOP)
+    taken, state = _join(second, code, None, timeout=LEASE_S + 10)  # a spectator takes it over
+    first.proc.send_signal(signal.SIGCONT)
+    # the paused owner wakes: it must not write; its watcher is told to reconnect
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            watcher.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == CLOSE_TRY_AGAIN
+    assert '"room_lease_lost"' in first.log()
+    later = taken.wait_for(lambda m: m["type"] == "state" and m["version"] > state["version"] + 5)
+    taken.ws.close()
+    stored = _stored(database_url, code)
+    _assert_log_whole(stored)
+    assert stored.version >= later["version"]
