@@ -77,7 +77,9 @@ def _refused(server: ServerProcess, code: str, token: str | None) -> int:
     raise AssertionError(f"not refused: {message['type']}")
 
 
-def _join(server: ServerProcess, code: str, token: str | None, timeout: float) -> tuple[Client, dict[str, Any]]:
+def _join(
+    server: ServerProcess, code: str, token: str | None, timeout: float
+) -> tuple[Client, dict[str, Any]]:
     """Connect to ``code`` on ``server`` as a browser does, trying again after each 1013, until it
     sends the room's state; the client and that state."""
     deadline = time.monotonic() + timeout
