@@ -14,6 +14,7 @@ import pytest
 
 from app.cluster import RedisLease, RedisLeases
 from app.metrics import Metrics
+from app.rooms import host
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
@@ -178,5 +179,28 @@ def test_redis_gone_for_less_than_a_lease_changes_nothing(tmp_path: Path) -> Non
             assert held.renewals == renewals + 1
             assert hub.rooms.get(room.code) is room and not watcher.closed
         await proxy.cut()
+
+    asyncio.run(main())
+
+
+def test_a_write_refused_by_the_fence_unloads_the_room_at_once(tmp_path: Path) -> None:
+    """Another process claimed the room (its lease expired unseen, say): the old owner's next
+    write is refused and stores nothing, and the hub drops the room without waiting for renewal."""
+    redis_url = need_redis()
+
+    async def main() -> None:
+        async with hub_on(sqlite_url(tmp_path), RedisLeases(redis_url, 30.0, prefix=key_prefix())) as hub:
+            room, _ = await hub.create_room("domeng", {}, 5, 0, [None, *["greedy"] * 4])
+            watcher = FakeOutbox()
+            await room.connect(watcher, None)
+            token = hub.fence_of(room.code)
+            assert token is not None
+            await hub.store.claim_room(room.code, token + 1)  # the new owner's claim
+            with pytest.raises(FencedOutError):
+                await room.call(lambda r: host.claim(r, 0, "Ana"))
+            assert watcher.closed_for == "room_moved"
+            assert room.code not in hub.rooms and hub.fence_of(room.code) is None
+            stored = await hub.store.load_match(room.code)
+            assert stored is not None and stored.seats[0].kind == "empty"
 
     asyncio.run(main())

@@ -34,7 +34,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-__all__ = ["RedisLease", "RedisLeases"]
+__all__ = ["LeaseLike", "RedisLease", "RedisLeases"]
 
 _log = structlog.get_logger("domeng.cluster")
 

@@ -138,7 +138,7 @@ class Hub:
         if room is None:
             await self._give_up(lease)
         else:
-            self.held[code] = lease
+            self._lost_meanwhile(room, lease)
         return room
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
@@ -227,7 +227,7 @@ class Hub:
         host_token = secrets.token_urlsafe(32)
         timer = self.config.turn_timer_s if turn_timer_s is None else turn_timer_s
         seats = [SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)]
-        lease = None if self.leases is None else await self._take(code, new=True)
+        lease = None if self.leases is None else await self._take(code, claim=False)
         store: MatchStore = self.store if lease is None else self._fenced(lease)
         try:
             room = await self._create(code, host_token, rules, timer, seats, hints, store)
@@ -236,7 +236,7 @@ class Hub:
                 await self._give_up(lease)
             raise
         if lease is not None:
-            self.held[code] = lease
+            self._lost_meanwhile(room, lease)
         if owner is not None:
             self.owners[code] = owner
         _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
@@ -436,10 +436,11 @@ class Hub:
     def _fenced(self, lease: Lease) -> FencedStore:
         return FencedStore(self.store, lease.token, on_fenced=lambda: self._lost(lease))
 
-    async def _take(self, code: str, *, new: bool = False) -> Lease:
-        """Room ``code``'s lease, and, unless the room is ``new``, its stored fence raised to the
-        lease's token (`app.store.Store.claim_room`) before anything of it is read. Raises
-        `RoomError` (503) when another process holds it or the leases cannot be reached."""
+    async def _take(self, code: str, *, claim: bool = True) -> Lease:
+        """Room ``code``'s lease, held (in `held`) from now on, and, with ``claim`` (a room the
+        store knows), its stored fence raised to the lease's token (`app.store.Store.claim_room`)
+        before anything of it is read. Raises `RoomError` (503) when another process holds it or
+        the leases cannot be reached."""
         assert self.leases is not None
         try:
             lease = await self.leases.acquire(code, self._lost)
@@ -449,8 +450,10 @@ class Hub:
             ) from None
         if lease is None:
             raise RoomError("room_elsewhere", "this room is hosted by another server; try again", 503, _RETRY)
+        self.held[code] = lease  # from now on a loss is seen (`_lost`), even while the room loads
         try:
-            await self._claim(lease)
+            if claim:
+                await self._claim(lease)
         except BaseException:
             await self._give_up(lease)
             raise
@@ -506,10 +509,20 @@ class Hub:
             return
         del self.held[lease.code]
         room = self.rooms.get(lease.code)
-        if room is None:
-            return
-        room.retired = True
-        del self.rooms[lease.code]
+        if room is not None:
+            self._drop(room, lease)
+
+    def _lost_meanwhile(self, room: Room, lease: Lease) -> None:
+        """After a room was loaded or created under ``lease``: if the lease was lost meanwhile
+        (before the room was in `rooms`), drop the room now, as `_lost` would have."""
+        if self.held.get(lease.code) is not lease:
+            self._drop(room, lease)
+            raise RoomError("room_elsewhere", "this room is hosted by another server; try again", 503, _RETRY)
+
+    def _drop(self, room: Room, lease: Lease) -> None:
+        room.retired = True  # with no await before it leaves `rooms`: nothing slips into its queue
+        if self.rooms.get(room.code) is room:
+            del self.rooms[room.code]
         self.owners.pop(lease.code, None)
         self.metrics.rooms.set(len(self.rooms))
         sockets = len(room.conns)
