@@ -144,3 +144,25 @@ def test_writes_without_a_token_are_not_checked(database_url: str) -> None:
         assert stored is not None and stored.version == 3
 
     with_store(database_url, body)
+
+
+def test_a_claim_in_the_same_transaction_fences_out_the_writes_after_it(database_url: str) -> None:
+    """The batch read its matches' fences first; a claim among its writes makes them stale."""
+
+    async def body(store: Store) -> None:
+        match_id, code = await fenced_match(store, token=1)
+        store.batch_window_s = 0.05  # the three writes share one transaction
+        before = store.transactions_committed
+        results = await asyncio.gather(
+            store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "bot", fence=1),
+            store.claim_room(code, 2),
+            store.append_action(match_id, 0, 2, 4, 2, pass_of(2), "bot", fence=1),
+            return_exceptions=True,
+        )
+        assert [type(r).__name__ for r in results] == ["NoneType", "NoneType", "FencedOutError"]
+        assert store.transactions_committed - before == 1
+        stored = await store.load_match(code)
+        assert stored is not None
+        assert (stored.version, [a.seq for a in stored.rounds[0].actions]) == (3, [0, 1])
+
+    with_store(database_url, body)

@@ -108,7 +108,7 @@ class MatchWrites(Writer):
             )
             return match_id
 
-        return await self._submit(run)
+        return await self._submit(run, rekeys=fence is not None)
 
     async def update_seat(
         self,

@@ -14,12 +14,14 @@ checkpoints instead (``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_inter
 a connection of its own, which never blocks the writer).
 
 Fencing (docs/cluster.md): a write of a room hosted under a lease carries ``(match, token)``. In
-the write's own transaction, before it runs, the writer raises the match's stored ``fence`` to
-``token`` if it is not higher (``UPDATE … WHERE fence <= token``); when it is, the write is refused
-with `FencedOutError` and runs nothing, while the batch's other writes go on (the refused check changed
-nothing, so no savepoint is needed). On PostgreSQL the UPDATE holds the match row's lock until the
-commit, so a new owner's claim (`Writer.claim_room`) waits for it and then sees the write. A write
-without a token (no Redis: one process) skips the check.
+the write's own transaction, before it runs, the writer compares the match's stored ``fence`` with
+``token``: higher, the write is refused with `FencedOutError` and runs nothing, while the batch's
+other writes go on (the check changed nothing, so no savepoint is needed); lower, it is raised to
+``token``. The batch reads the fences of all its matches at once, locking their rows (``SELECT …
+FOR UPDATE`` on PostgreSQL; SQLite has one writer) until the commit, so a new owner's claim
+(`Writer.claim_room`) waits for the batch and then sees its writes. After a write that may change
+fences (a claim, Play again) the next ones are checked one by one (``UPDATE … WHERE fence <=
+token``). A write without a token (no Redis: one process) is not checked.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ class _Op(Generic[_T]):
     run: Callable[[Connection], _T] | None = None
     row: dict[str, Any] | None = None
     fence: tuple[int, int] | None = None
+    rekeys: bool = False
+    """``run`` may raise fences (a claim, Play again): fences read before it are stale."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +282,7 @@ class Writer:
         run: Callable[[Connection], _T] | None,
         row: dict[str, Any] | None = None,
         fence: tuple[int, int | None] | None = None,
+        rekeys: bool = False,
     ) -> _T:
         """Queue ``run`` (or an action ``row``) for the writer and wait until it is committed;
         returns ``run``'s value. ``fence``: (match id, fencing token or None): with a token, the
@@ -286,7 +291,7 @@ class Writer:
             raise StoreClosedError("the store is not started or is closing")
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
         checked = None if fence is None or fence[1] is None else (fence[0], fence[1])
-        self._queue.put_nowait(_Op(future, run, row, checked))
+        self._queue.put_nowait(_Op(future, run, row, checked, rekeys))
         return await future
 
     async def claim_room(self, code: str, token: int) -> None:
@@ -305,7 +310,7 @@ class Writer:
             if stored is not None and stored > token:
                 raise FencedOutError(code, token, int(stored))
 
-        await self._submit(run)
+        await self._submit(run, rekeys=True)
 
     async def _write_loop(self) -> None:
         queue = self._queue
@@ -410,14 +415,14 @@ def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
     and one version UPDATE per match, which is what makes actions cheap."""
     results: list[Any] = []
     rows: list[dict[str, Any]] = []
-    passed: dict[int, int] = {}  # match → the token already checked in this transaction
+    fenced = {op.fence[0] for op in ops if op.fence is not None}
+    known = _lock_fences(connection, fenced) if fenced else {}  # match → its fence now
     for op in ops:
-        if op.fence is not None and passed.get(op.fence[0]) != op.fence[1]:
-            refused = _check_fence(connection, *op.fence)
+        if op.fence is not None:
+            refused = _check_fence(connection, known, *op.fence)
             if refused is not None:
                 results.append(_Refused(refused))
                 continue
-            passed[op.fence[0]] = op.fence[1]
         if op.row is not None:
             rows.append(op.row)
             results.append(None)
@@ -427,21 +432,38 @@ def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
             rows = []
         assert op.run is not None
         results.append(op.run(connection))
+        if op.rekeys:
+            known.clear()
     if rows:
         insert_actions(connection, rows)
     return results
 
 
-def _check_fence(connection: Connection, match_id: int, token: int) -> FencedOutError | None:
+def _lock_fences(connection: Connection, match_ids: set[int]) -> dict[int, int]:
+    """The stored fences of ``match_ids``, their rows locked until the commit (PostgreSQL)."""
+    query = select(Match.id, Match.fence).where(Match.id.in_(sorted(match_ids))).order_by(Match.id)
+    return {row.id: int(row.fence) for row in connection.execute(query.with_for_update())}
+
+
+def _check_fence(
+    connection: Connection, known: dict[int, int], match_id: int, token: int
+) -> FencedOutError | None:
     """Raise the match's fence to ``token`` unless it is higher; the refusal when it is (nothing
-    changed). NotFoundError for no such match."""
-    values = {"match": match_id, "token": token, "new_fence": token}
-    if connection.execute(_RAISE_FENCE, values).rowcount == 1:
-        return None
-    stored = fence_of(connection, match_id)
-    if stored is None:
-        raise NotFoundError(f"no match {match_id}")
-    return FencedOutError(match_id, token, stored)
+    changed). ``known``: fences read in this transaction, kept up to date. NotFoundError for no
+    such match."""
+    stored = known.get(match_id)
+    if stored is not None and stored > token:
+        return FencedOutError(match_id, token, stored)
+    if stored != token:
+        values = {"match": match_id, "token": token, "new_fence": token}
+        if connection.execute(_RAISE_FENCE, values).rowcount != 1:
+            found = fence_of(connection, match_id)
+            if found is None:
+                raise NotFoundError(f"no match {match_id}")
+            known[match_id] = found
+            return FencedOutError(match_id, token, found)
+        known[match_id] = token
+    return None
 
 
 def fence_of(connection: Connection, match_id: int) -> int | None:
