@@ -22,7 +22,7 @@ from app.store import FencedOutError, Store, sqlite_url
 from tests.clusterkit import RedisProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
 from tests.roomkit import CONFIG, FakeClock, FakeOutbox
 from tests.test_cluster_fence import fenced_match, pass_of
-from tests.test_store import _delete_postgres_matches, new_code
+from tests.test_store import FIVE_EMPTY, _delete_postgres_matches, new_code
 
 __all__ = ["_delete_postgres_matches"]  # the fixture, shared with test_store
 
@@ -202,5 +202,24 @@ def test_a_write_refused_by_the_fence_unloads_the_room_at_once(tmp_path: Path) -
             assert room.code not in hub.rooms and hub.fence_of(room.code) is None
             stored = await hub.store.load_match(room.code)
             assert stored is not None and stored.seats[0].kind == "empty"
+
+    asyncio.run(main())
+
+
+def test_a_store_ahead_of_redis_counters_gets_a_token_above_its_own(tmp_path: Path) -> None:
+    """Redis lost its data (restarted without persistence): its counters start again below the
+    tokens the store holds, and the hub takes a token above the stored one instead of being
+    fenced out of the room for good."""
+    redis_url = need_redis()
+
+    async def main() -> None:
+        async with hub_on(sqlite_url(tmp_path), RedisLeases(redis_url, 30.0, prefix=key_prefix())) as hub:
+            code = new_code()
+            await hub.store.create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, fence=100)
+            room = await hub.open(code)
+            assert room is not None and hub.fence_of(code) == 101
+            await room.call(lambda r: host.claim(r, 0, "Ana"))  # its writes pass the fence
+            stored = await hub.store.load_match(code)
+            assert stored is not None and stored.seats[0].name == "Ana"
 
     asyncio.run(main())
