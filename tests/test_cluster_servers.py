@@ -67,8 +67,8 @@ def _play(client: Client, turns: int) -> dict[str, Any]:
 
 def _refused(server: ServerProcess, code: str, token: str | None) -> int:
     """The close code of a socket to ``code`` on ``server`` that is refused before any state."""
-    client = Client(server, code, token)
-    try:
+    try:  # the refusal may come before the hello is sent
+        client = Client(server, code, token)
         message = client.recv()
     except ConnectionClosed as closed:
         assert closed.rcvd is not None
@@ -84,8 +84,8 @@ def _join(
     sends the room's state; the client and that state."""
     deadline = time.monotonic() + timeout
     while True:
-        client = Client(server, code, token)
-        try:
+        try:  # the refusal may come before the hello is sent
+            client = Client(server, code, token)
             return client, client.wait_for(lambda m: m["type"] == "state")
         except ConnectionClosed as closed:
             assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
