@@ -4,10 +4,8 @@ processes (docs/cluster.md), the lease each room is held under."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
@@ -15,12 +13,15 @@ import structlog
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
+from app.rooms.lobby import open_tables
 from app.rooms.local import LocalBots, LoopClock
+from app.rooms.ownership import Ownership, elsewhere
 from app.rooms.ports import BotPort, Clock, Lease, Leases, MatchStore
 from app.rooms.recovery import resume, round_end
 from app.rooms.room import Room
 from app.rooms.seats import SeatInfo, hash_token
-from app.store import FencedOutError, FencedStore, RoomRow, SeatSpec, Store
+from app.rooms.sweeper import Sweeper
+from app.store import RoomRow, SeatSpec, Store
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
@@ -34,7 +35,6 @@ __all__ = [
 
 _log = structlog.get_logger("domeng.hub")
 
-_RETRY: dict[str, str] = {"Retry-After": "1"}
 _LOADABLE = ("waiting", "playing", "finished")
 
 
@@ -67,42 +67,22 @@ class Hub:
         self.owners: dict[str, str] = {}
         """Client address that created each room in memory (`open_rooms_of`)."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
-        self._sweeper: asyncio.Task[None] | None = None
-        self._next_scan = 0.0  # clock time of the next scan of the store for idle matches
-        self.leases = leases
-        self.held: dict[str, Lease] = {}
-        """The lease of each room in memory, by code (with ``leases`` only)."""
+        self.sweeper = Sweeper(self)
+        self.ownership = None if leases is None else Ownership(leases, store, self._lost)
+        """The rooms' leases (several processes), or None (one process)."""
         self._stopping: set[asyncio.Task[None]] = set()  # rooms unloaded on a lost lease
+
+    def loaded_or_loading(self, code: str) -> bool:
+        """Whether room ``code`` is in memory or being loaded."""
+        return code in self.rooms or code in self._loading
 
     def get(self, code: str) -> Room | None:
         """The room with this code if it is in memory, or None (`open` loads it)."""
         return self.rooms.get(code)
 
     def open_tables(self) -> list[dict[str, Any]]:
-        """The rooms listed in the lobby: open, waiting for players, with a free seat and someone
-        there (a room that empties leaves the list), longest waiting first. Each: ``code``,
-        ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated),
-        ``bots`` (their levels), ``turn_timer_s``, ``waiting_s`` (seconds since listed)."""
-        now = self.clock.time()
-        listed: list[dict[str, Any]] = []
-        for room in self.rooms.values():
-            free = sum(1 for s in room.seats if s.kind == "empty")
-            if not room.open_table or room.status != "waiting" or not free or not room.conns:
-                continue
-            listed.append(
-                {
-                    "code": room.code,
-                    "variant": room.rules.name,
-                    "seats": len(room.seats),
-                    "free": free,
-                    "people": [s.name for s in room.seats if s.kind == "human"],
-                    "bots": [s.bot_level for s in room.seats if s.kind == "bot"],
-                    "turn_timer_s": room.turn_timer_s,
-                    "waiting_s": round(max(0.0, now - (room.listed_at or now)), 1),
-                }
-            )
-        listed.sort(key=lambda t: -t["waiting_s"])
-        return listed
+        """The rooms listed in the lobby (`app.rooms.lobby.open_tables`)."""
+        return open_tables(self.rooms.values(), self.clock.time())
 
     async def open(self, code: str) -> Room | None:
         """The room with this code, loaded from the store when it is not in memory (its latest
@@ -124,19 +104,20 @@ class Hub:
         return await asyncio.shield(loading)
 
     async def _load(self, code: str) -> Room | None:
-        if self.leases is None:
+        ownership = self.ownership
+        if ownership is None:
             return await self._load_row(code, self.store)
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
             return None  # no lease (nor fence counter) for a code that names no room
-        lease = await self._take(code)
+        lease = await ownership.take(code)
         try:
-            room = await self._load_row(code, self._fenced(lease))
+            room = await self._load_row(code, ownership.fenced(lease))
         except BaseException:
-            await self._give_up(lease)
+            await ownership.give_up(lease)
             raise
         if room is None:
-            await self._give_up(lease)
+            await ownership.give_up(lease)
         else:
             self._lost_meanwhile(room, lease)
         return room
@@ -227,13 +208,14 @@ class Hub:
         host_token = secrets.token_urlsafe(32)
         timer = self.config.turn_timer_s if turn_timer_s is None else turn_timer_s
         seats = [SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)]
-        lease = None if self.leases is None else await self._take(code, claim=False)
-        store: MatchStore = self.store if lease is None else self._fenced(lease)
+        ownership = self.ownership
+        lease = None if ownership is None else await ownership.take(code, claim=False)
+        store: MatchStore = self.store if ownership is None or lease is None else ownership.fenced(lease)
         try:
             room = await self._create(code, host_token, rules, timer, seats, hints, store)
         except BaseException:
-            if lease is not None:
-                await self._give_up(lease)
+            if ownership is not None and lease is not None:
+                await ownership.give_up(lease)
             raise
         if lease is not None:
             self._lost_meanwhile(room, lease)
@@ -287,8 +269,8 @@ class Hub:
         """At start-up: how many unfinished matches the store holds. None is loaded now: each
         room comes back from the store when someone opens it (`open`), so start-up does not
         grow with the stored history (issue 13). Starts the leases, if any."""
-        if self.leases is not None:
-            await self.leases.start()
+        if self.ownership is not None:
+            await self.ownership.leases.start()
         count = await self.store.count_active()
         if count:
             _log.info("rooms_stored", count=count)
@@ -330,51 +312,12 @@ class Hub:
 
     def start_sweeper(self, interval_s: float) -> None:
         """Run `sweep` every ``interval_s`` seconds until `stop`."""
-
-        async def loop() -> None:
-            while True:
-                await asyncio.sleep(interval_s)
-                try:
-                    await self.sweep()
-                except Exception:
-                    _log.exception("room_sweep_failed")
-
-        self._sweeper = asyncio.create_task(loop(), name="room-sweeper")
+        self.sweeper.start(interval_s)
 
     async def sweep(self) -> tuple[int, int]:
-        """Unload every room nobody has used for ``config.unload_after_s`` (nobody connected,
-        nothing handled: finished, never joined or left), and store as ``abandoned`` every
-        unfinished match nobody has used for ``config.abandon_after_s``: in memory by its idle
-        time, out of it by its last stored change (that scan runs at most every
-        ``abandon_after_s / 24`` seconds, and at least hourly). Returns (unloaded, abandoned)."""
-        unloaded = abandoned = 0
-        for room in list(self.rooms.values()):
-            idle = room.idle_s()
-            if not idle:
-                continue
-            if room.status != "finished" and idle >= self.config.abandon_after_s:
-                if await self.abandon(room):
-                    abandoned += 1
-            elif idle >= self.config.unload_after_s and await self.unload(room):
-                unloaded += 1
-        now = self.clock.time()
-        if now < self._next_scan:  # the store's scan (its NOT EXISTS over actions) at most hourly
-            return self._swept(unloaded, abandoned)
-        self._next_scan = now + min(3600.0, self.config.abandon_after_s / 24)
-        cutoff = datetime.now(UTC) - timedelta(seconds=self.config.abandon_after_s)
-        for match_id, code in await self.store.idle_matches(cutoff):
-            if code in self.rooms or code in self._loading:
-                continue
-            if not await self._abandon_stored(match_id, code):
-                continue
-            _log.info("room_abandoned", room=code, match=match_id, why="idle")
-            abandoned += 1
-        return self._swept(unloaded, abandoned)
-
-    def _swept(self, unloaded: int, abandoned: int) -> tuple[int, int]:
-        if unloaded or abandoned:
-            _log.info("rooms_swept", unloaded=unloaded, abandoned=abandoned, in_memory=len(self.rooms))
-        return unloaded, abandoned
+        """Unload the rooms nobody uses and abandon the long idle matches
+        (`app.rooms.sweeper.Sweeper.sweep`). Returns (unloaded, abandoned)."""
+        return await self.sweeper.sweep()
 
     def _retire(self, room: Room) -> bool:
         """Take an idle room out of memory at once (no await in between: nothing can slip into
@@ -416,98 +359,28 @@ class Hub:
     async def stop(self) -> None:
         """Stop the sweeper and every room's task (connections are closed by the server's
         shutdown), then give up the rooms' leases and close them."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+        await self.sweeper.stop()
         await asyncio.gather(*(room.stop() for room in self.rooms.values()), *self._stopping)
-        for code in list(self.held):  # another process may take the rooms at once
-            await self.release(code)
-        if self.leases is not None:
-            await self.leases.close()
+        if self.ownership is not None:  # another process may take the rooms at once
+            await self.ownership.close()
 
     # -- leases (several processes: docs/cluster.md) ---------------------------------------------
 
     def fence_of(self, code: str) -> int | None:
         """The fencing token the room ``code`` in memory is held under (None without leases)."""
-        lease = self.held.get(code)
-        return None if lease is None else lease.token
-
-    def _fenced(self, lease: Lease) -> FencedStore:
-        return FencedStore(self.store, lease.token, on_fenced=lambda: self._lost(lease))
-
-    async def _take(self, code: str, *, claim: bool = True) -> Lease:
-        """Room ``code``'s lease, held (in `held`) from now on, and, with ``claim`` (a room the
-        store knows), its stored fence raised to the lease's token (`app.store.Store.claim_room`)
-        before anything of it is read. Raises `RoomError` (503) when another process holds it or
-        the leases cannot be reached."""
-        assert self.leases is not None
-        try:
-            lease = await self.leases.acquire(code, self._lost)
-        except ConnectionError:
-            raise RoomError(
-                "room_unavailable", "the room's server cannot be found right now; try again", 503, _RETRY
-            ) from None
-        if lease is None:
-            raise RoomError("room_elsewhere", "this room is hosted by another server; try again", 503, _RETRY)
-        self.held[code] = lease  # from now on a loss is seen (`_lost`), even while the room loads
-        try:
-            if claim:
-                await self._claim(lease)
-        except BaseException:
-            await self._give_up(lease)
-            raise
-        return lease
-
-    async def _claim(self, lease: Lease) -> None:
-        assert self.leases is not None
-        try:
-            await self.store.claim_room(lease.code, lease.token)
-        except FencedOutError as stale:
-            # the store knows a higher token than the leases (their data was lost): take one above it
-            _log.warning("room_fence_behind", room=lease.code, fence=lease.token, stored=stale.stored)
-            if not await self.leases.advance(lease, stale.stored):
-                raise RoomError(
-                    "room_elsewhere", "this room is hosted by another server", 503, _RETRY
-                ) from None
-            await self.store.claim_room(lease.code, lease.token)
-
-    async def _give_up(self, lease: Lease) -> None:
-        if self.held.get(lease.code) is lease:
-            del self.held[lease.code]
-        if self.leases is not None:
-            await self.leases.release(lease)
+        return None if self.ownership is None else self.ownership.fence_of(code)
 
     async def release(self, code: str) -> None:
         """Give up the lease of room ``code`` (a no-op without one): call it once the room is out
         of memory and its task stopped (`app.admin.live.close_room`)."""
-        lease = self.held.get(code)
-        if lease is not None:
-            await self._give_up(lease)
-
-    async def _abandon_stored(self, match_id: int, code: str) -> bool:
-        """Store an idle match that is not in memory as abandoned, under its room's lease when
-        there are leases (skipped while another process holds the room). Whether it was."""
-        if self.leases is None:
-            await self.store.abandon(match_id, "idle")
-            return True
-        try:
-            lease = await self._take(code)
-        except RoomError:
-            return False
-        try:
-            return await self.store.abandon(match_id, "idle", fence=lease.token)
-        finally:
-            await self._give_up(lease)
+        if self.ownership is not None:
+            await self.ownership.release(code)
 
     def _lost(self, lease: Lease) -> None:
         """The room's lease is lost (not renewed in time, or a write refused by its fence): the
         room leaves memory at once and its sockets close (``room_moved``, the client reconnects);
         its task stops in the background (what it had queued is refused by the fence, or stored
         if no other process took the room yet)."""
-        if self.held.get(lease.code) is not lease:
-            return
-        del self.held[lease.code]
         room = self.rooms.get(lease.code)
         if room is not None:
             self._drop(room, lease)
@@ -515,9 +388,9 @@ class Hub:
     def _lost_meanwhile(self, room: Room, lease: Lease) -> None:
         """After a room was loaded or created under ``lease``: if the lease was lost meanwhile
         (before the room was in `rooms`), drop the room now, as `_lost` would have."""
-        if self.held.get(lease.code) is not lease:
+        if self.ownership is not None and not self.ownership.holds(lease):
             self._drop(room, lease)
-            raise RoomError("room_elsewhere", "this room is hosted by another server; try again", 503, _RETRY)
+            raise elsewhere()
 
     def _drop(self, room: Room, lease: Lease) -> None:
         room.retired = True  # with no await before it leaves `rooms`: nothing slips into its queue
@@ -536,8 +409,8 @@ class Hub:
 
     async def _stop_lost(self, room: Room, lease: Lease) -> None:
         await room.stop()
-        if self.leases is not None:  # after a refused write the lease is still renewed: stop that
-            await self.leases.release(lease)
+        if self.ownership is not None:  # after a refused write the lease is still renewed: stop that
+            await self.ownership.leases.release(lease)
 
 
 async def store_finished_round(room: Room) -> None:
