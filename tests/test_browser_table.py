@@ -182,7 +182,9 @@ def test_a_timeout_costs_one_turn_then_two_in_a_row_cover_the_seat_until_im_back
     screenshot(page, f"covered-{name}")
     assert server.room(room["code"])["seats"][0]["covered"] is True
     page.locator(".cover-note .btn").click()
-    page.wait_for_function("() => !window.__domeng.room.seats[0].covered", timeout=60_000)
+    # uncovered lasts only until two more timeouts: poll on a timer, not on animation frames,
+    # which a loaded renderer may hold back for that long
+    page.wait_for_function("() => !window.__domeng.room.seats[0].covered", timeout=60_000, polling=100)
     assert page.locator(".cover-note").is_hidden()
     # her next turn has a deadline the page knows
     page.wait_for_function(
