@@ -16,13 +16,40 @@ from app.store.rows import SeatChange, SeatSpec
 from engine.errors import EngineError
 from engine.variants import make_rules
 
-__all__ = ["begin_match", "check_host", "claim", "leave", "set_bot", "set_open", "set_options"]
+__all__ = [
+    "begin_match",
+    "check_host",
+    "check_starter",
+    "claim",
+    "leave",
+    "set_bot",
+    "set_open",
+    "set_options",
+]
 
 
 def check_host(room: Room, token: str | None) -> None:
     """Raises `RoomError` (``not_host``, 403) unless ``token`` is ``room``'s host token."""
     if token is None or not hmac.compare_digest(hash_token(token), room.host_token_hash):
         raise RoomError("not_host", "only the room's host may do this", 403)
+
+
+def check_starter(room: Room, token: str | None) -> None:
+    """Whether ``token`` may start the match and set its options: the host's token, or, while
+    the host is away (`app.rooms.presence.Presence.deputy`), the seat token of the deputy seat.
+    Nothing else passes to the deputy (bots, the open table, the chat's rules stay the host's).
+    Raises `RoomError` (``not_host``, 403)."""
+    if token is not None and hmac.compare_digest(hash_token(token), room.host_token_hash):
+        return
+    deputy = room.deputy()
+    if token is None or deputy is None:
+        raise RoomError("not_host", "only the room's host may do this", 403)
+    try:
+        seat = seat_of_token(room.seats, token)
+    except RoomError:
+        seat = None
+    if seat != deputy:
+        raise RoomError("not_host", "only the host, or their deputy while they are away, may do this", 403)
 
 
 async def claim(room: Room, seat: int, name: str) -> str:

@@ -41,6 +41,17 @@ export class RoomController {
     return this.memory.host_token || null;
   }
 
+  /** Whether this page is the deputy: the host is away and the server named this seat to start
+   * (and set up) the match in their stead (docs/protocol.md, "When the host is away"). */
+  get isDeputy() {
+    return !this.hostToken && this.seat !== null && this.room?.host?.deputy === this.seat;
+  }
+
+  /** The token for starting and setting up the match: the host's, or the deputy seat's. */
+  get starterToken() {
+    return this.hostToken || (this.isDeputy ? this.memory.token : null);
+  }
+
   async init() {
     try {
       this.room = await getRoom(this.code);
@@ -77,7 +88,7 @@ export class RoomController {
       state: (message) => this.onState(message),
       presence: (message) => {
         // who is here and covered, and the turn's deadline (armed when a covered player is back)
-        if (this.room) this.room = { ...this.room, seats: message.seats, turn: message.turn ?? this.room.turn };
+        if (this.room) this.room = { ...this.room, seats: message.seats, host: message.host ?? this.room.host, turn: message.turn ?? this.room.turn };
         this.setDeadline();
         this.render([]);
         this.clearTheHand();
@@ -109,7 +120,7 @@ export class RoomController {
         toast(t("room.seat_lost"), "info", 6000);
         this.connect();
       },
-    });
+    }, this.hostToken);
     this.socket.start();
   }
 
@@ -406,7 +417,7 @@ export class RoomController {
   /** The host changes the match's options and turn timer before the start. */
   async setOptions(options, turnTimerS) {
     try {
-      await setOptions(this.code, { options, turn_timer_s: turnTimerS }, this.hostToken);
+      await setOptions(this.code, { options, turn_timer_s: turnTimerS }, this.starterToken);
     } catch (error) {
       const key = `error.${error.code}`;
       toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
@@ -415,7 +426,7 @@ export class RoomController {
 
   async start() {
     try {
-      await startMatch(this.code, this.hostToken);
+      await startMatch(this.code, this.starterToken);
     } catch (error) {
       toast(t("error.generic", { message: error.message }), "error");
     }
@@ -563,27 +574,41 @@ class WaitingView {
     if (again && !started) parts.push(this.againBox(room, seated));
     parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
     if (!seated) parts.push(h("p", { class: "hint" }, t("join.watching")));
-    if (host && !started) {
+    if ((host || ctl.isDeputy) && !started) {
       parts.push(
         h(
           "div",
           { class: "start-box" },
-          h("p", { class: "hint" }, t("waiting.host_hint")),
-          h(
-            "label",
-            { class: "check open-toggle" },
-            h("input", { type: "checkbox", id: "open-table", checked: !!room.open, dataset: { focusKey: "open" }, onchange: (e) => ctl.setOpen(e.target.checked) }),
-            " ",
-            t("waiting.open_table"),
-          ),
+          host
+            ? h("p", { class: "hint" }, t("waiting.host_hint"))
+            : h("p", { class: "hint deputy-hint", role: "status" }, t("waiting.deputy_you")),
+          host
+            ? h(
+                "label",
+                { class: "check open-toggle" },
+                h("input", { type: "checkbox", id: "open-table", checked: !!room.open, dataset: { focusKey: "open" }, onchange: (e) => ctl.setOpen(e.target.checked) }),
+                " ",
+                t("waiting.open_table"),
+              )
+            : "",
           this.optionsBox(room),
-          h("button", { class: "btn btn-gold btn-big", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
+          h("button", { class: "btn btn-gold btn-big start-match", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
       );
-    } else if (!started) parts.push(h("p", { class: "hint waiting-guest" }, h("span", { class: "spinner", "aria-hidden": "true" }), t("waiting.guest_hint")));
+    } else if (!started) parts.push(this.whoStarts(room));
     replace(this.body, parts);
     if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
+  }
+
+  /** Who will start the match, for those who cannot: the host, or (the host away) the deputy. */
+  whoStarts(room) {
+    const away = room.host && !room.host.connected;
+    const deputy = away && room.host.deputy !== null && room.host.deputy !== undefined ? room.seats[room.host.deputy] : null;
+    let text = t("waiting.guest_hint");
+    if (deputy) text = t("waiting.deputy_other", { name: deputy.name || "" });
+    else if (away) text = t("waiting.host_away");
+    return h("p", { class: "hint waiting-guest", role: "status", dataset: { hostAway: String(!!away) } }, h("span", { class: "spinner", "aria-hidden": "true" }), text);
   }
 
   /** The host's options before the start, as the lobby's form has them (the seats stay). */
