@@ -185,16 +185,24 @@ export class RoomController {
   }
 
   /**
-   * Nothing covers the hand while it may be needed: once the next round is dealt, or whenever it
-   * is this player's turn, the round-end panel folds away (the bar's "last round" reopens it
-   * between turns) and the feed drawer closes, so no turn timer ever runs under a panel or dialog.
+   * Nothing covers the hand while it may be needed: whenever it is this player's turn, the
+   * round-end panel folds away (the bar's "last round" reopens it between turns) and the feed
+   * drawer closes, so no turn timer ever runs under a panel or dialog. Once the next round is
+   * dealt, the panel folds away too, but not while the player is reading it (a mouse over it, or a
+   * scroll, touch or key in it lately: ``panel.inUse``): it says the next round has started and
+   * goes when they are done (looked at again every second) or when their turn comes.
    */
   clearTheHand() {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
     const myTurn = !!this.screen?.isMyTurn?.();
     if (this.panel && (dealt || myTurn) && !this.view?.match_over) {
-      this.dismissedRound = this.roundEnd?.round ?? null;
-      this.closePanel();
+      if (!myTurn && this.panel.inUse?.()) {
+        this.panel.setNext?.(true, false);
+        this.readingTimer ??= setInterval(() => this.clearTheHand(), 1000);
+      } else {
+        this.dismissedRound = this.roundEnd?.round ?? null;
+        this.closePanel();
+      }
     }
     // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the hand)
     if (myTurn && !this.wasMyTurn) this.screen?.toggleFeed?.(false);
@@ -353,6 +361,8 @@ export class RoomController {
   }
 
   closePanel() {
+    clearInterval(this.readingTimer);
+    this.readingTimer = null;
     if (!this.panel) return;
     if (this.panel.open) this.panel.close();
     this.panel.remove();

@@ -100,6 +100,8 @@ export class TableView {
     this.choiceBox = h("div", { class: "choice", hidden: true });
     this.lempasBox = h("div", { class: "choice lempas-choice", hidden: true });
     this.coverBox = h("div", { class: "cover-note", hidden: true });
+    // the match is over: Play again and New table on the table itself, not only in the final panel
+    this.overBox = h("div", { class: "over-actions", hidden: true });
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
     this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
@@ -113,6 +115,7 @@ export class TableView {
       { class: "me" },
       this.coverBox,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
+      this.overBox,
       this.choiceBox,
       this.lempasBox,
       h("div", { class: "me-main" }, this.mePlate.el, this.hand),
@@ -526,6 +529,7 @@ export class TableView {
         );
       } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
+    this.updateOver(over);
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {
       const [a, b] = pips(this.choosing);
@@ -550,6 +554,24 @@ export class TableView {
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
     setText(this.status, text);
     this.status.classList.toggle("attention", myTurn);
+  }
+
+  /** At the match's end: New table, and Play again for whoever may ask (a seat, or the host). */
+  updateOver(over) {
+    const again = over && this.ctl.canPlayAgain();
+    const key = over ? `over:${again}` : "";
+    if (this.overBox.dataset.kind === key) return;
+    this.overBox.dataset.kind = key;
+    this.overBox.hidden = !over;
+    replace(
+      this.overBox,
+      over
+        ? [
+            h("a", { class: "btn new-table", href: "/" }, t("panel.new_table")),
+            again ? h("button", { class: "btn btn-again play-again", type: "button", onclick: () => this.ctl.playAgain() }, t("panel.play_again")) : "",
+          ]
+        : [],
+    );
   }
 
   chainLabels() {
