@@ -106,6 +106,16 @@ def test_a_friend_plays_again_and_starts_when_the_host_has_left(
     assert budi.text_content(".over-actions .play-again") == words["panel.play_again"]
     assert budi.locator(".over-actions a.new-table[href='/']").count() == 1
     assert budi.locator(".over-actions").bounding_box()["width"] <= viewport["width"]
+    # the phone shows how the match ended whole, and nothing is wider than the screen
+    assert budi.evaluate(
+        "() => { const t = document.querySelector('.ticker'); return t.scrollHeight <= t.clientHeight; }"
+    )
+    wide = budi.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+                 .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5)
+                 .map((e) => e.className + ' ' + e.getBoundingClientRect().right).slice(0, 5)"""
+    )
+    assert budi.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"], wide
     screenshot(budi, "host-away-table-over-390")
     budi.click(".over-actions .play-again")
 
@@ -114,6 +124,8 @@ def test_a_friend_plays_again_and_starts_when_the_host_has_left(
     budi.wait_for_selector(".start-box .start-match")
     assert budi.text_content(".deputy-hint") == words["waiting.deputy_you"]
     assert budi.locator(".open-toggle").count() == 0 and budi.locator(".seat-select").count() == 0
+    budi.check("#opt-hints")  # the next match's options have "Allow hints", as the lobby's form
+    budi.wait_for_function("() => window.__domeng.room.hints === true")
     screenshot(budi, "host-away-deputy-390")
     budi.click(".start-box .start-match")
     budi.wait_for_selector(".table-screen")
@@ -123,12 +135,20 @@ def test_a_friend_plays_again_and_starts_when_the_host_has_left(
 
 
 def test_the_round_end_panel_stays_open_while_it_is_read(server: ServerProcess, browser: Any) -> None:
-    room = server.create_room(
-        bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
-    )
+    bots = ["easy", "greedy", "random", "easy", "greedy"]
+    room = server.create_room(bots=bots, options={"camat_target": 0})
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    context, page, watch = open_page(browser, DESKTOP)
+    context, page, watch = open_page(browser, PHONE)
     goto(page, f"{server.url}/r/{room['code']}")  # a spectator: the turn is never theirs
+    page.wait_for_selector(".table-screen")
+    page.reload()  # loaded on a phone (the feed is a closed drawer), then the window widens
+    page.wait_for_selector(".table-screen")
+    page.set_viewport_size(DESKTOP)
+    page.wait_for_function(  # the feed follows the new moves: its latest line is in view
+        """() => { const l = document.querySelector('.feed-list');
+                   return l.scrollHeight > l.clientHeight + 60
+                     && l.scrollHeight - l.scrollTop - l.clientHeight < 40; }"""
+    )
     page.wait_for_selector(PANEL)
     box = page.locator(f"{PANEL} .panel-body").bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 80))
@@ -142,5 +162,16 @@ def test_the_round_end_panel_stays_open_while_it_is_read(server: ServerProcess, 
     page.mouse.move(2, 2)  # done reading: the mouse leaves the panel
     page.wait_for_selector(PANEL, state="detached")
     assert page.evaluate("() => window.__domeng.panel") is None
+    watch.assert_clean()
+    context.close()
+
+
+def test_a_check_box_sits_beside_its_label_in_the_lobby(server: ServerProcess, browser: Any) -> None:
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/")
+    box = page.locator("#allow-hints").bounding_box()
+    text = page.locator("label:has(#allow-hints) span").bounding_box()
+    assert abs((box["y"] + box["height"] / 2) - (text["y"] + text["height"] / 2)) < 4, (box, text)
+    assert text["x"] > box["x"] + box["width"]  # beside it, not under it
     watch.assert_clean()
     context.close()

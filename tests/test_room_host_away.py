@@ -106,3 +106,16 @@ def test_a_friend_starts_the_next_match_when_the_host_left_after_the_last(tmp_pa
         assert room.status == "playing" and room.room_match == 2
 
     run_table(tmp_path, body, bots=[None, None, "greedy", "random", "easy"])
+
+
+def test_the_next_matchs_options_set_hints_too(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        room = table.room
+        _, ana = await table.sit(0, "Ana")
+        await room.call(lambda r: host.set_options(r, {"camat_target": 1}, None, True))
+        assert room.hints is True and ana.last_state["room"]["hints"] is True
+        assert (await table.stored()).hints is True
+        await room.call(lambda r: host.set_options(r, {"camat_target": 1}, None))  # unchanged
+        assert room.hints is True
+
+    run_table(tmp_path, body, bots=[None, "easy", "easy", "easy", "easy"])

@@ -103,12 +103,14 @@ async def set_open(room: Room, open_table: bool) -> None:
     frames.send_updates(room, room.conns, _log_length(room))
 
 
-async def set_options(room: Room, options: Mapping[str, object], turn_timer_s: float | None) -> None:
+async def set_options(
+    room: Room, options: Mapping[str, object], turn_timer_s: float | None, hints: bool | None = None
+) -> None:
     """The host changes the match's options (the variant's, as at the room's creation: Domeng's
     ``camat_target``, Kozel's ``two_lempas`` and ``pairs``; the seats stay as they are) and, when
-    given, its turn timer (seconds, 0: none), before the start: the next match after Play again,
-    say. Raises `RoomError`: ``already_started``; the engine's ``invalid_options`` (422) as
-    `engine.variants.make_rules` raises it."""
+    given, its turn timer (seconds, 0: none) and whether hints are allowed, before the start: the
+    next match after Play again, say. Raises `RoomError`: ``already_started``; the engine's
+    ``invalid_options`` (422) as `engine.variants.make_rules` raises it."""
     if room.status != "waiting":
         raise RoomError("already_started", "the match has already started")
     try:
@@ -116,9 +118,11 @@ async def set_options(room: Room, options: Mapping[str, object], turn_timer_s: f
     except EngineError as error:
         raise RoomError(error.code, error.message, 422) from None
     timer = room.turn_timer_s if turn_timer_s is None else turn_timer_s
-    version = await room.save(options=rules.options(), turn_timer_s=timer)
+    version = await room.save(options=rules.options(), turn_timer_s=timer, hints=hints)
     room.adopt(version)
     room.rules, room.turn_timer_s = rules, timer
+    if hints is not None:
+        room.hints = hints
     frames.send_updates(room, room.conns, _log_length(room))
 
 

@@ -312,6 +312,7 @@ class Room(Moves, Presence):
         open_table: bool | None = None,
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
+        hints: bool | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
@@ -325,6 +326,7 @@ class Room(Moves, Presence):
             open_table=open_table,
             options=options,
             turn_timer_s=turn_timer_s,
+            hints=hints,
         )
         return version
 

@@ -210,7 +210,7 @@ async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[
 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_starter(r, host)
-        await host_commands.set_options(r, body.options, body.turn_timer_s)
+        await host_commands.set_options(r, body.options, body.turn_timer_s, body.hints)
         return room_public(r)
 
     result: dict[str, Any] = await room.call(run)

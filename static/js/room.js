@@ -425,9 +425,9 @@ export class RoomController {
   }
 
   /** The host changes the match's options and turn timer before the start. */
-  async setOptions(options, turnTimerS) {
+  async setOptions(options, turnTimerS, hints) {
     try {
-      await setOptions(this.code, { options, turn_timer_s: turnTimerS }, this.starterToken);
+      await setOptions(this.code, { options, turn_timer_s: turnTimerS, hints }, this.starterToken);
     } catch (error) {
       const key = `error.${error.code}`;
       toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
@@ -643,6 +643,9 @@ class WaitingView {
     }
     if (document.activeElement !== this.timerInput) this.timerInput.value = String(room.turn_timer_s ?? 0);
     fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput));
+    // as the lobby's form has it: whether a player may ask for the hard bot's choice on their turn
+    const hints = h("input", { type: "checkbox", id: "opt-hints", checked: !!room.hints, dataset: { focusKey: "opt-hints" }, onchange: () => this.applyOptions() });
+    fields.push(h("label", { class: "check" }, hints, h("span", {}, t("lobby.hints"))));
     return h("fieldset", { class: "options-box" }, h("legend", {}, t("waiting.options")), fields);
   }
 
@@ -658,7 +661,7 @@ class WaitingView {
       room.variant === "kozel"
         ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: !!this.body.querySelector("#opt-pairs")?.checked }
         : { camat_target: Number(this.body.querySelector("#opt-camat-target")?.value ?? 1) };
-    this.ctl.setOptions(options, seconds);
+    this.ctl.setOptions(options, seconds, !!this.body.querySelector("#opt-hints")?.checked);
   }
 
   /** The next match's waiting room (Play again): who of the people is ready, this seat's "I'm in",

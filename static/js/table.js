@@ -45,6 +45,7 @@ export class TableView {
     document.removeEventListener("keydown", this.onKey);
     this.alerts.closeNotice();
     this.chain.destroy();
+    this.feedSized.disconnect();
   }
 
   // -- building --------------------------------------------------------------------------------
@@ -122,6 +123,18 @@ export class TableView {
     );
 
     this.feedList = h("ol", { class: "feed-list" });
+    // the feed follows new moves unless the reader scrolled up; whether it follows is decided only
+    // while the list is shown (a phone's closed drawer has no size), and when it comes into view
+    // (the drawer opened, the window widened) it shows the latest move
+    this.feedFollow = true;
+    this.feedList.addEventListener("scroll", () => {
+      const list = this.feedList;
+      if (list.clientHeight > 0) this.feedFollow = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    });
+    this.feedSized = new ResizeObserver(() => {
+      if (this.feedFollow) this.feedList.scrollTop = this.feedList.scrollHeight;
+    });
+    this.feedSized.observe(this.feedList);
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
@@ -607,7 +620,6 @@ export class TableView {
     const key = rounds.map((r) => `${r.round}:${r.log.length}`).join(",") + this.ctl.langKey;
     if (key === this.feedKey) return;
     this.feedKey = key;
-    const atBottom = this.feedList.scrollHeight - this.feedList.scrollTop - this.feedList.clientHeight < 40;
     const items = [];
     const kept = new Map();
     for (const r of rounds) {
@@ -617,7 +629,7 @@ export class TableView {
     }
     this.feedMade = kept;
     keepChildren(this.feedList, items);
-    if (atBottom) this.feedList.scrollTop = this.feedList.scrollHeight;
+    if (this.feedFollow) this.feedList.scrollTop = this.feedList.scrollHeight;
     const last = items[items.length - 1];
     const copy = last ? last.cloneNode(true) : null;
     copy?.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
