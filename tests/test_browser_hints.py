@@ -62,6 +62,9 @@ def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
         assert hinted in tiles
         toast = page.locator(".toast", has_text=catalog["hint.shown"].split("{")[0].strip())
         assert toast.count() >= 1
+        # the hint's toast is read beside the hand, never over it (it comes under the top bar)
+        said, hand = toast.first.bounding_box(), page.locator(".hand").bounding_box()
+        assert said["y"] + said["height"] <= hand["y"], (said, hand)
         screenshot(page, f"hint-{locale}-{viewport['width']}x{viewport['height']}")
 
         page.click(".hand-tile.hinted")  # follow the hint (an end is chosen if the page asks)

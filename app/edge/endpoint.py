@@ -103,7 +103,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
             if room is None:
                 raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
             try:
-                await room.connect(conn, hello.token, hello.since)
+                await room.connect(conn, hello.token, hello.since, hello.host)
                 return room
             except RoomError as error:
                 if error.code != "room_reloading":

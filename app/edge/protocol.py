@@ -83,15 +83,17 @@ class _Message(BaseModel):
 
 
 class HelloMessage(_Message):
-    """First frame: who is connecting. ``token`` is a seat token (None: watch as a spectator).
+    """First frame: who is connecting. ``token`` is a seat token (None: watch as a spectator);
+    ``host`` the room's host token when this browser holds it (the server learns the host is here).
 
-    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12}``
+    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12, "host": "…"}``
     """
 
     type: Literal["hello"]
     protocol: Literal[1] = 1
     token: str | None = Field(None, max_length=128)
     since: int | None = Field(None, ge=0)
+    host: str | None = Field(None, max_length=128)
 
 
 class ActionPayload(_Message):

@@ -52,6 +52,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "open": room.open_table,
         "hints": room.hints,
         "seats": [s.public() for s in room.seats],
+        "host": room.host_public(),
         "turn": turn_public(room),
         "round": None
         if state is None or state.round_index == 0
@@ -133,10 +134,13 @@ def full_frame(room: Room, seat: int | None) -> str:
 
 
 def presence_frame(room: Room) -> str:
-    """Who is connected and covered, and the turn with its deadline (`turn_public`); it does not
-    change the version."""
+    """Who is connected and covered, whether the host is (`Room.host_public`), and the turn with
+    its deadline (`turn_public`); it does not change the version."""
     seats = [s.public() for s in room.seats]
-    return dumps({"type": "presence", "version": room.version, "seats": seats, "turn": turn_public(room)})
+    host = room.host_public()
+    return dumps(
+        {"type": "presence", "version": room.version, "seats": seats, "host": host, "turn": turn_public(room)}
+    )
 
 
 def error_frame(code: str, message: str, version: int) -> str:

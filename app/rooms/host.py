@@ -16,13 +16,40 @@ from app.store.rows import SeatChange, SeatSpec
 from engine.errors import EngineError
 from engine.variants import make_rules
 
-__all__ = ["begin_match", "check_host", "claim", "leave", "set_bot", "set_open", "set_options"]
+__all__ = [
+    "begin_match",
+    "check_host",
+    "check_starter",
+    "claim",
+    "leave",
+    "set_bot",
+    "set_open",
+    "set_options",
+]
 
 
 def check_host(room: Room, token: str | None) -> None:
     """Raises `RoomError` (``not_host``, 403) unless ``token`` is ``room``'s host token."""
     if token is None or not hmac.compare_digest(hash_token(token), room.host_token_hash):
         raise RoomError("not_host", "only the room's host may do this", 403)
+
+
+def check_starter(room: Room, token: str | None) -> None:
+    """Whether ``token`` may start the match and set its options: the host's token, or, while
+    the host is away (`app.rooms.presence.Presence.deputy`), the seat token of the deputy seat.
+    Nothing else passes to the deputy (bots, the open table, the chat's rules stay the host's).
+    Raises `RoomError` (``not_host``, 403)."""
+    if token is not None and hmac.compare_digest(hash_token(token), room.host_token_hash):
+        return
+    deputy = room.deputy()
+    if token is None or deputy is None:
+        raise RoomError("not_host", "only the room's host may do this", 403)
+    try:
+        seat = seat_of_token(room.seats, token)
+    except RoomError:
+        seat = None
+    if seat != deputy:
+        raise RoomError("not_host", "only the host, or their deputy while they are away, may do this", 403)
 
 
 async def claim(room: Room, seat: int, name: str) -> str:
@@ -76,12 +103,14 @@ async def set_open(room: Room, open_table: bool) -> None:
     frames.send_updates(room, room.conns, _log_length(room))
 
 
-async def set_options(room: Room, options: Mapping[str, object], turn_timer_s: float | None) -> None:
+async def set_options(
+    room: Room, options: Mapping[str, object], turn_timer_s: float | None, hints: bool | None = None
+) -> None:
     """The host changes the match's options (the variant's, as at the room's creation: Domeng's
     ``camat_target``, Kozel's ``two_lempas`` and ``pairs``; the seats stay as they are) and, when
-    given, its turn timer (seconds, 0: none), before the start: the next match after Play again,
-    say. Raises `RoomError`: ``already_started``; the engine's ``invalid_options`` (422) as
-    `engine.variants.make_rules` raises it."""
+    given, its turn timer (seconds, 0: none) and whether hints are allowed, before the start: the
+    next match after Play again, say. Raises `RoomError`: ``already_started``; the engine's
+    ``invalid_options`` (422) as `engine.variants.make_rules` raises it."""
     if room.status != "waiting":
         raise RoomError("already_started", "the match has already started")
     try:
@@ -89,9 +118,11 @@ async def set_options(room: Room, options: Mapping[str, object], turn_timer_s: f
     except EngineError as error:
         raise RoomError(error.code, error.message, 422) from None
     timer = room.turn_timer_s if turn_timer_s is None else turn_timer_s
-    version = await room.save(options=rules.options(), turn_timer_s=timer)
+    version = await room.save(options=rules.options(), turn_timer_s=timer, hints=hints)
     room.adopt(version)
     room.rules, room.turn_timer_s = rules, timer
+    if hints is not None:
+        room.hints = hints
     frames.send_updates(room, room.conns, _log_length(room))
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "Decided",
     "Disconnect",
     "GraceExpired",
+    "HostAway",
     "Intent",
     "NextRound",
     "Sync",
@@ -49,11 +50,21 @@ class Intent:
 
 @dataclass
 class Connect(Intent):
-    """A connection's ``hello``: its seat ``token`` (None: watch), and the version it last saw."""
+    """A connection's ``hello``: its seat ``token`` (None: watch), the version it last saw, and
+    the room's ``host`` token when this browser holds it (None: not the host)."""
 
     conn: Outbox
     token: str | None
     since: int | None
+    host: str | None = None
+
+
+@dataclass
+class HostAway(Intent):
+    """The host's grace ran out (armed when their last connection ended, or when the room was
+    loaded without them); ``epoch`` tells a stale one from the current."""
+
+    epoch: int
 
 
 @dataclass

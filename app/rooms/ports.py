@@ -126,9 +126,10 @@ class MatchStore(Protocol):
         open_table: bool | None = None,
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
+        hints: bool | None = None,
     ) -> None:
         """Seat changes, a status change, a dealt round, the open-table choice and the match's
-        options and turn timer, together or alone."""
+        options, turn timer and hints, together or alone."""
 
     async def end_round(
         self,

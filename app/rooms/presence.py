@@ -1,17 +1,19 @@
-"""Who is at the table: connections coming and going, the grace an absent player gets, and the
-bot covering a seat. Presence is sent, never stored, and does not change the room's version."""
+"""Who is at the table: connections coming and going, the grace an absent player gets, the bot
+covering a seat, and whether the host is here (or who starts the match in their stead). Presence
+is sent, never stored, and does not change the room's version."""
 
 from __future__ import annotations
 
+import hmac
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from app.rooms import frames
 from app.rooms.errors import RoomError
-from app.rooms.intents import GraceExpired, Intent
+from app.rooms.intents import GraceExpired, HostAway, Intent
 from app.rooms.ports import Clock, CloseReason, Outbox, Timer
-from app.rooms.seats import seat_of_token
+from app.rooms.seats import hash_token, seat_of_token
 
 if TYPE_CHECKING:
     import asyncio
@@ -39,11 +41,18 @@ class Presence:
     metrics: Metrics
     queue: asyncio.Queue[Intent | None]
     marks: dict[int, int]
+    host_token_hash: str
 
     def __init__(self) -> None:
         self.conns: set[Outbox] = set()
         self._grace: dict[int, Timer] = {}
         self._epoch = 0
+        self.host_conns: set[Outbox] = set()
+        """The connections whose ``hello`` carried the room's host token."""
+        self.host_away = False
+        """The host has had no connection for longer than the grace (`host_gone`)."""
+        self._host_timer: Timer | None = None
+        self._host_epoch = 0
         self.told_turn: dict[str, Any] | None = None
         """The turn (`app.rooms.frames.turn_public`) as every connection was last told it."""
 
@@ -51,8 +60,9 @@ class Presence:
 
         def schedule(self) -> None: ...
 
-    def on_connect(self, conn: Outbox, token: str | None, since: int | None) -> None:
+    def on_connect(self, conn: Outbox, token: str | None, since: int | None, host: str | None = None) -> None:
         """Admit ``conn``: a seat's by ``token`` (its other connection is closed, its grace ends),
+        the host's too when ``host`` is the room's host token (anything else there is ignored),
         then the welcome and the state, whole or only what was missed since version ``since``.
         Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``."""
         seat = None if token is None else seat_of_token(self.seats, token)
@@ -70,17 +80,19 @@ class Presence:
         conn.seat = seat
         self.conns.add(conn)
         self.metrics.connections.inc()
+        host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)
+        if host_back:
+            self.host_here(conn)
         conn.send(frames.welcome_frame(seat))
         missed_from = None if since is None or since > self.version else self.marks.get(since)
         if missed_from is not None and self.state is not None:
             frames.send_updates(self, [conn], missed_from)  # type: ignore[arg-type]
         else:
             conn.send(frames.full_frame(self, seat))  # type: ignore[arg-type]
-        if seat is not None:
-            if self.seats[seat].covered:
-                self.uncover(seat)
-            else:
-                self.send_presence()
+        if seat is not None and self.seats[seat].covered:
+            self.uncover(seat)
+        elif seat is not None or host_back:
+            self.send_presence()
         self.schedule()  # the first to come back to an unwatched table lets the next deal come
 
     def cover(self, seat: int, why: str) -> None:
@@ -128,15 +140,22 @@ class Presence:
         self.metrics.connections.dec()
         if conn.seat is not None:
             self.seats[conn.seat].connections -= 1
+        if conn in self.host_conns:
+            self.host_conns.discard(conn)
+            if not self.host_conns:
+                self.start_host_grace()
         return True
 
     def on_disconnect(self, conn: Outbox) -> None:
-        """``conn`` is gone: an absent player's grace starts."""
+        """``conn`` is gone: an absent player's grace starts (the host's too, `start_host_grace`)."""
+        was_host = conn in self.host_conns
         if not self.drop(conn):
             return
         if not self.conns:
             self.schedule()  # nobody watches now: no next deal until someone is back
         if conn.seat is None:
+            if was_host:
+                self.send_presence()  # everyone learns that the host is away
             return
         info = self.seats[conn.seat]
         if info.connections == 0 and info.kind == "human" and self.status == "playing":
@@ -180,6 +199,55 @@ class Presence:
         self.cover(seat, "disconnected")
         self.schedule()
         self.send_presence()
+
+    # -- the host, and who starts the match in their stead -----------------------------------
+
+    def host_here(self, conn: Outbox) -> None:
+        """``conn`` holds the host token: the host is here, their powers are theirs again."""
+        self.host_conns.add(conn)
+        self.host_away = False
+        if self._host_timer is not None:
+            self._host_timer.cancel()
+            self._host_timer = None
+
+    def start_host_grace(self) -> None:
+        """The host has no connection: when ``config.disconnect_grace_s`` runs out with them still
+        away, the match may be started by a seated person (`deputy`)."""
+        if self._host_timer is not None:
+            self._host_timer.cancel()
+        self._host_epoch += 1
+        expired = HostAway(self._host_epoch)
+        self._host_timer = self.clock.call_later(
+            self.config.disconnect_grace_s, lambda: self.queue.put_nowait(expired)
+        )
+
+    def on_host_away(self, epoch: int) -> None:
+        """The host's grace ran out: if they are still away, everyone learns who may start."""
+        if epoch != self._host_epoch or self.host_conns:
+            return
+        self._host_timer, self.host_away = None, True
+        _log.info("host_away", room=self.code)
+        self.send_presence()
+
+    def deputy(self) -> int | None:
+        """The seat that may start (and set up) the match in the host's stead, or None: while the
+        match waits for its start and the host has been away past the grace, the first seat in
+        seat order whose person is connected (docs/protocol.md, "When the host is away")."""
+        if self.status != "waiting" or self.host_conns or not self.host_away:
+            return None
+        here = [s.seat for s in self.seats if s.kind == "human" and s.connections > 0]
+        return here[0] if here else None
+
+    def host_public(self) -> dict[str, Any]:
+        """Whether the host is connected and who starts in their stead:
+        ``{"connected": false, "deputy": 2}`` (``deputy`` null while the host may start)."""
+        return {"connected": bool(self.host_conns), "deputy": self.deputy()}
+
+    def cancel_host_timer(self) -> None:
+        """Disarm the host's grace (the room is stopping)."""
+        if self._host_timer is not None:
+            self._host_timer.cancel()
+            self._host_timer = None
 
     def send_presence(self) -> None:
         """Send everyone who is connected and covered, and the turn with its deadline."""

@@ -32,6 +32,7 @@ from app.rooms.intents import (
     Decided,
     Disconnect,
     GraceExpired,
+    HostAway,
     Intent,
     NextRound,
     Sync,
@@ -135,6 +136,8 @@ class Room(Moves, Presence):
         self.task = asyncio.create_task(self._run(), name=f"room-{self.code[:8]}")
         self.schedule()
         self.grace_for_absent()
+        if not self.host_conns:
+            self.start_host_grace()  # loaded without the host: their grace runs from now
 
     async def stop(self) -> None:
         """Stop the task after the intents already queued."""
@@ -143,6 +146,7 @@ class Room(Moves, Presence):
         self.queue.put_nowait(None)
         await self.task
         self.cancel_timers()
+        self.cancel_host_timer()
 
     def cancel_timers(self) -> None:
         """Disarm every timer (the room is stopping) and forget pending bot decisions."""
@@ -195,10 +199,13 @@ class Room(Moves, Presence):
         raises what it raises (`RoomError` for refusals)."""
         return await self._ask(Command(run))
 
-    async def connect(self, conn: Outbox, token: str | None, since: int | None = None) -> None:
-        """Admit ``conn`` (a seat's by ``token``, else a spectator) and send it the state, or only
-        what it missed since version ``since``; raises `RoomError` (``bad_token``)."""
-        await self._ask(Connect(conn, token, since))
+    async def connect(
+        self, conn: Outbox, token: str | None, since: int | None = None, host: str | None = None
+    ) -> None:
+        """Admit ``conn`` (a seat's by ``token``, else a spectator; the host's too with the room's
+        ``host`` token) and send it the state, or only what it missed since version ``since``;
+        raises `RoomError` (``bad_token``)."""
+        await self._ask(Connect(conn, token, since, host))
 
     def act(self, conn: Outbox, version: int, action: Action | EngineError) -> None:
         """Queue a client's action made at ``version`` (or the error its frame parsed to)."""
@@ -241,7 +248,7 @@ class Room(Moves, Presence):
             case Decided():
                 await self.on_decided(intent)
             case Connect():
-                self.on_connect(intent.conn, intent.token, intent.since)
+                self.on_connect(intent.conn, intent.token, intent.since, intent.host)
             case Disconnect():
                 self.on_disconnect(intent.conn)
             case Back():
@@ -251,6 +258,8 @@ class Room(Moves, Presence):
                 intent.conn.send(frames.full_frame(self, intent.conn.seat))
             case GraceExpired():
                 self.on_grace(intent.seat)
+            case HostAway():
+                self.on_host_away(intent.epoch)
             case NextRound():
                 if intent.version == self.version:
                     await self.deal_round()
@@ -303,6 +312,7 @@ class Room(Moves, Presence):
         open_table: bool | None = None,
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
+        hints: bool | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
@@ -316,6 +326,7 @@ class Room(Moves, Presence):
             open_table=open_table,
             options=options,
             turn_timer_s=turn_timer_s,
+            hints=hints,
         )
         return version
 

@@ -105,6 +105,7 @@ class FencedStore:
         open_table: bool | None = None,
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
+        hints: bool | None = None,
     ) -> None:
         """`app.store.Store.save_room` under the token."""
         await self._write(
@@ -117,6 +118,7 @@ class FencedStore:
                 open_table=open_table,
                 options=options,
                 turn_timer_s=turn_timer_s,
+                hints=hints,
                 fence=self.token,
             )
         )

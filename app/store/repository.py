@@ -82,13 +82,14 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         open_table: bool | None = None,
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
+        hints: bool | None = None,
         fence: int | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
         store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``), and
-        the match's ``options`` (RECORD.md's) and ``turn_timer_s`` (the host's, before the start),
-        each when given. All of it, or none.
+        the match's ``options`` (RECORD.md's), ``turn_timer_s`` and ``hints`` (the host's, before
+        the start), each when given. All of it, or none.
 
         Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
         or seat, ConflictError when the round is already stored.
@@ -119,6 +120,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
                 settings["options"] = options
             if turn_timer_s is not None:
                 settings["turn_timer_s"] = turn_timer_s
+            if hints is not None:
+                settings["hints"] = hints
             if settings:
                 connection.execute(update(Match).where(Match.id == match_id).values(settings))
             if status is not None:

@@ -64,6 +64,8 @@ class OptionsSet(BaseModel):
     options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or 5 to 600; null: unchanged."""
+    hints: StrictBool | None = None
+    """Whether a player may ask for a hint on their turn; null: unchanged."""
 
     @field_validator("turn_timer_s")
     @classmethod

@@ -204,13 +204,13 @@ async def set_open(room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, A
 
 @rooms.put("/rooms/{code}/options")
 async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[str, Any]:
-    """Host only, before the start (a new room, or the next match after Play again): the match's
-    options (the variant's, as at creation) and its turn timer. 409 ``already_started``, 422
-    ``invalid_options``."""
+    """The host (or the deputy while the host is away), before the start (a new room, or the next
+    match after Play again): the match's options (the variant's, as at creation) and its turn
+    timer. 409 ``already_started``, 422 ``invalid_options``."""
 
     async def run(r: Room) -> dict[str, Any]:
-        host_commands.check_host(r, host)
-        await host_commands.set_options(r, body.options, body.turn_timer_s)
+        host_commands.check_starter(r, host)
+        await host_commands.set_options(r, body.options, body.turn_timer_s, body.hints)
         return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
@@ -253,10 +253,11 @@ async def play_again(room: RoomDep, token: SeatToken) -> dict[str, Any]:
 
 @rooms.post("/rooms/{code}/start")
 async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
-    """Host only: fill empty seats with bots and deal the first round."""
+    """The host (or, while the host is away, the deputy seat's token: docs/protocol.md): fill empty
+    seats with bots and deal the first round."""
 
     async def run(r: Room) -> dict[str, Any]:
-        host_commands.check_host(r, host)
+        host_commands.check_starter(r, host)
         await host_commands.begin_match(r)
         return room_public(r)
 

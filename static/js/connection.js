@@ -10,9 +10,11 @@ const SILENCE_MS = 45000;
  * status({online, reconnecting}), replaced(), roomClosed(), badToken().
  */
 export class RoomSocket {
-  constructor(code, token, handlers) {
+  /** ``hostToken``: the room's host token when this browser holds it (the server learns the host is here). */
+  constructor(code, token, handlers, hostToken = null) {
     this.code = code;
     this.token = token || null;
+    this.hostToken = hostToken || null;
     this.on = handlers;
     this.ws = null;
     this.version = null;
@@ -75,6 +77,7 @@ export class RoomSocket {
       // Resync by version (docs/protocol.md): the server answers with only what this client missed
       // since the last state it kept (an update the room view applies to its log), else the whole state.
       if (this.version !== null) hello.since = this.version;
+      if (this.hostToken) hello.host = this.hostToken;
       ws.send(JSON.stringify(hello));
     };
     ws.onmessage = (event) => this.receive(event.data);

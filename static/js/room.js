@@ -41,6 +41,17 @@ export class RoomController {
     return this.memory.host_token || null;
   }
 
+  /** Whether this page is the deputy: the host is away and the server named this seat to start
+   * (and set up) the match in their stead (docs/protocol.md, "When the host is away"). */
+  get isDeputy() {
+    return !this.hostToken && this.seat !== null && this.room?.host?.deputy === this.seat;
+  }
+
+  /** The token for starting and setting up the match: the host's, or the deputy seat's. */
+  get starterToken() {
+    return this.hostToken || (this.isDeputy ? this.memory.token : null);
+  }
+
   async init() {
     try {
       this.room = await getRoom(this.code);
@@ -77,7 +88,7 @@ export class RoomController {
       state: (message) => this.onState(message),
       presence: (message) => {
         // who is here and covered, and the turn's deadline (armed when a covered player is back)
-        if (this.room) this.room = { ...this.room, seats: message.seats, turn: message.turn ?? this.room.turn };
+        if (this.room) this.room = { ...this.room, seats: message.seats, host: message.host ?? this.room.host, turn: message.turn ?? this.room.turn };
         this.setDeadline();
         this.render([]);
         this.clearTheHand();
@@ -109,7 +120,7 @@ export class RoomController {
         toast(t("room.seat_lost"), "info", 6000);
         this.connect();
       },
-    });
+    }, this.hostToken);
     this.socket.start();
   }
 
@@ -174,16 +185,24 @@ export class RoomController {
   }
 
   /**
-   * Nothing covers the hand while it may be needed: once the next round is dealt, or whenever it
-   * is this player's turn, the round-end panel folds away (the bar's "last round" reopens it
-   * between turns) and the feed drawer closes, so no turn timer ever runs under a panel or dialog.
+   * Nothing covers the hand while it may be needed: whenever it is this player's turn, the
+   * round-end panel folds away (the bar's "last round" reopens it between turns) and the feed
+   * drawer closes, so no turn timer ever runs under a panel or dialog. Once the next round is
+   * dealt, the panel folds away too, but not while the player is reading it (a mouse over it, or a
+   * scroll, touch or key in it lately: ``panel.inUse``): it says the next round has started and
+   * goes when they are done (looked at again every second) or when their turn comes.
    */
   clearTheHand() {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
     const myTurn = !!this.screen?.isMyTurn?.();
     if (this.panel && (dealt || myTurn) && !this.view?.match_over) {
-      this.dismissedRound = this.roundEnd?.round ?? null;
-      this.closePanel();
+      if (!myTurn && this.panel.inUse?.()) {
+        this.panel.setNext?.(true, false);
+        this.readingTimer ??= setInterval(() => this.clearTheHand(), 1000);
+      } else {
+        this.dismissedRound = this.roundEnd?.round ?? null;
+        this.closePanel();
+      }
     }
     // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the hand)
     if (myTurn && !this.wasMyTurn) this.screen?.toggleFeed?.(false);
@@ -342,6 +361,8 @@ export class RoomController {
   }
 
   closePanel() {
+    clearInterval(this.readingTimer);
+    this.readingTimer = null;
     if (!this.panel) return;
     if (this.panel.open) this.panel.close();
     this.panel.remove();
@@ -404,9 +425,9 @@ export class RoomController {
   }
 
   /** The host changes the match's options and turn timer before the start. */
-  async setOptions(options, turnTimerS) {
+  async setOptions(options, turnTimerS, hints) {
     try {
-      await setOptions(this.code, { options, turn_timer_s: turnTimerS }, this.hostToken);
+      await setOptions(this.code, { options, turn_timer_s: turnTimerS, hints }, this.starterToken);
     } catch (error) {
       const key = `error.${error.code}`;
       toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
@@ -415,7 +436,7 @@ export class RoomController {
 
   async start() {
     try {
-      await startMatch(this.code, this.hostToken);
+      await startMatch(this.code, this.starterToken);
     } catch (error) {
       toast(t("error.generic", { message: error.message }), "error");
     }
@@ -563,27 +584,41 @@ class WaitingView {
     if (again && !started) parts.push(this.againBox(room, seated));
     parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
     if (!seated) parts.push(h("p", { class: "hint" }, t("join.watching")));
-    if (host && !started) {
+    if ((host || ctl.isDeputy) && !started) {
       parts.push(
         h(
           "div",
           { class: "start-box" },
-          h("p", { class: "hint" }, t("waiting.host_hint")),
-          h(
-            "label",
-            { class: "check open-toggle" },
-            h("input", { type: "checkbox", id: "open-table", checked: !!room.open, dataset: { focusKey: "open" }, onchange: (e) => ctl.setOpen(e.target.checked) }),
-            " ",
-            t("waiting.open_table"),
-          ),
+          host
+            ? h("p", { class: "hint" }, t("waiting.host_hint"))
+            : h("p", { class: "hint deputy-hint", role: "status" }, t("waiting.deputy_you")),
+          host
+            ? h(
+                "label",
+                { class: "check open-toggle" },
+                h("input", { type: "checkbox", id: "open-table", checked: !!room.open, dataset: { focusKey: "open" }, onchange: (e) => ctl.setOpen(e.target.checked) }),
+                " ",
+                t("waiting.open_table"),
+              )
+            : "",
           this.optionsBox(room),
-          h("button", { class: "btn btn-gold btn-big", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
+          h("button", { class: "btn btn-gold btn-big start-match", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
       );
-    } else if (!started) parts.push(h("p", { class: "hint waiting-guest" }, h("span", { class: "spinner", "aria-hidden": "true" }), t("waiting.guest_hint")));
+    } else if (!started) parts.push(this.whoStarts(room));
     replace(this.body, parts);
     if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
+  }
+
+  /** Who will start the match, for those who cannot: the host, or (the host away) the deputy. */
+  whoStarts(room) {
+    const away = room.host && !room.host.connected;
+    const deputy = away && room.host.deputy !== null && room.host.deputy !== undefined ? room.seats[room.host.deputy] : null;
+    let text = t("waiting.guest_hint");
+    if (deputy) text = t("waiting.deputy_other", { name: deputy.name || "" });
+    else if (away) text = t("waiting.host_away");
+    return h("p", { class: "hint waiting-guest", role: "status", dataset: { hostAway: String(!!away) } }, h("span", { class: "spinner", "aria-hidden": "true" }), text);
   }
 
   /** The host's options before the start, as the lobby's form has them (the seats stay). */
@@ -608,6 +643,9 @@ class WaitingView {
     }
     if (document.activeElement !== this.timerInput) this.timerInput.value = String(room.turn_timer_s ?? 0);
     fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput));
+    // as the lobby's form has it: whether a player may ask for the hard bot's choice on their turn
+    const hints = h("input", { type: "checkbox", id: "opt-hints", checked: !!room.hints, dataset: { focusKey: "opt-hints" }, onchange: () => this.applyOptions() });
+    fields.push(h("label", { class: "check" }, hints, h("span", {}, t("lobby.hints"))));
     return h("fieldset", { class: "options-box" }, h("legend", {}, t("waiting.options")), fields);
   }
 
@@ -623,7 +661,7 @@ class WaitingView {
       room.variant === "kozel"
         ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: !!this.body.querySelector("#opt-pairs")?.checked }
         : { camat_target: Number(this.body.querySelector("#opt-camat-target")?.value ?? 1) };
-    this.ctl.setOptions(options, seconds);
+    this.ctl.setOptions(options, seconds, !!this.body.querySelector("#opt-hints")?.checked);
   }
 
   /** The next match's waiting room (Play again): who of the people is ready, this seat's "I'm in",

@@ -49,12 +49,44 @@ export function roundEndPanel(snap, opts) {
     e.preventDefault();
     opts.onClose();
   });
+  watchReading(dialog);
   dialog.setNext = (started, myTurn) => {
     if (view.match_over) return;
     note.textContent = started ? (myTurn ? t("panel.next_your_turn") : t("panel.next_started")) : t("panel.next_soon");
     note.classList.toggle("attention", !!myTurn);
   };
   return dialog;
+}
+
+/** How long after the last scroll, touch, click or key inside the panel it still counts as being read. */
+export const READING_MS = 6000;
+
+/**
+ * ``dialog.inUse()``: whether the player is reading the panel now: a mouse resting over it, or a
+ * scroll, wheel, touch, click or key inside it in the last ``READING_MS``. The room keeps the panel
+ * open past the next deal while it is in use (static/js/room.js ``clearTheHand``).
+ */
+function watchReading(dialog) {
+  let last = -Infinity;
+  let hovering = false;
+  const touch = () => {
+    last = performance.now();
+  };
+  const over = (e) => {
+    const r = dialog.getBoundingClientRect(); // a modal's backdrop reports as the dialog: look where
+    return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+  };
+  dialog.addEventListener("pointermove", (e) => {
+    hovering = e.pointerType === "mouse" && over(e);
+    if (over(e) && e.pointerType !== "mouse") touch();
+  });
+  dialog.addEventListener("pointerleave", () => {
+    hovering = false;
+  });
+  for (const type of ["scroll", "wheel", "touchstart", "pointerdown", "keydown"]) {
+    dialog.addEventListener(type, (e) => (type !== "pointerdown" || over(e)) && touch(), { capture: true, passive: true });
+  }
+  dialog.inUse = () => hovering || performance.now() - last < READING_MS;
 }
 
 /** "Hints used this round: Ana (2), Budi (1)": every hint is told (issue 16). */

@@ -45,6 +45,7 @@ export class TableView {
     document.removeEventListener("keydown", this.onKey);
     this.alerts.closeNotice();
     this.chain.destroy();
+    this.feedSized.disconnect();
   }
 
   // -- building --------------------------------------------------------------------------------
@@ -100,6 +101,8 @@ export class TableView {
     this.choiceBox = h("div", { class: "choice", hidden: true });
     this.lempasBox = h("div", { class: "choice lempas-choice", hidden: true });
     this.coverBox = h("div", { class: "cover-note", hidden: true });
+    // the match is over: Play again and New table on the table itself, not only in the final panel
+    this.overBox = h("div", { class: "over-actions", hidden: true });
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
     this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
@@ -113,12 +116,25 @@ export class TableView {
       { class: "me" },
       this.coverBox,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
+      this.overBox,
       this.choiceBox,
       this.lempasBox,
       h("div", { class: "me-main" }, this.mePlate.el, this.hand),
     );
 
     this.feedList = h("ol", { class: "feed-list" });
+    // the feed follows new moves unless the reader scrolled up; whether it follows is decided only
+    // while the list is shown (a phone's closed drawer has no size), and when it comes into view
+    // (the drawer opened, the window widened) it shows the latest move
+    this.feedFollow = true;
+    this.feedList.addEventListener("scroll", () => {
+      const list = this.feedList;
+      if (list.clientHeight > 0) this.feedFollow = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    });
+    this.feedSized = new ResizeObserver(() => {
+      if (this.feedFollow) this.feedList.scrollTop = this.feedList.scrollHeight;
+    });
+    this.feedSized.observe(this.feedList);
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
@@ -526,6 +542,7 @@ export class TableView {
         );
       } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
+    this.updateOver(over);
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {
       const [a, b] = pips(this.choosing);
@@ -550,6 +567,24 @@ export class TableView {
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
     setText(this.status, text);
     this.status.classList.toggle("attention", myTurn);
+  }
+
+  /** At the match's end: New table, and Play again for whoever may ask (a seat, or the host). */
+  updateOver(over) {
+    const again = over && this.ctl.canPlayAgain();
+    const key = over ? `over:${again}` : "";
+    if (this.overBox.dataset.kind === key) return;
+    this.overBox.dataset.kind = key;
+    this.overBox.hidden = !over;
+    replace(
+      this.overBox,
+      over
+        ? [
+            h("a", { class: "btn new-table", href: "/" }, t("panel.new_table")),
+            again ? h("button", { class: "btn btn-again play-again", type: "button", onclick: () => this.ctl.playAgain() }, t("panel.play_again")) : "",
+          ]
+        : [],
+    );
   }
 
   chainLabels() {
@@ -585,7 +620,6 @@ export class TableView {
     const key = rounds.map((r) => `${r.round}:${r.log.length}`).join(",") + this.ctl.langKey;
     if (key === this.feedKey) return;
     this.feedKey = key;
-    const atBottom = this.feedList.scrollHeight - this.feedList.scrollTop - this.feedList.clientHeight < 40;
     const items = [];
     const kept = new Map();
     for (const r of rounds) {
@@ -595,7 +629,7 @@ export class TableView {
     }
     this.feedMade = kept;
     keepChildren(this.feedList, items);
-    if (atBottom) this.feedList.scrollTop = this.feedList.scrollHeight;
+    if (this.feedFollow) this.feedList.scrollTop = this.feedList.scrollHeight;
     const last = items[items.length - 1];
     const copy = last ? last.cloneNode(true) : null;
     copy?.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));

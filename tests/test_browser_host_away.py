@@ -1,0 +1,179 @@
+"""After a match, in Chromium: a friend is never trapped (issue: the host left after the match),
+Play again is on the table itself, and the round-end panel stays open while it is being read.
+
+- Budi plays a short Domeng match with three bots while the host watches from another tab; the
+  host closes the tab; Budi's final panel "Back to the table" leaves him at the table with Play
+  again and New table on it; Play again puts him in match 2's waiting room, which says the host is
+  away and, past the host's grace, gives him the Start button: match 2 starts.
+- A spectator rests the mouse on the round-end panel (and scrolls it): the next round is dealt and
+  the panel stays, saying the round has started; the mouse leaves and the panel goes by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.adminkit import SECRET, close_live_rooms
+from tests.browserkit import (
+    CATALOGS,
+    DESKTOP,
+    PANEL,
+    PHONE,
+    describe,
+    goto,
+    hold_host,
+    hold_seat,
+    open_page,
+    play_turn,
+    screenshot,
+)
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-host-away"),
+        env={
+            "DOMENG_ADMIN_TOKEN": SECRET,
+            "DOMENG_BOT_DELAY_S": "0.1",
+            "DOMENG_ROUND_PAUSE_S": "3",
+            "DOMENG_DISCONNECT_GRACE_S": "2",
+        },
+    ).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(autouse=True)
+def _tables_closed_after_each_test(server: ServerProcess) -> Iterator[None]:
+    yield
+    close_live_rooms(server)
+
+
+def _words(lang: str = "en") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _match_over(page: Any) -> bool:
+    return bool(page.evaluate("() => !!window.__domeng?.view?.match_over"))
+
+
+@pytest.mark.parametrize("viewport", [PHONE], ids=["390x844"])
+def test_a_friend_plays_again_and_starts_when_the_host_has_left(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    words = _words()
+    room = server.create_room(bots=[None, "easy", "greedy", "random", "easy"], options={"camat_target": 1})
+    code = room["code"]
+    token = server.claim(code, 0, "Budi").json()["token"]
+    host_ctx, host_page, host_watch = open_page(browser, DESKTOP)
+    budi_ctx, budi, budi_watch = open_page(browser, viewport)
+    goto(host_page, f"{server.url}/r/{code}")
+    hold_host(host_page, code, room["host_token"])  # the host watches, holding no seat
+    host_page.reload()
+    host_page.wait_for_selector(".start-box")
+    goto(budi, f"{server.url}/r/{code}")
+    hold_seat(budi, code, token, 0)
+    budi.reload()
+    budi.wait_for_selector(".seat-row.mine")
+    host_page.click(".start-box .btn-gold")
+    budi.wait_for_selector(".table-screen")
+
+    deadline = time.monotonic() + 600
+    while not _match_over(budi):
+        assert time.monotonic() < deadline, describe(budi)
+        if budi.locator(PANEL).count():
+            budi.locator(f"{PANEL} .panel-foot .btn-gold").click()  # a round's panel: back to the table
+        elif not play_turn(budi):
+            budi.wait_for_timeout(30)
+    host_watch.assert_clean()
+    host_ctx.close()  # the host leaves after the match
+
+    # the final panel's "Back to the table": the table itself offers Play again and New table
+    if not budi.locator(PANEL).count():  # closed by the loop as the match ended: open it again
+        budi.evaluate("() => window.__domeng.openRoundEnd()")
+    budi.wait_for_selector(f"{PANEL} .play-again")
+    budi.click(f"{PANEL} .panel-foot .btn-gold")
+    budi.wait_for_selector(PANEL, state="detached")
+    budi.wait_for_selector(".over-actions .play-again")
+    assert budi.text_content(".over-actions .play-again") == words["panel.play_again"]
+    assert budi.locator(".over-actions a.new-table[href='/']").count() == 1
+    assert budi.locator(".over-actions").bounding_box()["width"] <= viewport["width"]
+    # the phone shows how the match ended whole, and nothing is wider than the screen
+    assert budi.evaluate(
+        "() => { const t = document.querySelector('.ticker'); return t.scrollHeight <= t.clientHeight; }"
+    )
+    wide = budi.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+                 .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5)
+                 .map((e) => e.className + ' ' + e.getBoundingClientRect().right).slice(0, 5)"""
+    )
+    assert budi.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"], wide
+    screenshot(budi, "host-away-table-over-390")
+    budi.click(".over-actions .play-again")
+
+    # match 2's waiting room: the host is away, and past their grace Budi may start
+    budi.wait_for_selector(".again-box")
+    budi.wait_for_selector(".start-box .start-match")
+    assert budi.text_content(".deputy-hint") == words["waiting.deputy_you"]
+    assert budi.locator(".open-toggle").count() == 0 and budi.locator(".seat-select").count() == 0
+    budi.check("#opt-hints")  # the next match's options have "Allow hints", as the lobby's form
+    budi.wait_for_function("() => window.__domeng.room.hints === true")
+    screenshot(budi, "host-away-deputy-390")
+    budi.click(".start-box .start-match")
+    budi.wait_for_selector(".table-screen")
+    assert budi.evaluate("() => window.__domeng.room.match") == 2
+    budi_watch.assert_clean()
+    budi_ctx.close()
+
+
+def test_the_round_end_panel_stays_open_while_it_is_read(server: ServerProcess, browser: Any) -> None:
+    bots = ["easy", "greedy", "random", "easy", "greedy"]
+    room = server.create_room(bots=bots, options={"camat_target": 0})
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")  # a spectator: the turn is never theirs
+    page.wait_for_selector(".table-screen")
+    page.reload()  # loaded on a phone (the feed is a closed drawer), then the window widens
+    page.wait_for_selector(".table-screen")
+    page.set_viewport_size(DESKTOP)
+    page.wait_for_function(  # the feed follows the new moves: its latest line is in view
+        """() => { const l = document.querySelector('.feed-list');
+                   return l.scrollHeight > l.clientHeight + 60
+                     && l.scrollHeight - l.scrollTop - l.clientHeight < 40; }"""
+    )
+    page.wait_for_selector(PANEL)
+    box = page.locator(f"{PANEL} .panel-body").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 80))
+    page.mouse.wheel(0, 120)  # reading: scrolling the panel, the mouse resting on it
+    # the next round is dealt and the panel is still open, saying so (one look: bots play fast)
+    page.wait_for_function(
+        """(text) => { const c = window.__domeng;
+                       const note = document.querySelector('dialog.round-end[open] .panel-note');
+                       return c.view.round > c.roundEnd.round && note?.textContent === text; }""",
+        arg=_words()["panel.next_started"],
+    )
+    page.mouse.move(2, 2)  # done reading: the mouse leaves the panel, and it goes by itself
+    page.wait_for_function(
+        "() => !document.querySelector('dialog.round-end[open]') && !window.__domeng.panel"
+    )
+    watch.assert_clean()
+    context.close()
+
+
+def test_a_check_box_sits_beside_its_label_in_the_lobby(server: ServerProcess, browser: Any) -> None:
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/")
+    box = page.locator("#allow-hints").bounding_box()
+    text = page.locator("label:has(#allow-hints) span").bounding_box()
+    assert abs((box["y"] + box["height"] / 2) - (text["y"] + text["height"] / 2)) < 4, (box, text)
+    assert text["x"] > box["x"] + box["width"]  # beside it, not under it
+    watch.assert_clean()
+    context.close()
