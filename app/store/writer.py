@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Generic, Self, TypeVar
 
 import structlog
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -50,7 +50,8 @@ from app.store.db import (
     make_sync_engine,
     sqlite_path,
 )
-from app.store.errors import FencedOutError, NotFoundError, StoreClosedError, store_error
+from app.store.errors import NotFoundError, StoreClosedError, store_error
+from app.store.fencing import Refused, check_fence, claim_fences, lock_fences
 from app.store.models import (
     Match,
     MatchAction,
@@ -74,31 +75,12 @@ class _Op(Generic[_T]):
     """``run`` may raise fences (a claim, Play again): fences read before it are stale."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Refused:
-    """A batch's result for a write refused by its fence (the others' results stand)."""
-
-    error: FencedOutError
-
-
 _INSERT_ACTIONS: Final = insert(MatchAction)
 _SET_VERSIONS: Final = (
     update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
 )
-_RAISE_FENCE: Final = (
-    update(Match)
-    .where(Match.id == bindparam("match"), Match.fence <= bindparam("token"))
-    .values(fence=bindparam("new_fence"))
-)
-_RAISE_ROOM_FENCE: Final = (
-    update(Match)
-    .where(Match.code == bindparam("room"), Match.fence <= bindparam("token"))
-    .values(fence=bindparam("new_fence"))
-)
-
 __all__ = [
     "Writer",
-    "fence_of",
     "insert_actions",
     "now_utc",
     "set_version",
@@ -305,10 +287,7 @@ class Writer:
         """
 
         def run(connection: Connection) -> None:
-            connection.execute(_RAISE_ROOM_FENCE, {"room": code, "token": token, "new_fence": token})
-            stored = connection.execute(select(func.max(Match.fence)).where(Match.code == code)).scalar()
-            if stored is not None and stored > token:
-                raise FencedOutError(code, token, int(stored))
+            claim_fences(connection, code, token)
 
         await self._submit(run, rekeys=True)
 
@@ -401,7 +380,7 @@ def _drain(queue: asyncio.Queue[_Op[Any] | None]) -> list[_Op[Any]]:
 def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None) -> None:
     if op.future.done():  # the caller was cancelled; the write stands
         return
-    if isinstance(result, _Refused):
+    if isinstance(result, Refused):
         error = result.error
     if error is not None:
         op.future.set_exception(store_error(error))
@@ -410,18 +389,18 @@ def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None
 
 
 def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
-    """Run ``ops`` in order on ``connection`` (inside a transaction); their results (`_Refused`
+    """Run ``ops`` in order on ``connection`` (inside a transaction); their results (`Refused`
     for a write its fence refused). Consecutive action rows go in together: one executemany INSERT
     and one version UPDATE per match, which is what makes actions cheap."""
     results: list[Any] = []
     rows: list[dict[str, Any]] = []
     fenced = {op.fence[0] for op in ops if op.fence is not None}
-    known = _lock_fences(connection, fenced) if fenced else {}  # match → its fence now
+    known = lock_fences(connection, fenced) if fenced else {}  # match → its fence now
     for op in ops:
         if op.fence is not None:
-            refused = _check_fence(connection, known, *op.fence)
+            refused = check_fence(connection, known, *op.fence)
             if refused is not None:
-                results.append(_Refused(refused))
+                results.append(Refused(refused))
                 continue
         if op.row is not None:
             rows.append(op.row)
@@ -437,39 +416,6 @@ def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
     if rows:
         insert_actions(connection, rows)
     return results
-
-
-def _lock_fences(connection: Connection, match_ids: set[int]) -> dict[int, int]:
-    """The stored fences of ``match_ids``, their rows locked until the commit (PostgreSQL)."""
-    query = select(Match.id, Match.fence).where(Match.id.in_(sorted(match_ids))).order_by(Match.id)
-    return {row.id: int(row.fence) for row in connection.execute(query.with_for_update())}
-
-
-def _check_fence(
-    connection: Connection, known: dict[int, int], match_id: int, token: int
-) -> FencedOutError | None:
-    """Raise the match's fence to ``token`` unless it is higher; the refusal when it is (nothing
-    changed). ``known``: fences read in this transaction, kept up to date. NotFoundError for no
-    such match."""
-    stored = known.get(match_id)
-    if stored is not None and stored > token:
-        return FencedOutError(match_id, token, stored)
-    if stored != token:
-        values = {"match": match_id, "token": token, "new_fence": token}
-        if connection.execute(_RAISE_FENCE, values).rowcount != 1:
-            found = fence_of(connection, match_id)
-            if found is None:
-                raise NotFoundError(f"no match {match_id}")
-            known[match_id] = found
-            return FencedOutError(match_id, token, found)
-        known[match_id] = token
-    return None
-
-
-def fence_of(connection: Connection, match_id: int) -> int | None:
-    """The match's stored fencing token, or None for no such match."""
-    found = connection.execute(select(Match.fence).where(Match.id == match_id)).scalar()
-    return None if found is None else int(found)
 
 
 def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
