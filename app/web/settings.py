@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     """Redis (``redis://host:6379/0``) shared by several server processes on one PostgreSQL
     database: each room is hosted by one process at a time, under a lease (docs/cluster.md).
     None (the default): one process, and Redis is never imported. Never logged."""
+    redis_prefix: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = "domeng"
+    """The first part of every Redis key and channel (docs/cluster.md): processes sharing rooms use
+    the same; another deployment on the same Redis uses another."""
     lease_s: Annotated[float, Field(gt=0, le=300)] = 5.0
     """Seconds a room's ownership lease lasts (renewed every third of it): a process that has not
     renewed it for this long lets the room go, and another takes it over (docs/cluster.md)."""
