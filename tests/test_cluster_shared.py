@@ -4,10 +4,12 @@ out ends it on both; a table listed on one is in the other's lobby; the admin of
 closes a room hosted by the other; room creation limits, the cap of open rooms per address and
 failed admin logins spent on one are spent on the other. The processes share PostgreSQL when
 DOMENG_TEST_POSTGRES_URL is set (else each has its own SQLite database: what is tested here lives
-in Redis). Skipped without DOMENG_TEST_REDIS_URL."""
+in Redis). Then `app.cluster.RedisShared` on its own: boards, their staleness, asks and sessions.
+Skipped without DOMENG_TEST_REDIS_URL."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Iterator
@@ -17,11 +19,15 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from websockets.exceptions import ConnectionClosed
 
+from app.cluster import RedisShared
 from app.store import upgrade_database
+from app.web.app import create_app
+from app.web.settings import Settings
 from tests.adminkit import COOKIE, SECRET, login
-from tests.clusterkit import POSTGRES_URL, key_prefix, need_redis
+from tests.clusterkit import POSTGRES_URL, RedisProxy, key_prefix, need_redis
 from tests.serverkit import Client, ServerProcess
 
 ROOM_CLOSED = 4003
@@ -29,10 +35,12 @@ ROOM_CLOSED = 4003
 
 @contextlib.contextmanager
 def two_servers(path: Path, **env: str) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    """Two server processes on one Redis (a key prefix of their own) with the admin secret."""
+    """Two server processes on one Redis (a key prefix of their own, its keys deleted after) with
+    the admin secret."""
+    prefix = key_prefix()
     settings = {
         "DOMENG_REDIS_URL": need_redis(),
-        "DOMENG_REDIS_PREFIX": key_prefix(),
+        "DOMENG_REDIS_PREFIX": prefix,
         "DOMENG_ADMIN_TOKEN": SECRET,
         "DOMENG_BOT_WORKERS": "1",
         **env,
@@ -48,6 +56,9 @@ def two_servers(path: Path, **env: str) -> Iterator[tuple[ServerProcess, ServerP
     finally:
         first.stop()
         second.stop()
+        with redis.Redis.from_url(need_redis()) as client:
+            for key in client.scan_iter(f"{prefix}:*"):
+                client.delete(key)
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +166,156 @@ def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> N
         assert login(second, "not the secret at all").status_code == 401
         refused = login(first)  # the right secret, but this address spent its failed attempts
         assert refused.status_code == 429 and refused.json()["detail"]["code"] == "too_many_attempts"
+
+
+# -- app.cluster.RedisShared on its own ----------------------------------------------------------
+
+
+def shared_pair(stale_s: float = 6.0) -> tuple[RedisShared, RedisShared]:
+    """Two processes' shared state ("a" and "b") on one Redis, under a prefix of their own."""
+    url, prefix = need_redis(), key_prefix()
+    return (
+        RedisShared(url, "a", prefix=prefix, stale_s=stale_s),
+        RedisShared(url, "b", prefix=prefix, stale_s=stale_s),
+    )
+
+
+TABLE = {"code": "X1", "variant": "domeng", "seats": 5, "free": 2, "waiting_s": 3.0}
+
+
+def test_a_board_is_read_by_the_others_and_leaves_with_its_process() -> None:
+    async def main() -> None:
+        a, b = shared_pair()
+        try:
+            await a.publish([TABLE], {"10.0.0.1": 2, "10.0.0.2": 0})
+            await b.publish([], {"10.0.0.1": 1})
+            assert await a.processes() == ["a", "b"]
+            listed = await b.tables()
+            assert [(t["code"], t["process"]) for t in listed] == [("X1", "a")]
+            assert listed[0]["waiting_s"] >= 3.0
+            assert await a.tables() == []  # its own tables are not "the others'"
+            assert (await b.rooms_of("10.0.0.1"), await a.rooms_of("10.0.0.1")) == (2, 1)
+            assert await b.rooms_of("10.0.0.2") == 0
+            await a.publish([], {})  # a publication replaces the last
+            assert (await b.tables(), await b.rooms_of("10.0.0.1")) == ([], 0)
+            await a.publish([TABLE], {"10.0.0.1": 2})
+        finally:
+            await a.close()  # a clean stop takes the process off the board at once
+        try:
+            assert (await b.processes(), await b.tables(), await b.rooms_of("10.0.0.1")) == (["b"], [], 0)
+        finally:
+            await b.close()
+
+    asyncio.run(main())
+
+
+def test_a_process_that_stops_publishing_drops_off_the_board() -> None:
+    async def main() -> None:
+        a, b = shared_pair(stale_s=0.3)
+        try:
+            await a.publish([TABLE], {"10.0.0.1": 1})
+            assert await b.rooms_of("10.0.0.1") == 1
+            await wait_for_async(b.processes, lambda found: "a" not in found)
+            assert (await b.tables(), await b.rooms_of("10.0.0.1")) == ([], 0)
+        finally:
+            await b.close()
+            await a.close()
+
+    asyncio.run(main())
+
+
+async def wait_for_async(read: Any, done: Any, timeout: float = 10.0) -> Any:
+    """Await ``read()`` until ``done(result)`` (bounded by ``timeout`` seconds)."""
+    async with asyncio.timeout(timeout):
+        while not done(found := await read()):
+            await asyncio.sleep(0.02)
+        return found
+
+
+def test_an_ask_gets_every_other_process_answer_and_leaves_out_one_that_does_not_answer() -> None:
+    async def main() -> None:
+        a, b = shared_pair()
+        c = RedisShared(need_redis(), "c", prefix=a.prefix)
+        stuck = asyncio.Event()
+
+        async def answer(kind: str, body: dict[str, Any]) -> Any:
+            return {"kind": kind, "body": body}
+
+        async def never(kind: str, body: dict[str, Any]) -> Any:
+            await stuck.wait()
+
+        try:
+            a.serve(answer)
+            b.serve(answer)
+            c.serve(never)
+            await wait_for_async(lambda: asyncio.sleep(0, (a.serving, b.serving, c.serving)), all)
+            answers = await a.ask("live", {"n": 1}, timeout_s=0.5)
+            assert answers == {"b": {"kind": "live", "body": {"n": 1}}}  # c never answered
+            stuck.set()
+        finally:
+            for shared in (a, b, c):
+                await shared.close()
+
+    asyncio.run(main())
+
+
+def test_a_session_is_kept_by_its_digest_until_it_expires_or_ends() -> None:
+    async def main() -> None:
+        a, b = shared_pair()
+        try:
+            later = time.time() + 60
+            await a.put_session("d1", later)
+            assert await b.session("d1") == pytest.approx(later)
+            await b.end_session("d1")
+            assert await a.session("d1") is None
+            await a.put_session("d2", time.time() - 1)  # already over: gone at once
+            assert await b.session("d2") is None
+            assert await b.holder_of("no-such-room") is None
+        finally:
+            await a.close()
+            await b.close()
+
+    asyncio.run(main())
+
+
+# -- Redis gone for a moment ---------------------------------------------------------------------
+
+
+def test_without_redis_for_a_moment_creation_and_admin_say_so_and_the_lobby_lists_its_own(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        proxy = await RedisProxy(need_redis()).start()
+        settings = Settings(
+            redis_url=proxy.url,
+            redis_prefix=key_prefix(),
+            data_dir=tmp_path,
+            bot_workers=1,
+            admin_token=SECRET,
+            log_json=False,
+            log_level="warning",
+        )
+        app = create_app(settings)
+        transport = httpx.ASGITransport(app=app, client=("10.9.8.7", 40000))
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://testserver") as http,
+        ):
+            assert (await http.post("/api/rooms", json={"variant": "domeng"})).status_code == 201
+            await proxy.cut()
+            refused = await http.post("/api/rooms", json={"variant": "domeng"})
+            assert refused.status_code == 503 and refused.json()["detail"]["code"] == "room_unavailable"
+            assert refused.headers["Retry-After"] == "1"
+            signing = await http.post("/api/admin/login", json={"secret": SECRET})
+            assert signing.status_code == 503 and signing.json()["detail"]["code"] == "admin_unavailable"
+            lobby = await http.get("/api/open-tables")
+            assert lobby.status_code == 200 and lobby.json() == {"tables": []}
+            await proxy.mend()
+
+            async def create() -> int:
+                return (await http.post("/api/rooms", json={"variant": "domeng"})).status_code
+
+            assert await wait_for_async(create, lambda status: status != 503) == 201
+        await proxy.cut()
+
+    asyncio.run(main())
