@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -63,8 +64,9 @@ def two_servers(path: Path, **env: str) -> Iterator[tuple[ServerProcess, ServerP
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    """Two processes with the default limits."""
-    with two_servers(tmp_path_factory.mktemp("shared")) as pair:
+    """Two processes with the default limits, and long leases."""
+    # a lease longer than a test's pause of its holder (SIGSTOP): the room stays the paused one's
+    with two_servers(tmp_path_factory.mktemp("shared"), DOMENG_LEASE_S="60") as pair:
         yield pair
 
 
@@ -139,6 +141,27 @@ def test_a_table_listed_on_one_process_is_in_the_other_lobby_and_its_admin_close
         wait_for(lambda: in_lobby() is None)  # closed: off every lobby
     finally:
         spectator.close()
+
+
+def test_a_room_whose_host_does_not_answer_is_named_with_its_process(
+    servers: tuple[ServerProcess, ServerProcess],
+) -> None:
+    first, second = servers
+    code = first.create_room(bots=["greedy"] * 5)["code"]
+    assert first.proc is not None
+    with httpx.Client(base_url=second.url, headers=cookie_of(second), timeout=20) as admin:
+        first.proc.send_signal(signal.SIGSTOP)  # alive, holding the room's lease, deaf
+        try:
+            live = admin.get("/api/admin/rooms").json()
+            assert all(r["code"] != code for r in live["rooms"])
+            assert len(live["unanswered"]) == 1 and f":{first.proc.pid}:" in live["unanswered"][0]
+            closed = admin.post(f"/api/admin/rooms/{code}/close", headers={"Origin": second.url})
+            assert closed.status_code == 503 and closed.json()["detail"]["code"] == "room_elsewhere"
+            assert live["unanswered"][0] in closed.json()["detail"]["message"]
+        finally:
+            first.proc.send_signal(signal.SIGCONT)
+        closed = admin.post(f"/api/admin/rooms/{code}/close", headers={"Origin": second.url})
+        assert closed.status_code == 200 and closed.json()["status"] == "abandoned", closed.text
 
 
 def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> None:
@@ -249,6 +272,7 @@ def test_an_ask_gets_every_other_process_answer_and_leaves_out_one_that_does_not
             b.serve(answer)
             c.serve(never)
             await wait_for_async(lambda: asyncio.sleep(0, (a.serving, b.serving, c.serving)), all)
+            await a._redis.publish(f"{a.prefix}:ask", b"not json")  # ignored by all
             answers = await a.ask("live", {"n": 1}, timeout_s=0.5)
             assert answers == {"b": {"kind": "live", "body": {"n": 1}}}  # c never answered
             stuck.set()
@@ -311,6 +335,8 @@ def test_without_redis_for_a_moment_creation_and_admin_say_so_and_the_lobby_list
             lobby = await http.get("/api/open-tables")
             assert lobby.status_code == 200 and lobby.json() == {"tables": []}
             await proxy.mend()
+            peers = app.state.peers
+            await wait_for_async(lambda: asyncio.sleep(0, peers.serving), bool)  # subscribed again
 
             async def create() -> int:
                 return (await http.post("/api/rooms", json={"variant": "domeng"})).status_code

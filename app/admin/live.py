@@ -75,13 +75,16 @@ async def live_everywhere(hub: Hub, peers: Peers | None) -> RoomList:
     unanswered: list[str] = []
     if peers is not None:
         try:
+            processes = await peers.processes()  # before the ask: who was live when it was sent
             answers = await peers.ask("live", {})
-            processes = await peers.processes()
         except ConnectionError:
             raise _unreachable() from None
-        for process, listed in answers.items():
-            rooms += [RoomLive.model_validate({**r, "process": process}) for r in listed or []]
-        unanswered = [p for p in processes if p != here and p not in answers]
+        answered = {p: listed for p, listed in answers.items() if isinstance(listed, list)}  # else it failed
+        for process, listed in answered.items():
+            rooms += [RoomLive.model_validate({**r, "process": process}) for r in listed]
+        unanswered = sorted(
+            {p for p in processes if p != here and p not in answered} | (answers.keys() - answered.keys())
+        )
     rooms.sort(key=lambda r: r.match_id, reverse=True)
     return RoomList(rooms=rooms, unanswered=unanswered)
 
@@ -97,7 +100,7 @@ async def close_anywhere(hub: Hub, peers: Peers | None, code: str) -> RoomClosed
     try:
         answers = await peers.ask("close", {"code": code})
         for found in answers.values():
-            if found:
+            if isinstance(found, dict) and "code" in found:  # the host's (others answer None)
                 return RoomClosed.model_validate(found)
         holder = await peers.holder_of(code)
     except ConnectionError:

@@ -358,7 +358,8 @@ class RoomLive(BaseModel):
 
 class RoomList(BaseModel):
     """Every open room, newest match first: this process's, and with several processes every
-    other process's that answered; ``unanswered``: the processes that did not answer in time."""
+    other process's that answered; ``unanswered``: the processes that did not answer in time (or
+    failed to)."""
 
     rooms: list[RoomLive]
     unanswered: list[str] = []

@@ -195,7 +195,7 @@ class RedisShared:
                     continue
                 if message is None or message.get("type") != "message":
                     continue
-                task = asyncio.create_task(self._answer(json.loads(message["data"]), handler))
+                task = asyncio.create_task(self._answer(message["data"], handler))
                 self._answering.add(task)
                 task.add_done_callback(self._answering.discard)
         finally:
@@ -203,19 +203,25 @@ class RedisShared:
             with contextlib.suppress(Exception):
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
 
-    async def _answer(self, ask: dict[str, Any], handler: AskHandler) -> None:
+    async def _answer(self, data: bytes, handler: AskHandler) -> None:
+        try:
+            ask = json.loads(data)
+            kind, body, reply = str(ask["kind"]), dict(ask.get("body") or {}), str(ask["reply"])
+        except (ValueError, TypeError, KeyError):
+            _log.warning("ask_malformed", size=len(data))
+            return
         if ask.get("from") == self.holder:
             return  # the asker answers for itself
         try:
-            answer = await handler(str(ask["kind"]), dict(ask.get("body") or {}))
+            answer = await handler(kind, body)
         except Exception:
             _log.exception("ask_failed", kind=ask.get("kind"))
             answer = {"error": "failed"}
-        reply = json.dumps({"from": self.holder, "answer": answer})
+        record = json.dumps({"from": self.holder, "answer": answer})
         with contextlib.suppress(ConnectionError):
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.rpush(ask["reply"], reply)
-                pipe.expire(ask["reply"], 60)
+                pipe.rpush(reply, record)
+                pipe.expire(reply, 60)
                 await self._call(pipe.execute())
 
     async def ask(self, kind: str, body: dict[str, Any], timeout_s: float = 3.0) -> dict[str, Any]:
