@@ -10,7 +10,8 @@ Keys (``P`` is the prefix, ``domeng`` by default; ``ID`` a process's holder id, 
 - ``P:proc:ID:tables``: the process's listed tables (JSON), expiring after ``stale_s``;
 - ``P:proc:ID:owners``: hash, client address → unfinished rooms it created on that process,
   expiring after ``stale_s``;
-- ``P:ask`` (a channel): asks to every process, ``{"kind", "body", "reply", "from"}``;
+- ``P:ask`` (a channel): asks to every process, ``{"kind", "body", "reply", "from", "until"}``;
+  an ask received after ``until`` (epoch ms: the asker stopped waiting) is not acted on;
 - ``P:reply:RANDOM``: the answers to one ask (a list of ``{"from", "answer"}``), for a minute.
 
 Every call is bounded by ``timeout_s`` and raises ConnectionError when Redis does not answer in
@@ -212,6 +213,9 @@ class RedisShared:
             return
         if ask.get("from") == self.holder:
             return  # the asker answers for itself
+        if time.time() * 1000 > float(ask.get("until") or 0):
+            _log.warning("ask_expired", kind=kind)  # e.g. this process was paused: nobody waits now
+            return
         try:
             answer = await handler(kind, body)
         except Exception:
@@ -226,9 +230,13 @@ class RedisShared:
 
     async def ask(self, kind: str, body: dict[str, Any], timeout_s: float = 3.0) -> dict[str, Any]:
         """Ask every other process (``kind``, ``body``); their answers by process id, as many as
-        came within ``timeout_s`` seconds (a process that did not answer is missing)."""
+        came within ``timeout_s`` seconds (a process that did not answer is missing, and does not
+        act on the ask later)."""
         reply = self._key("reply", secrets.token_hex(8))
-        message = json.dumps({"kind": kind, "body": body, "reply": reply, "from": self.holder})
+        until = int((time.time() + timeout_s) * 1000)  # an answer after that is never acted on
+        message = json.dumps(
+            {"kind": kind, "body": body, "reply": reply, "from": self.holder, "until": until}
+        )
         receivers = int(await self._call(self._redis.publish(self._key("ask"), message)))
         expected = receivers - 1 if self.serving else receivers
         answers: dict[str, Any] = {}
