@@ -1,4 +1,6 @@
-"""The open rooms of this server as the admin sees them, and closing a stuck one.
+"""The open rooms as the admin sees them, and closing a stuck one: this process's, and with
+several processes (docs/cluster.md) every process's, asked through the `Peers` port (each
+process answers for the rooms it hosts: `answer`).
 
 Listing reads each room's fields directly instead of going through the room's queue, so a room
 whose task is stuck still shows (asyncio runs one thing at a time: the snapshot is consistent).
@@ -15,18 +17,98 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import structlog
+from fastapi import HTTPException
 
-from app.admin.schemas import RoomClosed, RoomLive, SeatLive
+from app.admin.schemas import RoomClosed, RoomList, RoomLive, SeatLive
 from app.rooms.frames import room_public
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 
-__all__ = ["close_room", "room_live"]
+__all__ = ["Peers", "answer", "close_anywhere", "close_room", "live_everywhere", "room_live"]
 
 _log = structlog.get_logger("domeng.admin")
+
+
+class Peers(Protocol):
+    """The other server processes (`app.cluster.RedisShared`): ``holder`` is this process's id."""
+
+    @property
+    def holder(self) -> str:
+        """This process's id (host:pid:random)."""
+
+    async def ask(self, kind: str, body: dict[str, Any], timeout_s: float = 3.0) -> dict[str, Any]:
+        """Every other process's answer to ``kind`` (`answer`), by process id, as many as came in
+        time. Raises ConnectionError."""
+
+    async def processes(self) -> list[str]:
+        """The live processes' ids, this one included. Raises ConnectionError."""
+
+    async def holder_of(self, code: str) -> str | None:
+        """The id of the process holding room ``code``'s lease, or None. Raises ConnectionError."""
+
+
+async def answer(hub: Hub, kind: str, body: dict[str, Any]) -> Any:
+    """This process's answer to another's ask: ``live`` → its rooms (`RoomLive` as JSON);
+    ``close`` (``{"code": ...}``) → the `RoomClosed` of that room if it hosts it, else None."""
+    if kind == "live":
+        return [room_live(room).model_dump(mode="json") for room in hub.rooms.values()]
+    if kind == "close":
+        closed = await close_room(hub, str(body.get("code", "")))
+        return None if closed is None else closed.model_dump(mode="json")
+    return None
+
+
+def _unreachable() -> HTTPException:
+    message = "the other server processes cannot be reached now (Redis); try again"
+    return HTTPException(503, detail={"code": "cluster_unavailable", "message": message})
+
+
+async def live_everywhere(hub: Hub, peers: Peers | None) -> RoomList:
+    """This process's rooms and, with ``peers``, every other process's that answered within a few
+    seconds (`RoomList.unanswered` names the others); newest match first. Raises HTTPException
+    503 ``cluster_unavailable`` when Redis does not answer."""
+    here = None if peers is None else peers.holder
+    rooms = [room_live(room).model_copy(update={"process": here}) for room in hub.rooms.values()]
+    unanswered: list[str] = []
+    if peers is not None:
+        try:
+            processes = await peers.processes()  # before the ask: who was live when it was sent
+            answers = await peers.ask("live", {})
+        except ConnectionError:
+            raise _unreachable() from None
+        answered = {p: listed for p, listed in answers.items() if isinstance(listed, list)}  # else it failed
+        for process, listed in answered.items():
+            rooms += [RoomLive.model_validate({**r, "process": process}) for r in listed]
+        unanswered = sorted(
+            {p for p in processes if p != here and p not in answered} | (answers.keys() - answered.keys())
+        )
+    rooms.sort(key=lambda r: r.match_id, reverse=True)
+    return RoomList(rooms=rooms, unanswered=unanswered)
+
+
+async def close_anywhere(hub: Hub, peers: Peers | None, code: str) -> RoomClosed | None:
+    """Close room ``code`` here (`close_room`) or, with ``peers``, on the process that hosts it.
+    None when no process hosts it. Raises HTTPException 503: ``room_elsewhere`` naming the
+    process that holds the room but did not answer, ``cluster_unavailable`` when Redis does not
+    answer; `app.store.StoreError` as `close_room`."""
+    closed = await close_room(hub, code)
+    if closed is not None or peers is None:
+        return closed
+    try:
+        answers = await peers.ask("close", {"code": code})
+        for found in answers.values():
+            if isinstance(found, dict) and "code" in found:  # the host's (others answer None)
+                return RoomClosed.model_validate(found)
+        holder = await peers.holder_of(code)
+    except ConnectionError:
+        raise _unreachable() from None
+    if holder is None or holder == peers.holder:
+        return None
+    message = f"room {code} is hosted by process {holder}, which did not answer; try again"
+    raise HTTPException(503, detail={"code": "room_elsewhere", "message": message})
 
 
 def room_live(room: Room) -> RoomLive:

@@ -28,7 +28,7 @@ from app.admin.auth import (
     require_admin,
 )
 from app.admin.history import match_detail, round_replay
-from app.admin.live import close_room, room_live
+from app.admin.live import Peers, close_anywhere, live_everywhere
 from app.admin.queries import MatchFilter, list_matches, list_players
 from app.admin.schemas import (
     ChatLog,
@@ -129,6 +129,12 @@ def _hub(request: Request) -> Hub:
     return hub
 
 
+def _peers(request: Request) -> Peers | None:
+    """The other server processes (several processes: docs/cluster.md), or None (one process)."""
+    peers: Peers | None = getattr(request.app.state, "peers", None)
+    return peers
+
+
 def _cutoff(request: Request) -> datetime:
     return datetime.now(UTC) - timedelta(seconds=request.app.state.settings.abandoned_after_s)
 
@@ -153,7 +159,7 @@ async def login(body: LoginBody, request: Request, response: Response) -> LoginD
     auth = admin_auth(request)
     auth.check_enabled()
     check_origin(request)
-    token, expires_at = auth.login(body.secret, client_address(request))
+    token, expires_at = await auth.login(body.secret, client_address(request))
     _cookie(response, token, int(auth.settings.admin_session_ttl_s))
     return LoginDone(expires_at=datetime.fromtimestamp(expires_at, UTC))
 
@@ -164,7 +170,7 @@ async def logout(request: Request) -> Response:
     auth = admin_auth(request)
     auth.check_enabled()
     check_origin(request)
-    auth.logout(request.cookies.get(COOKIE_NAME))
+    await auth.logout(request.cookies.get(COOKIE_NAME))
     response = Response(status_code=204, headers={"Cache-Control": "no-store"})
     _cookie(response, "", 0)
     return response
@@ -309,16 +315,19 @@ async def player_list(
 
 @admin_api.get("/rooms")
 async def list_live_rooms(request: Request) -> RoomList:
-    """The rooms this server hosts now: match, status, phase, turn and connections."""
-    rooms = sorted(_hub(request).rooms.values(), key=lambda r: r.match_id, reverse=True)
-    return RoomList(rooms=[room_live(room) for room in rooms])
+    """The rooms open now: match, status, phase, turn and connections; with several processes,
+    those of every process that answered (each room names its ``process``; ``unanswered``
+    lists the processes that did not answer in time)."""
+    return await live_everywhere(_hub(request), _peers(request))
 
 
 @admin_api.post("/rooms/{code}/close")
 async def close_live_room(request: Request, code: str) -> RoomClosed:
     """Close a room: its sockets close with 4003, its task stops, the match is stored as
-    ``abandoned`` (unless finished); everything stored stays exportable. 404 ``no_such_room``."""
-    closed = await close_room(_hub(request), code)
+    ``abandoned`` (unless finished); everything stored stays exportable. 404 ``no_such_room``.
+    With several processes the room is closed by the process hosting it; 503 ``room_elsewhere``
+    (naming that process) when it did not answer."""
+    closed = await close_anywhere(_hub(request), _peers(request), code)
     if closed is None:
         raise HTTPException(404, detail={"code": "no_such_room", "message": "no open room with this code"})
     return closed
@@ -361,7 +370,7 @@ async def login_page(request: Request) -> Response:
 async def admin_page(request: Request) -> Response:
     """An admin page: served to a signed-in admin; others go to the sign-in form (303)."""
     try:
-        admin_auth(request).authenticate(request)
+        await admin_auth(request).authenticate(request)
     except AdminError as error:
         if error.code == "not_authenticated":
             return RedirectResponse("/admin/login", status_code=303, headers=PAGE_HEADERS)

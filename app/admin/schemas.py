@@ -334,7 +334,8 @@ class RoomLive(BaseModel):
     ``queued`` intents waiting for the room's task, ``task_alive`` whether that task runs;
     ``idle_s`` seconds since the room last did anything with nobody connected (0 while in use):
     at ``DOMENG_ROOM_UNLOAD_AFTER_S`` it leaves memory, at ``DOMENG_ABANDONED_AFTER_S`` an
-    unfinished one is closed as abandoned.
+    unfinished one is closed as abandoned. ``process``: with several processes (docs/cluster.md),
+    the id (host:pid:random) of the process hosting it; None with one process.
     """
 
     code: str
@@ -352,12 +353,16 @@ class RoomLive(BaseModel):
     task_alive: bool
     idle_s: float
     seats: list[SeatLive]
+    process: str | None = None
 
 
 class RoomList(BaseModel):
-    """Every open room of this server process."""
+    """Every open room, newest match first: this process's, and with several processes every
+    other process's that answered; ``unanswered``: the processes that did not answer in time (or
+    failed to)."""
 
     rooms: list[RoomLive]
+    unanswered: list[str] = []
 
 
 class RoomClosed(BaseModel):

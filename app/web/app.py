@@ -14,11 +14,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from limits import parse as parse_limit
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 from secure.middleware import SecureASGIMiddleware
 
-from app.admin.auth import AdminAuth
+from app.admin.auth import AdminAuth, MemorySessions
+from app.admin.live import answer
 from app.admin.routes import install_admin
 from app.bots import WorkerBots
 from app.bots.reviews import ReviewWorkers
@@ -31,8 +30,10 @@ from app.store import Store
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, security_headers
+from app.web.ratelimit import RateLimits
 from app.web.routes import STATIC_DIR, operations, pages, rooms
 from app.web.settings import Settings
+from app.web.shared import Board
 
 if TYPE_CHECKING:
     from app.cluster import RedisLeases
@@ -61,6 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     leases = _leases(settings)
     hub = Hub(room_config(settings), store, metrics, bots=bots, leases=leases)
+    # with several processes: sessions, the board (lobby, open rooms per address) and asks in Redis
+    board = _board(settings, hub, None if leases is None else leases.holder)
+    limiter = RateLimits(settings.redis_url, prefix=settings.redis_prefix)
     # round reviews (issue 16): a worker process of their own, started on the first request
     reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 
@@ -75,6 +79,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         warming = asyncio.create_task(bots.start(), name="bot-workers-start")
         await store.start()
         recovered = await hub.recover()  # counts them: rooms load when opened
+        if board is not None:  # publish this process's tables, answer the others' asks
+            board.start(lambda kind, body: answer(hub, kind, body))
         hub.start_sweeper(min(60.0, settings.room_unload_after_s / 2))
         # Rooms hold many small long-lived objects: move what exists now out of the collector's
         # way and collect the young generation less often, so GC pauses stay short under load.
@@ -84,6 +90,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         for room in hub.rooms.values():
             room.close_all("server_restart")
+        if board is not None:
+            await board.close()  # off the board: the others stop listing this process's tables
         await hub.stop()  # and its leases
         with contextlib.suppress(Exception):
             await warming
@@ -93,22 +101,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block
     app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.hub = hub
-    app.state.store = store
-    app.state.settings = settings
-    app.state.metrics = metrics
-    app.state.reviews = reviews
-    app.state.sockets = SocketCounter(settings.max_sockets_per_address)
-    app.state.limiter = MovingWindowRateLimiter(MemoryStorage())
-    app.state.limit = parse_limit(settings.rate_limit)
-    app.state.create_limit = parse_limit(settings.room_create_limit)
+    shared = None if board is None else board.shared
+    parts = {
+        "hub": hub,
+        "store": store,
+        "settings": settings,
+        "metrics": metrics,
+        "reviews": reviews,
+        "sockets": SocketCounter(settings.max_sockets_per_address),
+        "limiter": limiter,
+        "board": board,  # several processes: the lobby and open rooms per address (app.web.shared)
+        "peers": shared,  # several processes: the admin's live rooms (app.admin.live.Peers)
+        "limit": parse_limit(settings.rate_limit),
+        "create_limit": parse_limit(settings.room_create_limit),
+    }
+    for name, part in parts.items():
+        setattr(app.state, name, part)
     app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
     app.include_router(rooms)
     app.include_router(operations)
     app.include_router(pages)
     app.include_router(sockets)
-    install_admin(app, AdminAuth(settings))
+    install_admin(app, AdminAuth(settings, shared or MemorySessions(), limiter))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(RelativeRedirects)  # a Location never names the request's Host
@@ -138,7 +153,17 @@ def _leases(settings: Settings) -> RedisLeases | None:
         return None
     from app.cluster import RedisLeases  # noqa: PLC0415 (only with a Redis URL)
 
-    return RedisLeases(settings.redis_url, settings.lease_s)
+    return RedisLeases(settings.redis_url, settings.lease_s, prefix=settings.redis_prefix)
+
+
+def _board(settings: Settings, hub: Hub, holder: str | None) -> Board | None:
+    """This process's board in what the processes share besides leases (docs/cluster.md), in the
+    Redis of ``redis_url``; ``holder`` is this process's id (its leases'). None with one process."""
+    if settings.redis_url is None or holder is None:
+        return None
+    from app.cluster import RedisShared  # noqa: PLC0415 (only with a Redis URL)
+
+    return Board(hub, RedisShared(settings.redis_url, holder, prefix=settings.redis_prefix))
 
 
 def room_config(settings: Settings) -> RoomConfig:

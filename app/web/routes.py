@@ -27,8 +27,9 @@ from app.web.models import (
     RoundReview,
     SeatClaimed,
 )
-from app.web.ratelimit import retry_after_s
+from app.web.ratelimit import RateLimits
 from app.web.reviews import run_review
+from app.web.shared import Board
 from engine.deal_json import deal_to_json
 from engine.hashing import commitment_of
 from engine.variants import make_rules
@@ -130,19 +131,27 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
     state = request.app.state
     client = request.client.host if request.client else "unknown"
-    if not state.limiter.hit(state.create_limit, f"create-{client}"):
-        retry = {"Retry-After": str(retry_after_s(state.limiter, state.create_limit, f"create-{client}"))}
-        message = "too many rooms created from this address; try again soon"
-        raise RoomError("too_many_rooms", message, 429, retry)
-    cap = state.settings.max_rooms_per_address
-    if cap and hub.open_rooms_of(client) >= cap:
-        message = f"this address already has {cap} open rooms; finish or leave one first"
-        raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
+    limiter: RateLimits = state.limiter
+    board: Board | None = state.board
+    try:
+        if not await limiter.hit(state.create_limit, f"create-{client}"):
+            retry = {"Retry-After": str(await limiter.retry_after_s(state.create_limit, f"create-{client}"))}
+            message = "too many rooms created from this address; try again soon"
+            raise RoomError("too_many_rooms", message, 429, retry)
+        cap = state.settings.max_rooms_per_address
+        if cap and (hub.open_rooms_of(client) if board is None else await board.rooms_of(client)) >= cap:
+            message = f"this address already has {cap} open rooms; finish or leave one first"
+            raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
+    except ConnectionError:  # several processes, and their Redis does not answer
+        message = "rooms cannot be created for a moment; try again"
+        raise RoomError("room_unavailable", message, 503, {"Retry-After": "1"}) from None
     if len(hub.rooms) >= hub.config.max_rooms:
         raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(
         body.variant, body.options, body.seats, body.turn_timer_s, body.bots, owner=client, hints=body.hints
     )
+    if board is not None:
+        await board.publish_now()  # the other processes count it against this address at once
     # The share link is absolute only with a configured public URL: never built from the Host header.
     base = (state.settings.public_url or "").rstrip("/")
     return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
@@ -190,7 +199,7 @@ async def set_bot(room: RoomDep, seat: int, body: BotSet, host: HostToken) -> di
 
 
 @rooms.put("/rooms/{code}/open")
-async def set_open(room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, Any]:
+async def set_open(request: Request, room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, Any]:
     """Host only, before the start: list the room in the lobby's open tables (or take it off)."""
 
     async def run(r: Room) -> dict[str, Any]:
@@ -199,6 +208,9 @@ async def set_open(room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, A
         return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
+    board: Board | None = request.app.state.board
+    if board is not None:
+        await board.publish_now()  # the other processes' lobbies list it (or drop it) at once
     return result
 
 
@@ -218,10 +230,12 @@ async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[
 
 
 @rooms.get("/open-tables")
-async def open_tables(hub: HubDep) -> dict[str, Any]:
+async def open_tables(request: Request, hub: HubDep) -> dict[str, Any]:
     """The rooms waiting for players that their hosts listed: ``{"tables": [...]}`` (see
-    `app.rooms.hub.Hub.open_tables`). Closed rooms (the default) are reachable only by link."""
-    return {"tables": hub.open_tables()}
+    `app.rooms.hub.Hub.open_tables`), with several processes those of every process
+    (`app.web.shared.Board`). Closed rooms (the default) are reachable only by link."""
+    board: Board | None = request.app.state.board
+    return {"tables": hub.open_tables() if board is None else await board.open_tables()}
 
 
 @rooms.put("/rooms/{code}/chat")

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     """Redis (``redis://host:6379/0``) shared by several server processes on one PostgreSQL
     database: each room is hosted by one process at a time, under a lease (docs/cluster.md).
     None (the default): one process, and Redis is never imported. Never logged."""
+    redis_prefix: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = "domeng"
+    """The first part of every Redis key and channel (docs/cluster.md): processes sharing rooms use
+    the same; another deployment on the same Redis uses another."""
     lease_s: Annotated[float, Field(gt=0, le=300)] = 5.0
     """Seconds a room's ownership lease lasts (renewed every third of it): a process that has not
     renewed it for this long lets the room go, and another takes it over (docs/cluster.md)."""
@@ -78,8 +81,9 @@ class Settings(BaseSettings):
     admin_login_limit_all: str = "30 per minute"
     """Failed admin logins all addresses together may make (a `limits` expression): many addresses
     guessing at once are slowed down too; over it every login answers 429 for the rest of the
-    window (sessions already signed in go on)."""
-    """Failed admin logins one client address may make (a `limits` expression); over it: 429."""
+    window (sessions already signed in go on). With ``redis_url``: counted across every process."""
+    """Failed admin logins one client address may make (a `limits` expression); over it: 429.
+    With ``redis_url``: counted across every process."""
     abandoned_after_s: Annotated[float, Field(gt=0)] = 24 * 3600.0
     """An unfinished match nobody has used for this long (nobody connected, nothing stored) is
     closed: stored ``abandoned`` (reason ``idle``), its history kept (docs/admin.md)."""
@@ -93,9 +97,10 @@ class Settings(BaseSettings):
     """Rooms one process holds in memory at most (idle ones leave it); creating more answers 503."""
     max_rooms_per_address: Annotated[int, Field(ge=0)] = 20
     """Unfinished rooms in memory one client address may have created (0: no limit); one more
-    answers 429 ``too_many_open_rooms``."""
+    answers 429 ``too_many_open_rooms``. With ``redis_url``: in every process's memory."""
     room_create_limit: str = "60 per minute"
-    """Rooms one client address may create (a `limits` expression); over it: 429."""
+    """Rooms one client address may create (a `limits` expression); over it: 429. With
+    ``redis_url``: counted across every process."""
 
     turn_timer_s: Annotated[float, Field(ge=0)] = 30.0
     """Default turn timer of new rooms; 0 turns the timer off."""
