@@ -293,7 +293,9 @@ class Cluster:
         for index in range(count):
             (data_dir / f"p{index}").mkdir(parents=True, exist_ok=True)
             self.servers.append(domeng_server(args, data_dir / f"p{index}", extra_env=env))
-        self.nginx = Nginx(data_dir / "nginx", [], per_address=60_000, workers=1)
+        self.nginx = Nginx(
+            data_dir / "nginx", [], per_address=60_000, workers=1, room_hashing=args.room_hashing
+        )
         self.url = ""
 
     @property
@@ -1115,6 +1117,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--redis-url",
         default=os.environ.get("DOMENG_REDIS_URL"),
         help="Redis of --processes (default DOMENG_REDIS_URL), e.g. redis://127.0.0.1:6379/7",
+    )
+    parser.add_argument(
+        "--room-hashing",
+        action="store_true",
+        help="--processes: nginx hashes the room code (deploy/nginx.conf; only once any process"
+        " can serve any room)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)

@@ -39,11 +39,14 @@ def render(
     *,
     per_address: int | None = None,
     workers: int | None = None,
+    room_hashing: bool = False,
 ) -> str:
     """deploy/nginx.conf for a run under ``prefix``: listening on 127.0.0.1:``port``, proxying to
     ``upstreams`` (``host:port`` each), logs and temporary files in ``prefix``. ``per_address``
     replaces the per-address connection cap (a load test's clients all share 127.0.0.1);
-    ``workers`` the worker processes. ValueError when a marked line is missing."""
+    ``workers`` the worker processes; ``room_hashing`` uncomments ``hash $room consistent`` (for
+    when any process can serve any room: deploy/nginx.conf). ValueError when a marked line is
+    missing."""
     text = CONFIG.read_text()
     servers = "\n".join(f"        server {up} max_fails=0;" for up in upstreams)
     temp = "\n".join(
@@ -64,6 +67,10 @@ def render(
         text = pattern.sub(lambda _: line, text)  # noqa: B023 - used at once
     if per_address is not None:
         text = text.replace("limit_conn per_address 64;", f"limit_conn per_address {per_address};")
+    if room_hashing:
+        if "# hash $room consistent;" not in text:
+            raise ValueError("deploy/nginx.conf has no '# hash $room consistent;' line")
+        text = text.replace("# hash $room consistent;", "hash $room consistent;")
     if workers is not None:
         text = text.replace("worker_processes auto;", f"worker_processes {workers};")
     return text
@@ -72,12 +79,21 @@ def render(
 class Nginx:
     """Debian's nginx in the foreground (``daemon off``) under a temporary prefix, as this user."""
 
-    def __init__(self, prefix: Path, upstreams: Sequence[str], **options: int | None) -> None:
+    def __init__(
+        self,
+        prefix: Path,
+        upstreams: Sequence[str],
+        *,
+        per_address: int | None = None,
+        workers: int | None = None,
+        room_hashing: bool = False,
+    ) -> None:
+        """The keyword arguments are `render`'s."""
         self.prefix = prefix
         self.port = free_port()
         self.config = prefix / "nginx.conf"
         self.upstreams = list(upstreams)
-        self.options = options
+        self.per_address, self.workers, self.room_hashing = per_address, workers, room_hashing
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -142,7 +158,16 @@ class Nginx:
 
     def _write(self) -> None:
         self.prefix.mkdir(parents=True, exist_ok=True)
-        self.config.write_text(render(self.upstreams, self.port, self.prefix, **self.options))
+        self.config.write_text(
+            render(
+                self.upstreams,
+                self.port,
+                self.prefix,
+                per_address=self.per_address,
+                workers=self.workers,
+                room_hashing=self.room_hashing,
+            )
+        )
 
     def _command(self, *extra: str) -> list[str]:
         assert NGINX is not None, "nginx is not installed"

@@ -123,11 +123,14 @@ def _play_from(client: Client, state: dict[str, Any], turns: int) -> dict[str, A
     return _play(client, turns - 1)
 
 
-def test_the_rendered_config_is_valid_for_nginx(tmp_path: Path) -> None:
+@pytest.mark.parametrize("room_hashing", [False, True])
+def test_the_rendered_config_is_valid_for_nginx(tmp_path: Path, room_hashing: bool) -> None:
     if NGINX is None:
         pytest.skip("nginx is not installed")
-    checked = Nginx(tmp_path, ["127.0.0.1:1", "127.0.0.1:2"]).test_config()
+    nginx = Nginx(tmp_path, ["127.0.0.1:1", "127.0.0.1:2"], room_hashing=room_hashing)
+    checked = nginx.test_config()
     assert checked.returncode == 0, checked.stderr
+    assert ("\n        hash $room consistent;" in nginx.config.read_text()) is room_hashing
 
 
 def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner_is_killed(
