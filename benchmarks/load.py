@@ -47,9 +47,21 @@ default: the server's own default). It is printed beside the all-human run: what
 worker processes cost the players' latency (``server CPU`` is the server process alone; the
 workers' CPU shows as ``bot workers CPU``).
 
+With ``--processes 1 2`` (and ``--database-url`` on PostgreSQL, ``--redis-url``) it measures the
+production shape instead (docs/deploy.md): for each count, one run with that many ``domeng serve``
+processes (migrated once by ``domeng migrate``, then ``DOMENG_MIGRATE=false``, the Redis leases of
+docs/cluster.md) behind Debian's nginx on deploy/nginx.conf (one worker; tests/nginxkit.py). The
+clients reach the servers only through nginx; a socket closed with 1013 at opening (its room is
+hosted by the other process) connects again, as the browser does (``sockets moved``). Per count:
+throughput (offer more than the machine can take to read it at saturation, marked ``saturated``),
+p99, the servers' CPU summed over their processes (from /proc) and per delivered update, nginx's
+and the load generator's CPU, and the ratio of CPU per delivered update with the most processes
+against the fewest (goal ≤ 1.15×: near-linear scaling). No fan-out baseline in this mode.
+
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
 [--database-url postgresql+asyncpg://…] [--compression none|deflate] [--loop L] [--ws W] [--skip-baseline]
-[--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]] [--json]``.
+[--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]]
+[--processes 1 2 --redis-url redis://…] [--json]``.
 The goals it judges (printed as meets/MISSES) on the all-human run: 2,000 connections (400 tables)
 at 1 action/s per table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn
 worker; with the baseline, server CPU per delivered update at most 1.7× the fan-out's (issue 15).
@@ -75,6 +87,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +98,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.nginxkit import NGINX, Nginx  # noqa: E402 - after the repository is on the path
+
 SEATS = 5
 BATCH = 50  # connections opened at a time
 HTTP_CONCURRENCY = 16
@@ -92,6 +108,8 @@ OPEN_TIMEOUT_S = 10.0
 WELCOME_TIMEOUT_S = 30.0
 DRAIN_S = 5.0  # after the window: how long unfinished updates may still arrive
 SETUP_BUDGET_S = 300.0  # rooms, seats, connections and starts must be done by then
+CLOSE_TRY_AGAIN = 1013  # a room hosted by another server process (docs/cluster.md)
+MOVED_RETRIES = 20  # how many 1013s a socket behind nginx may meet while opening
 DEFAULT_FRAME_BYTES = 2400  # the fan-out's frame size when ours was not measured (--baseline-only)
 
 GOAL_CONNECTIONS = 2000
@@ -99,6 +117,7 @@ GOAL_PACE = 1.0
 GOAL_P99_MS = 50.0
 GOAL_RSS_MB = 250.0
 GOAL_CPU_RATIO = 1.7  # issue 15: server CPU per delivered update against the fan-out's
+GOAL_SCALING = 1.15  # issue 15: CPU per delivered update, 2 processes behind nginx against 1
 
 
 # -- the server processes ----------------------------------------------------------------------
@@ -214,8 +233,11 @@ class ServerProcess:
             self.proc.wait(10)
 
 
-def domeng_server(args: argparse.Namespace, data_dir: Path, bots: bool = False) -> ServerProcess:
-    """``python -m app.cli serve`` configured for the benchmark (``bots``: for the run with bots)."""
+def domeng_server(
+    args: argparse.Namespace, data_dir: Path, bots: bool = False, extra_env: dict[str, str] | None = None
+) -> ServerProcess:
+    """``python -m app.cli serve`` configured for the benchmark (``bots``: for the run with bots;
+    ``extra_env``: more ``DOMENG_*`` variables)."""
     per_conn = max(20, math.ceil(args.pace * 2 * 4))  # a seat sends ≤ `pace`/s: 4× margin over 2 s
     env = {
         **os.environ,
@@ -231,6 +253,7 @@ def domeng_server(args: argparse.Namespace, data_dir: Path, bots: bool = False) 
         "DOMENG_MAX_ROOMS_PER_ADDRESS": "0",
         "DOMENG_WS_COMPRESSION": "true" if args.compression == "deflate" else "false",
     }
+    env.update(extra_env or {})
     if bots and args.bot_workers:
         env["DOMENG_BOT_WORKERS"] = str(args.bot_workers)
     if args.loop:
@@ -242,6 +265,96 @@ def domeng_server(args: argparse.Namespace, data_dir: Path, bots: bool = False) 
         command += ["--database-url", args.database_url]
     log = data_dir / ("server-bots.log" if bots else "server.log")
     return ServerProcess("domeng serve", command, env, log)
+
+
+def pids_cpu_seconds(pids: Iterable[int]) -> float:
+    """utime + stime of the processes ``pids`` so far, in seconds (those gone count 0)."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+class Cluster:
+    """``count`` `domeng serve` processes on one PostgreSQL database and one Redis, behind Debian's
+    nginx with deploy/nginx.conf (tests/nginxkit.py): the interface of `ServerProcess` that
+    `drive` uses, with CPU summed over the server processes (nginx's apart, `proxy_cpu_seconds`)
+    and RSS as the largest process's."""
+
+    def __init__(self, args: argparse.Namespace, count: int, data_dir: Path) -> None:
+        env = {
+            "DOMENG_REDIS_URL": args.redis_url,
+            "DOMENG_MIGRATE": "false",  # migrated once, by `run`
+            "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",
+        }
+        self.servers = []
+        for index in range(count):
+            (data_dir / f"p{index}").mkdir(parents=True, exist_ok=True)
+            self.servers.append(domeng_server(args, data_dir / f"p{index}", extra_env=env))
+        self.nginx = Nginx(
+            data_dir / "nginx", [], per_address=60_000, workers=1, room_hashing=args.room_hashing
+        )
+        self.url = ""
+
+    @property
+    def ws_base(self) -> str:
+        """The ws:// base URL (nginx's)."""
+        return self.url.replace("http://", "ws://")
+
+    @property
+    def rss_peak_mb(self) -> float:
+        return max(server.rss_peak_mb for server in self.servers)
+
+    @property
+    def rss_hwm_mb(self) -> float:
+        return max(server.rss_hwm_mb for server in self.servers)
+
+    def start(self, ready_path: str) -> None:
+        """Start the servers side by side, then nginx in front of them."""
+        try:
+            with ThreadPoolExecutor(len(self.servers)) as starting:
+                list(starting.map(lambda server: server.start(ready_path), self.servers))
+            self.nginx.upstreams = [server.url.removeprefix("http://") for server in self.servers]
+            self.nginx.start()
+        except BaseException:
+            self.stop()
+            raise
+        self.url = self.nginx.url
+
+    def sample_rss(self) -> None:
+        for server in self.servers:
+            server.sample_rss()
+
+    def cpu_seconds(self) -> float:
+        return sum(server.cpu_seconds() for server in self.servers)
+
+    def children_cpu_seconds(self) -> float:
+        return sum(server.children_cpu_seconds() for server in self.servers)
+
+    def proxy_cpu_seconds(self) -> float:
+        """nginx's CPU seconds (master and workers)."""
+        return pids_cpu_seconds(self.nginx.pids())
+
+    def stop(self) -> None:
+        self.nginx.stop()
+        for server in self.servers:
+            server.stop()
+
+
+def migrate_once(database_url: str) -> None:
+    """``domeng migrate`` on ``database_url``; RuntimeError if it failed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate", "--database-url", database_url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"domeng migrate failed: {done.stderr.strip()}")
 
 
 def fanout_server(args: argparse.Namespace, frame_bytes: int, data_dir: Path) -> ServerProcess:
@@ -275,6 +388,7 @@ class Stats:
     lost: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     close_codes: Counter[str] = field(default_factory=Counter)
+    moved: int = 0  # sockets closed with 1013 at opening (another process hosts the room), tried again
     frame_sizes: list[int] = field(default_factory=list)
 
     def in_window(self, moment: float) -> bool:
@@ -348,24 +462,42 @@ class SeatClient:
         self.reader: asyncio.Task[None] | None = None
         self.actor: asyncio.Task[None] | None = None
 
-    async def open(self, deadline: float) -> bool:
-        """Connect, say hello and start reading until ``deadline`` (loop time); False if it failed."""
+    async def open(self, deadline: float, moved_retries: int = 0) -> bool:
+        """Connect, say hello and start reading until ``deadline`` (loop time); False if it failed.
+
+        ``moved_retries`` > 0 (several processes behind nginx): wait for the first frame, and
+        while the socket is closed with 1013 (a process that does not host the room) connect
+        again, as the browser does, at most that many times (``Stats.moved`` counts them)."""
         stats = self.table.stats
-        try:
-            self.ws = await connect(
-                self.url,
-                open_timeout=OPEN_TIMEOUT_S,
-                compression=self.compression,
-                ping_interval=None,  # the server pings every 15 s
-                close_timeout=5,
-                max_queue=256,
-            )
-            hello = {"type": "hello", "protocol": 1, "token": self.table.tokens[self.seat]}
-            await self.ws.send(json.dumps(hello))
-        except (OSError, TimeoutError, InvalidHandshake, InvalidURI, ConnectionClosed) as error:
-            self.fail(f"open: {type(error).__name__}")
-            return False
+        first: str | bytes | None = None
+        for attempt in range(moved_retries + 1):
+            try:
+                self.ws = await connect(
+                    self.url,
+                    open_timeout=OPEN_TIMEOUT_S,
+                    compression=self.compression,
+                    ping_interval=None,  # the server pings every 15 s
+                    close_timeout=5,
+                    max_queue=256,
+                )
+                hello = {"type": "hello", "protocol": 1, "token": self.table.tokens[self.seat]}
+                await self.ws.send(json.dumps(hello))
+                if moved_retries:
+                    first = await asyncio.wait_for(self.ws.recv(), WELCOME_TIMEOUT_S)
+                break
+            except ConnectionClosed as closed:
+                moved = closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN
+                if not moved or attempt == moved_retries:
+                    self.fail(f"open: {type(closed).__name__}")
+                    return False
+                stats.moved += 1
+                await asyncio.sleep(0.02)
+            except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as error:
+                self.fail(f"open: {type(error).__name__}")
+                return False
         stats.opened += 1
+        if first is not None:
+            self.handle(first)
         self.reader = asyncio.create_task(self.read(deadline))
         return True
 
@@ -489,8 +621,11 @@ def fanout_tables(count: int, stats: Stats) -> list[Table]:
     return [Table(f"t{index:05d}", tokens, None, stats) for index in range(count)]
 
 
-async def open_clients(tables: list[Table], ws_base: str, compression: str | None, deadline: float) -> None:
-    """Open five clients per table, ``BATCH`` connections at a time, each with a timeout."""
+async def open_clients(
+    tables: list[Table], ws_base: str, compression: str | None, deadline: float, moved_retries: int = 0
+) -> None:
+    """Open five clients per table, ``BATCH`` connections at a time, each with a timeout (and
+    ``moved_retries``: `SeatClient.open`)."""
     clients = []
     for table in tables:
         table.clients = [
@@ -499,7 +634,7 @@ async def open_clients(tables: list[Table], ws_base: str, compression: str | Non
         ]
         clients += table.clients
     for at in range(0, len(clients), BATCH):
-        await asyncio.gather(*(client.open(deadline) for client in clients[at : at + BATCH]))
+        await asyncio.gather(*(client.open(deadline, moved_retries) for client in clients[at : at + BATCH]))
 
 
 async def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
@@ -529,7 +664,7 @@ async def start_tables(
     await bounded((one(table) for table in tables), HTTP_CONCURRENCY)
 
 
-async def sample_rss(server: ServerProcess, until: float) -> None:
+async def sample_rss(server: ServerProcess | Cluster, until: float) -> None:
     """Sample the server's RSS every 250 ms until ``until`` (loop time)."""
     loop = asyncio.get_running_loop()
     for _ in range(100_000):
@@ -546,7 +681,11 @@ def client_cpu() -> float:
 
 
 async def drive(
-    server: ServerProcess, args: argparse.Namespace, http_setup: bool, rng: random.Random, bot_seats: int = 0
+    server: ServerProcess | Cluster,
+    args: argparse.Namespace,
+    http_setup: bool,
+    rng: random.Random,
+    bot_seats: int = 0,
 ) -> dict[str, Any]:
     """Run the whole client side against a started ``server`` (tables with ``bot_seats`` bots);
     returns the figures."""
@@ -566,7 +705,8 @@ async def drive(
             tables = await create_tables(http, args.tables, stats, bot_seats, args.bot_level)
         else:
             tables = fanout_tables(args.tables, stats)
-        await open_clients(tables, server.ws_base, compression, hard_end)
+        moved_retries = MOVED_RETRIES if isinstance(server, Cluster) else 0
+        await open_clients(tables, server.ws_base, compression, hard_end, moved_retries)
         await wait_for(lambda: stats.welcomed >= stats.opened, WELCOME_TIMEOUT_S)
         for client in (c for t in tables for c in t.clients if c.ws is not None and not c.welcomed):
             client.fail("no welcome")
@@ -575,9 +715,12 @@ async def drive(
     playing = loop.time()
     stats.window = (playing + args.warmup, playing + args.warmup + args.seconds)
     await asyncio.sleep(max(0.0, stats.window[0] - loop.time()))
+    proxy = server.proxy_cpu_seconds if isinstance(server, Cluster) else lambda: 0.0
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
+    proxy0 = proxy()
     await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
     cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
+    proxy1 = proxy()
     stats.stopping = True
     await wait_for(lambda: not any(t.pending for t in tables), DRAIN_S)
     stats.lost = sum(len(t.pending) for t in tables)
@@ -590,6 +733,12 @@ async def drive(
     result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
     result["bot_seats"] = bot_seats
     result["workers_cpu_pct"] = round(100 * (workers1 - workers0) / args.seconds, 1)
+    if isinstance(server, Cluster):
+        result["processes"] = len(server.servers)
+        result["proxy_cpu_pct"] = round(100 * (proxy1 - proxy0) / args.seconds, 1)
+        result["sockets_moved"] = stats.moved
+        offered = args.tables * args.pace
+        result["saturated"] = result["client_actions_per_s"] < 0.95 * offered
     return result
 
 
@@ -615,7 +764,12 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 def figures(
-    stats: Stats, args: argparse.Namespace, setup_s: float, server: ServerProcess, cpu: float, mine: float
+    stats: Stats,
+    args: argparse.Namespace,
+    setup_s: float,
+    server: ServerProcess | Cluster,
+    cpu: float,
+    mine: float,
 ) -> dict[str, Any]:
     """The figures of one target as a JSON-ready dict."""
     window = args.seconds
@@ -660,7 +814,11 @@ def raise_open_files(needed: int) -> None:
 
 
 async def run_target(
-    server: ServerProcess, ready_path: str, args: argparse.Namespace, http_setup: bool, bot_seats: int = 0
+    server: ServerProcess | Cluster,
+    ready_path: str,
+    args: argparse.Namespace,
+    http_setup: bool,
+    bot_seats: int = 0,
 ) -> dict[str, Any]:
     """Start ``server``, drive it, stop it."""
     await asyncio.to_thread(server.start, ready_path)
@@ -675,8 +833,31 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+async def run_processes(args: argparse.Namespace) -> dict[str, Any]:
+    """``--processes``: for each count, that many servers behind nginx, one run each."""
+    result: dict[str, Any] = {"config": config_of(args), "load_average_before": load_average()}
+    await asyncio.to_thread(migrate_once, args.database_url)
+    runs = {}
+    with tempfile.TemporaryDirectory(prefix="domeng-load-") as tmp:
+        for count in args.processes:
+            cluster = Cluster(args, count, Path(tmp) / f"n{count}")
+            runs[str(count)] = await run_target(cluster, "/readyz", args, http_setup=True)
+    result["processes"] = runs
+    result["load_average_after"] = load_average()
+    fewest, most = min(args.processes), max(args.processes)
+    first, last = runs[str(fewest)], runs[str(most)]
+    if len(runs) > 1 and first["server_cpu_us_per_delivery"]:
+        ratio = last["server_cpu_us_per_delivery"] / first["server_cpu_us_per_delivery"]
+        result["cpu_per_delivery_ratio"] = round(ratio, 3)
+        name = f"CPU/delivery {most} vs {fewest} processes <= {GOAL_SCALING:g}x"
+        result["goals"] = {name: ratio <= GOAL_SCALING}
+    return result
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Ours, then the fan-out baseline with frames as large as ours."""
+    """Ours, then the fan-out baseline with frames as large as ours (or `run_processes`)."""
+    if args.processes:
+        return await run_processes(args)
     with tempfile.TemporaryDirectory(prefix="domeng-load-") as tmp:
         data_dir = Path(tmp)
         result: dict[str, Any] = {"config": config_of(args), "load_average_before": load_average()}
@@ -812,8 +993,50 @@ def cell(figures: dict[str, Any] | None, key: str, fmt: str) -> str:
     return fmt.format(figures.get(key, math.nan))
 
 
+PROCESS_ROWS = (
+    *ROWS[:9],
+    ("sockets moved (1013 at open)", "sockets_moved", "{:.0f}"),
+    ("updates never completed", "lost_updates", "{:.0f}"),
+    ("saturated (< 95% of offered)", "saturated", "{}"),
+    ("largest server RSS peak (MB)", "server_rss_mb_peak", "{:.1f}"),
+    ("servers' CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
+    ("servers' CPU per delivery (µs)", "server_cpu_us_per_delivery", "{:.1f}"),
+    ("nginx CPU (% of a core)", "proxy_cpu_pct", "{:.1f}"),
+    ("load generator CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
+    ("setup (s)", "setup_s", "{:.1f}"),
+)
+
+
+def print_processes_report(result: dict[str, Any]) -> None:
+    """``--processes``: one column per process count, the scaling ratio and its goal."""
+    c = result["config"]
+    print(
+        f"Domeng Online load behind nginx: {c['tables']} tables × {SEATS} = {c['connections']} connections, "
+        f"offered {c['tables'] * c['pace']:g} client actions/s, {c['seconds']:g} s window after "
+        f"{c['warmup']:g} s warmup · database {c['database']} · Redis · Python {c['python']} · "
+        f"{c['cpus']} CPUs · code {c['code']}"
+    )
+    runs = result["processes"]
+    print(f"{'':34}" + "".join(f"{count + ' proc':>12}" for count in runs))
+    for label, key, fmt in PROCESS_ROWS:
+        print(f"{label:34}" + "".join(f"{cell(figures, key, fmt):>12}" for figures in runs.values()))
+    for count, figures in runs.items():
+        if figures["errors"] or figures["close_codes"]:
+            print(f"{count} proc: errors {figures['errors']} · unexpected closes {figures['close_codes']}")
+    if "cpu_per_delivery_ratio" in result:
+        ratio = result["cpu_per_delivery_ratio"]
+        print(f"servers' CPU per delivered update, most vs fewest processes: {ratio:.3f}x")
+    before, after = result["load_average_before"], result["load_average_after"]
+    print(f"machine load average (1/5/15 min): before {before}, after {after} on {c['cpus']} CPUs")
+    for goal, met in result.get("goals", {}).items():
+        print(f"goal {goal:44} {'meets' if met else 'MISSES'}")
+
+
 def print_report(result: dict[str, Any]) -> None:
     """The figures side by side, the ratios, and the goals."""
+    if "processes" in result:
+        print_processes_report(result)
+        return
     c = result["config"]
     print(
         f"Domeng Online load: {c['tables']} tables × {SEATS} = {c['connections']} connections, "
@@ -882,8 +1105,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bot-level", default="hard", help="the bots' level (default hard)")
     parser.add_argument("--bot-delay", type=float, default=0.7, help="the bot run's DOMENG_BOT_DELAY_S")
     parser.add_argument("--bot-workers", type=int, help="DOMENG_BOT_WORKERS of the bot run (server default)")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="several servers behind nginx: one run per count, e.g. --processes 1 2 (needs"
+        " --database-url on PostgreSQL and --redis-url; no baseline)",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("DOMENG_REDIS_URL"),
+        help="Redis of --processes (default DOMENG_REDIS_URL), e.g. redis://127.0.0.1:6379/7",
+    )
+    parser.add_argument(
+        "--room-hashing",
+        action="store_true",
+        help="--processes: nginx hashes the room code (deploy/nginx.conf; only once any process"
+        " can serve any room)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)
+    if args.processes:
+        if not (args.database_url or "").startswith("postgresql") or not args.redis_url:
+            parser.error("--processes needs --database-url postgresql+asyncpg://… and --redis-url")
+        if min(args.processes) < 1 or args.bot_seats or args.baseline_only:
+            parser.error("--processes: counts ≥ 1, without --bot-seats or --baseline-only")
+        if NGINX is None:
+            parser.error("--processes needs nginx (apt-get install -y nginx-light)")
     if args.tables < 1 or args.pace <= 0 or args.seconds <= 0 or args.warmup < 0:
         parser.error("--tables ≥ 1, --pace > 0, --seconds > 0 and --warmup ≥ 0")
     if not 0 <= args.bot_seats <= SEATS - 2 or args.bot_delay < 0:

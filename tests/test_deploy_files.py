@@ -70,9 +70,9 @@ def compose() -> dict[str, Any]:
 
 
 @needs_compose
-def test_compose_has_the_database_and_the_app(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"db", "app"}
-    assert set(compose["volumes"]) >= {"db-data"}
+def test_compose_runs_nginx_the_app_replicas_a_migration_postgres_and_redis(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == {"db", "redis", "migrate", "app", "nginx"}
+    assert set(compose["volumes"]) >= {"db-data", "redis-data"}
 
 
 @needs_compose
@@ -87,21 +87,78 @@ def test_database_is_postgres_16_with_a_healthcheck_and_a_named_volume(compose: 
 
 
 @needs_compose
-def test_app_is_built_from_the_dockerfile_and_waits_for_a_healthy_database(compose: dict[str, Any]) -> None:
-    app = compose["services"]["app"]
-    assert Path(app["build"]["context"]).resolve() == ROOT
-    assert app["build"].get("dockerfile", "Dockerfile") == "Dockerfile"
-    assert app["depends_on"]["db"]["condition"] == "service_healthy"
-    assert [(p["published"], p["target"]) for p in app["ports"]] == [(8000, 8000)]
+def test_redis_keeps_its_data_in_a_volume_with_a_healthcheck(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    assert redis["image"].startswith("redis:")
+    assert "ping" in redis["healthcheck"]["test"]
+    assert any(v.startswith("redis-data:/data") for v in redis["volumes"])
+    assert "--appendonly" in redis["command"]  # the fencing counters survive a restart
 
 
 @needs_compose
-def test_app_environment_points_at_the_database_and_passes_the_admin_token(
+def test_migrations_run_once_before_the_replicas_start(compose: dict[str, Any]) -> None:
+    migrate, app = compose["services"]["migrate"], compose["services"]["app"]
+    assert migrate["command"] == ["domeng", "migrate"]
+    assert migrate["depends_on"]["db"]["condition"] == "service_healthy"
+    assert migrate["restart"] == "no"
+    assert migrate["image"] == app["image"]
+    assert migrate["environment"]["DOMENG_DATABASE_URL"] == app["environment"]["DOMENG_DATABASE_URL"]
+    assert app["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert app["environment"]["DOMENG_MIGRATE"] == "false"
+
+
+@needs_compose
+def test_app_replicas_are_built_from_the_dockerfile_and_reached_only_through_nginx(
+    compose: dict[str, Any],
+) -> None:
+    app = compose["services"]["app"]
+    assert Path(app["build"]["context"]).resolve() == ROOT
+    assert app["build"].get("dockerfile", "Dockerfile") == "Dockerfile"
+    assert app["deploy"]["replicas"] >= 2
+    assert "ports" not in app  # only nginx publishes a port
+    assert app["depends_on"]["db"]["condition"] == "service_healthy"
+    assert app["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+@needs_compose
+def test_app_environment_points_at_the_database_and_redis_and_passes_the_admin_token(
     compose: dict[str, Any],
 ) -> None:
     env = compose["services"]["app"]["environment"]
     assert env["DOMENG_DATABASE_URL"] == f"postgresql+asyncpg://domeng:{DB_PASSWORD}@db:5432/domeng"
+    assert env["DOMENG_REDIS_URL"] == "redis://redis:6379/0"
     assert env["DOMENG_ADMIN_TOKEN"] == ADMIN_TOKEN
+    assert env["DOMENG_FORWARDED_ALLOW_IPS"]  # nginx's X-Forwarded-For is trusted
+
+
+@needs_compose
+def test_nginx_publishes_port_8000_with_the_projects_config_after_a_healthy_app(
+    compose: dict[str, Any],
+) -> None:
+    nginx = compose["services"]["nginx"]
+    assert nginx["image"].startswith("nginx:")
+    assert [(p["published"], p["target"]) for p in nginx["ports"]] == [(8000, 80)]
+    mounted = [v.split(":") for v in nginx["volumes"]]
+    assert [(Path(v[0]).resolve(), v[1]) for v in mounted] == [
+        (ROOT / "deploy" / "nginx.conf", "/etc/nginx/nginx.conf")
+    ]
+    assert nginx["depends_on"]["app"]["condition"] == "service_healthy"
+    assert "/healthz" in " ".join(nginx["healthcheck"]["test"])
+
+
+def test_nginx_config_upgrades_websockets_and_replaces_the_forwarded_address() -> None:
+    config = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "upstream domeng" in config and "server app:8000" in config
+    assert "proxy_set_header Upgrade $http_upgrade;" in config
+    assert "proxy_set_header Connection $connection_upgrade;" in config
+    # replaced, never appended: a client cannot name another address to dodge per-address limits
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in config
+    assert "$proxy_add_x_forwarded_for" not in config
+    socket_block = config[config.index("location /ws/") :]
+    read_timeout = int(socket_block.split("proxy_read_timeout", 1)[1].split("s;", 1)[0])
+    assert read_timeout > 20  # above the server's ping interval and timeout (15 s, 20 s)
+    assert "client_max_body_size 64k;" in config  # app.web.middleware.MAX_BODY_BYTES
+    assert "proxy_next_upstream error timeout http_503" in config
 
 
 @needs_compose

@@ -41,6 +41,7 @@ __all__ = [
     "arena_markdown",
     "build_parser",
     "cmd_arena",
+    "cmd_migrate",
     "cmd_replay",
     "cmd_review",
     "cmd_serve",
@@ -251,6 +252,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """``domeng migrate [--database-url URL] [--data-dir DIR]``: bring the database's schema up to
+    date (Alembic ``upgrade head``, what ``domeng serve`` does at start unless
+    ``DOMENG_MIGRATE=false``) and exit: run it once before starting several servers. The URL
+    comes from the flag, else ``DOMENG_DATABASE_URL``, else the SQLite file in the data directory;
+    it is never printed (it may hold a password). Exit status 0, or 1 when the migration failed."""
+    from pydantic import ValidationError  # noqa: PLC0415 - only the server's commands need it
+
+    from app.store import upgrade_database  # noqa: PLC0415
+    from app.store.db import sqlite_path  # noqa: PLC0415
+    from app.web.settings import Settings  # noqa: PLC0415
+
+    overrides = {
+        key: value
+        for key, value in {"data_dir": args.data_dir, "database_url": args.database_url}.items()
+        if value is not None
+    }
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as error:
+        for problem in error.errors():
+            where = ".".join(str(part) for part in problem["loc"]) or "settings"
+            print(f"domeng migrate: {where}: {problem['msg']}", file=sys.stderr)
+        return 2
+    url = settings.resolved_database_url()
+    path = sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        upgrade_database(url)
+    except Exception as error:
+        print(f"domeng migrate: the migration failed: {type(error).__name__}", file=sys.stderr)
+        return 1
+    print("domeng migrate: the database schema is up to date")
+    return 0
+
+
 _REST_LABELS = {"bazaar": "bazaar (top first)"}
 """How `verify-deal` labels the rest of the tiles (the bazaar is drawn from the top)."""
 
@@ -314,6 +352,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--admin-token-file", help="a file holding the admin secret (DOMENG_ADMIN_TOKEN_FILE)")
     serve.set_defaults(func=cmd_serve)
+
+    migrate = sub.add_parser(
+        "migrate", help="bring the database's schema up to date (once, before the servers)"
+    )
+    migrate.add_argument(
+        "--database-url", help="SQLAlchemy async URL (default DOMENG_DATABASE_URL, else SQLite)"
+    )
+    migrate.add_argument("--data-dir", help="where the SQLite database lives (default ./data)")
+    migrate.set_defaults(func=cmd_migrate)
 
     verify = sub.add_parser("verify-deal", help="re-derive a round's deal from its revealed seed")
     verify.add_argument("seed")

@@ -110,6 +110,7 @@ class Writer:
         batch_window_s: float = 0.0,
         checkpoint_interval_s: float = 1.0,
         on_commit: Callable[[float, int], None] | None = None,
+        migrate: bool = True,
     ) -> None:
         if batch_limit < 1:
             raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
@@ -126,6 +127,9 @@ class Writer:
         """SQLite: background checkpoints run so far."""
         self.on_commit = on_commit
         """Called after each write transaction with its duration (seconds) and its writes."""
+        self.migrate = migrate
+        """Whether `start` brings the schema up to date (Alembic ``upgrade head``); False when the
+        database is migrated once elsewhere (``domeng migrate``) before several servers start."""
         self.transactions_committed = 0
         self.writes_committed = 0
         self.batches_retried = 0
@@ -161,7 +165,8 @@ class Writer:
 
     async def start(self) -> None:
         """Open the database: create a SQLite file's directory, migrate to the latest schema
-        (Alembic ``upgrade head``, in a worker thread) and start the writer.
+        (Alembic ``upgrade head``, in a worker thread; unless ``migrate`` is False) and start the
+        writer.
 
         Raises RuntimeError when already started, ValueError for an in-memory SQLite URL, and
         the migration's errors.
@@ -171,7 +176,8 @@ class Writer:
         path = sqlite_path(self.database_url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.to_thread(upgrade_database, self.database_url)
+        if self.migrate:
+            await asyncio.to_thread(upgrade_database, self.database_url)
         if self.is_sqlite:  # checkpoints are the checkpointer's, never a commit's (module docstring)
             pragmas = (*SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0")
             engine = make_engine(self.database_url, sqlite_pragmas=pragmas)

@@ -53,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.resolved_database_url(),
         batch_window_s=settings.group_commit_s,
         on_commit=metrics.observe_commit,
+        migrate=settings.migrate,
     )
     # bots think in worker processes, never on the event loop (app.bots.workers)
     bots = WorkerBots(

@@ -58,6 +58,11 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     database_url: str | None = None
     """SQLAlchemy async URL; default SQLite (WAL) at ``data_dir/domeng.sqlite3``."""
+    migrate: bool = True
+    """Whether the server brings its database's schema up to date when it starts (Alembic
+    ``upgrade head``). Set ``DOMENG_MIGRATE=false`` on replicas when ``domeng migrate`` runs once
+    before they start (docker-compose.yml's ``migrate`` service). Such a server does not check
+    the schema: start it only on a migrated database."""
     redis_url: str | None = None
     """Redis (``redis://host:6379/0``) shared by several server processes on one PostgreSQL
     database: each room is hosted by one process at a time, under a lease (docs/cluster.md).

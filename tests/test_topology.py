@@ -1,0 +1,167 @@
+"""The production shape without containers (issue 15, "Running it"): the database migrated once by
+``domeng migrate``, two ``domeng serve`` processes that do not migrate (``DOMENG_MIGRATE=false``)
+on one PostgreSQL database and one Redis, and Debian's nginx in front of them with
+deploy/nginx.conf (tests/nginxkit.py). Everything goes through nginx: the lobby, a room, a player
+on its WebSocket; ``kill -9`` of the room's owner, and the player reconnects through nginx with
+its token and plays on. Skipped without nginx, DOMENG_TEST_REDIS_URL or DOMENG_TEST_POSTGRES_URL.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from tests.clusterkit import need_postgres, need_redis
+from tests.nginxkit import NGINX, Nginx
+from tests.serverkit import ROOT, Client, ServerProcess, wait_gone
+from tests.test_cluster_servers import LEASE_S, _assert_log_whole, _can_play, _new_table, _play, _stored
+
+CLOSE_TRY_AGAIN = 1013
+
+
+@dataclass
+class Topology:
+    servers: list[ServerProcess]
+    nginx: Nginx
+    front: ServerProcess
+    """nginx seen as one server (its URL), for serverkit's helpers and `Client`."""
+    database_url: str
+    redis_url: str
+
+
+def _migrate(database_url: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOMENG_")}
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate", "--database-url", database_url],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def topology(tmp_path: Path) -> Iterator[Topology]:
+    if NGINX is None:
+        pytest.skip("nginx is not installed (apt-get install -y nginx-light)")
+    redis_url, postgres_url = need_redis(), need_postgres()
+    migrated = _migrate(postgres_url)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "up to date" in migrated.stdout and postgres_url not in migrated.stdout + migrated.stderr
+    env = {
+        "DOMENG_REDIS_URL": redis_url,
+        "DOMENG_LEASE_S": str(LEASE_S),
+        "DOMENG_MIGRATE": "false",
+        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",
+        "DOMENG_BOT_DELAY_S": "0.02",
+        "DOMENG_BOT_WORKERS": "1",
+    }
+    servers = [ServerProcess(tmp_path / name, env=env, database_url=postgres_url) for name in ("a", "b")]
+    nginx: Nginx | None = None
+    try:
+        with ThreadPoolExecutor(2) as starting:
+            list(starting.map(ServerProcess.start, servers))
+        upstreams = [server.url.removeprefix("http://") for server in servers]
+        nginx = Nginx(tmp_path / "nginx", upstreams).start()
+        front = ServerProcess(tmp_path / "front")
+        front.url = nginx.url
+        yield Topology(servers, nginx, front, postgres_url, redis_url)
+    finally:
+        if nginx is not None:
+            nginx.stop()
+        for server in servers:
+            server.stop()
+
+
+def _owner(topology: Topology, code: str) -> ServerProcess:
+    """The server process holding the room's lease (its holder is host:pid:random)."""
+    with redis.Redis.from_url(topology.redis_url) as client:
+        value = client.get(f"domeng:{{{code}}}:lease")
+    assert value is not None, "nobody holds the room's lease"
+    pid = int(value.decode().split(":")[1])
+    return next(server for server in topology.servers if server.proc is not None and server.proc.pid == pid)
+
+
+def _join(
+    front: ServerProcess, code: str, token: str | None, timeout: float
+) -> tuple[Client, dict[str, Any]]:
+    """Connect through nginx as a browser does, trying again after each 1013 (a process that does
+    not host the room) or refused handshake (no process answered), until the room's state comes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client = Client(front, code, token)
+            return client, client.wait_for(lambda m: m["type"] == "state")
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
+        except InvalidStatus as refused:
+            assert refused.response.status_code in (502, 503, 504), refused
+        assert time.monotonic() < deadline, "the room was not served through nginx in time"
+        time.sleep(0.1)  # the browser's first backoff is 0.4 s
+
+
+def _play_from(client: Client, state: dict[str, Any], turns: int) -> dict[str, Any]:
+    """`_play` from a state already received (the one `_join` returned)."""
+    if not _can_play(state):
+        state = client.wait_for(_can_play)
+    action = {k: v for k, v in state["view"]["legal"][0].items() if k != "seat"}
+    client.send({"type": "action", "version": state["version"], "action": action})
+    return _play(client, turns - 1)
+
+
+@pytest.mark.parametrize("room_hashing", [False, True])
+def test_the_rendered_config_is_valid_for_nginx(tmp_path: Path, room_hashing: bool) -> None:
+    if NGINX is None:
+        pytest.skip("nginx is not installed")
+    nginx = Nginx(tmp_path, ["127.0.0.1:1", "127.0.0.1:2"], room_hashing=room_hashing)
+    checked = nginx.test_config()
+    assert checked.returncode == 0, checked.stderr
+    assert ("\n        hash $room consistent;" in nginx.config.read_text()) is room_hashing
+
+
+def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner_is_killed(
+    topology: Topology,
+) -> None:
+    front = topology.front
+    lobby = httpx.get(f"{front.url}/", timeout=10)
+    assert lobby.status_code == 200 and "text/html" in lobby.headers["content-type"]
+    assert httpx.get(f"{front.url}/metrics", timeout=10).status_code == 404  # per process, not here
+    code, token = _new_table(front)  # create, claim and start: 503s from non-owners retried by nginx
+    assert httpx.get(f"{front.url}/r/{code}", timeout=10).status_code == 200
+    player, first = _join(front, code, token, timeout=20)
+    waiting = _play_from(player, first, 3)  # Ana's turn: the room waits on her
+    owner = _owner(topology, code)
+    workers = owner.children()
+    owner.kill()
+    assert not wait_gone(workers)
+    with pytest.raises(ConnectionClosed):  # nginx closes the socket of the process that died
+        while True:
+            player.recv()
+    back, resumed = _join(front, code, token, timeout=LEASE_S + 10)
+    assert resumed["version"] == waiting["version"]
+    for key in ("hand", "chain", "table", "stones", "to_act", "legal", "round"):
+        assert resumed["view"][key] == waiting["view"][key], key
+    assert _can_play(resumed)
+    action = {k: v for k, v in resumed["view"]["legal"][0].items() if k != "seat"}
+    back.send({"type": "action", "version": resumed["version"], "action": action})
+    later = _play(back, 1)
+    back.close()
+    assert _owner(topology, code) is not owner
+    stored = _stored(topology.database_url, code)
+    _assert_log_whole(stored)
+    assert stored.version == later["version"]
+    assert len([a for r in stored.rounds for a in r.actions if a.actor == "human"]) == 5
