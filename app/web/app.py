@@ -23,6 +23,7 @@ from app.admin.routes import install_admin
 from app.bots import WorkerBots
 from app.bots.reviews import ReviewWorkers
 from app.edge.endpoint import SocketCounter, sockets
+from app.edge.hosting import RemoteClients
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
@@ -35,14 +36,14 @@ from app.web.routes import STATIC_DIR, operations, pages, rooms
 from app.web.settings import Settings
 
 if TYPE_CHECKING:
-    from app.cluster import RedisLeases
+    from app.cluster import RedisLeases, RedisRelay
 
 __all__ = ["create_app", "room_config"]
 
 _log = structlog.get_logger("domeng.server")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (every part, put together)
     """The application, with its store, hub and metrics created at start-up (lifespan)."""
     settings = settings or Settings()
     secret = settings.admin_token.get_secret_value() if settings.admin_token else ""
@@ -59,8 +60,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         hard_budget_ms=settings.hard_bot_budget_ms,
         on_decision=metrics.observe_bot,
     )
-    leases = _leases(settings)
+    leases, relay = _cluster(settings)
     hub = Hub(room_config(settings), store, metrics, bots=bots, leases=leases)
+    # the owner's side of the relay: other processes' sockets for this process's rooms
+    remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s)
     # round reviews (issue 16): a worker process of their own, started on the first request
     reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 
@@ -74,6 +77,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # readiness does not wait for them; a first decision before they are up waits for them
         warming = asyncio.create_task(bots.start(), name="bot-workers-start")
         await store.start()
+        if relay is not None:
+            await relay.start()
         recovered = await hub.recover()  # counts them: rooms load when opened
         hub.start_sweeper(min(60.0, settings.room_unload_after_s / 2))
         # Rooms hold many small long-lived objects: move what exists now out of the collector's
@@ -85,6 +90,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for room in hub.rooms.values():
             room.close_all("server_restart")
         await hub.stop()  # and its leases
+        if remote is not None and relay is not None:
+            await remote.stop()
+            await relay.close()
         with contextlib.suppress(Exception):
             await warming
         await bots.close()
@@ -94,6 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block
     app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
+    app.state.relay = relay
     app.state.store = store
     app.state.settings = settings
     app.state.metrics = metrics
@@ -131,14 +140,18 @@ async def _invalid_request(request: Request, error: RequestValidationError) -> J
     return JSONResponse({"detail": details}, status_code=422)
 
 
-def _leases(settings: Settings) -> RedisLeases | None:
-    """The rooms' leases in Redis when ``redis_url`` is set (docs/cluster.md), else None: one
-    process, and the Redis client is not even imported."""
+def _cluster(settings: Settings) -> tuple[RedisLeases | None, RedisRelay | None]:
+    """The rooms' leases in Redis and the relay of sockets to a room's owner when ``redis_url``
+    is set (docs/cluster.md), else (None, None): one process, and the Redis client is not even
+    imported. The relay listens on the inbox of every room whose lease is held here."""
     if not settings.redis_url:
-        return None
-    from app.cluster import RedisLeases  # noqa: PLC0415 (only with a Redis URL)
+        return None, None
+    from app.cluster import RedisLeases, RedisRelay  # noqa: PLC0415 (only with a Redis URL)
 
-    return RedisLeases(settings.redis_url, settings.lease_s)
+    leases = RedisLeases(settings.redis_url, settings.lease_s)
+    relay = RedisRelay(settings.redis_url, beat_s=settings.relay_beat_s)
+    leases.on_change = lambda code, held: relay.host(code) if held else relay.unhost(code)
+    return leases, relay
 
 
 def room_config(settings: Settings) -> RoomConfig:
