@@ -184,6 +184,34 @@ def test_a_player_through_the_other_process_plays_and_moves_when_the_owner_is_ki
     assert len(by_ana) == 5  # 3 through the relay to the first process, 2 on the second: each once
 
 
+def _presence(watcher: Client, connected: bool) -> dict[str, Any]:
+    """The next presence (or state) in which seat 0 is ``connected`` (or not), as ``watcher`` sees it."""
+
+    def seat_0(message: dict[str, Any]) -> bool:
+        seats = message.get("seats") if message["type"] == "presence" else None
+        return bool(seats) and seats[0]["connected"] is connected
+
+    return watcher.wait_for(seat_0)
+
+
+def test_the_owner_sees_a_relayed_player_come_and_go_even_when_the_relay_dies(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = servers
+    code, token = _new_table(first)
+    watcher = Client(first, code)  # a spectator on the owner
+    player = Client(second, code, token)
+    _presence(watcher, True)
+    player.ws.close()  # the relay says goodbye
+    _presence(watcher, False)
+    Client(second, code, token)
+    _presence(watcher, True)
+    workers = second.children()
+    second.kill()  # the relay dies: no goodbye, its heartbeats stop
+    assert not wait_gone(workers)
+    _presence(watcher, False)
+
+
 def test_a_relay_with_no_owner_answering_says_try_again(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
