@@ -212,6 +212,21 @@ def test_the_owner_sees_a_relayed_player_come_and_go_even_when_the_relay_dies(
     _presence(watcher, False)
 
 
+def test_a_relayed_player_moves_when_the_owner_stops_cleanly(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, database_url = servers
+    code, token = _new_table(first)
+    player = Client(second, code, token)
+    waiting = _play(player, 2)
+    first.stop()  # SIGTERM: the room is told it moved (not "restarting"), its lease released
+    assert _closed_code(player) == CLOSE_TRY_AGAIN
+    back, resumed = _join(second, code, token, timeout=10)
+    assert resumed["version"] == waiting["version"]
+    back.ws.close()
+    _assert_log_whole(_stored(database_url, code))
+
+
 def test_a_relay_with_no_owner_answering_says_try_again(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:

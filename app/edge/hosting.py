@@ -13,6 +13,7 @@ import structlog
 from app.edge.endpoint import join_room, serve
 from app.edge.protocol import (
     CLOSE_INTERNAL,
+    CLOSE_TRY_AGAIN,
     AnyClientMessage,
     HelloMessage,
     ProtocolError,
@@ -50,6 +51,8 @@ class RemoteClients:
         self.relay = relay
         self.wait_s = wait_s
         self.conns: dict[str, _Remote] = {}
+        self.stopping = False
+        """Set at shutdown: a new relayed connection is told to try again (1013)."""
         relay.on_inbox = self.on_inbox
 
     def on_inbox(self, code: str, kind: str, conn_id: str, text: str) -> None:
@@ -57,7 +60,9 @@ class RemoteClients:
         ``beat`` or ``bye`` of connection ``conn_id``."""
         remote = self.conns.get(conn_id)
         if kind == "open":
-            if remote is None:
+            if self.stopping:
+                self.relay.outbox(conn_id, lambda: None).close_with(CLOSE_TRY_AGAIN, "the server is stopping")
+            elif remote is None:
                 remote = self.conns[conn_id] = _Remote(self.relay, conn_id)
                 remote.queue.put_nowait(text)
                 remote.task = asyncio.create_task(

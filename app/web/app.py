@@ -28,6 +28,7 @@ from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
+from app.rooms.ports import CloseReason
 from app.store import Store
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
@@ -87,8 +88,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         gc.set_threshold(20_000, 20, 20)
         _log.info("server_ready", rooms=recovered, database=store.dialect, bot_workers=bots.workers)
         yield
+        # several processes: the rooms' leases are released below and another process takes them,
+        # so their clients (local or relayed) reconnect (room_moved); one process: it restarts
+        closing: CloseReason = "room_moved" if relay is not None else "server_restart"
+        if remote is not None:
+            remote.stopping = True
         for room in hub.rooms.values():
-            room.close_all("server_restart")
+            room.close_all(closing)
         await hub.stop()  # and its leases
         if remote is not None and relay is not None:
             await remote.stop()
