@@ -1,12 +1,15 @@
 """Two real ``domeng serve`` processes on one PostgreSQL database and one Redis (docs/cluster.md):
-a room is hosted by one of them at a time, the other refuses its sockets with 1013 (try again);
-when the owner is killed (``kill -9``) or paused past its lease (``SIGSTOP``), the other takes the
-room over from the stored log, at the stored version, nothing lost and nothing applied twice.
+a room is hosted by one of them at a time, the other serves its sockets through it (the relay:
+the same versions, in the same order, on both); when the owner is killed (``kill -9``) or paused
+past its lease (``SIGSTOP``), relayed sockets close with 1013 (try again) and the other process
+takes the room over from the stored log, at the stored version, nothing lost and nothing applied
+twice.
 Skipped without DOMENG_TEST_REDIS_URL and DOMENG_TEST_POSTGRES_URL."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -121,21 +124,51 @@ def _new_table(owner: ServerProcess) -> tuple[str, str]:
     return room["code"], token
 
 
-def test_a_room_is_served_by_the_other_process_after_its_owner_is_killed(
+def _closed_code(client: Client) -> int:
+    """Receive until ``client``'s socket is closed; its close code."""
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            client.recv()
+    assert closed.value.rcvd is not None
+    return closed.value.rcvd.code
+
+
+def _versions(client: Client, since: int) -> list[int]:
+    return [m["version"] for m in client.messages if m["type"] == "state" and m["version"] >= since]
+
+
+def test_a_player_through_the_other_process_plays_and_moves_when_the_owner_is_killed(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, database_url = servers
     code, token = _new_table(first)
-    player = Client(first, code, token)
+    watcher = Client(first, code)  # a spectator on the room's owner
+    first_seen = watcher.wait_for(lambda m: m["type"] == "state")["version"]
+    player = Client(second, code, token)  # Ana, through the other process (relayed)
     waiting = _play(player, 3)  # Ana's turn: the room waits on her
-    # while the owner lives, the other process refuses the room, and says to try again
-    assert _refused(second, code, token) == CLOSE_TRY_AGAIN
+    joined = next(m["version"] for m in player.messages if m["type"] == "state")
+    watcher.wait_for(lambda m: m["type"] == "state" and m["version"] == waiting["version"])
+    # the same versions, in the same order, on both processes
+    start = max(first_seen, joined)
+    assert _versions(player, start) == _versions(watcher, start)
+    assert _versions(player, start) == sorted(set(_versions(player, start)))
+    assert len(_versions(player, start)) > 6
+    # HTTP room calls are not relayed: the other process says to try again
     reply = httpx.get(f"{second.url}/api/rooms/{code}", timeout=10)
     assert reply.status_code == 503 and reply.headers["Retry-After"] == "1"
     assert reply.json()["detail"]["code"] == "room_elsewhere"
+    # a client that resyncs through the relay from a version it kept gets what it missed
+    behind = Client(second, code, hello=False)
+    behind.send({"type": "hello", "protocol": 1, "token": None, "since": waiting["version"] - 1})
+    while (resync := json.loads(behind.ws.recv(timeout=10)))["type"] != "state":
+        pass  # the welcome, the chat log
+    assert resync["version"] == waiting["version"]
+    assert "log" not in resync["view"] and resync["events"], "a whole state, not a resync by version"
+    behind.ws.close()
     workers = first.children()
     first.kill()
     assert not wait_gone(workers)
+    assert _closed_code(player) == CLOSE_TRY_AGAIN  # room_moved: reconnect
     back, resumed = _join(second, code, token, timeout=LEASE_S + 10)
     assert resumed["version"] == waiting["version"]
     for key in ("hand", "chain", "table", "stones", "to_act", "legal", "round"):
@@ -148,7 +181,63 @@ def test_a_room_is_served_by_the_other_process_after_its_owner_is_killed(
     _assert_log_whole(stored)
     assert stored.version == later["version"]
     by_ana = [a for r in stored.rounds for a in r.actions if a.actor == "human"]
-    assert len(by_ana) == 5  # 3 on the first process, 2 on the second: each once
+    assert len(by_ana) == 5  # 3 through the relay to the first process, 2 on the second: each once
+
+
+def _presence(watcher: Client, connected: bool) -> dict[str, Any]:
+    """The next presence (or state) in which seat 0 is ``connected`` (or not), as ``watcher`` sees it."""
+
+    def seat_0(message: dict[str, Any]) -> bool:
+        seats = message.get("seats") if message["type"] == "presence" else None
+        return bool(seats) and seats[0]["connected"] is connected
+
+    return watcher.wait_for(seat_0)
+
+
+def test_the_owner_sees_a_relayed_player_come_and_go_even_when_the_relay_dies(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = servers
+    code, token = _new_table(first)
+    watcher = Client(first, code)  # a spectator on the owner
+    player = Client(second, code, token)
+    _presence(watcher, True)
+    player.ws.close()  # the relay says goodbye
+    _presence(watcher, False)
+    Client(second, code, token)
+    _presence(watcher, True)
+    workers = second.children()
+    second.kill()  # the relay dies: no goodbye, its heartbeats stop
+    assert not wait_gone(workers)
+    _presence(watcher, False)
+
+
+def test_a_relayed_player_moves_when_the_owner_stops_cleanly(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, database_url = servers
+    code, token = _new_table(first)
+    player = Client(second, code, token)
+    waiting = _play(player, 2)
+    first.stop()  # SIGTERM: the room is told it moved (not "restarting"), its lease released
+    assert _closed_code(player) == CLOSE_TRY_AGAIN
+    back, resumed = _join(second, code, token, timeout=10)
+    assert resumed["version"] == waiting["version"]
+    back.ws.close()
+    _assert_log_whole(_stored(database_url, code))
+
+
+def test_a_relay_with_no_owner_answering_says_try_again(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = servers
+    code, token = _new_table(first)
+    assert first.proc is not None
+    first.proc.send_signal(signal.SIGSTOP)  # holds the lease and its subscription, answers nothing
+    try:
+        assert _refused(second, code, token) == CLOSE_TRY_AGAIN
+    finally:
+        first.proc.send_signal(signal.SIGCONT)
 
 
 def test_an_owner_paused_past_its_lease_writes_nothing_and_its_clients_move(

@@ -120,6 +120,9 @@ class RedisLeases:
         self.held: dict[str, RedisLease] = {}
         """The leases held, by room code."""
         self.renewals = 0
+        self.on_change: Callable[[str, bool], None] | None = None
+        """Called with (code, True) when a lease is taken, (code, False) when it is released or
+        lost (`app.cluster.relay.RedisRelay.host` and ``unhost``)."""
         """Renewal rounds that reached Redis (tests wait on it)."""
         # no retries inside the client: a call that fails is retried by the next renewal, and one
         # that hangs is bounded by the socket timeout, so a lease is never counted on too long
@@ -186,6 +189,7 @@ class RedisLeases:
             return None
         lease = RedisLease(code, token, self.holder, sent + self.lease_s - self.margin_s, on_lost)
         self.held[code] = lease
+        self._changed(code, True)
         self._wake.set()  # the renewer's next wait may be shorter now
         return lease
 
@@ -215,8 +219,16 @@ class RedisLeases:
         if lease.lost:
             return
         lease.lost = True
+        self._changed(lease.code, False)
         with contextlib.suppress(ConnectionError):  # else it expires by itself
             await self._call(self._release, self._keys(lease.code)[:1], [lease.value])
+
+    def _changed(self, code: str, held: bool) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(code, held)
+            except Exception:
+                _log.exception("lease_listener_failed")
 
     async def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -294,5 +306,6 @@ class RedisLeases:
         if lease.lost:
             return
         lease.lost = True
+        self._changed(lease.code, False)
         _log.warning("lease_lost", room=lease.code, fence=lease.token, why=why)
         lease.on_lost(lease)

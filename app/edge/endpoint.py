@@ -31,14 +31,26 @@ from app.edge.protocol import (
     parse_client_message,
     to_engine_action,
 )
+from app.edge.remote import RelayPort, relay_socket
 from app.rooms import chat, hints
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
+from app.rooms.ports import Outbox
 from app.rooms.room import Room
 from engine.actions import Action
 from engine.errors import EngineError
 
-__all__ = ["CHAT_BURST", "CHAT_PER_S", "HINT_BURST", "HINT_PER_S", "SocketCounter", "room_socket", "sockets"]
+__all__ = [
+    "CHAT_BURST",
+    "CHAT_PER_S",
+    "HINT_BURST",
+    "HINT_PER_S",
+    "SocketCounter",
+    "join_room",
+    "room_socket",
+    "serve",
+    "sockets",
+]
 
 sockets = APIRouter()
 
@@ -69,17 +81,22 @@ class SocketCounter:
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
     holds at most ``max_sockets_per_address`` of them at once (1008 past that). A room another
-    server process hosts (docs/cluster.md) closes it with 1013: the client tries again."""
+    server process hosts (docs/cluster.md) is served through that process (`app.edge.remote`,
+    the relay); when it does not answer, the socket closes with 1013 and the client tries again."""
     await websocket.accept()
     state = websocket.app.state
     hub: Hub = state.hub
     counter: SocketCounter = state.sockets
+    relay: RelayPort | None = getattr(state, "relay", None)
+    relayed = False
     try:
         found = await hub.open(code)  # from the store when it is not in memory
     except RoomError as error:  # hosted by another process, or its ownership unknown now
-        await websocket.close(CLOSE_TRY_AGAIN, error.message)
-        return
-    if found is None:
+        if relay is None or error.code != "room_elsewhere":
+            await websocket.close(CLOSE_TRY_AGAIN, error.message)
+            return
+        found, relayed = None, True
+    if found is None and not relayed:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
         return
     address = websocket.client.host if websocket.client else ""
@@ -95,24 +112,18 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
 
     async def join(hello: HelloMessage) -> Room:
         nonlocal room
-        for _ in range(3):  # the room may have been unloaded while the hello was awaited
-            try:
-                room = await hub.open(code)
-            except RoomError as error:  # it moved to another process meanwhile
-                raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
-            if room is None:
-                raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
-            try:
-                await room.connect(conn, hello.token, hello.since, hello.host)
-                return room
-            except RoomError as error:
-                if error.code != "room_reloading":
-                    close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
-                    raise ProtocolError(close_code, error.message) from None
-        raise ProtocolError(CLOSE_POLICY, "the room could not be opened; try again")
+        room = await join_room(hub, code, conn, hello)
+        return room
 
     try:
-        await _serve(websocket, join, conn, budget, settings.hello_timeout_s)
+        if relayed and relay is not None:
+            await relay_socket(
+                relay, code, conn, lambda: _next_text(websocket, budget), settings.hello_timeout_s
+            )
+        else:
+            await serve(
+                lambda: _next_message(websocket, budget), join, conn, conn.start, settings.hello_timeout_s
+            )
     except ProtocolError as violation:
         hub.metrics.rejected.labels(str(violation.close_code)).inc()
         conn.close_with(violation.close_code, violation.reason)
@@ -126,26 +137,52 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         await conn.stop()
 
 
-async def _serve(
-    websocket: WebSocket,
+async def join_room(hub: Hub, code: str, conn: Outbox, hello: HelloMessage) -> Room:
+    """Admit ``conn`` to room ``code`` on this process with its ``hello`` (`app.rooms.room.Room.connect`);
+    the room. Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or
+    cannot be reached, 4003 when there is no such room, 4004 for a bad token, 1008 for the room's
+    other refusals."""
+    for _ in range(3):  # the room may have been unloaded while the hello was awaited
+        try:
+            room = await hub.open(code)
+        except RoomError as error:  # it moved to another process meanwhile
+            raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
+        if room is None:
+            raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
+        try:
+            await room.connect(conn, hello.token, hello.since, hello.host)
+            return room
+        except RoomError as error:
+            if error.code != "room_reloading":
+                close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
+                raise ProtocolError(close_code, error.message) from None
+    raise ProtocolError(CLOSE_POLICY, "the room could not be opened; try again")
+
+
+async def serve(
+    next_message: Callable[[], Awaitable[AnyClientMessage]],
     join: Callable[[HelloMessage], Awaitable[Room]],
-    conn: Connection,
-    budget: MessageBudget,
+    conn: Outbox,
+    start: Callable[[], None],
     wait_s: float,
 ) -> None:
+    """Serve one client connection of a room, a local socket's or a relayed one's
+    (`app.edge.remote`): its ``hello`` (within ``wait_s`` seconds; ``start`` is then called),
+    ``join`` (the room admits ``conn``), then every message ``next_message`` parses, until it
+    raises (`ProtocolError`, `WebSocketDisconnect`, ...)."""
     try:
-        hello = await asyncio.wait_for(_next_message(websocket, budget), wait_s)
+        hello = await asyncio.wait_for(next_message(), wait_s)
     except TimeoutError:
         raise ProtocolError(CLOSE_POLICY, f"no hello within {wait_s:g} s") from None
     if not isinstance(hello, HelloMessage):
         raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
-    conn.start()
+    start()
     room = await join(hello)
     await room.call(lambda r: chat.send_log(r, conn))
     chat_budget = MessageBudget(CHAT_BURST, CHAT_PER_S)
     hint_budget = MessageBudget(HINT_BURST, HINT_PER_S)
     while True:
-        message = await _next_message(websocket, budget)
+        message = await next_message()
         if isinstance(message, ActionMessage):
             room.act(conn, message.version, _action_of(conn, message))
         elif isinstance(message, SyncMessage):
@@ -162,7 +199,7 @@ async def _serve(
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
 
-def _action_of(conn: Connection, message: ActionMessage) -> Action | EngineError:
+def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
     """The engine action of a seated connection's message, or the error it parses to (the room
     answers it in turn); a spectator's is parsed for seat 0 only to be refused as not seated."""
     try:
@@ -177,7 +214,7 @@ CHAT_PER_S = 10.0
 """…and over how many seconds that allowance refills (5 lines per 10 s)."""
 
 
-async def _chat(room: Room, conn: Connection, message: ChatMessage, budget: MessageBudget) -> None:
+async def _chat(room: Room, conn: Outbox, message: ChatMessage, budget: MessageBudget) -> None:
     """A chat line, within the connection's chat allowance (``chat_too_fast`` past it); the
     room's refusals come back as ``error`` messages, like a refused action's."""
     if not budget.take():
@@ -195,7 +232,7 @@ HINT_PER_S = 10.0
 """…and over how many seconds that allowance refills (each asks a worker for a search)."""
 
 
-async def _hint(room: Room, conn: Connection, budget: MessageBudget) -> None:
+async def _hint(room: Room, conn: Outbox, budget: MessageBudget) -> None:
     """A hint request, within the connection's allowance (``hint_too_fast`` past it); refusals come
     back as ``error`` messages."""
     if not budget.take():
@@ -208,6 +245,11 @@ async def _hint(room: Room, conn: Connection, budget: MessageBudget) -> None:
 
 
 async def _next_message(websocket: WebSocket, budget: MessageBudget) -> AnyClientMessage:
+    return parse_client_message(await _next_text(websocket, budget))
+
+
+async def _next_text(websocket: WebSocket, budget: MessageBudget) -> str:
+    """The next text frame, within the connection's message budget."""
     frame = await websocket.receive()
     if frame["type"] == "websocket.disconnect":
         raise WebSocketDisconnect(frame.get("code", 1000))
@@ -216,4 +258,4 @@ async def _next_message(websocket: WebSocket, budget: MessageBudget) -> AnyClien
     text = frame.get("text")
     if text is None:
         raise ProtocolError(CLOSE_UNSUPPORTED, "frames are JSON text")
-    return parse_client_message(text)
+    return str(text)

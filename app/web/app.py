@@ -22,10 +22,12 @@ from app.admin.routes import install_admin
 from app.bots import WorkerBots
 from app.bots.reviews import ReviewWorkers
 from app.edge.endpoint import SocketCounter, sockets
+from app.edge.hosting import RemoteClients
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
+from app.rooms.ports import CloseReason
 from app.store import Store
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
@@ -36,14 +38,14 @@ from app.web.settings import Settings
 from app.web.shared import Board
 
 if TYPE_CHECKING:
-    from app.cluster import RedisLeases
+    from app.cluster import RedisLeases, RedisRelay
 
 __all__ = ["create_app", "room_config"]
 
 _log = structlog.get_logger("domeng.server")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (every part, put together)
     """The application, with its store, hub and metrics created at start-up (lifespan)."""
     settings = settings or Settings()
     secret = settings.admin_token.get_secret_value() if settings.admin_token else ""
@@ -61,11 +63,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         hard_budget_ms=settings.hard_bot_budget_ms,
         on_decision=metrics.observe_bot,
     )
-    leases = _leases(settings)
+    leases, relay = _cluster(settings)
     hub = Hub(room_config(settings), store, metrics, bots=bots, leases=leases)
     # with several processes: sessions, the board (lobby, open rooms per address) and asks in Redis
     board = _board(settings, hub, None if leases is None else leases.holder)
     limiter = RateLimits(settings.redis_url, prefix=settings.redis_prefix)
+    # the owner's side of the relay: other processes' sockets for this process's rooms
+    remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s)
     # round reviews (issue 16): a worker process of their own, started on the first request
     reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 
@@ -79,6 +83,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # readiness does not wait for them; a first decision before they are up waits for them
         warming = asyncio.create_task(bots.start(), name="bot-workers-start")
         await store.start()
+        if relay is not None:
+            await relay.start()
         recovered = await hub.recover()  # counts them: rooms load when opened
         if board is not None:  # publish this process's tables, answer the others' asks
             board.start(lambda kind, body: answer(hub, kind, body))
@@ -89,11 +95,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.set_threshold(20_000, 20, 20)
         _log.info("server_ready", rooms=recovered, database=store.dialect, bot_workers=bots.workers)
         yield
+        # several processes: the rooms' leases are released below and another process takes them,
+        # so their clients (local or relayed) reconnect (room_moved); one process: it restarts
+        closing: CloseReason = "room_moved" if relay is not None else "server_restart"
+        if remote is not None:
+            remote.stopping = True
         for room in hub.rooms.values():
-            room.close_all("server_restart")
+            room.close_all(closing)
         if board is not None:
             await board.close()  # off the board: the others stop listing this process's tables
         await hub.stop()  # and its leases
+        if remote is not None and relay is not None:
+            await remote.stop()
+            await relay.close()
         with contextlib.suppress(Exception):
             await warming
         await bots.close()
@@ -105,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     shared = None if board is None else board.shared
     parts = {
         "hub": hub,
+        "relay": relay,
         "store": store,
         "settings": settings,
         "metrics": metrics,
@@ -147,14 +162,18 @@ async def _invalid_request(request: Request, error: RequestValidationError) -> J
     return JSONResponse({"detail": details}, status_code=422)
 
 
-def _leases(settings: Settings) -> RedisLeases | None:
-    """The rooms' leases in Redis when ``redis_url`` is set (docs/cluster.md), else None: one
-    process, and the Redis client is not even imported."""
+def _cluster(settings: Settings) -> tuple[RedisLeases | None, RedisRelay | None]:
+    """The rooms' leases in Redis and the relay of sockets to a room's owner when ``redis_url``
+    is set (docs/cluster.md), else (None, None): one process, and the Redis client is not even
+    imported. The relay listens on the inbox of every room whose lease is held here."""
     if not settings.redis_url:
-        return None
-    from app.cluster import RedisLeases  # noqa: PLC0415 (only with a Redis URL)
+        return None, None
+    from app.cluster import RedisLeases, RedisRelay  # noqa: PLC0415 (only with a Redis URL)
 
-    return RedisLeases(settings.redis_url, settings.lease_s, prefix=settings.redis_prefix)
+    leases = RedisLeases(settings.redis_url, settings.lease_s, prefix=settings.redis_prefix)
+    relay = RedisRelay(settings.redis_url, beat_s=settings.relay_beat_s, prefix=settings.redis_prefix)
+    leases.on_change = lambda code, held: relay.host(code) if held else relay.unhost(code)
+    return leases, relay
 
 
 def _board(settings: Settings, hub: Hub, holder: str | None) -> Board | None:

@@ -73,6 +73,10 @@ class Settings(BaseSettings):
     lease_s: Annotated[float, Field(gt=0, le=300)] = 5.0
     """Seconds a room's ownership lease lasts (renewed every third of it): a process that has not
     renewed it for this long lets the room go, and another takes it over (docs/cluster.md)."""
+    relay_beat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
+    """Seconds between the heartbeats of a socket relayed to its room's owner (docs/cluster.md):
+    the owner drops a relayed connection, and the relay closes its socket (``room_moved``), after
+    three without a word from the other side."""
     admin_token: SecretStr | None = None
     """The admin secret (16 characters or more, 10 distinct, no well-known word: `check_admin_secret`);
     None or empty: admin area disabled (docs/admin.md). Prefer ``admin_token_file``: a command line

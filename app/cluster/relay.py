@@ -1,0 +1,341 @@
+"""Any process serves any room link (docs/cluster.md, "The relay"): Redis pub/sub between the
+process holding a client's socket (the *relay*) and the process holding the room's lease (the
+*owner*). It imports nothing of the server: the edge gives it callbacks and gets back objects
+shaped as the rooms' ports.
+
+Channels (``{CODE}`` is the room's code; ``ID`` a connection id, ``PROCESS:N``):
+
+| channel | who subscribes | carries |
+|---|---|---|
+| ``domeng:{CODE}:inbox`` | the room's owner, while it holds its lease | ``KIND ID TEXT`` records |
+| ``domeng:conn:ID:outbox`` | the relay holding connection ``ID`` | the owner's frames, controls |
+
+Inbox kinds: ``open`` (TEXT is the client's hello), ``msg`` (one client frame, already parsed once
+by the relay and parsed again by the owner), ``beat`` (the relay's heartbeat; the owner answers
+``!beat``), ``bye`` (the client's socket is gone). Outbox records: a JSON frame as is (they start
+with ``{``), or a control: ``!beat``, ``!close REASON`` (a `app.rooms.ports.CloseReason`),
+``!code CODE TEXT`` (a close code of the protocol, e.g. 4003 for a bad token).
+
+Every publication of a process goes through one task and one connection, in order, so the frames
+of one connection arrive in the order the room sent them. Pub/sub is at-most-once: a frame lost on
+the way is caught by the client's version check, which asks for a resync (docs/protocol.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import secrets
+import socket
+from collections.abc import Callable, Coroutine
+from typing import Any, Final
+
+import structlog
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+__all__ = ["RedisRelay", "RelayLink", "RelayOutbox"]
+
+_log = structlog.get_logger("domeng.relay")
+
+QUEUE_LIMIT: Final = 100_000
+"""Publications waiting at most; past that new ones are dropped (and logged): the version check
+of the clients that miss a frame resyncs them."""
+
+
+class RelayOutbox:
+    """A relayed connection as the room on its owner sees it (`app.rooms.ports.Outbox`): `send`
+    publishes a frame to the connection's outbox channel, `close` the reason, and neither blocks.
+    ``on_close`` is called once when it closes (the owner stops serving it)."""
+
+    def __init__(self, relay: RedisRelay, conn_id: str, on_close: Callable[[], None]) -> None:
+        self.conn_id = conn_id
+        self.seat: int | None = None
+        self.closed = False
+        self._relay = relay
+        self._channel = relay.outbox_channel(conn_id)
+        self._on_close = on_close
+
+    def send(self, text: str) -> None:
+        """Publish one JSON text frame (dropped once closed)."""
+        if not self.closed:
+            self._relay.publish(self._channel, text)
+
+    def beat(self) -> None:
+        """Answer a heartbeat of the relay."""
+        if not self.closed:
+            self._relay.publish(self._channel, "!beat")
+
+    def close(self, reason: str) -> None:
+        """Publish ``!close REASON`` after what was sent (idempotent)."""
+        self._finish(f"!close {reason}")
+
+    def close_with(self, code: int, text: str) -> None:
+        """Publish ``!code CODE TEXT``: the relay closes the socket with that code (idempotent)."""
+        self._finish(f"!code {code} {text}")
+
+    def _finish(self, record: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._relay.publish(self._channel, record)
+        self._on_close()
+
+
+class RelayLink:
+    """One client socket of this process relayed to its room's owner (the relay's side).
+    ``on_record(text)`` gets every outbox record, in order. `open` first, then `post`, `beat`,
+    and `close` at the end."""
+
+    def __init__(self, relay: RedisRelay, code: str, on_record: Callable[[str], None]) -> None:
+        self.code = code
+        self.conn_id = f"{relay.process}:{next(relay.ids)}"
+        self._relay = relay
+        self._inbox = relay.inbox_channel(code)
+        self._outbox = relay.outbox_channel(self.conn_id)
+        self._on_record = on_record
+        self._open = False
+
+    async def open(self, hello: str) -> bool:
+        """Subscribe to this connection's outbox, then send the client's ``hello`` to the owner.
+        False when no process listens on the room's inbox (no owner now). Raises ConnectionError
+        when Redis cannot be reached."""
+        await self._relay.subscribe(self._outbox, self._on_record)
+        self._open = True
+        return await self._relay.publish_now(self._inbox, f"open {self.conn_id} {hello}") > 0
+
+    def post(self, text: str) -> None:
+        """Forward one client frame (already parsed by the edge) to the owner."""
+        self._relay.publish(self._inbox, f"msg {self.conn_id} {text}")
+
+    async def beat(self) -> bool:
+        """A heartbeat to the owner; False when no process listens on the room's inbox any more
+        (the owner died) or Redis cannot be reached."""
+        try:
+            return await self._relay.publish_now(self._inbox, f"beat {self.conn_id} ") > 0
+        except ConnectionError:
+            return False
+
+    async def close(self) -> None:
+        """The client's socket is gone: tell the owner, stop listening (never raises)."""
+        if not self._open:
+            return
+        self._open = False
+        self._relay.publish(self._inbox, f"bye {self.conn_id} ")
+        await self._relay.unsubscribe(self._outbox)
+
+
+class RedisRelay:
+    """The relay of one process over Redis at ``url``: one subscriber connection (every inbox it
+    owns and every outbox of its relayed sockets) and one publisher task. ``on_inbox(code, kind,
+    conn_id, text)`` gets the records of the inboxes of the rooms this process owns (`host`).
+    `start` it before use, `close` it after."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        beat_s: float = 1.0,
+        timeout_s: float = 2.0,
+        prefix: str = "domeng",
+        process: str | None = None,
+    ) -> None:
+        self.prefix = prefix
+        self.process = process or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+        """This process's name in connection ids (no spaces, no secret)."""
+        self.ids = itertools.count(1)
+        self.beat_s = beat_s
+        """Seconds between a relayed socket's heartbeats (either side counts the other gone after
+        three without a word)."""
+        self.timeout_s = timeout_s
+        self.on_inbox: Callable[[str, str, str, str], None] | None = None
+        self._redis: Redis = Redis.from_url(url, socket_connect_timeout=timeout_s)
+        self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        self._handlers: dict[str, Callable[[str], None]] = {}
+        self._queue: asyncio.Queue[tuple[str, str, asyncio.Future[int] | None] | None] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending: set[asyncio.Task[None]] = set()
+        self._dropped = 0
+
+    def inbox_channel(self, code: str) -> str:
+        """Room ``code``'s inbox channel."""
+        return f"{self.prefix}:{{{code}}}:inbox"
+
+    def outbox_channel(self, conn_id: str) -> str:
+        """Connection ``conn_id``'s outbox channel."""
+        return f"{self.prefix}:conn:{conn_id}:outbox"
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Subscribe to this process's own channel (the subscriber always has one) and start the
+        listener and publisher tasks; Redis not answering yet is logged, not raised."""
+        try:
+            await self.subscribe(f"{self.prefix}:process:{self.process}", lambda _: None)
+        except ConnectionError:
+            _log.error("redis_unreachable", at="relay_start")
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="relay-listener"),
+            asyncio.create_task(self._publish_loop(), name="relay-publisher"),
+        ]
+
+    async def close(self) -> None:
+        """Stop both tasks (what is queued is sent first, within ``timeout_s``) and close the
+        connections."""
+        self._queue.put_nowait(None)  # the publisher stops there (a stop sentinel: never full)
+        tasks = [*self._tasks, *self._pending]
+        publisher = self._tasks[1:]
+        if publisher:
+            await asyncio.wait(publisher, timeout=self.timeout_s)
+        for task in tasks:
+            task.cancel()
+        if tasks:  # a cancellation swallowed inside the client must not hang the shutdown
+            await asyncio.wait(tasks, timeout=self.timeout_s)
+        with contextlib.suppress(Exception):
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+        await self._redis.aclose()
+
+    # -- owning rooms: their inboxes -----------------------------------------------------------
+
+    def host(self, code: str) -> None:
+        """Listen on room ``code``'s inbox (this process now holds its lease)."""
+        channel = self.inbox_channel(code)
+        self._handlers[channel] = lambda record: self._inbox(code, record)
+        self._in_background(self._resubscribe(channel, True))
+
+    def unhost(self, code: str) -> None:
+        """Stop listening on room ``code``'s inbox (the lease is released or lost)."""
+        channel = self.inbox_channel(code)
+        if self._handlers.pop(channel, None) is not None:
+            self._in_background(self._resubscribe(channel, False))
+
+    def outbox(self, conn_id: str, on_close: Callable[[], None]) -> RelayOutbox:
+        """The `RelayOutbox` of relayed connection ``conn_id`` (owner side)."""
+        return RelayOutbox(self, conn_id, on_close)
+
+    def link(self, code: str, on_record: Callable[[str], None]) -> RelayLink:
+        """A new relayed connection to room ``code`` (relay side)."""
+        return RelayLink(self, code, on_record)
+
+    def _inbox(self, code: str, record: str) -> None:
+        kind, conn_id, text = [*record.split(" ", 2), "", ""][:3]
+        if self.on_inbox is not None:
+            self.on_inbox(code, kind, conn_id, text)
+
+    async def _resubscribe(self, channel: str, on: bool) -> None:
+        try:
+            if on and channel in self._handlers:
+                await self._pubsub.subscribe(channel)
+            elif not on and channel not in self._handlers:
+                await self._pubsub.unsubscribe(channel)
+        except (RedisError, OSError) as error:
+            _log.warning("relay_subscribe_failed", error=type(error).__name__)
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    # -- subscriptions ------------------------------------------------------------------------
+
+    async def subscribe(self, channel: str, handler: Callable[[str], None]) -> None:
+        """Deliver ``channel``'s messages to ``handler`` from now on. Raises ConnectionError
+        when Redis cannot be reached."""
+        self._handlers[channel] = handler
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self._pubsub.subscribe(channel)
+        except (RedisError, OSError, TimeoutError) as error:
+            self._handlers.pop(channel, None)
+            raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
+
+    async def unsubscribe(self, channel: str) -> None:
+        """Stop delivering ``channel`` (never raises)."""
+        if self._handlers.pop(channel, None) is None:
+            return
+        with contextlib.suppress(RedisError, OSError, TimeoutError):
+            async with asyncio.timeout(self.timeout_s):
+                await self._pubsub.unsubscribe(channel)
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                if not self._pubsub.subscribed:
+                    await asyncio.sleep(0.05)
+                    continue
+                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # Redis gone: the client reconnects and resubscribes
+                _log.warning("relay_listen_failed", error=type(error).__name__)
+                await asyncio.sleep(0.5)
+                continue
+            if message is None or message.get("type") != "message":
+                continue
+            channel = message["channel"].decode()
+            handler = self._handlers.get(channel)
+            if handler is not None:
+                try:
+                    handler(message["data"].decode())
+                except Exception:
+                    _log.exception("relay_handler_failed")
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def publish(self, channel: str, text: str) -> None:
+        """Queue one publication (never blocks; sent in order by the publisher task)."""
+        self._put((channel, text, None))
+
+    async def publish_now(self, channel: str, text: str) -> int:
+        """Publish after what is queued; how many subscribers got it. Raises ConnectionError
+        when Redis cannot be reached."""
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._put((channel, text, done))
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await asyncio.shield(done)
+        except TimeoutError:
+            raise ConnectionError("Redis did not answer") from None
+
+    def _put(self, item: tuple[str, str, asyncio.Future[int] | None]) -> None:
+        if self._queue.qsize() < QUEUE_LIMIT:
+            self._queue.put_nowait(item)
+        else:
+            self._dropped += 1
+            if self._dropped % 1000 == 1:
+                _log.warning("relay_queue_full", dropped=self._dropped)
+            if item[2] is not None:
+                item[2].set_exception(ConnectionError("the relay's queue is full"))
+
+    async def _publish_loop(self) -> None:
+        stopping = False
+        while not stopping:
+            batch: list[tuple[str, str, asyncio.Future[int] | None]] = []
+            item = await self._queue.get()
+            while True:
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+                if self._queue.empty() or len(batch) >= 512:
+                    break
+                item = self._queue.get_nowait()
+            if not batch:
+                continue
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    async with self._redis.pipeline(transaction=False) as pipe:
+                        for channel, text, _ in batch:
+                            pipe.publish(channel, text)
+                        counts = await pipe.execute()
+            except (RedisError, OSError, TimeoutError) as error:
+                _log.warning("relay_publish_failed", error=type(error).__name__, lost=len(batch))
+                for _, _, waiter in batch:
+                    if waiter is not None and not waiter.done():
+                        waiter.set_exception(ConnectionError("Redis did not answer"))
+                continue
+            for (_, _, waiter), count in zip(batch, counts, strict=True):
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(int(count))

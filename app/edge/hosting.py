@@ -1,0 +1,129 @@
+"""The owner's side of the relay (docs/cluster.md): the sockets of this process's rooms that
+other processes hold. Each relayed connection is served by the same code as a local socket
+(`app.edge.endpoint.serve`) with a `RelayOutboxPort` as its outbox: the room does not know the
+difference. Its messages are parsed again here (nothing trusts the client, nor its relay)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from app.edge.endpoint import join_room, serve
+from app.edge.protocol import (
+    CLOSE_INTERNAL,
+    CLOSE_TRY_AGAIN,
+    AnyClientMessage,
+    HelloMessage,
+    ProtocolError,
+    parse_client_message,
+)
+from app.edge.remote import RelayOutboxPort, RelayPort
+from app.rooms.hub import Hub
+from app.rooms.room import Room
+
+__all__ = ["RemoteClients", "RemoteGoneError"]
+
+_log = structlog.get_logger("domeng.relay")
+
+_BEAT = ""
+"""A heartbeat in a relayed connection's queue."""
+
+
+class RemoteGoneError(Exception):
+    """A relayed connection's socket is gone: its relay said so, or stopped beating."""
+
+
+class _Remote:
+    def __init__(self, relay: RelayPort, conn_id: str) -> None:
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.outbox: RelayOutboxPort = relay.outbox(conn_id, lambda: self.queue.put_nowait(None))
+        self.task: asyncio.Task[None] | None = None
+
+
+class RemoteClients:
+    """The relayed connections this process serves as its rooms' owner, by connection id. Wires
+    itself to ``relay.on_inbox``. ``wait_s``: the hello timeout of a socket."""
+
+    def __init__(self, hub: Hub, relay: RelayPort, wait_s: float) -> None:
+        self.hub = hub
+        self.relay = relay
+        self.wait_s = wait_s
+        self.conns: dict[str, _Remote] = {}
+        self.stopping = False
+        """Set at shutdown: a new relayed connection is told to try again (1013)."""
+        relay.on_inbox = self.on_inbox
+
+    def on_inbox(self, code: str, kind: str, conn_id: str, text: str) -> None:
+        """One record of room ``code``'s inbox: ``open`` (``text`` is the hello), ``msg``,
+        ``beat`` or ``bye`` of connection ``conn_id``."""
+        remote = self.conns.get(conn_id)
+        if kind == "open":
+            if self.stopping:
+                self.relay.outbox(conn_id, lambda: None).close_with(CLOSE_TRY_AGAIN, "the server is stopping")
+            elif remote is None:
+                remote = self.conns[conn_id] = _Remote(self.relay, conn_id)
+                remote.queue.put_nowait(text)
+                remote.task = asyncio.create_task(
+                    self._serve(code, conn_id, remote), name=f"remote-{conn_id}"
+                )
+            return
+        if remote is None:  # not (or no longer) served here: the room moved, or the socket closed
+            if kind != "bye":
+                self.relay.outbox(conn_id, lambda: None).close("room_moved")
+            return
+        if kind == "msg":
+            remote.queue.put_nowait(text)
+        elif kind == "beat":
+            remote.outbox.beat()
+            remote.queue.put_nowait(_BEAT)
+        elif kind == "bye":
+            remote.outbox.closed = True  # nothing more is published: nobody listens
+            remote.queue.put_nowait(None)
+
+    async def _serve(self, code: str, conn_id: str, remote: _Remote) -> None:
+        outbox = remote.outbox
+        room: Room | None = None
+        gone_s = 3 * self.relay.beat_s
+
+        async def next_message() -> AnyClientMessage:
+            while True:
+                try:
+                    text = await asyncio.wait_for(remote.queue.get(), gone_s)
+                except TimeoutError:
+                    raise RemoteGoneError("no heartbeat") from None
+                if text is None:
+                    raise RemoteGoneError("closed")
+                if text != _BEAT:
+                    return parse_client_message(text)
+
+        async def join(hello: HelloMessage) -> Room:
+            nonlocal room
+            room = await join_room(self.hub, code, outbox, hello)
+            return room
+
+        try:
+            await serve(next_message, join, outbox, lambda: None, self.wait_s)
+        except ProtocolError as violation:
+            self.hub.metrics.rejected.labels(str(violation.close_code)).inc()
+            outbox.close_with(violation.close_code, violation.reason)
+        except RemoteGoneError:
+            pass
+        except Exception:
+            _log.exception("relayed_connection_failed", room=code)
+            outbox.close_with(CLOSE_INTERNAL, "internal error")
+        finally:
+            if room is not None:
+                room.disconnect(outbox)
+            outbox.closed = True
+            self.conns.pop(conn_id, None)
+
+    async def stop(self) -> None:
+        """Stop serving every relayed connection (at shutdown)."""
+        tasks = [remote.task for remote in self.conns.values() if remote.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

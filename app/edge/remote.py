@@ -1,0 +1,153 @@
+"""A socket for a room another process hosts, served through that process (docs/cluster.md, "The
+relay"): this process keeps the socket, checks each frame as for a room of its own (message
+budget, JSON, the protocol's shapes), and forwards it to the room's owner, which checks it again
+and answers with the room's frames and closes. The transport (Redis pub/sub, `app.cluster.relay`)
+is seen through the `RelayPort`: the edge imports no Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import structlog
+
+from app.edge.closes import CLOSES
+from app.edge.connection import Connection
+from app.edge.protocol import CLOSE_POLICY, CLOSE_TRY_AGAIN, HelloMessage, ProtocolError, parse_client_message
+
+__all__ = ["RelayLinkPort", "RelayOutboxPort", "RelayPort", "relay_socket"]
+
+_log = structlog.get_logger("domeng.relay")
+
+
+class RelayOutboxPort(Protocol):
+    """A relayed connection on the room's owner: the rooms' `app.rooms.ports.Outbox`, plus a
+    heartbeat answer and a close with a protocol close code."""
+
+    seat: int | None
+    closed: bool
+
+    def send(self, text: str) -> None: ...
+
+    def close(self, reason: str) -> None: ...
+
+    def close_with(self, code: int, text: str) -> None: ...
+
+    def beat(self) -> None: ...
+
+
+class RelayLinkPort(Protocol):
+    """One relayed socket, the relay's side (`app.cluster.relay.RelayLink`)."""
+
+    conn_id: str
+
+    async def open(self, hello: str) -> bool: ...
+
+    def post(self, text: str) -> None: ...
+
+    async def beat(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+class RelayPort(Protocol):
+    """The relay between processes (`app.cluster.relay.RedisRelay`). ``beat_s``: seconds between
+    a relayed socket's heartbeats; one side that hears nothing from the other for three of them
+    counts it gone."""
+
+    beat_s: float
+    on_inbox: Callable[[str, str, str, str], None] | None
+
+    def outbox(self, conn_id: str, on_close: Callable[[], None]) -> RelayOutboxPort: ...
+
+    def link(self, code: str, on_record: Callable[[str], None]) -> RelayLinkPort: ...
+
+
+class _Relayed:
+    """What the relay's side hears from the owner of one socket."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.answered = asyncio.Event()
+        self.heard = time.monotonic()
+
+    def on_record(self, text: str) -> None:
+        self.answered.set()
+        self.heard = time.monotonic()
+        conn = self.conn
+        if not text.startswith("!"):
+            conn.send(text)
+            return
+        kind, _, rest = text.partition(" ")
+        if kind == "!close":
+            reason = rest if rest in CLOSES else "room_moved"
+            conn.close(reason)
+        elif kind == "!code":
+            number, _, why = rest.partition(" ")
+            with contextlib.suppress(ValueError):
+                conn.close_with(int(number), why)
+
+
+async def relay_socket(
+    relay: RelayPort,
+    code: str,
+    conn: Connection,
+    next_text: Callable[[], Awaitable[str]],
+    wait_s: float,
+) -> None:
+    """Serve ``conn`` (a local socket) for room ``code`` hosted by another process: its ``hello``
+    (within ``wait_s`` seconds), then every frame ``next_text`` reads, each parsed here and
+    forwarded; the owner's frames and closes are written to ``conn``. Returns or raises
+    (`ProtocolError`, `WebSocketDisconnect`) when the socket is done; 1013 (try again) when no
+    process answers for the room, ``room_moved`` when its owner stops answering."""
+    try:
+        first = await asyncio.wait_for(next_text(), wait_s)
+    except TimeoutError:
+        raise ProtocolError(CLOSE_POLICY, f"no hello within {wait_s:g} s") from None
+    if not isinstance(parse_client_message(first), HelloMessage):
+        raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
+    conn.start()
+    relayed = _Relayed(conn)
+    link = relay.link(code, relayed.on_record)
+    watch: asyncio.Task[None] | None = None
+    try:
+        try:
+            listening = await link.open(first)
+        except ConnectionError:
+            listening = False
+        if not listening:
+            raise ProtocolError(CLOSE_TRY_AGAIN, "the room's server did not answer; try again")
+        watch = asyncio.create_task(_watch(relay.beat_s, link, relayed), name=f"relay-{link.conn_id}")
+        while True:
+            text = await next_text()
+            parse_client_message(text)  # nothing trusts the client: a bad frame closes here
+            link.post(text)
+    finally:
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        await link.close()
+
+
+async def _watch(beat_s: float, link: RelayLinkPort, relayed: _Relayed) -> None:
+    """Close the socket with 1013 when the owner does not answer its hello, and with
+    ``room_moved`` when it stops answering the heartbeats (it died, or lost the room)."""
+    conn = relayed.conn
+    try:
+        await asyncio.wait_for(relayed.answered.wait(), 3 * beat_s)
+    except TimeoutError:
+        conn.close_with(CLOSE_TRY_AGAIN, "the room's server did not answer; try again")
+        return
+    while not conn.closed:
+        await asyncio.sleep(beat_s)  # the heartbeat's period
+        if conn.closed:
+            return
+        alive = await link.beat()
+        if not alive or time.monotonic() - relayed.heard > 3 * beat_s:
+            _log.info("relay_owner_gone", conn=link.conn_id, listening=alive)
+            conn.close("room_moved")
+            return
