@@ -26,7 +26,7 @@ from tests.test_store import FIVE_EMPTY, _delete_postgres_matches, new_code
 
 __all__ = ["_delete_postgres_matches"]  # the fixture, shared with test_store
 
-LEASE_S = 0.6
+LEASE_S = 3.0  # long enough that a loaded machine (two CPU hogs beside) renews in time
 """A short lease: a holder that stops renewing loses it within this (seconds)."""
 
 
