@@ -36,7 +36,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-__all__ = ["RedisRelay", "RelayLink", "RelayOutbox"]
+__all__ = ["QUEUE_LIMIT", "RedisRelay", "RelayLink", "RelayOutbox"]
 
 _log = structlog.get_logger("domeng.relay")
 
