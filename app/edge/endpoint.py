@@ -87,7 +87,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     state = websocket.app.state
     hub: Hub = state.hub
     counter: SocketCounter = state.sockets
-    relay: RelayPort | None = getattr(state, "relay", None)
+    relay: RelayPort | None = state.relay
     relayed = False
     try:
         found = await hub.open(code)  # from the store when it is not in memory
