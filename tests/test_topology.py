@@ -151,7 +151,7 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     with pytest.raises(ConnectionClosed):  # nginx closes the socket of the process that died
         while True:
             player.recv()
-    back, resumed = _join(front, code, token, timeout=LEASE_S + 10)
+    back, resumed = _join(front, code, token, timeout=LEASE_S + 30)
     assert resumed["version"] == waiting["version"]
     for key in ("hand", "chain", "table", "stones", "to_act", "legal", "round"):
         assert resumed["view"][key] == waiting["view"][key], key
