@@ -126,7 +126,22 @@ def _none_chance(held: int, n: int, f: int) -> float:
     return p
 
 
-_NONE = tuple(tuple(tuple(_none_chance(h, n, f) for f in range(29)) for n in range(29)) for h in range(29))
+def _none_table(size: int = 29) -> tuple[tuple[tuple[float, ...], ...], ...]:
+    """``_none_chance(h, n, f)`` for every ``h, n, f < size``, as ``table[h][n][f]``: each ``h``
+    extends the product for ``h - 1`` by one factor, the same multiplications in the same order, so
+    the floats are identical (and importing takes ~5 ms, not ~270 ms)."""
+    table = [[[1.0] * size for _ in range(size)] for _ in range(size)]
+    for n in range(size):
+        for f in range(size):
+            p = 1.0
+            for h in range(size):
+                table[h][n][f] = p
+                if n - h > 0:
+                    p *= max(n - f - h, 0) / (n - h)
+    return tuple(tuple(tuple(row) for row in plane) for plane in table)
+
+
+_NONE = _none_table()
 
 
 def _p_no_fit(sit: Situation, other: int, fit: int) -> float:
