@@ -34,18 +34,19 @@ async def measure(url: str, fence: int | None, rooms: int, actions: int) -> tupl
         "rest": [str(t) for t in deal.rest],
     }
     async with Store(url) as store:
+        owner = store if fence is None else store.fenced(fence)  # a room's writes under a lease, or not
         ids = []
         for _ in range(rooms):
             code = f"bench-{uuid.uuid4().hex[:12]}"
             seats = [SeatSpec()] * 5
-            match_id = await store.create_match(code, "domeng", {}, 5, 30.0, "h", seats, fence=fence)
-            await store.start_round(match_id, 0, "s", commitment_of("s"), dealt, 1, fence=fence)
+            match_id = await owner.create_match(code, "domeng", {}, 5, 30.0, "h", seats)
+            await owner.start_round(match_id, 0, "s", commitment_of("s"), dealt, 1)
             ids.append(match_id)
 
         async def play(match_id: int) -> None:
             for seq in range(actions):
                 action = {"seat": seq % 5, "pass": True}
-                await store.append_action(match_id, 0, seq, seq + 2, seq % 5, action, "bot", fence=fence)
+                await owner.append_action(match_id, 0, seq, seq + 2, seq % 5, action, "bot")
 
         before = store.transactions_committed
         started = time.perf_counter()

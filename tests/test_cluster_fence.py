@@ -28,12 +28,11 @@ __all__ = ["_delete_postgres_matches", "database_url"]  # the fixtures, shared w
 async def fenced_match(store: Store, token: int, code: str | None = None) -> tuple[int, str]:
     """A Domeng match created under ``token``, with round 0 dealt and one action; id and code."""
     code = code or new_code()
-    match_id = await store.create_match(
-        code, "domeng", {"camat_target": 1}, 5, 30.0, "host-hash", FIVE_EMPTY, fence=token
-    )
+    owner = store.fenced(token)
+    match_id = await owner.create_match(code, "domeng", {"camat_target": 1}, 5, 30.0, "host-hash", FIVE_EMPTY)
     deal = make_rules("domeng").deal_from_seed("s")
-    await store.start_round(match_id, 0, "s", commitment_of("s"), deal_json(deal), 1, fence=token)
-    await store.append_action(match_id, 0, 0, 2, 0, {"seat": 0, "pass": True}, "human", fence=token)
+    await owner.start_round(match_id, 0, "s", commitment_of("s"), deal_json(deal), 1)
+    await owner.append_action(match_id, 0, 0, 2, 0, {"seat": 0, "pass": True}, "human")
     return match_id, code
 
 
@@ -48,14 +47,15 @@ def test_a_write_with_an_older_token_is_refused_and_stores_nothing(database_url:
     async def body(store: Store) -> None:
         match_id, code = await fenced_match(store, token=1)
         await store.claim_room(code, 2)  # a new owner took the room
+        stale = store.fenced(1)
         refused = [
-            store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=1),
-            store.save_room(match_id, 3, seats=[SeatChange(0, BOT)], fence=1),
-            store.set_status(match_id, "playing", 3, fence=1),
-            store.add_chat(match_id, 0, "Ana", text="still here?", fence=1),
-            store.set_chat_rules(match_id, {"spectators": True, "muted": []}, fence=1),
-            store.add_hint(match_id, 0, 1, 1, {"seat": 1, "pass": True}, fence=1),
-            store.abandon(match_id, "idle", fence=1),
+            stale.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human"),
+            stale.save_room(match_id, 3, seats=[SeatChange(0, BOT)]),
+            stale.set_status(match_id, "playing", 3),
+            stale.add_chat(match_id, 0, "Ana", text="still here?"),
+            stale.set_chat_rules(match_id, {"spectators": True, "muted": []}),
+            stale.add_hint(match_id, 0, 1, 1, {"seat": 1, "pass": True}),
+            stale.abandon(match_id, "idle"),
         ]
         for write in refused:
             with pytest.raises(FencedOutError) as caught:
@@ -69,9 +69,9 @@ def test_a_write_with_an_older_token_is_refused_and_stores_nothing(database_url:
         assert (await store.load_chat(match_id)) == (None, [])
         assert await store.load_hints(match_id) == []
         # the new owner's writes, and the old token's never again
-        await store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=2)
+        await store.fenced(2).append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")
         with pytest.raises(FencedOutError):
-            await store.append_action(match_id, 0, 2, 4, 2, pass_of(2), "human", fence=1)
+            await stale.append_action(match_id, 0, 2, 4, 2, pass_of(2), "human")
         stored = await store.load_match(code)
         assert stored is not None and stored.version == 3
         assert [a.seq for a in stored.rounds[0].actions] == [0, 1]
@@ -86,12 +86,13 @@ def test_one_refused_write_does_not_fail_the_others_of_its_transaction(database_
         await store.claim_room(stale_code, 2)
         store.batch_window_s = 0.05  # the writes below share one transaction
         before = (store.transactions_committed, store.batches_retried)
+        owner = store.fenced(1)
         results = await asyncio.gather(
-            store.append_action(good_id, 0, 1, 3, 1, pass_of(1), "bot", fence=1),
-            store.append_action(stale_id, 0, 1, 3, 1, pass_of(1), "bot", fence=1),
-            store.append_action(good_id, 0, 2, 4, 2, pass_of(2), "bot", fence=1),
-            store.add_chat(stale_id, None, "Budi", reaction="wave", fence=1),
-            store.add_chat(good_id, None, "Budi", reaction="wave", fence=1),
+            owner.append_action(good_id, 0, 1, 3, 1, pass_of(1), "bot"),
+            owner.append_action(stale_id, 0, 1, 3, 1, pass_of(1), "bot"),
+            owner.append_action(good_id, 0, 2, 4, 2, pass_of(2), "bot"),
+            owner.add_chat(stale_id, None, "Budi", reaction="wave"),
+            owner.add_chat(good_id, None, "Budi", reaction="wave"),
             return_exceptions=True,
         )
         assert [type(r).__name__ for r in results] == [
@@ -121,15 +122,17 @@ def test_a_claim_raises_every_match_of_the_room_and_refuses_a_lower_token(databa
         await store.claim_room(new_code(), 1)  # a room with no match passes
         # Play again under a stale token is refused; under the owner's, the next match holds it
         with pytest.raises(FencedOutError):
-            await store.create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, room_match=2, fence=2)
-        second = await store.create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, room_match=2, fence=4)
+            await store.fenced(2).create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, room_match=2)
+        second = await store.fenced(4).create_match(
+            code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, room_match=2
+        )
         with pytest.raises(FencedOutError):
-            await store.set_status(first, "abandoned", 2, fence=3)
+            await store.fenced(3).set_status(first, "abandoned", 2)
         with pytest.raises(FencedOutError):
-            await store.set_chat_rules(second, {"spectators": True, "muted": []}, fence=3)
-        await store.set_chat_rules(second, {"spectators": True, "muted": []}, fence=4)
+            await store.fenced(3).set_chat_rules(second, {"spectators": True, "muted": []})
+        await store.fenced(4).set_chat_rules(second, {"spectators": True, "muted": []})
         with pytest.raises(NotFoundError):
-            await store.set_status(10**9, "playing", 1, fence=1)
+            await store.fenced(1).set_status(10**9, "playing", 1)
 
     with_store(database_url, body)
 
@@ -153,10 +156,11 @@ def test_a_claim_in_the_same_transaction_fences_out_the_writes_after_it(database
         match_id, code = await fenced_match(store, token=1)
         store.batch_window_s = 0.05  # the three writes share one transaction
         before = store.transactions_committed
+        owner = store.fenced(1)
         results = await asyncio.gather(
-            store.append_action(match_id, 0, 1, 3, 1, pass_of(1), "bot", fence=1),
+            owner.append_action(match_id, 0, 1, 3, 1, pass_of(1), "bot"),
             store.claim_room(code, 2),
-            store.append_action(match_id, 0, 2, 4, 2, pass_of(2), "bot", fence=1),
+            owner.append_action(match_id, 0, 2, 4, 2, pass_of(2), "bot"),
             return_exceptions=True,
         )
         assert [type(r).__name__ for r in results] == ["NoneType", "NoneType", "FencedOutError"]
@@ -164,5 +168,29 @@ def test_a_claim_in_the_same_transaction_fences_out_the_writes_after_it(database
         stored = await store.load_match(code)
         assert stored is not None
         assert (stored.version, [a.seq for a in stored.rounds[0].actions]) == (3, [0, 1])
+
+    with_store(database_url, body)
+
+
+def test_a_fenced_view_is_the_same_store_and_tells_its_first_refusal(database_url: str) -> None:
+    """`Store.fenced`: an object of the store's class sharing its writer, reads and counters; only
+    its token is its own. The first refused write calls ``on_fenced``, once."""
+
+    async def body(store: Store) -> None:
+        calls: list[int] = []
+        match_id, code = await fenced_match(store, token=1)
+        view = store.fenced(1, on_fenced=lambda: calls.append(1))
+        assert type(view) is Store and (view.fence, store.fence) == (1, None)
+        before = store.transactions_committed
+        await view.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")
+        assert store.transactions_committed == before + 1 == view.transactions_committed
+        assert (await view.load_match(code)) == (await store.load_match(code))
+        await store.claim_room(code, 2)
+        for seq in (2, 3):
+            with pytest.raises(FencedOutError):
+                await view.append_action(match_id, 0, seq, seq + 2, seq % 5, pass_of(seq % 5), "human")
+        assert calls == [1]
+        await store.append_action(match_id, 0, 2, 4, 2, pass_of(2), "human")  # the store is not fenced
+        assert calls == [1] and store.fence is None
 
     with_store(database_url, body)

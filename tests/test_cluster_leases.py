@@ -68,9 +68,9 @@ def test_a_held_lease_is_not_taken_and_its_old_holder_is_fenced_out_after_it_exp
             await store_b.claim_room(code, lease_b.token)
             # the first holder, back from its pause, writes with its old token: refused, nothing stored
             with pytest.raises(FencedOutError):
-                await store_a.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=lease_a.token)
-            await store_b.append_action(match_id, 0, 1, 3, 1, pass_of(1), "human", fence=lease_b.token)
-            await store_b.append_action(match_id, 0, 2, 4, 2, pass_of(2), "human", fence=lease_b.token)
+                await store_a.fenced(lease_a.token).append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")
+            await store_b.fenced(lease_b.token).append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")
+            await store_b.fenced(lease_b.token).append_action(match_id, 0, 2, 4, 2, pass_of(2), "human")
             stored = await store_a.load_match(code)
             assert stored is not None and stored.version == 4
             assert [(a.seq, a.version) for a in stored.rounds[0].actions] == [(0, 2), (1, 3), (2, 4)]
@@ -135,7 +135,7 @@ def test_a_hub_whose_redis_is_gone_unloads_its_room_and_another_takes_it(tmp_pat
             assert room.code not in hub_a.rooms and room.retired
             moved = await wait_for(lambda: _open_or_none(hub_b, room.code), timeout=LEASE_S * 20)
             assert moved is not None and moved.version == room.version
-            assert hub_b.fence_of(room.code) == (hub_a_token := room.store.token) + 1  # type: ignore[attr-defined]
+            assert hub_b.fence_of(room.code) == (hub_a_token := room.store.fence) + 1  # type: ignore[attr-defined]
             with pytest.raises(RoomError) as unreachable:
                 await hub_a.open(room.code)
             assert unreachable.value.code == "room_unavailable"
@@ -215,7 +215,7 @@ def test_a_store_ahead_of_redis_counters_gets_a_token_above_its_own(tmp_path: Pa
     async def main() -> None:
         async with hub_on(sqlite_url(tmp_path), RedisLeases(redis_url, 30.0, prefix=key_prefix())) as hub:
             code = new_code()
-            await hub.store.create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY, fence=100)
+            await hub.store.fenced(100).create_match(code, "domeng", {}, 5, 30.0, "h", FIVE_EMPTY)
             room = await hub.open(code)
             assert room is not None and hub.fence_of(code) == 101
             await room.call(lambda r: host.claim(r, 0, "Ana"))  # its writes pass the fence

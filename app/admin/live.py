@@ -170,7 +170,7 @@ async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomCl
     room = hub.rooms.pop(code, None)
     if room is None:
         return None
-    fence = hub.fence_of(code)  # with several processes: the room's lease's token (docs/cluster.md)
+    store = hub.store_of(code)  # with several processes: under the room's lease's token (docs/cluster.md)
     room.retired = True  # a caller holding it gets "reloading", and then no room
     hub.owners.pop(code, None)
     hub.metrics.rooms.set(len(hub.rooms))
@@ -181,7 +181,7 @@ async def close_room(hub: Hub, code: str, stop_timeout_s: float = 5.0) -> RoomCl
         status = stored.status if stored is not None else room.status
         if status != "finished":
             version = max(room.version, stored.version if stored is not None else 0)
-            await hub.store.abandon(room.match_id, "admin", version, fence=fence)
+            await store.abandon(room.match_id, "admin", version)
             status = "abandoned"
     finally:
         room.close_all("room_closed")  # after the status is stored (or could not be)

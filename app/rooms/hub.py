@@ -42,7 +42,7 @@ class Hub:
     """Rooms by code. One per server process; its rooms share its store, clock and bots.
 
     With ``leases`` (several processes, docs/cluster.md) a room is loaded or created only under
-    its lease, taken first; its writes carry the lease's fencing token (`app.store.FencedStore`),
+    its lease, taken first; its writes carry the lease's fencing token (`app.store.Store.fenced`),
     and a lost lease (or a write refused by the fence) unloads it at once, closing its sockets
     (``room_moved``) so their clients reconnect to the room's new owner. Without ``leases`` none
     of this happens: one process, as before."""
@@ -349,7 +349,7 @@ class Hub:
             return False
         await room.stop()
         try:
-            await self.store.abandon(room.match_id, "idle", fence=self.fence_of(room.code))
+            await self.store_of(room.code).abandon(room.match_id, "idle")
         finally:
             await self.release(room.code)
         room.status = "abandoned"
@@ -369,6 +369,12 @@ class Hub:
     def fence_of(self, code: str) -> int | None:
         """The fencing token the room ``code`` in memory is held under (None without leases)."""
         return None if self.ownership is None else self.ownership.fence_of(code)
+
+    def store_of(self, code: str) -> Store:
+        """The store as room ``code`` writes to it: under its lease's fencing token while this
+        process holds the room (`app.store.Store.fenced`), the store itself otherwise."""
+        fence = self.fence_of(code)
+        return self.store if fence is None else self.store.fenced(fence)
 
     async def release(self, code: str) -> None:
         """Give up the lease of room ``code`` (a no-op without one): call it once the room is out

@@ -10,7 +10,7 @@ import structlog
 
 from app.rooms.errors import RoomError
 from app.rooms.ports import Lease, Leases
-from app.store import FencedOutError, FencedStore, Store
+from app.store import FencedOutError, Store
 
 __all__ = [
     "RETRY",
@@ -52,10 +52,10 @@ class Ownership:
         """Whether ``lease`` is still the one held for its room (not lost meanwhile)."""
         return self.held.get(lease.code) is lease
 
-    def fenced(self, lease: Lease) -> FencedStore:
-        """The store as a room held under ``lease`` writes to it: each write carries the lease's
-        token, and a refused one counts as the lease's loss."""
-        return FencedStore(self.store, lease.token, on_fenced=lambda: self.lost(lease))
+    def fenced(self, lease: Lease) -> Store:
+        """The store as a room held under ``lease`` writes to it (`app.store.Store.fenced`): each
+        write carries the lease's token, and a refused one counts as the lease's loss."""
+        return self.store.fenced(lease.token, on_fenced=lambda: self.lost(lease))
 
     async def take(self, code: str, *, claim: bool = True) -> Lease:
         """Room ``code``'s lease, held (in `held`) from now on, and, with ``claim`` (a room the
@@ -111,7 +111,7 @@ class Ownership:
         except RoomError:
             return False
         try:
-            return await self.store.abandon(match_id, "idle", fence=lease.token)
+            return await self.store.fenced(lease.token).abandon(match_id, "idle")
         finally:
             await self.give_up(lease)
 

@@ -2,7 +2,7 @@
 `BotPort`; and what the hub holds rooms under when several processes share them, `Leases`
 (docs/cluster.md). The room imports no socket, database or process type: the socket edge
 implements `Outbox` (`app.edge.connection.Connection`), the store implements `MatchStore`
-(`app.store.Store`, and `app.store.FencedStore` for a room held under a lease), `app.cluster`
+(`app.store.Store`, and its `fenced` view for a room held under a lease), `app.cluster`
 implements `Leases`, `app.rooms.local` holds the clock and the bots of one process, and tests
 bring fakes (a clock whose timers they advance, an outbox that keeps what it was sent).
 """

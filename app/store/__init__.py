@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from app.store.database import MIGRATIONS_DIR, sqlite_url, upgrade_database
 from app.store.errors import ConflictError, FencedOutError, NotFoundError, StoreClosedError, StoreError
-from app.store.fenced import FencedStore
 from app.store.reads import ACTIVE_STATUSES
 from app.store.records import record_of
 from app.store.repository import Store
@@ -29,7 +28,6 @@ __all__ = [
     "ActionRow",
     "ConflictError",
     "FencedOutError",
-    "FencedStore",
     "MatchRow",
     "NotFoundError",
     "RoomRow",

@@ -64,11 +64,10 @@ class ChatStore(Writer):
         reaction: str | None = None,
         round_index: int = 0,
         seq: int = 0,
-        fence: int | None = None,
     ) -> ChatRow:
         """Store one chat line (a ``text`` or a ``reaction``); returns it as stored. Raises
-        ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError` for a
-        stale ``fence`` (`app.store.Store`)."""
+        ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError` from a
+        stale `fenced` view (`app.store.Store`)."""
         if (text is None) == (reaction is None):
             raise ValueError("a chat line is a text or a reaction")
         now = now_utc()
@@ -88,19 +87,19 @@ class ChatStore(Writer):
                 connection.execute(insert(ChatLine).values(**values).returning(ChatLine.id)).scalar_one()
             )
 
-        line_id = await self._submit(run, fence=(match_id, fence))
+        line_id = await self._submit(run, match=match_id)
         return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now)
 
-    async def set_chat_rules(self, match_id: int, rules: dict[str, Any], *, fence: int | None = None) -> None:
+    async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
         """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …]}``); raises
-        NotFoundError for an unknown match, `FencedOutError` for a stale ``fence``."""
+        NotFoundError for an unknown match, `FencedOutError` from a stale `fenced` view."""
 
         def run(connection: Connection) -> None:
             changed = connection.execute(update(Match).where(Match.id == match_id).values(chat_rules=rules))
             if changed.rowcount != 1:
                 raise NotFoundError(f"no match {match_id}")
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
     async def load_chat(
         self, match_id: int, last: int | None = None

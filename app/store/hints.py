@@ -44,10 +44,8 @@ class HintStore(Writer):
         seq: int,
         seat: int,
         action: dict[str, Any],
-        *,
-        fence: int | None = None,
     ) -> None:
-        """Store one hint used (see `HintRow`); `FencedOutError` for a stale ``fence`` (`app.store.Store`)."""
+        """Store one hint used (see `HintRow`); `FencedOutError` from a stale `fenced` view."""
         values = {
             "match_id": match_id,
             "round_index": round_index,
@@ -60,7 +58,7 @@ class HintStore(Writer):
         def run(connection: Connection) -> None:
             connection.execute(insert(Hint).values(**values))
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
     async def load_hints(self, match_id: int, round_index: int | None = None) -> list[HintRow]:
         """The match's hints in the order they were given, only round ``round_index``'s when given."""

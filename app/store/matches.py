@@ -46,7 +46,6 @@ class MatchWrites(Writer):
         open_table: bool = False,
         chat_rules: dict[str, Any] | None = None,
         hints: bool = False,
-        fence: int | None = None,
     ) -> int:
         """Store a new match (status ``waiting``) with its seats; returns its id.
 
@@ -54,9 +53,9 @@ class MatchWrites(Writer):
         A new room's first match is ``room_match`` 1 at ``version`` 0; Play again stores the
         room's next match (`next_match`). Raises ValueError when the seats do not number
         ``seat_count`` or one is out of place, ConflictError when the room ``code`` already has a
-        match numbered ``room_match`` (for 1: the code is taken). With ``fence`` (the room owner's
-        token, docs/cluster.md) the new match holds it, and Play again's is refused with `FencedOutError`
-        when the room's previous match holds a higher one.
+        match numbered ``room_match`` (for 1: the code is taken). From a `fenced` view (the room
+        owner's token, docs/cluster.md) the new match holds the token, and Play again's is refused
+        with `FencedOutError` when the room's previous match holds a higher one.
         """
         if len(seats) != seat_count:
             raise ValueError(f"{seat_count} seats needed, got {len(seats)}")
@@ -64,6 +63,7 @@ class MatchWrites(Writer):
         if misplaced:
             raise ValueError(f"seats[{misplaced[0]}] is seat {seats[misplaced[0]].seat}")
         now = now_utc()
+        fence = self.fence
 
         def run(connection: Connection) -> int:
             if fence is not None and room_match > 1:
@@ -120,7 +120,6 @@ class MatchWrites(Writer):
         bot_level: str | None,
         token_hash: str | None,
         version: int | None = None,
-        fence: int | None = None,
     ) -> None:
         """Overwrite a seat (a player leaves: ``kind="empty"``; a bot takes over: ``"bot"``), and
         the match's version when given. Raises ValueError for a bad kind, NotFoundError when the
@@ -143,7 +142,7 @@ class MatchWrites(Writer):
             if version is not None:
                 set_version(connection, match_id, version)
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
     async def claim_seat(
         self,
@@ -154,7 +153,6 @@ class MatchWrites(Writer):
         *,
         take_bot: bool = False,
         version: int | None = None,
-        fence: int | None = None,
     ) -> bool:
         """Seat a player: succeeds only if the seat is ``empty`` (or, with ``take_bot``, a bot).
 
@@ -177,7 +175,7 @@ class MatchWrites(Writer):
                 set_version(connection, match_id, version)
             return True
 
-        return await self._submit(run, fence=(match_id, fence))
+        return await self._submit(run, match=match_id)
 
 
 def _check_previous(connection: Connection, code: str, room_match: int, token: int) -> None:

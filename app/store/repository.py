@@ -65,9 +65,11 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
     """The match store on ``database_url`` (see `Writer` for starting and closing it): the
     writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed.
 
-    Every write of a match takes ``fence``: the fencing token of the room's owner (docs/cluster.md;
-    None, the default, without Redis: no check). Such a write is refused with `FencedOutError`, storing
-    nothing, when the match already holds a higher token (its writer lost the room's lease)."""
+    A room held under a lease writes through ``store.fenced(token, on_fenced)`` (`Writer.fenced`):
+    the same store, each write of a match carrying the fencing token of the room's owner
+    (docs/cluster.md; the store itself, without Redis: no check). Such a write is refused with
+    `FencedOutError`, storing nothing, when the match already holds a higher token (its writer lost
+    the room's lease)."""
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -83,7 +85,6 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
         hints: bool | None = None,
-        fence: int | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
@@ -129,9 +130,9 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             else:
                 set_version(connection, match_id, version)
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
-    async def set_status(self, match_id: int, status: str, version: int, *, fence: int | None = None) -> None:
+    async def set_status(self, match_id: int, status: str, version: int) -> None:
         """Set the match's status and version. The first ``playing`` stamps ``started_at``, the
         first ``finished`` or ``abandoned`` stamps ``finished_at``.
 
@@ -144,11 +145,9 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         def run(connection: Connection) -> None:
             _write_status(connection, match_id, status, version, now)
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
-    async def abandon(
-        self, match_id: int, reason: str, version: int | None = None, *, fence: int | None = None
-    ) -> bool:
+    async def abandon(self, match_id: int, reason: str, version: int | None = None) -> bool:
         """Store an unfinished match as ``abandoned`` because of ``reason`` (``admin``: an admin
         closed its room; ``idle``: nobody used it), stamping ``finished_at``, and its ``version``
         when given. A match already finished or abandoned is left alone; whether it changed.
@@ -170,7 +169,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             query = update(Match).where(Match.id == match_id, Match.status.in_(("waiting", "playing")))
             return bool(connection.execute(query.values(values)).rowcount == 1)
 
-        return await self._submit(run, fence=(match_id, fence))
+        return await self._submit(run, match=match_id)
 
     async def start_round(
         self,
@@ -180,8 +179,6 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         commitment: str,
         deal: dict[str, Any],
         version: int,
-        *,
-        fence: int | None = None,
     ) -> None:
         """Store a dealt round: ``index`` from 0, its ``seed``, ``commitment`` (`commitment_of`)
         and ``deal`` ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}`` (tiles ``"a-b"``).
@@ -206,7 +203,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             )
             set_version(connection, match_id, version)
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
     async def append_action(
         self,
@@ -218,8 +215,6 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         action: dict[str, Any],
         actor: str,
         round_end: RoundEnd | None = None,
-        *,
-        fence: int | None = None,
     ) -> None:
         """Append one action: RECORD.md's action object (``{"seat": 2, "play": "3-6", "end":
         "R"}``), its ``seq`` in the round (from 0), the room ``version`` it produced, and who made
@@ -244,14 +239,14 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             "created_at": now,
         }
         if round_end is None:
-            await self._submit(None, row, fence=(match_id, fence))
+            await self._submit(None, row, match=match_id)
             return
 
         def run(connection: Connection) -> None:
             insert_actions(connection, [row])
             _write_round_end(connection, match_id, round_index, round_end, version, now)
 
-        await self._submit(run, fence=(match_id, fence))
+        await self._submit(run, match=match_id)
 
     async def end_round(
         self,
@@ -262,8 +257,6 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         tallies: Sequence[TallySpec],
         version: int,
         match_finished: bool = False,
-        *,
-        fence: int | None = None,
     ) -> None:
         """Store a round's end: its ``outcome`` (a JSON object, e.g. RECORD.md's round report),
         Domeng's stones on the table after it, and each seat's tally; with ``match_finished``, the
@@ -275,7 +268,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         end = RoundEnd(outcome, table_after, tallies, match_finished)
         now = now_utc()
         await self._submit(
-            lambda conn: _write_round_end(conn, match_id, index, end, version, now), fence=(match_id, fence)
+            lambda conn: _write_round_end(conn, match_id, index, end, version, now), match=match_id
         )
 
 

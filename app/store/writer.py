@@ -13,7 +13,8 @@ the database file, and every write queued behind it would wait for the disk. A b
 checkpoints instead (``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_interval_s`` seconds on
 a connection of its own, which never blocks the writer).
 
-Fencing (docs/cluster.md): a write of a room hosted under a lease carries ``(match, token)``. In
+Fencing (docs/cluster.md): a room hosted under a lease writes through a view of the store bound to
+its lease's token (`Writer.fenced`), so each of its writes carries ``(match, token)``. In
 the write's own transaction, before it runs, the writer compares the match's stored ``fence`` with
 ``token``: higher, the write is refused with `FencedOutError` and runs nothing, while the batch's
 other writes go on (the check changed nothing, so no savepoint is needed); lower, it is raised to
@@ -21,7 +22,7 @@ other writes go on (the check changed nothing, so no savepoint is needed); lower
 FOR UPDATE`` on PostgreSQL; SQLite has one writer) until the commit, so a new owner's claim
 (`Writer.claim_room`) waits for the batch and then sees its writes. After a write that may change
 fences (a claim, Play again) the next ones are checked one by one (``UPDATE … WHERE fence <=
-token``). A write without a token (no Redis: one process) is not checked.
+token``). A write without a token (the store itself; no Redis: one process) is not checked.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from app.store.db import (
     make_sync_engine,
     sqlite_path,
 )
-from app.store.errors import NotFoundError, StoreClosedError, store_error
+from app.store.errors import FencedOutError, NotFoundError, StoreClosedError, store_error
 from app.store.fencing import Refused, check_fence, claim_fences, lock_fences
 from app.store.models import (
     Match,
@@ -100,7 +101,12 @@ class Writer:
     Counters for tests and metrics: ``transactions_committed`` (write transactions),
     ``writes_committed`` (operations in them) and ``batches_retried`` (failed batches retried one
     operation at a time).
+
+    A view from `fenced` is the same store (one ``__dict__``: engines, writer, counters) whose
+    writes carry a fencing token; only ``fence`` and its ``on_fenced`` callback are its own (slots).
     """
+
+    __slots__ = ("__dict__", "_fence", "_on_fenced")
 
     def __init__(
         self,
@@ -143,6 +149,26 @@ class Writer:
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._closing = False
+        self._fence: int | None = None
+        self._on_fenced: Callable[[], None] | None = None
+
+    def fenced(self, token: int, on_fenced: Callable[[], None] | None = None) -> Self:
+        """This store as a room held under a lease with fencing ``token`` writes to it
+        (docs/cluster.md): an object of the same class sharing everything with this one, whose
+        every write of a match is checked against ``token``. Such a write is refused with
+        `FencedOutError`, storing nothing, when the match already holds a higher token (another
+        process took the room); the first refusal calls ``on_fenced`` (the hub unloads the room).
+        Reads are the store's."""
+        view = object.__new__(type(self))
+        view.__dict__ = self.__dict__
+        view._fence = token
+        view._on_fenced = on_fenced
+        return view
+
+    @property
+    def fence(self) -> int | None:
+        """The fencing token this store's writes carry: a `fenced` view's, None for the store itself."""
+        return self._fence
 
     @property
     def dialect(self) -> str:
@@ -269,18 +295,25 @@ class Writer:
         self,
         run: Callable[[Connection], _T] | None,
         row: dict[str, Any] | None = None,
-        fence: tuple[int, int | None] | None = None,
+        match: int | None = None,
         rekeys: bool = False,
     ) -> _T:
         """Queue ``run`` (or an action ``row``) for the writer and wait until it is committed;
-        returns ``run``'s value. ``fence``: (match id, fencing token or None): with a token, the
-        write is refused with `FencedOutError` when the match holds a higher one (module docstring)."""
+        returns ``run``'s value. A write of ``match`` from a `fenced` view is refused with
+        `FencedOutError` when the match holds a higher token than the view's (module docstring);
+        any `FencedOutError` calls the view's ``on_fenced`` the first time."""
         if self._writer is None or self._writer.done() or self._closing:
             raise StoreClosedError("the store is not started or is closing")
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
-        checked = None if fence is None or fence[1] is None else (fence[0], fence[1])
+        checked = None if match is None or self._fence is None else (match, self._fence)
         self._queue.put_nowait(_Op(future, run, row, checked, rekeys))
-        return await future
+        try:
+            return await future
+        except FencedOutError:
+            on_fenced, self._on_fenced = self._on_fenced, None
+            if on_fenced is not None:
+                on_fenced()
+            raise
 
     async def claim_room(self, code: str, token: int) -> None:
         """A new owner's first write (docs/cluster.md): raise the ``fence`` of every match of room
