@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
+from app.store.batches import set_version
 from app.store.errors import FencedOutError, NotFoundError
 from app.store.models import (
     Match,
@@ -20,7 +21,7 @@ from app.store.rows import (
     SeatSpec,
     check_kind,
 )
-from app.store.writer import Writer, now_utc, set_version
+from app.store.writer import Writer, now_utc
 
 __all__ = [
     "MatchWrites",

@@ -18,6 +18,7 @@ from typing import Any, Final
 from sqlalchemy import bindparam, func, insert, literal, update
 from sqlalchemy.engine import Connection
 
+from app.store.batches import insert_actions, set_version
 from app.store.chat import ChatStore
 from app.store.errors import NotFoundError
 from app.store.hints import HintStore
@@ -39,7 +40,7 @@ from app.store.rows import (
     SeatSpec,
     TallySpec,
 )
-from app.store.writer import insert_actions, now_utc, set_version
+from app.store.writer import now_utc
 
 __all__ = [
     "CLOSED_REASONS",

@@ -32,16 +32,16 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Generic, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import structlog
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.store.batches import Op, answer, drain, run_ops
 from app.store.database import upgrade_database
 from app.store.db import (
     SQLITE_BEGIN_OPTION,
@@ -51,41 +51,14 @@ from app.store.db import (
     make_sync_engine,
     sqlite_path,
 )
-from app.store.errors import FencedOutError, NotFoundError, StoreClosedError, store_error
-from app.store.fencing import Refused, check_fence, claim_fences, lock_fences
-from app.store.models import (
-    Match,
-    MatchAction,
-)
+from app.store.errors import FencedOutError, StoreClosedError
+from app.store.fencing import claim_fences
 
 _log = structlog.get_logger("domeng.store")
 _T = TypeVar("_T")
 
 
-@dataclass(slots=True)
-class _Op(Generic[_T]):
-    """A queued write: ``run`` on the writer's connection, or, for `Store.append_action`, the
-    action's ``row``, which the writer inserts together with the batch's other action rows;
-    ``fence``: (match id, fencing token) checked first, or None."""
-
-    future: asyncio.Future[_T]
-    run: Callable[[Connection], _T] | None = None
-    row: dict[str, Any] | None = None
-    fence: tuple[int, int] | None = None
-    rekeys: bool = False
-    """``run`` may raise fences (a claim, Play again): fences read before it are stale."""
-
-
-_INSERT_ACTIONS: Final = insert(MatchAction)
-_SET_VERSIONS: Final = (
-    update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
-)
-__all__ = [
-    "Writer",
-    "insert_actions",
-    "now_utc",
-    "set_version",
-]
+__all__ = ["Writer", "now_utc"]
 
 
 def now_utc() -> datetime:
@@ -145,7 +118,7 @@ class Writer:
         self._sync_writer: Engine | None = None
         """SQLite: the writer's synchronous engine, used only in ``_writer_thread``."""
         self._writer_thread: ThreadPoolExecutor | None = None
-        self._queue: asyncio.Queue[_Op[Any] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[Op[Any] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._closing = False
@@ -306,7 +279,7 @@ class Writer:
             raise StoreClosedError("the store is not started or is closing")
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
         checked = None if match is None or self._fence is None else (match, self._fence)
-        self._queue.put_nowait(_Op(future, run, row, checked, rekeys))
+        self._queue.put_nowait(Op(future, run, row, checked, rekeys))
         try:
             return await future
         except FencedOutError:
@@ -332,7 +305,7 @@ class Writer:
 
     async def _write_loop(self) -> None:
         queue = self._queue
-        batch: list[_Op[Any]] = []
+        batch: list[Op[Any]] = []
         try:
             while True:
                 first = await queue.get()
@@ -355,32 +328,32 @@ class Writer:
         finally:
             # cancelled (the loop is shutting down): nobody will run what is left
             closed = StoreClosedError("the store closed before this write was committed")
-            for op in [*batch, *_drain(queue)]:
+            for op in [*batch, *drain(queue)]:
                 if not op.future.done():
                     op.future.set_exception(closed)
 
-    async def _commit(self, batch: list[_Op[Any]]) -> None:
+    async def _commit(self, batch: list[Op[Any]]) -> None:
         """Run ``batch`` in one transaction and answer its callers; on failure, run each
         operation in a transaction of its own."""
         try:
             results = await self._transaction(batch)
         except Exception as error:
             if len(batch) == 1:
-                _answer(batch[0], error=error)
+                answer(batch[0], error=error)
                 return
             self.batches_retried += 1
             for op in batch:
                 try:
                     (result,) = await self._transaction([op])
                 except Exception as single_error:
-                    _answer(op, error=single_error)
+                    answer(op, error=single_error)
                 else:
-                    _answer(op, result)
+                    answer(op, result)
             return
         for op, result in zip(batch, results, strict=True):
-            _answer(op, result)
+            answer(op, result)
 
-    async def _transaction(self, ops: Sequence[_Op[Any]]) -> list[Any]:
+    async def _transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """Run ``ops`` in order in one transaction. SQLite: on the writer's own synchronous
         connection in the writer's thread, the whole batch in one hand-over (an async driver would
         hand every statement to its thread and back). PostgreSQL: on an asyncpg connection."""
@@ -391,80 +364,14 @@ class Writer:
         else:
             assert self._write_engine is not None
             async with self._write_engine.begin() as connection:
-                results = await connection.run_sync(_run_ops, ops)
+                results = await connection.run_sync(run_ops, ops)
         self.transactions_committed += 1
         self.writes_committed += len(ops)
         if self.on_commit is not None:
             self.on_commit(time.perf_counter() - started, len(ops))
         return results
 
-    def _run_sync_transaction(self, ops: Sequence[_Op[Any]]) -> list[Any]:
+    def _run_sync_transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
         assert self._sync_writer is not None
         with self._sync_writer.begin() as connection:
-            return _run_ops(connection, ops)
-
-
-# -- helpers -----------------------------------------------------------------------------------
-
-
-def _drain(queue: asyncio.Queue[_Op[Any] | None]) -> list[_Op[Any]]:
-    left = []
-    while not queue.empty():
-        op = queue.get_nowait()
-        if op is not None:
-            left.append(op)
-    return left
-
-
-def _answer(op: _Op[Any], result: Any = None, error: BaseException | None = None) -> None:
-    if op.future.done():  # the caller was cancelled; the write stands
-        return
-    if isinstance(result, Refused):
-        error = result.error
-    if error is not None:
-        op.future.set_exception(store_error(error))
-    else:
-        op.future.set_result(result)
-
-
-def _run_ops(connection: Connection, ops: Sequence[_Op[Any]]) -> list[Any]:
-    """Run ``ops`` in order on ``connection`` (inside a transaction); their results (`Refused`
-    for a write its fence refused). Consecutive action rows go in together: one executemany INSERT
-    and one version UPDATE per match, which is what makes actions cheap."""
-    results: list[Any] = []
-    rows: list[dict[str, Any]] = []
-    fenced = {op.fence[0] for op in ops if op.fence is not None}
-    known = lock_fences(connection, fenced) if fenced else {}  # match → its fence now
-    for op in ops:
-        if op.fence is not None:
-            refused = check_fence(connection, known, *op.fence)
-            if refused is not None:
-                results.append(Refused(refused))
-                continue
-        if op.row is not None:
-            rows.append(op.row)
-            results.append(None)
-            continue
-        if rows:
-            insert_actions(connection, rows)
-            rows = []
-        assert op.run is not None
-        results.append(op.run(connection))
-        if op.rekeys:
-            known.clear()
-    if rows:
-        insert_actions(connection, rows)
-    return results
-
-
-def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
-    connection.execute(_INSERT_ACTIONS, rows)
-    last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
-    connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
-
-
-def set_version(connection: Connection, match_id: int, version: int) -> None:
-    """Store the match's ``version`` (inside a transaction); NotFoundError for no such match."""
-    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
-    if changed.rowcount != 1:
-        raise NotFoundError(f"no match {match_id}")
+            return run_ops(connection, ops)

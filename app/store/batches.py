@@ -1,0 +1,108 @@
+"""A batch of queued writes (`app.store.writer`'s group commit): the queued operation, and running a
+batch in one transaction, fences checked first (docs/cluster.md) and consecutive action rows
+inserted together."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
+
+from sqlalchemy import bindparam, insert, update
+from sqlalchemy.engine import Connection
+
+from app.store.errors import NotFoundError, store_error
+from app.store.fencing import Refused, check_fence, lock_fences
+from app.store.models import Match, MatchAction
+
+__all__ = ["Op", "answer", "drain", "insert_actions", "run_ops", "set_version"]
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class Op(Generic[_T]):
+    """A queued write: ``run`` on the writer's connection, or, for `Store.append_action`, the
+    action's ``row``, which the writer inserts together with the batch's other action rows;
+    ``fence``: (match id, fencing token) checked first, or None."""
+
+    future: asyncio.Future[_T]
+    run: Callable[[Connection], _T] | None = None
+    row: dict[str, Any] | None = None
+    fence: tuple[int, int] | None = None
+    rekeys: bool = False
+    """``run`` may raise fences (a claim, Play again): fences read before it are stale."""
+
+
+_INSERT_ACTIONS: Final = insert(MatchAction)
+_SET_VERSIONS: Final = (
+    update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
+)
+
+
+def drain(queue: asyncio.Queue[Op[Any] | None]) -> list[Op[Any]]:
+    """The operations still in ``queue`` (its end marker, None, left out), taking them out."""
+    left = []
+    while not queue.empty():
+        op = queue.get_nowait()
+        if op is not None:
+            left.append(op)
+    return left
+
+
+def answer(op: Op[Any], result: Any = None, error: BaseException | None = None) -> None:
+    """Tell ``op``'s caller its ``result`` or ``error`` (a `Refused` result raises its error), unless
+    the caller was cancelled."""
+    if op.future.done():  # the caller was cancelled; the write stands
+        return
+    if isinstance(result, Refused):
+        error = result.error
+    if error is not None:
+        op.future.set_exception(store_error(error))
+    else:
+        op.future.set_result(result)
+
+
+def run_ops(connection: Connection, ops: Sequence[Op[Any]]) -> list[Any]:
+    """Run ``ops`` in order on ``connection`` (inside a transaction); their results (`Refused`
+    for a write its fence refused). Consecutive action rows go in together: one executemany INSERT
+    and one version UPDATE per match, which is what makes actions cheap."""
+    results: list[Any] = []
+    rows: list[dict[str, Any]] = []
+    fenced = {op.fence[0] for op in ops if op.fence is not None}
+    known = lock_fences(connection, fenced) if fenced else {}  # match → its fence now
+    for op in ops:
+        if op.fence is not None:
+            refused = check_fence(connection, known, *op.fence)
+            if refused is not None:
+                results.append(Refused(refused))
+                continue
+        if op.row is not None:
+            rows.append(op.row)
+            results.append(None)
+            continue
+        if rows:
+            insert_actions(connection, rows)
+            rows = []
+        assert op.run is not None
+        results.append(op.run(connection))
+        if op.rekeys:
+            known.clear()
+    if rows:
+        insert_actions(connection, rows)
+    return results
+
+
+def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert action ``rows`` (one executemany) and set each match's version to its last row's."""
+    connection.execute(_INSERT_ACTIONS, rows)
+    last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
+    connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
+
+
+def set_version(connection: Connection, match_id: int, version: int) -> None:
+    """Store the match's ``version`` (inside a transaction); NotFoundError for no such match."""
+    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
+    if changed.rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
