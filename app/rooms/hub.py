@@ -12,21 +12,17 @@ import structlog
 
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
-from app.rooms.errors import RoomError
 from app.rooms.lobby import open_tables
 from app.rooms.local import LocalBots, LoopClock
+from app.rooms.making import RoomMaker
 from app.rooms.ownership import Ownership, elsewhere
 from app.rooms.ports import BotPort, Clock, Lease, Leases, MatchStore
-from app.rooms.recovery import resume, round_end
+from app.rooms.recovery import round_end
 from app.rooms.room import Room
-from app.rooms.seats import SeatInfo, hash_token
 from app.rooms.sweeper import Sweeper
-from app.store import RoomRow, SeatSpec, Store
-from engine.bots import BOTS
+from app.store import RoomRow, Store
 from engine.core import Phase
 from engine.errors import EngineError
-from engine.rules.base import Rules
-from engine.variants import make_rules
 
 __all__ = [
     "Hub",
@@ -67,6 +63,8 @@ class Hub:
         self.owners: dict[str, str] = {}
         """Client address that created each room in memory (`open_rooms_of`)."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        self.maker = RoomMaker(config, store, metrics, self.clock, self.bots)
+        """Builds the rooms: new ones and those restored from the store."""
         self.sweeper = Sweeper(self)
         self.ownership = None if leases is None else Ownership(leases, store, self._lost)
         """The rooms' leases (several processes), or None (one process)."""
@@ -150,37 +148,6 @@ class Hub:
             if owner == address and (room := self.rooms.get(code)) is not None and room.status != "finished"
         )
 
-    def _room(
-        self,
-        match_id: int,
-        code: str,
-        rules: Rules,
-        turn_timer_s: float,
-        seats: list[SeatInfo],
-        *,
-        host_token_hash: str,
-        status: str,
-        version: int,
-        room_match: int = 1,
-        store: MatchStore | None = None,
-    ) -> Room:
-        return Room(
-            room_match=room_match,
-            match_id=match_id,
-            code=code,
-            rules=rules,
-            turn_timer_s=turn_timer_s,
-            seats=seats,
-            host_token_hash=host_token_hash,
-            status=status,
-            version=version,
-            config=self.config,
-            store=store or self.store,
-            clock=self.clock,
-            bots=self.bots,
-            metrics=self.metrics,
-        )
-
     async def create_room(
         self,
         variant: str,
@@ -194,25 +161,15 @@ class Hub:
         """A new waiting room and its host token; ``owner`` is the creator's address (it counts
         in `open_rooms_of`); ``hints``: players may ask for hints (issue 16). Raises `RoomError`
         (422) for bad settings."""
-        try:
-            rules = make_rules(variant, options, seat_count)
-        except EngineError as error:
-            raise RoomError(error.code, error.message, 422) from None
-        levels = list(bot_levels or [None] * rules.seats)
-        if len(levels) != rules.seats:
-            raise RoomError("invalid_seats", f"'bots' must list {rules.seats} seats", 422)
-        unknown = sorted({level for level in levels if level is not None and level not in BOTS})
-        if unknown:
-            raise RoomError("unknown_bot", f"unknown bot level(s) {unknown}; known: {sorted(BOTS)}", 422)
+        plan = self.maker.plan(variant, options, seat_count, turn_timer_s, bot_levels)
         code = secrets.token_urlsafe(16)  # 128 bits
         host_token = secrets.token_urlsafe(32)
-        timer = self.config.turn_timer_s if turn_timer_s is None else turn_timer_s
-        seats = [SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)]
         ownership = self.ownership
         lease = None if ownership is None else await ownership.take(code, claim=False)
         store: MatchStore = self.store if ownership is None or lease is None else ownership.fenced(lease)
         try:
-            room = await self._create(code, host_token, rules, timer, seats, hints, store)
+            room = await self.maker.create(plan, code, host_token, hints, store)
+            self._add(room)
         except BaseException:
             if ownership is not None and lease is not None:
                 await ownership.give_up(lease)
@@ -221,44 +178,8 @@ class Hub:
             self._lost_meanwhile(room, lease)
         if owner is not None:
             self.owners[code] = owner
-        _log.info("room_created", room=code, variant=rules.name, seats=rules.seats)
+        _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
-
-    async def _create(
-        self,
-        code: str,
-        host_token: str,
-        rules: Rules,
-        timer: float,
-        seats: list[SeatInfo],
-        hints: bool,
-        store: MatchStore,
-    ) -> Room:
-        match_id = await store.create_match(
-            code=code,
-            variant=rules.name,
-            options=rules.options(),
-            seat_count=rules.seats,
-            turn_timer_s=timer,
-            host_token_hash=hash_token(host_token),
-            seats=[SeatSpec(kind=s.kind, bot_level=s.bot_level, seat=s.seat) for s in seats],
-            start=None,
-            hints=hints,
-        )
-        room = self._room(
-            match_id,
-            code,
-            rules,
-            timer,
-            seats,
-            host_token_hash=hash_token(host_token),
-            status="waiting",
-            version=0,
-            store=store,
-        )
-        room.hints = hints
-        self._add(room)
-        return room
 
     def _add(self, room: Room) -> None:
         self.rooms[room.code] = room
@@ -277,36 +198,9 @@ class Hub:
         return count
 
     def restore(self, row: RoomRow, store: MatchStore | None = None) -> Room:
-        """The room of a stored match, its game resumed from its last round's start (its task not
-        started), writing to ``store`` (default: the hub's). Raises ValueError, KeyError or
-        `EngineError` when it cannot be rebuilt."""
-        match = row.match
-        rules = make_rules(match.variant, match.options, match.seat_count)
-        seats = [
-            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, s.ready)  # type: ignore[arg-type]
-            for s in match.seats
-        ]
-        room = self._room(
-            match.id,
-            match.code,
-            rules,
-            match.turn_timer_s,
-            seats,
-            host_token_hash=match.host_token_hash,
-            status=match.status,
-            version=match.version,
-            room_match=match.room_match,
-            store=store,
-        )
-        room.open_table = match.open_table
-        room.listed_at = self.clock.time() if match.open_table else None
-        room.hints = match.hints
-        game = resume(row, rules)
-        room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
-        room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
-        last = None if room.state is None else room.state.round_index - 1
-        room.hints_given = [{"seat": h.seat, "seq": h.seq} for h in row.hints if h.round_index == last]
-        return room
+        """The room of a stored match (`app.rooms.making.RoomMaker.restore`), writing to ``store``
+        (default: the hub's); its task not started."""
+        return self.maker.restore(row, store)
 
     # -- what stays in memory ------------------------------------------------------------------
 

@@ -1,0 +1,170 @@
+"""Making rooms: a new room from the lobby's settings, and a stored match's room restored from its
+last round's start (issue 13). The hub (`app.rooms.hub.Hub`) decides when, and under which lease;
+this module only builds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.metrics import Metrics
+from app.rooms.config import RoomConfig
+from app.rooms.errors import RoomError
+from app.rooms.ports import BotPort, Clock, MatchStore
+from app.rooms.recovery import resume
+from app.rooms.room import Room
+from app.rooms.seats import SeatInfo, hash_token
+from app.store import RoomRow, SeatSpec
+from engine.bots import BOTS
+from engine.errors import EngineError
+from engine.rules.base import Rules
+from engine.variants import make_rules
+
+__all__ = ["RoomMaker", "RoomPlan"]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomPlan:
+    """A new room's checked settings: its ``rules``, turn timer (seconds, 0 for none) and seats
+    (bots at their levels, the others empty)."""
+
+    rules: Rules
+    turn_timer_s: float
+    seats: tuple[SeatInfo, ...]
+
+
+class RoomMaker:
+    """Builds the rooms of one hub: each shares the hub's config, clock, bots and metrics, and
+    writes to the store it is given (the hub's, or the hub's under a room's lease)."""
+
+    def __init__(
+        self, config: RoomConfig, store: MatchStore, metrics: Metrics, clock: Clock, bots: BotPort
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.metrics = metrics
+        self.clock = clock
+        self.bots = bots
+
+    def plan(
+        self,
+        variant: str,
+        options: Mapping[str, object],
+        seat_count: int | None,
+        turn_timer_s: float | None,
+        bot_levels: list[str | None] | None,
+    ) -> RoomPlan:
+        """Check a new room's settings (``turn_timer_s`` None: the configured default; bot levels
+        per seat, None for a person's seat). Raises `RoomError` (422): the rules' own codes for a
+        bad variant or option (`engine.variants.make_rules`), ``invalid_seats`` when ``bot_levels``
+        does not list every seat, ``unknown_bot`` for a level that is not in `engine.bots.BOTS`."""
+        try:
+            rules = make_rules(variant, options, seat_count)
+        except EngineError as error:
+            raise RoomError(error.code, error.message, 422) from None
+        levels = list(bot_levels or [None] * rules.seats)
+        if len(levels) != rules.seats:
+            raise RoomError("invalid_seats", f"'bots' must list {rules.seats} seats", 422)
+        unknown = sorted({level for level in levels if level is not None and level not in BOTS})
+        if unknown:
+            raise RoomError("unknown_bot", f"unknown bot level(s) {unknown}; known: {sorted(BOTS)}", 422)
+        timer = self.config.turn_timer_s if turn_timer_s is None else turn_timer_s
+        seats = tuple(
+            SeatInfo(i, "bot" if level else "empty", bot_level=level) for i, level in enumerate(levels)
+        )
+        return RoomPlan(rules, timer, seats)
+
+    async def create(
+        self, plan: RoomPlan, code: str, host_token: str, hints: bool, store: MatchStore
+    ) -> Room:
+        """A new waiting room ``code`` of ``plan``, its match stored first in ``store``; its task
+        not started. ``hints``: players may ask for hints (issue 16). Raises the store's errors."""
+        rules = plan.rules
+        match_id = await store.create_match(
+            code=code,
+            variant=rules.name,
+            options=rules.options(),
+            seat_count=rules.seats,
+            turn_timer_s=plan.turn_timer_s,
+            host_token_hash=hash_token(host_token),
+            seats=[SeatSpec(kind=s.kind, bot_level=s.bot_level, seat=s.seat) for s in plan.seats],
+            start=None,
+            hints=hints,
+        )
+        room = self.room(
+            match_id,
+            code,
+            rules,
+            plan.turn_timer_s,
+            list(plan.seats),
+            host_token_hash=hash_token(host_token),
+            status="waiting",
+            version=0,
+            store=store,
+        )
+        room.hints = hints
+        return room
+
+    def restore(self, row: RoomRow, store: MatchStore | None = None) -> Room:
+        """The room of a stored match, its game resumed from its last round's start
+        (`app.rooms.recovery.resume`), writing to ``store`` (default: the maker's); its task not
+        started. Raises ValueError, KeyError or `EngineError` when it cannot be rebuilt."""
+        match = row.match
+        rules = make_rules(match.variant, match.options, match.seat_count)
+        seats = [
+            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, s.ready)  # type: ignore[arg-type]
+            for s in match.seats
+        ]
+        room = self.room(
+            match.id,
+            match.code,
+            rules,
+            match.turn_timer_s,
+            seats,
+            host_token_hash=match.host_token_hash,
+            status=match.status,
+            version=match.version,
+            room_match=match.room_match,
+            store=store,
+        )
+        room.open_table = match.open_table
+        room.listed_at = self.clock.time() if match.open_table else None
+        room.hints = match.hints
+        game = resume(row, rules)
+        room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
+        room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
+        last = None if room.state is None else room.state.round_index - 1
+        room.hints_given = [{"seat": h.seat, "seq": h.seq} for h in row.hints if h.round_index == last]
+        return room
+
+    def room(
+        self,
+        match_id: int,
+        code: str,
+        rules: Rules,
+        turn_timer_s: float,
+        seats: list[SeatInfo],
+        *,
+        host_token_hash: str,
+        status: str,
+        version: int,
+        room_match: int = 1,
+        store: MatchStore | None = None,
+    ) -> Room:
+        """A `Room` of this hub's parts with these fields (the store: ``store`` or the maker's)."""
+        return Room(
+            room_match=room_match,
+            match_id=match_id,
+            code=code,
+            rules=rules,
+            turn_timer_s=turn_timer_s,
+            seats=seats,
+            host_token_hash=host_token_hash,
+            status=status,
+            version=version,
+            config=self.config,
+            store=store or self.store,
+            clock=self.clock,
+            bots=self.bots,
+            metrics=self.metrics,
+        )
