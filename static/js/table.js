@@ -127,12 +127,19 @@ export class TableView {
     // while the list is shown (a phone's closed drawer has no size), and when it comes into view
     // (the drawer opened, the window widened) it shows the latest move
     this.feedFollow = true;
+    this.feedPinned = 0; // the scrollTop the page itself last gave the list (feedToEnd)
     this.feedList.addEventListener("scroll", () => {
       const list = this.feedList;
-      if (list.clientHeight > 0) this.feedFollow = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+      if (list.clientHeight === 0) return;
+      const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+      // a scroll is reported a frame after it was made: the page's own scroll to the latest line
+      // may be reported after the list got shorter (the window's height settling after its width,
+      // the chat growing), away from the end though the reader never moved it. Only the reader's
+      // scroll (elsewhere than where the page put it) stops the following; the resize puts it back.
+      if (atEnd || list.scrollTop !== this.feedPinned) this.feedFollow = atEnd;
     });
     this.feedSized = new ResizeObserver(() => {
-      if (this.feedFollow) this.feedList.scrollTop = this.feedList.scrollHeight;
+      if (this.feedFollow) this.feedToEnd();
     });
     this.feedSized.observe(this.feedList);
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
@@ -629,7 +636,7 @@ export class TableView {
     }
     this.feedMade = kept;
     keepChildren(this.feedList, items);
-    if (this.feedFollow) this.feedList.scrollTop = this.feedList.scrollHeight;
+    if (this.feedFollow) this.feedToEnd();
     const last = items[items.length - 1];
     const copy = last ? last.cloneNode(true) : null;
     copy?.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
@@ -641,7 +648,15 @@ export class TableView {
     this.el.classList.toggle("feed-open", next);
     setAttr(this.feedToggle, "aria-expanded", String(next));
     this.chatBox.setOpen(next || window.matchMedia("(min-width: 1100px)").matches);
-    if (next) this.feedList.scrollTop = this.feedList.scrollHeight;
+    if (next) this.feedToEnd();
+  }
+
+  /** Scroll the feed to its latest line, keeping where that put it (the scroll listener's test of
+   * whose scroll it hears). */
+  feedToEnd() {
+    const list = this.feedList;
+    list.scrollTop = list.scrollHeight;
+    this.feedPinned = list.scrollTop;
   }
 
   /** The chat's unread count on the feed's button (while the panel is closed). */
