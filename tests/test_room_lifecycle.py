@@ -9,6 +9,8 @@ room replayed from the first round; a match without an end keeps one round in me
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -228,6 +230,30 @@ def test_resuming_from_the_last_round_equals_replaying_the_whole_match(tmp_path:
                     assert (a.score().fields(), a.standings()) == (b.score().fields(), b.standings())
                     checked += 1
                 assert checked >= 12
+            finally:
+                await hub.stop()
+
+    asyncio.run(main())
+
+
+def test_unloaded_rooms_leave_nothing_behind(tmp_path: Path) -> None:
+    """What a hub keeps does not grow with the matches it hosted (issue 13, "10,000 matches"):
+    once finished rooms are unloaded, no `Room` is alive, the hub's tables are empty and the
+    event loop runs no more tasks than before the first."""
+
+    async def main() -> None:
+        clock = FakeClock()
+        async with Store(sqlite_url(tmp_path)) as store:
+            hub = Hub(LIFECYCLE, store, Metrics(), clock=clock, bots=LocalBots())
+            try:
+                tasks = len(asyncio.all_tasks())
+                rooms = [weakref.ref(await _finished_match(hub, clock)) for _ in range(2)]
+                clock.now += 301.0
+                assert await hub.sweep() == (2, 0)
+                gc.collect()
+                assert [room() for room in rooms] == [None, None]
+                assert (hub.rooms, hub.owners) == ({}, {})
+                assert len(asyncio.all_tasks()) == tasks
             finally:
                 await hub.stop()
 
