@@ -7,10 +7,12 @@ directory ``DOMENG_PROBE_DIR``, after a full garbage collection:
 
 - ``snapshot-N.pickle``: the tracemalloc snapshot (`tracemalloc.Snapshot.load` reads it), unless
   tracemalloc is off;
-- ``objects-N.json``: ``{"traced_bytes", "malloc", "tasks", "types": {"module.QualName": count}}``:
-  the bytes tracemalloc traces (Python's allocations; 0 when off), what the C allocator holds (`malloc_bytes`:
-  glibc's ``mallinfo2``, every allocation, C libraries' such as SQLite's included), the event
-  loop's unfinished tasks and the live objects the garbage collector tracks, by type;
+- ``objects-N.json``: ``{"traced_bytes", "malloc", "blocks", "tasks", "types": {"module.QualName":
+  count}}``: the bytes tracemalloc traces (Python's allocations; 0 when off), what the C
+  allocator holds (`malloc_bytes`: glibc's ``mallinfo2``, every allocation, C libraries' such as
+  SQLite's included), the memory blocks Python has allocated (``sys.getallocatedblocks``,
+  tracemalloc or not), the event loop's unfinished tasks and the live objects the garbage
+  collector tracks, by type;
 
 N counting from 0, ``objects-N.json`` written last (a reader waits for it).
 ``benchmarks/rooms_memory.py --probe`` drives it and compares the snapshots.
@@ -27,6 +29,7 @@ import os
 import signal
 import sys
 import tracemalloc
+import weakref
 from pathlib import Path
 from types import FrameType
 
@@ -34,12 +37,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def object_counts() -> dict[str, int]:
-    """Live objects the garbage collector tracks, by ``module.QualName`` of their type."""
+    """Live objects the garbage collector tracks, by ``module.QualName`` of their type; weak
+    references also by what they refer to (``weakref->module.QualName``, ``weakref->dead``)."""
     counts: collections.Counter[str] = collections.Counter()
     for obj in gc.get_objects():
-        kind = type(obj)
-        counts[f"{kind.__module__}.{kind.__qualname__}"] += 1
+        counts[_name(type(obj))] += 1
+        if isinstance(obj, weakref.ref):
+            target = obj()
+            counts["weakref->" + ("dead" if target is None else _name(type(target)))] += 1
     return dict(counts)
+
+
+def _name(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -92,6 +102,7 @@ def install(out: Path) -> None:
         report = {
             "traced_bytes": tracemalloc.get_traced_memory()[0],
             "malloc": malloc_bytes(),
+            "blocks": sys.getallocatedblocks(),
             "tasks": unfinished_tasks(),
             "types": object_counts(),
         }
