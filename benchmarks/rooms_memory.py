@@ -214,6 +214,8 @@ async def run(url: str, pid: int, args: argparse.Namespace, probe: Probe | None)
                     "tasks": objects["tasks"],
                 }
                 line["own_objects"] = dict(sorted(own.items(), key=lambda item: -item[1])[:12])
+                line["dead_weakrefs"] = objects["types"].get("weakref->dead", 0)
+                line["dead_weakref_holders"] = objects["dead_weakref_holders"]
             print(json.dumps(line), flush=True)
 
         async def worker(batch: Any) -> None:

@@ -8,11 +8,12 @@ directory ``DOMENG_PROBE_DIR``, after a full garbage collection:
 - ``snapshot-N.pickle``: the tracemalloc snapshot (`tracemalloc.Snapshot.load` reads it), unless
   tracemalloc is off;
 - ``objects-N.json``: ``{"traced_bytes", "malloc", "blocks", "tasks", "types": {"module.QualName":
-  count}}``: the bytes tracemalloc traces (Python's allocations; 0 when off), what the C
-  allocator holds (`malloc_bytes`: glibc's ``mallinfo2``, every allocation, C libraries' such as
-  SQLite's included), the memory blocks Python has allocated (``sys.getallocatedblocks``,
-  tracemalloc or not), the event loop's unfinished tasks and the live objects the garbage
-  collector tracks, by type;
+  count}, "dead_weakref_holders": {...}}``: the bytes tracemalloc traces (Python's allocations;
+  0 when off), what the C allocator holds (`malloc_bytes`: glibc's ``mallinfo2``, every
+  allocation, C libraries' such as SQLite's included), the memory blocks Python has allocated
+  (``sys.getallocatedblocks``, tracemalloc or not), the event loop's unfinished tasks, the live
+  objects the garbage collector tracks, by type, and what holds the most dead weak references
+  (`dead_weakref_holders`);
 
 N counting from 0, ``objects-N.json`` written last (a reader waits for it).
 ``benchmarks/rooms_memory.py --probe`` drives it and compares the snapshots.
@@ -46,6 +47,30 @@ def object_counts() -> dict[str, int]:
             target = obj()
             counts["weakref->" + ("dead" if target is None else _name(type(target)))] += 1
     return dict(counts)
+
+
+def dead_weakref_holders(top: int = 3) -> dict[str, int]:
+    """What holds weak references whose referent is gone: the ``top`` containers holding most,
+    each named by its type and its referrers' (two levels: a dict, then its owner), with the
+    number of dead references it holds."""
+    dead = {id(ref) for ref in gc.get_objects() if isinstance(ref, weakref.ref) and ref() is None}
+    holding: collections.Counter[int] = collections.Counter()
+    containers: dict[int, object] = {}
+    for obj in gc.get_objects():
+        held = sum(1 for inner in gc.get_referents(obj) if id(inner) in dead)
+        if held:
+            holding[id(obj)] += held
+            containers[id(obj)] = obj
+    found: dict[str, int] = {}
+    for key, count in holding.most_common(top):
+        path = [containers[key]]
+        for _ in range(2):
+            owners = [o for o in gc.get_referrers(path[-1]) if o is not containers and o is not path]
+            if not owners:
+                break
+            path.append(owners[0])
+        found[" <- ".join(_name(type(o)) for o in path)] = count
+    return found
 
 
 def _name(kind: type) -> str:
@@ -105,6 +130,7 @@ def install(out: Path) -> None:
             "blocks": sys.getallocatedblocks(),
             "tasks": unfinished_tasks(),
             "types": object_counts(),
+            "dead_weakref_holders": dead_weakref_holders(),
         }
         partial = out / f"objects-{taken}.json.part"
         partial.write_text(json.dumps(report))
