@@ -1,8 +1,8 @@
 """Several processes sharing rooms (docs/cluster.md), for the tests: the real Redis named by
 DOMENG_TEST_REDIS_URL (e.g. ``redis://127.0.0.1:6379/9``) and the real PostgreSQL named by
-DOMENG_TEST_POSTGRES_URL; the tests skip cleanly without them. `RedisProxy` stands between a
-process and Redis, so a test can make Redis unreachable for it (and reachable again) without
-touching the Redis that others share.
+DOMENG_TEST_POSTGRES_URL; the tests skip cleanly without them. `TcpProxy` stands between a
+process and Redis or PostgreSQL, so a test can make either unreachable for it (and reachable again)
+without touching the servers that others share; `ThreadedProxy` is the same for blocking tests.
 """
 
 from __future__ import annotations
@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
+from app.store import MatchRow, Store
 
 REDIS_URL = os.environ.get("DOMENG_TEST_REDIS_URL")
 POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
@@ -54,14 +58,38 @@ async def wait_for(attempt: Callable[[], Awaitable[object]], timeout: float = 10
         return found
 
 
-class RedisProxy:
-    """A TCP relay on 127.0.0.1 to the Redis of ``url``; `url` is Redis through it. `cut` closes
-    the relay and every connection through it (Redis unreachable: connection refused), `mend`
-    listens again on the same port."""
+def stored_match(database_url: str, code: str) -> MatchRow:
+    """The latest match of room ``code`` as stored in ``database_url`` (read by a store of its own)."""
+
+    async def load() -> MatchRow:
+        async with Store(database_url, migrate=False) as store:
+            row = await store.load_match(code)
+            assert row is not None
+            return row
+
+    return asyncio.run(load())
+
+
+def assert_log_whole(row: MatchRow) -> None:
+    """Every round's actions numbered 0, 1, … with strictly increasing versions: none lost in
+    the middle, none applied twice."""
+    versions = []
+    for round_ in row.rounds:
+        assert [a.seq for a in round_.actions] == list(range(len(round_.actions)))
+        versions += [a.version for a in round_.actions]
+    assert versions == sorted(set(versions))
+    assert row.version >= versions[-1]
+
+
+class TcpProxy:
+    """A TCP relay on 127.0.0.1 to the server of ``url`` (Redis, PostgreSQL: any URL with a host and
+    port); `url` is the same URL through it. `cut` closes the relay and every connection through it
+    (the server unreachable: connection refused), `mend` listens again on the same port. The server
+    itself, which others share, is never touched."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
-        self._target = (parts.hostname or "127.0.0.1", parts.port or 6379)
+        self._target = (parts.hostname or "127.0.0.1", parts.port or _PORTS[parts.scheme.split("+")[0]])
         self._parts = parts
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -69,16 +97,17 @@ class RedisProxy:
 
     @property
     def url(self) -> str:
-        """The same Redis URL, through the relay."""
-        return urlunsplit(self._parts._replace(netloc=f"127.0.0.1:{self.port}"))
+        """The same URL (user and password kept), through the relay."""
+        user, at, _ = self._parts.netloc.rpartition("@")
+        return urlunsplit(self._parts._replace(netloc=f"{user}{at}127.0.0.1:{self.port}"))
 
-    async def start(self) -> RedisProxy:
+    async def start(self) -> TcpProxy:
         self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
     async def cut(self) -> None:
-        """Redis unreachable through the relay from now on."""
+        """The server unreachable through the relay from now on."""
         server, self._server = self._server, None
         if server is not None:
             server.close()
@@ -89,7 +118,7 @@ class RedisProxy:
             await server.wait_closed()
 
     async def mend(self) -> None:
-        """Redis reachable through the relay again (same port)."""
+        """The server reachable through the relay again (same port)."""
         await self.start()
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -109,3 +138,46 @@ class RedisProxy:
 
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         self._writers -= {writer, up_writer}
+
+
+_PORTS = {"redis": 6379, "postgresql": 5432}
+"""The default port of each scheme `TcpProxy` knows."""
+
+
+class ThreadedProxy:
+    """A `TcpProxy` for blocking tests: its event loop runs in a thread of its own, and `cut` and
+    `mend` return once done (each bounded by ``timeout`` seconds). Use as a context manager: the
+    relay is cut and its thread ended on the way out."""
+
+    def __init__(self, url: str, timeout: float = 30.0) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="tcp-proxy", daemon=True)
+        self._timeout = timeout
+        self._proxy = TcpProxy(url)
+        self._thread.start()
+        self._call(self._proxy.start())
+
+    @property
+    def url(self) -> str:
+        """The URL through the relay."""
+        return self._proxy.url
+
+    def _call(self, step: Coroutine[Any, Any, object]) -> None:
+        asyncio.run_coroutine_threadsafe(step, self._loop).result(self._timeout)
+
+    def cut(self) -> None:
+        """`TcpProxy.cut`."""
+        self._call(self._proxy.cut())
+
+    def mend(self) -> None:
+        """`TcpProxy.mend`."""
+        self._call(self._proxy.mend())
+
+    def __enter__(self) -> ThreadedProxy:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cut()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(self._timeout)
+        self._loop.close()

@@ -1,6 +1,6 @@
 """Rooms' ownership leases in a real Redis (DOMENG_TEST_REDIS_URL) with the store's fence on a real
 database (docs/cluster.md): two stores on one PostgreSQL database with two lease holders, and hubs
-whose Redis goes away (through `tests.clusterkit.RedisProxy`). Skipped without Redis (and the
+whose Redis goes away (through `tests.clusterkit.TcpProxy`). Skipped without Redis (and the
 two-store test without PostgreSQL)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
 from app.store import FencedOutError, Store, sqlite_url
-from tests.clusterkit import RedisProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
+from tests.clusterkit import TcpProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
 from tests.roomkit import CONFIG, FakeClock, FakeOutbox
 from tests.test_cluster_fence import fenced_match, pass_of
 from tests.test_store import FIVE_EMPTY, _delete_postgres_matches, new_code
@@ -119,7 +119,7 @@ def test_a_hub_whose_redis_is_gone_unloads_its_room_and_another_takes_it(tmp_pat
     database = sqlite_url(tmp_path)
 
     async def main() -> None:
-        proxy = await RedisProxy(redis_url).start()
+        proxy = await TcpProxy(redis_url).start()
         first = RedisLeases(proxy.url, LEASE_S, prefix=prefix)
         second = RedisLeases(redis_url, LEASE_S, prefix=prefix)
         async with hub_on(database, first) as hub_a, hub_on(database, second) as hub_b:
@@ -163,7 +163,7 @@ def test_redis_gone_for_less_than_a_lease_changes_nothing(tmp_path: Path) -> Non
     prefix = key_prefix()
 
     async def main() -> None:
-        proxy = await RedisProxy(redis_url).start()
+        proxy = await TcpProxy(redis_url).start()
         # a long lease, renewed by hand below (the background renewer runs too)
         held = RedisLeases(proxy.url, 30.0, prefix=prefix)
         async with hub_on(sqlite_url(tmp_path), held) as hub:

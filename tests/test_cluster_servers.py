@@ -8,7 +8,6 @@ Skipped without DOMENG_TEST_REDIS_URL and DOMENG_TEST_POSTGRES_URL."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import time
@@ -21,8 +20,8 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from app.store import MatchRow, Store, upgrade_database
-from tests.clusterkit import need_postgres, need_redis
+from app.store import upgrade_database
+from tests.clusterkit import assert_log_whole, need_postgres, need_redis, stored_match
 from tests.serverkit import Client, ServerProcess, wait_gone
 
 LEASE_S = 3.0  # long enough that a loaded machine (two CPU hogs beside) renews in time
@@ -100,27 +99,6 @@ def _join(
         time.sleep(0.1)  # the browser's first backoff is 0.4 s
 
 
-def _stored(database_url: str, code: str) -> MatchRow:
-    async def load() -> MatchRow:
-        async with Store(database_url) as store:
-            row = await store.load_match(code)
-            assert row is not None
-            return row
-
-    return asyncio.run(load())
-
-
-def _assert_log_whole(row: MatchRow) -> None:
-    """Every round's actions numbered 0, 1, … with strictly increasing versions: none lost in
-    the middle, none applied twice."""
-    versions = []
-    for round_ in row.rounds:
-        assert [a.seq for a in round_.actions] == list(range(len(round_.actions)))
-        versions += [a.version for a in round_.actions]
-    assert versions == sorted(set(versions))
-    assert row.version >= versions[-1]
-
-
 def _new_table(owner: ServerProcess) -> tuple[str, str]:
     room = owner.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
     token = owner.claim(room["code"], 0, "Ana").json()["token"]
@@ -181,8 +159,8 @@ def test_a_player_through_the_other_process_plays_and_moves_when_the_owner_is_ki
     back.send({"type": "action", "version": resumed["version"], "action": action})
     later = _play(back, 1)  # the bots play on, on the new owner, up to Ana's next-but-one turn
     back.ws.close()
-    stored = _stored(database_url, code)
-    _assert_log_whole(stored)
+    stored = stored_match(database_url, code)
+    assert_log_whole(stored)
     assert stored.version == later["version"]
     by_ana = [a for r in stored.rounds for a in r.actions if a.actor == "human"]
     assert len(by_ana) == 5  # 3 through the relay to the first process, 2 on the second: each once
@@ -228,7 +206,7 @@ def test_a_relayed_player_moves_when_the_owner_stops_cleanly(
     back, resumed = _join(second, code, token, timeout=10)
     assert resumed["version"] == waiting["version"]
     back.ws.close()
-    _assert_log_whole(_stored(database_url, code))
+    assert_log_whole(stored_match(database_url, code))
 
 
 def test_a_relay_with_no_owner_answering_says_try_again(
@@ -266,6 +244,6 @@ def test_an_owner_paused_past_its_lease_writes_nothing_and_its_clients_move(
     assert '"room_lease_lost"' in first.log()
     later = taken.wait_for(lambda m: m["type"] == "state" and m["version"] > state["version"] + 5)
     taken.ws.close()
-    stored = _stored(database_url, code)
-    _assert_log_whole(stored)
+    stored = stored_match(database_url, code)
+    assert_log_whole(stored)
     assert stored.version >= later["version"]

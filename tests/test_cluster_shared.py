@@ -28,7 +28,7 @@ from app.store import upgrade_database
 from app.web.app import create_app
 from app.web.settings import Settings
 from tests.adminkit import COOKIE, SECRET, login
-from tests.clusterkit import POSTGRES_URL, RedisProxy, key_prefix, need_redis
+from tests.clusterkit import POSTGRES_URL, TcpProxy, key_prefix, need_redis
 from tests.serverkit import Client, ServerProcess
 
 ROOM_CLOSED = 4003
@@ -309,7 +309,7 @@ def test_without_redis_for_a_moment_creation_and_admin_say_so_and_the_lobby_list
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        proxy = await RedisProxy(need_redis()).start()
+        proxy = await TcpProxy(need_redis()).start()
         settings = Settings(
             redis_url=proxy.url,
             redis_prefix=key_prefix(),
