@@ -23,10 +23,10 @@ import pytest
 import redis
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.clusterkit import need_postgres, need_redis
+from tests.clusterkit import assert_log_whole, need_postgres, need_redis, stored_match
 from tests.nginxkit import NGINX, Nginx
 from tests.serverkit import ROOT, Client, ServerProcess, wait_gone
-from tests.test_cluster_servers import LEASE_S, _assert_log_whole, _can_play, _new_table, _play, _stored
+from tests.test_cluster_servers import LEASE_S, _can_play, _new_table, _play
 
 CLOSE_TRY_AGAIN = 1013
 
@@ -161,7 +161,7 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     later = _play(back, 1)
     back.close()
     assert _owner(topology, code) is not owner
-    stored = _stored(topology.database_url, code)
-    _assert_log_whole(stored)
+    stored = stored_match(topology.database_url, code)
+    assert_log_whole(stored)
     assert stored.version == later["version"]
     assert len([a for r in stored.rounds for a in r.actions if a.actor == "human"]) == 5
