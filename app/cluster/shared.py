@@ -33,6 +33,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 __all__ = ["AskHandler", "RedisShared"]
@@ -231,7 +232,8 @@ class RedisShared:
     async def ask(self, kind: str, body: dict[str, Any], timeout_s: float = 3.0) -> dict[str, Any]:
         """Ask every other process (``kind``, ``body``); their answers by process id, as many as
         came within ``timeout_s`` seconds (a process that did not answer is missing, and does not
-        act on the ask later)."""
+        act on the ask later). Raises ConnectionError when Redis cannot be reached (a wait whose
+        empty reply only came late is not that: the next wait goes on until the deadline)."""
         reply = self._key("reply", secrets.token_hex(8))
         until = int((time.time() + timeout_s) * 1000)  # an answer after that is never acted on
         message = json.dumps(
@@ -242,9 +244,14 @@ class RedisShared:
         answers: dict[str, Any] = {}
         deadline = time.monotonic() + timeout_s
         while len(answers) < expected and (left := deadline - time.monotonic()) > 0:
+            # Redis ends the wait after half the socket's timeout, so its empty reply has the other
+            # half to arrive; on a loaded machine it can still come late: the client then drops the
+            # connection, and the next wait takes a new one (a Redis that is gone shows in its error)
             try:
-                popped = await self._redis.blpop([reply], timeout=max(0.01, min(left, self.timeout_s * 0.8)))
-            except (RedisError, OSError, TimeoutError) as error:
+                popped = await self._redis.blpop([reply], timeout=max(0.01, min(left, self.timeout_s * 0.5)))
+            except (RedisTimeoutError, TimeoutError):
+                continue
+            except (RedisError, OSError) as error:
                 raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
             if popped is not None:
                 record = json.loads(popped[1])
