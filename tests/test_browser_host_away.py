@@ -29,6 +29,7 @@ from tests.browserkit import (
     DESKTOP,
     PANEL,
     PHONE,
+    PageWatch,
     describe,
     goto,
     hold_host,
@@ -91,6 +92,21 @@ def _widen(page: Any) -> None:
     page.wait_for_function(
         "([w, h]) => innerWidth === w && innerHeight === h", arg=[DESKTOP["width"], DESKTOP["height"]]
     )
+
+
+def _widened_spectator(server: ServerProcess, browser: Any) -> tuple[Any, Any, PageWatch]:
+    """A spectator of a bots' match that plays on (no camat target: moves keep coming), its page
+    loaded on a phone (the feed a closed drawer), reloaded, then widened to the desktop's window."""
+    bots = ["easy", "greedy", "random", "easy", "greedy"]
+    room = server.create_room(bots=bots, options={"camat_target": 0})
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")  # a spectator: the turn is never theirs
+    page.wait_for_selector(".table-screen")
+    page.reload()
+    page.wait_for_selector(".table-screen")
+    _widen(page)
+    return context, page, watch
 
 
 def _feed_follows(page: Any) -> None:
@@ -180,15 +196,7 @@ def test_a_friend_plays_again_and_starts_when_the_host_has_left(
 
 
 def test_the_round_end_panel_stays_open_while_it_is_read(server: ServerProcess, browser: Any) -> None:
-    bots = ["easy", "greedy", "random", "easy", "greedy"]
-    room = server.create_room(bots=bots, options={"camat_target": 0})
-    assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    context, page, watch = open_page(browser, PHONE)
-    goto(page, f"{server.url}/r/{room['code']}")  # a spectator: the turn is never theirs
-    page.wait_for_selector(".table-screen")
-    page.reload()  # loaded on a phone (the feed is a closed drawer), then the window widens
-    page.wait_for_selector(".table-screen")
-    _widen(page)
+    context, page, watch = _widened_spectator(server, browser)
     _feed_follows(page)  # the feed follows new moves (more in test_the_feed_follows_moves_...)
     # reading: scrolling the panel, the mouse resting on it. On a loaded machine the next round may
     # be dealt (closing an unread panel) before the mouse gets there: then read the next one.
@@ -225,15 +233,7 @@ def test_the_round_end_panel_stays_open_while_it_is_read(server: ServerProcess, 
 
 
 def test_the_feed_follows_moves_unless_the_reader_scrolled_up(server: ServerProcess, browser: Any) -> None:
-    bots = ["easy", "greedy", "random", "easy", "greedy"]
-    room = server.create_room(bots=bots, options={"camat_target": 0})  # plays on: moves keep coming
-    assert server.start_match(room["code"], room["host_token"]).status_code == 200
-    context, page, watch = open_page(browser, PHONE)
-    goto(page, f"{server.url}/r/{room['code']}")  # a spectator: the turn is never theirs
-    page.wait_for_selector(".table-screen")
-    page.reload()  # loaded on a phone (the feed is a closed drawer), then the window widens
-    page.wait_for_selector(".table-screen")
-    _widen(page)
+    context, page, watch = _widened_spectator(server, browser)
     _feed_follows(page)
 
     # the reader scrolls up to read: new moves leave the list where they put it

@@ -20,7 +20,7 @@ from app.rooms.ports import BotPort, Clock, Lease, Leases, MatchStore
 from app.rooms.recovery import round_end
 from app.rooms.room import Room
 from app.rooms.sweeper import Sweeper
-from app.store import RoomRow, Store
+from app.store import Store
 from engine.core import Phase
 from engine.errors import EngineError
 
@@ -127,7 +127,7 @@ class Hub:
         if code in self.rooms:  # created meanwhile (codes are random: never in practice)
             return self.rooms[code]
         try:
-            room = self.restore(row, store)
+            room = self.maker.restore(row, store)
             last = row.match.rounds[-1] if row.match.rounds else None
             if last is not None and last.outcome is None and row.match.status == "playing":
                 # a round's last action stored without its end (older databases): store it now
@@ -196,11 +196,6 @@ class Hub:
         if count:
             _log.info("rooms_stored", count=count)
         return count
-
-    def restore(self, row: RoomRow, store: MatchStore | None = None) -> Room:
-        """The room of a stored match (`app.rooms.making.RoomMaker.restore`), writing to ``store``
-        (default: the hub's); its task not started."""
-        return self.maker.restore(row, store)
 
     # -- what stays in memory ------------------------------------------------------------------
 
