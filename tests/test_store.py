@@ -43,6 +43,7 @@ from app.store import (
     sqlite_url,
 )
 from app.store.db import make_engine
+from app.store.group_commit import checkpoint_loop
 from app.store.models import Base, MatchAction
 from app.store.rows import SeatChange
 from engine.core import Deal, Phase, State
@@ -196,8 +197,8 @@ def test_sqlite_checkpoints_happen_in_the_background_not_in_commits(tmp_path: Pa
             )
             await asyncio.gather(*writes)
             before = actions_in_file()
-            store.checkpoint_interval_s = 0.05
-            checkpointer = asyncio.create_task(store._checkpoint_loop())
+            checkpoints = checkpoint_loop(store.engine, 0.05, store._checkpointed)
+            checkpointer = asyncio.create_task(checkpoints)
             deadline = time.monotonic() + 10
             while store.checkpoints == 0 and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)

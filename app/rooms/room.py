@@ -14,13 +14,14 @@ import asyncio
 import random
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 
 from app.metrics import Metrics
 from app.rooms import frames
+from app.rooms.commits import Commits
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.intents import (
@@ -38,16 +39,12 @@ from app.rooms.intents import (
     Sync,
 )
 from app.rooms.moves import Moves
-from app.rooms.pace import pause_s
-from app.rooms.ports import BotPort, Clock, MatchStore, Outbox, Timer
+from app.rooms.ports import BotPort, Clock, MatchStore, Outbox
 from app.rooms.presence import Presence
-from app.rooms.recovery import move_events, round_end
-from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import SeatInfo
-from app.store.models import BY_BOT
-from app.store.rows import NewRound, SeatChange, SeatSpec
+from app.rooms.timing import Timing
 from engine.actions import Action
-from engine.core import Phase, State
+from engine.core import State
 from engine.errors import EngineError
 from engine.rules.base import Rules
 
@@ -67,7 +64,7 @@ bot, a bot for a person whose turn timer ran out (that one turn), a bot covering
 or the server (a forced pass)."""
 
 
-class Room(Moves, Presence):
+class Room(Commits, Timing, Moves, Presence):
     """One table. Build it (`app.rooms.hub.Hub` does, new or from the store), `start_task`, then
     talk to it through `connect`, `act`, `sync`, `back`, `disconnect` and `call`."""
 
@@ -91,6 +88,7 @@ class Room(Moves, Presence):
     ) -> None:
         Presence.__init__(self)
         Moves.__init__(self)
+        Timing.__init__(self)
         self.match_id, self.code, self.rules = match_id, code, rules
         self.room_match = room_match
         """The match's number in the room, from 1 (Play again starts the next: `next_match`)."""
@@ -109,8 +107,6 @@ class Room(Moves, Presence):
         self.by_bot: list[int] = []
         """The round's log indexes of the events of moves a bot made for a person (`BY_BOT`)."""
         self._rng = random.Random(secrets.randbits(128))
-        self._timer: Timer | None = None
-        self._wait: Wait | None = None
         self.open_table = False
         self.hints = False
         """The host allows hints (issue 16)."""
@@ -150,9 +146,7 @@ class Room(Moves, Presence):
 
     def cancel_timers(self) -> None:
         """Disarm every timer (the room is stopping) and forget pending bot decisions."""
-        self._wait = None
-        if self._timer is not None:
-            self._timer.cancel()
+        self.forget_wait()
         self.cancel_graces()
         for task in self._deciding:
             task.cancel()
@@ -267,151 +261,3 @@ class Room(Moves, Presence):
                 result = intent.run(self)
                 return await result if asyncio.iscoroutine(result) else result
         return None
-
-    async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
-        """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
-        send everyone their view. A failed write raises and changes nothing: the room keeps its
-        state, and the action can be made again."""
-        old = self.state
-        assert old is not None
-        before, version = len(old.log), self.version + 1
-        await self.store.append_action(
-            self.match_id,
-            old.round_index - 1,
-            len(old.actions),
-            version,
-            action.seat,
-            action.to_json(),
-            actor,
-            round_end=None if fork.phase is Phase.PLAYING else round_end(fork),
-        )
-        if fork.phase is Phase.OVER:
-            self.status = "finished"
-        self.state, self.version = fork, version
-        self.marks[version] = len(fork.log)
-        if actor in BY_BOT:
-            self.by_bot.extend(move_events(fork.log, before))
-        self.after_move(fork)
-        self.metrics.actions.inc()
-        if fork.phase is not Phase.PLAYING:
-            fork.forget_rounds(1)  # only the last round's reveal stays in memory
-            self.last_round = {
-                "index": fork.round_index - 1,
-                "seed": self.seed,
-                "commitment": self.commitment,
-            }
-        self.schedule()
-        frames.send_updates(self, self.conns, before)
-        self.metrics.latency.observe(time.perf_counter() - received)
-
-    async def save(
-        self,
-        seats: Sequence[SeatChange] = (),
-        status: str | None = None,
-        new_round: NewRound | None = None,
-        open_table: bool | None = None,
-        options: dict[str, Any] | None = None,
-        turn_timer_s: float | None = None,
-        hints: bool | None = None,
-    ) -> int:
-        """Store a change that is not a move with the next version, in one transaction; returns
-        that version. The caller adopts the change (`adopt`) only after this returns."""
-        version = self.version + 1
-        await self.store.save_room(
-            self.match_id,
-            version,
-            seats=seats,
-            status=status,
-            new_round=new_round,
-            open_table=open_table,
-            options=options,
-            turn_timer_s=turn_timer_s,
-            hints=hints,
-        )
-        return version
-
-    def after_move(self, state: State) -> None:
-        """A stand-in's one turn is over once the turn moved on (a Kozel draw keeps it); at the
-        match's end no bot plays for anyone any more."""
-        for info in self.seats:
-            if self.status == "finished":
-                info.release()
-            elif info.stand_in and (state.phase is not Phase.PLAYING or state.to_act != info.seat):
-                info.stand_in = False
-
-    def adopt(self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None) -> None:
-        """Adopt a stored change: its version, seats and status (then the caller sends)."""
-        self.version = version
-        for change in seats:
-            self.seats[change.seat].become(change.spec)
-        if status is not None:
-            self.status = status
-        self.marks[version] = 0 if self.state is None else len(self.state.log)
-
-    def next_match(self, match_id: int, room_match: int, version: int, seats: Sequence[SeatSpec]) -> None:
-        """Adopt the room's next match, stored (Play again): match ``match_id``, number
-        ``room_match`` in the room, waiting for its start at ``version`` with ``seats``; the last
-        match's game, reveal and marks are gone (a client's ``since`` from it gets a whole state),
-        its graces and timers too. The caller sets the chat and sends."""
-        self.cancel_timers()
-        self.match_id, self.room_match, self.status = match_id, room_match, "waiting"
-        self.state, self.seed, self.commitment, self.last_round = None, None, None, None
-        self.by_bot, self.marks, self.turn_deadline = [], {}, None
-        self.adopt(version, seats=[SeatChange(spec.seat or 0, spec) for spec in seats])
-        self.listed_at = self.clock.time() if self.open_table else None
-        self.schedule()
-
-    # -- what happens next ---------------------------------------------------------------------
-
-    def current_wait(self) -> Wait | None:
-        """What the room waits for now (`app.rooms.schedule.next_wait`)."""
-        return next_wait(
-            self.state,
-            self.seats,
-            status=self.status,
-            version=self.version,
-            watched=bool(self.conns),
-            turn_timer_s=self.turn_timer_s,
-        )
-
-    def schedule(self) -> None:
-        """Arm the one timer the room needs now. Idempotent: when the same wait is already armed
-        (say another seat was just covered), it is left alone, so a player's turn deadline never
-        restarts under them."""
-        wait = self.current_wait()
-        if wait is not None and wait == self._wait and self._timer is not None:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._wait, self.turn_deadline = wait, None
-        if wait is None:
-            return
-        put = self.queue.put_nowait
-        if wait.reason == "deal":
-            self._timer = self.clock.call_later(
-                self.config.round_pause_s, lambda: put(NextRound(wait.version))
-            )
-        elif wait.reason == "timer":
-            self.turn_deadline = self.clock.time() + self.turn_timer_s
-            self._timer = self.clock.call_later(self.turn_timer_s, lambda: put(Auto(wait.version, "timer")))
-        elif wait.reason == "forced":
-            pause = pause_s(self._rng, self.config.bot_delay_s, 1)
-            self._timer = self.clock.call_later(pause, lambda: put(Auto(wait.version, "forced")))
-        else:  # a bot: asked now, its move played once its pause is over (app.rooms.pace)
-            assert self.state is not None
-            pause = pause_s(self._rng, self.config.bot_delay_s, len(self.state.legal_actions()))
-            play_at = self.clock.time() + pause
-            self._timer = self.clock.call_later(0.0, lambda: put(Auto(wait.version, "bot", play_at)))
-
-    def hold(self, delay_s: float, intent: Intent) -> None:
-        """Queue ``intent`` again in ``delay_s`` seconds, as the wait's one timer (a bot's move
-        waiting for its pause to end): when the room moves on first, `schedule` cancels it."""
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self.clock.call_later(delay_s, lambda: self.queue.put_nowait(intent))
-
-    def rearm(self) -> None:
-        """Arm the wait afresh even if it looks armed (after a failure or a stale decision)."""
-        self._wait = None
-        self.schedule()

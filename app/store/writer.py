@@ -1,9 +1,8 @@
-"""The store's writer: one task that commits every write ("group commit").
- callers queue operations, the writer
-takes the first, waits ``batch_window_s`` for more (0 by default: `app.web.settings.Settings.group_commit_s`
-lets an operator trade a few milliseconds of each move for fewer transactions), drains up to
-``batch_limit`` queued ones, runs them all in one transaction and commits, and only then answers
-each caller. A write is therefore durable when its
+"""The store's writer: one task that commits every write ("group commit", `app.store.group_commit`).
+Callers queue operations; the writer takes the first, waits ``batch_window_s`` for more (0 by
+default: `app.web.settings.Settings.group_commit_s` lets an operator trade a few milliseconds of
+each move for fewer transactions), drains up to ``batch_limit`` queued ones, runs them all in one
+transaction and commits, and only then answers each caller. A write is therefore durable when its
 ``await`` returns, and writes are applied in the order they were called. When a batch fails, the
 writer retries its operations one by one, so a bad operation fails only its own caller. A write
 whose caller is cancelled still happens. ("Durable" means it survives a crash of the process; on
@@ -14,8 +13,8 @@ checkpoints instead (``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_inter
 a connection of its own, which never blocks the writer).
 
 Fencing (docs/cluster.md): a room hosted under a lease writes through a view of the store bound to
-its lease's token (`Writer.fenced`), so each of its writes carries ``(match, token)``. In
-the write's own transaction, before it runs, the writer compares the match's stored ``fence`` with
+its lease's token (`Writer.fenced`), so each of its writes carries ``(match, token)``. In the
+write's own transaction, before it runs, the writer compares the match's stored ``fence`` with
 ``token``: higher, the write is refused with `FencedOutError` and runs nothing, while the batch's
 other writes go on (the check changed nothing, so no savepoint is needed); lower, it is raised to
 ``token``. The batch reads the fences of all its matches at once, locking their rows (``SELECT …
@@ -35,13 +34,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
 
-import structlog
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.store.batches import Op, answer, drain, run_ops
+from app.store.batches import Op, run_ops
 from app.store.database import upgrade_database
 from app.store.db import (
     SQLITE_BEGIN_OPTION,
@@ -53,8 +51,8 @@ from app.store.db import (
 )
 from app.store.errors import FencedOutError, StoreClosedError
 from app.store.fencing import claim_fences
+from app.store.group_commit import checkpoint_loop, commit_batch, write_loop
 
-_log = structlog.get_logger("domeng.store")
 _T = TypeVar("_T")
 
 
@@ -179,25 +177,25 @@ class Writer:
             await asyncio.to_thread(upgrade_database, self.database_url)
         if self.is_sqlite:  # checkpoints are the checkpointer's, never a commit's (module docstring)
             pragmas = (*SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0")
-            engine = make_engine(self.database_url, sqlite_pragmas=pragmas)
-        else:
-            engine = make_engine(self.database_url)
-        self._engine = engine
-        if self.is_sqlite:
+            engine = self._read_engine = make_engine(self.database_url, sqlite_pragmas=pragmas)
             # one writer: take the write lock at BEGIN rather than at the first write
             writer = make_sync_engine(self.database_url, sqlite_pragmas=pragmas)
             self._sync_writer = writer.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
             self._writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
-            self._read_engine = engine
         else:
-            self._write_engine = engine
+            engine = self._write_engine = make_engine(self.database_url)
             # several SELECTs of one load see one snapshot
             self._read_engine = engine.execution_options(isolation_level="REPEATABLE READ")
+        self._engine = engine
         self._closing = False
         self._queue = asyncio.Queue()
-        self._writer = asyncio.create_task(self._write_loop(), name="store-writer")
+        loop = write_loop(
+            self._queue, self._commit, batch_limit=self.batch_limit, batch_window_s=self.batch_window_s
+        )
+        self._writer = asyncio.create_task(loop, name="store-writer")
         if self.is_sqlite:
-            self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="store-checkpointer")
+            checkpoints = checkpoint_loop(engine, self.checkpoint_interval_s, self._checkpointed)
+            self._checkpointer = asyncio.create_task(checkpoints, name="store-checkpointer")
 
     async def close(self) -> None:
         """Let the writer finish every queued write, then close the database's connections.
@@ -247,22 +245,8 @@ class Writer:
 
     # -- the writer ----------------------------------------------------------------------------
 
-    async def _checkpoint_loop(self) -> None:
-        """SQLite: copy the write-ahead log into the database file every ``checkpoint_interval_s``
-        seconds, off the writer's path. PASSIVE takes no lock that a writer waits for; what it
-        cannot copy (pages a reader still needs) the next round copies. A failure is logged and
-        retried at the next interval (the log only grows meanwhile)."""
-        assert self._read_engine is not None
-        engine = self._read_engine
-        while True:
-            await asyncio.sleep(self.checkpoint_interval_s)
-            try:
-                async with engine.connect() as connection:
-                    await connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-                    await connection.commit()
-                self.checkpoints += 1
-            except (SQLAlchemyError, OSError) as error:
-                _log.warning("store_checkpoint_failed", error=str(error))
+    def _checkpointed(self) -> None:
+        self.checkpoints += 1
 
     async def _submit(
         self,
@@ -303,55 +287,9 @@ class Writer:
 
         await self._submit(run, rekeys=True)
 
-    async def _write_loop(self) -> None:
-        queue = self._queue
-        batch: list[Op[Any]] = []
-        try:
-            while True:
-                first = await queue.get()
-                if first is None:
-                    return
-                if self.batch_window_s and queue.empty():
-                    await asyncio.sleep(self.batch_window_s)  # let more writes join this one
-                batch = [first]
-                stop = False
-                while len(batch) < self.batch_limit and not queue.empty():
-                    op = queue.get_nowait()
-                    if op is None:
-                        stop = True
-                        break
-                    batch.append(op)
-                await self._commit(batch)
-                batch = []
-                if stop:
-                    return
-        finally:
-            # cancelled (the loop is shutting down): nobody will run what is left
-            closed = StoreClosedError("the store closed before this write was committed")
-            for op in [*batch, *drain(queue)]:
-                if not op.future.done():
-                    op.future.set_exception(closed)
-
     async def _commit(self, batch: list[Op[Any]]) -> None:
-        """Run ``batch`` in one transaction and answer its callers; on failure, run each
-        operation in a transaction of its own."""
-        try:
-            results = await self._transaction(batch)
-        except Exception as error:
-            if len(batch) == 1:
-                answer(batch[0], error=error)
-                return
+        if await commit_batch(batch, self._transaction):
             self.batches_retried += 1
-            for op in batch:
-                try:
-                    (result,) = await self._transaction([op])
-                except Exception as single_error:
-                    answer(op, error=single_error)
-                else:
-                    answer(op, result)
-            return
-        for op, result in zip(batch, results, strict=True):
-            answer(op, result)
 
     async def _transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """Run ``ops`` in order in one transaction. SQLite: on the writer's own synchronous

@@ -1,0 +1,148 @@
+"""The room's one commit path (module docstring of `app.rooms.room`): every change is stored with
+the room's next version in one transaction, then adopted, then sent. `Commits.commit` does all
+three for a move; `Commits.save` stores any other change and returns its version for the caller to
+`Commits.adopt` and send."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from app.metrics import Metrics
+from app.rooms import frames
+from app.rooms.ports import Clock, MatchStore, Outbox
+from app.rooms.recovery import move_events, round_end
+from app.rooms.seats import SeatInfo
+from app.store.models import BY_BOT
+from app.store.rows import NewRound, SeatChange, SeatSpec
+from engine.actions import Action
+from engine.core import Phase, State
+
+if TYPE_CHECKING:
+    from app.rooms.room import Actor
+
+__all__ = [
+    "Commits",
+]
+
+
+class Commits:
+    """The commit half of `app.rooms.room.Room` (which provides the attributes declared here)."""
+
+    match_id: int
+    room_match: int
+    status: str
+    version: int
+    state: State | None
+    seed: str | None
+    commitment: str | None
+    last_round: dict[str, Any] | None
+    turn_deadline: float | None
+    marks: dict[int, int]
+    by_bot: list[int]
+    seats: list[SeatInfo]
+    conns: set[Outbox]
+    open_table: bool
+    listed_at: float | None
+    store: MatchStore
+    clock: Clock
+    metrics: Metrics
+
+    if TYPE_CHECKING:  # the rest of Room that commits call
+
+        def schedule(self) -> None: ...
+        def cancel_timers(self) -> None: ...
+
+    async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
+        """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
+        send everyone their view. A failed write raises and changes nothing: the room keeps its
+        state, and the action can be made again."""
+        old = self.state
+        assert old is not None
+        before, version = len(old.log), self.version + 1
+        await self.store.append_action(
+            self.match_id,
+            old.round_index - 1,
+            len(old.actions),
+            version,
+            action.seat,
+            action.to_json(),
+            actor,
+            round_end=None if fork.phase is Phase.PLAYING else round_end(fork),
+        )
+        if fork.phase is Phase.OVER:
+            self.status = "finished"
+        self.state, self.version = fork, version
+        self.marks[version] = len(fork.log)
+        if actor in BY_BOT:
+            self.by_bot.extend(move_events(fork.log, before))
+        self.after_move(fork)
+        self.metrics.actions.inc()
+        if fork.phase is not Phase.PLAYING:
+            fork.forget_rounds(1)  # only the last round's reveal stays in memory
+            self.last_round = {
+                "index": fork.round_index - 1,
+                "seed": self.seed,
+                "commitment": self.commitment,
+            }
+        self.schedule()
+        frames.send_updates(self, self.conns, before)  # type: ignore[arg-type]
+        self.metrics.latency.observe(time.perf_counter() - received)
+
+    async def save(
+        self,
+        seats: Sequence[SeatChange] = (),
+        status: str | None = None,
+        new_round: NewRound | None = None,
+        open_table: bool | None = None,
+        options: dict[str, Any] | None = None,
+        turn_timer_s: float | None = None,
+        hints: bool | None = None,
+    ) -> int:
+        """Store a change that is not a move with the next version, in one transaction; returns
+        that version. The caller adopts the change (`adopt`) only after this returns."""
+        version = self.version + 1
+        await self.store.save_room(
+            self.match_id,
+            version,
+            seats=seats,
+            status=status,
+            new_round=new_round,
+            open_table=open_table,
+            options=options,
+            turn_timer_s=turn_timer_s,
+            hints=hints,
+        )
+        return version
+
+    def after_move(self, state: State) -> None:
+        """A stand-in's one turn is over once the turn moved on (a Kozel draw keeps it); at the
+        match's end no bot plays for anyone any more."""
+        for info in self.seats:
+            if self.status == "finished":
+                info.release()
+            elif info.stand_in and (state.phase is not Phase.PLAYING or state.to_act != info.seat):
+                info.stand_in = False
+
+    def adopt(self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None) -> None:
+        """Adopt a stored change: its version, seats and status (then the caller sends)."""
+        self.version = version
+        for change in seats:
+            self.seats[change.seat].become(change.spec)
+        if status is not None:
+            self.status = status
+        self.marks[version] = 0 if self.state is None else len(self.state.log)
+
+    def next_match(self, match_id: int, room_match: int, version: int, seats: Sequence[SeatSpec]) -> None:
+        """Adopt the room's next match, stored (Play again): match ``match_id``, number
+        ``room_match`` in the room, waiting for its start at ``version`` with ``seats``; the last
+        match's game, reveal and marks are gone (a client's ``since`` from it gets a whole state),
+        its graces and timers too. The caller sets the chat and sends."""
+        self.cancel_timers()
+        self.match_id, self.room_match, self.status = match_id, room_match, "waiting"
+        self.state, self.seed, self.commitment, self.last_round = None, None, None, None
+        self.by_bot, self.marks, self.turn_deadline = [], {}, None
+        self.adopt(version, seats=[SeatChange(spec.seat or 0, spec) for spec in seats])
+        self.listed_at = self.clock.time() if self.open_table else None
+        self.schedule()

@@ -1,0 +1,103 @@
+"""The writer's loop (`app.store.writer`, "group commit"): take the first queued write, let more
+join it, run them in one transaction, answer every caller; a failed batch is retried one write at a
+time so a bad write fails only its own caller. Also SQLite's background checkpoints, which keep
+the write-ahead log's syncs off that loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import structlog
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.store.batches import Op, answer, drain
+from app.store.errors import StoreClosedError
+
+__all__ = ["Transaction", "checkpoint_loop", "commit_batch", "write_loop"]
+
+_log = structlog.get_logger("domeng.store")
+
+Transaction = Callable[[Sequence[Op[Any]]], Awaitable[list[Any]]]
+"""Runs operations in order in one transaction and returns their results."""
+
+
+async def write_loop(
+    queue: asyncio.Queue[Op[Any] | None],
+    commit: Callable[[list[Op[Any]]], Awaitable[None]],
+    *,
+    batch_limit: int,
+    batch_window_s: float,
+) -> None:
+    """Until ``queue`` yields its end marker (None): take a write, wait ``batch_window_s`` seconds
+    for more when none is queued behind it, take up to ``batch_limit`` in all and ``commit`` them
+    as one batch. The writes queued before the end marker are committed; when the loop is
+    cancelled, every write it has not committed fails with `StoreClosedError`."""
+    batch: list[Op[Any]] = []
+    try:
+        while True:
+            first = await queue.get()
+            if first is None:
+                return
+            if batch_window_s and queue.empty():
+                await asyncio.sleep(batch_window_s)  # let more writes join this one
+            batch = [first]
+            stop = False
+            while len(batch) < batch_limit and not queue.empty():
+                op = queue.get_nowait()
+                if op is None:
+                    stop = True
+                    break
+                batch.append(op)
+            await commit(batch)
+            batch = []
+            if stop:
+                return
+    finally:
+        # cancelled (the loop is shutting down): nobody will run what is left
+        closed = StoreClosedError("the store closed before this write was committed")
+        for op in [*batch, *drain(queue)]:
+            if not op.future.done():
+                op.future.set_exception(closed)
+
+
+async def commit_batch(batch: list[Op[Any]], transaction: Transaction) -> bool:
+    """Run ``batch`` in one ``transaction`` and answer its callers; when that fails, run each
+    operation in a transaction of its own and answer each with its own result or error. Returns
+    whether the batch was retried that way (a failed batch of one is not)."""
+    try:
+        results = await transaction(batch)
+    except Exception as error:
+        if len(batch) == 1:
+            answer(batch[0], error=error)
+            return False
+        for op in batch:
+            try:
+                (result,) = await transaction([op])
+            except Exception as single_error:
+                answer(op, error=single_error)
+            else:
+                answer(op, result)
+        return True
+    for op, result in zip(batch, results, strict=True):
+        answer(op, result)
+    return False
+
+
+async def checkpoint_loop(engine: AsyncEngine, interval_s: float, on_done: Callable[[], None]) -> None:
+    """SQLite: copy the write-ahead log into the database file every ``interval_s`` seconds, on a
+    connection of ``engine``'s, off the writer's path; ``on_done`` after each. PASSIVE takes no
+    lock that a writer waits for; what it cannot copy (pages a reader still needs) the next round
+    copies. A failure is logged and retried at the next interval (the log only grows meanwhile).
+    Runs until cancelled."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            async with engine.connect() as connection:
+                await connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+                await connection.commit()
+            on_done()
+        except (SQLAlchemyError, OSError) as error:
+            _log.warning("store_checkpoint_failed", error=str(error))
