@@ -12,11 +12,12 @@ import structlog
 
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
+from app.rooms.leased import LeasedRooms
 from app.rooms.lobby import open_tables
 from app.rooms.local import LocalBots, LoopClock
 from app.rooms.making import RoomMaker
-from app.rooms.ownership import Ownership, elsewhere
-from app.rooms.ports import BotPort, Clock, Lease, Leases, MatchStore
+from app.rooms.ownership import Ownership
+from app.rooms.ports import BotPort, Clock, Leases, MatchStore
 from app.rooms.recovery import round_end
 from app.rooms.room import Room
 from app.rooms.sweeper import Sweeper
@@ -34,7 +35,7 @@ _log = structlog.get_logger("domeng.hub")
 _LOADABLE = ("waiting", "playing", "finished")
 
 
-class Hub:
+class Hub(LeasedRooms):
     """Rooms by code. One per server process; its rooms share its store, clock and bots.
 
     With ``leases`` (several processes, docs/cluster.md) a room is loaded or created only under
@@ -68,7 +69,7 @@ class Hub:
         self.sweeper = Sweeper(self)
         self.ownership = None if leases is None else Ownership(leases, store, self._lost)
         """The rooms' leases (several processes), or None (one process)."""
-        self._stopping: set[asyncio.Task[None]] = set()  # rooms unloaded on a lost lease
+        LeasedRooms.__init__(self)
 
     def loaded_or_loading(self, code: str) -> bool:
         """Whether room ``code`` is in memory or being loaded."""
@@ -252,60 +253,6 @@ class Hub:
         await asyncio.gather(*(room.stop() for room in self.rooms.values()), *self._stopping)
         if self.ownership is not None:  # another process may take the rooms at once
             await self.ownership.close()
-
-    # -- leases (several processes: docs/cluster.md) ---------------------------------------------
-
-    def fence_of(self, code: str) -> int | None:
-        """The fencing token the room ``code`` in memory is held under (None without leases)."""
-        return None if self.ownership is None else self.ownership.fence_of(code)
-
-    def store_of(self, code: str) -> Store:
-        """The store as room ``code`` writes to it: under its lease's fencing token while this
-        process holds the room (`app.store.Store.fenced`), the store itself otherwise."""
-        fence = self.fence_of(code)
-        return self.store if fence is None else self.store.fenced(fence)
-
-    async def release(self, code: str) -> None:
-        """Give up the lease of room ``code`` (a no-op without one): call it once the room is out
-        of memory and its task stopped (`app.admin.live.close_room`)."""
-        if self.ownership is not None:
-            await self.ownership.release(code)
-
-    def _lost(self, lease: Lease) -> None:
-        """The room's lease is lost (not renewed in time, or a write refused by its fence): the
-        room leaves memory at once and its sockets close (``room_moved``, the client reconnects);
-        its task stops in the background (what it had queued is refused by the fence, or stored
-        if no other process took the room yet)."""
-        room = self.rooms.get(lease.code)
-        if room is not None:
-            self._drop(room, lease)
-
-    def _lost_meanwhile(self, room: Room, lease: Lease) -> None:
-        """After a room was loaded or created under ``lease``: if the lease was lost meanwhile
-        (before the room was in `rooms`), drop the room now, as `_lost` would have."""
-        if self.ownership is not None and not self.ownership.holds(lease):
-            self._drop(room, lease)
-            raise elsewhere()
-
-    def _drop(self, room: Room, lease: Lease) -> None:
-        room.retired = True  # with no await before it leaves `rooms`: nothing slips into its queue
-        if self.rooms.get(room.code) is room:
-            del self.rooms[room.code]
-        self.owners.pop(lease.code, None)
-        self.metrics.rooms.set(len(self.rooms))
-        sockets = len(room.conns)
-        room.close_all("room_moved")
-        task = asyncio.ensure_future(self._stop_lost(room, lease))
-        self._stopping.add(task)
-        task.add_done_callback(self._stopping.discard)
-        _log.warning(
-            "room_lease_lost", room=room.code, fence=lease.token, sockets=sockets, version=room.version
-        )
-
-    async def _stop_lost(self, room: Room, lease: Lease) -> None:
-        await room.stop()
-        if self.ownership is not None:  # after a refused write the lease is still renewed: stop that
-            await self.ownership.leases.release(lease)
 
 
 async def store_finished_round(room: Room) -> None:
