@@ -97,6 +97,9 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
     page.add_init_script(HIDDEN_TAB)
     try:
         sit_and_start(page, server, room, token)
+        # our turn first: nothing moves until we play, so a phone's feed opened now stays open (the
+        # page closes it when our turn comes, static/js/room.js)
+        page.wait_for_selector(PLAYABLE, timeout=90_000)
         toggle = page.locator(".sound-toggle:visible").first
         if not toggle.count():  # on a phone the switches are in the feed's head
             page.click(".feed-toggle")
