@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -224,7 +225,10 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
     is already true. Returns the number of moves made."""
     moves = 0
     deadline = time.monotonic() + timeout
-    while not done():
+    while True:
+        seen = version_of(page)  # before looking: a state that comes meanwhile ends the wait below
+        if done():
+            break
         if time.monotonic() > deadline:
             raise TimeoutError(f"condition not reached after {moves} moves; the page: {describe(page)}")
         if page.locator(PANEL).count():
@@ -239,7 +243,7 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
         if play_turn(page, keyboard=keyboard):
             moves += 1
         else:
-            page.wait_for_timeout(50)
+            wait_for_version(page, seen)
     return moves
 
 
@@ -258,7 +262,7 @@ def describe(page: Any) -> str:
                         toasts: [...document.querySelectorAll('.toast')].map((e) => e.textContent)};
             }"""
         )
-        screenshot(page, f"failure-{int(time.time() * 1000)}")
+        screenshot(page, f"failure-{int(time.time() * 1000)}", always=True)
         return json.dumps(state)
     except Exception as error:  # the page itself is gone: say so rather than hide the first error
         return f"(could not read the page: {error})"
@@ -285,12 +289,38 @@ def text_of(page: Any) -> str:
     return str(page.evaluate("() => document.body.innerText"))
 
 
-def screenshot(page: Any, name: str) -> Path:
-    """Save a screenshot under artifacts/screenshots/ (git-ignored) and return its path."""
+def screenshot(page: Any, name: str, always: bool = False) -> Path | None:
+    """Save a screenshot as artifacts/screenshots/NAME.png (git-ignored) and return its path, when
+    ``DOMENG_SCREENSHOTS`` is set (``DOMENG_SCREENSHOTS=1 scripts/test`` keeps every page a test
+    shows) or ``always``; None otherwise. A shot costs the browser 0.1–0.3 s of CPU, and nothing
+    reads most of them, so by default only the tests that check shots and failures take them."""
+    if not always and not os.environ.get("DOMENG_SCREENSHOTS"):
+        return None
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def version_of(page: Any) -> int | None:
+    """The version of the last state the page holds (None before its first)."""
+    version: int | None = page.evaluate("() => window.__domeng ? window.__domeng.version : null")
+    return version
+
+
+def wait_for_version(page: Any, seen: int | None, timeout_s: float = 1.0) -> None:
+    """Wait until the page holds a state past version ``seen`` (`version_of`, read before the
+    caller looked at the page), or at most ``timeout_s`` seconds: what a player could act on comes
+    with a new state, and anything else (presence, timers) is looked at again after the timeout.
+    The page checks (every 50 ms, inside the renderer); a look from here costs ~4 ms of CPU in
+    three processes, so loops wait here instead of polling."""
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(
+            "(seen) => !window.__domeng || window.__domeng.version !== seen",
+            arg=seen,
+            polling=50,
+            timeout=timeout_s * 1000,
+        )
 
 
 class SocketPlayer:

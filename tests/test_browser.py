@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +38,8 @@ from tests.browserkit import (
     submit_lobby,
     take_seat,
     text_of,
+    version_of,
+    wait_for_version,
 )
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
@@ -169,11 +170,12 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     for _ in range(2000):
         if moved["host"] and moved["guest"]:
             break
+        seen = version_of(host)
         for key, page in (("host", host), ("guest", guest)):
             close_panel(page)
             if play_turn(page):
                 moved[key] += 1
-        host.wait_for_timeout(40)
+        wait_for_version(host, seen)
     assert moved["host"] >= 1 and moved["guest"] >= 1, moved
     # each sees the other by name, as a person
     assert "Budi" in host.locator(".plate[data-seat='1'] .plate-name").inner_text()
@@ -535,7 +537,7 @@ def test_screenshots_of_lobby_table_and_round_end(
     size = f"{viewport['width']}x{viewport['height']}"
     context, page, watch = open_page(browser, viewport)
     goto(page, f"{server.url}/")
-    paths = [screenshot(page, f"lobby-{size}")]
+    paths = [screenshot(page, f"lobby-{size}", always=True)]
     create_room_in_lobby(page, server.url, BOTS, timer_s=30)
     take_seat(page, 0, "Dewi")
     start_match(page)
@@ -546,12 +548,12 @@ def test_screenshots_of_lobby_table_and_round_end(
 
     play_until(page, mid_round, timeout=90)
     page.wait_for_timeout(300)  # let the chain settle
-    paths.append(screenshot(page, f"table-{size}"))
+    paths.append(screenshot(page, f"table-{size}", always=True))
     play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=90)
     page.wait_for_selector(f"{PANEL} .fair-result[data-ok]")
-    paths.append(screenshot(page, f"round-end-{size}"))
+    paths.append(screenshot(page, f"round-end-{size}", always=True))
     for path in paths:
-        assert Path(path).stat().st_size > 10_000
+        assert path is not None and path.stat().st_size > 10_000
     watch.assert_clean()
     context.close()
 

@@ -28,6 +28,8 @@ from tests.browserkit import (
     open_page,
     play_turn,
     screenshot,
+    version_of,
+    wait_for_version,
 )
 from tests.serverkit import ServerProcess
 
@@ -62,7 +64,10 @@ def _play_both(pages: list[Any], done: Any, timeout: float = 600.0) -> list[int]
     match's) until ``done(moves)`` (the moves each made so far); the moves each made."""
     moves = [0] * len(pages)
     deadline = time.monotonic() + timeout
-    while not done(moves):
+    while True:
+        seen = version_of(pages[0])  # before looking: a state that comes meanwhile ends the wait below
+        if done(moves):
+            break
         if time.monotonic() > deadline:
             raise TimeoutError(f"not done after {moves} moves; {describe(pages[0])}")
         moved = False
@@ -73,7 +78,7 @@ def _play_both(pages: list[Any], done: Any, timeout: float = 600.0) -> list[int]
                 moves[i] += 1
                 moved = True
         if not moved:
-            pages[0].wait_for_timeout(30)
+            wait_for_version(pages[0], seen)
     return moves
 
 

@@ -37,6 +37,8 @@ from tests.browserkit import (
     open_page,
     play_turn,
     screenshot,
+    version_of,
+    wait_for_version,
 )
 from tests.serverkit import ServerProcess
 
@@ -148,12 +150,15 @@ def test_a_friend_plays_again_and_starts_when_the_host_has_left(
     budi.wait_for_selector(".table-screen")
 
     deadline = time.monotonic() + 600
-    while not _match_over(budi):
+    while True:
+        seen = version_of(budi)  # before looking: a state that comes meanwhile ends the wait below
+        if _match_over(budi):
+            break
         assert time.monotonic() < deadline, describe(budi)
         if budi.locator(PANEL).count():
             budi.locator(f"{PANEL} .panel-foot .btn-gold").click()  # a round's panel: back to the table
         elif not play_turn(budi):
-            budi.wait_for_timeout(30)
+            wait_for_version(budi, seen)
     host_watch.assert_clean()
     host_ctx.close()  # the host leaves after the match
 

@@ -30,6 +30,8 @@ from tests.browserkit import (
     screenshot,
     start_match,
     take_seat,
+    version_of,
+    wait_for_version,
 )
 from tests.serverkit import ServerProcess
 
@@ -123,6 +125,7 @@ def test_the_round_end_panel_folds_away_for_the_next_round_and_never_covers_a_ti
     folded: set[int] = set()
     name = f"{viewport['width']}x{viewport['height']}"
     for _ in range(3000):
+        seen = version_of(page)  # before looking: a state that comes meanwhile ends the wait below
         state = page.evaluate(
             "() => { const c = window.__domeng; return {round: c.view && c.view.round,"
             " end: c.roundEnd && c.roundEnd.round, panel: !!c.panel, over: c.view && c.view.match_over}; }"
@@ -140,7 +143,7 @@ def test_the_round_end_panel_folds_away_for_the_next_round_and_never_covers_a_ti
                 page.locator(".feed-toggle").click()  # the feed drawer is open when the turn comes
             play_turn(page)
         else:
-            page.wait_for_timeout(30)
+            wait_for_version(page, seen)
     assert len(folded) >= 2 or page.evaluate("() => window.__domeng.view.match_over"), (panels_seen, folded)
     # the player never closed a panel: finishing a round cost no click
     seen = _hand_watch(page)
