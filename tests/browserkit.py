@@ -216,7 +216,16 @@ def play_turn(page: Any, keyboard: bool = False) -> bool:
             page.keyboard.press("Enter")
         else:
             page.locator(END_TARGET).last.click()
-    page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=60_000)
+    try:
+        page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
+    except PlaywrightTimeoutError:
+        # no new state: the click was not taken as a move, or the move was refused (the page says
+        # why and stays at its version). A player looks again; a page stuck with its move pending
+        # shows no playable tile, so the caller's own deadline still catches that.
+        if version_of(page) == version and page.locator(PLAYABLE).count():
+            print(f"play_turn: no new state 30 s after a move at version {version}: {describe(page)}")
+            return False
+        raise
     return True
 
 
