@@ -199,7 +199,7 @@ def play_turn(page: Any, keyboard: bool = False) -> bool:
     """
     # the version first: a state that comes after it (the round ending as we look) then satisfies
     # the wait below, where reading it after finding the tile could wait for a move never made
-    version = page.evaluate("() => window.__domeng.version")
+    version = version_of(page)
     tile = page.locator(PLAYABLE).first
     if not tile.count():
         return False

@@ -82,8 +82,7 @@ class Timing:
     def hold(self, delay_s: float, intent: Intent) -> None:
         """Queue ``intent`` again in ``delay_s`` seconds, as the wait's one timer (a bot's move
         waiting for its pause to end): when the room moves on first, `schedule` cancels it."""
-        if self._timer is not None:
-            self._timer.cancel()
+        self.disarm()
         self._timer = self.clock.call_later(delay_s, lambda: self.queue.put_nowait(intent))
 
     def rearm(self) -> None:
