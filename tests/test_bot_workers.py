@@ -19,7 +19,7 @@ from engine.core import Phase, State
 from engine.tiles import Tile
 from engine.variants import make_rules
 from engine.views import PlayerView, player_view
-from tests.serverkit import alive
+from tests.serverkit import alive, wait_gone
 
 LEVEL = "medium"
 
@@ -87,6 +87,10 @@ def test_a_killed_worker_is_replaced_and_the_decision_retried() -> None:
             assert len(before) == 2
             victim = min(before)
             os.kill(victim, signal.SIGKILL)
+            # dead before the first decision: while results keep coming the pool's manager thread
+            # reads them first and notices a dead worker's sentinel only when it is idle, so a
+            # round decided on the other worker in the meantime would never meet the broken pool
+            assert await asyncio.to_thread(wait_gone, [victim]) == []
             state = next(_rounds("domeng", {"camat_target": 1}, None, 1))
             await _play_round(bots, state, 5)  # the first decision meets the broken pool
             after = await bots.worker_pids()
