@@ -124,7 +124,13 @@ export class ChainBoard {
     this.chain = [];
     this.ends = null;
     this.choosing = null;
-    this.observer = new ResizeObserver(() => this.draw());
+    // the board's size is read only here, where the layout is fresh: reading it in draw() after a
+    // state's changes would make the browser lay the page out once more for every update
+    this.size = { width: 0, height: 0 };
+    this.observer = new ResizeObserver(() => {
+      this.size = { width: this.el.clientWidth, height: this.el.clientHeight };
+      this.draw();
+    });
     this.observer.observe(this.el);
   }
 
@@ -143,8 +149,7 @@ export class ChainBoard {
 
   draw() {
     if (!this.el.isConnected) return;
-    const width = this.el.clientWidth;
-    const height = this.el.clientHeight;
+    const { width, height } = this.size;
     if (!width || !height) return;
     const text = this.labels();
     setAttr(this.el, "aria-label", this.chain.length ? text.chain : text.empty);

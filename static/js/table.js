@@ -46,6 +46,8 @@ export class TableView {
     this.alerts.closeNotice();
     this.chain.destroy();
     this.feedSized.disconnect();
+    this.meSized.disconnect();
+    cancelAnimationFrame(this.feedFrame);
   }
 
   // -- building --------------------------------------------------------------------------------
@@ -142,6 +144,16 @@ export class TableView {
       if (this.feedFollow) this.feedToEnd();
     });
     this.feedSized.observe(this.feedList);
+    // on one's turn the feed drawer (a phone's overlay) ends above the hand, never over it: the
+    // hand's height is heard from the layout (reading it after each update would force one more)
+    this.meHeight = "";
+    this.meSized = new ResizeObserver(() => {
+      const meHeight = `${this.me.offsetHeight}px`;
+      if (this.meHeight === meHeight) return;
+      this.meHeight = meHeight;
+      this.el.style.setProperty("--me-h", meHeight);
+    });
+    this.meSized.observe(this.me);
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
@@ -274,12 +286,6 @@ export class TableView {
     this.updateHint(myTurn);
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
     this.updateStatus(myTurn);
-    // on one's turn the feed drawer (a phone's overlay) ends above the hand, never over it
-    const meHeight = `${this.me.offsetHeight}px`;
-    if (this.meHeight !== meHeight) {
-      this.meHeight = meHeight;
-      this.el.style.setProperty("--me-h", meHeight);
-    }
     this.updateLempas(myTurn);
     this.updateFeed();
     this.tick();
@@ -636,7 +642,12 @@ export class TableView {
     }
     this.feedMade = kept;
     keepChildren(this.feedList, items);
-    if (this.feedFollow) this.feedToEnd();
+    // scrolled to the new line before the next frame is drawn, once for all the updates until
+    // then: scrolling here would lay the page out once more for every update
+    this.feedFrame ||= requestAnimationFrame(() => {
+      this.feedFrame = 0;
+      if (this.feedFollow) this.feedToEnd();
+    });
     const last = items[items.length - 1];
     const copy = last ? last.cloneNode(true) : null;
     copy?.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
@@ -688,7 +699,7 @@ export class TableView {
     const left = active ? Math.max(0, deadline - Date.now()) : 0;
     for (const plate of [...this.opps, this.mePlate]) {
       const on = active && Number(plate.el.dataset.seat) === seat;
-      plate.timer.hidden = !on;
+      if (plate.timer.hidden === on) plate.timer.hidden = !on; // a write, even of the same value, restyles
       if (on) {
         plate.timer.firstChild.firstChild.style.width = `${(100 * left) / total}%`;
         setText(plate.timer.lastChild, t("table.seconds", { n: Math.ceil(left / 1000) }));
@@ -696,8 +707,8 @@ export class TableView {
       }
     }
     const mine = active && seat === this.ctl.seat;
-    this.myTimer.hidden = !mine;
-    this.myTimerText.hidden = !mine;
+    if (this.myTimer.hidden === mine) this.myTimer.hidden = !mine;
+    if (this.myTimerText.hidden === mine) this.myTimerText.hidden = !mine;
     if (mine) {
       setText(this.myTimerText, t("table.seconds", { n: Math.ceil(left / 1000) }));
       this.myTimer.firstChild.style.width = `${(100 * left) / total}%`;
