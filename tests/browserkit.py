@@ -106,6 +106,15 @@ def goto(page: Any, url: str) -> None:
     page.wait_for_selector("body[data-ready]")
 
 
+def switch_language(page: Any, lang: str) -> None:
+    """Switch the open page to ``lang`` the way the header's language menu does (static/js/i18n.js
+    ``setLanguage``: the catalog loads and the page is drawn again in it, a room's table and open
+    round-end panel too), and wait until it is drawn. Much cheaper than a fresh browser context per
+    language (~0.6 s of CPU each), for tests that look at one page in every language."""
+    page.evaluate("(code) => import('/static/js/i18n.js').then((i18n) => i18n.setLanguage(code))", lang)
+    page.wait_for_function("(code) => document.documentElement.lang === code", arg=lang)
+
+
 def create_room_in_lobby(page: Any, base: str, seats: list[str], timer_s: int = 0) -> str:
     """Fill the lobby form (seat choices: "person", "easy", "medium", "hard") and create the room;
     returns its code once the room page has loaded."""

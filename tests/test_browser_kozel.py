@@ -24,6 +24,7 @@ from tests.browserkit import (
     screenshot,
     sit_and_start,
     start_match,
+    switch_language,
     take_seat,
     text_of,
 )
@@ -442,9 +443,10 @@ def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess
         turn_timer_s=0,
     )
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
     for lang in languages():
-        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
-        goto(page, f"{server.url}/r/{room['code']}")
+        switch_language(page, lang)  # one page, drawn again in each language
         page.wait_for_selector("#table-bazaar")
         page.wait_for_selector(PANEL, timeout=30_000)
         assert page.evaluate("() => document.documentElement.lang") == lang
@@ -452,8 +454,8 @@ def test_each_language_renders_a_kozel_table_and_round_end(server: ServerProcess
         assert page.evaluate("() => window.__i18nMissing") == [], lang
         assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
         assert page.locator(f"{PANEL} .score-sheet .sheet-row").count() == 2  # one row per pair
-        watch.assert_clean()
-        context.close()
+    watch.assert_clean()
+    context.close()
 
 
 def facts(seats: int, **options: object) -> dict[str, Any]:
@@ -515,9 +517,10 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
     room = server.create_room(
         variant="kozel", seats=4, options={"pairs": True}, bots=["greedy"] * 4, turn_timer_s=0
     )
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
     for lang in languages():
-        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
-        goto(page, f"{server.url}/r/{room['code']}")
+        switch_language(page, lang)  # one page, drawn again in each language
         # the pair of seats 2 and 4 wrote 12 together, and has not opened: it is only pending
         pairs = facts(4, pairs=True)
         pending = page.evaluate(
@@ -549,8 +552,8 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
                 _TABLE_SHEET_JS, [_fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3]), pairs]
             )
             assert sheet == {"goats": 1, "to_go": 0}
-        watch.assert_clean()
-        context.close()
+    watch.assert_clean()
+    context.close()
 
 
 _SHEET_TAGS_JS = """async ([outcome, facts]) => {
@@ -594,17 +597,18 @@ def test_the_closest_to_101_tag_stays_one_line_in_every_language(
         "match_over": False,
     }
     size = f"{viewport['width']}x{viewport['height']}"
+    context, page, watch = open_page(browser, viewport)
+    goto(page, f"{server.url}/r/{room['code']}")
     for lang in languages():
-        context, page, watch = open_page(browser, viewport, locale=f"{lang}-{lang.upper()}")
-        goto(page, f"{server.url}/r/{room['code']}")
+        switch_language(page, lang)  # one page, drawn again in each language
         shown = page.evaluate(_SHEET_TAGS_JS, [outcome, facts(3)])
         closest = [tag for tag in shown["tags"] if "45" in tag["text"]]
         assert len(closest) == 1 and "101" in closest[0]["text"], (lang, shown)
         assert all(tag["lines"] == 1 and tag["inside"] for tag in shown["tags"]), (lang, shown)
         assert shown["fits"], lang
         screenshot(page, f"kozel-closest-{lang}-{size}")
-        watch.assert_clean()
-        context.close()
+    watch.assert_clean()
+    context.close()
 
 
 _WHOLE_LABELS_JS = """() => {

@@ -24,6 +24,7 @@ from tests.browserkit import (
     open_page,
     play_turn,
     screenshot,
+    switch_language,
     text_of,
 )
 from tests.serverkit import ServerProcess
@@ -247,10 +248,11 @@ _STANDINGS_JS = """() => ({
 
 def test_final_standings_and_plurals_in_every_language(server: ServerProcess, browser: Any) -> None:
     room = play_bot_match(server, timeout=240)
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
     for lang in languages():
         catalog = _catalog(lang)
-        context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
-        goto(page, f"{server.url}/r/{room['code']}")
+        switch_language(page, lang)  # one page, drawn again in each language (the panel too)
         page.wait_for_selector(f"{PANEL} .standings tbody tr")
         shown = page.evaluate(_STANDINGS_JS)
         view = shown["view"]
@@ -279,5 +281,5 @@ def test_final_standings_and_plurals_in_every_language(server: ServerProcess, br
         assert "⟦" not in text_of(page) and page.evaluate("() => window.__i18nMissing") == []
         assert _fits(page), lang
         screenshot(page, f"standings-{lang}-390x844")
-        watch.assert_clean()
-        context.close()
+    watch.assert_clean()
+    context.close()
