@@ -30,6 +30,7 @@ from tests.browserkit import (
     PANEL,
     PHONE,
     PageWatch,
+    PlaywrightTimeoutError,
     describe,
     goto,
     hold_host,
@@ -75,9 +76,9 @@ def _match_over(page: Any) -> bool:
 
 _FEED_AFTER = """(version) => { const l = document.querySelector('.feed-list');
     return window.__domeng.version >= version && l.scrollHeight > l.clientHeight + 60
-      && {left: l.scrollHeight - l.scrollTop - l.clientHeight}; }"""
-"""Once the page has reached ``version`` and the feed is longer than its panel: how far its end is
-below what the list shows (px)."""
+      && l.scrollHeight - l.scrollTop - l.clientHeight < 40; }"""
+"""Whether the page has reached ``version``, the feed is longer than its panel, and its end is in
+view (less than 40 px below what the list shows)."""
 
 _READER_SCROLLS = """async (toEnd) => { const l = document.querySelector('.feed-list');
     const to = toEnd ? l.scrollHeight - l.clientHeight : 0;
@@ -112,11 +113,21 @@ def _widened_spectator(server: ServerProcess, browser: Any) -> tuple[Any, Any, P
 
 
 def _feed_follows(page: Any) -> None:
-    """Three more moves: the feed shows the latest line at that moment (each move scrolls it there
-    as it comes, when it follows; a list left behind falls further back with every line)."""
+    """Three more moves, and the feed shows its latest line. The page scrolls to a new line in the
+    frame after its state (once for all the states of a frame, before it is drawn), so this looks
+    until it is there: moves keep coming, and a list that does not follow falls further back with
+    every line and is never there."""
     version = page.evaluate("() => window.__domeng.version")
-    left = page.wait_for_function(_FEED_AFTER, arg=version + 3).json_value()["left"]
-    assert left < 40, left
+    try:
+        page.wait_for_function(_FEED_AFTER, arg=version + 3, timeout=30_000)
+    except PlaywrightTimeoutError:
+        left = page.evaluate(
+            "() => { const l = document.querySelector('.feed-list');"
+            " return l.scrollHeight - l.scrollTop - l.clientHeight; }"
+        )
+        raise AssertionError(
+            f"the feed does not follow the moves: its end is {left} px below the list"
+        ) from None
 
 
 def _reader_scrolls(page: Any, to_end: bool) -> None:
