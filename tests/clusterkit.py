@@ -85,7 +85,9 @@ class TcpProxy:
     """A TCP relay on 127.0.0.1 to the server of ``url`` (Redis, PostgreSQL: any URL with a host and
     port); `url` is the same URL through it. `cut` closes the relay and every connection through it
     (the server unreachable: connection refused), `mend` listens again on the same port. The server
-    itself, which others share, is never touched."""
+    itself, which others share, is never touched. `stall` stops every byte both ways while the
+    connections stay open and new ones are taken (a network partition: no reset, no answer);
+    `flow` lets the held bytes go on."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
@@ -93,6 +95,8 @@ class TcpProxy:
         self._parts = parts
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._flowing = asyncio.Event()
+        self._flowing.set()
         self.port = 0
 
     @property
@@ -121,6 +125,14 @@ class TcpProxy:
         """The server reachable through the relay again (same port)."""
         await self.start()
 
+    async def stall(self) -> None:
+        """From now on nothing passes either way, and nothing is closed."""
+        self._flowing.clear()
+
+    async def flow(self) -> None:
+        """What was held, and everything after it, passes again."""
+        self._flowing.set()
+
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self._target)
@@ -132,6 +144,7 @@ class TcpProxy:
         async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 while data := await source.read(65536):
+                    await self._flowing.wait()
                     sink.write(data)
                     await sink.drain()
             sink.close()
@@ -172,6 +185,14 @@ class ThreadedProxy:
     def mend(self) -> None:
         """`TcpProxy.mend`."""
         self._call(self._proxy.mend())
+
+    def stall(self) -> None:
+        """`TcpProxy.stall`."""
+        self._call(self._proxy.stall())
+
+    def flow(self) -> None:
+        """`TcpProxy.flow`."""
+        self._call(self._proxy.flow())
 
     def __enter__(self) -> ThreadedProxy:
         return self

@@ -31,6 +31,9 @@ LEASE_S = 15.0
 """Long: the room must stay on its owner throughout (a lease lost to a starved renewal on a loaded
 machine would move it, which tests/test_cluster_servers.py covers), so it is renewed every 5 s
 with 5 s to answer."""
+DATABASE_TIMEOUT_S = 3.0
+"""The servers' PostgreSQL timeout (``DOMENG_DATABASE_TIMEOUT_S``): a stalled statement fails
+after this long."""
 ANA, BUDI = 0, 1
 """The two people at the table; the other three seats are bots."""
 
@@ -48,6 +51,8 @@ def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, Thre
             "DOMENG_BOT_DELAY_S": "0.02",
             "DOMENG_BOT_WORKERS": "1",
             "DOMENG_MIGRATE": "false",
+            # a partition (the proxy stalled) fails a statement after this long
+            "DOMENG_DATABASE_TIMEOUT_S": str(DATABASE_TIMEOUT_S),
         }
         first = ServerProcess(tmp_path / "a", env=env, database_url=proxy.url)
         second = ServerProcess(tmp_path / "b", env=env, database_url=proxy.url)
@@ -135,10 +140,10 @@ def _assert_stored_as_seen(row: MatchRow, seen: dict[int, dict[str, Any]]) -> No
             assert sorted(moves[0]["tile"].split("-")) == sorted(action.action["play"].split("-"))
 
 
-def test_postgres_gone_refuses_moves_on_both_processes_and_play_resumes_when_it_returns(
-    servers: tuple[ServerProcess, ServerProcess, ThreadedProxy, str],
-) -> None:
-    first, second, proxy, database_url = servers
+def _table(first: ServerProcess, second: ServerProcess) -> tuple[str, dict[int, Client], Client, int]:
+    """A match of Ana, Budi and three bots owned by ``first``: the room's code, the two people's
+    clients (Ana's relayed through ``second``), a spectator on the owner, and the version it
+    watches from."""
     room = first.create_room(bots=[None, None, "greedy", "random", "greedy"], turn_timer_s=0)
     code = room["code"]
     tokens = {
@@ -150,15 +155,20 @@ def test_postgres_gone_refuses_moves_on_both_processes_and_play_resumes_when_it_
     people = {ANA: Client(second, code, tokens[ANA]), BUDI: Client(first, code, tokens[BUDI])}
     for person in people.values():  # Ana's socket is relayed through the second process
         person.wait_for(lambda m: _is_state(m) and m["version"] >= since)
+    return code, people, watcher, since
 
-    for seat, tries in ((ANA, 1), (BUDI, 3)):
-        turn = _waiting_on(seat, people, watcher)
-        proxy.cut()
-        _refused_while_cut(people[seat], turn, first, code, tries)
-        proxy.mend()
-        moved = _accepted(people[seat], turn)
-        watcher.wait_for(lambda m, v=moved["version"]: _is_state(m) and m["version"] == v)
 
+def _played_on_as_seen(
+    servers: tuple[ServerProcess, ServerProcess, ThreadedProxy, str],
+    people: dict[int, Client],
+    watcher: Client,
+    since: int,
+    code: str,
+) -> None:
+    """Play on to Ana's next turn; then both processes are alive and ready, every client saw each
+    version once and in order, the same moves as the watcher, and the stored log is whole and
+    holds the moves they saw."""
+    first, second, _, database_url = servers
     last = _waiting_on(ANA, people, watcher)["version"]  # the bots played on: Ana's turn again
     for process in (first, second):
         assert process.proc is not None and process.proc.poll() is None
@@ -177,3 +187,37 @@ def test_postgres_gone_refuses_moves_on_both_processes_and_play_resumes_when_it_
     _assert_stored_as_seen(row, {v: s for v, s in seen.items() if v > since})
     for person in (*people.values(), watcher):
         person.close()
+
+
+def test_postgres_gone_refuses_moves_on_both_processes_and_play_resumes_when_it_returns(
+    servers: tuple[ServerProcess, ServerProcess, ThreadedProxy, str],
+) -> None:
+    first, second, proxy, _ = servers
+    code, people, watcher, since = _table(first, second)
+    for seat, tries in ((ANA, 1), (BUDI, 3)):
+        turn = _waiting_on(seat, people, watcher)
+        proxy.cut()
+        _refused_while_cut(people[seat], turn, first, code, tries)
+        proxy.mend()
+        moved = _accepted(people[seat], turn)
+        watcher.wait_for(lambda m, v=moved["version"]: _is_state(m) and m["version"] == v)
+    _played_on_as_seen(servers, people, watcher, since, code)
+
+
+def test_postgres_silent_past_the_timeout_refuses_moves_and_play_resumes_when_it_answers(
+    servers: tuple[ServerProcess, ServerProcess, ThreadedProxy, str],
+) -> None:
+    """A network partition: PostgreSQL's connections stay open and nothing comes back (no reset,
+    no refusal). Each move is refused with ``not_saved`` once the statement times out
+    (``DOMENG_DATABASE_TIMEOUT_S``), never left waiting; when the bytes flow again, the same move
+    is accepted and play goes on as the clients saw it."""
+    first, second, proxy, _ = servers
+    code, people, watcher, since = _table(first, second)
+    for seat, tries in ((ANA, 1), (BUDI, 2)):
+        turn = _waiting_on(seat, people, watcher)
+        proxy.stall()
+        _refused_while_cut(people[seat], turn, first, code, tries)
+        proxy.flow()
+        moved = _accepted(people[seat], turn)
+        watcher.wait_for(lambda m, v=moved["version"]: _is_state(m) and m["version"] == v)
+    _played_on_as_seen(servers, people, watcher, since, code)

@@ -43,7 +43,7 @@ from app.store import (
     sqlite_url,
 )
 from app.store.db import make_engine
-from app.store.group_commit import checkpoint_loop
+from app.store.group_commit import checkpoint_loop, unreachable
 from app.store.models import Base, MatchAction
 from app.store.rows import SeatChange
 from engine.core import Deal, Phase, State
@@ -51,6 +51,7 @@ from engine.events import DomengOutcome, Passed, Settlement
 from engine.hashing import commitment_of
 from engine.record import read_record, round_report, write_record
 from engine.variants import make_rules
+from tests.clusterkit import TcpProxy
 
 T = TypeVar("T")
 
@@ -555,6 +556,38 @@ def test_a_failing_write_fails_only_its_caller(database_url: str) -> None:
         (5, 15),
     ]
     assert row.version == 15
+
+
+def test_a_silent_postgres_fails_a_batch_at_the_timeout_at_once_and_the_next_write_is_stored() -> None:
+    """A partition (issue 15): PostgreSQL's connection stays open and nothing comes back. The
+    writes waiting in one batch fail together once the statement times out (``database_timeout_s``),
+    none retried one by one; when the bytes flow again, the next write is stored."""
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+
+    async def main() -> tuple[list[object], int, int, MatchRow | None]:
+        proxy = await TcpProxy(POSTGRES_URL).start()
+        try:
+            async with asyncio.timeout(120), Store(proxy.url, database_timeout_s=1.0, migrate=False) as store:
+                match_id, code = await new_round(store)
+                retried, committed = store.batches_retried, store.transactions_committed
+                await proxy.stall()
+                writes = [
+                    store.append_action(match_id, 0, seq, 2 + seq, 0, a_pass(0), "bot") for seq in range(4)
+                ]
+                results = await asyncio.gather(*writes, return_exceptions=True)
+                await proxy.flow()
+                await store.append_action(match_id, 0, 0, 2, 0, a_pass(0), "bot")
+                stored = store.transactions_committed - committed
+                return results, store.batches_retried - retried, stored, await store.load_match(code)
+        finally:
+            await proxy.cut()
+
+    results, retried, stored, row = asyncio.run(main())
+    assert [type(r).__name__ for r in results] == ["StoreError"] * 4, results
+    assert all(unreachable(r) for r in results if isinstance(r, BaseException))
+    assert (retried, stored) == (0, 1)
+    assert row is not None and [(a.seq, a.version) for a in row.rounds[0].actions] == [(0, 2)]
 
 
 def test_close_commits_every_queued_write_then_refuses_more(database_url: str) -> None:

@@ -80,14 +80,21 @@ def _sqlite_begin(connection: Connection) -> None:
 
 
 def make_engine(
-    url: str | URL, *, sqlite_pragmas: Sequence[str] = SQLITE_PRAGMAS, **kwargs: Any
+    url: str | URL,
+    *,
+    sqlite_pragmas: Sequence[str] = SQLITE_PRAGMAS,
+    timeout_s: float | None = None,
+    **kwargs: Any,
 ) -> AsyncEngine:
     """An async engine for ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
 
     SQLite connections run ``sqlite_pragmas`` when opened and get SQLAlchemy-controlled
     transactions (a real BEGIN, also before reads and DDL); PostgreSQL connections are pinged when
-    taken from the pool. ``kwargs`` go to ``create_async_engine``. Raises ValueError for an
-    in-memory SQLite database.
+    taken from the pool, and with ``timeout_s`` (seconds) each statement, new connection and wait
+    for a pooled one fails after that long (asyncpg's ``command_timeout`` and ``timeout``, the
+    pool's ``pool_timeout``): a database cut off without a word fails the call instead of holding
+    it for ever. ``kwargs`` go to ``create_async_engine``. Raises ValueError for an in-memory
+    SQLite database.
     """
     if is_sqlite(url):
         sqlite_path(url)
@@ -96,6 +103,10 @@ def make_engine(
         event.listen(engine.sync_engine, "begin", _sqlite_begin)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
+    if timeout_s is not None:
+        kwargs.setdefault("pool_timeout", timeout_s)
+        timeouts = {"command_timeout": timeout_s, "timeout": timeout_s}
+        kwargs["connect_args"] = {**timeouts, **kwargs.get("connect_args", {})}
     return create_async_engine(url, **kwargs)
 
 

@@ -53,6 +53,10 @@ class FencedOutError(StoreError):
 
 
 def store_error(error: BaseException) -> BaseException:
+    """The error a caller of the store gets for ``error``: a constraint broken becomes
+    `ConflictError`, any other database failure (SQLAlchemy's, or the driver's timeout or lost
+    connection) `StoreError`, each with ``error`` as its ``__cause__``; the store's own errors and
+    anything else are returned as they are."""
     if isinstance(error, StoreError):
         return error
     if isinstance(error, IntegrityError):
@@ -61,6 +65,10 @@ def store_error(error: BaseException) -> BaseException:
         return conflict
     if isinstance(error, SQLAlchemyError):
         failure = StoreError(f"database failure: {error}")
+        failure.__cause__ = error
+        return failure
+    if isinstance(error, (TimeoutError, OSError)):  # the driver's own: no answer in time, no connection
+        failure = StoreError(f"database unreachable: {error!r}")
         failure.__cause__ = error
         return failure
     return error

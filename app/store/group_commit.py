@@ -10,13 +10,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.store.batches import Op, answer, drain
 from app.store.errors import StoreClosedError
 
-__all__ = ["Transaction", "checkpoint_loop", "commit_batch", "write_loop"]
+__all__ = ["Transaction", "checkpoint_loop", "commit_batch", "unreachable", "write_loop"]
 
 _log = structlog.get_logger("domeng.store")
 
@@ -63,15 +63,34 @@ async def write_loop(
                 op.future.set_exception(closed)
 
 
+def unreachable(error: BaseException) -> bool:
+    """Whether ``error`` (or one of the errors it was raised from) says the database could not be
+    reached or did not answer in time: no connection, a dropped one, a statement or connection
+    timeout. Not a refusal of one write, so retrying each write on its own would only wait as
+    long again for each."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (TimeoutError, OSError, InterfaceError)):
+            return True
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 async def commit_batch(batch: list[Op[Any]], transaction: Transaction) -> bool:
     """Run ``batch`` in one ``transaction`` and answer its callers; when that fails, run each
-    operation in a transaction of its own and answer each with its own result or error. Returns
-    whether the batch was retried that way (a failed batch of one is not)."""
+    operation in a transaction of its own and answer each with its own result or error, unless
+    the database was `unreachable` (then every caller gets that error at once). Returns whether
+    the batch was retried one by one (a failed batch of one is not)."""
     try:
         results = await transaction(batch)
     except Exception as error:
-        if len(batch) == 1:
-            answer(batch[0], error=error)
+        if len(batch) == 1 or unreachable(error):
+            for op in batch:
+                answer(op, error=error)
             return False
         for op in batch:
             try:

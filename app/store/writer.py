@@ -88,6 +88,7 @@ class Writer:
         checkpoint_interval_s: float = 1.0,
         on_commit: Callable[[float, int], None] | None = None,
         migrate: bool = True,
+        database_timeout_s: float = 10.0,
     ) -> None:
         if batch_limit < 1:
             raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
@@ -95,6 +96,8 @@ class Writer:
             raise ValueError(f"batch_window_s must be >= 0, got {batch_window_s}")
         if checkpoint_interval_s <= 0:
             raise ValueError(f"checkpoint_interval_s must be > 0, got {checkpoint_interval_s}")
+        if database_timeout_s <= 0:
+            raise ValueError(f"database_timeout_s must be > 0, got {database_timeout_s}")
         self.database_url = database_url
         self.batch_limit = batch_limit
         self.batch_window_s = batch_window_s
@@ -104,6 +107,8 @@ class Writer:
         """SQLite: background checkpoints run so far."""
         self.on_commit = on_commit
         """Called after each write transaction with its duration (seconds) and its writes."""
+        self.database_timeout_s = database_timeout_s
+        """PostgreSQL: seconds a statement, a new connection or a pooled one may take (`make_engine`)."""
         self.migrate = migrate
         """Whether `start` brings the schema up to date (Alembic ``upgrade head``); False when the
         database is migrated once elsewhere (``domeng migrate``) before several servers start."""
@@ -183,7 +188,7 @@ class Writer:
             self._sync_writer = writer.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
             self._writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         else:
-            engine = self._write_engine = make_engine(self.database_url)
+            engine = self._write_engine = make_engine(self.database_url, timeout_s=self.database_timeout_s)
             # several SELECTs of one load see one snapshot
             self._read_engine = engine.execution_options(isolation_level="REPEATABLE READ")
         self._engine = engine

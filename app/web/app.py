@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     store = Store(
         settings.resolved_database_url(),
         batch_window_s=settings.group_commit_s,
+        database_timeout_s=settings.database_timeout_s,
         on_commit=metrics.observe_commit,
         migrate=settings.migrate,
     )

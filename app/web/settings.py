@@ -159,6 +159,11 @@ class Settings(BaseSettings):
     """Messages one connection may send (a `limits` expression); over it the socket closes 1008."""
     hello_timeout_s: Annotated[float, Field(gt=0)] = 10.0
     """A socket that sends no ``hello`` this long after opening is closed (1008)."""
+    database_timeout_s: Annotated[float, Field(gt=0, le=600)] = 10.0
+    """PostgreSQL: seconds a statement (asyncpg's ``command_timeout``), a new connection or a
+    pooled one may take. A database cut off without a word (a network partition: no reset, no
+    answer) then fails a write after this long, and its moves are refused with ``not_saved``,
+    instead of waiting for ever. SQLite: unused."""
     group_commit_s: Annotated[float, Field(ge=0, le=0.1)] = 0.0
     """Seconds the store's writer waits after a write for others to share its transaction (group
     commit, `app.store.writer`): each move then waits up to this much longer, and under load one
