@@ -3,7 +3,7 @@
 // The layout is pure (units of one tile's short side); `ChainBoard` draws it and keeps each tile
 // element (a tile is unique in the set) so tiles glide to their new places as the chain grows.
 
-import { h, setAttr, setStyle, setText } from "./dom.js";
+import { h, reducedMotion, setAttr, setStyle, setText } from "./dom.js";
 import { isLempa, pips, tileKey, tileSvg } from "./tiles.js";
 
 const GAP = 0.06; // between tiles along a row
@@ -207,7 +207,7 @@ export class ChainBoard {
     setStyle(el, "width", `${rect.w * unit}px`);
     setStyle(el, "height", `${rect.h * unit}px`);
     setStyle(el, "transform", `translate(${offX + rect.x * unit}px, ${offY + rect.y * unit}px)`);
-    if (fresh && this.drawn) {
+    if (fresh && this.drawn && !reducedMotion()) {
       el.classList.add("fresh");
       setTimeout(() => el.classList.remove("fresh"), 900);
     }

@@ -292,6 +292,9 @@ export class RoomController {
       this.screen.kind = kind;
       replace(this.main, this.screen.el);
       this.page.classList.toggle("at-table", kind === "table");
+      // the toasts move up at the table: a class on body, where a body:has() rule would be looked
+      // at again after every change anywhere in the page
+      document.body.classList.toggle("at-table", kind === "table");
       events = [];
     }
     this.screen.update(events);
