@@ -9,7 +9,7 @@ Skipped without DOMENG_TEST_REDIS_URL and DOMENG_TEST_POSTGRES_URL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -189,19 +189,32 @@ def _played_on_as_seen(
         person.close()
 
 
-def test_postgres_gone_refuses_moves_on_both_processes_and_play_resumes_when_it_returns(
+def _outages_then_play_on(
     servers: tuple[ServerProcess, ServerProcess, ThreadedProxy, str],
+    outage: Callable[[], None],
+    end: Callable[[], None],
+    tries: tuple[tuple[int, int], ...],
 ) -> None:
-    first, second, proxy, _ = servers
+    """For each (seat, n) of ``tries``: once the room waits on that person, PostgreSQL goes
+    (``outage``), their move is refused n times, it comes back (``end``) and the same move is
+    accepted; then play goes on as every client saw it (`_played_on_as_seen`)."""
+    first, second, _, _ = servers
     code, people, watcher, since = _table(first, second)
-    for seat, tries in ((ANA, 1), (BUDI, 3)):
+    for seat, n in tries:
         turn = _waiting_on(seat, people, watcher)
-        proxy.cut()
-        _refused_while_cut(people[seat], turn, first, code, tries)
-        proxy.mend()
+        outage()
+        _refused_while_cut(people[seat], turn, first, code, n)
+        end()
         moved = _accepted(people[seat], turn)
         watcher.wait_for(lambda m, v=moved["version"]: _is_state(m) and m["version"] == v)
     _played_on_as_seen(servers, people, watcher, since, code)
+
+
+def test_postgres_gone_refuses_moves_on_both_processes_and_play_resumes_when_it_returns(
+    servers: tuple[ServerProcess, ServerProcess, ThreadedProxy, str],
+) -> None:
+    proxy = servers[2]
+    _outages_then_play_on(servers, proxy.cut, proxy.mend, ((ANA, 1), (BUDI, 3)))
 
 
 def test_postgres_silent_past_the_timeout_refuses_moves_and_play_resumes_when_it_answers(
@@ -211,13 +224,5 @@ def test_postgres_silent_past_the_timeout_refuses_moves_and_play_resumes_when_it
     no refusal). Each move is refused with ``not_saved`` once the statement times out
     (``DOMENG_DATABASE_TIMEOUT_S``), never left waiting; when the bytes flow again, the same move
     is accepted and play goes on as the clients saw it."""
-    first, second, proxy, _ = servers
-    code, people, watcher, since = _table(first, second)
-    for seat, tries in ((ANA, 1), (BUDI, 2)):
-        turn = _waiting_on(seat, people, watcher)
-        proxy.stall()
-        _refused_while_cut(people[seat], turn, first, code, tries)
-        proxy.flow()
-        moved = _accepted(people[seat], turn)
-        watcher.wait_for(lambda m, v=moved["version"]: _is_state(m) and m["version"] == v)
-    _played_on_as_seen(servers, people, watcher, since, code)
+    proxy = servers[2]
+    _outages_then_play_on(servers, proxy.stall, proxy.flow, ((ANA, 1), (BUDI, 2)))
