@@ -291,9 +291,8 @@ export class RoomController {
       this.screen = kind === "waiting" ? new WaitingView(this) : new TableView(this);
       this.screen.kind = kind;
       replace(this.main, this.screen.el);
-      this.page.classList.toggle("at-table", kind === "table");
-      // the toasts move up at the table: a class on body, where a body:has() rule would be looked
-      // at again after every change anywhere in the page
+      // on body, so the toasts (outside the room page) move up at the table too, without a
+      // body:has() rule that would be looked at again after every change anywhere in the page
       document.body.classList.toggle("at-table", kind === "table");
       events = [];
     }
