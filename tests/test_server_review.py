@@ -21,6 +21,10 @@ from tests.conftest import domeng_cli
 from tests.serverkit import Client, ServerProcess, children_of
 
 SAMPLES = 40  # worlds per decision in these servers (DOMENG_REVIEW_SAMPLES): quick, and the same below
+FAST_CLIENT = "1000 per 1 second"
+"""DOMENG_RATE_LIMIT here: the scripted player answers at machine speed against a bot that does not
+wait (a two-seat Kozel round can be twenty draws and placements in a second), faster than the
+default allowance for a person (20 per 2 seconds) would let it."""
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             "DOMENG_BOT_DELAY_S": "0",
             "DOMENG_ROUND_PAUSE_S": "600",  # the next round waits: the ended one stays on the table
             "DOMENG_REVIEW_SAMPLES": str(SAMPLES),
+            "DOMENG_RATE_LIMIT": FAST_CLIENT,
         },
     ).start()
     yield process
@@ -137,7 +142,12 @@ def slow_reviews(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
     """A server whose reviews take long: 1,000 worlds per decision (seconds of CPU a review)."""
     process = ServerProcess(
         tmp_path_factory.mktemp("review-slow"),
-        env={"DOMENG_BOT_DELAY_S": "0", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_REVIEW_SAMPLES": "1000"},
+        env={
+            "DOMENG_BOT_DELAY_S": "0",
+            "DOMENG_ROUND_PAUSE_S": "600",
+            "DOMENG_REVIEW_SAMPLES": "1000",
+            "DOMENG_RATE_LIMIT": FAST_CLIENT,
+        },
     ).start()
     yield process
     process.stop()
