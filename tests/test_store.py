@@ -590,6 +590,32 @@ def test_a_silent_postgres_fails_a_batch_at_the_timeout_at_once_and_the_next_wri
     assert row is not None and [(a.seq, a.version) for a in row.rounds[0].actions] == [(0, 2)]
 
 
+def test_a_write_after_postgres_dropped_the_pooled_connection_is_stored_once_on_a_new_one() -> None:
+    """The writer's pooled connection is not pinged before each batch (three round trips of five
+    more): when PostgreSQL has dropped it meanwhile (a restart), the batch fails before its COMMIT
+    and runs once more on a new connection: the move is stored once, and its caller never sees
+    the dead connection."""
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+
+    async def main() -> tuple[int, int, MatchRow | None]:
+        proxy = await TcpProxy(POSTGRES_URL).start()
+        try:
+            async with asyncio.timeout(120), Store(proxy.url, migrate=False) as store:
+                match_id, code = await new_round(store)
+                await store.append_action(match_id, 0, 0, 2, 0, a_pass(0), "bot")
+                await proxy.cut()  # every open connection dropped, as by a restarted server
+                await proxy.mend()
+                await store.append_action(match_id, 0, 1, 3, 1, a_pass(1), "bot")
+                return store.stale_connections, store.batches_retried, await store.load_match(code)
+        finally:
+            await proxy.cut()
+
+    stale, retried, row = asyncio.run(main())
+    assert (stale, retried) == (1, 0)
+    assert row is not None and [(a.seq, a.version) for a in row.rounds[0].actions] == [(0, 2), (1, 3)]
+
+
 def test_close_commits_every_queued_write_then_refuses_more(database_url: str) -> None:
     async def main() -> tuple[MatchRow | None, int]:
         store = Store(database_url)

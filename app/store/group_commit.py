@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.store.batches import Op, answer, drain
 from app.store.errors import StoreClosedError
 
-__all__ = ["Transaction", "checkpoint_loop", "commit_batch", "unreachable", "write_loop"]
+__all__ = ["Transaction", "checkpoint_loop", "commit_batch", "timed_out", "unreachable", "write_loop"]
 
 _log = structlog.get_logger("domeng.store")
 
@@ -75,6 +75,19 @@ def unreachable(error: BaseException) -> bool:
         if isinstance(current, (TimeoutError, OSError, InterfaceError)):
             return True
         if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def timed_out(error: BaseException) -> bool:
+    """Whether ``error`` (or one of the errors it was raised from) is a timeout: the database did
+    not answer in time (a statement's ``command_timeout``, a connection's ``timeout``)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, TimeoutError):
             return True
         current = current.__cause__ or current.__context__
     return False
