@@ -31,13 +31,22 @@ CLOSE_TRY_AGAIN = 1013
 @pytest.fixture
 def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
     """Two server processes, started side by side once the database is migrated (by this process:
-    two migrating at once would race), and the database URL."""
+    two migrating at once would race), and the database URL. Rooms are never handed over here
+    (``DOMENG_ROOM_HANDOFF=false``): these tests are about the relay, which serves a room's
+    sockets on the other process whether or not the owner has sockets of its own
+    (tests/test_cluster_handoff.py tests handoffs)."""
+    yield from two_servers(tmp_path, {"DOMENG_ROOM_HANDOFF": "false"})
+
+
+def two_servers(tmp_path: Path, extra: dict[str, str]) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """`servers` with the settings ``extra`` added."""
     redis_url, postgres_url = need_redis(), need_postgres()
     env = {
         "DOMENG_REDIS_URL": redis_url,
         "DOMENG_LEASE_S": str(LEASE_S),
         "DOMENG_BOT_DELAY_S": "0.02",
         "DOMENG_BOT_WORKERS": "1",
+        **extra,
     }
     first = ServerProcess(tmp_path / "a", env=env, database_url=postgres_url)
     second = ServerProcess(tmp_path / "b", env=env, database_url=postgres_url)

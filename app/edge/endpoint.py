@@ -12,6 +12,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from app.edge.connection import Connection, MessageBudget
+from app.edge.handoff import Handoff
 from app.edge.protocol import (
     CLOSE_BAD_TOKEN,
     CLOSE_INVALID,
@@ -81,16 +82,18 @@ class SocketCounter:
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
     holds at most ``max_sockets_per_address`` of them at once (1008 past that). A room another
-    server process hosts (docs/cluster.md) is served through that process (`app.edge.remote`,
-    the relay); when it does not answer, the socket closes with 1013 and the client tries again."""
+    server process hosts (docs/cluster.md) is first asked of it (`app.edge.handoff`), and served
+    through that process (`app.edge.remote`, the relay) if it keeps it; when it does not answer,
+    the socket closes with 1013 and the client tries again."""
     await websocket.accept()
     state = websocket.app.state
     hub: Hub = state.hub
+    handoff: Handoff = state.handoff
     counter: SocketCounter = state.sockets
     relay: RelayPort | None = state.relay
     relayed = False
     try:
-        found = await hub.open(code)  # from the store when it is not in memory
+        found = await handoff.open(code)  # from the store when it is not in memory, or handed over
     except RoomError as error:  # hosted by another process, or its ownership unknown now
         if relay is None or error.code != "room_elsewhere":
             await websocket.close(CLOSE_TRY_AGAIN, error.message)
@@ -113,6 +116,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     async def join(hello: HelloMessage) -> Room:
         nonlocal room
         room = await join_room(hub, code, conn, hello)
+        handoff.joined(code)
         return room
 
     try:
@@ -132,6 +136,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     finally:
         counter.release(address)
         if room is not None:
+            handoff.left(code)
             room.disconnect(conn)
         await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
         await conn.stop()

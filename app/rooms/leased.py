@@ -49,6 +49,28 @@ class LeasedRooms:
         if self.ownership is not None:
             await self.ownership.release(code)
 
+    async def hand_over(self, code: str) -> bool:
+        """Give room ``code`` up for another process to take (docs/cluster.md, "Handoff"): out
+        of memory at once (nothing new slips into its queue), its task stopped after the intents
+        already queued (each stored and sent as usual), then its sockets closed (``room_moved``:
+        their clients reconnect and reach the room's new owner) and its lease released. False,
+        and nothing changes, when this process does not hold the room's lease with the room in
+        memory."""
+        room = self.rooms.get(code)
+        if room is None or self.ownership is None or self.ownership.fence_of(code) is None:
+            return False
+        room.retired = True
+        del self.rooms[code]
+        self.owners.pop(code, None)
+        self.metrics.rooms.set(len(self.rooms))
+        try:
+            await room.stop()
+        finally:
+            room.close_all("room_moved")
+            await self.release(code)
+        _log.info("room_handed_over", room=code, version=room.version)
+        return True
+
     def _lost(self, lease: Lease) -> None:
         """The room's lease is lost (not renewed in time, or a write refused by its fence): the
         room leaves memory at once and its sockets close (``room_moved``, the client reconnects);

@@ -22,6 +22,7 @@ from app.admin.routes import install_admin
 from app.bots import WorkerBots
 from app.bots.reviews import ReviewWorkers
 from app.edge.endpoint import SocketCounter, sockets
+from app.edge.handoff import HANDOFF, Handoff
 from app.edge.hosting import RemoteClients
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
@@ -71,6 +72,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     limiter = RateLimits(settings.redis_url, prefix=settings.redis_prefix)
     # the owner's side of the relay: other processes' sockets for this process's rooms
     remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s)
+    # a room moves to the process its clients reach, when its owner has no socket of its own in it
+    handoff = Handoff(hub, board.shared if board is not None and settings.room_handoff else None)
     # round reviews (issue 16): a worker process of their own, started on the first request
     reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 
@@ -88,7 +91,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
             await relay.start()
         recovered = await hub.recover()  # counts them: rooms load when opened
         if board is not None:  # publish this process's tables, answer the others' asks
-            board.start(lambda kind, body: answer(hub, kind, body))
+            board.start(
+                lambda kind, body: handoff.answer(body) if kind == HANDOFF else answer(hub, kind, body)
+            )
         hub.start_sweeper(min(60.0, settings.room_unload_after_s / 2))
         # Rooms hold many small long-lived objects: move what exists now out of the collector's
         # way and collect the young generation less often, so GC pauses stay short under load.
@@ -121,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     parts = {
         "hub": hub,
         "relay": relay,
+        "handoff": handoff,
         "store": store,
         "settings": settings,
         "metrics": metrics,

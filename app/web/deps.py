@@ -9,6 +9,7 @@ from fastapi import Depends, Header, HTTPException
 from starlette.requests import HTTPConnection
 
 from app.bots.reviews import ReviewWorkers
+from app.edge.handoff import Handoff
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 
@@ -49,8 +50,9 @@ ReviewsDep = Annotated[ReviewWorkers, Depends(_reviews)]
 """The round reviews' worker process and cache (`app.bots.reviews.ReviewWorkers`)."""
 
 
-async def _room(code: str, hub: HubDep) -> Room:
-    room = await hub.open(code)  # from the store when it is not in memory
+async def _room(code: str, request: HTTPConnection) -> Room:
+    handoff: Handoff = request.app.state.handoff
+    room = await handoff.open(code)  # from the store when it is not in memory, or handed over
     if room is None:
         raise HTTPException(404, detail={"code": "no_such_room", "message": "no room with this code"})
     return room

@@ -73,6 +73,11 @@ class Settings(BaseSettings):
     lease_s: Annotated[float, Field(gt=0, le=300)] = 5.0
     """Seconds a room's ownership lease lasts (renewed every third of it): a process that has not
     renewed it for this long lets the room go, and another takes it over (docs/cluster.md)."""
+    room_handoff: bool = True
+    """With several processes (docs/cluster.md, "Handoff"): a process that gets a socket or an HTTP
+    call of a room hosted elsewhere asks the owner to hand the room over, which it does when no
+    socket of its own is in the room; behind nginx's hashing of room codes a room then lives where
+    its clients arrive, and is not relayed. False: such rooms stay relayed to their owner."""
     relay_beat_s: Annotated[float, Field(gt=0, le=60)] = 1.0
     """Seconds between the heartbeats of a socket relayed to its room's owner (docs/cluster.md):
     the owner drops a relayed connection, and the relay closes its socket (``room_moved``), after

@@ -1,0 +1,93 @@
+"""Handoffs between two real ``domeng serve`` processes on one PostgreSQL database and one Redis
+(docs/cluster.md, "Handoff"): a room whose clients all reach the other process moves there (its
+lease given up and taken, the room loaded from the stored log), so nothing of it is relayed; an
+owner with a socket of its own keeps the room and relays. Skipped without DOMENG_TEST_REDIS_URL
+and DOMENG_TEST_POSTGRES_URL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.clusterkit import assert_log_whole, stored_match
+from tests.serverkit import Client, ServerProcess
+from tests.test_cluster_servers import (
+    CLOSE_TRY_AGAIN,
+    _can_play,
+    _closed_code,
+    _new_table,
+    _play,
+    two_servers,
+)
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """Two server processes with handoffs on (the default), and the database URL."""
+    yield from two_servers(tmp_path, {})
+
+
+def _events(server: ServerProcess, event: str, code: str) -> list[dict[str, object]]:
+    """The JSON log lines of ``server`` with this ``event`` for room ``code``."""
+    found = []
+    for line in server.log().splitlines():
+        if f'"{event}"' in line and code in line:
+            record = json.loads(line)
+            if record.get("event") == event and record.get("room") == code:
+                found.append(record)
+    return found
+
+
+def test_a_room_moves_to_the_process_its_only_client_reaches_and_plays_on_there(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, database_url = servers
+    code, token = _new_table(first)  # created, claimed and started on the first process
+    player = Client(second, code, token)  # its one client reaches the second
+    waiting = _play(player, 2)
+    assert len(_events(first, "room_handed_over", code)) == 1
+    assert len(_events(second, "room_taken_over", code)) == 1
+    # the room lives on the second process now: the first stopping does not touch its client
+    first.stop()
+    action = {k: v for k, v in waiting["view"]["legal"][0].items() if k != "seat"}
+    player.send({"type": "action", "version": waiting["version"], "action": action})
+    after = player.wait_for(_can_play)  # the move stored, the bots played on, the next turn
+    assert after["version"] > waiting["version"]
+    assert not any(m["type"] == "error" for m in player.messages), player.messages
+    versions = [m["version"] for m in player.messages if m["type"] == "state"]
+    assert versions == sorted(versions), "a version was seen out of order"
+    player.close()
+    assert_log_whole(stored_match(database_url, code))
+
+
+def test_an_http_call_on_the_other_process_takes_a_room_nobody_is_connected_to(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = servers
+    room = first.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
+    claimed = second.claim(room["code"], 0, "Ana")  # no 503 room_elsewhere: the room came here
+    assert claimed.status_code == 201, claimed.text
+    assert second.start_match(room["code"], room["host_token"]).status_code == 200
+    assert len(_events(second, "room_taken_over", room["code"])) == 1
+    player = Client(second, room["code"], claimed.json()["token"])
+    _play(player, 1)
+    player.close()
+
+
+def test_an_owner_with_a_client_of_its_own_keeps_the_room_and_relays(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = servers
+    code, token = _new_table(first)
+    watcher = Client(first, code)  # a spectator on the owner
+    watcher.wait_for(lambda m: m["type"] == "state")
+    player = Client(second, code, token)
+    waiting = _play(player, 2)
+    assert watcher.wait_for(lambda m: m["type"] == "state" and m["version"] >= waiting["version"])
+    assert not _events(first, "room_handed_over", code)
+    # relayed: the owner stopping moves the player (1013), where it finds the room again
+    first.stop()
+    assert _closed_code(player) == CLOSE_TRY_AGAIN
