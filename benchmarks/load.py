@@ -50,7 +50,9 @@ workers' CPU shows as ``bot workers CPU``).
 With ``--processes 1 2`` (and ``--database-url`` on PostgreSQL, ``--redis-url``) it measures the
 production shape instead (docs/deploy.md): for each count, one run with that many ``domeng serve``
 processes (migrated once by ``domeng migrate``, then ``DOMENG_MIGRATE=false``, the Redis leases of
-docs/cluster.md) behind Debian's nginx on deploy/nginx.conf (one worker; tests/nginxkit.py). The
+docs/cluster.md) behind Debian's nginx on deploy/nginx.conf (one worker; tests/nginxkit.py; it hashes
+the room code, so each room moves to the process its clients reach: ``--no-room-hashing`` sends
+requests round robin instead, and most sockets are relayed to their room's owner). The
 clients reach the servers only through nginx; a socket closed with 1013 at opening (its room is
 hosted by the other process) connects again, as the browser does (``sockets moved``). Per count:
 throughput (offer more than the machine can take to read it at saturation, marked ``saturated``),
@@ -61,7 +63,7 @@ against the fewest (goal ≤ 1.15×: near-linear scaling). No fan-out baseline i
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
 [--database-url postgresql+asyncpg://…] [--compression none|deflate] [--loop L] [--ws W] [--skip-baseline]
 [--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]]
-[--processes 1 2 --redis-url redis://…] [--json]``.
+[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--json]``.
 The goals it judges (printed as meets/MISSES) on the all-human run: 2,000 connections (400 tables)
 at 1 action/s per table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn
 worker; with the baseline, server CPU per delivered update at most 1.7× the fan-out's (issue 15).
@@ -919,6 +921,7 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
         "bot_level": args.bot_level,
         "bot_delay_s": args.bot_delay,
         "bot_workers": args.bot_workers or "server default",
+        "nginx": "hash of the room code" if args.room_hashing else "round robin",
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "code": code_revision(),
@@ -1013,7 +1016,8 @@ def print_processes_report(result: dict[str, Any]) -> None:
     print(
         f"Domeng Online load behind nginx: {c['tables']} tables × {SEATS} = {c['connections']} connections, "
         f"offered {c['tables'] * c['pace']:g} client actions/s, {c['seconds']:g} s window after "
-        f"{c['warmup']:g} s warmup · database {c['database']} · Redis · Python {c['python']} · "
+        f"{c['warmup']:g} s warmup · database {c['database']} · Redis · nginx {c['nginx']} · "
+        f"Python {c['python']} · "
         f"{c['cpus']} CPUs · code {c['code']}"
     )
     runs = result["processes"]
@@ -1119,10 +1123,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="Redis of --processes (default DOMENG_REDIS_URL), e.g. redis://127.0.0.1:6379/7",
     )
     parser.add_argument(
-        "--room-hashing",
-        action="store_true",
-        help="--processes: nginx hashes the room code (deploy/nginx.conf; only once any process"
-        " can serve any room)",
+        "--no-room-hashing",
+        dest="room_hashing",
+        action="store_false",
+        help="--processes: nginx sends requests round robin instead of hashing the room code"
+        " (deploy/nginx.conf's default), so most rooms' sockets are relayed to their owner",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)

@@ -39,14 +39,13 @@ def render(
     *,
     per_address: int | None = None,
     workers: int | None = None,
-    room_hashing: bool = False,
+    room_hashing: bool = True,
 ) -> str:
     """deploy/nginx.conf for a run under ``prefix``: listening on 127.0.0.1:``port``, proxying to
     ``upstreams`` (``host:port`` each), logs and temporary files in ``prefix``. ``per_address``
     replaces the per-address connection cap (a load test's clients all share 127.0.0.1);
-    ``workers`` the worker processes; ``room_hashing`` uncomments ``hash $room consistent`` (for
-    when any process can serve any room: deploy/nginx.conf). ValueError when a marked line is
-    missing."""
+    ``workers`` the worker processes; ``room_hashing=False`` comments out ``hash $room
+    consistent`` (round robin for every request). ValueError when a marked line is missing."""
     text = CONFIG.read_text()
     servers = "\n".join(f"        server {up} max_fails=0;" for up in upstreams)
     temp = "\n".join(
@@ -67,10 +66,10 @@ def render(
         text = pattern.sub(lambda _: line, text)  # noqa: B023 - used at once
     if per_address is not None:
         text = text.replace("limit_conn per_address 64;", f"limit_conn per_address {per_address};")
-    if room_hashing:
-        if "# hash $room consistent;" not in text:
-            raise ValueError("deploy/nginx.conf has no '# hash $room consistent;' line")
-        text = text.replace("# hash $room consistent;", "hash $room consistent;")
+    if "        hash $room consistent;" not in text:
+        raise ValueError("deploy/nginx.conf has no 'hash $room consistent;' line")
+    if not room_hashing:
+        text = text.replace("        hash $room consistent;", "        # hash $room consistent;")
     if workers is not None:
         text = text.replace("worker_processes auto;", f"worker_processes {workers};")
     return text
@@ -86,7 +85,7 @@ class Nginx:
         *,
         per_address: int | None = None,
         workers: int | None = None,
-        room_hashing: bool = False,
+        room_hashing: bool = True,
     ) -> None:
         """The keyword arguments are `render`'s."""
         self.prefix = prefix
