@@ -82,10 +82,14 @@ def _waiting_on(seat: int, people: dict[int, Client], watcher: Client) -> dict[s
     while True:
         if state is not None and _is_state(state) and state["view"]["phase"] == "playing":
             version, mover = state["version"], people.get(state["view"]["to_act"])
+            mine = None
             if mover is not None:  # else a bot's turn
                 mine = mover.state
-                if mine is None or mine["version"] != version:
-                    mine = mover.wait_for(lambda m, v=version: _is_state(m) and m["version"] == v, timeout=60)
+                if mine is None or mine["version"] < version:
+                    mine = mover.wait_for(lambda m, v=version: _is_state(m) and m["version"] >= v, timeout=60)
+            # a person's client may be past the watcher's version: it joined after moves the server
+            # made for it (a forced pass) and the bots'; the watcher then catches up version by version
+            if mover is not None and mine is not None and mine["version"] == version:
                 if mover is people[seat] and my_turn_to_place(mine):
                     return mine
                 if my_turn_to_place(mine):
