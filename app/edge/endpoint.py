@@ -107,6 +107,8 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
         await websocket.close(CLOSE_POLICY, "too many connections from this address")
         return
+    if found is not None:  # from now on the room stays here (no handoff) while this socket is open
+        handoff.arrived(code)
     settings = state.settings
     conn = Connection(websocket, settings.send_queue_size)
     limit = state.limit
@@ -116,7 +118,6 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     async def join(hello: HelloMessage) -> Room:
         nonlocal room
         room = await join_room(hub, code, conn, hello)
-        handoff.joined(code)
         return room
 
     try:
@@ -135,8 +136,9 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         pass
     finally:
         counter.release(address)
-        if room is not None:
+        if found is not None:
             handoff.left(code)
+        if room is not None:
             room.disconnect(conn)
         await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
         await conn.stop()
@@ -183,7 +185,10 @@ async def serve(
         raise ProtocolError(CLOSE_POLICY, "the first message must be hello")
     start()
     room = await join(hello)
-    await room.call(lambda r: chat.send_log(r, conn))
+    try:
+        await room.call(lambda r: chat.send_log(r, conn))
+    except RoomError as error:  # unloaded, closed or moved just after it admitted the connection
+        raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
     chat_budget = MessageBudget(CHAT_BURST, CHAT_PER_S)
     hint_budget = MessageBudget(HINT_BURST, HINT_PER_S)
     while True:

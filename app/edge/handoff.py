@@ -43,7 +43,7 @@ class Asker(Protocol):
 
 
 class Handoff:
-    """This process's side of handoffs: the rooms' local sockets (`joined`, `left`), the answer
+    """This process's side of handoffs: the rooms' local sockets (`arrived`, `left`), the answer
     to another process's request (`answer`) and its own (`open`).
 
     ``asker`` is None with one process (or handoffs turned off, ``DOMENG_ROOM_HANDOFF=false``):
@@ -58,12 +58,13 @@ class Handoff:
         """The sockets of each room admitted on this process (not the relayed ones), by code."""
         self._asking: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
 
-    def joined(self, code: str) -> None:
-        """A socket of this process was admitted to room ``code``."""
+    def arrived(self, code: str) -> None:
+        """A socket of this process opened room ``code`` here (before its hello: a room is not
+        handed over while one of its sockets is joining it)."""
         self.local[code] += 1
 
     def left(self, code: str) -> None:
-        """A socket counted by `joined` has left room ``code``."""
+        """A socket counted by `arrived` has closed."""
         self.local[code] -= 1
         if self.local[code] <= 0:
             del self.local[code]
