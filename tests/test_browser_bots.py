@@ -121,15 +121,18 @@ def test_legacy_levels_still_show_in_the_waiting_room_and_at_the_table(
 def _thinking(page: Any) -> dict[str, Any]:
     """The plate that thinks: its seat, its box and its name's, the same boxes once it stops acting
     and thinking (the classes removed and the dots hidden for one measurement, then put back), its
-    dots' box and animation, the viewport, and whose turn the page holds."""
+    dots' box and animation, the viewport, and whose turn the page holds. Waits, in the page, for
+    the first moment one plate shows its dots and measures in that same moment: a bot's thinking
+    is over in a second or two, which a measurement made later could miss."""
     return dict(
-        page.evaluate(
+        page.wait_for_function(
             """() => {
               const box = (el) => {
                 const r = el.getBoundingClientRect();
                 return [r.x, r.y, r.width, r.height].map((v) => Math.round(v * 10) / 10);
               };
               const dots = [...document.querySelectorAll('.plate .thinking:not([hidden])')];
+              if (dots.length === 0) return null;  // not yet (or no longer): wait
               if (dots.length !== 1) return { count: dots.length };
               const plate = dots[0].closest('.plate');
               const name = plate.querySelector('.plate-name');
@@ -148,7 +151,7 @@ def _thinking(page: Any) -> dict[str, Any]:
                 kinds: window.__domeng.room.seats.map((s) => s.kind),
               };
             }"""
-        )
+        ).json_value()
     )
 
 
