@@ -9,10 +9,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.cluster import RedisLease, RedisLeases
+from app.edge.handoff import HANDOFF, Handoff
 from app.metrics import Metrics
 from app.rooms import host
 from app.rooms.errors import RoomError
@@ -221,5 +223,63 @@ def test_a_store_ahead_of_redis_counters_gets_a_token_above_its_own(tmp_path: Pa
             await room.call(lambda r: host.claim(r, 0, "Ana"))  # its writes pass the fence
             stored = await hub.store.load_match(code)
             assert stored is not None and stored.seats[0].name == "Ana"
+
+    asyncio.run(main())
+
+
+class _Peers:
+    """The other processes as `app.edge.handoff.Asker` sees them: here one, answered in-process
+    (the Redis asks themselves are tested in tests/test_cluster_shared.py)."""
+
+    def __init__(self, other: Handoff) -> None:
+        self.other = other
+        self.asked: list[dict[str, Any]] = []
+
+    async def ask(self, kind: str, body: dict[str, Any], timeout_s: float = 3.0) -> dict[str, Any]:
+        assert kind == HANDOFF
+        self.asked.append(body)
+        return {"other": await self.other.answer(body)}
+
+
+def test_a_room_is_handed_over_only_while_its_owner_has_no_socket_of_its_own(tmp_path: Path) -> None:
+    """Two hubs on one store and one Redis (docs/cluster.md, "Handoff"). While the owner has a
+    socket of its own in the room it keeps it (the asker gets ``room_elsewhere`` and would relay);
+    once that socket is gone it hands the room over: its other connections are told
+    ``room_moved``, its lease is released, and the asker holds the room at the stored version with
+    a higher fencing token, its seats and its creator's address kept."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+
+    async def main() -> None:
+        async with (
+            hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as owner,
+            hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as other,
+        ):
+            here, there = Handoff(owner, None), Handoff(other, None)
+            there.asker = peers = _Peers(here)
+            room, _ = await owner.create_room("domeng", {}, 5, 0, [None, *["greedy"] * 4], owner="10.0.0.7")
+            await room.call(lambda r: host.claim(r, 0, "Ana"))
+            relayed = FakeOutbox()  # a relayed connection: the owner's edge does not count it
+            await room.connect(relayed, None)
+            fence = owner.fence_of(room.code)
+            assert fence is not None
+
+            here.arrived(room.code)  # a socket of the owner's own is in the room
+            with pytest.raises(RoomError) as kept:
+                await there.open(room.code)
+            assert kept.value.code == "room_elsewhere" and peers.asked == [{"code": room.code}]
+            assert owner.get(room.code) is room and not relayed.closed
+
+            here.left(room.code)  # that socket closed: the room may go
+            taken = await there.open(room.code)
+            assert taken is not None and taken is not room
+            assert relayed.closed_for == "room_moved"
+            assert owner.get(room.code) is None and owner.fence_of(room.code) is None
+            new_fence = other.fence_of(room.code)
+            assert new_fence is not None and new_fence > fence
+            assert taken.version == room.version and taken.seats[0].name == "Ana"
+            assert other.open_rooms_of("10.0.0.7") == 1  # the creator's open rooms count it here now
+            assert await here.answer({"code": room.code}) is None  # not held there any more
 
     asyncio.run(main())
