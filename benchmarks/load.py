@@ -921,7 +921,9 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
         "bot_level": args.bot_level,
         "bot_delay_s": args.bot_delay,
         "bot_workers": args.bot_workers or "server default",
-        "nginx": "hash of the room code" if args.room_hashing else "round robin",
+        "nginx": (
+            None if not args.processes else "hash of the room code" if args.room_hashing else "round robin"
+        ),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "code": code_revision(),
