@@ -7,9 +7,11 @@ and DOMENG_TEST_POSTGRES_URL."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.clusterkit import assert_log_whole, stored_match
@@ -91,3 +93,29 @@ def test_an_owner_with_a_client_of_its_own_keeps_the_room_and_relays(
     # relayed: the owner stopping moves the player (1013), where it finds the room again
     first.stop()
     assert _closed_code(player) == CLOSE_TRY_AGAIN
+
+
+def test_an_open_table_handed_over_is_listed_once_by_every_process(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    """The lobby after a handoff: every process lists the open table, and only once (the former
+    host's board is published at the handoff, so it does not list it beside the new host's)."""
+    first, second, _ = servers
+    room = first.create_room(bots=[None, None, "greedy", "random", "greedy"], turn_timer_s=0)
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    opened = httpx.put(f"{first.url}/api/rooms/{code}/open", json={"open": True}, headers=host, timeout=10)
+    assert opened.status_code == 200, opened.text
+    watcher = Client(second, code)  # someone at the table (it is listed then), through the second
+    watcher.wait_for(lambda m: m["type"] == "state")
+    assert len(_events(second, "room_taken_over", code)) == 1
+    for process in (first, second):  # the first sees the second's board at its next publication
+        deadline = time.monotonic() + 30
+        while True:
+            tables = httpx.get(f"{process.url}/api/open-tables", timeout=10).json()["tables"]
+            listed = [t["code"] for t in tables].count(code)
+            assert listed <= 1, (process.url, tables)
+            if listed == 1:
+                break
+            assert time.monotonic() < deadline, (process.url, tables)
+            time.sleep(0.2)
+    watcher.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import structlog
@@ -50,10 +51,19 @@ class Handoff:
     `open` is then `Hub.open`. ``timeout_s``: how long `open` waits for the owner's answer
     before relaying instead (seconds)."""
 
-    def __init__(self, hub: Hub, asker: Asker | None, timeout_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        hub: Hub,
+        asker: Asker | None,
+        timeout_s: float = 2.0,
+        moved: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.hub = hub
         self.asker = asker
         self.timeout_s = timeout_s
+        self.moved = moved
+        """Called once a room has left this process or come to it (the board publishes at once,
+        so the lobbies list a moved open table on its new host: `app.web.shared.Board`)."""
         self.local: Counter[str] = Counter()
         """The sockets of each room admitted on this process (not the relayed ones), by code."""
         self._asking: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
@@ -82,6 +92,8 @@ class Handoff:
         owner = self.hub.owners.get(code)
         if not await self.hub.hand_over(code):
             return None
+        if self.moved is not None:
+            await self.moved()
         return {"released": True, "owner": owner}
 
     async def open(self, code: str) -> Room | None:
@@ -102,8 +114,11 @@ class Handoff:
         if not released:
             raise elsewhere()
         room = await self.hub.open(code)
-        if room is not None and creator is not None:
-            self.hub.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
+        if room is not None:
+            if creator is not None:
+                self.hub.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
+            if self.moved is not None:
+                await self.moved()
         return room
 
     async def _request(self, code: str) -> tuple[bool, str | None]:

@@ -73,7 +73,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     # the owner's side of the relay: other processes' sockets for this process's rooms
     remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s)
     # a room moves to the process its clients reach, when its owner has no socket of its own in it
-    handoff = Handoff(hub, board.shared if board is not None and settings.room_handoff else None)
+    handoff = Handoff(
+        hub,
+        board.shared if board is not None and settings.room_handoff else None,
+        moved=None if board is None else board.publish_now,
+    )
     # round reviews (issue 16): a worker process of their own, started on the first request
     reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
 

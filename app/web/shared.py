@@ -93,14 +93,17 @@ class Board:
 
     async def open_tables(self) -> list[dict[str, Any]]:
         """The lobby's open tables of every process (`app.rooms.lobby.open_tables`), longest
-        waiting first; this process's alone when Redis does not answer."""
+        waiting first, each room once; this process's alone when Redis does not answer."""
         tables = self.hub.open_tables()
         try:
             others = await self.shared.tables()
         except ConnectionError:
             return tables
-        here = {t["code"] for t in tables}
-        tables += [{k: v for k, v in t.items() if k != "process"} for t in others if t["code"] not in here]
+        listed = {t["code"] for t in tables}
+        for table in others:  # a room just handed over may still be on its former host's board
+            if table["code"] not in listed:
+                listed.add(table["code"])
+                tables.append({k: v for k, v in table.items() if k != "process"})
         tables.sort(key=lambda t: -t["waiting_s"])
         return tables
 
