@@ -128,23 +128,27 @@ def test_long_joined_emoji_and_right_to_left_names_keep_their_place(
         )
         play_turn(page)
     page.wait_for_selector(".plate .tag-mappano")
-    # Ana's turn with a placer tagged: the table waits for her, so no update from the server
-    # replaces the view drawn below before it is read
+    # Ana's turn with a placer tagged, and the two absent people's seats covered by bots (their
+    # grace is 1 s here): the table waits for her, so no update from the server replaces the view
+    # drawn below before it is read
     page.wait_for_function(
-        "() => { const v = window.__domeng.view; return v?.phase === 'playing' && v.to_act === 0"
-        " && v.last_placer !== null && !!document.querySelector('.plate .tag-mappano'); }",
+        "() => { const c = window.__domeng, v = c.view; return v?.phase === 'playing' && v.to_act === 0"
+        " && v.last_placer !== null && !!document.querySelector('.plate .tag-mappano')"
+        " && c.room.seats[1].covered && c.room.seats[2].covered; }",
         timeout=60_000,
     )
     # the most a plate carries: last mappano, camat and elections on one seat (drawn by the client
-    # from a view that says so; the server's view is the same shape)
-    page.evaluate(
+    # from a view that says so; the server's view is the same shape), drawn again should an update
+    # from the server still come in between
+    page.wait_for_function(
         """() => {
+            if (document.querySelector('.plate .tag-camat')) return true;
             const c = window.__domeng, seat = c.view.last_placer;
             c.view = {...c.view, camat: seat, elections: c.view.elections.map((e, s) => s === seat ? 3 : e)};
             c.render([]);
+            return !!document.querySelector('.plate .tag-camat');
         }"""
     )
-    page.wait_for_selector(".plate .tag-camat")
     plates = {p["seat"]: p for p in page.evaluate(_NAMES_JS)}
     assert {plates[s]["title"] for s in (0, 1, 2)} == {LONG, EMOJI, RTL}
     me = plates[0]
