@@ -214,10 +214,7 @@ class Hub(LeasedRooms):
         its queue); False if it is in use again."""
         if room.idle_s() == 0.0 or self.rooms.get(room.code) is not room:
             return False
-        room.retired = True
-        del self.rooms[room.code]
-        self.owners.pop(room.code, None)
-        self.metrics.rooms.set(len(self.rooms))
+        self._take_out(room)
         return True
 
     async def unload(self, room: Room) -> bool:

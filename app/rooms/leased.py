@@ -59,10 +59,7 @@ class LeasedRooms:
         room = self.rooms.get(code)
         if room is None or self.ownership is None or self.ownership.fence_of(code) is None:
             return False
-        room.retired = True
-        del self.rooms[code]
-        self.owners.pop(code, None)
-        self.metrics.rooms.set(len(self.rooms))
+        self._take_out(room)
         try:
             await room.stop()
         finally:
@@ -87,12 +84,17 @@ class LeasedRooms:
             self._drop(room, lease)
             raise elsewhere()
 
-    def _drop(self, room: Room, lease: Lease) -> None:
-        room.retired = True  # with no await before it leaves `rooms`: nothing slips into its queue
+    def _take_out(self, room: Room) -> None:
+        """``room`` retired and out of memory (`rooms`, `owners`, the rooms gauge), with no await
+        in between: nothing slips into its queue any more."""
+        room.retired = True
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
-        self.owners.pop(lease.code, None)
+        self.owners.pop(room.code, None)
         self.metrics.rooms.set(len(self.rooms))
+
+    def _drop(self, room: Room, lease: Lease) -> None:
+        self._take_out(room)
         sockets = len(room.conns)
         room.close_all("room_moved")
         task = asyncio.ensure_future(self._stop_lost(room, lease))

@@ -6,7 +6,7 @@ the write-ahead log's syncs off that loop."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import structlog
@@ -63,34 +63,32 @@ async def write_loop(
                 op.future.set_exception(closed)
 
 
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and the errors it was raised from (its cause, else its context), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
 def unreachable(error: BaseException) -> bool:
     """Whether ``error`` (or one of the errors it was raised from) says the database could not be
     reached or did not answer in time: no connection, a dropped one, a statement or connection
     timeout. Not a refusal of one write, so retrying each write on its own would only wait as
     long again for each."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, (TimeoutError, OSError, InterfaceError)):
-            return True
-        if isinstance(current, DBAPIError) and current.connection_invalidated:
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    return any(
+        isinstance(e, (TimeoutError, OSError, InterfaceError))
+        or (isinstance(e, DBAPIError) and e.connection_invalidated)
+        for e in _chain(error)
+    )
 
 
 def timed_out(error: BaseException) -> bool:
     """Whether ``error`` (or one of the errors it was raised from) is a timeout: the database did
     not answer in time (a statement's ``command_timeout``, a connection's ``timeout``)."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, TimeoutError):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    return any(isinstance(e, TimeoutError) for e in _chain(error))
 
 
 async def commit_batch(batch: list[Op[Any]], transaction: Transaction) -> bool:
