@@ -191,16 +191,20 @@ def run_table(
     config: RoomConfig = CONFIG,
     bot_port: BotPort | None = None,
     hints: bool = False,
+    options: dict[str, object] | None = None,
 ) -> T:
     """Run ``body`` on a new room (its seats bots of the given levels, or empty; ``hints``: the
-    host allows hints) on a fresh store in ``tmp_path``; the room's task and the store are stopped
+    host allows hints; ``options``: the variant's, e.g. ``{"camat_target": 0}`` for a match that
+    never ends) on a fresh store in ``tmp_path``; the room's task and the store are stopped
     afterwards."""
 
     async def main() -> T:
         clock = FakeClock()
         async with Store(sqlite_url(tmp_path)) as store:
             hub = Hub(config, store, Metrics(), clock=clock, bots=bot_port or LocalBots())
-            room, token = await hub.create_room(variant, {}, len(bots), turn_timer_s, list(bots), hints=hints)
+            room, token = await hub.create_room(
+                variant, options or {}, len(bots), turn_timer_s, list(bots), hints=hints
+            )
             try:
                 return await body(Table(hub, room, token, clock))
             finally:
