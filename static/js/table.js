@@ -303,12 +303,18 @@ export class TableView {
     return (this.ctl.view.log || []).filter((e) => e.type === "placed" && e.end === "L").length;
   }
 
-  /** The tile of the hint shown for the turn in play ("a-b", low first), or null. */
-  hintedTile() {
+  /** The hint shown for the turn in play (its action), or null. */
+  currentHint() {
     const hint = this.hinted;
-    if (!hint || hint.version !== this.ctl.version) return null;
-    const tile = Array.isArray(hint.action.play) ? hint.action.play[0] : hint.action.play; // two lempas: the first
-    return typeof tile === "string" ? tileKey(tile) : null;
+    return hint && hint.version === this.ctl.version ? hint.action : null;
+  }
+
+  /** The tile of the hint shown for the turn in play ("a-b", low first), or null: a two-lempas
+   * hint (K4) raises the two-lempas button instead (updateLempas), as clicking one lempa would play
+   * it alone. */
+  hintedTile() {
+    const play = this.currentHint()?.play;
+    return typeof play === "string" ? tileKey(play) : null;
   }
 
   updateHint(myTurn) {
@@ -316,12 +322,12 @@ export class TableView {
     const choice = myTurn && (view.legal || []).length > 1;
     this.hintBtn.hidden = !(room.hints && choice);
     const asked = this.hintAsked === this.ctl.version;
-    this.hintBtn.disabled = asked && !this.hintedTile();
-    this.hintBtn.classList.toggle("busy", asked && !this.hintedTile());
+    this.hintBtn.disabled = asked && !this.currentHint();
+    this.hintBtn.classList.toggle("busy", asked && !this.currentHint());
   }
 
   askHint() {
-    if (this.hintedTile()) return this.showHint(this.hinted.action);
+    if (this.currentHint()) return this.showHint(this.hinted.action);
     this.hintAsked = this.ctl.version;
     this.ctl.socket?.send({ type: "hint" });
     this.updateHint(this.isMyTurn());
@@ -337,6 +343,7 @@ export class TableView {
       if (message.version !== this.ctl.version) return; // the turn moved on
       this.hinted = { version: message.version, action: message.action };
       this.updateHand(this.legalByTile());
+      this.updateLempas(this.isMyTurn());
       this.updateHint(this.isMyTurn());
       this.showHint(message.action);
     } else if (message.seat !== this.ctl.seat) {
@@ -456,7 +463,9 @@ export class TableView {
     const action = myTurn && !this.pending ? (this.ctl.view.legal || []).find((a) => Array.isArray(a.play)) : null;
     this.lempasBox.hidden = !action || !!this.choosing;
     if (!action) return;
-    const key = action.play.join("+");
+    const hinted = this.currentHint()?.play;
+    const same = Array.isArray(hinted) && [...hinted].sort().join("+") === [...action.play].sort().join("+");
+    const key = action.play.join("+") + (same ? " hinted" : "");
     if (this.lempasBox.dataset.move === key) return;
     this.lempasBox.dataset.move = key;
     const [a, b] = action.play;
@@ -464,7 +473,7 @@ export class TableView {
       this.lempasBox,
       h(
         "button",
-        { class: "btn btn-gold two-lempas", type: "button", onclick: () => this.send(action) },
+        { class: `btn btn-gold two-lempas${key.endsWith(" hinted") ? " hinted" : ""}`, type: "button", onclick: () => this.send(action) },
         miniTile(a),
         " ",
         miniTile(b),
