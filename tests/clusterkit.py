@@ -10,18 +10,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 
-from app.store import MatchRow, Store
+from app.store import MatchRow, Store, upgrade_database
+from tests.serverkit import Client, ServerProcess
 
 REDIS_URL = os.environ.get("DOMENG_TEST_REDIS_URL")
 POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
+LEASE_S = 3.0  # long enough that a loaded machine (two CPU hogs beside) renews in time
+CLOSE_TRY_AGAIN = 1013
 
 
 def need_redis() -> str:
@@ -202,3 +209,62 @@ class ThreadedProxy:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(self._timeout)
         self._loop.close()
+
+
+def two_servers(tmp_path: Path, extra: dict[str, str]) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """Two server processes on one PostgreSQL database and one Redis (the skips of `need_redis` and
+    `need_postgres`), started side by side once the database is migrated by this process (two
+    migrating at once would race), with the settings ``extra`` added; yields both and the
+    database URL, and stops both (resuming a paused first one)."""
+    redis_url, postgres_url = need_redis(), need_postgres()
+    env = {
+        "DOMENG_REDIS_URL": redis_url,
+        "DOMENG_LEASE_S": str(LEASE_S),
+        "DOMENG_BOT_DELAY_S": "0.02",
+        "DOMENG_BOT_WORKERS": "1",
+        **extra,
+    }
+    first = ServerProcess(tmp_path / "a", env=env, database_url=postgres_url)
+    second = ServerProcess(tmp_path / "b", env=env, database_url=postgres_url)
+    upgrade_database(postgres_url)
+    try:
+        with ThreadPoolExecutor(2) as starting:
+            list(starting.map(ServerProcess.start, (first, second)))
+        yield first, second, postgres_url
+    finally:
+        if first.proc is not None and first.proc.poll() is None:
+            first.proc.send_signal(signal.SIGCONT)
+        first.stop()
+        second.stop()
+
+
+def can_play(message: dict[str, Any]) -> bool:
+    """Whether ``message`` is a state in which its receiver may place a tile."""
+    view = message.get("view") if message["type"] == "state" else None
+    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
+
+
+def play_turns(client: Client, turns: int) -> dict[str, Any]:
+    """Play ``turns`` of the client's turns; the state of its next turn (the room waits on it)."""
+    for _ in range(turns):
+        turn = client.wait_for(can_play)
+        action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
+        client.send({"type": "action", "version": turn["version"], "action": action})
+    return client.wait_for(can_play)
+
+
+def new_table(owner: ServerProcess) -> tuple[str, str]:
+    """A Domeng room on ``owner`` with Ana in seat 0 and four bots, started: its code and Ana's token."""
+    room = owner.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
+    token = owner.claim(room["code"], 0, "Ana").json()["token"]
+    assert owner.start_match(room["code"], room["host_token"]).status_code == 200
+    return room["code"], token
+
+
+def closed_code(client: Client) -> int:
+    """Receive until ``client``'s socket is closed; its close code."""
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            client.recv()
+    assert closed.value.rcvd is not None
+    return closed.value.rcvd.code

@@ -14,16 +14,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.clusterkit import assert_log_whole, stored_match
-from tests.serverkit import Client, ServerProcess
-from tests.test_cluster_servers import (
+from tests.clusterkit import (
     CLOSE_TRY_AGAIN,
-    _can_play,
-    _closed_code,
-    _new_table,
-    _play,
+    assert_log_whole,
+    can_play,
+    closed_code,
+    new_table,
+    play_turns,
+    stored_match,
     two_servers,
 )
+from tests.serverkit import Client, ServerProcess
 
 
 @pytest.fixture
@@ -47,16 +48,16 @@ def test_a_room_moves_to_the_process_its_only_client_reaches_and_plays_on_there(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, database_url = servers
-    code, token = _new_table(first)  # created, claimed and started on the first process
+    code, token = new_table(first)  # created, claimed and started on the first process
     player = Client(second, code, token)  # its one client reaches the second
-    waiting = _play(player, 2)
+    waiting = play_turns(player, 2)
     assert len(_events(first, "room_handed_over", code)) == 1
     assert len(_events(second, "room_taken_over", code)) == 1
     # the room lives on the second process now: the first stopping does not touch its client
     first.stop()
     action = {k: v for k, v in waiting["view"]["legal"][0].items() if k != "seat"}
     player.send({"type": "action", "version": waiting["version"], "action": action})
-    after = player.wait_for(_can_play)  # the move stored, the bots played on, the next turn
+    after = player.wait_for(can_play)  # the move stored, the bots played on, the next turn
     assert after["version"] > waiting["version"]
     assert not any(m["type"] == "error" for m in player.messages), player.messages
     versions = [m["version"] for m in player.messages if m["type"] == "state"]
@@ -75,7 +76,7 @@ def test_an_http_call_on_the_other_process_takes_a_room_nobody_is_connected_to(
     assert second.start_match(room["code"], room["host_token"]).status_code == 200
     assert len(_events(second, "room_taken_over", room["code"])) == 1
     player = Client(second, room["code"], claimed.json()["token"])
-    _play(player, 1)
+    play_turns(player, 1)
     player.close()
 
 
@@ -83,16 +84,16 @@ def test_an_owner_with_a_client_of_its_own_keeps_the_room_and_relays(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, _ = servers
-    code, token = _new_table(first)
+    code, token = new_table(first)
     watcher = Client(first, code)  # a spectator on the owner
     watcher.wait_for(lambda m: m["type"] == "state")
     player = Client(second, code, token)
-    waiting = _play(player, 2)
+    waiting = play_turns(player, 2)
     assert watcher.wait_for(lambda m: m["type"] == "state" and m["version"] >= waiting["version"])
     assert not _events(first, "room_handed_over", code)
     # relayed: the owner stopping moves the player (1013), where it finds the room again
     first.stop()
-    assert _closed_code(player) == CLOSE_TRY_AGAIN
+    assert closed_code(player) == CLOSE_TRY_AGAIN
 
 
 def test_an_open_table_handed_over_is_listed_once_by_every_process(

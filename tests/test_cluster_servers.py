@@ -12,7 +12,6 @@ import json
 import signal
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,17 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from app.store import upgrade_database
-from tests.clusterkit import assert_log_whole, need_postgres, need_redis, stored_match
+from tests.clusterkit import (
+    CLOSE_TRY_AGAIN,
+    LEASE_S,
+    assert_log_whole,
+    closed_code,
+    new_table,
+    play_turns,
+    stored_match,
+    two_servers,
+)
 from tests.serverkit import Client, ServerProcess, wait_gone
-
-LEASE_S = 3.0  # long enough that a loaded machine (two CPU hogs beside) renews in time
-CLOSE_TRY_AGAIN = 1013
 
 
 @pytest.fixture
@@ -36,44 +40,6 @@ def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]
     sockets on the other process whether or not the owner has sockets of its own
     (tests/test_cluster_handoff.py tests handoffs)."""
     yield from two_servers(tmp_path, {"DOMENG_ROOM_HANDOFF": "false"})
-
-
-def two_servers(tmp_path: Path, extra: dict[str, str]) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
-    """`servers` with the settings ``extra`` added."""
-    redis_url, postgres_url = need_redis(), need_postgres()
-    env = {
-        "DOMENG_REDIS_URL": redis_url,
-        "DOMENG_LEASE_S": str(LEASE_S),
-        "DOMENG_BOT_DELAY_S": "0.02",
-        "DOMENG_BOT_WORKERS": "1",
-        **extra,
-    }
-    first = ServerProcess(tmp_path / "a", env=env, database_url=postgres_url)
-    second = ServerProcess(tmp_path / "b", env=env, database_url=postgres_url)
-    upgrade_database(postgres_url)
-    try:
-        with ThreadPoolExecutor(2) as starting:
-            list(starting.map(ServerProcess.start, (first, second)))
-        yield first, second, postgres_url
-    finally:
-        if first.proc is not None and first.proc.poll() is None:
-            first.proc.send_signal(signal.SIGCONT)
-        first.stop()
-        second.stop()
-
-
-def _can_play(message: dict[str, Any]) -> bool:
-    view = message.get("view") if message["type"] == "state" else None
-    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
-
-
-def _play(client: Client, turns: int) -> dict[str, Any]:
-    """Play ``turns`` of the client's turns; the state of its next turn (the room waits on it)."""
-    for _ in range(turns):
-        turn = client.wait_for(_can_play)
-        action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
-        client.send({"type": "action", "version": turn["version"], "action": action})
-    return client.wait_for(_can_play)
 
 
 def _refused(server: ServerProcess, code: str, token: str | None) -> int:
@@ -108,22 +74,6 @@ def _join(
         time.sleep(0.1)  # the browser's first backoff is 0.4 s
 
 
-def _new_table(owner: ServerProcess) -> tuple[str, str]:
-    room = owner.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
-    token = owner.claim(room["code"], 0, "Ana").json()["token"]
-    assert owner.start_match(room["code"], room["host_token"]).status_code == 200
-    return room["code"], token
-
-
-def _closed_code(client: Client) -> int:
-    """Receive until ``client``'s socket is closed; its close code."""
-    with pytest.raises(ConnectionClosed) as closed:
-        while True:
-            client.recv()
-    assert closed.value.rcvd is not None
-    return closed.value.rcvd.code
-
-
 def _versions(client: Client, since: int) -> list[int]:
     return [m["version"] for m in client.messages if m["type"] == "state" and m["version"] >= since]
 
@@ -132,11 +82,11 @@ def test_a_player_through_the_other_process_plays_and_moves_when_the_owner_is_ki
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, database_url = servers
-    code, token = _new_table(first)
+    code, token = new_table(first)
     watcher = Client(first, code)  # a spectator on the room's owner
     first_seen = watcher.wait_for(lambda m: m["type"] == "state")["version"]
     player = Client(second, code, token)  # Ana, through the other process (relayed)
-    waiting = _play(player, 3)  # Ana's turn: the room waits on her
+    waiting = play_turns(player, 3)  # Ana's turn: the room waits on her
     joined = next(m["version"] for m in player.messages if m["type"] == "state")
     watcher.wait_for(lambda m: m["type"] == "state" and m["version"] == waiting["version"])
     # the same versions, in the same order, on both processes
@@ -159,14 +109,14 @@ def test_a_player_through_the_other_process_plays_and_moves_when_the_owner_is_ki
     workers = first.children()
     first.kill()
     assert not wait_gone(workers)
-    assert _closed_code(player) == CLOSE_TRY_AGAIN  # room_moved: reconnect
+    assert closed_code(player) == CLOSE_TRY_AGAIN  # room_moved: reconnect
     back, resumed = _join(second, code, token, timeout=LEASE_S + 30)
     assert resumed["version"] == waiting["version"]
     for key in ("hand", "chain", "table", "stones", "to_act", "legal", "round"):
         assert resumed["view"][key] == waiting["view"][key], key
     action = {k: v for k, v in resumed["view"]["legal"][0].items() if k != "seat"}
     back.send({"type": "action", "version": resumed["version"], "action": action})
-    later = _play(back, 1)  # the bots play on, on the new owner, up to Ana's next-but-one turn
+    later = play_turns(back, 1)  # the bots play on, on the new owner, up to Ana's next-but-one turn
     back.ws.close()
     stored = stored_match(database_url, code)
     assert_log_whole(stored)
@@ -189,7 +139,7 @@ def test_the_owner_sees_a_relayed_player_come_and_go_even_when_the_relay_dies(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, _ = servers
-    code, token = _new_table(first)
+    code, token = new_table(first)
     watcher = Client(first, code)  # a spectator on the owner
     player = Client(second, code, token)
     _presence(watcher, True)
@@ -207,11 +157,11 @@ def test_a_relayed_player_moves_when_the_owner_stops_cleanly(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, database_url = servers
-    code, token = _new_table(first)
+    code, token = new_table(first)
     player = Client(second, code, token)
-    waiting = _play(player, 2)
+    waiting = play_turns(player, 2)
     first.stop()  # SIGTERM: the room is told it moved (not "restarting"), its lease released
-    assert _closed_code(player) == CLOSE_TRY_AGAIN
+    assert closed_code(player) == CLOSE_TRY_AGAIN
     back, resumed = _join(second, code, token, timeout=10)
     assert resumed["version"] == waiting["version"]
     back.ws.close()
@@ -222,7 +172,7 @@ def test_a_relay_with_no_owner_answering_says_try_again(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:
     first, second, _ = servers
-    code, token = _new_table(first)
+    code, token = new_table(first)
     assert first.proc is not None
     first.proc.send_signal(signal.SIGSTOP)  # holds the lease and its subscription, answers nothing
     try:
