@@ -142,13 +142,25 @@ def test_a_hub_whose_redis_is_gone_unloads_its_room_and_another_takes_it(tmp_pat
                 await hub_a.open(room.code)
             assert unreachable.value.code == "room_unavailable"
             await proxy.mend()
-            with pytest.raises(RoomError) as held:
-                await hub_a.open(room.code)
-            assert held.value.code == "room_elsewhere"
+            # the first hub's next Redis connection may still fail on a loaded machine (a
+            # transient room_unavailable, as while it was cut); once Redis answers it, the room
+            # is held elsewhere
+            held = await wait_for(lambda: _refusal_once_reachable(hub_a, room.code), timeout=LEASE_S * 20)
+            assert held == "room_elsewhere"
             assert hub_a_token < (hub_b.fence_of(room.code) or 0)
         await proxy.cut()
 
     asyncio.run(main())
+
+
+async def _refusal_once_reachable(hub: Hub, code: str) -> str | None:
+    """The code of ``hub``'s refusal to open room ``code``, or None (look again) while it says the
+    leases cannot be reached. A room it opens fails the test."""
+    try:
+        await hub.open(code)
+    except RoomError as error:
+        return None if error.code == "room_unavailable" else error.code
+    raise AssertionError(f"{code} opened on a hub whose lease was taken")
 
 
 async def _open_or_none(hub: Hub, code: str) -> object:
