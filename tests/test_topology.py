@@ -23,12 +23,19 @@ import pytest
 import redis
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.clusterkit import assert_log_whole, need_postgres, need_redis, stored_match
+from tests.clusterkit import (
+    CLOSE_TRY_AGAIN,
+    LEASE_S,
+    assert_log_whole,
+    can_play,
+    need_postgres,
+    need_redis,
+    new_table,
+    play_turns,
+    stored_match,
+)
 from tests.nginxkit import NGINX, Nginx
 from tests.serverkit import ROOT, Client, ServerProcess, wait_gone
-from tests.test_cluster_servers import LEASE_S, _can_play, _new_table, _play
-
-CLOSE_TRY_AGAIN = 1013
 
 
 @dataclass
@@ -115,12 +122,12 @@ def _join(
 
 
 def _play_from(client: Client, state: dict[str, Any], turns: int) -> dict[str, Any]:
-    """`_play` from a state already received (the one `_join` returned)."""
-    if not _can_play(state):
-        state = client.wait_for(_can_play)
+    """`play_turns` from a state already received (the one `_join` returned)."""
+    if not can_play(state):
+        state = client.wait_for(can_play)
     action = {k: v for k, v in state["view"]["legal"][0].items() if k != "seat"}
     client.send({"type": "action", "version": state["version"], "action": action})
-    return _play(client, turns - 1)
+    return play_turns(client, turns - 1)
 
 
 @pytest.mark.parametrize("room_hashing", [False, True])
@@ -140,7 +147,7 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     lobby = httpx.get(f"{front.url}/", timeout=10)
     assert lobby.status_code == 200 and "text/html" in lobby.headers["content-type"]
     assert httpx.get(f"{front.url}/metrics", timeout=10).status_code == 404  # per process, not here
-    code, token = _new_table(front)  # create, claim and start: 503s from non-owners retried by nginx
+    code, token = new_table(front)  # create, claim and start: 503s from non-owners retried by nginx
     assert httpx.get(f"{front.url}/r/{code}", timeout=10).status_code == 200
     player, first = _join(front, code, token, timeout=20)
     waiting = _play_from(player, first, 3)  # Ana's turn: the room waits on her
@@ -155,10 +162,10 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     assert resumed["version"] == waiting["version"]
     for key in ("hand", "chain", "table", "stones", "to_act", "legal", "round"):
         assert resumed["view"][key] == waiting["view"][key], key
-    assert _can_play(resumed)
+    assert can_play(resumed)
     action = {k: v for k, v in resumed["view"]["legal"][0].items() if k != "seat"}
     back.send({"type": "action", "version": resumed["version"], "action": action})
-    later = _play(back, 1)
+    later = play_turns(back, 1)
     back.close()
     assert _owner(topology, code) is not owner
     stored = stored_match(topology.database_url, code)
