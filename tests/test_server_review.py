@@ -139,13 +139,15 @@ def test_reviews_run_in_a_worker_process_of_their_own(server: ServerProcess) -> 
 
 @pytest.fixture(scope="module")
 def slow_reviews(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """A server whose reviews take long: 1,000 worlds per decision (seconds of CPU a review)."""
+    """A server whose reviews take long: 1,000 worlds per decision (seconds of CPU a review; over
+    the default timeout of 60 s beside two CPU hogs, as reviews run at a lower priority)."""
     process = ServerProcess(
         tmp_path_factory.mktemp("review-slow"),
         env={
             "DOMENG_BOT_DELAY_S": "0",
             "DOMENG_ROUND_PAUSE_S": "600",
             "DOMENG_REVIEW_SAMPLES": "1000",
+            "DOMENG_REVIEW_TIMEOUT_S": "600",
             "DOMENG_RATE_LIMIT": FAST_CLIENT,
         },
     ).start()

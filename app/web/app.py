@@ -79,7 +79,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         moved=None if board is None else board.publish_now,
     )
     # round reviews (issue 16): a worker process of their own, started on the first request
-    reviews = ReviewWorkers(store.export_record, samples=settings.review_samples)
+    reviews = ReviewWorkers(
+        store.export_record, samples=settings.review_samples, timeout_s=settings.review_timeout_s
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -135,6 +135,9 @@ class Settings(BaseSettings):
     review_samples: Annotated[int, Field(ge=1, le=5000)] = DEFAULT_SAMPLES
     """Worlds per decision in a round review (engine.review); the default gives the figures
     ``domeng review`` prints."""
+    review_timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
+    """How long one round review may compute, in seconds, before it is answered with
+    ``review_timeout`` (503, ask again later) and its worker replaced (app.bots.reviews)."""
 
     forwarded_allow_ips: str | None = None
     """Comma-separated addresses of reverse proxies whose X-Forwarded-For/-Proto headers are
