@@ -1,18 +1,20 @@
-"""What the browser client costs per state update: Chromium's main-thread time at a fast bot table.
+"""What the browser client costs per state update: Chromium's CPU at a fast bot table.
 
-A spectator's page (390x844, reduced motion) watches a table of bots that play as fast as the
-server lets them (``DOMENG_BOT_DELAY_S`` 0.05, a 0.3 s round pause, no camat target): Domeng with
-five ``greedy`` bots, Kozel with four ``medium`` bots. Over ``--seconds`` the Chrome DevTools
-Protocol's Performance metrics give the page's main-thread task, script, style and layout time;
-divided by the state updates the page received (its ``version`` moved), they are milliseconds per
-update. A phone spends the same work on every move at every table: less is battery and a page that
-keeps up.
+A spectator's page (390x844 unless ``--viewport``, reduced motion) watches a table of bots that
+play as fast as the server lets them (``DOMENG_BOT_DELAY_S`` 0.05, a 0.3 s round pause, no camat
+target): Domeng with five ``greedy`` bots, Kozel with four ``medium`` bots. Over ``--seconds`` the
+Chrome DevTools Protocol's Performance metrics give the page's main-thread task, script, style and
+layout time, and /proc the CPU of every Chromium process (the renderer's raster and compositor
+threads and the display compositor too: ``BrowserCPU``). Divided by the state updates the page
+received (its ``version`` moved), they are milliseconds per update. A phone spends the same work on
+every move at every table: less is battery and a page that keeps up.
 
 With ``--baseline REV`` the same measurement runs on the client (and server) of a git revision, from
 a temporary worktree, alternately with the current tree, ``--runs`` times each: the figures are
 medians, and the ratio is current / baseline (the machine is shared: read them side by side).
 
     .venv/bin/python benchmarks/client_render.py [--baseline 7829539] [--runs 3] [--seconds 15]
+        [--viewport 1280x800]
 
 Needs Debian's Chromium (/usr/bin/chromium) and Playwright for Python. Prints one JSON object per
 variant and tree, then the medians, the ratios and the load average.
@@ -39,7 +41,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-METRICS = ("TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration")
+METRICS = ("TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "BrowserCPU")
 TABLES: dict[str, dict[str, Any]] = {
     "domeng": {"bots": ["greedy"] * 5, "turn_timer_s": 0, "options": {"camat_target": 0}},
     "kozel": {"variant": "kozel", "seats": 4, "bots": ["medium"] * 4, "turn_timer_s": 0},
@@ -82,8 +84,26 @@ def server(tree: Path) -> Iterator[str]:
             proc.wait(20)
 
 
-def measure(playwright: Any, tree: Path, variant: str, seconds: float) -> dict[str, Any]:
-    """One run: ms per update of each metric, and the updates seen."""
+def chromium_cpu_s() -> float:
+    """CPU seconds (user + system) used so far by every live Chromium process on this machine: the
+    renderers' raster and compositor threads and the GPU (display) process, not only the main thread
+    that the Performance metrics see. Only this benchmark's browser should be running."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            text = stat.read_text()
+            name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+            if name.startswith("chromium") or name.startswith("chrome"):
+                total += int(rest[11]) + int(rest[12])  # utime, stime (proc(5) fields 14 and 15)
+    return total / tick
+
+
+def measure(
+    playwright: Any, tree: Path, variant: str, seconds: float, viewport: dict[str, int]
+) -> dict[str, Any]:
+    """One run: ms per update of each metric, the browser's whole CPU per update, and the updates
+    seen."""
     with server(tree) as url:
         room = httpx.post(f"{url}/api/rooms", json=TABLES[variant], timeout=30).json()
         started = httpx.post(
@@ -94,7 +114,7 @@ def measure(playwright: Any, tree: Path, variant: str, seconds: float) -> dict[s
         started.raise_for_status()
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         try:
-            context = browser.new_context(viewport={"width": 390, "height": 844}, reduced_motion="reduce")
+            context = browser.new_context(viewport=viewport, reduced_motion="reduce")
             page = context.new_page()
             page.goto(f"{url}/r/{room['code']}")
             page.wait_for_selector(".table-screen", timeout=60_000)
@@ -107,14 +127,17 @@ def measure(playwright: Any, tree: Path, variant: str, seconds: float) -> dict[s
                 return metrics, int(page.evaluate("() => window.__domeng.version"))
 
             before, first = sample()
+            cpu_before = chromium_cpu_s()
             page.wait_for_timeout(seconds * 1000)
+            cpu_after = chromium_cpu_s()
             after, last = sample()
         finally:
             browser.close()
     updates = max(1, last - first)
     result: dict[str, Any] = {"updates": last - first}
-    for name in METRICS:
+    for name in METRICS[:-1]:  # BrowserCPU is from /proc, not the page
         result[f"{name}_ms"] = round((after[name] - before[name]) * 1000 / updates, 2)
+    result["BrowserCPU_ms"] = round((cpu_after - cpu_before) * 1000 / updates, 2)
     result["nodes"] = int(after["Nodes"])
     return result
 
@@ -133,7 +156,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each tree and variant (default 3)")
     parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per run (default 15)")
     parser.add_argument("--variants", default="domeng,kozel")
+    parser.add_argument(
+        "--viewport", default="390x844", help="WIDTHxHEIGHT in CSS px (a phone; 1280x800 shows the feed)"
+    )
     args = parser.parse_args()
+    width, height = (int(n) for n in args.viewport.split("x"))
     trees = {"current": ROOT}
     if args.baseline:
         trees["baseline"] = worktree(args.baseline)
@@ -143,7 +170,8 @@ def main() -> None:
             for _ in range(args.runs):
                 for variant in args.variants.split(","):
                     for name, tree in trees.items():  # alternately: both see the same machine
-                        run = measure(playwright, tree, variant, args.seconds)
+                        viewport = {"width": width, "height": height}
+                        run = measure(playwright, tree, variant, args.seconds, viewport)
                         results.setdefault((variant, name), []).append(run)
                         print(json.dumps({"variant": variant, "tree": name, **run}), flush=True)
     finally:
