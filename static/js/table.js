@@ -631,10 +631,6 @@ export class TableView {
     let made = this.feedMade?.get(r.round);
     if (!made || made.context !== context || r.log.length < made.length) {
       made = { context, length: 0, head: h("li", { class: "feed-round" }, t("table.round", { n: r.round })), lines: [] };
-    } else if (made.length === r.log.length) {
-      // nothing new in this round (an earlier round's, while another is played): the same
-      // elements, so the list keeps them and lays out only what the new moves added
-      return made;
     }
     const last = made.lines.length ? made.lines[made.lines.length - 1].first : 0;
     const lines = [...made.lines.slice(0, -1), ...feedLinesFrom(r.log, r.room, this.ctl.seat, last)];
