@@ -37,11 +37,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from load import pids_cpu_seconds  # benchmarks/load.py, beside this script
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-METRICS = ("TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "BrowserCPU")
+METRICS = ("TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration")
+"""The page's Performance metrics (main thread), reported per update with ``BrowserCPU`` beside."""
+REPORTED = (*METRICS, "BrowserCPU")
 TABLES: dict[str, dict[str, Any]] = {
     "domeng": {"bots": ["greedy"] * 5, "turn_timer_s": 0, "options": {"camat_target": 0}},
     "kozel": {"variant": "kozel", "seats": 4, "bots": ["medium"] * 4, "turn_timer_s": 0},
@@ -88,15 +91,12 @@ def chromium_cpu_s() -> float:
     """CPU seconds (user + system) used so far by every live Chromium process on this machine: the
     renderers' raster and compositor threads and the GPU (display) process, not only the main thread
     that the Performance metrics see. Only this benchmark's browser should be running."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
         with contextlib.suppress(OSError):
-            text = stat.read_text()
-            name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
-            if name.startswith("chromium") or name.startswith("chrome"):
-                total += int(rest[11]) + int(rest[12])  # utime, stime (proc(5) fields 14 and 15)
-    return total / tick
+            if comm.read_text().startswith(("chromium", "chrome")):
+                pids.append(int(comm.parent.name))
+    return pids_cpu_seconds(pids)
 
 
 def measure(
@@ -135,7 +135,7 @@ def measure(
             browser.close()
     updates = max(1, last - first)
     result: dict[str, Any] = {"updates": last - first}
-    for name in METRICS[:-1]:  # BrowserCPU is from /proc, not the page
+    for name in METRICS:
         result[f"{name}_ms"] = round((after[name] - before[name]) * 1000 / updates, 2)
     result["BrowserCPU_ms"] = round((cpu_after - cpu_before) * 1000 / updates, 2)
     result["nodes"] = int(after["Nodes"])
@@ -161,6 +161,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     width, height = (int(n) for n in args.viewport.split("x"))
+    viewport = {"width": width, "height": height}
     trees = {"current": ROOT}
     if args.baseline:
         trees["baseline"] = worktree(args.baseline)
@@ -170,7 +171,6 @@ def main() -> None:
             for _ in range(args.runs):
                 for variant in args.variants.split(","):
                     for name, tree in trees.items():  # alternately: both see the same machine
-                        viewport = {"width": width, "height": height}
                         run = measure(playwright, tree, variant, args.seconds, viewport)
                         results.setdefault((variant, name), []).append(run)
                         print(json.dumps({"variant": variant, "tree": name, **run}), flush=True)
@@ -180,13 +180,13 @@ def main() -> None:
             subprocess.run(command, cwd=ROOT, check=False)
     for variant in args.variants.split(","):
         medians = {
-            name: {m: statistics.median(r[f"{m}_ms"] for r in results[(variant, name)]) for m in METRICS}
+            name: {m: statistics.median(r[f"{m}_ms"] for r in results[(variant, name)]) for m in REPORTED}
             for name in trees
         }
         line: dict[str, Any] = {"variant": variant, "median_ms_per_update": medians}
         if "baseline" in trees:
             now, then = medians["current"], medians["baseline"]
-            ratios = {m: round(now[m] / then[m], 2) if then[m] else None for m in METRICS}
+            ratios = {m: round(now[m] / then[m], 2) if then[m] else None for m in REPORTED}
             line["ratio_current_to_baseline"] = ratios
         print(json.dumps(line))
     print(json.dumps({"load_average": os.getloadavg()}))
