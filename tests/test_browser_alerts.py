@@ -16,6 +16,10 @@ import pytest
 from tests.browserkit import CATALOGS, DESKTOP, PHONE, PLAYABLE, goto, open_page, play_turn, sit_and_start
 from tests.serverkit import ServerProcess
 
+FULL_CHROMIUM = True
+"""Installing a site and notifications are the desktop browser's: Chromium's headless shell (the
+other browser tests') checks no installability and has no Notification to send."""
+
 # The tab is "hidden" while window.__hidden is true (Chromium shows every headless page), and every
 # Notification the page creates is kept in window.__notices (a test cannot see the system's).
 HIDDEN_TAB = """
