@@ -295,3 +295,29 @@ def test_a_check_box_sits_beside_its_label_in_the_lobby(server: ServerProcess, b
     assert text["x"] > box["x"] + box["width"]  # beside it, not under it
     watch.assert_clean()
     context.close()
+
+
+_SCROLL_AS_A_MOVE_LANDS = """async () => { const l = document.querySelector('.feed-list');
+    l.scrollTop = l.scrollHeight - l.clientHeight;
+    const line = document.createElement('li');
+    line.style.height = '80px';
+    l.append(line);
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    line.remove();
+    return window.__domeng.screen.feedFollow; }"""
+"""The reader scrolls the feed to its end, and before the page hears that scroll the list grows by
+80 px (two lines), as when a move (a new round's heading and first line) lands in that frame;
+whether the feed follows again."""
+
+
+def test_a_scroll_to_the_end_follows_though_a_move_lands_before_the_page_hears_it(
+    server: ServerProcess, browser: Any
+) -> None:
+    context, page, watch = _widened_spectator(server, browser)
+    _feed_follows(page)
+    _reader_scrolls(page, to_end=False)
+    assert page.evaluate("() => window.__domeng.screen.feedFollow") is False
+    assert page.evaluate(_SCROLL_AS_A_MOVE_LANDS) is True
+    _feed_follows(page)
+    watch.assert_clean()
+    context.close()

@@ -130,14 +130,19 @@ export class TableView {
     // (the drawer opened, the window widened) it shows the latest move
     this.feedFollow = true;
     this.feedPinned = 0; // the scrollTop the page itself last gave the list (feedToEnd)
+    this.feedHeight = 0; // the list's scrollHeight when the page last looked (the frame of an update, a scroll)
     this.feedList.addEventListener("scroll", () => {
       const list = this.feedList;
       if (list.clientHeight === 0) return;
-      const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-      // a scroll is reported a frame after it was made: the page's own scroll to the latest line
-      // may be reported after the list got shorter (the window's height settling after its width,
-      // the chat growing), away from the end though the reader never moved it. Only the reader's
-      // scroll (elsewhere than where the page put it) stops the following; the resize puts it back.
+      // a scroll is reported a frame after it was made, and the moves of that frame are already in
+      // the list: the reader who scrolled to the end of what was there is at the end
+      const end = this.feedHeight ? Math.min(list.scrollHeight, this.feedHeight) : list.scrollHeight;
+      const atEnd = end - list.scrollTop - list.clientHeight < 40;
+      this.feedHeight = list.scrollHeight;
+      // the page's own scroll to the latest line may be reported after the list got shorter (the
+      // window's height settling after its width, the chat growing), away from the end though the
+      // reader never moved it. Only the reader's scroll (elsewhere than where the page put it)
+      // stops the following; the resize puts it back.
       if (atEnd || list.scrollTop !== this.feedPinned) this.feedFollow = atEnd;
     });
     this.feedSized = new ResizeObserver(() => {
@@ -631,6 +636,10 @@ export class TableView {
     let made = this.feedMade?.get(r.round);
     if (!made || made.context !== context || r.log.length < made.length) {
       made = { context, length: 0, head: h("li", { class: "feed-round" }, t("table.round", { n: r.round })), lines: [] };
+    } else if (made.length === r.log.length) {
+      // nothing new in this round (an earlier round's, while another is played): the same
+      // elements, so the list keeps them and lays out only what the new moves added
+      return made;
     }
     const last = made.lines.length ? made.lines[made.lines.length - 1].first : 0;
     const lines = [...made.lines.slice(0, -1), ...feedLinesFrom(r.log, r.room, this.ctl.seat, last)];
@@ -656,6 +665,7 @@ export class TableView {
     this.feedFrame ||= requestAnimationFrame(() => {
       this.feedFrame = 0;
       if (this.feedFollow) this.feedToEnd();
+      else this.feedHeight = this.feedList.scrollHeight; // laid out for this frame anyway
     });
     const last = items[items.length - 1];
     const copy = last ? last.cloneNode(true) : null;
@@ -677,6 +687,7 @@ export class TableView {
     const list = this.feedList;
     list.scrollTop = list.scrollHeight;
     this.feedPinned = list.scrollTop;
+    this.feedHeight = list.scrollHeight;
   }
 
   /** The chat's unread count on the feed's button (while the panel is closed). */
