@@ -209,15 +209,19 @@ def close_panel(page: Any, timeout: float = 90.0) -> None:
             page.wait_for_selector(PANEL, state="detached", timeout=5000)
 
 
-def play_turn(page: Any, keyboard: bool = False) -> bool:
+def play_turn(page: Any, keyboard: bool = False, at_version: int | None = None) -> bool:
     """Play one of the raised (legal) tiles if it is our turn; choose an end when the page asks.
 
     With ``keyboard``, the tile is focused and played with Enter, and so is the end target (the page
-    moves focus to the left end when an end must be chosen). Returns whether a move was sent.
+    moves focus to the left end when an end must be chosen). With ``at_version``, only a turn the
+    page had at that version is played (a caller looked at that state). Returns whether a move was
+    sent.
     """
     # the version first: a state that comes after it (the round ending as we look) then satisfies
     # the wait below, where reading it after finding the tile could wait for a move never made
     version = version_of(page)
+    if at_version is not None and version != at_version:
+        return False  # a state came after the caller's look: it looks again first
     tile = page.locator(PLAYABLE).first
     if not tile.count():
         return False
@@ -267,7 +271,9 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
         # hand is playable, or a state that came after the first look would be played past
         if page.locator(PLAYABLE).count() and done():
             break
-        if play_turn(page, keyboard=keyboard):
+        # only the turn ``done`` looked at: a state that came since (our turn, say with a choice)
+        # is looked at before it is played
+        if play_turn(page, keyboard=keyboard, at_version=seen):
             moves += 1
         else:
             wait_for_version(page, seen)
