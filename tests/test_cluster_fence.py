@@ -8,13 +8,18 @@ import asyncio
 from typing import Any
 
 import pytest
+from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 
 from app.store import FencedOutError, NotFoundError, Store
+from app.store.db import make_engine
+from app.store.models import Match
 from app.store.rows import SeatChange, SeatSpec
 from engine.hashing import commitment_of
 from engine.variants import make_rules
 from tests.test_store import (
     FIVE_EMPTY,
+    POSTGRES_URL,
     _delete_postgres_matches,
     database_url,
     deal_json,
@@ -194,3 +199,45 @@ def test_a_fenced_view_is_the_same_store_and_tells_its_first_refusal(database_ur
         assert calls == [1] and store.fence is None
 
     with_store(database_url, body)
+
+
+def test_a_claim_is_not_held_up_by_the_row_lock_of_an_owner_paused_mid_transaction() -> None:
+    """An owner paused (SIGSTOP) inside a write transaction holds its match's row locked; the next
+    owner's claim waits on that lock. Every session of the writer ends after its database timeout
+    idle in a transaction (`make_engine`), so PostgreSQL rolls the paused one back and the claim
+    goes through well before its own timeout; the paused owner's transaction is gone when it wakes."""
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+
+    async def main() -> tuple[int | None, str]:
+        async with asyncio.timeout(120), Store(POSTGRES_URL, database_timeout_s=30.0) as store:
+            match_id, code = await fenced_match(store, token=1)
+            paused = make_engine(POSTGRES_URL, timeout_s=1.0)  # the old owner's writer
+            try:
+                async with paused.connect() as connection:
+                    transaction = await connection.begin()
+                    await connection.execute(
+                        select(Match.fence).where(Match.id == match_id).with_for_update()
+                    )  # as `lock_fences` does, then the process stops here
+                    await store.claim_room(code, 2)  # waits for the lock, well under 30 s
+                    try:
+                        await transaction.commit()
+                    except DBAPIError as ended:  # the session was ended under it
+                        woke = type(ended.orig).__name__
+                    else:
+                        woke = "committed"
+            finally:
+                await paused.dispose()
+            reader = make_engine(POSTGRES_URL)
+            try:
+                async with reader.connect() as connection:
+                    fence = (
+                        await connection.execute(select(Match.fence).where(Match.id == match_id))
+                    ).scalar()
+            finally:
+                await reader.dispose()
+            return fence, woke
+
+    fence, woke = asyncio.run(main())
+    assert fence == 2
+    assert woke != "committed"

@@ -15,7 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.metrics import Metrics
+from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
 from app.rooms.recovery import rebuild, resume
@@ -120,6 +123,35 @@ def test_never_joined_and_finished_rooms_leave_memory_and_the_cap_counts_memory(
                 assert _snapshot(shown) == _snapshot(finished)
             finally:
                 await hub.stop()
+
+    asyncio.run(main())
+
+
+def test_a_room_the_store_cannot_load_now_is_unavailable_not_an_error_and_loads_later(tmp_path: Path) -> None:
+    """The store fails while a room is loaded from it (the database unreachable, or the claim of a
+    room waiting on a paused owner's lock: docs/cluster.md): the caller gets `RoomError`
+    ``room_unavailable`` (503, try again; sockets close with 1013), and a later open loads it."""
+
+    async def main() -> None:
+        clock = FakeClock()
+        store = Store(sqlite_url(tmp_path))
+        await store.start()
+        hub = Hub(LIFECYCLE, store, Metrics(), clock=clock, bots=LocalBots())
+        try:
+            room, _ = await hub.create_room("kozel", {}, 2, 0.0, [None, None])
+            clock.now += 301.0
+            assert await hub.sweep() == (1, 0) and hub.rooms == {}
+            await store.close()
+            with pytest.raises(RoomError) as unavailable:
+                await hub.open(room.code)
+            assert (unavailable.value.code, unavailable.value.status) == ("room_unavailable", 503)
+            assert unavailable.value.headers == {"Retry-After": "1"}
+            await store.start()  # the database is back
+            back = await hub.open(room.code)
+            assert back is not None and back.status == "waiting"
+        finally:
+            await hub.stop()
+            await store.close()
 
     asyncio.run(main())
 

@@ -12,16 +12,17 @@ import structlog
 
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
+from app.rooms.errors import RoomError
 from app.rooms.leased import LeasedRooms
 from app.rooms.lobby import open_tables
 from app.rooms.local import LocalBots, LoopClock
 from app.rooms.making import RoomMaker
-from app.rooms.ownership import Ownership
+from app.rooms.ownership import RETRY, Ownership
 from app.rooms.ports import BotPort, Clock, Leases, MatchStore
 from app.rooms.recovery import round_end
 from app.rooms.room import Room
 from app.rooms.sweeper import Sweeper
-from app.store import Store
+from app.store import Store, StoreError
 from engine.core import Phase
 from engine.errors import EngineError
 
@@ -98,9 +99,18 @@ class Hub(LeasedRooms):
             return None
         loading = self._loading.get(code)
         if loading is None:
-            loading = self._loading[code] = asyncio.ensure_future(self._load(code))
+            loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code))
             loading.add_done_callback(lambda _: self._loading.pop(code, None))
         return await asyncio.shield(loading)
+
+    async def _load_or_unavailable(self, code: str) -> Room | None:
+        try:
+            return await self._load(code)
+        except StoreError as error:  # the database unreachable, or a claim's row lock held too long
+            _log.warning("room_load_failed", room=code, error=str(error))
+            raise RoomError(
+                "room_unavailable", "the room cannot be loaded right now; try again", 503, RETRY
+            ) from error
 
     async def _load(self, code: str) -> Room | None:
         ownership = self.ownership

@@ -93,8 +93,11 @@ def make_engine(
     taken from the pool, and with ``timeout_s`` (seconds) each statement, new connection and wait
     for a pooled one fails after that long (asyncpg's ``command_timeout`` and ``timeout``, the
     pool's ``pool_timeout``): a database cut off without a word fails the call instead of holding
-    it for ever. ``kwargs`` go to ``create_async_engine``. Raises ValueError for an in-memory
-    SQLite database.
+    it for ever. With ``timeout_s`` a session also may not sit idle inside a transaction for
+    longer than that (PostgreSQL's ``idle_in_transaction_session_timeout``): a process paused
+    mid-transaction (SIGSTOP, a stalled VM) has its session ended and its row locks released, so
+    the process that takes its rooms over is not blocked by them (docs/cluster.md). ``kwargs`` go
+    to ``create_async_engine``. Raises ValueError for an in-memory SQLite database.
     """
     if is_sqlite(url):
         sqlite_path(url)
@@ -105,7 +108,12 @@ def make_engine(
     kwargs.setdefault("pool_pre_ping", True)
     if timeout_s is not None:
         kwargs.setdefault("pool_timeout", timeout_s)
-        timeouts = {"command_timeout": timeout_s, "timeout": timeout_s}
+        idle_ms = str(max(1, round(timeout_s * 1000)))
+        timeouts = {
+            "command_timeout": timeout_s,
+            "timeout": timeout_s,
+            "server_settings": {"idle_in_transaction_session_timeout": idle_ms},
+        }
         kwargs["connect_args"] = {**timeouts, **kwargs.get("connect_args", {})}
     return create_async_engine(url, **kwargs)
 
