@@ -289,7 +289,7 @@ def describe(page: Any) -> str:
             """() => {
                 const c = window.__domeng, s = c && c.screen, v = c && c.view;
                 return {seat: c && c.seat, version: c && c.version, phase: v && v.phase,
-                        turn: v && v.turn, legal: v && v.legal, room_turn: c && c.room && c.room.turn,
+                        turn: v && v.to_act, legal: v && v.legal, room_turn: c && c.room && c.room.turn,
                         connection: c && c.connection, pending: s && s.pending, choosing: s && s.choosing,
                         playable: document.querySelectorAll('.hand-tile.playable').length,
                         toasts: [...document.querySelectorAll('.toast')].map((e) => e.textContent)};

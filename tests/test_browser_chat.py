@@ -55,6 +55,9 @@ def test_two_players_chat_react_and_the_host_mutes_a_seat(server: ServerProcess,
         for page in (ana, budi):
             page.reload()
             page.wait_for_selector(".table-screen")
+        # the table waits for a person (no turn timer): Ana's turn or Budi's. Her feed drawer would
+        # step aside when her turn comes (room.js, clearTheHand), so it comes before she opens it
+        ana.wait_for_function("() => [0, 1].includes(window.__domeng?.view?.to_act)")
 
         # Budi writes while Ana's panel is closed: her feed button counts it
         budi.fill(".chat-input", "good luck, everyone")
