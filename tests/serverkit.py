@@ -1,14 +1,25 @@
 """Real server processes and real sockets for the server tests (no mocks).
 
-`ServerProcess` runs ``python -m app.cli serve`` on a port the OS picks, with its own data
-directory; `Client` is a blocking WebSocket client that speaks docs/protocol.md.
+`ServerProcess` runs ``domeng serve`` (`app.cli.main`) in a process of its own on a port the OS
+picks, with its own data directory; `Client` is a blocking WebSocket client that speaks
+docs/protocol.md.
+
+Server processes are forked from multiprocessing's fork server, which imports the server's modules
+once per test process (`PRELOADED`): a fresh interpreter spends about 1.5 CPU s importing FastAPI,
+SQLAlchemy and Alembic, and the suite starts over a hundred servers. Each is still its own process
+with its own environment, sockets, database, bot workers and signals; only the imports are done
+before the fork. ``ServerProcess(..., fresh=True)`` (or DOMENG_TEST_FRESH_SERVERS=1 for all of them)
+runs ``python -m app.cli serve`` in a new interpreter instead, as the README's command does.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import multiprocessing
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -31,6 +42,98 @@ FAST = {
     # may hold open (the cap's own test sets it)
     "DOMENG_MAX_ROOMS_PER_ADDRESS": "0",
 }
+
+PRELOADED = (
+    "app.cli",
+    "app.web.app",
+    "app.web.guard",
+    "app.web.settings",
+    "app.store.database",
+    "alembic.command",
+    "uvicorn",
+    "uvicorn.lifespan.on",
+    "uvicorn.loops.auto",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.protocols.websockets.websockets_sansio_impl",
+    "uvicorn.protocols.websockets.wsproto_impl",
+)
+"""What the fork server imports once, before any server is forked from it (the modules that
+``domeng serve`` imports: the app with FastAPI, SQLAlchemy and Alembic, uvicorn's protocols)."""
+
+FRESH = os.environ.get("DOMENG_TEST_FRESH_SERVERS") == "1"
+"""Every `ServerProcess` in a new interpreter (``python -m app.cli serve``), as ``fresh=True``."""
+
+_FORKS = multiprocessing.get_context("forkserver")
+_FORKS.set_forkserver_preload(list(PRELOADED))
+_forked: list[multiprocessing.process.BaseProcess] = []
+
+
+def _serve(argv: list[str], env: dict[str, str], log_path: str, nofile: int | None) -> None:
+    """A forked server's body: the environment, working directory, output and open-files limit
+    that ``python -m app.cli serve`` would have had, then `app.cli.main`."""
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(ROOT)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    if nofile is not None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    from app.cli import main  # noqa: PLC0415 - imported already, by the fork server
+
+    sys.exit(main(argv))
+
+
+@atexit.register
+def _forked_servers_stopped() -> None:
+    """A server a test left running is killed when its test process ends (multiprocessing would
+    otherwise wait for it)."""
+    for process in _forked:
+        if process.exitcode is None:
+            process.kill()
+            process.join(10)
+
+
+class Forked:
+    """A forked server process, seen through the part of `subprocess.Popen` the tests use."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess) -> None:
+        self._process = process
+        assert process.pid is not None
+        self.pid: int = process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status (minus the signal's number for a process a signal ended), or None."""
+        return self._process.exitcode
+
+    def poll(self) -> int | None:
+        """`returncode`, without waiting."""
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status once the process has ended; subprocess.TimeoutExpired after ``timeout`` s."""
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired("domeng serve", timeout or 0.0)
+        return self._process.exitcode
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the process unless it has ended."""
+        if self._process.exitcode is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        """SIGTERM."""
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL."""
+        self.send_signal(signal.SIGKILL)
+
 
 _LIMITED = (
     "import os, resource, sys; "
@@ -82,31 +185,41 @@ class ServerProcess:
         env: dict[str, str] | None = None,
         database_url: str | None = None,
         nofile: int | None = None,
+        *,
+        fresh: bool = FRESH,
     ) -> None:
-        """``nofile``: the server's open-files limit (RLIMIT_NOFILE), else this process's."""
+        """``nofile``: the server's open-files limit (RLIMIT_NOFILE), else this process's.
+        ``fresh``: a new interpreter rather than a fork of the fork server (module docstring)."""
         self.data_dir = data_dir
         self.nofile = nofile
+        self.fresh = fresh
         self.env = {**os.environ, **FAST, **(env or {})}
         if database_url:
             self.env["DOMENG_DATABASE_URL"] = database_url
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | Forked | None = None
         self.url = ""
         self.log_path = data_dir / f"server-{time.monotonic_ns()}.log"
 
     def start(self, timeout: float = 120.0) -> ServerProcess:
         """Start and wait until ``/readyz`` answers 200; raises RuntimeError with the log if not."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("wb")
-        command = [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(self.data_dir)]
-        if self.nofile is not None:  # the limit set in the child, which then becomes the server
-            command[1:3] = ["-c", _LIMITED.format(nofile=self.nofile)]
-        self.proc = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        argv = ["serve", "--port", "0", "--data-dir", str(self.data_dir)]
+        if self.fresh:
+            command = [sys.executable, "-m", "app.cli", *argv]
+            if self.nofile is not None:  # the limit set in the child, which then becomes the server
+                command[1:3] = ["-c", _LIMITED.format(nofile=self.nofile)]
+            with self.log_path.open("wb") as log:
+                self.proc = subprocess.Popen(
+                    command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+                )
+        else:
+            self.log_path.touch()
+            process = _FORKS.Process(
+                target=_serve, args=(argv, self.env, str(self.log_path), self.nofile), name="domeng serve"
+            )
+            process.start()
+            _forked.append(process)
+            self.proc = Forked(process)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

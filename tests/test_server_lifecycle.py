@@ -33,7 +33,7 @@ def test_one_address_cannot_fill_the_server_even_across_a_restart(tmp_path: Path
         "DOMENG_MAX_ROOMS": "8",
         "DOMENG_ROOM_CREATE_LIMIT": "1000 per minute",
     }
-    server = ServerProcess(tmp_path, env).start()
+    server = ServerProcess(tmp_path, env, fresh=True).start()  # as the README's command starts it
     try:
         with _from("127.0.0.2", server) as greedy:
             made = 0
