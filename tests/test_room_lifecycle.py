@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sqlite3
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -149,6 +150,19 @@ def test_a_room_the_store_cannot_load_now_is_unavailable_not_an_error_and_loads_
             await store.start()  # the database is back
             back = await hub.open(room.code)
             assert back is not None and back.status == "waiting"
+            # a read that fails in the database itself (its table gone for a moment)
+            clock.now += 301.0
+            assert await hub.sweep() == (1, 0)
+            database = sqlite3.connect(tmp_path / "domeng.sqlite3")
+            database.execute("ALTER TABLE matches RENAME TO matches_away")
+            database.commit()
+            with pytest.raises(RoomError) as failed:
+                await hub.open(room.code)
+            assert failed.value.code == "room_unavailable"
+            database.execute("ALTER TABLE matches_away RENAME TO matches")
+            database.commit()
+            database.close()
+            assert (await hub.open(room.code)) is not None
         finally:
             await hub.stop()
             await store.close()

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from sqlalchemy import ColumnElement, Select, and_, exists, func, not_, or_, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from app.store.errors import NotFoundError, StoreClosedError
+from app.store.errors import NotFoundError, StoreClosedError, store_error
 from app.store.hints import HintRow
 from app.store.models import (
     Hint,
@@ -78,6 +80,15 @@ class RoomMatch:
 _CHUNK = 500  # ids per IN (...) list when loading many matches
 
 
+@contextlib.asynccontextmanager
+async def _failures_as_store_errors() -> AsyncIterator[None]:
+    """A database failure inside as `app.store.StoreError` (`store_error`), as writes raise it."""
+    try:
+        yield
+    except (SQLAlchemyError, TimeoutError, OSError) as error:
+        raise store_error(error) from error
+
+
 class MatchReads:
     """The reads of `app.store.repository.Store` (it provides ``_read_engine``)."""
 
@@ -92,10 +103,11 @@ class MatchReads:
 
     async def room_matches(self, code: str) -> list[RoomMatch]:
         """Every match played in room ``code``, in order (match 1 first): ``(id, number,
-        status)`` each; empty for an unknown code."""
+        status)`` each; empty for an unknown code. Raises `app.store.StoreError` for a database
+        failure."""
         if self._read_engine is None:
             raise StoreClosedError("the store is not started")
-        async with AsyncSession(self._read_engine) as session:
+        async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session:
             query = (
                 select(Match.id, Match.room_match, Match.status)
                 .where(Match.code == code)
@@ -112,10 +124,11 @@ class MatchReads:
         """The latest match of room ``code`` as a room needs it (`RoomRow`): its seats, its last two
         rounds with their actions, and the outcomes of all earlier rounds, but no earlier action;
         None for an unknown code. Its cost grows with the last rounds, not with the match's
-        history (restart, issue 13). Raises ValueError when an earlier round has no stored end."""
+        history (restart, issue 13). Raises ValueError when an earlier round has no stored end,
+        `app.store.StoreError` for a database failure."""
         if self._read_engine is None:
             raise StoreClosedError("the store is not started")
-        async with AsyncSession(self._read_engine) as session, session.begin():
+        async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session, session.begin():
             match = await session.scalar(select(Match).where(Match.id == _latest(code).scalar_subquery()))
             if match is None:
                 return None
