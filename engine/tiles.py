@@ -150,9 +150,20 @@ def iter_mask(mask: int) -> Iterator[Tile]:
         mask ^= low
 
 
+_CHUNK_TILES: tuple[tuple[tuple[Tile, ...], ...], ...] = tuple(
+    tuple(tuple(TILES[7 * c + i] for i in range(7) if m >> i & 1) for m in range(128)) for c in range(4)
+)
+"""``_CHUNK_TILES[c][m]``: the tiles of bits ``7c .. 7c + 6`` set in ``m``, in index order."""
+
+
 def tiles_of(mask: int) -> tuple[Tile, ...]:
-    """The tiles of a bit set, in index order."""
-    return tuple(iter_mask(mask))
+    """The tiles of a bit set, in index order (four table look-ups, as `pip_sum`).
+
+    >>> [str(t) for t in tiles_of(Tile.parse("6-6").bit | Tile.parse("0-1").bit)]
+    ['0-1', '6-6']
+    """
+    c = _CHUNK_TILES
+    return c[0][mask & 127] + c[1][mask >> 7 & 127] + c[2][mask >> 14 & 127] + c[3][mask >> 21]
 
 
 def mask_of(tiles: Iterable[Tile]) -> int:

@@ -26,7 +26,7 @@ from engine.events import (
     RoundEnded,
     Settlement,
 )
-from engine.tiles import Tile, tiles_of
+from engine.tiles import Tile
 
 __all__ = [
     "PRIVATE_KEYS",
@@ -224,7 +224,7 @@ def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
         round=state.round_index,
         to_act=state.to_act if playing else None,
         hand=None if seat is None else state.hand(seat),
-        hand_counts=tuple(len(tiles_of(h)) for h in state.hands),
+        hand_counts=tuple(h.bit_count() for h in state.hands),
         chain=tuple(chain_line(state.log)),
         ends=state.ends,
         legal=tuple(state.legal_actions()) if playing and seat == state.to_act else (),
