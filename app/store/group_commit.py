@@ -13,10 +13,18 @@ import structlog
 from sqlalchemy.exc import DBAPIError, InterfaceError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.store.batches import Op, answer, drain
+from app.store.batches import Op, answer, drain, run_ops
 from app.store.errors import StoreClosedError
 
-__all__ = ["Transaction", "checkpoint_loop", "commit_batch", "timed_out", "unreachable", "write_loop"]
+__all__ = [
+    "Transaction",
+    "checkpoint_loop",
+    "commit_batch",
+    "pg_transaction",
+    "timed_out",
+    "unreachable",
+    "write_loop",
+]
 
 _log = structlog.get_logger("domeng.store")
 
@@ -131,3 +139,27 @@ async def checkpoint_loop(engine: AsyncEngine, interval_s: float, on_done: Calla
             on_done()
         except (SQLAlchemyError, OSError) as error:
             _log.warning("store_checkpoint_failed", error=str(error))
+
+
+async def pg_transaction(
+    engine: AsyncEngine, ops: Sequence[Op[Any]], on_stale: Callable[[], None]
+) -> list[Any]:
+    """PostgreSQL: run ``ops`` in one transaction on a connection of ``engine``'s pool; their
+    results. A pooled connection that turns out dead (the database restarted, or dropped it) fails
+    the batch before its COMMIT is sent, so nothing of it was stored: ``on_stale`` is called and it
+    runs once more on a new connection (SQLAlchemy invalidated the pool's old ones). A failed
+    COMMIT, a timeout (the database did not answer) or a second dead connection is raised."""
+    for attempt in (1, 2):
+        async with engine.connect() as connection:
+            try:
+                await connection.begin()
+                results = await connection.run_sync(run_ops, ops)
+            except DBAPIError as error:
+                if attempt == 1 and error.connection_invalidated and not timed_out(error):
+                    on_stale()
+                    _log.warning("store_connection_dead", error=type(error.orig).__name__)
+                    continue
+                raise
+            await connection.commit()
+            return results
+    raise AssertionError("unreachable: the second attempt returns or raises")

@@ -30,29 +30,27 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
 
 import structlog
 from sqlalchemy import select
-from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.store.batches import Op, run_ops
+from app.store.batches import Op
 from app.store.database import upgrade_database
 from app.store.db import (
-    SQLITE_BEGIN_OPTION,
     SQLITE_PRAGMAS,
     is_sqlite,
     make_engine,
-    make_sync_engine,
     sqlite_path,
 )
 from app.store.errors import FencedOutError, StoreClosedError
 from app.store.fencing import claim_fences
-from app.store.group_commit import checkpoint_loop, commit_batch, timed_out, write_loop
+from app.store.group_commit import checkpoint_loop, commit_batch, pg_transaction, write_loop
+from app.store.sqlite_thread import SqliteThread
 
 _T = TypeVar("_T")
 
@@ -124,11 +122,8 @@ class Writer:
         self._engine: AsyncEngine | None = None
         self._write_engine: AsyncEngine | None = None
         self._read_engine: AsyncEngine | None = None
-        self._sync_writer: Engine | None = None
-        """SQLite: the writer's synchronous engine, used only in ``_writer_thread``."""
-        self._writer_thread: ThreadPoolExecutor | None = None
-        self._sync_connection: Connection | None = None
-        """SQLite: the writer's one connection, used only in ``_writer_thread``."""
+        self._sqlite: SqliteThread | None = None
+        """SQLite: the writer's one connection, in its own thread."""
         self._queue: asyncio.Queue[Op[Any] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
@@ -191,10 +186,7 @@ class Writer:
         if self.is_sqlite:  # checkpoints are the checkpointer's, never a commit's (module docstring)
             pragmas = (*SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0")
             engine = self._read_engine = make_engine(self.database_url, sqlite_pragmas=pragmas)
-            # one writer: take the write lock at BEGIN rather than at the first write
-            writer = make_sync_engine(self.database_url, sqlite_pragmas=pragmas)
-            self._sync_writer = writer.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
-            self._writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+            self._sqlite = SqliteThread(self.database_url, pragmas)
         else:
             engine = make_engine(self.database_url, timeout_s=self.database_timeout_s)
             # several SELECTs of one load see one snapshot
@@ -202,8 +194,8 @@ class Writer:
             # The writer's own connections are not pinged when taken from the pool: the ping of
             # SQLAlchemy's asyncpg dialect is three round trips (BEGIN, ";", ROLLBACK) before a
             # transaction of five, 40% of a move's database CPU. A connection found dead instead
-            # fails before anything is committed, and `_pg_transaction` runs the batch again once
-            # on a new one (SQLAlchemy's "optimistic" disconnect handling).
+            # fails before anything is committed, and `pg_transaction` runs the batch again once on
+            # a new one (SQLAlchemy's "optimistic" disconnect handling).
             self._write_engine = make_engine(
                 self.database_url,
                 timeout_s=self.database_timeout_s,
@@ -244,12 +236,9 @@ class Writer:
             await engine.dispose()
         if write_engine is not None:
             await write_engine.dispose()
-        sync_writer, self._sync_writer = self._sync_writer, None
-        thread, self._writer_thread = self._writer_thread, None
-        if sync_writer is not None and thread is not None:
-            # SQLite connections belong to the thread that opened them: close them there
-            await asyncio.get_running_loop().run_in_executor(thread, self._close_sync, sync_writer.engine)
-            thread.shutdown(wait=False)
+        sqlite, self._sqlite = self._sqlite, None
+        if sqlite is not None:
+            await sqlite.close()  # in its thread: SQLite connections belong to the thread that opened them
 
     async def ping(self, timeout_s: float = 2.0) -> bool:
         """Readiness: whether the writer is running and the database answers ``SELECT 1`` within
@@ -321,57 +310,18 @@ class Writer:
 
     async def _transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """Run ``ops`` in order in one transaction. SQLite: on the writer's own synchronous
-        connection in the writer's thread, the whole batch in one hand-over (an async driver would
-        hand every statement to its thread and back). PostgreSQL: on an asyncpg connection."""
+        connection in its thread (`SqliteThread`). PostgreSQL: on an asyncpg connection."""
         started = time.perf_counter()
-        if self._sync_writer is not None:
-            loop = asyncio.get_running_loop()
-            results = await loop.run_in_executor(self._writer_thread, self._run_sync_transaction, ops)
+        if self._sqlite is not None:
+            results = await self._sqlite.run(ops)
         else:
-            results = await self._pg_transaction(ops)
+            assert self._write_engine is not None
+            results = await pg_transaction(self._write_engine, ops, self._stale)
         self.transactions_committed += 1
         self.writes_committed += len(ops)
         if self.on_commit is not None:
             self.on_commit(time.perf_counter() - started, len(ops))
         return results
 
-    async def _pg_transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
-        """PostgreSQL: run ``ops`` in one transaction on a connection of the writer's pool. A
-        pooled connection that turns out dead (the database restarted, or dropped it) fails the
-        batch before its COMMIT is sent, so nothing of it was stored: it runs once more on a new
-        connection (SQLAlchemy invalidated the pool's old ones). A failed COMMIT, a timeout (the
-        database did not answer) or a second dead connection is raised."""
-        assert self._write_engine is not None
-        for attempt in (1, 2):
-            async with self._write_engine.connect() as connection:
-                try:
-                    await connection.begin()
-                    results = await connection.run_sync(run_ops, ops)
-                except DBAPIError as error:
-                    if attempt == 1 and error.connection_invalidated and not timed_out(error):
-                        self.stale_connections += 1
-                        _log.warning("store_connection_dead", error=type(error.orig).__name__)
-                        continue
-                    raise
-                await connection.commit()
-                return results
-        raise AssertionError("unreachable: the second attempt returns or raises")
-
-    def _run_sync_transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
-        """SQLite, in the writer's thread: ``ops`` in one transaction on the writer's one
-        connection, opened on first use and kept (taking a connection from the pool and building
-        a `Connection` for every transaction cost about a tenth of a move's CPU); opened again if
-        it was closed or invalidated."""
-        assert self._sync_writer is not None
-        connection = self._sync_connection
-        if connection is None or connection.closed or connection.invalidated:
-            connection = self._sync_connection = self._sync_writer.connect()
-        with connection.begin():
-            return run_ops(connection, ops)
-
-    def _close_sync(self, engine: Engine) -> None:
-        """SQLite, in the writer's thread: close the writer's connection and its engine's pool."""
-        connection, self._sync_connection = self._sync_connection, None
-        if connection is not None:
-            connection.close()
-        engine.dispose()
+    def _stale(self) -> None:
+        self.stale_connections += 1
