@@ -12,12 +12,11 @@ import structlog
 
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
-from app.rooms.errors import RoomError
 from app.rooms.leased import LeasedRooms
 from app.rooms.lobby import open_tables
 from app.rooms.local import LocalBots, LoopClock
 from app.rooms.making import RoomMaker
-from app.rooms.ownership import RETRY, Ownership
+from app.rooms.ownership import Ownership, unavailable
 from app.rooms.ports import BotPort, Clock, Leases, MatchStore
 from app.rooms.recovery import round_end
 from app.rooms.room import Room
@@ -108,9 +107,7 @@ class Hub(LeasedRooms):
             return await self._load(code)
         except StoreError as error:  # the database unreachable, or a claim's row lock held too long
             _log.warning("room_load_failed", room=code, error=str(error))
-            raise RoomError(
-                "room_unavailable", "the room cannot be loaded right now; try again", 503, RETRY
-            ) from error
+            raise unavailable("the room cannot be loaded right now; try again") from error
 
     async def _load(self, code: str) -> Room | None:
         ownership = self.ownership

@@ -16,6 +16,7 @@ __all__ = [
     "RETRY",
     "Ownership",
     "elsewhere",
+    "unavailable",
 ]
 
 _log = structlog.get_logger("domeng.hub")
@@ -27,6 +28,12 @@ RETRY: dict[str, str] = {"Retry-After": "1"}
 def elsewhere(detail: str = "this room is hosted by another server; try again") -> RoomError:
     """The 503 ``room_elsewhere`` (with ``Retry-After: 1``): another process holds the room."""
     return RoomError("room_elsewhere", detail, 503, RETRY)
+
+
+def unavailable(detail: str) -> RoomError:
+    """The 503 ``room_unavailable`` (with ``Retry-After: 1``): the room cannot be reached or
+    loaded right now (its leases, or its store)."""
+    return RoomError("room_unavailable", detail, 503, RETRY)
 
 
 class Ownership:
@@ -66,9 +73,7 @@ class Ownership:
         try:
             lease = await self.leases.acquire(code, self.lost)
         except ConnectionError:
-            raise RoomError(
-                "room_unavailable", "the room's server cannot be found right now; try again", 503, RETRY
-            ) from None
+            raise unavailable("the room's server cannot be found right now; try again") from None
         if lease is None:
             raise elsewhere()
         self.held[code] = lease  # from now on a loss is seen (`lost`), even while the room loads
