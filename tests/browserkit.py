@@ -267,12 +267,8 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
                 break
             close_panel(page)
             continue
-        # our turn is drawn in one update with everything ``done`` may look at: look again once the
-        # hand is playable, or a state that came after the first look would be played past
-        if page.locator(PLAYABLE).count() and done():
-            break
-        # only the turn ``done`` looked at: a state that came since (our turn, say with a choice)
-        # is looked at before it is played
+        # only the turn ``done`` looked at: a state that came since (our turn, say with a choice,
+        # drawn in one update with everything ``done`` may look at) is looked at before it is played
         if play_turn(page, keyboard=keyboard, at_version=seen):
             moves += 1
         else:
