@@ -1,20 +1,25 @@
 """What the browser client costs per state update: Chromium's CPU at a fast bot table.
 
-A spectator's page (390x844 unless ``--viewport``, reduced motion) watches a table of bots that
-play as fast as the server lets them (``DOMENG_BOT_DELAY_S`` 0.05, a 0.3 s round pause, no camat
-target): Domeng with five ``greedy`` bots, Kozel with four ``medium`` bots. Over ``--seconds`` the
-Chrome DevTools Protocol's Performance metrics give the page's main-thread task, script, style and
-layout time, and /proc the CPU of every Chromium process (the renderer's raster and compositor
-threads and the display compositor too: ``BrowserCPU``). Divided by the state updates the page
-received (its ``version`` moved), they are milliseconds per update. A phone spends the same work on
-every move at every table: less is battery and a page that keeps up.
+A spectator's page (390x844 unless ``--viewport``; reduced motion unless ``--motion full``) watches
+a table of bots that play as fast as the server lets them (``DOMENG_BOT_DELAY_S`` 0.05 unless
+``--bot-delay``, a 0.3 s round pause, no camat target): Domeng with five ``greedy`` bots, Kozel with
+four ``medium`` bots. Over ``--seconds`` the Chrome DevTools Protocol's Performance metrics give the
+page's main-thread task, script, style and layout time, and /proc the CPU of every Chromium process
+(the renderer's raster and compositor threads and the display compositor too: ``BrowserCPU``).
+Divided by the state updates the page received (its ``version`` moved), they are milliseconds per
+update. A phone spends the same work on every move at every table: less is battery and a page that
+keeps up.
+
+``--motion full`` measures what most players see, with the table's transitions and animations
+running; give the bots a human pace (``--bot-delay 0.6``, say) so that each runs to its end before
+the next move, as it does at a table of people.
 
 With ``--baseline REV`` the same measurement runs on the client (and server) of a git revision, from
 a temporary worktree, alternately with the current tree, ``--runs`` times each: the figures are
 medians, and the ratio is current / baseline (the machine is shared: read them side by side).
 
     .venv/bin/python benchmarks/client_render.py [--baseline 7829539] [--runs 3] [--seconds 15]
-        [--viewport 1280x800]
+        [--viewport 1280x800] [--motion full --bot-delay 0.6]
 
 Needs Debian's Chromium (/usr/bin/chromium) and Playwright for Python. Prints one JSON object per
 variant and tree, then the medians, the ratios and the load average.
@@ -52,12 +57,13 @@ TABLES: dict[str, dict[str, Any]] = {
 
 
 @contextlib.contextmanager
-def server(tree: Path) -> Iterator[str]:
-    """``domeng serve`` from ``tree`` on a free port with a fresh SQLite database; yields its URL."""
+def server(tree: Path, bot_delay_s: float) -> Iterator[str]:
+    """``domeng serve`` from ``tree`` on a free port with a fresh SQLite database, its bots pausing
+    ``bot_delay_s`` seconds before each move; yields its URL."""
     with tempfile.TemporaryDirectory() as data:
         env = {
             **os.environ,
-            "DOMENG_BOT_DELAY_S": "0.05",
+            "DOMENG_BOT_DELAY_S": str(bot_delay_s),
             "DOMENG_ROUND_PAUSE_S": "0.3",
             "PYTHONPATH": str(tree),
         }
@@ -100,11 +106,17 @@ def chromium_cpu_s() -> float:
 
 
 def measure(
-    playwright: Any, tree: Path, variant: str, seconds: float, viewport: dict[str, int]
+    playwright: Any,
+    tree: Path,
+    variant: str,
+    seconds: float,
+    viewport: dict[str, int],
+    motion: str,
+    bot_delay_s: float,
 ) -> dict[str, Any]:
     """One run: ms per update of each metric, the browser's whole CPU per update, and the updates
-    seen."""
-    with server(tree) as url:
+    seen. ``motion`` is ``reduce`` or ``full`` (the page's prefers-reduced-motion)."""
+    with server(tree, bot_delay_s) as url:
         room = httpx.post(f"{url}/api/rooms", json=TABLES[variant], timeout=30).json()
         started = httpx.post(
             f"{url}/api/rooms/{room['code']}/start",
@@ -114,7 +126,9 @@ def measure(
         started.raise_for_status()
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         try:
-            context = browser.new_context(viewport=viewport, reduced_motion="reduce")
+            context = browser.new_context(
+                viewport=viewport, reduced_motion="reduce" if motion == "reduce" else "no-preference"
+            )
             page = context.new_page()
             page.goto(f"{url}/r/{room['code']}")
             page.wait_for_selector(".table-screen", timeout=60_000)
@@ -159,6 +173,15 @@ def main() -> None:
     parser.add_argument(
         "--viewport", default="390x844", help="WIDTHxHEIGHT in CSS px (a phone; 1280x800 shows the feed)"
     )
+    parser.add_argument(
+        "--motion",
+        choices=("reduce", "full"),
+        default="reduce",
+        help="the page's reduced motion (default reduce)",
+    )
+    parser.add_argument(
+        "--bot-delay", type=float, default=0.05, help="bots' pause before a move, s (default 0.05)"
+    )
     args = parser.parse_args()
     width, height = (int(n) for n in args.viewport.split("x"))
     viewport = {"width": width, "height": height}
@@ -171,7 +194,9 @@ def main() -> None:
             for _ in range(args.runs):
                 for variant in args.variants.split(","):
                     for name, tree in trees.items():  # alternately: both see the same machine
-                        run = measure(playwright, tree, variant, args.seconds, viewport)
+                        run = measure(
+                            playwright, tree, variant, args.seconds, viewport, args.motion, args.bot_delay
+                        )
                         results.setdefault((variant, name), []).append(run)
                         print(json.dumps({"variant": variant, "tree": name, **run}), flush=True)
     finally:
