@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.rooms import again, chat
+from app.rooms import again, chat, ownership
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
@@ -143,8 +143,7 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
             message = f"this address already has {cap} open rooms; finish or leave one first"
             raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
     except ConnectionError:  # several processes, and their Redis does not answer
-        message = "rooms cannot be created for a moment; try again"
-        raise RoomError("room_unavailable", message, 503, {"Retry-After": "1"}) from None
+        raise ownership.unavailable("rooms cannot be created for a moment; try again") from None
     if len(hub.rooms) >= hub.config.max_rooms:
         raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(
