@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 
 from tests.adminkit import SECRET, close_live_rooms
 from tests.browserkit import (
+    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
@@ -35,18 +37,28 @@ from tests.browserkit import (
 )
 from tests.serverkit import ServerProcess
 
+CATALOG: dict[str, str] = json.loads((CATALOGS / "en.json").read_text(encoding="utf-8"))
 VIEWPORTS = pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
 
 # Installed in every page: on each animation frame, while this player's turn timer runs, no dialog
 # may be open and a playable tile's centre must hit that tile (nothing lies over the hand).
 WATCH_THE_HAND = """
-window.__handWatch = {frames: 0, timed: 0, violations: []};
+window.__handWatch = {frames: 0, timed: 0, violations: [],
+                      coveredTurns: 0, coveredStatus: [], coveredTimer: 0};
 const look = () => {
   const c = window.__domeng, w = window.__handWatch;
   w.frames += 1;
   const turn = c && c.room && c.room.turn;
   const mine = c && c.seat !== null && turn && turn.seat === c.seat && turn.deadline_ms &&
     c.view && c.view.phase === 'playing' && !(c.screen && c.screen.pending);
+  const covered = c && c.seat !== null && turn && turn.seat === c.seat && c.room.seats[c.seat].covered &&
+    c.view && c.view.phase === 'playing';
+  if (covered) {  // a bot covers the seat and it is its turn: what does the player read?
+    w.coveredTurns += 1;
+    const text = document.querySelector('.me .status').textContent;
+    if (!w.coveredStatus.includes(text)) w.coveredStatus.push(text);
+    if (!document.querySelector('.me .turn-timer').hidden) w.coveredTimer += 1;
+  }
   if (mine) {
     w.timed += 1;
     const open = document.querySelector('dialog[open]');
@@ -184,6 +196,11 @@ def test_a_timeout_costs_one_turn_then_two_in_a_row_cover_the_seat_until_im_back
     page.wait_for_selector(".cover-note[data-kind='covered'] .btn", timeout=90_000)
     screenshot(page, f"covered-{name}")
     assert server.room(room["code"])["seats"][0]["covered"] is True
+    # her turns while covered say that the bot plays them unless she does, with no countdown
+    page.wait_for_function("() => window.__handWatch.coveredTurns > 0", timeout=60_000, polling=100)
+    seen = _hand_watch(page)
+    assert seen["coveredStatus"] == [CATALOG["table.covered_turn"]], seen["coveredStatus"]
+    assert seen["coveredTimer"] == 0
     page.locator(".cover-note .btn").click()
     # uncovered lasts only until two more timeouts: poll on a timer, not on animation frames,
     # which a loaded renderer may hold back for that long

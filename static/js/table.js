@@ -589,6 +589,7 @@ export class TableView {
       const drawing = (view.legal || []).length > 0 && view.legal.every((a) => a.draw);
       if (drawing) text = t("table.drawing", { n: view.bazaar ?? 0 });
       else if (forced) text = this.kozel ? t("table.must_pass_kozel") : t("table.must_pass");
+      else if (covered) text = t("table.covered_turn"); // the bot plays it, unless they play first
       else text = view.chain.length === 0 ? t("table.your_turn_open") : t("table.your_turn");
     } else if (seat === null) text = t("table.watching", { name: seatName(room, view.to_act) });
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
@@ -715,7 +716,8 @@ export class TableView {
     const deadline = this.ctl.deadline;
     const total = (room?.turn_timer_s || 0) * 1000;
     const seat = room?.turn?.seat;
-    const active = deadline && total > 0 && view?.phase === "playing";
+    // a boolean: the "hidden === on" checks below would never hide a timer for a null deadline
+    const active = Boolean(deadline) && total > 0 && view?.phase === "playing";
     const left = active ? Math.max(0, deadline - Date.now()) : 0;
     for (const plate of [...this.opps, this.mePlate]) {
       const on = active && Number(plate.el.dataset.seat) === seat;
@@ -726,7 +728,9 @@ export class TableView {
         plate.timer.classList.toggle("urgent", left < 5000);
       }
     }
-    const mine = active && seat === this.ctl.seat;
+    // while a bot covers the seat it plays the turn at its own pace: no countdown for the player
+    const covered = this.ctl.seat !== null && !!room.seats[this.ctl.seat]?.covered;
+    const mine = active && seat === this.ctl.seat && !covered;
     if (this.myTimer.hidden === mine) this.myTimer.hidden = !mine;
     if (this.myTimerText.hidden === mine) this.myTimerText.hidden = !mine;
     if (mine) {
