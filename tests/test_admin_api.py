@@ -319,6 +319,18 @@ def test_a_match_in_full_deals_outcomes_transfers_and_chart(world: dict[str, Any
     assert chart["table"] == [r["outcome"]["table"] for r in detail["rounds"]]
     assert detail["rounds"][-1]["outcome"]["camat_elected"]
     assert admin.get("/api/admin/matches/999999").json()["detail"]["code"] == "no_such_match"
+    # ids no row can have (past SQL's 64-bit integers, or below 1) name no match either: a clear
+    # 404 on every path that takes one, never the database's overflow as a 500
+    for match_id in (2**63, 10**30, 0, -1):
+        for tail in ("", "/chat", "/record", "/rounds/0/replay", "/rounds/0/review?seat=0"):
+            gone = admin.get(f"/api/admin/matches/{match_id}{tail}")
+            assert gone.status_code == 404 and gone.json()["detail"]["code"] == "no_such_match", (
+                tail,
+                gone.text,
+            )
+    for listing in ("/api/admin/matches", "/api/admin/players"):
+        too_far = admin.get(listing, params={"page": 10**20})
+        assert too_far.status_code == 422, too_far.text
 
 
 def test_round_replay_steps_through_every_action_with_every_hand(world: dict[str, Any]) -> None:

@@ -186,6 +186,13 @@ async def get_session(session: AdminDep) -> SessionInfo:
 # -- matches ------------------------------------------------------------------------------------
 
 
+MAX_ROW_ID = 2**63 - 1
+"""The largest id a stored row can have (SQLite's INTEGER, PostgreSQL's BIGINT): a larger one names
+no match, and would not fit in the query."""
+PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
+"""A list's page, from 1 (a page past the last has no rows; past a million, 422)."""
+
+
 @admin_api.get("/matches")
 async def match_list(
     request: Request,
@@ -194,7 +201,7 @@ async def match_list(
     player: Annotated[str | None, Query(max_length=64)] = None,
     since: date | None = None,
     until: date | None = None,
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: PageNumber = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> MatchPage:
     """Stored matches, newest first: filter by ``variant``, effective ``status`` (waiting,
@@ -213,7 +220,9 @@ async def match_list(
 
 
 async def _match(request: Request, match_id: int) -> MatchRow:
-    row = await _store(request).load_match_by_id(match_id)
+    """The stored match ``match_id``; 404 ``no_such_match`` when there is none (any id out of the
+    range a row id can have included)."""
+    row = await _store(request).load_match_by_id(match_id) if 1 <= match_id <= MAX_ROW_ID else None
     if row is None:
         raise HTTPException(404, detail={"code": "no_such_match", "message": f"no match {match_id}"})
     return row
@@ -305,7 +314,7 @@ async def export_match(request: Request, match_id: int) -> Response:
 async def player_list(
     request: Request,
     name: Annotated[str | None, Query(max_length=64)] = None,
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: PageNumber = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> PlayerPage:
     """Every display name (and bot level) with its totals: matches, rounds, stones received and
