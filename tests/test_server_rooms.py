@@ -13,6 +13,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from app.edge.protocol import CLOSE_INVALID, ProtocolError, parse_client_message
 from engine.variants import make_rules
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
@@ -280,6 +281,8 @@ def test_spectator_sees_no_hand(server: ServerProcess) -> None:
         (b"\x00\x01", 1003),
         ("not json", 1007),
         ('{"type": "dance"}', 1007),
+        ('{"type": "hello", "since": "3"}', 1007),  # a field of the wrong JSON type is not converted
+        ('{"type": "hello", "token": 12345}', 1007),
         ('{"type": "action", "version": 0, "action": {"play": "1-2"}}', 1008),  # before hello
         ("x" * 10_000, 1009),
     ],
@@ -291,6 +294,25 @@ def test_hostile_first_frames_close_the_socket(server: ServerProcess, frame: str
     with pytest.raises(ConnectionClosed) as closed:
         client.recv(timeout=5)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == code
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        '{"type": "action", "version": "1", "action": {"play": "1-2"}}',
+        '{"type": "action", "version": true, "action": {"play": "1-2"}}',
+        '{"type": "action", "version": 1.0, "action": {"play": "1-2"}}',
+        '{"type": "action", "version": 1, "action": {"pass": 1}}',
+        '{"type": "chat", "text": 5}',
+    ],
+)
+def test_a_field_of_the_wrong_json_type_breaks_the_protocol(frame: str) -> None:
+    """docs/protocol.md: a field with the wrong shape closes the socket with 1007; a string, a bool
+    or a float where an integer belongs is not converted."""
+    with pytest.raises(ProtocolError) as broken:
+        parse_client_message(frame)
+    assert broken.value.close_code == CLOSE_INVALID
+    assert parse_client_message('{"type": "action", "version": 1, "action": {"pass": true}}')
 
 
 def test_a_socket_that_never_says_hello_is_closed(server: ServerProcess) -> None:

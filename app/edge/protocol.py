@@ -79,7 +79,9 @@ class ProtocolError(Exception):
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a field of the wrong JSON type ("version": "1", "pass": 1) breaks the protocol (1007),
+    # as docs/protocol.md says, instead of being converted
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class HelloMessage(_Message):
