@@ -84,6 +84,17 @@ def test_a_line_must_be_one_short_text_or_a_known_reaction(tmp_path: Path) -> No
         assert await _refused(table, ana, "x" * (chat.MAX_TEXT_CHARS + 1)) == "chat_invalid"
         assert await _refused(table, ana, "two\nlines") == "chat_invalid"
         assert await _refused(table, ana, "bell\x07") == "chat_invalid"
+        assert await _refused(table, ana, "one\u2028line") == "chat_invalid"  # a line separator
+        assert await _refused(table, ana, "\u202egood") == "chat_invalid"  # shows as "doog"
+        assert await _refused(table, ana, "a \u2067b") == "chat_invalid"  # an isolate
+        assert await _refused(table, ana, "Z" + "\u0301" * 199) == "chat_invalid"  # zalgo
+        # what people write is welcome: accents, joined emoji with their joiners, right to left
+        for fine in (
+            "Nguyễn Thị Ánh 👩🏽‍💻",
+            "نور الهدى: good game",
+            "👨‍👩‍👧‍👦 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+        ):
+            assert chat.clean_text(fine) == fine
         assert await _refused(table, ana, reaction="rude") == "chat_invalid"
         assert await _refused(table, ana, "hi", "nice") == "chat_invalid"
         assert await _refused(table, ana) == "chat_invalid"

@@ -21,6 +21,7 @@ WELCOME = [
     "🇪🇪 Kadri",  # a flag
     "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",  # England's flag: tag characters
     "👨‍👩‍👧‍👦",  # a family: three joiners
+    "🧑🏻‍❤️‍💋‍🧑🏿",  # a kiss with two skin tones: 10 code points, one character
     "نور الهدى",  # right to left
     "Nguyễn Thị Ánh",  # stacked Vietnamese accents
     "x" * MAX_NAME_GRAPHEMES,  # 32 characters without a space
@@ -48,6 +49,8 @@ def test_a_name_counts_user_perceived_characters() -> None:
         ("   \t ", "name_empty"),
         ("x" * (MAX_NAME_GRAPHEMES + 1), "name_too_long"),
         ("🙂" * (MAX_NAME_GRAPHEMES + 1), "name_too_long"),
+        ("👍" + "\u200d👍" * 300, "name_too_long"),  # joiners make 601 code points one "character"
+        ("🏴" + "\U000e0067" * 500 + "\U000e007f", "name_too_long"),  # 500 invisible tags in one flag
         ("Ana\x07", "name_invisible"),  # a control character (bell)
         ("Ana\u202egpj", "name_invisible"),  # a right-to-left override
         ("An\u200ba", "name_invisible"),  # a zero-width space

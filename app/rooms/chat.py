@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from app.rooms import frames
 from app.rooms.errors import RoomError
+from app.rooms.names import MAX_MARKS, stacked_marks
 from app.rooms.ports import ChatLineOut, Outbox
 from app.rooms.room import Room
 
@@ -79,16 +80,28 @@ async def send_log(room: Room, conn: Outbox) -> None:
     conn.send(_log_frame(await _chat_of(room)))
 
 
+_DIRECTION_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidirectional embeddings, overrides and isolates: they turn the text around them ("\u202egood"
+shows as "doog"), and the other lines and names with it where a client does not isolate them."""
+
+
 def clean_text(text: str) -> str:
     """``text`` trimmed; raises `RoomError` (``chat_invalid``) when it is empty, longer than
-    `MAX_TEXT_CHARS`, or holds a control character (a line break among them) or a lone surrogate."""
+    `MAX_TEXT_CHARS`, holds a control character, a line or paragraph separator (one line of text)
+    or a lone surrogate, a bidirectional control (`_DIRECTION_CONTROLS`), or more than
+    `app.rooms.names.MAX_MARKS` combining marks on one character ("zalgo" towers spill over the
+    lines around them)."""
     text = text.strip()
     if not text:
         raise RoomError("chat_invalid", "a chat message needs some text")
     if len(text) > MAX_TEXT_CHARS:
         raise RoomError("chat_invalid", f"a chat message is at most {MAX_TEXT_CHARS} characters")
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in text):
+    if any(unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") for ch in text):
         raise RoomError("chat_invalid", "a chat message is one line of text")
+    if any(ch in _DIRECTION_CONTROLS for ch in text):
+        raise RoomError("chat_invalid", "a chat message may not turn the direction of the text")
+    if stacked_marks(text) > MAX_MARKS:
+        raise RoomError("chat_invalid", f"at most {MAX_MARKS} accents on one character")
     return text
 
 

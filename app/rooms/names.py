@@ -33,6 +33,7 @@ from app.rooms.skeleton import skeleton
 
 __all__ = [
     "BLANK_LOOKING",
+    "MAX_CLUSTER_CODE_POINTS",
     "MAX_MARKS",
     "MAX_NAME_GRAPHEMES",
     "RESERVED_NAMES",
@@ -43,6 +44,7 @@ __all__ = [
     "name_key",
     "names_clash",
     "shows_nothing",
+    "stacked_marks",
 ]
 
 MAX_NAME_GRAPHEMES: Final = 32
@@ -51,6 +53,11 @@ MAX_NAME_GRAPHEMES: Final = 32
 MAX_MARKS: Final = 4
 """The most combining marks on one character: enough for any script's accents (Vietnamese stacks
 two), too few for "zalgo" text, whose towers of marks spill over the lines around a name."""
+
+MAX_CLUSTER_CODE_POINTS: Final = 16
+"""The most code points in one user-perceived character of a name: the longest emoji sequences
+(a kiss with two skin tones, 10; a subdivision flag, 7) fit, while joiners or tags cannot make
+one "character" of hundreds (``"👍" + "\u200d👍" * 300`` counted as one)."""
 
 _CATALOGS: Final = Path(__file__).resolve().parents[2] / "static" / "i18n"
 _LABELS: Final = ("seat.bot_name", "seat.empty_name")
@@ -78,6 +85,14 @@ def shows_nothing(ch: str) -> bool:
 def grapheme_count(text: str) -> int:
     """How many user-perceived characters ``text`` shows (extended grapheme clusters, UAX #29)."""
     return len(_GRAPHEME.findall(text))
+
+
+def stacked_marks(text: str) -> int:
+    """The most combining marks (Mn, Me) on one user-perceived character of ``text``."""
+    return max(
+        (sum(unicodedata.category(ch) in ("Mn", "Me") for ch in c) for c in _GRAPHEME.findall(text)),
+        default=0,
+    )
 
 
 def _invisible(cluster: str) -> bool:
@@ -113,7 +128,10 @@ def clean_name(raw: str) -> str:
         raise RoomError("name_too_long", f"a name is at most {MAX_NAME_GRAPHEMES} characters", 422)
     if any(_invisible(cluster) for cluster in clusters):
         raise RoomError("name_invisible", "a name may not hold control or invisible characters", 422)
-    if any(sum(unicodedata.category(ch) in ("Mn", "Me") for ch in c) > MAX_MARKS for c in clusters):
+    if any(len(cluster) > MAX_CLUSTER_CODE_POINTS for cluster in clusters):
+        message = f"a character of a name is made of at most {MAX_CLUSTER_CODE_POINTS} code points"
+        raise RoomError("name_too_long", message, 422)
+    if stacked_marks(name) > MAX_MARKS:
         raise RoomError("name_stacked", f"at most {MAX_MARKS} accents on one character", 422)
     if all(shows_nothing(ch) for ch in name):
         raise RoomError("name_blank", "a name needs a visible character", 422)

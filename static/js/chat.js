@@ -121,7 +121,7 @@ export class ChatBox {
       { class: `chat-line${line.reaction ? " chat-reaction" : ""}`, dataset: { seat: line.seat === null ? "" : String(line.seat) } },
       h("bdi", { class: "who" }, who),
       ": ",
-      h("span", { class: "said" }, line.text ?? reactionText(line.reaction)),
+      h("span", { class: "said", dir: "auto" }, line.text ?? reactionText(line.reaction)), // its own direction, isolated
     );
   }
 

@@ -23,7 +23,7 @@ export async function chatSection(id, names) {
       {},
       h("td", { "data-label": "When" }, `Round ${line.round + 1}, after ${line.seq} action${line.seq === 1 ? "" : "s"}`),
       h("td", { "data-label": "Who", class: "name" }, line.seat === null ? `${line.name || "spectator"} (spectator)` : names[line.seat] ?? line.name),
-      h("td", { "data-label": "Said", class: "chat-text" }, line.text ?? `[reaction] ${REACTIONS[line.reaction] ?? line.reaction}`),
+      h("td", { "data-label": "Said", class: "chat-text", dir: "auto" }, line.text ?? `[reaction] ${REACTIONS[line.reaction] ?? line.reaction}`),
       h("td", { "data-label": "At" }, new Date(line.at).toISOString().replace("T", " ").slice(0, 19)),
     ),
   );
