@@ -57,7 +57,9 @@ from engine.variants import VARIANTS
 
 __all__ = [
     "ADMIN_PAGE",
+    "MAX_ROW_ID",
     "PAGE_HEADERS",
+    "PageNumber",
     "admin_api",
     "admin_page",
     "admin_pages",
