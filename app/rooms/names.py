@@ -87,12 +87,13 @@ def grapheme_count(text: str) -> int:
     return len(_GRAPHEME.findall(text))
 
 
+def _marks(cluster: str) -> int:
+    return sum(unicodedata.category(ch) in ("Mn", "Me") for ch in cluster)
+
+
 def stacked_marks(text: str) -> int:
     """The most combining marks (Mn, Me) on one user-perceived character of ``text``."""
-    return max(
-        (sum(unicodedata.category(ch) in ("Mn", "Me") for ch in c) for c in _GRAPHEME.findall(text)),
-        default=0,
-    )
+    return max(map(_marks, _GRAPHEME.findall(text)), default=0)
 
 
 def _invisible(cluster: str) -> bool:
@@ -131,7 +132,7 @@ def clean_name(raw: str) -> str:
     if any(len(cluster) > MAX_CLUSTER_CODE_POINTS for cluster in clusters):
         message = f"a character of a name is made of at most {MAX_CLUSTER_CODE_POINTS} code points"
         raise RoomError("name_too_long", message, 422)
-    if stacked_marks(name) > MAX_MARKS:
+    if any(_marks(cluster) > MAX_MARKS for cluster in clusters):
         raise RoomError("name_stacked", f"at most {MAX_MARKS} accents on one character", 422)
     if all(shows_nothing(ch) for ch in name):
         raise RoomError("name_blank", "a name needs a visible character", 422)
