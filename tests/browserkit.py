@@ -51,6 +51,12 @@ PLAYABLE = ".hand-tile.playable"
 END_TARGET = ".end-target:not([hidden])"
 
 
+def catalog_of(lang: str) -> dict[str, Any]:
+    """The client's words in ``lang`` (static/i18n/<lang>.json): key → text (or plural forms)."""
+    words: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    return words
+
+
 def languages() -> list[str]:
     """The language codes the client offers (static/i18n/index.json)."""
     index = json.loads((CATALOGS / "index.json").read_text(encoding="utf-8"))

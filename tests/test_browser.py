@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
     PLAYABLE,
     PageWatch,
     SocketPlayer,
+    catalog_of,
     close_panel,
     create_room_in_lobby,
     goto,
@@ -205,7 +205,7 @@ def test_two_people_join_through_the_share_link_and_both_play(server: ServerProc
     back_watch.attach(back)
     goto(back, link)
     back.wait_for_selector(".table-screen.spectating")
-    back.wait_for_selector(f".toast:has-text({json.dumps(_catalog('en')['room.seat_lost'])})")
+    back.wait_for_selector(f".toast:has-text({json.dumps(catalog_of('en')['room.seat_lost'])})")
     code = link.rsplit("/", 1)[1]
     assert "token" not in back.evaluate(f"() => JSON.parse(localStorage.getItem('domeng:room:{code}'))")
     back_watch.assert_clean()
@@ -357,7 +357,7 @@ def test_the_lobby_says_what_is_wrong_with_the_turn_timer_and_creates_no_room(
     assert page.input_value("#turn-timer") == "30"
     error = page.locator("#turn-timer-error")
     assert error.is_hidden()
-    wanted = _catalog(lang)["lobby.timer_invalid"].replace("{min}", "5").replace("{max}", "600")
+    wanted = catalog_of(lang)["lobby.timer_invalid"].replace("{min}", "5").replace("{max}", "600")
     for bad in ["", "-5", "601", "3", "0.5"]:
         page.fill("#turn-timer", bad)
         page.click("#create-room")
@@ -442,16 +442,11 @@ def test_hostile_names_show_as_literal_text(server: ServerProcess, browser: Any)
 # -- 5. every language ---------------------------------------------------------------------------
 
 
-def _catalog(lang: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
-    return data
-
-
 def test_every_catalog_has_exactly_the_english_keys() -> None:
-    english = _catalog("en")
+    english = catalog_of("en")
     placeholder = re.compile(r"\{(\w+)\}")
     for lang in languages():
-        catalog = _catalog(lang)
+        catalog = catalog_of(lang)
         assert set(catalog) - set(english) == set(), f"{lang} has keys English lacks"
         assert set(english) - set(catalog) == set(), f"{lang} lacks keys"
         for key, value in catalog.items():
@@ -474,7 +469,7 @@ def test_headlines_that_start_with_a_word_start_with_a_capital() -> None:
     """A round's headline (the round-end panel's title) starts with a capital in every language:
     "Fish: nobody can place", not "fish: …" (a name or a number may start it instead)."""
     for lang in languages():
-        catalog = _catalog(lang)
+        catalog = catalog_of(lang)
         for key in [k for k in catalog if k.startswith(("kozel.outcome.", "outcome."))]:
             value = catalog[key]
             for form in value.values() if isinstance(value, dict) else [value]:
@@ -689,7 +684,7 @@ def test_the_table_stones_are_labelled_and_the_turn_timer_sits_inside_its_plate(
         page.evaluate("() => { const c = window.__domeng; c.roundEnd = {round: 0}; c.screen.update(); }")
         shown = page.evaluate(_BAR_AND_TIMER_JS, opener)
         assert shown["overlaps"] == [] and shown["outside"] == [], (lang, shown)
-        assert shown["label"] == _catalog(lang)["table.on_table"] and shown["labelInside"], (lang, shown)
+        assert shown["label"] == catalog_of(lang)["table.on_table"] and shown["labelInside"], (lang, shown)
         assert "25" in shown["title"], (lang, shown)
         assert re.search(r"\d", shown["timer"]) and shown["timerWhole"], (lang, shown)
         assert shown["right"] >= 8 and shown["bottom"] >= 6, (lang, shown)

@@ -6,7 +6,6 @@ the room's two matches. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,10 +15,10 @@ import pytest
 
 from tests.adminkit import SECRET
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
+    catalog_of,
     close_panel,
     describe,
     goto,
@@ -48,11 +47,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     ).start()
     yield process
     process.stop()
-
-
-def _catalog(lang: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
-    return data
 
 
 def _match_over(page: Any) -> bool:
@@ -95,7 +89,7 @@ def test_two_people_play_again_in_the_same_seats(
     budi_at: tuple[dict[str, int], str],
 ) -> None:
     (ana_view, ana_lang), (budi_view, budi_lang) = ana_at, budi_at
-    words = {"ana": _catalog(ana_lang), "budi": _catalog(budi_lang)}
+    words = {"ana": catalog_of(ana_lang), "budi": catalog_of(budi_lang)}
     room = server.create_room(bots=[None, None, *BOTS], turn_timer_s=0, options={"camat_target": 1})
     code = room["code"]
     tokens = [server.claim(code, seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))]

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browserkit import CATALOGS, DESKTOP, PHONE, PLAYABLE, goto, open_page, play_turn, sit_and_start
+from tests.browserkit import DESKTOP, PHONE, PLAYABLE, catalog_of, goto, open_page, play_turn, sit_and_start
 from tests.serverkit import ServerProcess
 
 FULL_CHROMIUM = True
@@ -93,7 +93,7 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
     server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
 ) -> None:
     lang = locale[:2]
-    catalog = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+    catalog = catalog_of(lang)
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, viewport, locale)

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PHONE,
+    catalog_of,
     goto,
     languages,
     open_page,
@@ -26,13 +26,8 @@ from tests.serverkit import ServerProcess
 LEVELS = ["easy", "medium", "hard"]
 
 
-def _catalog(lang: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
-    return data
-
-
 def _label(lang: str, level: str) -> str:
-    catalog = _catalog(lang)
+    catalog = catalog_of(lang)
     return str(catalog["seat.bot_level"]).replace("{level}", catalog[f"bot.{level}"])
 
 
@@ -49,14 +44,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 def test_every_language_names_the_levels_and_says_how_each_plays() -> None:
     for lang in languages():
-        catalog = _catalog(lang)
+        catalog = catalog_of(lang)
         words = [catalog[f"bot.{level}"] for level in [*LEVELS, "random", "greedy"]]
         assert len(set(words)) == 5, (lang, words)  # five different words, none left in English twice
         for level in LEVELS:
             line = catalog[f"rules.bots.{level}"]
             assert line.lower().startswith(catalog[f"bot.{level}"].lower()), (lang, level, line)
         if lang != "en":
-            assert catalog["rules.bots.hard"] != _catalog("en")["rules.bots.hard"], lang
+            assert catalog["rules.bots.hard"] != catalog_of("en")["rules.bots.hard"], lang
         for key in ("lobby.seats_hint", "waiting.host_hint"):
             assert catalog["bot.greedy"] not in catalog[key], (lang, key)  # the cover bot is medium
 
@@ -110,9 +105,9 @@ def test_legacy_levels_still_show_in_the_waiting_room_and_at_the_table(
     )
     token = server.claim(room["code"], 0, "Олена").json()["token"]
     sit_and_start(page, server, room, token)
-    named = _catalog("uk")["seat.bot_named"]
+    named = catalog_of("uk")["seat.bot_named"]
     for seat, level in ((1, "greedy"), (2, "random"), (4, "hard")):
-        want = named.replace("{n}", str(seat + 1)).replace("{level}", _catalog("uk")[f"bot.{level}"])
+        want = named.replace("{n}", str(seat + 1)).replace("{level}", catalog_of("uk")[f"bot.{level}"])
         page.wait_for_selector(f".plate[data-seat='{seat}'] .plate-name .name-text:text-is('{want}')")
     watch.assert_clean()
     context.close()
@@ -192,7 +187,7 @@ def test_a_bots_plate_shows_it_thinking_without_moving_anything(
 def test_the_rules_page_says_how_each_level_plays(server: ServerProcess, browser: Any) -> None:
     context, page, watch = open_page(browser, PHONE, locale="hu")
     goto(page, f"{server.url}/rules")
-    catalog = _catalog("hu")
+    catalog = catalog_of("hu")
     assert page.inner_text("#bots h2") == catalog["rules.bots.h"]
     lines = page.eval_on_selector_all("#bots .bot-levels li", "els => els.map(e => e.textContent)")
     assert lines == [catalog[f"rules.bots.{level}"] for level in LEVELS]

@@ -5,14 +5,13 @@ host mutes a seat that then cannot chat, and the admin match page shows what was
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.adminkit import SECRET
-from tests.browserkit import CATALOGS, DESKTOP, PHONE, goto, hold_host, hold_seat, open_page, screenshot
+from tests.browserkit import DESKTOP, PHONE, catalog_of, goto, hold_host, hold_seat, open_page, screenshot
 from tests.serverkit import ServerProcess
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
@@ -28,11 +27,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-def _catalog(lang: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
-    return data
-
-
 def _chat_texts(page: Any) -> list[str]:
     return list(
         page.eval_on_selector_all(".chat-list .chat-line .said", "els => els.map((e) => e.textContent)")
@@ -40,7 +34,7 @@ def _chat_texts(page: Any) -> list[str]:
 
 
 def test_two_players_chat_react_and_the_host_mutes_a_seat(server: ServerProcess, browser: Any) -> None:
-    ru, en = _catalog("ru"), _catalog("en")
+    ru, en = catalog_of("ru"), catalog_of("en")
     room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
     code = room["code"]
     tokens = [server.claim(code, seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))]
@@ -137,7 +131,7 @@ def server_match_id(server: ServerProcess, code: str) -> int:
 def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
     server: ServerProcess, browser: Any
 ) -> None:
-    uk = _catalog("uk")
+    uk = catalog_of("uk")
     room = server.create_room(variant="kozel", seats=3, bots=[None, None, "hard"], turn_timer_s=0)
     code = room["code"]
     token = server.claim(code, 0, "Ana").json()["token"]

@@ -4,7 +4,6 @@ and the round-end panel tells every hint used. A phone in Russian and a desktop 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,10 +11,10 @@ import pytest
 
 from tests.adminkit import SECRET, admin_client
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
+    catalog_of,
     goto,
     open_page,
     play_until,
@@ -48,7 +47,7 @@ def _move(play: str | list[str]) -> str:
 def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
     server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
 ) -> None:
-    catalog = json.loads((CATALOGS / f"{locale[:2]}.json").read_text(encoding="utf-8"))
+    catalog = catalog_of(locale[:2])
     context, page, watch = open_page(browser, viewport, locale)
     try:
         goto(page, f"{server.url}/")

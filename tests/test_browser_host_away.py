@@ -16,7 +16,6 @@ Play again is on the table itself, and the round-end panel stays open while it i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -25,12 +24,12 @@ import pytest
 
 from tests.adminkit import SECRET, close_live_rooms
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
     PageWatch,
     PlaywrightTimeoutError,
+    catalog_of,
     describe,
     goto,
     hold_host,
@@ -63,11 +62,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 def _tables_closed_after_each_test(server: ServerProcess) -> Iterator[None]:
     yield
     close_live_rooms(server)
-
-
-def _words(lang: str = "en") -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
-    return data
 
 
 def _match_over(page: Any) -> bool:
@@ -143,7 +137,7 @@ def _reader_scrolls(page: Any, to_end: bool) -> None:
 def test_a_friend_plays_again_and_starts_when_the_host_has_left(
     server: ServerProcess, browser: Any, viewport: dict[str, int]
 ) -> None:
-    words = _words()
+    words = catalog_of("en")
     room = server.create_room(bots=[None, "easy", "greedy", "random", "easy"], options={"camat_target": 1})
     code = room["code"]
     token = server.claim(code, 0, "Budi").json()["token"]
@@ -238,7 +232,7 @@ def test_the_round_end_panel_stays_open_while_it_is_read(server: ServerProcess, 
         """(text) => { const c = window.__domeng;
                        const note = document.querySelector('dialog.round-end[open] .panel-note');
                        return c.view.round > c.roundEnd.round && note?.textContent === text; }""",
-        arg=_words()["panel.next_started"],
+        arg=catalog_of("en")["panel.next_started"],
     )
     page.mouse.move(2, 2)  # done reading: the mouse leaves the panel, and it goes by itself
     page.wait_for_function(

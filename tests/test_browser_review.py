@@ -6,7 +6,6 @@ desktop in English; nothing spills off the screen."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -15,7 +14,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browserkit import CATALOGS, DESKTOP, PANEL, PHONE, open_page, play_until, screenshot, sit_and_start
+from tests.browserkit import (
+    DESKTOP,
+    PANEL,
+    PHONE,
+    catalog_of,
+    open_page,
+    play_until,
+    screenshot,
+    sit_and_start,
+)
 from tests.serverkit import ServerProcess
 
 
@@ -39,7 +47,7 @@ CASES = [
 def test_the_round_end_panel_reviews_my_decisions(
     server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str, table: dict[str, Any]
 ) -> None:
-    catalog = json.loads((CATALOGS / f"{locale[:2]}.json").read_text(encoding="utf-8"))
+    catalog = catalog_of(locale[:2])
     room = server.create_room(turn_timer_s=0, **table)
     code = room["code"]
     token = server.claim(code, 0, "Ana").json()["token"]

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,11 +19,11 @@ import pytest
 
 from tests.adminkit import SECRET, close_live_rooms
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
     PLAYABLE,
+    catalog_of,
     goto,
     hold_seat,
     open_page,
@@ -37,7 +36,7 @@ from tests.browserkit import (
 )
 from tests.serverkit import ServerProcess
 
-CATALOG: dict[str, str] = json.loads((CATALOGS / "en.json").read_text(encoding="utf-8"))
+CATALOG: dict[str, str] = catalog_of("en")
 VIEWPORTS = pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
 
 # Installed in every page: on each animation frame, while this player's turn timer runs, no dialog

@@ -6,7 +6,6 @@ the plural forms are right in all six languages. Screenshots go to artifacts/scr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,10 +13,10 @@ import pytest
 
 from tests.adminkit import play_bot_match
 from tests.browserkit import (
-    CATALOGS,
     DESKTOP,
     PANEL,
     PHONE,
+    catalog_of,
     goto,
     hold_seat,
     languages,
@@ -42,11 +41,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     ).start()
     yield process
     process.stop()
-
-
-def _catalog(lang: str) -> dict[str, Any]:
-    catalog: dict[str, Any] = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
-    return catalog
 
 
 def _fits(page: Any) -> bool:
@@ -177,7 +171,7 @@ TOO_LONG = {"en": "A name is at most 32 characters long.", "ru": "В имени 
 def test_enter_takes_a_seat_and_a_refused_name_is_said_in_the_language(
     server: ServerProcess, browser: Any, lang: str
 ) -> None:
-    catalog = _catalog(lang)
+    catalog = catalog_of(lang)
     room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
     context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
     goto(page, f"{server.url}/r/{room['code']}")
@@ -255,7 +249,7 @@ def test_final_standings_and_plurals_in_every_language(server: ServerProcess, br
     context, page, watch = open_page(browser, PHONE)
     goto(page, f"{server.url}/r/{room['code']}")
     for lang in languages():
-        catalog = _catalog(lang)
+        catalog = catalog_of(lang)
         switch_language(page, lang)  # one page, drawn again in each language (the panel too)
         page.wait_for_selector(f"{PANEL} .standings tbody tr")
         shown = page.evaluate(_STANDINGS_JS)
