@@ -550,12 +550,22 @@ export class TableView {
     });
   }
 
+  /** Whether the match is over (nothing more to play, or to come back to). */
+  isOver() {
+    return this.ctl.view.match_over || this.ctl.room.status === "finished";
+  }
+
+  /** Whether a bot covers this player's seat: it plays for them until they are back. */
+  isCovered() {
+    const { room, seat } = this.ctl;
+    return seat !== null && !!room.seats[seat]?.covered && !this.isOver();
+  }
+
   updateStatus(myTurn) {
     const { view, room, seat } = this.ctl;
     const info = seat === null ? null : room.seats[seat];
-    // a bot plays for you until you are back; once the match is over there is nothing to come back to
-    const over = view.match_over || room.status === "finished";
-    const covered = !!info?.covered && !over;
+    const over = this.isOver();
+    const covered = this.isCovered();
     const standIn = !!info?.stand_in && !covered && !over;
     this.coverBox.hidden = !covered && !standIn;
     const coverKey = covered ? "covered" : standIn ? "stand_in" : "";
@@ -729,8 +739,7 @@ export class TableView {
       }
     }
     // while a bot covers the seat it plays the turn at its own pace: no countdown for the player
-    const covered = this.ctl.seat !== null && !!room.seats[this.ctl.seat]?.covered;
-    const mine = active && seat === this.ctl.seat && !covered;
+    const mine = active && seat === this.ctl.seat && !this.isCovered();
     if (this.myTimer.hidden === mine) this.myTimer.hidden = !mine;
     if (this.myTimerText.hidden === mine) this.myTimerText.hidden = !mine;
     if (mine) {
