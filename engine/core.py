@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from engine.rules.base import Rules
     from engine.score import Score
 
-__all__ = ["MAX_SEATS", "Deal", "Phase", "RoundLog", "State", "chain_line", "play_actions"]
+__all__ = ["MAX_SEATS", "Deal", "Phase", "RoundLog", "State", "chain_line", "play_actions", "shared_places"]
 
 MAX_SEATS = 5
 
@@ -236,6 +236,19 @@ def play_actions(seat: int, tile: Tile) -> tuple[Play, Play, Play]:
     return _PLAYS[seat][tile.index]
 
 
+def shared_places(keys: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """The places (1 best) of sides whose ranking ``keys`` are listed best first: equal keys share
+    a place and the next place counts everyone above it (standard competition ranking).
+
+    >>> shared_places([(-1, 3), (0, 4), (0, 4), (0, 9)])
+    (1, 2, 2, 4)
+    """
+    places: list[int] = []
+    for i, key in enumerate(keys):
+        places.append(places[-1] if i and key == keys[i - 1] else i + 1)
+    return tuple(places)
+
+
 def chain_line(log: Sequence[Event]) -> list[tuple[int, int]]:
     """The chain as laid, left to right, each tile oriented ``(left pip, right pip)``.
 
@@ -383,11 +396,23 @@ class State:
         """The variant's public score: `DomengScore` (stones) or `KozelScore` (points)."""
         raise NotImplementedError
 
+    def standing_key(self, side: tuple[int, ...]) -> tuple[int, ...]:
+        """What ranks ``side`` (a tuple of seats, `Rules.sides`) in the standings, lower first.
+        Domeng: (minus camat elections, stones received over the match); Kozel: (recorded points,
+        pending points), K9."""
+        raise NotImplementedError
+
     def standings(self) -> tuple[tuple[int, ...], ...]:
         """The match's standings now, best first: each entry a side (its seats; one seat unless
-        Kozel's pairs). Domeng: most camat elections, then fewest stones, then seat; Kozel: fewest
-        recorded points, then fewest pending, then seat."""
-        raise NotImplementedError
+        Kozel's pairs), by `standing_key`, then seat. Domeng: most camat elections, then fewest
+        stones received; Kozel: fewest recorded points, then fewest pending."""
+        return tuple(sorted(self.rules.sides(), key=lambda side: (self.standing_key(side), side[0])))
+
+    def places(self) -> tuple[int, ...]:
+        """Each side's place in `standings` (same order, 1 best): sides with the same
+        `standing_key` share a place, as seat order breaks no tie between players (Domeng: "most
+        elections, then fewest stones"; Kozel K9), e.g. ``(1, 1, 3, 4, 5)``."""
+        return shared_places([self.standing_key(side) for side in self.standings()])
 
     def public_score(self) -> dict[str, Any]:
         """``self.score().fields()``: the score fields of `engine.views.PlayerView` (kept while

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.actions import Action
-from engine.core import Phase, State, chain_line
+from engine.core import Phase, State, chain_line, shared_places
 from engine.events import (
     DomengOutcome,
     Drew,
@@ -68,7 +68,8 @@ class PlayerView:
     placed a tile this round, so everyone can tell a passebunge); Kozel fills ``bazaar``, ``points``,
     ``pending`` and ``opened``, and the rule facts ``goal`` (101, K9) and ``sides`` (the seats as the
     score counts them, K10). ``standings`` ranks the sides (each a tuple of seats) best first, by the
-    variant's order (`engine.core.State.standings`). ``outcome`` is the last finished round's;
+    variant's order (`engine.core.State.standings`), and ``places`` gives each its place (1 best;
+    tied sides share one, `engine.core.State.places`). ``outcome`` is the last finished round's;
     ``reveal`` is set only between that round's end and the next deal.
     """
 
@@ -102,6 +103,7 @@ class PlayerView:
     goal: int | None = None
     sides: tuple[tuple[int, ...], ...] | None = None
     standings: tuple[tuple[int, ...], ...] = ()
+    places: tuple[int, ...] = ()
 
     def to_json(self, log: bool = True) -> dict[str, Any]:
         """The view as JSON-ready data (tiles as ``"a-b"``, actions in RECORD.md notation); without
@@ -138,6 +140,7 @@ class PlayerView:
         if self.sides is not None:
             out["sides"] = [list(side) for side in self.sides]
         out["standings"] = [list(side) for side in self.standings]
+        out["places"] = list(self.places)
         return out
 
 
@@ -216,6 +219,7 @@ def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
     reveal = None
     if not playing and state.outcome is not None and state.deal is not None:
         reveal = Reveal(tuple(state.hand(s) for s in range(state.seats)), state.rest())
+    standings = state.standings()
     view = PlayerView(
         variant=state.variant,
         options=state.rules.options(),
@@ -234,7 +238,8 @@ def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
         outcome=state.outcome,
         reveal=reveal,
         match_over=state.phase is Phase.OVER,
-        standings=state.standings(),
+        standings=standings,
+        places=shared_places([state.standing_key(side) for side in standings]),
         **state.score().fields(),
         **state.rules.view_facts(),  # type: ignore[arg-type]
     )

@@ -6,11 +6,15 @@ the plural forms are right in all six languages. Screenshots go to artifacts/scr
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from engine.core import Phase
+from engine.variants import make_rules
+from engine.views import player_view
 from tests.adminkit import play_bot_match
 from tests.browserkit import (
     DESKTOP,
@@ -242,6 +246,65 @@ _STANDINGS_JS = """() => ({
            elections: window.__domeng.view.elections},
     transfers: [...document.querySelectorAll('dialog.round-end[open] .transfer')].map((li) => li.textContent),
 })"""
+
+
+_TIED_JS = """async (view) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const dialog = roundEndPanel({view, room: window.__domeng.room, seed: null, commitment: null,
+                                  round: view.round}, {onClose: () => {}, mySeat: null, nextStarted: false});
+    document.body.append(dialog);
+    const rows = [...dialog.querySelectorAll('.standings tbody tr')];
+    const shown = {
+        places: rows.map((tr) => tr.cells[0].textContent),
+        seats: rows.map((tr) => Number(tr.dataset.seat)),
+        champions: rows.filter((tr) => tr.classList.contains('champion'))
+            .map((tr) => Number(tr.dataset.seat)),
+        winner: dialog.querySelector('.standings-winner').textContent,
+    };
+    dialog.remove();
+    return shown;
+}"""
+
+
+def _finished_match(seed: int) -> Any:
+    """A Domeng match played to its end by random legal moves (the engine's own state)."""
+    rules = make_rules("domeng", {}, 5)
+    rng = random.Random(seed)
+    state = rules.new_match()
+    while state.phase is not Phase.OVER:
+        state.start_round(rules.deal(rng))
+        while state.phase is Phase.PLAYING:
+            state.apply(rng.choice(state.legal_actions()))
+    return state
+
+
+def test_players_tied_in_the_final_standings_share_their_place(server: ServerProcess, browser: Any) -> None:
+    """Most camat elections, then fewest stones received, and nothing more: two players equal on
+    both share a place (and first place its line), in every language."""
+    state = _finished_match(7)
+    state.elections[:] = [0, 1, 0, 1, 0]
+    state.received[:] = [6, 4, 2, 4, 2]
+    view = player_view(state, None).to_json()
+    assert view["places"] == [1, 1, 3, 3, 5]
+    room = server.create_room(bots=["easy"] * 5, turn_timer_s=0)
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    for lang in languages():
+        switch_language(page, lang)
+        shown = page.evaluate(_TIED_JS, view)
+        assert shown["seats"] == [1, 3, 2, 4, 0] and shown["places"] == ["1", "1", "3", "3", "5"], lang
+        assert shown["champions"] == [1, 3], lang
+        assert "⟦" not in shown["winner"] and page.evaluate("() => window.__i18nMissing") == [], lang
+        if lang == "en":
+            assert shown["winner"] == "Bot 2 and Bot 4 share first place!"
+    # one leader: the usual line; seats 3 and 5 still share second place
+    state.elections[:] = [0, 1, 0, 0, 0]
+    switch_language(page, "en")
+    shown = page.evaluate(_TIED_JS, player_view(state, None).to_json())
+    assert shown["places"] == ["1", "2", "2", "4", "5"] and shown["champions"] == [1]
+    assert shown["winner"] == "Bot 2 wins the match!", shown
+    watch.assert_clean()
+    context.close()
 
 
 def test_final_standings_and_plurals_in_every_language(server: ServerProcess, browser: Any) -> None:

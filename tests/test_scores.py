@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 
+from app.admin.queries import result_of
 from engine.actions import Pass
-from engine.core import Phase
+from engine.core import Phase, shared_places
+from engine.rules.domeng import domeng_standings
 from engine.score import DomengScore, KozelScore
 from engine.views import outcome_agrees, outcome_to_json, player_view
 from tests.conftest import PASSEBUNGE_HANDS, PASSEBUNGE_UNUSED, deal, play, position, run
@@ -185,3 +187,31 @@ def test_standings_rank_kozel_sides_by_fewest_points_then_pending_K9_K10() -> No
     pairs = kozel(4, pairs=True).new_match()
     pairs.points[:] = [14, 105, 14, 105]
     assert player_view(pairs, None).to_json()["standings"] == [[0, 2], [1, 3]]
+
+
+def test_players_equal_on_both_keys_share_a_place_and_seat_order_breaks_no_tie() -> None:
+    """Domeng ranks by most elections, then fewest stones received, and Kozel by fewest points,
+    then fewest pending (K9): nothing more, so equal players share a place (1, 1, 3, …) while the
+    standings still list them in seat order. The admin's result ranks the stored match alike."""
+    state = domeng_rules().new_match()
+    state.elections[:] = [1, 1, 0, 0, 0]
+    state.received[:] = [4, 4, 6, 2, 2]
+    view = player_view(state, None).to_json()
+    assert view["standings"] == [[0], [1], [3], [4], [2]]
+    assert view["places"] == [1, 1, 3, 3, 5] == list(state.places())
+    assert state.standings() == domeng_standings(state.elections, state.received)
+    outcomes = [{"stones": [0] * 5, "camat_elected": True, "winner": w, "match_over": True} for w in (0, 1)]
+    result = result_of("domeng", outcomes, received=[4, 4, 6, 2, 2])
+    assert result is not None and (result.standings, result.places) == ([0, 1, 3, 4, 2], [1, 1, 3, 3, 5])
+
+    alone = kozel(3).new_match()
+    alone.points[:], alone.pending[:] = [40, 0, 0], [0, 3, 3]
+    assert (alone.standings(), alone.places()) == (((1,), (2,), (0,)), (1, 1, 3))
+    pairs = kozel(4, pairs=True).new_match()
+    pairs.points[:] = [14, 14, 14, 14]
+    assert player_view(pairs, None).to_json()["places"] == [1, 1]
+    kozel_result = result_of(
+        "kozel", [{"points": [40, 0, 0], "pending": [0, 3, 3], "goat": [], "match_over": False}]
+    )
+    assert kozel_result is not None and kozel_result.places == [1, 1, 3]
+    assert shared_places([]) == ()

@@ -30,6 +30,7 @@ from app.admin.schemas import (
 from app.store import ACTIVE_STATUSES, SeatRow, Store, seat_display_name
 from app.store.models import Match, MatchAction, Round, Seat, Tally
 from app.store.reads import idle_since
+from engine.core import shared_places
 from engine.rules.domeng import domeng_standings
 from engine.variants import VARIANTS, find_variant
 
@@ -153,6 +154,7 @@ def result_of(
             match_over=over,
             leaders=_leaders([(p,) for p in points]),
             standings=order,
+            places=list(shared_places([(points[s], pending[s]) for s in order])),
             points=points,
             pending=list(last.get("pending") or []),
             goat=list(last.get("goat") or []),
@@ -163,11 +165,13 @@ def result_of(
         if outcome.get("camat_elected"):
             elections[outcome["winner"]] += 1
     totals = list(received) if received is not None else [0] * len(stones)
+    order = [side[0] for side in domeng_standings(elections, totals)]
     return MatchResult(
         finished_rounds=len(outcomes),
         match_over=over,
         leaders=_leaders([(-e, r) for e, r in zip(elections, totals, strict=True)]),
-        standings=[side[0] for side in domeng_standings(elections, totals)],
+        standings=order,
+        places=list(shared_places([(-elections[s], totals[s]) for s in order])),
         stones=stones,
         table=last.get("table"),
         camat=last.get("camat"),

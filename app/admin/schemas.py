@@ -82,6 +82,7 @@ class MatchResult(BaseModel):
     ``points`` (recorded), ``pending`` (unrecorded) and ``goat``. ``standings`` lists every seat
     best first as the engine ranks them (Domeng: most elections, then fewest stones received,
     `engine.rules.domeng.domeng_standings`; Kozel: fewest points, then fewest pending);
+    ``places`` gives each of them its place (1 best; seats equal on both keys share one), and
     ``leaders`` are the seats tied first.
     """
 
@@ -89,6 +90,7 @@ class MatchResult(BaseModel):
     match_over: bool
     leaders: list[int]
     standings: list[int] = []
+    places: list[int] = []
     stones: list[int] | None = None
     table: int | None = None
     camat: int | None = None

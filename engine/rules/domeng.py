@@ -242,10 +242,10 @@ class DomengState(State):
         """The seat immediately before ``seat`` in seat order (D2)."""
         return (seat - 1) % self.seats
 
-    def standings(self) -> tuple[tuple[int, ...], ...]:
-        """`domeng_standings` of this match: most camat elections, then fewest stones received
-        over the match, then seat order."""
-        return domeng_standings(self.elections, self.received)
+    def standing_key(self, side: tuple[int, ...]) -> tuple[int, ...]:
+        """Most camat elections, then fewest stones received over the match (`domeng_standings`)."""
+        seat = side[0]
+        return (-self.elections[seat], self.received[seat])
 
     def score(self) -> DomengScore:
         """Domeng's public score: stones on the table and per seat, the camat, elections (D5, D16)."""

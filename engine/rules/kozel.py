@@ -251,13 +251,11 @@ class KozelState(State):
         """K6: the pip sum of ``seat``'s hand; exactly {0-0} is worth 25."""
         return hand_value(self.hands[seat])
 
-    def standings(self) -> tuple[tuple[int, ...], ...]:
-        """Each side (a seat, or a pair, K10) by fewest recorded points, then fewest pending, then
-        seat: the goat (K9), if any, is last."""
-        points, pending = self.points, self.pending
-        return tuple(
-            sorted(self.rules.sides(), key=lambda side: (points[side[0]], pending[side[0]], side[0]))
-        )
+    def standing_key(self, side: tuple[int, ...]) -> tuple[int, ...]:
+        """Fewest recorded points, then fewest pending (a side is a seat, or a pair, K10): the goat
+        (K9), if any, is last."""
+        seat = side[0]
+        return (self.points[seat], self.pending[seat])
 
     def score(self) -> KozelScore:
         """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened (K8)."""

@@ -130,12 +130,13 @@ function kozelBody(body, view, room, mySeat, snap) {
  * the fewest recorded points, then the fewest pending); the goat marked, last. */
 function kozelStandings(view, room) {
   const o = view.outcome;
+  const places = placesOf(view);
   const rows = view.standings.map((members, i) => {
     const goat = o.goat.includes(members[0]);
     return h(
       "tr",
-      { class: `${i === 0 ? "champion" : ""}${goat ? " goat-row" : ""}`.trim(), dataset: { seat: String(members[0]), points: String(o.points[members[0]]) } },
-      h("td", {}, String(i + 1)),
+      { class: `${places[i] === 1 ? "champion" : ""}${goat ? " goat-row" : ""}`.trim(), dataset: { seat: String(members[0]), points: String(o.points[members[0]]), place: String(places[i]) } },
+      h("td", {}, String(places[i])),
       h("td", {}, groupEl(room, members), goat ? [" ", h("span", { class: "tag tag-goat" }, tf("sheet.goat"))] : null),
       h("td", { class: "num" }, String(o.points[members[0]])),
       h("td", { class: "num" }, String(o.pending[members[0]])),
@@ -246,17 +247,27 @@ function stonesAfter(view, room) {
   return section("panel.stones_after", h("ul", { class: "stones-grid" }, cells));
 }
 
-/** Domeng's final standings, as the engine ranks them (the view's ``standings``): most camat
- * elections, then the fewest stones received over the whole match (``received``), with both totals. */
+/** Each side's place in the view's ``standings`` (its ``places``: tied sides share one, 1 best). */
+function placesOf(view) {
+  const places = view.places || [];
+  return view.standings.map((_, i) => places[i] ?? i + 1);
+}
+
+/** Domeng's final standings, as the engine ranks them (the view's ``standings`` and ``places``):
+ * most camat elections, then the fewest stones received over the whole match (``received``), with
+ * both totals; players equal on both share a place, and first place may be shared. */
 function standings(view, room) {
   const received = view.received || [];
   const elections = view.elections || [];
   const order = view.standings.map((side) => side[0]);
+  const places = placesOf(view);
+  const winners = order.filter((_, i) => places[i] === 1);
+  const winnerLine = winners.length > 1 ? tf("standings.winners", { names: namesEl(room, winners) }) : tf("standings.winner", { name: nameEl(room, order[0]) });
   const rows = order.map((seat, i) =>
     h(
       "tr",
-      { class: i === 0 ? "champion" : "", dataset: { seat: String(seat), elections: String(elections[seat] ?? 0), received: String(received[seat] ?? 0) } },
-      h("td", {}, String(i + 1)),
+      { class: places[i] === 1 ? "champion" : "", dataset: { seat: String(seat), elections: String(elections[seat] ?? 0), received: String(received[seat] ?? 0), place: String(places[i]) } },
+      h("td", {}, String(places[i])),
       h("td", { class: "name-cell" }, nameEl(room, seat)),
       h("td", { class: "num" }, String(elections[seat] ?? 0)),
       h("td", { class: "num" }, String(received[seat] ?? 0)),
@@ -266,7 +277,7 @@ function standings(view, room) {
     "section",
     { class: "panel-section standings" },
     h("h3", {}, t("standings.heading")),
-    h("p", { class: "standings-winner" }, tf("standings.winner", { name: nameEl(room, order[0]) })),
+    h("p", { class: "standings-winner" }, winnerLine),
     h(
       "table",
       {},

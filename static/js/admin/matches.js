@@ -34,7 +34,7 @@ export function resultText(item) {
     return `${goat} · ${order.map(seat).join(", ")}`;
   }
   const head = r.match_over ? "final" : `after ${count(r.finished_rounds, "round")}`;
-  const place = (s, i) => `${i + 1}. ${name(s)}: ${count(r.camat_elections[s], "camat election")}, ${count(r.received?.[s] ?? 0, "stone")} received`;
+  const place = (s, i) => `${r.places?.[i] ?? i + 1}. ${name(s)}: ${count(r.camat_elections[s], "camat election")}, ${count(r.received?.[s] ?? 0, "stone")} received`;
   return `${head} · ${(r.standings || []).map(place).join(" · ")}`;
 }
 
