@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine.core import Phase
+from engine.hashing import commitment_of
 from engine.variants import make_rules
 from engine.views import player_view
 from tests.adminkit import play_bot_match
@@ -303,6 +304,53 @@ def test_players_tied_in_the_final_standings_share_their_place(server: ServerPro
     shown = page.evaluate(_TIED_JS, player_view(state, None).to_json())
     assert shown["places"] == ["1", "2", "2", "4", "5"] and shown["champions"] == [1]
     assert shown["winner"] == "Bot 2 wins the match!", shown
+    watch.assert_clean()
+    context.close()
+
+
+_FAIR_JS = """async ([view, seed, commitment, mySeat]) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const dialog = roundEndPanel({view, room: window.__domeng.room, seed, commitment, round: view.round},
+                                 {onClose: () => {}, mySeat, nextStarted: false});
+    dialog.id = 'fair-check';
+    document.body.append(dialog);
+    dialog.show();
+}"""
+
+
+def test_the_fair_deal_is_recreated_in_the_panel_with_the_players_own_hand(
+    server: ServerProcess, browser: Any
+) -> None:
+    """ "Re-create the deal on the server" shows the hands the revealed seed deals (GET
+    /api/deals/verify) in the panel, the player's own marked, instead of opening raw JSON; a seed
+    that does not match its commitment is said to."""
+    view = player_view(_finished_match(11), None).to_json()
+    seed = "9f2c51d0a7e3b8c4f1e6d2a9b5c8e7f0"
+    deal = make_rules("domeng", {}, 5).deal_from_seed(seed)
+    room = server.create_room(bots=["easy"] * 5, turn_timer_s=0)
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    for lang, commitment, ok in (("en", commitment_of(seed), "true"), ("ru", "0" * 64, "false")):
+        switch_language(page, lang)
+        page.evaluate(_FAIR_JS, [view, seed, commitment, 2])
+        page.click("#fair-check .fair-recreate")
+        page.wait_for_selector(f"#fair-check .fair-server[data-ok='{ok}']")
+        rows = page.eval_on_selector_all(
+            "#fair-check .fair-row",
+            """rows => rows.map((r) => [r.dataset.tiles, r.classList.contains('mine'),
+                                       r.querySelectorAll('.mini-tile').length])""",
+        )
+        dealt = [[" ".join(str(t) for t in hand), seat == 2, 5] for seat, hand in enumerate(deal.hands)]
+        assert rows == dealt, lang
+        rest = page.get_attribute("#fair-check .fair-rest", "data-tiles")
+        assert rest == " ".join(str(t) for t in deal.rest)
+        said = page.text_content("#fair-check .fair-server") or ""
+        assert said == catalog_of(lang)["fair.server_ok" if ok == "true" else "fair.server_bad"], lang
+        assert page.locator("#fair-check .fair-recreate").is_hidden()
+        page.locator("#fair-check .fair-hands").scroll_into_view_if_needed()
+        screenshot(page, f"fair-deal-{lang}-390x844")
+        assert page.evaluate("() => window.__i18nMissing") == [], lang
+        page.evaluate("() => document.getElementById('fair-check').remove()")
     watch.assert_clean()
     context.close()
 

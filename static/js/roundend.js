@@ -3,8 +3,8 @@
 // the match, the final standings. Kozel: each hand's value and what it wrote, what was left in the
 // bazaar, the score sheet after the round and, at the end, the goat.
 
-import { verifyUrl } from "./api.js";
-import { h } from "./dom.js";
+import { api, verifyUrl } from "./api.js";
+import { h, replace } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { blockDetails, byBotCounts, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { reviewSection } from "./review.js";
@@ -106,7 +106,7 @@ function domengBody(body, view, room, mySeat, snap) {
   if (o.camat_elected) summary.append(h("p", { class: "camat-note" }, tf("outcome.camat", { name: nameEl(room, o.camat) })));
   body.append(summary);
   if (view.match_over) body.append(standings(view, room));
-  body.append(transfers(view, room), hands(view, room, mySeat), stonesAfter(view, room), fairDeal(snap));
+  body.append(transfers(view, room), hands(view, room, mySeat), stonesAfter(view, room), fairDeal(snap, mySeat));
 }
 
 /** Kozel (K5-K10): who writes what, the goat, every hand with its value, the bazaar left, the sheet. */
@@ -122,7 +122,7 @@ function kozelBody(body, view, room, mySeat, snap) {
   body.append(
     section("sheet.after", scoreSheet(room, o, mySeat), h("p", { class: "hint" }, tf("sheet.rule"))),
     kozelHands(view, room, mySeat),
-    fairDeal(snap),
+    fairDeal(snap, mySeat),
   );
 }
 
@@ -149,6 +149,27 @@ function kozelStandings(view, room) {
     h("h3", {}, t("standings.heading")),
     h("table", {}, h("thead", {}, h("tr", {}, head.map((text) => h("th", { scope: "col" }, text)))), h("tbody", {}, rows)),
     h("p", { class: "standings-rule" }, tf("kozel.standings.rule")),
+  );
+}
+
+/** The deal the server made again from the seed: every seat's hand as dealt and the rest (Domeng's
+ * unused tiles, Kozel's bazaar top first), and whether the server agrees with the commitment. */
+function recreatedDeal(deal, room, mySeat) {
+  const rows = deal.hands.map((hand, seat) =>
+    h(
+      "li",
+      { class: `fair-row${seat === mySeat ? " mine" : ""}`, dataset: { seat: String(seat), tiles: hand.join(" ") } },
+      h("span", { class: "reveal-name" }, nameEl(room, seat)),
+      h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true }))),
+    ),
+  );
+  const restLabel = room.variant === "kozel" ? tf("fair.bazaar") : t("panel.unused");
+  return h(
+    "div",
+    {},
+    h("p", { class: `fair-server ${deal.matches ? "ok" : "bad"}`, dataset: { ok: String(deal.matches) } }, t(deal.matches ? "fair.server_ok" : "fair.server_bad")),
+    h("ul", { class: "fair-hands" }, rows),
+    h("p", { class: "fair-rest", dataset: { tiles: deal.rest.join(" ") } }, h("span", {}, restLabel), " ", h("span", { class: "reveal-tiles" }, deal.rest.map((tile) => miniTile(tile, { vertical: true })))),
   );
 }
 
@@ -288,7 +309,10 @@ function standings(view, room) {
   );
 }
 
-function fairDeal(snap) {
+/** The fair-deal check: the browser hashes the revealed seed against the commitment sent before
+ * play; "Re-create the deal" asks the server to deal again from that seed (GET /api/deals/verify)
+ * and shows the hands it makes, so a player can see the hand they were dealt among them. */
+function fairDeal(snap, mySeat) {
   const { seed, commitment } = snap;
   const result = h("p", { class: "fair-result", role: "status" }, t("fair.checking"));
   const box = section(
@@ -301,7 +325,21 @@ function fairDeal(snap) {
     result.textContent = t("fair.unavailable");
     return box;
   }
-  box.append(h("p", {}, h("a", { href: verifyUrl(seed, commitment, snap.room.variant, snap.room.seats.length), target: "_blank", rel: "noopener", class: "fair-link" }, t("fair.link"))));
+  const dealt = h("div", { class: "fair-deal", "aria-live": "polite" });
+  const button = h("button", { class: "btn btn-small fair-recreate", type: "button" }, t("fair.link"));
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    replace(dealt, h("p", { class: "fair-working", role: "status" }, t("fair.checking")));
+    try {
+      const deal = await api("GET", verifyUrl(seed, commitment, snap.room.variant, snap.room.seats.length));
+      replace(dealt, recreatedDeal(deal, snap.room, mySeat));
+      button.hidden = true;
+    } catch (error) {
+      replace(dealt, h("p", { class: "fair-failed", role: "alert" }, tf("fair.recreate_failed", { reason: error.message })));
+      button.disabled = false;
+    }
+  });
+  box.append(h("p", {}, button), dealt);
   sha256Hex(seed).then((digest) => {
     const ok = digest === commitment.toLowerCase();
     result.textContent = ok ? t("fair.ok") : t("fair.bad");
