@@ -130,6 +130,10 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
     assert page.locator("#replay .rp-review .review-decision").count() == len(review["decisions"])
     assert page.locator("#replay .rp-review .review-decision.marked").count() == review["marked"]
     assert "⟦" not in page.inner_text("#replay .rp-review")  # every word found
+    # about the seat reviewed, by its name, never "you": the admin is not that player
+    said = page.inner_text("#replay .rp-review-body").lower()
+    name = page.inner_text("#replay .rp-review-seat[data-seat='2']").lower()
+    assert " you" not in said and "your" not in said and name in said, said
 
     # export: a download that replays to exactly the stored results
     with page.expect_download() as download:

@@ -45,8 +45,8 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const placed = (action) => (Array.isArray(action.play) ? action.play[0] : action.play || null);
 
 /** The chain as the seat saw it, with ``chosen`` and ``best`` drawn at the ends they took. */
-function chainLine(decision) {
-  const line = h("div", { class: "review-chain", role: "img", "aria-label": t("review.chain_label") });
+function chainLine(decision, words) {
+  const line = h("div", { class: "review-chain", role: "img", "aria-label": words.chainLabel() });
   const at = (action, cls) => {
     const tile = placed(action);
     if (!tile) return null;
@@ -66,7 +66,7 @@ function chainLine(decision) {
   return line;
 }
 
-function decisionItem(decision, review, index) {
+function decisionItem(decision, review, index, words) {
   const unit = review.unit === "points" ? "points.count" : "stones.count";
   const options = h(
     "ol",
@@ -79,24 +79,37 @@ function decisionItem(decision, review, index) {
         { class: `review-option${chosen ? " chosen" : ""}${best ? " best" : ""}` },
         h("span", { class: "review-what" }, optionText(option.action, chainEnds(decision))),
         h("span", { class: "review-cost" }, t(unit, { n: rounded(option.cost) })),
-        chosen ? h("span", { class: "tag tag-you" }, t("review.your_choice")) : null,
+        chosen ? h("span", { class: "tag tag-you" }, words.choice()) : null,
         best ? h("span", { class: "tag tag-best" }, t("review.best")) : null,
       );
     }),
   );
   const head = h("p", { class: "review-move" }, t("review.move", { n: decision.at + 1 }));
   if (decision.marked) head.append(" · ", h("strong", {}, t("review.lost", { amount: t(unit, { n: rounded(decision.lost) }) })));
-  return h("li", { class: `review-decision${decision.marked ? " marked" : ""}`, dataset: { at: decision.at, index } }, head, chainLine(decision), options);
+  return h("li", { class: `review-decision${decision.marked ? " marked" : ""}`, dataset: { at: decision.at, index } }, head, chainLine(decision, words), options);
 }
 
-/** The review as a list (used by the panel and by the admin's replay viewer). */
-export function reviewList(review) {
+/**
+ * The review's words about the seat reviewed. A player reads them about themselves ("you", in the
+ * page's language: these); the admin's replay viewer passes its own, naming the seat
+ * (static/js/admin/words.js). ``unit`` is "stones" or "points".
+ */
+export const OWN_WORDS = {
+  noChoices: () => t("review.no_choices"),
+  none: (unit, threshold) => t(`review.none_${unit}`, { threshold }),
+  intro: (unit) => t(`review.intro_${unit}`),
+  choice: () => t("review.your_choice"),
+  chainLabel: () => t("review.chain_label"),
+};
+
+/** The review as a list (used by the panel and by the admin's replay viewer, with its ``words``). */
+export function reviewList(review, words = OWN_WORDS) {
   const box = h("div", { class: "review" });
   const unitKey = review.unit === "points" ? "points" : "stones";
-  if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, t("review.no_choices")));
+  if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, words.noChoices()));
   else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: rounded(review.lost) })));
-  else box.append(h("p", { class: "review-summary" }, t(`review.none_${unitKey}`, { threshold: review.threshold })));
-  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, t(`review.intro_${unitKey}`)), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i))));
+  else box.append(h("p", { class: "review-summary" }, words.none(unitKey, review.threshold)));
+  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));
   return box;
 }
 

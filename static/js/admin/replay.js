@@ -8,7 +8,7 @@ import { useLanguage } from "../i18n.js";
 import { reviewList } from "../review.js";
 import { pips, tileSvg } from "../tiles.js";
 import { adminApi } from "./api.js";
-import { count } from "./words.js";
+import { count, seatReviewWords } from "./words.js";
 
 function face(tile, vertical) {
   const [a, b] = pips(tile);
@@ -80,7 +80,7 @@ export class ReplayViewer {
       try {
         await useLanguage("en");
         const review = await adminApi("GET", `/matches/${this.matchId}/rounds/${this.replay.round}/review?seat=${seat}`);
-        replace(body, reviewList(review));
+        replace(body, reviewList(review, seatReviewWords(this.names[seat])));
       } catch (error) {
         replace(body, h("p", { class: "review-failed", role: "alert" }, `No review: ${error.message}`));
       }

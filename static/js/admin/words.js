@@ -22,3 +22,16 @@ export function optionsText(variant, options) {
   }
   return parts.length ? parts.join("; ") : "the rules' defaults";
 }
+
+/** The round review's words about the seat reviewed, ``name`` (static/js/review.js's
+ * ``reviewList``): the player's own panel says "you", the admin's replay viewer names the seat. */
+export function seatReviewWords(name) {
+  const expect = { stones: `stones ${name} could expect from this round`, points: `points ${name} could expect to write this round` };
+  return {
+    noChoices: () => `Every move ${name} made this round was forced: nothing to review.`,
+    none: (unit, threshold) => `No decision cost ${name} more than ${threshold} ${unit} this round.`,
+    intro: (unit) => `Each option was played out on hundreds of deals that fit what ${name} could see then (never the hands revealed now). The number is the ${expect[unit]}: fewer is better.`,
+    choice: () => `${name}'s choice`,
+    chainLabel: () => `The line of play at that moment, with ${name}'s tile and the better one`,
+  };
+}
