@@ -48,10 +48,17 @@ function fragmentNode(fragment) {
 }
 
 /**
- * One sentence explaining a settlement. ``outcome`` (for round-end settlements) names the
- * first cappu or the manguno and the mattikkeng.
+ * The round's own settlements said after `outcomeTitle`, which has already named who went out
+ * (first cappu, ceki, pollo) or the manguno: only what follows from it ("Budi, the cucuq, takes…").
  */
-export function settlementSentence(settlement, room, outcome = null) {
+const AFTER_TITLE = { out: "settle.cucuq", ceki: "settle.cucuq", pollo: "settle.cucuq", manguno: "settle.no_mattikkeng" };
+
+/**
+ * One sentence explaining a settlement. ``outcome`` (for round-end settlements) names the
+ * first cappu or the manguno and the mattikkeng. With ``afterTitle`` the sentence follows the
+ * round's `outcomeTitle` (the feed's line) and does not say again what the title said.
+ */
+export function settlementSentence(settlement, room, outcome = null, { afterTitle = false } = {}) {
   const p = {
     receiver: nameEl(room, settlement.receiver),
     penalty: fragmentNode(penaltyText(settlement, room)),
@@ -62,7 +69,8 @@ export function settlementSentence(settlement, room, outcome = null) {
     if (outcome.first_cappu !== null && outcome.first_cappu !== undefined) p.cappu = nameEl(room, outcome.first_cappu);
     p.mattikkeng = fragmentNode(list((outcome.mattikkeng || []).map((s) => nameEl(room, s))));
   }
-  return h("span", { class: "sentence" }, tf(`settle.${settlement.reason}`, p));
+  const key = (afterTitle && AFTER_TITLE[settlement.reason]) || `settle.${settlement.reason}`;
+  return h("span", { class: "sentence" }, tf(key, p));
 }
 
 /** How the round ended, in one heading-like line. */
@@ -192,7 +200,7 @@ export function eventLine(event, room) {
     const o = event.outcome;
     li.classList.add("feed-end");
     li.append(h("span", { class: "feed-title" }, outcomeTitle(o, room)));
-    if (o.settlement) li.append(h("span", { class: "feed-detail" }, settlementSentence(o.settlement, room, o)));
+    if (o.settlement) li.append(h("span", { class: "feed-detail" }, settlementSentence(o.settlement, room, o, { afterTitle: true })));
     if (o.written) li.append(h("span", { class: "feed-detail" }, writtenSentence(o, room)));
     if (o.goat?.length) li.append(h("span", { class: "feed-detail feed-goat" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
     if (o.camat_elected) li.append(h("span", { class: "feed-detail" }, tf("outcome.camat_short", { name: nameEl(room, o.camat) })));
