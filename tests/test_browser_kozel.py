@@ -246,6 +246,49 @@ def test_with_nothing_to_place_the_page_draws_once_per_state(server: ServerProce
     context.close()
 
 
+_HAND_JS = """() => {
+    const hand = document.querySelector('.hand'), box = hand.getBoundingClientRect();
+    const tiles = [...hand.querySelectorAll('.hand-tile')];
+    const probe = document.createElement('div');  // a tile's full width here (--hand-w, app.css)
+    probe.style.width = 'var(--hand-w)';
+    document.body.append(probe);
+    const full = probe.getBoundingClientRect().width;
+    probe.remove();
+    return {
+        full,
+        tops: tiles.map((t) => t.offsetTop),
+        widths: tiles.map((t) => t.getBoundingClientRect().width),
+        heights: tiles.map((t) => t.getBoundingClientRect().height),
+        inside: tiles.every((t) => { const r = t.getBoundingClientRect();
+            return r.left >= box.left && r.right <= box.right; }),
+        fits: document.documentElement.scrollWidth <= innerWidth,
+    };
+}"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
+def test_a_two_seat_hand_of_seven_tiles_lies_in_one_row(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Kozel deals 7 tiles to each of 2 seats: they share one row of the hand (a little smaller than
+    a 5-tile hand's, never less than three quarters), and a hand of 5 keeps the tiles' full size."""
+    context, page, watch, _ = _seated_page(server, browser, viewport)
+    page.wait_for_function("() => document.querySelectorAll('.hand .hand-tile').length === 7")
+    dealt = page.evaluate(_HAND_JS)
+    screenshot(page, f"kozel-hand-7-{viewport['width']}x{viewport['height']}")
+    assert len(set(dealt["tops"])) == 1, dealt
+    assert dealt["inside"] and dealt["fits"], dealt
+    assert all(0.75 * dealt["full"] - 0.5 <= w <= dealt["full"] + 0.5 for w in dealt["widths"]), dealt
+    assert all(abs(h - 2 * w) <= 1 for w, h in zip(dealt["widths"], dealt["heights"], strict=True)), dealt
+    hand = ["0-0", "1-2", "2-4", "3-5", "4-6"]
+    _show(page, {"hand": hand, "legal": [{"seat": 0, "play": t} for t in hand]})
+    page.wait_for_function("() => document.querySelectorAll('.hand .hand-tile').length === 5")
+    five = page.evaluate(_HAND_JS)
+    assert len(set(five["tops"])) == 1 and all(abs(w - five["full"]) <= 0.5 for w in five["widths"]), five
+    watch.assert_clean()
+    context.close()
+
+
 _DRAW_JS = """async (seat) => {
     // seat draws a tile from the bazaar: the badge bumps and "+1" rises on that seat's plate
     const c = window.__domeng;

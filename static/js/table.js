@@ -6,7 +6,7 @@ import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
-import { h, keepChildren, reducedMotion, replace, setAttr, setText, toast } from "./dom.js";
+import { h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
 import { optionText } from "./review.js";
@@ -519,6 +519,7 @@ export class TableView {
     }
     delete this.hand.dataset.backs;
     const keys = view.hand.map(tileKey);
+    setStyle(this.hand, "--hand-n", String(Math.max(keys.length, 1))); // the tiles share one row (app.css)
     for (const [key, btn] of this.handButtons) {
       if (!keys.includes(key)) {
         btn.remove();
