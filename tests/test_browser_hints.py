@@ -1,6 +1,7 @@
 """Hints in Chromium (issue 16): the lobby offers them (off by default); at a table that allows
 them, a player on their turn asks, the hard bot's choice is raised on their hand and said in words,
-and the round-end panel tells every hint used. A phone in Russian and a desktop in English."""
+and the round-end panel tells every hint used; what the hint says covers no plate. A phone in Russian
+and a desktop in English."""
 
 from __future__ import annotations
 
@@ -41,6 +42,39 @@ def _move(play: str | list[str]) -> str:
     return "+".join(sorted("-".join(sorted(tile.split("-"))) for tile in tiles))
 
 
+# The hint's note while a hint holds (the Hint button shows it again should its 4 s have run out on
+# a loaded machine): its box, and the boxes of the plates shown, the felt and the hand.
+_NOTE_JS = """() => {
+    if (!window.__domeng.screen.currentHint()) return null;
+    const note = document.querySelector('.hint-note');
+    if (note.hidden) document.querySelector('.hint-btn').click();
+    const box = (el) => el.getBoundingClientRect().toJSON();
+    const r = box(note);
+    const seen = note.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
+    return {box: r, text: note.textContent, seen,
+            onScreen: r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight,
+            plates: [...document.querySelectorAll('.plate')]
+                .filter((p) => p.getClientRects().length).map(box),
+            felt: box(document.querySelector('.felt')), hand: box(document.querySelector('.hand'))};
+}"""
+
+# A click on the note's close button (nothing over it) hides the note; shown again first if it went.
+_DISMISS_JS = """() => {
+    const note = document.querySelector('.hint-note');
+    if (note.hidden) document.querySelector('.hint-btn').click();
+    const close = note.querySelector('.hint-note-close'), r = close.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === close;
+    close.click();
+    return {hit, hidden: note.hidden};
+}"""
+
+
+def _meet(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether two boxes overlap (touching edges do not)."""
+    across = a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5
+    return across and a["top"] < b["bottom"] - 0.5 and b["top"] < a["bottom"] - 0.5
+
+
 @pytest.mark.parametrize(
     ("viewport", "locale"), [(PHONE, "ru-RU"), (DESKTOP, "en-US")], ids=["phone-ru", "desktop-en"]
 )
@@ -72,12 +106,15 @@ def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
         else:
             hinted = raised.get_attribute("data-tile")
         assert hinted in {_move(a["play"]) for a in legal if "play" in a}
-        toast = page.locator(".toast", has_text=catalog["hint.shown"].split("{")[0].strip())
-        assert toast.count() >= 1
-        # the hint's toast is read beside the hand, never over it (it comes under the top bar)
-        said, hand = toast.first.bounding_box(), page.locator(".hand").bounding_box()
-        assert said["y"] + said["height"] <= hand["y"], (said, hand)
+        # the hint is said in the table's flow, above the turn's status: whole on screen, over no
+        # plate, the chain's felt or the hand, and a click on its close button sends it away
+        note = page.wait_for_function(_NOTE_JS).json_value()
+        assert note["text"].startswith(catalog["hint.shown"].split("{")[0].strip()), note
+        assert note["plates"] and not [p for p in note["plates"] if _meet(p, note["box"])], note
+        assert not _meet(note["box"], note["felt"]) and not _meet(note["box"], note["hand"]), note
+        assert note["onScreen"] and note["seen"], note
         screenshot(page, f"hint-{locale}-{viewport['width']}x{viewport['height']}")
+        assert page.wait_for_function(_DISMISS_JS).json_value() == {"hit": True, "hidden": True}
 
         page.click(
             ".two-lempas.hinted" if lempas else ".hand-tile.hinted"

@@ -6,7 +6,7 @@ import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
-import { h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText, toast } from "./dom.js";
+import { h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
 import { optionText } from "./review.js";
@@ -42,6 +42,7 @@ export class TableView {
   destroy() {
     clearInterval(this.timer);
     clearTimeout(this.drawTimer);
+    clearTimeout(this.hintNoteTimer);
     document.removeEventListener("keydown", this.onKey);
     this.alerts.closeNotice();
     this.chain.destroy();
@@ -112,11 +113,16 @@ export class TableView {
     this.hintBtn = h("button", { class: "btn btn-small hint-btn", type: "button", hidden: true, onclick: () => this.askHint() }, icon("bell"), " ", t("hint.button"));
     this.hinted = null; // {version, action} of the hint shown on the hand
     this.hintAsked = null; // the version a hint was asked at
+    // what a hint says ("Hint: 3-5 on the right", "Budi used a hint"): in the table's flow above the
+    // turn's status, beside the Hint button, so it covers no plate; a click or 4 s sends it away
+    this.hintNote = h("div", { class: "hint-note", role: "status", hidden: true, onclick: () => this.closeHintNote() });
+    this.hintNoteTimer = 0;
     this.mePlate = this.makePlate("me");
     this.me = h(
       "section",
       { class: "me" },
       this.coverBox,
+      this.hintNote,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
       this.overBox,
       this.choiceBox,
@@ -329,6 +335,7 @@ export class TableView {
     const asked = this.hintAsked === this.ctl.version;
     this.hintBtn.disabled = asked && !this.currentHint();
     this.hintBtn.classList.toggle("busy", asked && !this.currentHint());
+    if (this.hintNote.dataset.kind === "shown" && !this.hintNote.hidden && !this.currentHint()) this.closeHintNote(); // its turn is over
   }
 
   askHint() {
@@ -339,7 +346,27 @@ export class TableView {
   }
 
   showHint(action) {
-    toast(tf("hint.shown", { action: optionText(action, this.ctl.view?.ends) }), "info", 4000);
+    this.sayHint(tf("hint.shown", { action: optionText(action, this.ctl.view?.ends) }), "shown");
+  }
+
+  /** Show a hint's words in the hint note for ``ms`` (``kind``: "shown" for this seat's own hint,
+   * which goes with its turn; "used" when another seat used one). */
+  sayHint(content, kind, ms = 4000) {
+    clearTimeout(this.hintNoteTimer);
+    replace(
+      this.hintNote,
+      h("span", { class: "hint-note-text" }, content),
+      h("button", { class: "hint-note-close", type: "button", "aria-label": t("common.close") }, "×"),
+    );
+    this.hintNote.dataset.kind = kind;
+    this.hintNote.hidden = false;
+    this.hintNoteTimer = setTimeout(() => this.closeHintNote(), ms);
+  }
+
+  closeHintNote() {
+    clearTimeout(this.hintNoteTimer);
+    this.hintNote.hidden = true;
+    replace(this.hintNote);
   }
 
   /** ``hint`` (the action, for this seat) and ``hint_used`` (someone used one) from the server. */
@@ -352,7 +379,7 @@ export class TableView {
       this.updateHint(this.isMyTurn());
       this.showHint(message.action);
     } else if (message.seat !== this.ctl.seat) {
-      toast(tf("hint.used", { name: seatName(this.ctl.room, message.seat) }), "info", 4000);
+      this.sayHint(tf("hint.used", { name: seatName(this.ctl.room, message.seat) }), "used");
     }
   }
 
