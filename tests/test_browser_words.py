@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from engine.core import Phase
+from engine.events import DomengOutcome, Reason, Settlement, Termination
 from engine.hashing import commitment_of
 from engine.variants import make_rules
-from engine.views import player_view
+from engine.views import outcome_to_json, player_view
 from tests.adminkit import play_bot_match
 from tests.browserkit import (
     DESKTOP,
@@ -387,8 +388,80 @@ def test_final_standings_and_plurals_in_every_language(server: ServerProcess, br
             assert forms[str(n)][0] == text, (lang, n, forms[str(n)])
         for n, text in TILES.get(lang, {}).items():
             assert forms[str(n)][1] == text, (lang, n, forms[str(n)])
+        # the feed's round-end lines (the match's real ones) say who went out once
+        ends = page.eval_on_selector_all(
+            ".feed-end",
+            """els => els.map((li) => ({text: li.textContent, terms: ['first_cappu', 'ceki', 'pollo']
+                .map((term) => li.querySelectorAll(`.term[data-term='${term}']`).length)}))""",
+        )
+        assert ends and all(max(end["terms"]) <= 1 for end in ends), (lang, ends)
+        assert lang != "en" or all(end["text"].count("went out") <= 1 for end in ends), ends
         assert "⟦" not in text_of(page) and page.evaluate("() => window.__i18nMissing") == []
         assert _fits(page), lang
         screenshot(page, f"standings-{lang}-390x844")
+    watch.assert_clean()
+    context.close()
+
+
+def _round_end(end: Termination, reason: Reason, owed: int) -> dict[str, Any]:
+    """A round_ended event as the server sends it: Citra (seat 2) went out, or is the manguno of a
+    block without mattikkeng (she pays); Budi (seat 1), the cucuq, receives ``owed`` stones."""
+    block = end is Termination.BLOCK
+    settlement = Settlement(reason, 1, owed, 0 if block else owed, ((2, owed),) if block else (), 0)
+    outcome = DomengOutcome(
+        end, 2, None if block else 2, 1, 2 if block else None, (), (3, 8, 4, 9, 6), settlement,
+        False, None, 10, (0, owed, 0, 0, 0), 2, False,
+    )  # fmt: skip
+    return {"type": "round_ended", "outcome": outcome_to_json(outcome)}
+
+
+# What the round's title says (a term of the game), which its feed line must not say again.
+_ROUND_ENDS = {
+    "first_cappu": _round_end(Termination.OUT, Reason.OUT, 1),
+    "ceki": _round_end(Termination.CEKI, Reason.CEKI, 3),
+    "pollo": _round_end(Termination.POLLO, Reason.POLLO, 5),
+    "manguno": _round_end(Termination.BLOCK, Reason.MANGUNO, 1),
+}
+
+_FEED_END_JS = """async (events) => {
+    const narrate = await import('/static/js/narrate.js');
+    const names = ['Ana', 'Budi', 'Citra', 'Dewi', 'Eko'];
+    const room = {variant: 'domeng', seats: names.map((name) => ({kind: 'human', name}))};
+    const count = (el, selector) => el.querySelectorAll(selector).length;
+    const said = (el, term) => ({text: el.textContent, terms: count(el, `.term[data-term='${term}']`),
+        winner: count(el, ".who[data-seat='2']"), cucuq: count(el, ".who[data-seat='1']")});
+    return Object.fromEntries(Object.entries(events).map(([term, event]) => {
+        const o = event.outcome;
+        const line = narrate.eventLine(event, room);  // the feed's line: title, then detail
+        const panel = narrate.settlementSentence(o.settlement, room, o);  // the panel's transfer, alone
+        return [term, {line: said(line, term), detail: said(line.querySelector('.feed-detail'), term),
+                       panel: said(panel, term)}];
+    }));
+}"""
+
+
+def test_a_round_end_line_in_the_feed_says_its_title_once(server: ServerProcess, browser: Any) -> None:
+    """The feed's line for a Domeng round's end is its title ("Citra went out: first cappu") and
+    what followed ("Budi, the cucuq, takes 1 stone …"), never who went out (or who is manguno)
+    twice, in every language; the round-end panel's transfer list, with no title beside it, keeps
+    the whole sentence."""
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/")
+    for lang in languages():
+        switch_language(page, lang)
+        shown = page.evaluate(_FEED_END_JS, _ROUND_ENDS)
+        for term, said in shown.items():
+            assert said["line"]["terms"] == 1 and said["detail"]["terms"] == 0, (lang, term, said)
+            assert said["detail"]["cucuq"] == 1 and said["panel"]["terms"] == 1, (lang, term, said)
+            if term != "manguno":  # the manguno pays, so the detail names her as the payer
+                assert said["line"]["winner"] == 1 and said["panel"]["winner"] == 1, (lang, term, said)
+            if lang == "en" and term != "manguno":
+                assert said["line"]["text"].count("went out") == 1, said
+                assert said["panel"]["text"].count("went out") == 1, said
+        if lang == "en":
+            details = {term: said["detail"]["text"] for term, said in shown.items()}
+            assert details["manguno"].startswith("Nobody is mattikkeng, so Budi, the cucuq, takes"), details
+            assert details["first_cappu"].startswith("Budi, the cucuq, takes 1 stone"), details
+    assert page.evaluate("() => window.__i18nMissing") == []
     watch.assert_clean()
     context.close()
