@@ -160,3 +160,18 @@ def test_the_bell_asks_for_notifications_only_where_they_are_not_decided(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_a_click_dismisses_a_toast_and_the_space_around_it_stays_clickable(
+    server: ServerProcess, browser: Any
+) -> None:
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, server.url)
+    page.evaluate("async () => (await import('/static/js/dom.js')).toast('Saved', 'ok', 60000)")
+    page.wait_for_selector("#toasts .toast-ok")
+    # nothing lies over the toast: a real click reaches it (before, the box's pointer-events: none
+    # was inherited, and the click went to the page under it)
+    page.click("#toasts .toast-ok")
+    page.wait_for_selector("#toasts .toast-ok", state="detached")
+    watch.assert_clean()
+    context.close()
