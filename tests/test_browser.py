@@ -383,6 +383,36 @@ def test_the_lobby_says_what_is_wrong_with_the_turn_timer_and_creates_no_room(
     context.close()
 
 
+def test_the_waiting_room_never_shows_a_turn_timer_that_is_not_in_effect(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The host's timer box before the start: any whole number of seconds the server takes is saved
+    (13, not only steps of 5); one it refuses (3, 900) is said beside the box, which goes back to
+    the timer in effect, so the host never reads a timer that is not the table's."""
+    context, page, watch = open_page(browser, DESKTOP)
+    code = create_room_in_lobby(page, server.url, BOTS)
+    box, error = page.locator("#opt-turn-timer"), page.locator("#opt-turn-timer-error")
+    timer_js = "(s) => window.__domeng?.room?.turn_timer_s === s"
+    box.fill("13")
+    box.press("Tab")
+    page.wait_for_function(timer_js, arg=13)
+    assert server.room(code)["turn_timer_s"] == 13 and error.is_hidden()
+    wanted = catalog_of("en")["lobby.timer_invalid"].replace("{min}", "5").replace("{max}", "600")
+    for bad in ["3", "900", ""]:
+        box.fill(bad)
+        box.press("Tab")
+        error.wait_for(state="visible")
+        assert error.inner_text() == wanted and box.input_value() == "13", bad
+        assert server.room(code)["turn_timer_s"] == 13, bad
+    box.fill("20")
+    box.press("Enter")
+    page.wait_for_function(timer_js, arg=20)
+    error.wait_for(state="hidden")
+    assert box.input_value() == "20" and server.room(code)["turn_timer_s"] == 20
+    watch.assert_clean()
+    context.close()
+
+
 def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
     server: ServerProcess, browser: Any
 ) -> None:

@@ -51,7 +51,7 @@ export function lobbyPage(root) {
     type: "number",
     min: "0",
     max: String(TIMER_MAX_S),
-    step: "5",
+    step: "1",
     value: "30",
     inputmode: "numeric",
     "aria-describedby": "turn-timer-hint turn-timer-error",

@@ -500,11 +500,14 @@ class WaitingView {
       type: "number",
       min: "0",
       max: String(TIMER_MAX_S),
-      step: "5",
+      step: "1",
       inputmode: "numeric",
+      "aria-describedby": "opt-turn-timer-error",
       dataset: { focusKey: "opt-timer" },
       onchange: () => this.applyOptions(),
     });
+    // what is wrong with a refused timer, said beside the box until the host corrects it
+    this.timerError = h("p", { class: "field-error", id: "opt-turn-timer-error", role: "alert", hidden: true });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
       "div",
@@ -644,18 +647,21 @@ class WaitingView {
       fields.push(h("label", { class: "option-field", for: "opt-camat-target" }, h("span", {}, t("lobby.match_length")), select));
     }
     if (document.activeElement !== this.timerInput) this.timerInput.value = String(room.turn_timer_s ?? 0);
-    fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput));
+    fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput), this.timerError);
     // as the lobby's form has it: whether a player may ask for the hard bot's choice on their turn
     const hints = h("input", { type: "checkbox", id: "opt-hints", checked: !!room.hints, dataset: { focusKey: "opt-hints" }, onchange: () => this.applyOptions() });
     fields.push(h("label", { class: "check" }, hints, h("span", {}, t("lobby.hints"))));
     return h("fieldset", { class: "options-box" }, h("legend", {}, t("waiting.options")), fields);
   }
 
-  /** Send the host's options as the boxes have them now (a bad timer is said, not sent). */
+  /** Send the host's options as the boxes have them now. A timer the server would refuse is not
+   * sent: the box goes back to the timer in effect, and the reason stays beside it. */
   applyOptions() {
     const seconds = timerSeconds(this.timerInput.value);
+    this.timerError.hidden = seconds !== null;
     if (seconds === null) {
-      toast(t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S }), "error");
+      this.timerError.textContent = t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S });
+      this.timerInput.value = String(this.ctl.room.turn_timer_s ?? 0);
       return;
     }
     const room = this.ctl.room;
