@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
-from tests.browserkit import DESKTOP, PHONE, open_page, screenshot
+from tests.browserkit import DESKTOP, PHONE, PLAYABLE, open_page, screenshot, sit_and_start
 from tests.serverkit import Client, ServerProcess
 
 
@@ -458,5 +458,28 @@ def test_the_match_page_marks_the_moves_a_bot_made_for_a_player(server: ServerPr
     assert marked.locator(".by-bot-tag").count() == 1
     assert "turn timer ran out" in (marked.text_content() or "")  # (in a closed <details>)
     ana.close()
+    watch.assert_clean()
+    context.close()
+
+
+def test_a_table_closed_by_the_admin_stops_inviting_a_move(server: ServerProcess, browser: Any) -> None:
+    """Closed mid-round, on the player's turn: besides the banner, the table no longer says it is
+    their turn, raises no tile and offers no hint; its status says the table was closed."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0, hints=True)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    sit_and_start(page, server, room, token)
+    page.wait_for_selector(f"[data-my-turn='true'] {PLAYABLE}", timeout=60_000)
+    reply = httpx.post(
+        f"{server.url}/api/admin/rooms/{room['code']}/close",
+        headers={"Authorization": f"Bearer {SECRET}"},
+        timeout=20,
+    )
+    assert reply.status_code == 200, reply.text
+    page.wait_for_selector(".banner[data-kind='closed']")
+    page.wait_for_selector("[data-my-turn='false']")
+    assert page.locator(PLAYABLE).count() == 0 and page.locator(".hint-btn").is_hidden()
+    assert page.inner_text(".me .status") == "This table was closed."
+    screenshot(page, "closed-by-admin-390x844")
     watch.assert_clean()
     context.close()

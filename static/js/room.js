@@ -110,8 +110,10 @@ export class RoomController {
         this.render([]);
       },
       roomClosed: () => {
+        // nothing more can be played: the table stops inviting a move (its status says closed)
         this.connection = { ...this.connection, online: false, closed: true };
         this.updateBanner();
+        this.render([]);
       },
       seatLeft: () => this.forgetSeat(),
       badToken: () => {

@@ -385,7 +385,12 @@ export class TableView {
 
   isMyTurn() {
     const { view, seat } = this.ctl;
-    return seat !== null && view.phase === "playing" && view.to_act === seat;
+    return seat !== null && view.phase === "playing" && view.to_act === seat && !this.isClosed();
+  }
+
+  /** Whether the room was closed (by an admin, or as abandoned): nothing more can be played here. */
+  isClosed() {
+    return !!this.ctl.connection?.closed;
   }
 
   legalByTile() {
@@ -621,7 +626,8 @@ export class TableView {
       return;
     }
     let text;
-    if (view.phase !== "playing") text = view.match_over ? t("table.match_over") : t("table.round_over");
+    if (this.isClosed()) text = t("room.closed");
+    else if (view.phase !== "playing") text = view.match_over ? t("table.match_over") : t("table.round_over");
     else if (myTurn) {
       const forced = (view.legal || []).length > 0 && view.legal.every((a) => a.pass);
       const drawing = (view.legal || []).length > 0 && view.legal.every((a) => a.draw);
