@@ -81,13 +81,24 @@ def test_a_refused_name_says_why_with_a_code(name: str, code: str) -> None:
         "Seat 5",
         "Б\u043eт 3",  # Russian tables say "Бот 3"
         "Koht 4",  # Estonian empty seat
+        "Bot 4 · hard",  # a hard bot's plate in seat 4
+        "Bot 2 · easy",
+        "Bot 4 hard",  # the label and more after a space
+        "B\u043et 2 (easy)",
+        "Бот 3 · сильный",
+        "Bot · medium",  # the waiting room's bot seat
+        "Empty",  # the waiting room's empty seat
+        "Empty, waiting for a person",
+        "Üres",  # Hungarian
     ],
 )
 def test_reserved_labels_and_their_look_alikes_are_refused(name: str) -> None:
     assert is_reserved_name(name)
 
 
-@pytest.mark.parametrize("name", ["Botak", "Bot", "Bot 22", "Robot 2", "Seat of power"])
+@pytest.mark.parametrize(
+    "name", ["Botak", "Bot", "Bot 22", "Bot 4hard", "Robot 2", "Seat of power", "Emptyhanded", "Seat 3a"]
+)
 def test_names_that_only_start_like_a_label_are_fine(name: str) -> None:
     assert not is_reserved_name(name)
 

@@ -15,6 +15,8 @@ characters are refused; the zero-width joiner and emoji tags are kept only insid
 True
 >>> is_reserved_name("bot 4"), is_reserved_name("Бот 2"), is_reserved_name("Botak")
 (True, True, False)
+>>> is_reserved_name("Bot 4 · hard"), is_reserved_name("Bot 4 hard"), is_reserved_name("Bot 45")
+(True, True, False)
 >>> is_reserved_name("B\u043et 2")  # a Cyrillic о: the same skeleton as "Bot 2" (UTS #39)
 True
 """
@@ -61,7 +63,10 @@ one "character" of hundreds (``"👍" + "\u200d👍" * 300`` counted as one)."""
 
 _CATALOGS: Final = Path(__file__).resolve().parents[2] / "static" / "i18n"
 _LABELS: Final = ("seat.bot_name", "seat.empty_name")
-"""The client's labels of seats without a person (static/js/narrate.js seatName), "Bot {n}"..."""
+"""The client's labels of seats without a person (static/js/narrate.js seatName), "Bot {n}"...;
+a name that starts with one of them and goes on after a space or a sign ("Bot 4 · hard", "Bot 4
+(easy)") passes for it too."""
+_LEVELS: Final = ("bot.easy", "bot.medium", "bot.hard", "bot.random", "bot.greedy")
 _MAX_SEATS: Final = 5
 
 _GRAPHEME: Final = regex.compile(r"\X")
@@ -168,27 +173,64 @@ def names_clash(a: str, b: str) -> bool:
     return name_key(a) == name_key(b) or not confusable_keys(a).isdisjoint(confusable_keys(b))
 
 
-def _labels() -> list[str]:
-    labels: list[str] = []
+def _catalogs() -> list[dict[str, object]]:
+    catalogs = []
     for path in sorted(_CATALOGS.glob("*.json")):
         catalog = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(catalog, dict) or "seat.bot_name" not in catalog:
-            continue  # index.json lists the languages
+        if isinstance(catalog, dict) and "seat.bot_name" in catalog:  # index.json lists the languages
+            catalogs.append(catalog)
+    return catalogs
+
+
+def _labels() -> tuple[list[str], list[str]]:
+    """Every language's numbered seat labels ("Bot 3", "Seat 3"), and its other labels of seats
+    without a person: a bot with its level, numbered or not ("Bot 3 · hard", "Bot · hard"), and the
+    waiting room's empty seat ("Empty, waiting for a person", and "Empty"). "Bot" alone stays a
+    name: no label shows it so."""
+    numbered: list[str] = []
+    others: list[str] = []
+    for catalog in _catalogs():
+        seats = range(1, _MAX_SEATS + 1)
         for label in _LABELS:
-            labels += [str(catalog[label]).replace("{n}", str(n)) for n in range(1, _MAX_SEATS + 1)]
-    return labels
+            numbered += [str(catalog[label]).replace("{n}", str(n)) for n in seats]
+        levels = [str(catalog[key]) for key in _LEVELS if key in catalog]
+        named, unnamed = str(catalog["seat.bot_named"]), str(catalog["seat.bot_level"])
+        others += [named.replace("{n}", str(n)).replace("{level}", lv) for n in seats for lv in levels]
+        others += [unnamed.replace("{level}", level) for level in levels]
+        empty = str(catalog["waiting.empty"])
+        others += [empty, empty.split(",", maxsplit=1)[0]]
+    return numbered, others
 
 
-_RESERVED_LABELS: Final = _labels()
+_NUMBERED, _OTHER_LABELS = _labels()
 
-RESERVED_NAMES: Final = frozenset(name_key(label) for label in _RESERVED_LABELS)
-"""Every language's label of a bot seat and an empty seat, seats 1 to 5 ("Bot 3", "Бот 3",
-"Seat 3", "Koht 3", "3. hely", ...), as `name_key` keys."""
+RESERVED_NAMES: Final = frozenset(name_key(label) for label in (*_NUMBERED, *_OTHER_LABELS))
+"""Every language's label of a seat without a person, as `name_key` keys: a bot or an empty seat,
+seats 1 to 5 ("Bot 3", "Бот 3", "Seat 3", "Koht 3", "3. hely", ...), a bot with its level ("Bot 3 ·
+hard", "Bot · hard"), and the waiting room's "Empty"."""
 
-_RESERVED_SKELETONS: Final = frozenset().union(*(confusable_keys(label) for label in _RESERVED_LABELS))
+_RESERVED_SKELETONS: Final = frozenset().union(
+    *(confusable_keys(label) for label in (*_NUMBERED, *_OTHER_LABELS))
+)
+_NUMBERED_KEYS: Final = tuple(
+    sorted({name_key(label) for label in _NUMBERED} | set().union(*map(confusable_keys, _NUMBERED)))
+)
+
+
+def _extends_label(key: str) -> bool:
+    """Whether ``key`` is a numbered seat label followed by a space or a sign ("bot 4 · hard",
+    "bot 4 (easy)"), not by more of a word or number ("bot 45", "seat 3a" pass)."""
+    for label in _NUMBERED_KEYS:
+        if len(key) > len(label) and key.startswith(label) and not key[len(label)].isalnum():
+            return True
+    return False
 
 
 def is_reserved_name(name: str) -> bool:
     """Whether ``name`` is, or looks like, one of the table's own labels (`RESERVED_NAMES`, by
-    `name_key` or by `confusable_keys`)."""
-    return name_key(name) in RESERVED_NAMES or not confusable_keys(name).isdisjoint(_RESERVED_SKELETONS)
+    `name_key` or by `confusable_keys`), or starts with a numbered one and goes on after a space
+    or a sign ("Bot 4 · hard", "Bоt 2 (easy)" with a Cyrillic о)."""
+    key, skeletons = name_key(name), confusable_keys(name)
+    if key in RESERVED_NAMES or not skeletons.isdisjoint(_RESERVED_SKELETONS):
+        return True
+    return any(_extends_label(k) for k in (key, *skeletons))
