@@ -24,6 +24,7 @@ from tests.browserkit import (
     PHONE,
     PLAYABLE,
     catalog_of,
+    close_panel,
     goto,
     hold_seat,
     open_page,
@@ -176,6 +177,42 @@ def test_the_round_end_panel_folds_away_for_the_next_round_and_never_covers_a_ti
     page.wait_for_selector(PLAYABLE)
     assert page.evaluate("() => window.__domeng.screen.lastRoundBtn.disabled") is True
     screenshot(page, f"hand-reachable-{name}")
+    watch.assert_clean()
+    context.close()
+
+
+def test_without_a_turn_timer_the_last_round_opens_on_ones_own_turn_and_stays(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Nothing hurries an untimed turn, so the last round's panel (its review, its fair-deal check)
+    may be read on it: "Last round" opens it, it says the turn is the player's, and it stays
+    until they close it; then the hand is theirs again."""
+    context, page, watch, _ = _seated_page(browser, server, DESKTOP, timer_s=0)
+    state_js = """() => { const c = window.__domeng; return {round: c.view && c.view.round,
+        end: c.roundEnd && c.roundEnd.round, mine: !!c.screen?.isMyTurn?.(), panel: !!c.panel}; }"""
+    for _ in range(3000):  # to Ana's turn in a round after one that ended
+        seen = version_of(page)
+        state = page.evaluate(state_js)
+        later = state["end"] is not None and state["round"] > state["end"]
+        if later and state["mine"] and not state["panel"] and page.locator(PLAYABLE).count():
+            break
+        if state["panel"]:
+            close_panel(page)
+        elif page.locator(PLAYABLE).count():
+            play_turn(page)
+        else:
+            wait_for_version(page, seen)
+    button = page.locator(".last-round-btn")
+    assert button.is_enabled() and page.locator(PLAYABLE).count() > 0
+    button.click()
+    page.wait_for_selector(PANEL)
+    note = catalog_of("en")["panel.next_your_turn"]
+    page.wait_for_selector(f"{PANEL} >> text={note}")
+    # an update meanwhile (the server's presence, the page's own second look) leaves it open
+    page.evaluate("() => window.__domeng.clearTheHand()")
+    assert page.locator(PANEL).count() == 1
+    close_panel(page)
+    assert page.locator(PLAYABLE).count() > 0 and page.evaluate("() => window.__domeng.screen.isMyTurn()")
     watch.assert_clean()
     context.close()
 

@@ -186,20 +186,27 @@ export class RoomController {
     } else this.deadline = null;
   }
 
+  /** Whether this player's turn timer is running now: then nothing may cover the hand. */
+  myTimerRuns() {
+    return this.deadline !== null && !!this.screen?.isMyTurn?.();
+  }
+
   /**
-   * Nothing covers the hand while it may be needed: whenever it is this player's turn, the
-   * round-end panel folds away (the bar's "last round" reopens it between turns) and the feed
-   * drawer closes, so no turn timer ever runs under a panel or dialog. Once the next round is
-   * dealt, the panel folds away too, but not while the player is reading it (a mouse over it, or a
-   * scroll, touch or key in it lately: ``panel.inUse``): it says the next round has started and
-   * goes when they are done (looked at again every second) or when their turn comes.
+   * Nothing covers the hand while its turn timer runs: on this player's turn with a timer, the
+   * round-end panel folds away (the bar's "last round" reopens it after the move) and the feed
+   * drawer closes. Once the next round is dealt, the panel folds away too, but not while the
+   * player is reading it (a mouse over it, or a scroll, touch or key in it lately: ``panel.inUse``)
+   * or asked for it again (the bar's "last round"): it says the next round has started, or that
+   * it is their turn, and goes when they are done (looked at again every second) or when a turn
+   * timer of theirs starts. Without a turn timer nothing hurries them, so it may stay on their turn.
    */
   clearTheHand() {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
     const myTurn = !!this.screen?.isMyTurn?.();
-    if (this.panel && (dealt || myTurn) && !this.view?.match_over) {
-      if (!myTurn && this.panel.inUse?.()) {
-        this.panel.setNext?.(true, false);
+    const hurry = this.myTimerRuns();
+    if (this.panel && (dealt || hurry) && !this.view?.match_over) {
+      if (!hurry && (this.panelAsked || this.panel.inUse?.())) {
+        this.panel.setNext?.(true, myTurn);
         this.readingTimer ??= setInterval(() => this.clearTheHand(), 1000);
       } else {
         this.dismissedRound = this.roundEnd?.round ?? null;
@@ -317,10 +324,13 @@ export class RoomController {
     if (content) replace(this.banner, content);
   }
 
-  openRoundEnd() {
+  /** The last round's panel; ``asked``: the player asked for it (the bar's "last round"), so it
+   * stays until they close it or a turn timer of theirs starts (`clearTheHand`). */
+  openRoundEnd({ asked = false } = {}) {
     if (!this.roundEnd) return;
     this.closePanel();
-    if (this.screen?.isMyTurn?.()) return; // never over the hand on one's own turn
+    if (this.myTimerRuns()) return; // never over the hand while its timer runs
+    this.panelAsked = asked;
     const started = this.view && this.view.round > this.roundEnd.round;
     this.panel = roundEndPanel(this.roundEnd, {
       mySeat: this.seat,
@@ -335,7 +345,7 @@ export class RoomController {
     });
     document.body.append(this.panel);
     this.panel.showModal();
-    if (started) this.panel.setNext(true, false);
+    if (started) this.panel.setNext(true, !!this.screen?.isMyTurn?.());
     this.screen?.update?.([]);
   }
 
@@ -367,6 +377,7 @@ export class RoomController {
   closePanel() {
     clearInterval(this.readingTimer);
     this.readingTimer = null;
+    this.panelAsked = false;
     if (!this.panel) return;
     if (this.panel.open) this.panel.close();
     this.panel.remove();

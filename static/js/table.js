@@ -80,7 +80,7 @@ export class TableView {
     this.feedToggle.append(this.unreadBadge);
     this.lastRoundBtn = h(
       "button",
-      { class: "icon-btn", type: "button", hidden: true, onclick: () => ctl.openRoundEnd() },
+      { class: "icon-btn last-round-btn", type: "button", hidden: true, onclick: () => ctl.openRoundEnd({ asked: true }) },
       icon("flag"),
       h("span", { class: "lbl" }, t("table.last_round")),
     );
@@ -285,9 +285,10 @@ export class TableView {
       setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd;
-    // the round-end panel would cover the hand: not on one's own turn (it reopens after the move)
-    this.lastRoundBtn.disabled = myTurn;
-    setAttr(this.lastRoundBtn, "title", myTurn ? t("table.last_round_after_turn") : null);
+    // the round-end panel would cover the hand: not while one's turn timer runs (after the move)
+    const hurry = this.ctl.myTimerRuns();
+    this.lastRoundBtn.disabled = hurry;
+    setAttr(this.lastRoundBtn, "title", hurry ? t("table.last_round_after_turn") : null);
     const base = this.ctl.seat ?? 0;
     const n = this.seatCount;
     for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
