@@ -389,9 +389,19 @@ def test_on_a_phone_match_list_players_and_match_pages_are_labelled_cards_with_w
         for s in range(5)
     ]
 
+    pairs = server.create_room(
+        variant="kozel", seats=4, options={"pairs": True}, bots=["greedy"] * 4, turn_timer_s=0
+    )
+    listed = _api(server, "/matches?per_page=200")["items"]
+    pairs_id = next(m["id"] for m in listed if m["code"] == pairs["code"])
+
     context, page, watch = open_page(browser, PHONE)
     _sign_in(page, server)
     _assert_cards(page, ".match-row", {"Match", "Status", "Seats", "Result"})
+    # the list says which Kozel matches were played in pairs (K10)
+    variant = ".match-row[data-match-id='{}'] td[data-label='Variant']"
+    assert page.locator(variant.format(pairs_id)).inner_text() == "kozel, 4 in pairs"
+    assert page.locator(variant.format(kozel_id)).inner_text() == "kozel"
     row = page.locator(f".match-row[data-match-id='{domeng_detail['id']}'] .result").inner_text()
     first = domeng_detail["seats"][result["standings"][0]]["display_name"]
     assert row.startswith("final · 1. " + first) and " received" in row

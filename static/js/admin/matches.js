@@ -38,6 +38,11 @@ export function resultText(item) {
   return `${head} · ${(r.standings || []).map(place).join(" · ")}`;
 }
 
+/** A match's variant as the list says it: "kozel, 4 in pairs" for Kozel's pairs (K10), else its name. */
+export function variantText(match) {
+  return match.variant === "kozel" && match.options?.pairs ? `kozel, ${match.seats.length} in pairs` : match.variant;
+}
+
 export function seatsText(seats) {
   return seats.map((s) => (s.kind === "empty" ? "—" : s.display_name)).join(" · ");
 }
@@ -92,7 +97,7 @@ export async function matchesPage(main) {
       "tr",
       { class: "match-row", dataset: { matchId: String(m.id), status: m.status } },
       cell("Match", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`, m.room_match > 1 ? ` (room's match ${m.room_match})` : "")),
-      cell("Variant", {}, m.variant),
+      cell("Variant", {}, variantText(m)),
       // one child per cell: a card's line is a grid of its label and one value
       cell("Status", {}, h("span", {}, h("span", { class: `status status-${m.status}` }, m.status), m.abandoned_reason ? ` (${m.abandoned_reason})` : "", m.live ? " · live" : "")),
       cell("Created", {}, when(m.created_at)),
