@@ -356,6 +356,33 @@ def test_the_fair_deal_is_recreated_in_the_panel_with_the_players_own_hand(
     context.close()
 
 
+_BOT_NAMES_JS = """() => [...document.querySelectorAll('.plate.bot .name-text')].map((e) => ({
+    text: e.textContent,
+    clipped: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1}))"""
+
+
+def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
+    server: ServerProcess, browser: Any
+) -> None:
+    """On a 390 px phone a bot's name ("Bot 2 · keskmine", "Бот 2 · середній") takes two lines and
+    its level word is never cut to "keskm…" (a bot's plate has no online dot: the width is its name's)."""
+    room = server.create_room(bots=[None, "medium", "hard", "easy", "medium"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, 0)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".plate.bot .name-text")
+    for lang in languages():
+        switch_language(page, lang)
+        page.wait_for_selector(".plate.bot .name-text")
+        names = page.evaluate(_BOT_NAMES_JS)
+        assert len(names) == 4 and not [n for n in names if n["clipped"]], (lang, names)
+    watch.assert_clean()
+    context.close()
+
+
 def test_final_standings_and_plurals_in_every_language(server: ServerProcess, browser: Any) -> None:
     room = play_bot_match(server, timeout=240)
     context, page, watch = open_page(browser, PHONE)
