@@ -322,7 +322,7 @@ _FAIR_JS = """async ([view, seed, commitment, mySeat]) => {
 def test_the_fair_deal_is_recreated_in_the_panel_with_the_players_own_hand(
     server: ServerProcess, browser: Any
 ) -> None:
-    """ "Re-create the deal on the server" shows the hands the revealed seed deals (GET
+    """The panel's "Re-create the deal on the server" shows the hands the revealed seed deals (GET
     /api/deals/verify) in the panel, the player's own marked, instead of opening raw JSON; a seed
     that does not match its commitment is said to."""
     view = player_view(_finished_match(11), None).to_json()
