@@ -365,7 +365,8 @@ def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
     server: ServerProcess, browser: Any
 ) -> None:
     """On a 390 px phone a bot's name ("Bot 2 · keskmine", "Бот 2 · середній") takes two lines and
-    its level word is never cut to "keskm…" (a bot's plate has no online dot: the width is its name's)."""
+    its level word is never cut to "keskm…" (a bot's plate has no online dot: the width is its name's);
+    the language chosen in the feed drawer leaves the drawer open."""
     room = server.create_room(bots=[None, "medium", "hard", "easy", "medium"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, PHONE)
@@ -379,6 +380,14 @@ def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
         page.wait_for_selector(".plate.bot .name-text")
         names = page.evaluate(_BOT_NAMES_JS)
         assert len(names) == 4 and not [n for n in names if n["clipped"]], (lang, names)
+    # a phone's language menu is in the feed drawer: choosing there keeps the drawer open, focus on it
+    page.click(".feed-toggle")
+    page.wait_for_selector(".feed-open .feed-lang .lang-select")
+    page.select_option(".feed-lang .lang-select", "et")
+    page.wait_for_function("() => document.documentElement.lang === 'et'")
+    assert page.get_attribute(".feed-toggle", "aria-expanded") == "true"
+    assert page.locator(".feed-open").count() == 1
+    assert page.evaluate("() => document.activeElement.matches('.feed-lang .lang-select')")
     watch.assert_clean()
     context.close()
 

@@ -279,7 +279,10 @@ export class RoomController {
   // -- rendering -------------------------------------------------------------------------------
 
   /** Rebuild everything (after a language change). */
+  /** The page drawn again (in another language): what was open stays open, the feed drawer
+   * (where a phone's language menu is, which keeps the focus) and the round-end panel. */
   rebuild() {
+    const feedOpen = !!this.screen?.el?.classList.contains("feed-open");
     this.screen?.destroy?.();
     this.screen = null;
     this.langKey = String(Date.now());
@@ -288,7 +291,11 @@ export class RoomController {
     this.closePanel();
     this.render([]);
     this.updateBanner();
-    if (reopen) this.openRoundEnd();
+    if (feedOpen) {
+      this.screen?.toggleFeed?.(true);
+      this.screen?.el?.querySelector(".feed-lang .lang-select")?.focus();
+    }
+    if (reopen) this.openRoundEnd({ asked: true });
   }
 
   render(events) {
