@@ -14,6 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from app.edge.protocol import CLOSE_INVALID, ProtocolError, parse_client_message
+from app.web.documents import render_document
 from engine.variants import make_rules
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
@@ -616,13 +617,28 @@ def test_the_rules_page_serves_the_rulebook_and_the_record_format(server: Server
         assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/markdown")
         document = (root / "docs" / f"{name}.md").read_text(encoding="utf-8")
         assert marker in reply.text and reply.text == document
-    for path in ("/rules/engine.md", "/rules/..%2Fpyproject.md", "/rules/admin.md"):
+    # the same documents as pages to read (the rules page links these): rendered, in the site's
+    # style, and the source's own markup is shown as text, never passed through
+    markers = {"rules": "<strong>Leader (D11).</strong>", "record": "<h1>The match record format"}
+    for name, marker in markers.items():
+        page = httpx.get(f"{server.url}/rules/{name}", timeout=5)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert marker in page.text and "/static/css/app.css" in page.text
+        assert "<script" not in page.text
+    assert "<table>" in httpx.get(f"{server.url}/rules/rules", timeout=5).text  # the rules' tables
+    for path in ("/rules/engine.md", "/rules/..%2Fpyproject.md", "/rules/admin.md", "/rules/admin"):
         assert httpx.get(f"{server.url}{path}", timeout=5).status_code == 404
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "(docs/rules.md)" in readme and "(docs/record.md)" in readme
     assert "--port" in readme  # the quick start says how to pick a port
     for text in (readme, (root / "docs" / "rules.md").read_text(encoding="utf-8")):
         assert "/work/" not in text and "team's" not in text and "seeds/" not in text
+
+
+def test_a_document_page_shows_markup_in_its_source_as_text() -> None:
+    page = render_document("# T\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "X <y>")
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<table>" in page and "<title>X &lt;y&gt; · Domeng Online</title>" in page
 
 
 def test_a_player_leaves_the_seat_before_the_start_over_http(server: ServerProcess) -> None:

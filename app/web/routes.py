@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path as FilePath
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.rooms import again, chat, ownership
@@ -16,6 +16,7 @@ from app.rooms.frames import room_public
 from app.rooms.reviewing import reviewable
 from app.rooms.room import Room
 from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatToken
+from app.web.documents import render_document
 from app.web.models import (
     BotSet,
     ChatRulesSet,
@@ -54,6 +55,7 @@ __all__ = [
     "room_page",
     "rooms",
     "rules_document",
+    "rules_document_page",
     "rules_page",
     "set_bot",
     "set_chat_rules",
@@ -113,17 +115,33 @@ async def rules_page() -> FileResponse:
     return _page()
 
 
+_DOCUMENTS: Final = {"rules": "The rules of Domeng and Kozel", "record": "The match record format"}
+
+
+def _document(document: str) -> FilePath:
+    if document not in _DOCUMENTS:
+        raise HTTPException(404, detail={"code": "not_found", "message": "no such document"})
+    return DOCS_DIR / f"{document}.md"
+
+
 @pages.get("/rules/{document}.md")
 async def rules_document(document: str) -> FileResponse:
     """The rulebook (docs/rules.md, tagged D2…, K1…) and the match record format (docs/record.md)
-    as Markdown, linked from the rules page; any other name is 404."""
-    if document not in ("rules", "record"):
-        raise HTTPException(404, detail={"code": "not_found", "message": "no such document"})
+    as Markdown, for tools and their authors; any other name is 404."""
     return FileResponse(
-        DOCS_DIR / f"{document}.md",
+        _document(document),
         media_type="text/markdown; charset=utf-8",
         headers={"Cache-Control": "no-cache"},
     )
+
+
+@pages.get("/rules/{document}")
+async def rules_document_page(document: str) -> HTMLResponse:
+    """The same documents as a page to read (linked from the rules page): the Markdown rendered
+    by markdown-it-py (CommonMark with tables; raw HTML in the source is shown as text, never
+    run), in the site's style; any other name is 404."""
+    path = _document(document)
+    return HTMLResponse(render_document(path.read_text(encoding="utf-8"), _DOCUMENTS[document]))
 
 
 @rooms.post("/rooms", status_code=201)

@@ -139,7 +139,7 @@ export function rulesPage(root) {
         section(
           "docs",
           p("rules.docs.p"),
-          h("ul", { class: "rule-docs" }, h("li", {}, h("a", { href: "/rules/rules.md", id: "doc-rules" }, t("rules.docs.rules"))), h("li", {}, h("a", { href: "/rules/record.md", id: "doc-record" }, t("rules.docs.record")))),
+          h("ul", { class: "rule-docs" }, h("li", {}, h("a", { href: "/rules/rules", id: "doc-rules" }, t("rules.docs.rules"))), h("li", {}, h("a", { href: "/rules/record", id: "doc-record" }, t("rules.docs.record")))),
         ),
       ),
     ),
