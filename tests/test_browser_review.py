@@ -102,6 +102,11 @@ def test_the_round_end_panel_reviews_my_decisions(
             assert item["tiles"] >= len(decision["chain"][:7])
             assert item["better"] == (1 if decision["marked"] and "play" in decision["best"] else 0)
 
+        # the rows of tiles are the chain as it stood, and the panel says so once, above them
+        legend = page.locator(f"{PANEL} .review-legend")
+        assert legend.count() == (1 if review["decisions"] else 0)
+        if review["decisions"]:
+            assert legend.text_content() == catalog["review.chain_label"]
         summary = page.text_content(f"{PANEL} .review-summary")
         if not review["decisions"]:
             assert summary == catalog["review.no_choices"]

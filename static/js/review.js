@@ -109,7 +109,9 @@ export function reviewList(review, words = OWN_WORDS) {
   if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, words.noChoices()));
   else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: rounded(review.lost) })));
   else box.append(h("p", { class: "review-summary" }, words.none(unitKey, review.threshold)));
-  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));
+  // the row of tiles in each decision is the chain as it stood: said once, above them (a row of
+  // tiles with no word could be read as the hand)
+  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("p", { class: "review-legend" }, words.chainLabel()), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));
   return box;
 }
 
