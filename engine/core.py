@@ -408,11 +408,12 @@ class State:
         stones received; Kozel: fewest recorded points, then fewest pending."""
         return tuple(sorted(self.rules.sides(), key=lambda side: (self.standing_key(side), side[0])))
 
-    def places(self) -> tuple[int, ...]:
-        """Each side's place in `standings` (same order, 1 best): sides with the same
-        `standing_key` share a place, as seat order breaks no tie between players (Domeng: "most
-        elections, then fewest stones"; Kozel K9), e.g. ``(1, 1, 3, 4, 5)``."""
-        return shared_places([self.standing_key(side) for side in self.standings()])
+    def places(self, standings: Sequence[tuple[int, ...]] | None = None) -> tuple[int, ...]:
+        """Each side's place in `standings` (same order, 1 best; pass them when already at hand):
+        sides with the same `standing_key` share a place, as seat order breaks no tie between
+        players (Domeng: "most elections, then fewest stones"; Kozel K9), e.g. ``(1, 1, 3, 4, 5)``."""
+        ranked = self.standings() if standings is None else standings
+        return shared_places([self.standing_key(side) for side in ranked])
 
     def public_score(self) -> dict[str, Any]:
         """``self.score().fields()``: the score fields of `engine.views.PlayerView` (kept while

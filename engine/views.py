@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.actions import Action
-from engine.core import Phase, State, chain_line, shared_places
+from engine.core import Phase, State, chain_line
 from engine.events import (
     DomengOutcome,
     Drew,
@@ -239,7 +239,7 @@ def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
         reveal=reveal,
         match_over=state.phase is Phase.OVER,
         standings=standings,
-        places=shared_places([state.standing_key(side) for side in standings]),
+        places=state.places(standings),
         **state.score().fields(),
         **state.rules.view_facts(),  # type: ignore[arg-type]
     )
