@@ -31,7 +31,7 @@ from app.store import ACTIVE_STATUSES, SeatRow, Store, seat_display_name
 from app.store.models import Match, MatchAction, Round, Seat, Tally
 from app.store.reads import idle_since
 from engine.core import shared_places
-from engine.rules.domeng import domeng_standings
+from engine.rules.domeng import domeng_standing_key, domeng_standings
 from engine.variants import VARIANTS, find_variant
 
 __all__ = [
@@ -148,13 +148,14 @@ def result_of(
     if find_variant(variant).unit == "points":
         points = list(last["points"])
         pending = list(last.get("pending") or [0] * len(points))
-        order = sorted(range(len(points)), key=lambda s: (points[s], pending[s], s))
+        keys = [(points[s], pending[s]) for s in range(len(points))]  # K9, as the engine's standing_key
+        order = sorted(range(len(points)), key=lambda s: (keys[s], s))
         return MatchResult(
             finished_rounds=len(outcomes),
             match_over=over,
             leaders=_leaders([(p,) for p in points]),
             standings=order,
-            places=list(shared_places([(points[s], pending[s]) for s in order])),
+            places=list(shared_places([keys[s] for s in order])),
             points=points,
             pending=list(last.get("pending") or []),
             goat=list(last.get("goat") or []),
@@ -171,7 +172,7 @@ def result_of(
         match_over=over,
         leaders=_leaders([(-e, r) for e, r in zip(elections, totals, strict=True)]),
         standings=order,
-        places=list(shared_places([(-elections[s], totals[s]) for s in order])),
+        places=list(shared_places([domeng_standing_key(elections, totals, s) for s in order])),
         stones=stones,
         table=last.get("table"),
         camat=last.get("camat"),

@@ -21,7 +21,15 @@ from engine.tiles import Tile, mask_of, pip_sum
 if TYPE_CHECKING:
     from engine.views import PlayerView
 
-__all__ = ["CYCLE_STONES", "MAX_CAMAT_TARGET", "OPENING_LEMPAS", "Domeng", "DomengState", "domeng_standings"]
+__all__ = [
+    "CYCLE_STONES",
+    "MAX_CAMAT_TARGET",
+    "OPENING_LEMPAS",
+    "Domeng",
+    "DomengState",
+    "domeng_standing_key",
+    "domeng_standings",
+]
 
 MAX_CAMAT_TARGET = 100
 """The most camat elections a match may be set to last (0 means no limit)."""
@@ -71,8 +79,14 @@ def domeng_standings(elections: Sequence[int], received: Sequence[int]) -> tuple
     >>> domeng_standings([1, 0, 0, 0, 0], [3, 9, 4, 4, 0])
     ((0,), (4,), (2,), (3,), (1,))
     """
-    order = sorted(range(len(elections)), key=lambda s: (-elections[s], received[s], s))
+    order = sorted(range(len(elections)), key=lambda s: (domeng_standing_key(elections, received, s), s))
     return tuple((seat,) for seat in order)
+
+
+def domeng_standing_key(elections: Sequence[int], received: Sequence[int], seat: int) -> tuple[int, int]:
+    """What ranks ``seat`` in `domeng_standings`, lower first: (minus its camat ``elections``, the
+    stones it ``received`` over the match). Seats with equal keys share a place."""
+    return (-elections[seat], received[seat])
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +258,7 @@ class DomengState(State):
 
     def standing_key(self, side: tuple[int, ...]) -> tuple[int, ...]:
         """Most camat elections, then fewest stones received over the match (`domeng_standings`)."""
-        seat = side[0]
-        return (-self.elections[seat], self.received[seat])
+        return domeng_standing_key(self.elections, self.received, side[0])
 
     def score(self) -> DomengScore:
         """Domeng's public score: stones on the table and per seat, the camat, elections (D5, D16)."""
