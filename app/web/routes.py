@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Final
 
@@ -140,8 +141,14 @@ async def rules_document_page(document: str) -> HTMLResponse:
     """The same documents as a page to read (linked from the rules page): the Markdown rendered
     by markdown-it-py (CommonMark with tables; raw HTML in the source is shown as text, never
     run), in the site's style; any other name is 404."""
-    path = _document(document)
-    return HTMLResponse(render_document(path.read_text(encoding="utf-8"), _DOCUMENTS[document]))
+    return HTMLResponse(_document_page(_document(document)))
+
+
+@cache
+def _document_page(path: FilePath) -> str:
+    """A document's page, rendered once per process (about 5 ms for docs/rules.md, on the event
+    loop): the documents are the repository's own and do not change while it runs."""
+    return render_document(path.read_text(encoding="utf-8"), _DOCUMENTS[path.stem])
 
 
 @rooms.post("/rooms", status_code=201)
