@@ -278,7 +278,6 @@ export class RoomController {
 
   // -- rendering -------------------------------------------------------------------------------
 
-  /** Rebuild everything (after a language change). */
   /** The page drawn again (in another language): what was open stays open, the feed drawer
    * (where a phone's language menu is, which keeps the focus) and the round-end panel. */
   rebuild() {
