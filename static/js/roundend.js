@@ -152,6 +152,9 @@ function kozelStandings(view, room) {
   );
 }
 
+/** Tiles as the panel shows a hand or the rest: upright mini tiles in a row. */
+const revealTiles = (tiles) => h("span", { class: "reveal-tiles" }, tiles.map((tile) => miniTile(tile, { vertical: true })));
+
 /** The deal the server made again from the seed: every seat's hand as dealt and the rest (Domeng's
  * unused tiles, Kozel's bazaar top first), and whether the server agrees with the commitment. */
 function recreatedDeal(deal, room, mySeat) {
@@ -160,7 +163,7 @@ function recreatedDeal(deal, room, mySeat) {
       "li",
       { class: `fair-row${seat === mySeat ? " mine" : ""}`, dataset: { seat: String(seat), tiles: hand.join(" ") } },
       h("span", { class: "reveal-name" }, nameEl(room, seat)),
-      h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true }))),
+      revealTiles(hand),
     ),
   );
   const restLabel = room.variant === "kozel" ? tf("fair.bazaar") : t("panel.unused");
@@ -169,7 +172,7 @@ function recreatedDeal(deal, room, mySeat) {
     {},
     h("p", { class: `fair-server ${deal.matches ? "ok" : "bad"}`, dataset: { ok: String(deal.matches) } }, t(deal.matches ? "fair.server_ok" : "fair.server_bad")),
     h("ul", { class: "fair-hands" }, rows),
-    h("p", { class: "fair-rest", dataset: { tiles: deal.rest.join(" ") } }, h("span", {}, restLabel), " ", h("span", { class: "reveal-tiles" }, deal.rest.map((tile) => miniTile(tile, { vertical: true })))),
+    h("p", { class: "fair-rest", dataset: { tiles: deal.rest.join(" ") } }, h("span", {}, restLabel), " ", revealTiles(deal.rest)),
   );
 }
 
@@ -183,7 +186,7 @@ function kozelHands(view, room, mySeat) {
     if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const lone = hand.length === 1 && hand[0] === "0-0";
     const tiles = hand.length
-      ? h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true })))
+      ? revealTiles(hand)
       : h("span", { class: "reveal-out" }, t("panel.no_tiles"));
     return h(
       "li",
@@ -194,7 +197,7 @@ function kozelHands(view, room, mySeat) {
     );
   });
   const rest = view.reveal.rest.length
-    ? h("p", { class: "reveal-rest" }, h("span", {}, tf("panel.bazaar_left")), " ", h("span", { class: "reveal-tiles" }, view.reveal.rest.map((tile) => miniTile(tile, { vertical: true }))))
+    ? h("p", { class: "reveal-rest" }, h("span", {}, tf("panel.bazaar_left")), " ", revealTiles(view.reveal.rest))
     : h("p", { class: "reveal-rest" }, tf("panel.bazaar_empty"));
   return section("panel.hands", h("ul", { class: "reveal" }, rows), rest);
 }
@@ -227,7 +230,7 @@ function hands(view, room, mySeat) {
     if (o.mattikkeng.includes(seat)) roles.push(h("span", { class: "tag" }, tf("panel.role_mattikkeng")));
     if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const tiles = hand.length
-      ? h("span", { class: "reveal-tiles" }, hand.map((tile) => miniTile(tile, { vertical: true })))
+      ? revealTiles(hand)
       : h("span", { class: "reveal-out" }, t("panel.no_tiles"));
     return h(
       "li",
@@ -242,7 +245,7 @@ function hands(view, room, mySeat) {
     { class: "reveal-rest" },
     h("span", {}, t("panel.unused")),
     " ",
-    h("span", { class: "reveal-tiles" }, view.reveal.rest.map((tile) => miniTile(tile, { vertical: true }))),
+    revealTiles(view.reveal.rest),
   );
   return section("panel.hands", h("ul", { class: "reveal" }, rows), rest);
 }
