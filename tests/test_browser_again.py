@@ -114,6 +114,11 @@ def test_two_people_play_again_in_the_same_seats(
             page.wait_for_selector(f"{PANEL} .play-again")
             assert page.text_content(f"{PANEL} .play-again") == words[who]["panel.play_again"]
             assert page.locator(f"{PANEL} a[href='/']").count() == 1  # New table stays
+        # on the phone the match's three buttons take two rows (they took three, 190 px of 844)
+        foot = ana.locator(f"{PANEL} .panel-foot").bounding_box()
+        button = ana.locator(f"{PANEL} .play-again").bounding_box()
+        assert foot is not None and button is not None
+        assert foot["height"] < 3 * button["height"] + 20, (foot, button)
 
         screenshot(budi, f"again-panel-{budi_lang}-{budi_view['width']}")
         # Budi asks first: both are in match 2's waiting room, Budi ready, Ana not yet

@@ -37,7 +37,7 @@ export function roundEndPanel(snap, opts) {
     // after how the round ended; the round's index in the record counts from 0
     body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token), body.children[1] || null);
   }
-  const foot = h("footer", { class: "panel-foot" });
+  const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
   const note = h("p", { class: "panel-note", role: "status" });
   note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
