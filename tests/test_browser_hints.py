@@ -119,6 +119,9 @@ def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
         page.click(
             ".two-lempas.hinted" if lempas else ".hand-tile.hinted"
         )  # follow the hint (an end is chosen if the page asks)
+        # the feed's line of that move says a hint was used, as every seat's feed does
+        tag = page.wait_for_selector(".feed-list .feed-hinted .tag-hint", state="attached")
+        assert tag.text_content() == catalog["hint.used"].replace("{name}", "Ana")
         play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
         told = page.text_content(f"{PANEL} .hints-used")
         assert told is not None and "Ana" in told and "(1)" in told

@@ -1,7 +1,7 @@
 """Hints in a room (issue 16), in-process: only when the host allows them, only on one's own turn,
 computed from the asker's view; the action goes to the asker's sockets only, everyone is told that
 a hint was used, each hint is stored once, the version never moves, and a restart keeps the round's
-hints."""
+hints with the log index of the hinted move (where the feed marks it)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ def test_a_hint_is_the_askers_alone_and_every_one_is_told_and_stored_once(tmp_pa
         await _refused(table, watcher, "not_seated")
         view = await _my_turn(table, ana)
         version = table.room.version
+        assert table.room.state is not None
+        at = len(table.room.state.log)  # where the hinted move's events will begin
         await hints.ask(table.room, ana)
         (hint,) = ana.of_type("hint")
         assert hint["version"] == version
@@ -66,17 +68,20 @@ def test_a_hint_is_the_askers_alone_and_every_one_is_told_and_stored_once(tmp_pa
         stored = await table.store.load_hints(table.room.match_id)
         assert [(h.round_index, h.seat, h.action) for h in stored] == [(0, 0, hint["action"])]
         assert table.room.version == version  # a hint is not game state
-        assert frames.room_public(table.room)["round"]["hints"] == [{"seat": 0, "seq": stored[0].seq}]
+        given = [{"seat": 0, "seq": stored[0].seq, "at": at}]
+        assert frames.room_public(table.room)["round"]["hints"] == given
 
         await table.act(ana, {k: v for k, v in hint["action"].items() if k != "seat"})
         assert table.room.version > version
+        if table.room.state is not None and table.room.state.round_index == 1:  # still round 0's log
+            assert table.room.state.log[at].seat == 0  # the hinted move's first event (the feed marks it)
         await _refused(table, watcher, "not_seated")
         if table.room.state is not None and table.room.state.to_act != 0:
             await _refused(table, ana, "not_your_turn")
 
         again = await reopen(table)  # a restart keeps the round's hints
         assert frames.room_public(again.room)["hints"] is True
-        assert frames.room_public(again.room)["round"]["hints"] == [{"seat": 0, "seq": stored[0].seq}]
+        assert frames.room_public(again.room)["round"]["hints"] == given
 
     run_table(tmp_path, body, variant="kozel", bots=[None, "medium"], hints=True)
 

@@ -53,7 +53,7 @@ async def _give(room: Room, version: int, seat: int, action: Action) -> dict[str
     round_index, seq = state.round_index - 1, len(state.actions)
     await room.store.add_hint(room.match_id, round_index, seq, seat, shown)
     room.hint_at = (version, shown)
-    room.hints_given.append({"seat": seat, "seq": seq})
+    room.hints_given.append({"seat": seat, "seq": seq, "at": len(state.log)})  # where its move's events begin
     used = frames.dumps({"type": "hint_used", "seat": seat, "round": round_index, "seq": seq})
     for each in room.conns:
         each.send(used)

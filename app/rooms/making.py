@@ -11,7 +11,7 @@ from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.ports import BotPort, Clock, MatchStore
-from app.rooms.recovery import resume
+from app.rooms.recovery import Rebuilt, resume
 from app.rooms.room import Room
 from app.rooms.seats import SeatInfo, hash_token
 from app.store import RoomRow, SeatSpec
@@ -134,7 +134,7 @@ class RoomMaker:
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
         last = None if room.state is None else room.state.round_index - 1
-        room.hints_given = [{"seat": h.seat, "seq": h.seq} for h in row.hints if h.round_index == last]
+        room.hints_given = [_hint_given(h.seat, h.seq, game) for h in row.hints if h.round_index == last]
         return room
 
     def room(
@@ -168,3 +168,11 @@ class RoomMaker:
             bots=self.bots,
             metrics=self.metrics,
         )
+
+
+def _hint_given(seat: int, seq: int, game: Rebuilt) -> dict[str, int]:
+    """A stored hint of the round in play, as `RoomPublic.round.hints` lists it: ``{"seat": 0,
+    "seq": 7, "at": 12}``, ``at`` the log index where the hinted turn's move begins (its action's
+    events, or the log's end while that move is still to come)."""
+    at = game.starts[seq] if seq < len(game.starts) else len(game.state.log) if game.state else 0
+    return {"seat": seat, "seq": seq, "at": at}

@@ -38,8 +38,9 @@ def round_end(state: State) -> RoundEnd:
 class Rebuilt:
     """A match's game rebuilt from the store: ``state`` (None before the start), the last round's
     ``seed`` and ``commitment``, ``last_round`` (the revealed seed of the last finished round) and
-    ``marks`` (versions of the round in play → its log's length then, for ``hello.since``) and
-    ``by_bot`` (the round in play's log indexes of the events of moves a bot made for a person)."""
+    ``marks`` (versions of the round in play → its log's length then, for ``hello.since``),
+    ``by_bot`` (the round in play's log indexes of the events of moves a bot made for a person) and
+    ``starts`` (the round in play's log index where each of its actions' events begin, by ``seq``)."""
 
     state: State | None = None
     seed: str | None = None
@@ -47,6 +48,7 @@ class Rebuilt:
     last_round: dict[str, Any] | None = None
     marks: dict[int, int] = field(default_factory=dict)
     by_bot: list[int] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
 
 
 def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
@@ -69,9 +71,10 @@ def _replay(state: State, rounds: Sequence[RoundRow]) -> Rebuilt:
             if out.seed is not None:
                 out.last_round = {"index": stored.index - 1, "seed": out.seed, "commitment": out.commitment}
             out.seed, out.commitment = stored.seed, stored.commitment
-            out.marks, out.by_bot, before = {}, [], 0
+            out.marks, out.by_bot, out.starts, before = {}, [], [], 0
         else:
             action = stored.actions[step.action]
+            out.starts.append(before)
             out.marks[action.version] = len(state.log)
             if action.actor in BY_BOT:
                 out.by_bot.extend(move_events(state.log, before))

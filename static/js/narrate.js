@@ -124,6 +124,7 @@ export function feedLines(log, room, mySeat) {
 export function feedLinesFrom(log, room, mySeat, from) {
   const lines = [];
   const byBot = byBotSet(room);
+  const hinted = hintedAt(room);
   for (let i = from; i < log.length; i += 1) {
     const event = log[i];
     const first = i;
@@ -138,6 +139,7 @@ export function feedLinesFrom(log, room, mySeat, from) {
     let marked = false;
     for (let k = first; k <= i; k += 1) marked ||= byBot.has(k);
     if (marked) markByBot(line, room, event.seat);
+    for (let k = first; k <= i; k += 1) if (hinted.has(k)) markHint(line, room, hinted.get(k));
     lines.push({ first, el: line });
   }
   return lines;
@@ -145,6 +147,15 @@ export function feedLinesFrom(log, room, mySeat, from) {
 
 /** The log indexes of the round's moves a bot made for a person (``room.round.by_bot``). */
 export const byBotSet = (room) => new Set(room?.round?.by_bot || []);
+
+/** The round's hints by where their move begins in its log (``room.round.hints``: ``at`` → seat). */
+export const hintedAt = (room) => new Map((room?.round?.hints || []).map((hint) => [hint.at, hint.seat]));
+
+/** Marks a feed line as a move made after its player used a hint (the table sees who, not what). */
+function markHint(line, room, seat) {
+  line.classList.add("feed-hinted");
+  line.append(" ", h("span", { class: "tag tag-hint" }, tf("hint.used", { name: seatName(room, seat) })));
+}
 
 /** Marks a feed line as a move a bot made for the person at ``seat``. */
 function markByBot(line, room, seat) {

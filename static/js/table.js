@@ -674,11 +674,12 @@ export class TableView {
   /**
    * A round's feed lines, made again only from the last line on: the log only grows within a
    * round, and the lines already made stay while the names, the moves bots made for people, the
-   * language and this seat do not change (then the round's lines are all made again).
+   * hints, the language and this seat do not change (then the round's lines are all made again).
    */
   roundLines(r) {
     const seats = (r.room?.seats || []).map((s) => `${s.kind}:${s.name ?? ""}`).join("|");
-    const context = `${this.ctl.langKey}|${this.ctl.seat}|${seats}|${(r.room?.round?.by_bot || []).join(",")}`;
+    const hinted = (r.room?.round?.hints || []).map((hint) => hint.at).join(",");
+    const context = `${this.ctl.langKey}|${this.ctl.seat}|${seats}|${(r.room?.round?.by_bot || []).join(",")}|${hinted}`;
     let made = this.feedMade?.get(r.round);
     if (!made || made.context !== context || r.log.length < made.length) {
       made = { context, length: 0, head: h("li", { class: "feed-round" }, t("table.round", { n: r.round })), lines: [] };
