@@ -1,5 +1,6 @@
 """The pause before a bot's move (app.rooms.pace), in-process with a fake clock: varied, drawn from
-the room's rng, shorter for a forced pass, and the bot's thinking time counts into it."""
+the room's rng, shorter for a forced pass, the same range however many tiles fit (the count is the
+seat's secret, D20), and the bot's thinking time counts into it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import asyncio
 import random
 from pathlib import Path
 
-from app.rooms.pace import pause_s
-from engine.actions import Action
+from app.rooms.pace import FORCED_RANGE, PAUSE_RANGE, pause_s
+from engine.actions import Action, Play, PlayLempas
 from engine.bots import make_bot
+from engine.core import Phase
 from engine.views import PlayerView
 from tests.roomkit import Table, run_table
 
@@ -35,6 +37,37 @@ def test_a_bots_pause_varies_and_stays_within_its_range(tmp_path: Path) -> None:
         gaps = [await _next_version(table) for _ in range(12)]
         assert all(0.5 * delay - STEP <= gap <= 1.6 * delay + STEP for gap in gaps), gaps
         assert len({round(gap, 2) for gap in gaps}) > 6, gaps  # varied, not one fixed wait
+
+    run_table(tmp_path, body, bots=["medium"] * 5)
+
+
+def test_a_bots_pause_does_not_tell_how_many_tiles_fit(tmp_path: Path) -> None:
+    """A spectator timing the updates must not learn that a bot had one fitting tile: every move
+    that places a tile waits within the same range, one fitting tile or several; only a forced pass
+    (seen by all when it is made) is quicker."""
+
+    async def body(table: Table) -> None:
+        table.room._rng = random.Random(5)
+        await table.watch()
+        await table.start()
+        delay = table.hub.config.bot_delay_s
+        gaps: dict[str, list[float]] = {"forced": [], "one": [], "several": []}
+        for _ in range(400):
+            state = table.room.state
+            if state is None or state.phase is not Phase.PLAYING:
+                await _next_version(table)  # the next deal
+                continue
+            placements = sum(isinstance(a, (Play, PlayLempas)) for a in state.legal_actions())
+            kind = "forced" if placements == 0 else "one" if placements == 1 else "several"
+            gaps[kind].append(await _next_version(table))
+            if min(map(len, gaps.values())) >= 12:
+                break
+        assert min(map(len, gaps.values())) >= 12, {k: len(v) for k, v in gaps.items()}
+        low, high = (delay * bound for bound in PAUSE_RANGE)
+        for kind in ("one", "several"):
+            assert all(low - STEP <= gap <= high + STEP for gap in gaps[kind]), (kind, gaps[kind])
+        forced_low, forced_high = (delay * bound for bound in FORCED_RANGE)
+        assert all(forced_low - STEP <= gap <= forced_high + STEP for gap in gaps["forced"]), gaps["forced"]
 
     run_table(tmp_path, body, bots=["medium"] * 5)
 
@@ -96,4 +129,5 @@ def test_a_bots_thinking_time_counts_into_its_pause(tmp_path: Path) -> None:
 
 def test_the_same_room_seed_gives_the_same_pauses() -> None:
     one, two = random.Random(11), random.Random(11)
-    assert [pause_s(one, 0.7, n) for n in (1, 2, 5, 3)] == [pause_s(two, 0.7, n) for n in (1, 2, 5, 3)]
+    forced = (True, False, False, True)
+    assert [pause_s(one, 0.7, f) for f in forced] == [pause_s(two, 0.7, f) for f in forced]

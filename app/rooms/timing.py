@@ -13,6 +13,7 @@ from app.rooms.pace import pause_s
 from app.rooms.ports import Clock, Outbox, Timer
 from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import SeatInfo
+from engine.actions import Play, PlayLempas
 from engine.core import State
 
 __all__ = [
@@ -71,11 +72,13 @@ class Timing:
             self.turn_deadline = self.clock.time() + self.turn_timer_s
             self._timer = self.clock.call_later(self.turn_timer_s, lambda: put(Auto(wait.version, "timer")))
         elif wait.reason == "forced":
-            pause = pause_s(self._rng, self.config.bot_delay_s, 1)
+            pause = pause_s(self._rng, self.config.bot_delay_s, forced=True)
             self._timer = self.clock.call_later(pause, lambda: put(Auto(wait.version, "forced")))
         else:  # a bot: asked now, its move played once its pause is over (app.rooms.pace)
             assert self.state is not None
-            pause = pause_s(self._rng, self.config.bot_delay_s, len(self.state.legal_actions()))
+            legal = self.state.legal_actions()  # a lone draw is forced too (K3); a lone tile is not
+            forced = not any(isinstance(action, (Play, PlayLempas)) for action in legal)
+            pause = pause_s(self._rng, self.config.bot_delay_s, forced=forced)
             play_at = self.clock.time() + pause
             self._timer = self.clock.call_later(0.0, lambda: put(Auto(wait.version, "bot", play_at)))
 
