@@ -59,6 +59,61 @@ def test_one_address_cannot_fill_the_server_even_across_a_restart(tmp_path: Path
         again.stop()
 
 
+def _until_in_memory(server: ServerProcess, rooms: int) -> None:
+    deadline = time.monotonic() + 60
+    while _rooms_in_memory(server) != rooms:
+        assert time.monotonic() < deadline, f"never {rooms} rooms in memory"
+        time.sleep(0.1)  # waiting for the sweeper
+
+
+def _watch(server: ServerProcess, code: str) -> Client:
+    """A spectator: the room is in use while it stays (idle rooms leave memory)."""
+    watcher = Client(server, code)
+    watcher.wait_for(lambda m: m["type"] == "state")
+    return watcher
+
+
+def test_rooms_opened_again_count_against_both_caps(tmp_path: Path) -> None:
+    """Letting rooms leave memory and opening their links again does not get around the caps:
+    a room loaded again counts for the address that created it, and no room is loaded past the
+    server's cap (one address could otherwise hold every room in memory)."""
+    env = {
+        "DOMENG_MAX_ROOMS_PER_ADDRESS": "2",
+        "DOMENG_MAX_ROOMS": "3",
+        "DOMENG_ROOM_UNLOAD_AFTER_S": "0.5",
+        "DOMENG_ROOM_CREATE_LIMIT": "1000 per minute",
+    }
+    server = ServerProcess(tmp_path, env).start()
+    watchers: list[Client] = []
+    try:
+        with _from("127.0.0.2", server) as greedy, _from("127.0.0.3", server) as other:
+            first = [greedy.post("/api/rooms", json=KOZEL).json()["code"] for _ in range(2)]
+            _until_in_memory(server, 0)  # nobody came: both left memory
+            later = [greedy.post("/api/rooms", json=KOZEL).json()["code"] for _ in range(2)]
+            watchers += [_watch(server, code) for code in later]
+            # its creator has 2 rooms in memory: an old link does not load a third, whoever opens it
+            for client in (greedy, other):
+                reply = client.get(f"/api/rooms/{first[0]}")
+                assert reply.status_code == 429, reply.text
+                assert reply.json()["detail"]["code"] == "too_many_open_rooms"
+                assert reply.headers["Retry-After"]
+            watchers.pop().close()
+            _until_in_memory(server, 1)
+            assert other.get(f"/api/rooms/{first[0]}").status_code == 200  # one of its 2 again
+            watchers.append(_watch(server, first[0]))
+            made = other.post("/api/rooms", json=KOZEL)
+            assert made.status_code == 201, made.text
+            watchers.append(_watch(server, made.json()["code"]))
+            # 3 rooms in memory: no other is loaded, not even one whose creator has room to spare
+            reply = other.get(f"/api/rooms/{first[1]}")
+            assert reply.status_code == 503 and reply.json()["detail"]["code"] == "server_full", reply.text
+            assert _rooms_in_memory(server) == 3
+    finally:
+        for watcher in watchers:
+            watcher.close()
+        server.stop()
+
+
 def test_idle_rooms_leave_memory_so_a_busy_server_still_creates_rooms(tmp_path: Path) -> None:
     """A server holding at most 10 rooms hosts 60 matches one after another: each is created,
     started, played a move and left; it leaves memory, and its link brings it back."""

@@ -12,6 +12,7 @@ import structlog
 
 from app.metrics import Metrics
 from app.rooms.config import RoomConfig
+from app.rooms.errors import RoomError
 from app.rooms.leased import LeasedRooms
 from app.rooms.lobby import open_tables
 from app.rooms.local import LocalBots, LoopClock
@@ -62,7 +63,9 @@ class Hub(LeasedRooms):
         self.rooms: dict[str, Room] = {}
         """The rooms in memory, by code: only those in use (`sweep` unloads the others)."""
         self.owners: dict[str, str] = {}
-        """Client address that created each room in memory (`open_rooms_of`)."""
+        """Client address that created each room (`open_rooms_of`): rooms in memory, and unfinished
+        ones unloaded, so that one loaded again counts for its creator once more (forgotten when
+        its match finishes, is abandoned or moves to another process)."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self.maker = RoomMaker(config, store, metrics, self.clock, self.bots)
         """Builds the rooms: new ones and those restored from the store."""
@@ -88,9 +91,13 @@ class Hub(LeasedRooms):
         match, `app.store.Store.load_room`) and that match can still be played (waiting, or
         playing), or is finished (shown as it ended); None for an unknown code, an abandoned match
         or one that cannot be rebuilt (logged). Two callers opening the same room at once get the
-        same room. With leases, raises `RoomError` (503, ``Retry-After``): ``room_elsewhere`` while
-        another process holds the room's lease, ``room_unavailable`` while the leases cannot be
-        reached (docs/cluster.md)."""
+        same room. Loading one raises `RoomError` ``server_full`` (503) when ``max_rooms`` are in
+        memory, and ``too_many_open_rooms`` (429) when the address that created it already has
+        ``max_rooms_per_address`` unfinished rooms in memory: letting rooms leave memory and
+        opening them again must not get around either cap (both with ``Retry-After``). With leases,
+        raises `RoomError` (503, ``Retry-After``): ``room_elsewhere`` while another process holds
+        the room's lease, ``room_unavailable`` while the leases cannot be reached
+        (docs/cluster.md)."""
         room = self.rooms.get(code)
         if room is not None:
             return room
@@ -98,9 +105,22 @@ class Hub(LeasedRooms):
             return None
         loading = self._loading.get(code)
         if loading is None:
+            self._check_room_for(code)
             loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code))
             loading.add_done_callback(lambda _: self._loading.pop(code, None))
         return await asyncio.shield(loading)
+
+    def _check_room_for(self, code: str) -> None:
+        """Raises `RoomError` when loading room ``code`` would pass a cap (see `open`)."""
+        config = self.config
+        if len(self.rooms) + len(self._loading) >= config.max_rooms:
+            message = "this server hosts as many rooms as it can; try again later"
+            raise RoomError("server_full", message, 503, {"Retry-After": "60"})
+        creator = self.owners.get(code)
+        cap = config.max_rooms_per_address
+        if creator is not None and cap and self.open_rooms_of(creator) >= cap:
+            message = f"whoever made this room has {cap} other rooms open; try again when one is over"
+            raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
 
     async def _load_or_unavailable(self, code: str) -> Room | None:
         try:
@@ -216,19 +236,23 @@ class Hub(LeasedRooms):
         (`app.rooms.sweeper.Sweeper.sweep`). Returns (unloaded, abandoned)."""
         return await self.sweeper.sweep()
 
-    def _retire(self, room: Room) -> bool:
+    def _retire(self, room: Room, keep_creator: bool = False) -> bool:
         """Take an idle room out of memory at once (no await in between: nothing can slip into
-        its queue); False if it is in use again."""
+        its queue), remembering who created it with ``keep_creator``; False if it is in use
+        again."""
         if room.idle_s() == 0.0 or self.rooms.get(room.code) is not room:
             return False
+        creator = self.owners.get(room.code)
         self._take_out(room)
+        if keep_creator and creator is not None:
+            self.owners[room.code] = creator
         return True
 
     async def unload(self, room: Room) -> bool:
         """Take ``room`` out of memory if it is idle (`Room.idle_s`); everything it holds is
         stored, and `open` brings it back (its lease, if any, is released after its task stopped).
         Whether it was unloaded."""
-        if not self._retire(room):
+        if not self._retire(room, keep_creator=room.status != "finished"):
             return False
         await room.stop()
         await self.release(room.code)

@@ -75,6 +75,7 @@ class Sweeper:
                 await hub.store.abandon(match_id, "idle")
             elif not await hub.ownership.abandon_stored(match_id, code):
                 continue
+            hub.owners.pop(code, None)
             _log.info("room_abandoned", room=code, match=match_id, why="idle")
             abandoned += 1
         return self._swept(unloaded, abandoned)

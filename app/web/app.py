@@ -207,6 +207,7 @@ def room_config(settings: Settings) -> RoomConfig:
         round_pause_s=settings.round_pause_s,
         turn_timer_s=settings.turn_timer_s,
         max_rooms=settings.max_rooms,
+        max_rooms_per_address=settings.max_rooms_per_address,
         max_spectators=settings.max_spectators,
         unload_after_s=settings.room_unload_after_s,
         abandon_after_s=settings.abandoned_after_s,
