@@ -112,7 +112,8 @@ class Settings(BaseSettings):
     answers 503 ``server_full``."""
     max_rooms_per_address: Annotated[int, Field(ge=0)] = 20
     """Unfinished rooms in memory one client address may have created (0: no limit); one more,
-    created or loaded again, answers 429 ``too_many_open_rooms``. With ``redis_url``: in every process's memory."""
+    created or loaded again, answers 429 ``too_many_open_rooms``. With ``redis_url``: in every
+    process's memory."""
     room_create_limit: str = "60 per minute"
     """Rooms one client address may create (a `limits` expression); over it: 429. With
     ``redis_url``: counted across every process."""
