@@ -1,11 +1,13 @@
 """The room's chat (issue 14), in-process (a real SQLite store, fake outboxes) and through a real
 server's socket: lines reach everyone and are stored with where the play stood, their limits,
-spectators and muted seats, the rules kept across a restart, the per-connection rate limit."""
+spectators and muted seats, the rules kept across a restart, the seat's rate limit (one for all
+of its sockets)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,7 +149,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-def test_a_socket_gets_the_chat_on_joining_and_is_slowed_down_past_its_allowance(
+def test_a_socket_gets_the_chat_on_joining_and_its_seat_is_slowed_down_past_its_allowance(
     server: ServerProcess,
 ) -> None:
     room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
@@ -169,20 +171,45 @@ def test_a_socket_gets_the_chat_on_joining_and_is_slowed_down_past_its_allowance
     )
     assert reply.status_code == 422  # a bad body changes nothing
 
-    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    async def again(url: str, started: float) -> tuple[int, float]:
+        """Ana on a new socket sends 5 more lines: how many the room took, and the seconds since
+        the first line."""
+        async with websockets.connect(url) as ana:
+            await ana.send(json.dumps({"type": "hello", "token": tokens[0]}))
+            await _until(ana, "chat_log")
+            for n in range(5):
+                await ana.send(json.dumps({"type": "chat", "text": f"again {n}"}))
+            elapsed = time.monotonic() - started
+            taken = refused = 0
+            async with asyncio.timeout(60):
+                while taken + refused < 5:
+                    frame = json.loads(await ana.recv())
+                    if frame["type"] == "chat" and frame["line"]["text"].startswith("again"):
+                        taken += 1
+                    elif frame["type"] == "error":
+                        assert frame["code"] == "chat_too_fast", frame
+                        refused += 1
+            return taken, elapsed
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, float]:
         url = f"{server.ws_base}/ws/rooms/{room['code']}"
         async with websockets.connect(url) as ana, websockets.connect(url) as budi:
             for ws, token in ((ana, tokens[0]), (budi, tokens[1])):
                 await ws.send(json.dumps({"type": "hello", "token": token}))
             seen_ana = await _until(ana, "chat_log")
             await _until(budi, "chat_log")
+            started = time.monotonic()
             for n in range(8):
                 await ana.send(json.dumps({"type": "chat", "text": f"line {n}"}))
             seen_ana += await _until(ana, "error")
             seen_budi = await _until(budi, "chat", count=5)
-            return seen_ana, seen_budi
+        # the allowance is the seat's, not the socket's: a new socket does not refill it
+        taken, elapsed = await again(url, started)
+        return seen_ana, seen_budi, taken, elapsed
 
-    seen_ana, seen_budi = asyncio.run(main())
+    seen_ana, seen_budi, taken, elapsed = asyncio.run(main())
+    # 5 lines at once, then one more per 2 s (5 per 10 s); a fresh allowance would take all 5
+    assert taken <= int(elapsed / 2) + 1 and taken < 5, (taken, elapsed)
     log = next(f for f in seen_ana if f["type"] == "chat_log")
     assert log["lines"] == [] and log["rules"] == {"spectators": False, "muted": []}
     error = next(f for f in seen_ana if f["type"] == "error")

@@ -5,6 +5,7 @@ those, and closes connections by reason (`app.edge.closes` maps reasons to close
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
@@ -189,8 +190,8 @@ async def serve(
         await room.call(lambda r: chat.send_log(r, conn))
     except RoomError as error:  # unloaded, closed or moved just after it admitted the connection
         raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
-    chat_budget = MessageBudget(CHAT_BURST, CHAT_PER_S)
-    hint_budget = MessageBudget(HINT_BURST, HINT_PER_S)
+    chat_budget = _seat_budget(_CHAT_BUDGETS, room, conn.seat, CHAT_BURST, CHAT_PER_S)
+    hint_budget = _seat_budget(_HINT_BUDGETS, room, conn.seat, HINT_BURST, HINT_PER_S)
     while True:
         message = await next_message()
         if isinstance(message, ActionMessage):
@@ -209,6 +210,31 @@ async def serve(
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
 
+_CHAT_BUDGETS: weakref.WeakKeyDictionary[Room, dict[int, MessageBudget]] = weakref.WeakKeyDictionary()
+_HINT_BUDGETS: weakref.WeakKeyDictionary[Room, dict[int, MessageBudget]] = weakref.WeakKeyDictionary()
+"""A room's chat and hint allowances by seat, kept while the room is in memory."""
+
+
+def _seat_budget(
+    budgets: weakref.WeakKeyDictionary[Room, dict[int, MessageBudget]],
+    room: Room,
+    seat: int | None,
+    amount: int,
+    per_s: float,
+) -> MessageBudget:
+    """The allowance of ``amount`` messages per ``per_s`` seconds of ``seat`` in ``room``: one
+    for all of the seat's connections, so closing a socket and opening another does not refill
+    it; a spectator's (None) is its connection's own (spectators chat only when the host allows
+    it, and the host can mute them)."""
+    if seat is None:
+        return MessageBudget(amount, per_s)
+    seats = budgets.setdefault(room, {})
+    budget = seats.get(seat)
+    if budget is None:
+        budget = seats[seat] = MessageBudget(amount, per_s)
+    return budget
+
+
 def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
     """The engine action of a seated connection's message, or the error it parses to (the room
     answers it in turn); a spectator's is parsed for seat 0 only to be refused as not seated."""
@@ -219,7 +245,7 @@ def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
 
 
 CHAT_BURST = 5
-"""Chat lines a connection may send at once…"""
+"""Chat lines a seat (all its connections together) or a spectator's connection may send at once…"""
 CHAT_PER_S = 10.0
 """…and over how many seconds that allowance refills (5 lines per 10 s)."""
 
@@ -237,7 +263,7 @@ async def _chat(room: Room, conn: Outbox, message: ChatMessage, budget: MessageB
 
 
 HINT_BURST = 3
-"""Hint requests a connection may send at once…"""
+"""Hint requests a seat (all its connections together) may send at once…"""
 HINT_PER_S = 10.0
 """…and over how many seconds that allowance refills (each asks a worker for a search)."""
 
