@@ -90,11 +90,16 @@ def test_a_line_must_be_one_short_text_or_a_known_reaction(tmp_path: Path) -> No
         assert await _refused(table, ana, "\u202egood") == "chat_invalid"  # shows as "doog"
         assert await _refused(table, ana, "a \u2067b") == "chat_invalid"  # an isolate
         assert await _refused(table, ana, "Z" + "\u0301" * 199) == "chat_invalid"  # zalgo
+        for hidden in ("a\u200bb", "\ufeffhi", "a\u2060b", "a\ufff9b\ufffac\ufffb", "hi\U000e0041"):
+            assert await _refused(table, ana, hidden) == "chat_invalid", hidden  # shows nothing
+        assert await _refused(table, ana, "\U0001f44d" + "\u200d\U0001f44d" * 20) == "chat_invalid"
         # what people write is welcome: accents, joined emoji with their joiners, right to left
         for fine in (
             "Nguyễn Thị Ánh 👩🏽‍💻",
             "نور الهدى: good game",
             "👨‍👩‍👧‍👦 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+            "\u200fשלום\u200e ok",  # the direction marks act as letters, within the line
+            "می\u200cخواهم",  # the zero-width non-joiner of Persian
         ):
             assert chat.clean_text(fine) == fine
         assert await _refused(table, ana, reaction="rude") == "chat_invalid"

@@ -90,6 +90,16 @@ def test_a_refused_name_says_why_with_a_code(name: str, code: str) -> None:
         "Empty",  # the waiting room's empty seat
         "Empty, waiting for a person",
         "Üres",  # Hungarian
+        # the same with other spaces, signs or zeros: each passes for "Bot 2" in the feed
+        "Bot2",
+        "Bot２",
+        "Bot-2",
+        "Bot 02",
+        "Bot #2",
+        "(Bot 2)",
+        "Bot2 (easy)",
+        "Bot 4hard",
+        "Бот-3",
     ],
 )
 def test_reserved_labels_and_their_look_alikes_are_refused(name: str) -> None:
@@ -97,7 +107,8 @@ def test_reserved_labels_and_their_look_alikes_are_refused(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["Botak", "Bot", "Bot 22", "Bot 4hard", "Robot 2", "Seat of power", "Emptyhanded", "Seat 3a"]
+    "name",
+    ["Botak", "Bot", "Bot 22", "Bot 20", "Bot 6", "Robot 2", "Seat of power", "Emptyhanded", "Seat 3a"],
 )
 def test_names_that_only_start_like_a_label_are_fine(name: str) -> None:
     assert not is_reserved_name(name)

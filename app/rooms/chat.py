@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from app.rooms import frames
 from app.rooms.errors import RoomError
-from app.rooms.names import MAX_MARKS, stacked_marks
+from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_MARKS, emoji_format, graphemes, stacked_marks
 from app.rooms.ports import ChatLineOut, Outbox
 from app.rooms.room import Room
 
@@ -85,12 +85,29 @@ _DIRECTION_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u20
 shows as "doog"), and the other lines and names with it where a client does not isolate them."""
 
 
+_TYPED_FORMAT: Final = frozenset("\u200c\u200e\u200f\u061c\u00ad")
+"""Invisible format characters people's keyboards type in running text, kept: the zero-width
+non-joiner (Persian, Indic scripts), the left-to-right, right-to-left and Arabic letter marks (each
+acts as one letter of its direction, within the line, which the client isolates) and the soft
+hyphen."""
+
+
+def _hidden(cluster: str) -> bool:
+    """Whether a user-perceived character of a chat line holds an invisible format character (Cf)
+    other than `_TYPED_FORMAT` and an emoji's joiner and tags (as a name may: `app.rooms.names`):
+    zero-width spaces, byte order marks, word joiners, interlinear annotations, stray tags."""
+    kept = _TYPED_FORMAT | emoji_format(cluster)
+    return any(unicodedata.category(ch) == "Cf" and ch not in kept for ch in cluster)
+
+
 def clean_text(text: str) -> str:
     """``text`` trimmed; raises `RoomError` (``chat_invalid``) when it is empty, longer than
     `MAX_TEXT_CHARS`, holds a control character, a line or paragraph separator (one line of text)
-    or a lone surrogate, a bidirectional control (`_DIRECTION_CONTROLS`), or more than
+    or a lone surrogate, a bidirectional embedding, override or isolate (`_DIRECTION_CONTROLS`),
+    another invisible format character (`_hidden`), more than
     `app.rooms.names.MAX_MARKS` combining marks on one character ("zalgo" towers spill over the
-    lines around them)."""
+    lines around them) or more than `app.rooms.names.MAX_CLUSTER_CODE_POINTS` code points in one
+    (joiners cannot make one "character" of hundreds)."""
     text = text.strip()
     if not text:
         raise RoomError("chat_invalid", "a chat message needs some text")
@@ -102,6 +119,11 @@ def clean_text(text: str) -> str:
         raise RoomError("chat_invalid", "a chat message may not turn the direction of the text")
     if stacked_marks(text) > MAX_MARKS:
         raise RoomError("chat_invalid", f"at most {MAX_MARKS} accents on one character")
+    clusters = graphemes(text)
+    if any(len(cluster) > MAX_CLUSTER_CODE_POINTS for cluster in clusters):
+        raise RoomError("chat_invalid", f"at most {MAX_CLUSTER_CODE_POINTS} code points in one character")
+    if any(map(_hidden, clusters)):
+        raise RoomError("chat_invalid", "a chat message may not hold invisible characters")
     return text
 
 

@@ -41,7 +41,9 @@ __all__ = [
     "RESERVED_NAMES",
     "clean_name",
     "confusable_keys",
+    "emoji_format",
     "grapheme_count",
+    "graphemes",
     "is_reserved_name",
     "name_key",
     "names_clash",
@@ -92,6 +94,19 @@ def grapheme_count(text: str) -> int:
     return len(_GRAPHEME.findall(text))
 
 
+def graphemes(text: str) -> list[str]:
+    """``text``'s user-perceived characters (extended grapheme clusters, UAX #29)."""
+    return list(_GRAPHEME.findall(text))
+
+
+def emoji_format(cluster: str) -> frozenset[str]:
+    """The format characters (Cf) that belong in ``cluster`` (one user-perceived character): an
+    emoji's zero-width joiner and tag characters when it is an emoji, else none."""
+    if _PICTOGRAPHIC.search(cluster) is None:
+        return frozenset()
+    return frozenset(ch for ch in cluster if ch == _ZWJ or ord(ch) in _TAGS)
+
+
 def _marks(cluster: str) -> int:
     return sum(unicodedata.category(ch) in ("Mn", "Me") for ch in cluster)
 
@@ -106,12 +121,12 @@ def _invisible(cluster: str) -> bool:
     a surrogate, private-use or unassigned code point, a line or paragraph separator, or a
     format character (Cf: bidirectional controls, zero-width spaces...) other than the joiner
     and tags of an emoji sequence."""
-    emoji = _PICTOGRAPHIC.search(cluster) is not None
+    kept = emoji_format(cluster)
     for ch in cluster:
         category = unicodedata.category(ch)
         if category in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp"):
             return True
-        if category == "Cf" and not (emoji and (ch == _ZWJ or ord(ch) in _TAGS)):
+        if category == "Cf" and ch not in kept:
             return True
     return False
 
@@ -217,6 +232,23 @@ _NUMBERED_KEYS: Final = tuple(
 )
 
 
+_SIGNS_OR_SPACE: Final = regex.compile(r"[^\p{L}\p{N}]+")
+_LEADING_ZEROS: Final = regex.compile(r"(?<!\p{N})0+(?=\p{N})")
+
+
+def _squeezed(key: str) -> str:
+    """``key`` with its spaces and signs left out and numbers without leading zeros: "bot 2",
+    "bot2", "(bot-02)" and "bot #2" are all "bot2"."""
+    return _LEADING_ZEROS.sub("", _SIGNS_OR_SPACE.sub("", key))
+
+
+_SQUEEZED_LABELS: Final = frozenset(
+    _squeezed(key)
+    for label in (*_NUMBERED, *_OTHER_LABELS)
+    for key in (name_key(label), *confusable_keys(label))
+)
+
+
 def _extends_label(key: str) -> bool:
     """Whether ``key`` is a numbered seat label followed by a space or a sign ("bot 4 · hard",
     "bot 4 (easy)"), not by more of a word or number ("bot 45", "seat 3a" pass)."""
@@ -228,9 +260,11 @@ def _extends_label(key: str) -> bool:
 
 def is_reserved_name(name: str) -> bool:
     """Whether ``name`` is, or looks like, one of the table's own labels (`RESERVED_NAMES`, by
-    `name_key` or by `confusable_keys`), or starts with a numbered one and goes on after a space
+    `name_key` or by `confusable_keys`), also with other spaces, signs or leading zeros ("Bot2",
+    "(Bot-02)", "Bot #2", "Bot2 (easy)"), or starts with a numbered one and goes on after a space
     or a sign ("Bot 4 · hard", "Bоt 2 (easy)" with a Cyrillic о)."""
     key, skeletons = name_key(name), confusable_keys(name)
     if key in RESERVED_NAMES or not skeletons.isdisjoint(_RESERVED_SKELETONS):
         return True
-    return any(_extends_label(k) for k in (key, *skeletons))
+    keys = (key, *skeletons)
+    return any(_squeezed(k) in _SQUEEZED_LABELS or _extends_label(k) for k in keys)
