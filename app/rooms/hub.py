@@ -92,7 +92,8 @@ class Hub(LeasedRooms):
         playing), or is finished (shown as it ended); None for an unknown code, an abandoned match
         or one that cannot be rebuilt (logged). Two callers opening the same room at once get the
         same room. Loading one raises `RoomError` ``server_full`` (503) when ``max_rooms`` are in
-        memory, and ``too_many_open_rooms`` (429) when the address that created it already has
+        memory and none is idle (`make_room`), and ``too_many_open_rooms`` (429) when the address
+        that created it already has
         ``max_rooms_per_address`` unfinished rooms in memory: letting rooms leave memory and
         opening them again must not get around either cap (both with ``Retry-After``). With leases,
         raises `RoomError` (503, ``Retry-After``): ``room_elsewhere`` while another process holds
@@ -105,15 +106,28 @@ class Hub(LeasedRooms):
             return None
         loading = self._loading.get(code)
         if loading is None:
-            self._check_room_for(code)
+            await self._check_room_for(code)
+            loading = self._loading.get(code)  # another caller may have started it meanwhile
+        if loading is None:
             loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code))
             loading.add_done_callback(lambda _: self._loading.pop(code, None))
         return await asyncio.shield(loading)
 
-    def _check_room_for(self, code: str) -> None:
+    async def make_room(self) -> bool:
+        """Whether one more room fits in memory (``max_rooms``, counting those being loaded); when
+        none does, the room idle longest (`Room.idle_s`: nobody connected, nothing to do) is
+        unloaded first: it comes back from the store when its link is opened."""
+        if len(self.rooms) + len(self._loading) < self.config.max_rooms:
+            return True
+        idlest = max(self.rooms.values(), key=lambda room: room.idle_s(), default=None)
+        if idlest is not None and idlest.idle_s() > 0.0:
+            await self.unload(idlest)
+        return len(self.rooms) + len(self._loading) < self.config.max_rooms
+
+    async def _check_room_for(self, code: str) -> None:
         """Raises `RoomError` when loading room ``code`` would pass a cap (see `open`)."""
         config = self.config
-        if len(self.rooms) + len(self._loading) >= config.max_rooms:
+        if not await self.make_room():
             message = "this server hosts as many rooms as it can; try again later"
             raise RoomError("server_full", message, 503, {"Retry-After": "60"})
         creator = self.owners.get(code)

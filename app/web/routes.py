@@ -169,7 +169,7 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
             raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
     except ConnectionError:  # several processes, and their Redis does not answer
         raise ownership.unavailable("rooms cannot be created for a moment; try again") from None
-    if len(hub.rooms) >= hub.config.max_rooms:
+    if not await hub.make_room():  # every room in memory is in use
         raise RoomError("server_full", "this server hosts as many rooms as it can; try again later", 503)
     room, host_token = await hub.create_room(
         body.variant, body.options, body.seats, body.turn_timer_s, body.bots, owner=client, hints=body.hints

@@ -108,8 +108,9 @@ class Settings(BaseSettings):
     """The base URL of share links, e.g. ``https://domeng.example``; without it links are relative
     (``/r/CODE``) and the browser completes them (never from a request's Host header)."""
     max_rooms: Annotated[int, Field(ge=1)] = 5000
-    """Rooms one process holds in memory at most (idle ones leave it); creating or loading one more
-    answers 503 ``server_full``."""
+    """Rooms one process holds in memory at most (idle ones leave it); at the cap, creating or
+    loading one more first unloads the room idle longest, and answers 503 ``server_full`` when
+    every room is in use."""
     max_rooms_per_address: Annotated[int, Field(ge=0)] = 20
     """Unfinished rooms in memory one client address may have created (0: no limit); one more,
     created or loaded again, answers 429 ``too_many_open_rooms``. With ``redis_url``: in every
