@@ -388,8 +388,22 @@ def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
     assert page.get_attribute(".feed-toggle", "aria-expanded") == "true"
     assert page.locator(".feed-open").count() == 1
     assert page.evaluate("() => document.activeElement.matches('.feed-lang .lang-select')")
+    # the drawer's head keeps its language menu and Close whole in every language (Indonesian's
+    # long title squeezed the menu to nothing and pushed "Tutup" off the screen)
+    for lang in languages():
+        switch_language(page, lang)
+        page.wait_for_selector(".feed-open .feed-lang .lang-select")
+        head = page.evaluate(_FEED_HEAD_JS)
+        assert head["lang"] >= 40 and head["closeRight"] <= head["width"], (lang, head)
     watch.assert_clean()
     context.close()
+
+
+_FEED_HEAD_JS = """() => {
+    const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+    return {lang: box('.feed-lang').width, closeRight: box('.feed-close').right,
+            width: document.documentElement.clientWidth};
+}"""
 
 
 def test_final_standings_and_plurals_in_every_language(server: ServerProcess, browser: Any) -> None:
@@ -499,5 +513,27 @@ def test_a_round_end_line_in_the_feed_says_its_title_once(server: ServerProcess,
             assert details["manguno"].startswith("Nobody is mattikkeng, so Budi, the cucuq, takes"), details
             assert details["first_cappu"].startswith("Budi, the cucuq, takes 1 stone"), details
     assert page.evaluate("() => window.__i18nMissing") == []
+    watch.assert_clean()
+    context.close()
+
+
+def test_ones_own_long_name_in_the_waiting_room_on_a_phone_is_whole(
+    server: ServerProcess, browser: Any
+) -> None:
+    """At 390 px, "Dewi Sartika Wulandari (kamu)" beside "Tinggalkan kursi" showed as "D… (kamu)":
+    the seat's button now goes onto a line of its own before the name is cut, in every language."""
+    room = server.create_room(variant="kozel", seats=4, bots=["easy", None, None, "medium"], turn_timer_s=0)
+    token = server.claim(room["code"], 2, "Dewi Sartika Wulandari").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, 2)
+    page.reload()
+    page.wait_for_selector(".seat-row.mine .seat-name")
+    for lang in languages():
+        switch_language(page, lang)
+        name = page.wait_for_selector(".seat-row.mine .seat-name")
+        assert name.evaluate("(e) => e.scrollWidth <= e.clientWidth"), (lang, name.bounding_box())
+        assert name.text_content() == "Dewi Sartika Wulandari"
+    screenshot(page, "waiting-long-name-phone")
     watch.assert_clean()
     context.close()
