@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.browserkit import (
@@ -341,6 +343,23 @@ def test_a_reload_keeps_the_feed_of_the_rounds_before(server: ServerProcess, bro
     ana.close()
     watch.assert_clean()
     context.close()
+
+
+def test_the_lobbys_turn_timer_starts_from_the_servers_setting(tmp_path: Path, browser: Any) -> None:
+    """An operator's DOMENG_TURN_TIMER_S is what the lobby's form offers (it said 30 whatever the
+    setting) and what the room gets when the form is left as it is."""
+    own = ServerProcess(tmp_path, {"DOMENG_TURN_TIMER_S": "15"}).start()
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        assert httpx.get(f"{own.url}/api/room-defaults", timeout=10).json() == {"turn_timer_s": 15.0}
+        goto(page, f"{own.url}/")
+        page.wait_for_function("() => document.querySelector('#turn-timer').value === '15'")
+        code = submit_lobby(page)
+        assert httpx.get(f"{own.url}/api/rooms/{code}", timeout=10).json()["turn_timer_s"] == 15.0
+        watch.assert_clean()
+    finally:
+        context.close()
+        own.stop()
 
 
 @pytest.mark.parametrize("lang", ["en", "ru"])

@@ -181,6 +181,13 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
 
 
+@rooms.get("/room-defaults")
+async def room_defaults(hub: HubDep) -> dict[str, Any]:
+    """What a room created without them gets: ``{"turn_timer_s": 30.0}`` (seconds; 0: no timer),
+    the server's ``DOMENG_TURN_TIMER_S``; the lobby's form starts from it."""
+    return {"turn_timer_s": hub.config.turn_timer_s}
+
+
 @rooms.get("/rooms/{code}")
 async def get_room(room: RoomDep) -> dict[str, Any]:
     """The room as everyone may see it (RoomPublic)."""

@@ -1,6 +1,6 @@
 // The lobby (/): choose the game, its options, the turn timer and who sits where; create the room.
 
-import { createRoom, remember } from "./api.js";
+import { api, createRoom, remember } from "./api.js";
 import { BOT_LEVELS, botLabel, COVER_LEVEL } from "./bots.js";
 import { h, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
@@ -158,4 +158,11 @@ export function lobbyPage(root) {
   root.replaceChildren(
     h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, h("div", { class: "card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
   );
+  // the form's timer starts from the server's own default (DOMENG_TURN_TIMER_S), unless typed in meanwhile
+  api("GET", "/api/room-defaults")
+    .then(({ turn_timer_s: seconds }) => {
+      if (timer.dataset.typed !== "1" && timerSeconds(seconds) !== null) timer.value = String(seconds);
+    })
+    .catch(() => {}); // the 30 s in the form stands
+  timer.addEventListener("input", () => (timer.dataset.typed = "1"), { once: true });
 }
