@@ -294,9 +294,13 @@ _REST_LABELS = {"bazaar": "bazaar (top first)"}
 
 
 def cmd_verify_deal(args: argparse.Namespace) -> int:
-    """``domeng verify-deal SEED [--commitment HEX]``: re-derive a round's deal from its seed."""
+    """``domeng verify-deal SEED [--commitment HEX] [--variant kozel --seats N]``: re-derive a
+    round's deal from its seed. The commitment covers the seed alone, so the first line says which
+    game and table size the hands below are dealt for."""
     rules = make_rules(args.variant, {}, args.seats)
     deal = rules.deal_from_seed(args.seed)
+    other = "--variant domeng" if rules.name == "kozel" else "--variant kozel --seats 2, 3 or 4"
+    print(f"deal for {rules.name} with {rules.seats} seats (for another game: {other})")
     for seat, hand in enumerate(deal.hands):
         print(f"P{seat}: {' '.join(str(t) for t in hand)}")
     rest = _REST_LABELS.get(rules.rest_name, rules.rest_name)
