@@ -585,7 +585,7 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
         assert "⟦" not in str([pending, written, over]), lang
         assert page.evaluate("() => window.__i18nMissing") == [], lang
         if lang == "en":
-            assert title == "Fish: nobody can place; Bot 1 has the lowest hand"
+            assert title == "Fish: nobody can place; Bot 1 + Bot 3 have the lower hand"  # the pair (K10)
             assert written["written"] == "Written: Bot 2 + Bot 4: +12."
             assert pending["written"] == (
                 "Not opened yet, so only pending: Bot 2 + Bot 4: +12 (now 12 of 13)."

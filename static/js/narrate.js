@@ -78,6 +78,9 @@ export function outcomeTitle(outcome, room) {
   if (room?.variant === "kozel") {
     if (outcome.end === "out") return tf("kozel.outcome.out", { winner: nameEl(room, outcome.winner) });
     if (outcome.winner === null) return tf("kozel.outcome.fish_tied");
+    // pairs compare the pair's hands together (K10): the title names the pair, not its leader
+    const pair = room?.sides?.find((side) => side.length > 1 && side.includes(outcome.winner));
+    if (pair) return tf("kozel.outcome.fish_pair", { names: groupEl(room, pair) });
     return tf("kozel.outcome.fish", { winner: nameEl(room, outcome.winner) });
   }
   const key = { out: "outcome.out", ceki: "outcome.ceki", pollo: "outcome.pollo", block: "outcome.block" }[outcome.end];
