@@ -406,4 +406,6 @@ def test_verify_deal_kozel_prints_the_bazaar_top_first() -> None:
     assert done.returncode == 0
     deal = kozel(3).deal_from_seed("seed-k")
     assert "bazaar (top first): " + " ".join(str(t) for t in deal.rest) in done.stdout
-    assert [line[:3] for line in done.stdout.splitlines()[:3]] == ["P0:", "P1:", "P2:"]
+    header, *lines = done.stdout.splitlines()
+    assert header.startswith("deal for kozel with 3 seats")
+    assert [line[:3] for line in lines[:3]] == ["P0:", "P1:", "P2:"]

@@ -299,8 +299,7 @@ def cmd_verify_deal(args: argparse.Namespace) -> int:
     game and table size the hands below are dealt for."""
     rules = make_rules(args.variant, {}, args.seats)
     deal = rules.deal_from_seed(args.seed)
-    other = "--variant domeng" if rules.name == "kozel" else "--variant kozel --seats 2, 3 or 4"
-    print(f"deal for {rules.name} with {rules.seats} seats (for another game: {other})")
+    print(f"deal for {rules.name} with {rules.seats} seats (another game: --variant and --seats)")
     for seat, hand in enumerate(deal.hands):
         print(f"P{seat}: {' '.join(str(t) for t in hand)}")
     rest = _REST_LABELS.get(rules.rest_name, rules.rest_name)

@@ -53,6 +53,7 @@ __all__ = [
     "play_again",
     "readyz",
     "review_round",
+    "room_defaults",
     "room_page",
     "rooms",
     "rules_document",
