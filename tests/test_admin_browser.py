@@ -392,8 +392,15 @@ def test_on_a_phone_match_list_players_and_match_pages_are_labelled_cards_with_w
     pairs = server.create_room(
         variant="kozel", seats=4, options={"pairs": True}, bots=["greedy"] * 4, turn_timer_s=0
     )
+    assert server.start_match(pairs["code"], pairs["host_token"]).status_code == 200
+    watcher = Client(server, pairs["code"])
     listed = _api(server, "/matches?per_page=200")["items"]
     pairs_id = next(m["id"] for m in listed if m["code"] == pairs["code"])
+    deadline = time.monotonic() + 90
+    while not _api(server, f"/matches/{pairs_id}")["result"]:  # one finished round is enough
+        assert time.monotonic() < deadline, "no Kozel round finished in pairs"
+        time.sleep(0.2)
+    watcher.close()
 
     context, page, watch = open_page(browser, PHONE)
     _sign_in(page, server)
@@ -407,6 +414,15 @@ def test_on_a_phone_match_list_players_and_match_pages_are_labelled_cards_with_w
     assert row.startswith("final · 1. " + first) and " received" in row
     assert "1 camat election," in row and "(s)" not in page.inner_text("main")
     screenshot(page, "admin-matches-cards-390x844")
+
+    # partners share their pair's points (K10): the second line of each pair is dotted, not hidden
+    page.goto(f"{server.url}/admin/matches/{pairs_id}")
+    page.wait_for_selector("body[data-ready] #stones-chart")
+    lines = page.evaluate(
+        "() => Chart.getChart('stones-chart').data.datasets.map((d) => [d.data, d.borderDash || null])"
+    )
+    assert lines[0][0] == lines[2][0] and lines[1][0] == lines[3][0], lines
+    assert [dash is not None for _, dash in lines] == [False, False, True, True], lines
 
     page.goto(f"{server.url}/admin/players")
     page.wait_for_selector("body[data-ready] .player-row")

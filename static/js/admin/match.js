@@ -16,13 +16,22 @@ function tiles(list, vertical = true) {
 }
 
 function drawChart(canvas, chart) {
-  const datasets = chart.series.map((s, i) => ({
-    label: `${s.name} (Seat ${s.seat + 1})`,
-    data: s.values,
-    borderColor: COLOURS[i % COLOURS.length],
-    backgroundColor: COLOURS[i % COLOURS.length],
-    tension: 0.15,
-  }));
+  // a line with the same values as one drawn before it (Kozel partners share their pair's points,
+  // K10) is dotted and wider, so the line under it still shows
+  const drawn = new Set();
+  const datasets = chart.series.map((s, i) => {
+    const key = JSON.stringify(s.values);
+    const again = drawn.has(key);
+    drawn.add(key);
+    return {
+      label: `${s.name} (Seat ${s.seat + 1})`,
+      data: s.values,
+      borderColor: COLOURS[i % COLOURS.length],
+      backgroundColor: COLOURS[i % COLOURS.length],
+      tension: 0.15,
+      ...(again ? { borderDash: [2, 4], borderWidth: 4 } : {}),
+    };
+  });
   if (chart.table) datasets.push({ label: "table", data: chart.table, borderColor: "#b8cfc0", borderDash: [6, 4], backgroundColor: "#b8cfc0" });
   // eslint-disable-next-line no-undef
   return new Chart(canvas, {
