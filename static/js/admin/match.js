@@ -67,7 +67,7 @@ function transfers(round) {
 function pointsTable(round, names) {
   if (!round.outcome) return h("p", { class: "hint" }, "Unfinished: no points written yet.");
   const o = round.outcome;
-  const head = ["Seat", "Hand", "Written", "Points", "Pending"];
+  const head = ["Player", "Hand", "Written", "Points", "Pending"]; // the rows are named by who sat there
   const cell = (label, text, cls = "num") => h("td", { class: cls, dataset: { label } }, text);
   return h(
     "div",
@@ -75,7 +75,8 @@ function pointsTable(round, names) {
     h(
       "table",
       { class: "admin-table points cards" },
-      h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))),
+      // the numbers' headers sit over them, on the right
+      h("thead", {}, h("tr", {}, head.map((t, i) => h("th", { scope: "col", class: i ? "num" : null }, t)))),
       h(
         "tbody",
         {},
