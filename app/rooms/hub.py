@@ -93,12 +93,11 @@ class Hub(LeasedRooms):
         or one that cannot be rebuilt (logged). Two callers opening the same room at once get the
         same room. Loading one raises `RoomError` ``server_full`` (503) when ``max_rooms`` are in
         memory and none is idle (`make_room`), and ``too_many_open_rooms`` (429) when the address
-        that created it already has
-        ``max_rooms_per_address`` unfinished rooms in memory: letting rooms leave memory and
-        opening them again must not get around either cap (both with ``Retry-After``). With leases,
-        raises `RoomError` (503, ``Retry-After``): ``room_elsewhere`` while another process holds
-        the room's lease, ``room_unavailable`` while the leases cannot be reached
-        (docs/cluster.md)."""
+        that created it already has ``max_rooms_per_address`` unfinished rooms in memory: letting
+        rooms leave memory and opening them again must not get around either cap (both with
+        ``Retry-After``). With leases, raises `RoomError` (503, ``Retry-After``): ``room_elsewhere``
+        while another process holds the room's lease, ``room_unavailable`` while the leases cannot
+        be reached (docs/cluster.md)."""
         room = self.rooms.get(code)
         if room is not None:
             return room

@@ -174,5 +174,7 @@ def _hint_given(seat: int, seq: int, game: Rebuilt) -> dict[str, int]:
     """A stored hint of the round in play, as `RoomPublic.round.hints` lists it: ``{"seat": 0,
     "seq": 7, "at": 12}``, ``at`` the log index where the hinted turn's move begins (its action's
     events, or the log's end while that move is still to come)."""
-    at = game.starts[seq] if seq < len(game.starts) else len(game.state.log) if game.state else 0
-    return {"seat": seat, "seq": seq, "at": at}
+    if seq < len(game.starts):  # the hinted move was made
+        return {"seat": seat, "seq": seq, "at": game.starts[seq]}
+    still_to_come = 0 if game.state is None else len(game.state.log)
+    return {"seat": seat, "seq": seq, "at": still_to_come}
