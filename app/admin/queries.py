@@ -32,6 +32,7 @@ from app.store.models import Match, MatchAction, Round, Seat, Tally
 from app.store.reads import idle_since
 from engine.core import shared_places
 from engine.rules.domeng import domeng_standing_key, domeng_standings
+from engine.rules.kozel import kozel_standing_key
 from engine.variants import VARIANTS, find_variant
 
 __all__ = [
@@ -148,7 +149,7 @@ def result_of(
     if find_variant(variant).unit == "points":
         points = list(last["points"])
         pending = list(last.get("pending") or [0] * len(points))
-        keys = [(points[s], pending[s]) for s in range(len(points))]  # K9, as the engine's standing_key
+        keys = [kozel_standing_key(points, pending, s) for s in range(len(points))]
         order = sorted(range(len(points)), key=lambda s: (keys[s], s))
         return MatchResult(
             finished_rounds=len(outcomes),

@@ -32,6 +32,7 @@ __all__ = [
     "Kozel",
     "KozelState",
     "hand_value",
+    "kozel_standing_key",
 ]
 
 OPENING_POINTS = 13
@@ -62,6 +63,13 @@ def hand_value(mask: int) -> int:
     (25, 3)
     """
     return LONE_ZERO_VALUE if mask == _ZERO_ZERO else pip_sum(mask)
+
+
+def kozel_standing_key(points: Sequence[int], pending: Sequence[int], seat: int) -> tuple[int, int]:
+    """What ranks ``seat`` (or its pair, whose partners hold the same figures, K10) in the
+    standings, lower first (K9): its recorded ``points``, then its ``pending`` points. Seats with
+    equal keys share a place."""
+    return (points[seat], pending[seat])
 
 
 _HAND_SIZES = {seats: (7 if seats == 2 else 5,) * seats for seats in _SEAT_COUNTS}
@@ -254,8 +262,7 @@ class KozelState(State):
     def standing_key(self, side: tuple[int, ...]) -> tuple[int, ...]:
         """Fewest recorded points, then fewest pending (a side is a seat, or a pair, K10): the goat
         (K9), if any, is last."""
-        seat = side[0]
-        return (self.points[seat], self.pending[seat])
+        return kozel_standing_key(self.points, self.pending, side[0])
 
     def score(self) -> KozelScore:
         """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened (K8)."""
