@@ -255,10 +255,7 @@ class Hub(LeasedRooms):
         again."""
         if room.idle_s() == 0.0 or self.rooms.get(room.code) is not room:
             return False
-        creator = self.owners.get(room.code)
-        self._take_out(room)
-        if keep_creator and creator is not None:
-            self.owners[room.code] = creator
+        self._take_out(room, keep_creator)
         return True
 
     async def unload(self, room: Room) -> bool:

@@ -84,13 +84,14 @@ class LeasedRooms:
             self._drop(room, lease)
             raise elsewhere()
 
-    def _take_out(self, room: Room) -> None:
-        """``room`` retired and out of memory (`rooms`, `owners`, the rooms gauge), with no await
-        in between: nothing slips into its queue any more."""
+    def _take_out(self, room: Room, keep_creator: bool = False) -> None:
+        """``room`` retired and out of memory (`rooms`, the rooms gauge, and `owners` unless
+        ``keep_creator``), with no await in between: nothing slips into its queue any more."""
         room.retired = True
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
-        self.owners.pop(room.code, None)
+        if not keep_creator:
+            self.owners.pop(room.code, None)
         self.metrics.rooms.set(len(self.rooms))
 
     def _drop(self, room: Room, lease: Lease) -> None:
