@@ -140,9 +140,13 @@ export function feedLinesFrom(log, room, mySeat, from) {
       line = lempasLine(event, log[(i += 1)], room);
     } else line = eventLine(event, room);
     let marked = false;
-    for (let k = first; k <= i; k += 1) marked ||= byBot.has(k);
+    const hints = []; // the seats whose hint was used for a move of this line
+    for (let k = first; k <= i; k += 1) {
+      marked ||= byBot.has(k);
+      if (hinted.has(k)) hints.push(hinted.get(k));
+    }
     if (marked) markByBot(line, room, event.seat);
-    for (let k = first; k <= i; k += 1) if (hinted.has(k)) markHint(line, room, hinted.get(k));
+    for (const seat of hints) markHint(line, room, seat);
     lines.push({ first, el: line });
   }
   return lines;
