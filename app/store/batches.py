@@ -103,6 +103,6 @@ def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
 
 def set_version(connection: Connection, match_id: int, version: int) -> None:
     """Store the match's ``version`` (inside a transaction); NotFoundError for no such match."""
-    changed = connection.execute(update(Match).where(Match.id == match_id).values(version=version))
+    changed = connection.execute(_SET_VERSIONS, {"match": match_id, "new_version": version})
     if changed.rowcount != 1:
         raise NotFoundError(f"no match {match_id}")
