@@ -77,6 +77,7 @@ def test_a_refused_name_says_why_with_a_code(name: str, code: str) -> None:
         "bot 2",
         "B\u043et 2",  # a Cyrillic о (issue 13)
         "\u0412ot 2",  # a Cyrillic В
+        "\u0432\u043e\u0442 2",  # Cyrillic "вот": в and т have no Latin look-alike, В and Т do
         "Bоt ２",  # a fullwidth digit
         "Seat 5",
         "Б\u043eт 3",  # Russian tables say "Бот 3"
@@ -119,6 +120,7 @@ def test_look_alikes_of_a_seated_name_clash_and_different_names_do_not() -> None
     assert names_clash("Ana", "ＡＮＡ")
     assert names_clash("Ana", "Ána")
     assert names_clash("paypal", "p\u0430yp\u0430l")
+    assert names_clash("Toma", "\u0422\u043e\u043c\u0430")  # Cyrillic "Тома": "TOMA" in upper case
     assert not names_clash("Ana", "Anna")
     assert not names_clash("Dewi", "Eko")
     assert not names_clash("👩🏽‍💻", "👨🏽‍💻")

@@ -19,6 +19,8 @@ True
 (True, True, False)
 >>> is_reserved_name("B\u043et 2")  # a Cyrillic о: the same skeleton as "Bot 2" (UTS #39)
 True
+>>> is_reserved_name("\u0432\u043e\u0442 2")  # Cyrillic "вот 2": in upper case, "BOT 2"
+True
 """
 
 from __future__ import annotations
@@ -175,11 +177,13 @@ def name_key(name: str) -> str:
 
 
 def confusable_keys(name: str) -> frozenset[str]:
-    """The UTS #39 skeletons (`app.rooms.skeleton`) of `name_key`'s form before and after case
-    folding, each case-folded again: names that look alike share one ("Bоt 2" with a Cyrillic о
-    and "Bot 2"; "Вot 2" with a Cyrillic В, whose lower case в no longer looks like a b)."""
+    """The UTS #39 skeletons (`app.rooms.skeleton`) of `name_key`'s form as typed, case-folded and
+    in upper case, each case-folded again: names that look alike share one ("Bоt 2" with a
+    Cyrillic о and "Bot 2"; "Вot 2" with a Cyrillic В, whose lower case в no longer looks like a
+    b; "вот 2", whose в and т have no Latin look-alike in UTS #39 but whose upper case В and Т
+    are a B and a T)."""
     plain = _plain(name)
-    return frozenset({skeleton(plain).casefold(), skeleton(plain.casefold()).casefold()})
+    return frozenset(skeleton(form).casefold() for form in (plain, plain.casefold(), plain.upper()))
 
 
 def names_clash(a: str, b: str) -> bool:
