@@ -178,7 +178,7 @@ def test_enter_takes_a_seat_and_a_refused_name_is_said_in_the_language(
     server: ServerProcess, browser: Any, lang: str
 ) -> None:
     catalog = catalog_of(lang)
-    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+    room = server.create_room(bots=["greedy", None, "greedy", "greedy", "greedy"], turn_timer_s=0)
     context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
     goto(page, f"{server.url}/r/{room['code']}")
     # a look-alike of a bot's label ("Bоt 2", a Cyrillic о): the reason beside the box, still on the form
@@ -194,11 +194,13 @@ def test_enter_takes_a_seat_and_a_refused_name_is_said_in_the_language(
     page.wait_for_selector("#player-name-error:not([hidden])")
     assert page.inner_text("#player-name-error") == TOO_LONG[lang]
     screenshot(page, f"name-refused-{lang}-390x844")
-    # Enter with a good name (a joined emoji counts one character) takes the first free seat
+    # Enter with a good name (a joined emoji counts one character) takes the first empty seat,
+    # not the host's bot in seat 0
     page.fill("#player-name", EMOJI)
     page.press("#player-name", "Enter")
-    page.wait_for_selector(".seat-row.mine[data-seat='0']")
-    assert server.room(room["code"])["seats"][0]["name"] == EMOJI
+    page.wait_for_selector(".seat-row.mine[data-seat='1']")
+    seats = server.room(room["code"])["seats"]
+    assert seats[1]["name"] == EMOJI and seats[0]["kind"] == "bot"
     assert page.locator("#player-name-error:not([hidden])").count() == 0
     assert [e for e in watch.errors if "422" not in e] == []  # the refused claim is the only error
     watch.errors.clear()

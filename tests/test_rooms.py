@@ -506,6 +506,21 @@ def test_a_player_leaves_their_seat_before_the_start_only(tmp_path: Path) -> Non
     run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]])
 
 
+def test_leaving_a_seat_taken_from_a_bot_puts_the_bot_back(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        token, _ = await table.sit(1, "Ana")  # seat 1 was the host's easy bot
+        assert table.room.seats[1].kind == "human"
+        await table.room.call(lambda r: host.leave(r, 1, token))
+        row = await table.stored()
+        assert (row.seats[1].kind, row.seats[1].bot_level) == ("bot", "easy")
+        assert (table.room.seats[1].kind, table.room.seats[1].bot_level) == ("bot", "easy")
+        other, _ = await table.sit(2, "Budi")  # an empty seat stays empty when left
+        await table.room.call(lambda r: host.leave(r, 2, other))
+        assert table.room.seats[2].kind == "empty" and (await table.stored()).seats[2].kind == "empty"
+
+    run_table(tmp_path, body, bots=[None, "easy", None, "greedy", "greedy"])
+
+
 class _RawOutbox(FakeOutbox):
     """A `FakeOutbox` that keeps the text objects it was sent too."""
 

@@ -43,8 +43,10 @@ class SeatInfo:
     timers in a row ran out, or the player was away past the grace); ``stand_in`` a human seat whose
     turn timer ran out once: a bot plays that one turn, the next is the player's again;
     ``timeouts`` counts the player's turn timers that ran out in a row (their own move resets it);
-    ``connections`` counts the sockets open on it. All are presence: never stored. ``ready`` is
-    stored: the seat's person said they play this match (a claim, or Play again).
+    ``connections`` counts the sockets open on it; ``replaced`` is the level of the bot a person
+    took this seat from before the start, which comes back when they leave it. All are presence:
+    never stored (a room loaded again leaves the seat empty). ``ready`` is stored: the seat's person
+    said they play this match (a claim, or Play again).
     """
 
     seat: int
@@ -57,6 +59,7 @@ class SeatInfo:
     stand_in: bool = False
     timeouts: int = 0
     connections: int = 0
+    replaced: str | None = None
 
     def public(self) -> dict[str, Any]:
         """What everyone may know about the seat."""
@@ -83,7 +86,12 @@ class SeatInfo:
         )
 
     def become(self, spec: SeatSpec) -> None:
-        """Adopt a stored change: the seat is now ``spec`` (and no longer covered)."""
+        """Adopt a stored change: the seat is now ``spec`` (and no longer covered). A person
+        taking a bot's seat keeps its level in ``replaced``."""
+        if spec.kind != "human":
+            self.replaced = None
+        elif self.kind == "bot":
+            self.replaced = self.bot_level
         self.kind = spec.kind  # type: ignore[assignment]
         self.name, self.bot_level, self.token_hash = spec.name, spec.bot_level, spec.token_hash
         self.ready = spec.ready
@@ -138,13 +146,16 @@ def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_
 
 
 def check_leave(seats: list[SeatInfo], seat: int, status: str) -> SeatSpec:
-    """What ``seat`` becomes when its player leaves it: empty, only before the start. Raises
-    `RoomError` (``no_such_seat``, ``not_seated``, ``already_started``)."""
+    """What ``seat`` becomes when its player leaves it, only before the start: the bot they took
+    it from (`SeatInfo.replaced`), else empty. Raises `RoomError` (``no_such_seat``,
+    ``not_seated``, ``already_started``)."""
     info = seat_at(seats, seat)
     if info.kind != "human":
         raise RoomError("not_seated", f"nobody sits at seat {seat}", 409)
     if status != "waiting":
         raise RoomError("already_started", "a seat cannot be left once the match started")
+    if info.replaced is not None:
+        return SeatSpec(kind="bot", bot_level=info.replaced, seat=seat)
     return SeatSpec(kind="empty", seat=seat)
 
 

@@ -556,11 +556,12 @@ class WaitingView {
     if (code) this.nameInput.focus();
   }
 
-  /** The first seat a person may take now (empty, or a bot's before the start), or null. */
+  /** The seat Enter takes: the first empty one, else the first bot's (before the start only), or null. */
   firstOpenSeat() {
     const room = this.ctl.room;
     if (this.ctl.seat !== null || room.status !== "waiting") return null;
-    const open = room.seats.find((info) => info.kind === "empty" || info.kind === "bot");
+    // a seat waiting for a person first; a bot's seat (the host's choice) only when none is left
+    const open = room.seats.find((info) => info.kind === "empty") || room.seats.find((info) => info.kind === "bot");
     return open ? open.seat : null;
   }
 
