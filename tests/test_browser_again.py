@@ -121,11 +121,14 @@ def test_two_people_play_again_in_the_same_seats(
         assert foot["height"] < 3 * button["height"] + 20, (foot, button)
 
         screenshot(budi, f"again-panel-{budi_lang}-{budi_view['width']}")
-        # Budi asks first: both are in match 2's waiting room, Budi ready, Ana not yet
+        # Budi asks first: both are in match 2's waiting room, Budi ready, Ana not yet; Ana was
+        # still reading match 1's results, which stay open until she closes them
         budi.click(f"{PANEL} .play-again")
         for page in (ana, budi):
-            page.wait_for_selector(".again-box[data-ready='1'][data-people='2']")
-            page.wait_for_selector(PANEL, state="detached")
+            page.wait_for_selector(".again-box[data-ready='1'][data-people='2']", state="attached")
+        budi.wait_for_selector(PANEL, state="detached")
+        assert ana.locator(f"{PANEL} .standings").is_visible()
+        close_panel(ana)
         assert ana.text_content("h1") == words["ana"]["again.heading"].replace("{n}", "2")
         assert ana.locator(".seat-row[data-seat='1'] .ready-tag[data-ready='true']").count() == 1
         assert ana.locator(".seat-row[data-seat='0'] .ready-tag[data-ready='false']").count() == 1

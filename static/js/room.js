@@ -34,6 +34,8 @@ export class RoomController {
     this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
     this.match = null; // the room's match number (Play again starts the next)
     this.lastMatchEnd = null; // the last match's final panel, shown again from the next one's waiting room
+    this.againAsked = false; // this page pressed Play again: the next match closes the final panel
+    this.heldFinal = false; // the open panel is the last match's, kept while it is read
     window.__domeng = this;
   }
 
@@ -164,11 +166,16 @@ export class RoomController {
   /**
    * The room moved on to its next match (Play again): nothing of the last one's rounds may mix
    * with the new one's (its round numbers start again), so the feed and the round-end panel start
-   * afresh; the last match's final panel stays at hand for the waiting room.
+   * afresh; the last match's final panel stays at hand for the waiting room. A player still
+   * reading that panel when someone else pressed Play again keeps it until they close it (or
+   * press Play again in it): the waiting room is behind it.
    */
   newMatch() {
-    if (this.roundEnd?.view?.match_over) this.lastMatchEnd = this.roundEnd;
-    this.closePanel();
+    const final = this.roundEnd?.view?.match_over ? this.roundEnd : null;
+    if (final) this.lastMatchEnd = final;
+    if (final && this.panel && !this.againAsked) this.heldFinal = true;
+    else this.closePanel();
+    this.againAsked = false;
     this.roundEnd = null;
     this.dismissedRound = null;
     this.view = null;
@@ -345,7 +352,7 @@ export class RoomController {
       nextStarted: started,
       onAgain: this.canPlayAgain() ? () => this.playAgain() : null,
       onClose: () => {
-        this.dismissedRound = this.roundEnd.round;
+        this.dismissedRound = this.roundEnd?.round ?? null; // none once the next match began
         this.closePanel();
       },
     });
@@ -372,9 +379,12 @@ export class RoomController {
   /** Play again: at the match's end, the room's next match with the same seats (this seat ready);
    * in its waiting room, this seat ready. The room's next state shows it. */
   async playAgain() {
+    this.againAsked = true; // the next match's first state may come before the reply
     try {
       await playAgain(this.code, this.seat !== null ? this.memory.token : this.hostToken);
+      if (this.heldFinal) this.closePanel(); // the last match's panel, kept while it was read
     } catch (error) {
+      this.againAsked = false;
       const key = `error.${error.code}`;
       toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
     }
@@ -384,6 +394,7 @@ export class RoomController {
     clearInterval(this.readingTimer);
     this.readingTimer = null;
     this.panelAsked = false;
+    this.heldFinal = false;
     if (!this.panel) return;
     if (this.panel.open) this.panel.close();
     this.panel.remove();
