@@ -173,3 +173,57 @@ def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
     finally:
         host_ctx.close()
         guest_ctx.close()
+
+
+def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A small phone on its own turn leaves the drawer little height above the hand: the drawer
+    scrolls as a whole (its play-by-play keeps a few lines), and its chat form is reached inside it
+    instead of being drawn over the turn banner and the hand. Near its 200 characters the chat box
+    shows its count."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, {"width": 360, "height": 640}, "ru-RU")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, token, 0)
+        hold_host(page, code, room["host_token"])
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        page.reload()
+        page.wait_for_selector(".table-screen")
+        page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
+        page.click(".feed-toggle")
+        page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
+        shown = page.evaluate(
+            """() => {
+                const feed = document.querySelector('.table-screen.feed-open .feed');
+                const form = feed.querySelector('.chat-form');
+                form.scrollIntoView({block: 'nearest'});
+                const box = feed.getBoundingClientRect(), f = form.getBoundingClientRect();
+                const list = feed.querySelector('.feed-list').getBoundingClientRect();
+                return {inside: f.top >= box.top - 0.5 && f.bottom <= box.bottom + 0.5,
+                        scrolls: feed.scrollHeight > feed.clientHeight, list: list.height,
+                        hand: document.querySelector('.hand').getBoundingClientRect().top,
+                        bottom: box.bottom};
+            }"""
+        )
+        screenshot(page, "chat-drawer-360x640-ru")
+        assert shown["inside"], shown
+        assert shown["bottom"] <= shown["hand"] + 0.5, shown  # the drawer ends above the hand
+        assert shown["list"] >= 40, shown  # a few lines of the play-by-play stay
+        # a long line: the box shows how much of its 200 characters is used, once near the limit
+        assert page.locator(".chat-count").is_hidden()
+        page.fill(".chat-input", "ж" * 170)
+        page.wait_for_selector(".chat-count:not([hidden])")
+        assert page.text_content(".chat-count") == "170/200"
+        page.fill(".chat-input", "ж" * 250)  # a paste past the limit is cut at 200: the count says so
+        page.wait_for_selector(".chat-count.full")
+        assert page.text_content(".chat-count") == "200/200"
+        page.press(".chat-input", "Enter")
+        page.wait_for_selector(".chat-count[hidden]", state="attached")
+        page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 1")
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -16,6 +16,8 @@ export const REACTIONS = [
 ];
 const EMOJI = Object.fromEntries(REACTIONS);
 const MAX_CHARS = 200;
+const COUNT_FROM = 160; // characters typed before the box shows its count
+let chatBoxes = 0; // ids for the count of each chat box made
 const HIDE_KEY = "domeng:hide-reactions";
 
 /** Whether this browser hides reactions on the plates (the chat still lists them). */
@@ -49,11 +51,19 @@ export class ChatBox {
       this.input,
       h("button", { class: "btn btn-small chat-send", type: "submit" }, t("chat.send")),
     );
+    // how much of the line's limit is used, shown from COUNT_FROM characters on (the box takes no
+    // more than MAX_CHARS, so a longer paste is cut there: the count says so)
+    this.count = h("p", { class: "chat-count", id: `chat-count-${++chatBoxes}`, hidden: true });
+    this.input.setAttribute("aria-describedby", this.count.id);
+    this.input.addEventListener("input", () => this.showCount());
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
       const text = this.input.value.trim();
       if (!text) return;
-      if (this.send({ type: "chat", text })) this.input.value = "";
+      if (this.send({ type: "chat", text })) {
+        this.input.value = "";
+        this.showCount();
+      }
     });
     this.reactions = h(
       "div",
@@ -74,11 +84,20 @@ export class ChatBox {
       this.notice,
       this.reactions,
       this.form,
+      this.count,
       h("label", { class: "chat-option" }, hide, " ", t("chat.hide_reactions")),
       this.hostBox,
     );
     this.rules = { spectators: false, muted: [] };
     if (ctl.chat) this.onMessage({ type: "chat_log", ...ctl.chat }, false);
+  }
+
+  /** The count under the box: "172/200" once the line nears its limit, marked at the limit. */
+  showCount() {
+    const used = this.input.value.length; // as the box's maxlength counts (UTF-16 units)
+    this.count.hidden = used < COUNT_FROM;
+    this.count.textContent = `${used}/${MAX_CHARS}`;
+    this.count.classList.toggle("full", used >= MAX_CHARS);
   }
 
   send(message) {
