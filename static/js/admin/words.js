@@ -29,7 +29,7 @@ export function seatReviewWords(name) {
   const expect = { stones: `stones ${name} could expect from this round`, points: `points ${name} could expect to write this round` };
   return {
     noChoices: () => `Every move ${name} made this round was forced: nothing to review.`,
-    none: (unit, threshold) => `No decision cost ${name} more than ${threshold} ${unit} this round.`,
+    none: (unit, threshold) => `No clear mistake: each choice of ${name} was within ${threshold} ${unit} of the best, or too close to call.`,
     intro: (unit) => `Each option was played out on hundreds of deals that fit what ${name} could see then (never the hands revealed now). The number is the ${expect[unit]}: fewer is better.`,
     choice: () => `${name}'s choice`,
     chainLabel: () => `The line of play at that moment, with ${name}'s tile and the better one`,
