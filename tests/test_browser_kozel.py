@@ -527,7 +527,9 @@ _PANEL_JS = """async ([outcome, matchOver, facts, standings]) => {
     document.body.append(dialog);
     const text = (sel) => dialog.querySelector(sel)?.textContent ?? null;
     const rows = [...dialog.querySelectorAll('.kozel-standings tbody tr')].map((r) => r.textContent);
-    return {title: text('#round-end-title'), written: text('.panel-summary p'), rows};
+    const winners = [...dialog.querySelectorAll('.reveal-row')]
+        .filter((r) => r.querySelector('.tag-win')).map((r) => Number(r.dataset.seat));
+    return {title: text('#round-end-title'), written: text('.panel-summary p'), rows, winners};
 }"""
 
 
@@ -583,6 +585,7 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
         assert pending["written"].count("+12") == 1 and "13" in pending["written"], (lang, pending)
         assert len(over["rows"]) == 2 and "105" in over["rows"][1], (lang, over)
         assert "⟦" not in str([pending, written, over]), lang
+        assert pending["winners"] == [0, 2], (lang, pending)  # the round is the pair's (K10)
         assert page.evaluate("() => window.__i18nMissing") == [], lang
         if lang == "en":
             assert title == "Fish: nobody can place; Bot 1 + Bot 3 have the lower hand"  # the pair (K10)

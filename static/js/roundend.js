@@ -179,9 +179,11 @@ function recreatedDeal(deal, room, mySeat) {
 function kozelHands(view, room, mySeat) {
   const o = view.outcome;
   const byBot = byBotCounts(view.log, room);
+  // with pairs the round is the pair's (K10): both partners of the winner win it
+  const winners = o.winner == null ? [] : (room.sides || []).find((side) => side.includes(o.winner)) || [o.winner];
   const rows = view.reveal.hands.map((hand, seat) => {
     const roles = [];
-    if (seat === o.winner) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
+    if (winners.includes(seat)) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
     if (o.goat.includes(seat)) roles.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
     if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const lone = hand.length === 1 && hand[0] === "0-0";
