@@ -201,6 +201,33 @@ def test_enter_takes_a_seat_and_a_refused_name_is_said_in_the_language(
     page.wait_for_selector(".seat-row.mine[data-seat='1']")
     seats = server.room(room["code"])["seats"]
     assert seats[1]["name"] == EMOJI and seats[0]["kind"] == "bot"
+    # leaving watches on (the socket being replaced logs no error); a bot's seat taken and left
+    # gets the host's bot back
+    page.click(".seat-row.mine .leave")
+    page.wait_for_selector(".seat-row.mine", state="detached")
+    page.click(".seat-row[data-seat='0'] .sit")
+    page.wait_for_selector(".seat-row.mine[data-seat='0']")
+    page.click(".seat-row.mine .leave")
+    page.wait_for_function(
+        "() => window.__domeng.room.seats[0].kind === 'bot' && window.__domeng.seat === null"
+    )
+    assert server.room(room["code"])["seats"][0]["bot_level"] == "greedy"
+    # a socket let go of while it still connects (leaving a seat as the old socket reconnects)
+    # closes once open, without the browser's warning "closed before the connection is established"
+    said: list[str] = []
+    page.on("console", lambda message: said.append(f"{message.type}: {message.text}"))
+    page.evaluate(
+        """async (code) => {
+            const { RoomSocket } = await import('/static/js/connection.js');
+            const socket = new RoomSocket(code, null, {});
+            socket.start();
+            const ws = socket.ws;
+            socket.stop();
+            await new Promise((done) => ws.addEventListener('close', done));
+        }""",
+        room["code"],
+    )
+    assert not [line for line in said if "WebSocket" in line], said
     assert page.locator("#player-name-error:not([hidden])").count() == 0
     assert [e for e in watch.errors if "422" not in e] == []  # the refused claim is the only error
     watch.errors.clear()

@@ -40,8 +40,7 @@ export class RoomSocket {
     clearInterval(this.pingTimer);
     window.removeEventListener("online", this.onOnline);
     if (this.ws) {
-      this.ws.onclose = null;
-      this.ws.close(1000, "bye");
+      drop(this.ws, 1000, "bye");
       this.ws = null;
     }
   }
@@ -60,8 +59,7 @@ export class RoomSocket {
     if (this.stopped || this.online) return;
     clearTimeout(this.retryTimer);
     if (this.ws) {
-      this.ws.onclose = null;
-      this.ws.close();
+      drop(this.ws);
       this.ws = null;
     }
     this.open();
@@ -149,4 +147,16 @@ export class RoomSocket {
     this.attempt += 1;
     this.retryTimer = setTimeout(() => this.open(), base + Math.random() * base * 0.3);
   }
+}
+
+/**
+ * Let go of a socket without hearing from it again: closed now, or, while it is still connecting,
+ * as soon as it opens (closing a connecting socket makes the browser log an error).
+ */
+function drop(ws, code = 1000, reason = "") {
+  ws.onclose = null;
+  ws.onmessage = null;
+  ws.onerror = null;
+  if (ws.readyState === WebSocket.CONNECTING) ws.onopen = () => ws.close(code, reason);
+  else ws.close(code, reason);
 }

@@ -420,7 +420,7 @@ export class RoomController {
     }
   }
 
-  /** Leave the seat before the start: it is empty again and this page watches on. */
+  /** Leave the seat before the start: it is empty again (or its bot is back) and this page watches on. */
   async leaveSeat() {
     const seat = this.seat;
     if (seat === null) return;
