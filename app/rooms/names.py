@@ -176,14 +176,16 @@ def name_key(name: str) -> str:
     return _plain(name).casefold()
 
 
-def confusable_keys(name: str) -> frozenset[str]:
-    """The UTS #39 skeletons (`app.rooms.skeleton`) of `name_key`'s form as typed, case-folded and
-    in upper case, each case-folded again: names that look alike share one ("Bоt 2" with a
-    Cyrillic о and "Bot 2"; "Вot 2" with a Cyrillic В, whose lower case в no longer looks like a
-    b; "вот 2", whose в and т have no Latin look-alike in UTS #39 but whose upper case В and Т
-    are a B and a T)."""
+def confusable_keys(name: str, capitals: bool = False) -> frozenset[str]:
+    """The UTS #39 skeletons (`app.rooms.skeleton`) of `name_key`'s form as typed and case-folded,
+    each case-folded again: names that look alike share one ("Bоt 2" with a Cyrillic о and "Bot 2";
+    "Вot 2" with a Cyrillic В, whose lower case в no longer looks like a b). With ``capitals``,
+    also the upper case form's: "вот 2", whose в and т have no Latin look-alike in UTS #39, is
+    "BOT 2" in capitals. Only the table's labels are held to that (`is_reserved_name`): between
+    people's names it would refuse "тема" beside "Tema", which look alike only in capitals."""
     plain = _plain(name)
-    return frozenset(skeleton(form).casefold() for form in (plain, plain.casefold(), plain.upper()))
+    forms = (plain, plain.casefold(), plain.upper()) if capitals else (plain, plain.casefold())
+    return frozenset(skeleton(form).casefold() for form in forms)
 
 
 def names_clash(a: str, b: str) -> bool:
@@ -229,10 +231,14 @@ seats 1 to 5 ("Bot 3", "Бот 3", "Seat 3", "Koht 3", "3. hely", ...), a bot wi
 hard", "Bot · hard"), and the waiting room's "Empty"."""
 
 _RESERVED_SKELETONS: Final = frozenset().union(
-    *(confusable_keys(label) for label in (*_NUMBERED, *_OTHER_LABELS))
+    *(confusable_keys(label, capitals=True) for label in (*_NUMBERED, *_OTHER_LABELS))
 )
 _NUMBERED_KEYS: Final = tuple(
-    sorted({name_key(label) for label in _NUMBERED} | set().union(*map(confusable_keys, _NUMBERED)))
+    sorted(
+        {name_key(label) for label in _NUMBERED}.union(
+            *(confusable_keys(label, capitals=True) for label in _NUMBERED)
+        )
+    )
 )
 
 
@@ -249,7 +255,7 @@ def _squeezed(key: str) -> str:
 _SQUEEZED_LABELS: Final = frozenset(
     _squeezed(key)
     for label in (*_NUMBERED, *_OTHER_LABELS)
-    for key in (name_key(label), *confusable_keys(label))
+    for key in (name_key(label), *confusable_keys(label, capitals=True))
 )
 
 
@@ -264,10 +270,10 @@ def _extends_label(key: str) -> bool:
 
 def is_reserved_name(name: str) -> bool:
     """Whether ``name`` is, or looks like, one of the table's own labels (`RESERVED_NAMES`, by
-    `name_key` or by `confusable_keys`), also with other spaces, signs or leading zeros ("Bot2",
-    "(Bot-02)", "Bot #2", "Bot2 (easy)"), or starts with a numbered one and goes on after a space
-    or a sign ("Bot 4 · hard", "Bоt 2 (easy)" with a Cyrillic о)."""
-    key, skeletons = name_key(name), confusable_keys(name)
+    `name_key` or by `confusable_keys` in capitals too), also with other spaces, signs or leading
+    zeros ("Bot2", "(Bot-02)", "Bot #2", "Bot2 (easy)"), or starts with a numbered one and goes on
+    after a space or a sign ("Bot 4 · hard", "Bоt 2 (easy)" with a Cyrillic о)."""
+    key, skeletons = name_key(name), confusable_keys(name, capitals=True)
     if key in RESERVED_NAMES or not skeletons.isdisjoint(_RESERVED_SKELETONS):
         return True
     keys = (key, *skeletons)
