@@ -107,9 +107,15 @@ class Connection:
         if self.closed:
             return
         self.closed = True
-        # Drop what is waiting if the queue is full: the close frame must get through.
-        while self._queue.full():
-            self._queue.get_nowait()
+        # Drop what is waiting if the queue is full: the close frame must get through. A write
+        # already started (only ever first in the queue) is finished, not dropped: its frame may
+        # be partly in the transport already.
+        if self._queue.full():
+            first = self._queue.get_nowait()
+            while not self._queue.empty():
+                self._queue.get_nowait()
+            if isinstance(first, _Unfinished):
+                self._queue.put_nowait(first)
         self._queue.put_nowait((code, reason))
         if self._sender is None:
             self.start()
