@@ -34,7 +34,7 @@ export class RoomController {
     this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
     this.match = null; // the room's match number (Play again starts the next)
     this.lastMatchEnd = null; // the last match's final panel, shown again from the next one's waiting room
-    this.againAsked = false; // this page pressed Play again: the next match closes the final panel
+    this.againAskedIn = null; // the match at whose end this page pressed Play again: its next closes the final panel
     this.heldFinal = false; // the open panel is the last match's, kept while it is read
     window.__domeng = this;
   }
@@ -173,9 +173,9 @@ export class RoomController {
   newMatch() {
     const final = this.roundEnd?.view?.match_over ? this.roundEnd : null;
     if (final) this.lastMatchEnd = final;
-    if (final && this.panel && !this.againAsked) this.heldFinal = true;
+    if (final && this.panel && this.againAskedIn !== this.match) this.heldFinal = true;
     else this.closePanel();
-    this.againAsked = false;
+    this.againAskedIn = null;
     this.roundEnd = null;
     this.dismissedRound = null;
     this.view = null;
@@ -379,12 +379,14 @@ export class RoomController {
   /** Play again: at the match's end, the room's next match with the same seats (this seat ready);
    * in its waiting room, this seat ready. The room's next state shows it. */
   async playAgain() {
-    this.againAsked = true; // the next match's first state may come before the reply
+    // at a match's end (not in the next one's waiting room, where it only says "ready"); the next
+    // match's first state may come before the reply
+    if (this.view?.match_over) this.againAskedIn = this.match;
     try {
       await playAgain(this.code, this.seat !== null ? this.memory.token : this.hostToken);
       if (this.heldFinal) this.closePanel(); // the last match's panel, kept while it was read
     } catch (error) {
-      this.againAsked = false;
+      this.againAskedIn = null;
       const key = `error.${error.code}`;
       toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
     }
