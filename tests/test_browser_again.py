@@ -113,6 +113,9 @@ def test_two_people_play_again_in_the_same_seats(
         for page, who in ((ana, "ana"), (budi, "budi")):
             page.wait_for_selector(f"{PANEL} .play-again")
             assert page.text_content(f"{PANEL} .play-again") == words[who]["panel.play_again"]
+            # the election ends the match: no word of rounds the camat would lead
+            ending = words[who]["outcome.camat_final"].split("{name}")[-1]
+            assert (page.text_content(f"{PANEL} .camat-note") or "").endswith(ending)
             assert page.locator(f"{PANEL} a[href='/']").count() == 1  # New table stays
         # on the phone the match's three buttons take two rows (they took three, 190 px of 844)
         foot = ana.locator(f"{PANEL} .panel-foot").bounding_box()
@@ -128,6 +131,8 @@ def test_two_people_play_again_in_the_same_seats(
             page.wait_for_selector(".again-box[data-ready='1'][data-people='2']", state="attached")
         budi.wait_for_selector(PANEL, state="detached")
         assert ana.locator(f"{PANEL} .standings").is_visible()
+        told = words["ana"]["panel.next_match"].replace("{n}", "2")
+        assert ana.text_content(f"{PANEL} .panel-note") == told  # and that match 2 is being set up
         close_panel(ana)
         assert ana.text_content("h1") == words["ana"]["again.heading"].replace("{n}", "2")
         assert ana.locator(".seat-row[data-seat='1'] .ready-tag[data-ready='true']").count() == 1

@@ -136,7 +136,7 @@ export class RoomController {
   onState(message) {
     const view = message.view;
     const match = message.room?.match ?? 1;
-    if (this.match !== null && match !== this.match) this.newMatch();
+    if (this.match !== null && match !== this.match) this.newMatch(match);
     this.match = match;
     if (view && !("log" in view)) {
       // An update: the view without its log, and the round's events from index `from` on.
@@ -170,11 +170,13 @@ export class RoomController {
    * reading that panel when someone else pressed Play again keeps it until they close it (or
    * press Play again in it): the waiting room is behind it.
    */
-  newMatch() {
+  newMatch(match) {
     const final = this.roundEnd?.view?.match_over ? this.roundEnd : null;
     if (final) this.lastMatchEnd = final;
-    if (final && this.panel && this.againAskedIn !== this.match) this.heldFinal = true;
-    else this.closePanel();
+    if (final && this.panel && this.againAskedIn !== this.match) {
+      this.heldFinal = true;
+      this.panel.setNextMatch?.(match); // it says so, and its Play again joins that match
+    } else this.closePanel();
     this.againAskedIn = null;
     this.roundEnd = null;
     this.dismissedRound = null;

@@ -55,6 +55,11 @@ export function roundEndPanel(snap, opts) {
     note.textContent = started ? (myTurn ? t("panel.next_your_turn") : t("panel.next_started")) : t("panel.next_soon");
     note.classList.toggle("attention", !!myTurn);
   };
+  // a match's final panel kept open while someone else already pressed Play again
+  dialog.setNextMatch = (n) => {
+    note.textContent = t("panel.next_match", { n });
+    note.classList.add("attention");
+  };
   return dialog;
 }
 
@@ -103,7 +108,9 @@ function domengBody(body, view, room, mySeat, snap) {
   for (const line of blockDetails(o, room)) summary.append(h("p", {}, line));
   if (o.end === "block") summary.append(h("p", {}, tf("outcome.winner", { winner: nameEl(room, o.winner) })));
   if (!view.match_over) summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
-  if (o.camat_elected) summary.append(h("p", { class: "camat-note" }, tf("outcome.camat", { name: nameEl(room, o.camat) })));
+  // at the match's end no round follows: the camat leads none
+  const camatKey = view.match_over ? "outcome.camat_final" : "outcome.camat";
+  if (o.camat_elected) summary.append(h("p", { class: "camat-note" }, tf(camatKey, { name: nameEl(room, o.camat) })));
   body.append(summary);
   if (view.match_over) body.append(standings(view, room));
   body.append(transfers(view, room), hands(view, room, mySeat), stonesAfter(view, room), fairDeal(snap, mySeat));
