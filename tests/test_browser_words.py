@@ -7,6 +7,7 @@ the plural forms are right in all six languages. Screenshots go to artifacts/scr
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ from tests.browserkit import (
     PHONE,
     catalog_of,
     goto,
+    hold_host,
     hold_seat,
     languages,
     open_page,
@@ -566,3 +568,48 @@ def test_ones_own_long_name_in_the_waiting_room_on_a_phone_is_whole(
     screenshot(page, "waiting-long-name-phone")
     watch.assert_clean()
     context.close()
+
+
+_ME_STATUS_JS = """() => {
+    const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+    const text = document.querySelector('.me-status .timer-text');
+    const status = box('.me-status .status'), seconds = box('.me-status .timer-text');
+    const hint = box('.me-status .hint-btn');
+    const lines = Math.round(status.height / parseFloat(getComputedStyle(
+        document.querySelector('.me-status .status')).lineHeight));
+    return {whole: text.scrollWidth <= text.clientWidth + 0.5, inside: seconds.right <= innerWidth,
+            apart: seconds.right <= hint.left, lines, shown: text.textContent};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["id", "hu"])
+def test_ones_turn_timer_on_a_phone_shows_its_seconds_whole_beside_the_hint(
+    server: ServerProcess, browser: Any, lang: str
+) -> None:
+    """On one's own turn at 390x844 the status, the timer's bar and seconds and the Hint button
+    share a row: the seconds ("10 dtk", "10 mp") stay whole, inside the page, clear of the button,
+    and the status keeps to a few lines."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=600, hints=True)
+    code = room["code"]
+    token = server.claim(code, 0, "Budi").json()["token"]
+    context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, token, 0)
+        hold_host(page, code, room["host_token"])
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        page.reload()
+        # a turn with a choice (the Hint button shows only then): forced turns are played through
+        deadline = time.monotonic() + 120
+        while not page.locator(".me-status .hint-btn:not([hidden])").count():
+            assert time.monotonic() < deadline, "no turn with a choice came"
+            if not play_turn(page):
+                page.wait_for_timeout(200)  # a bot's move or the next deal is awaited
+        page.wait_for_selector(".me-status .timer-text:not(:empty)")
+        shown = page.evaluate(_ME_STATUS_JS)
+        screenshot(page, f"turn-timer-390x844-{lang}")
+        assert shown["whole"] and shown["inside"] and shown["apart"], shown
+        assert shown["lines"] <= 3, shown
+        watch.assert_clean()
+    finally:
+        context.close()
