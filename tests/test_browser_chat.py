@@ -227,3 +227,38 @@ def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_a_hosts_chat_with_four_people_fits_the_desktop_side_panel(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The host's chat lists a mute button per person: with four others, one of them with a long
+    name, in Indonesian at 1280x800, the side panel keeps everything inside the page (the page
+    never scrolls) and the long name's button shortens on one line."""
+    room = server.create_room(bots=[None, None, None, None, None], turn_timer_s=0)
+    code = room["code"]
+    names = ["Alya", "Budi", "Csaba", "Kristóf Szentgyörgyi-Nagy", "Dewi"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in enumerate(names)]
+    context, page, watch = open_page(browser, DESKTOP, "id-ID")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, tokens[0], 0)
+        hold_host(page, code, room["host_token"])
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        page.reload()
+        page.wait_for_selector(".table-screen .chat-mute[data-seat='4']")
+        shown = page.evaluate(
+            """() => {
+                const box = document.querySelector('.chat-box').getBoundingClientRect();
+                const long = document.querySelector(".chat-mute[data-seat='3']");
+                return {page: document.documentElement.scrollHeight, view: innerHeight,
+                        box: box.bottom, oneLine: long.getBoundingClientRect().height < 40,
+                        title: long.title};
+            }"""
+        )
+        screenshot(page, "chat-host-1280x800-id")
+        assert shown["page"] <= shown["view"] and shown["box"] <= shown["view"] + 0.5, shown
+        assert shown["oneLine"] and "Kristóf Szentgyörgyi-Nagy" in shown["title"], shown
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -176,10 +176,11 @@ export class ChatBox {
       h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
       people.map((s) => {
         const muted = this.rules.muted.includes(s.seat);
+        const words = t(muted ? "chat.unmute" : "chat.mute", { name: s.name });
         return h(
           "button",
-          { class: "btn btn-small chat-mute", type: "button", "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
-          t(muted ? "chat.unmute" : "chat.mute", { name: s.name }),
+          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
+          words,
         );
       }),
     ]);
