@@ -165,6 +165,10 @@ def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
             goto(lobby, f"{server.url}/")
             lobby.wait_for_selector("#open-tables[data-loaded]")
             assert lobby.locator(f".open-table[data-code='{code}']").count() == 0
+            # on a desktop the list sits beside the form, under the hero: in the first screen
+            top = lobby.evaluate("() => document.querySelector('#open-tables').getBoundingClientRect().top")
+            assert top < DESKTOP["height"] * 0.75, top
+            screenshot(lobby, "lobby-1280x800-en")
             lobby_watch.assert_clean()
         finally:
             lobby_ctx.close()
