@@ -167,11 +167,16 @@ def hold_host(page: Any, code: str, host_token: str) -> None:
     )
 
 
-def sit_and_start(page: Any, server: Any, room: dict[str, Any], token: str, seat: int = 0) -> None:
+def sit_and_start(
+    page: Any, server: Any, room: dict[str, Any], token: str, seat: int = 0, host: bool = False
+) -> None:
     """Open ``room``'s page on ``server`` (a `tests.serverkit.ServerProcess`) holding ``token`` for
-    ``seat`` (`hold_seat`), have the host start the match over the API, and wait for the table."""
+    ``seat`` (`hold_seat`) and, with ``host``, the room's host token (`hold_host`), have the host
+    start the match over the API, and wait for the table."""
     goto(page, f"{server.url}/r/{room['code']}")
     hold_seat(page, room["code"], token, seat)
+    if host:
+        hold_host(page, room["code"], room["host_token"])
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
     page.reload()
     page.wait_for_selector(".table-screen")

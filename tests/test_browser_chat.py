@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 
 from tests.adminkit import SECRET
-from tests.browserkit import DESKTOP, PHONE, catalog_of, goto, hold_host, hold_seat, open_page, screenshot
+from tests.browserkit import (
+    DESKTOP,
+    PHONE,
+    catalog_of,
+    goto,
+    hold_host,
+    hold_seat,
+    open_page,
+    screenshot,
+    sit_and_start,
+)
 from tests.serverkit import ServerProcess
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
@@ -191,12 +201,7 @@ def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
     token = server.claim(code, 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, {"width": 360, "height": 640}, "ru-RU")
     try:
-        goto(page, f"{server.url}/r/{code}")
-        hold_seat(page, code, token, 0)
-        hold_host(page, code, room["host_token"])
-        assert server.start_match(code, room["host_token"]).status_code == 200
-        page.reload()
-        page.wait_for_selector(".table-screen")
+        sit_and_start(page, server, room, token)
         page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
         page.click(".feed-toggle")
         page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
@@ -245,11 +250,7 @@ def test_a_hosts_chat_with_four_people_fits_the_desktop_side_panel(
     tokens = [server.claim(code, seat, name).json()["token"] for seat, name in enumerate(names)]
     context, page, watch = open_page(browser, DESKTOP, "id-ID")
     try:
-        goto(page, f"{server.url}/r/{code}")
-        hold_seat(page, code, tokens[0], 0)
-        hold_host(page, code, room["host_token"])
-        assert server.start_match(code, room["host_token"]).status_code == 200
-        page.reload()
+        sit_and_start(page, server, room, tokens[0], host=True)
         page.wait_for_selector(".table-screen .chat-mute[data-seat='4']")
         shown = page.evaluate(
             """() => {

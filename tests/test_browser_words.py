@@ -25,12 +25,12 @@ from tests.browserkit import (
     PHONE,
     catalog_of,
     goto,
-    hold_host,
     hold_seat,
     languages,
     open_page,
     play_turn,
     screenshot,
+    sit_and_start,
     switch_language,
     text_of,
 )
@@ -594,11 +594,7 @@ def test_ones_turn_timer_on_a_phone_shows_its_seconds_whole_beside_the_hint(
     token = server.claim(code, 0, "Budi").json()["token"]
     context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
     try:
-        goto(page, f"{server.url}/r/{code}")
-        hold_seat(page, code, token, 0)
-        hold_host(page, code, room["host_token"])
-        assert server.start_match(code, room["host_token"]).status_code == 200
-        page.reload()
+        sit_and_start(page, server, room, token)
         # a turn with a choice (the Hint button shows only then): forced turns are played through
         deadline = time.monotonic() + 120
         while not page.locator(".me-status .hint-btn:not([hidden])").count():
