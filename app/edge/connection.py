@@ -129,15 +129,10 @@ class Connection:
         except StopIteration:
             return
         except Exception as error:
-            self._failed(error)
+            _log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
+            self.close_with(CLOSE_TOO_SLOW, "")
             return
         self._queue.put_nowait(_Unfinished(write, awaited))
-
-    def _failed(self, error: Exception) -> None:
-        _log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
-        if not self.closed:
-            self.closed = True
-            self._queue.put_nowait((CLOSE_TOO_SLOW, ""))
 
     async def _drain(self) -> None:
         ws = self.websocket
