@@ -6,6 +6,7 @@ two-store test without PostgreSQL)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from app.cluster import RedisLease, RedisLeases
 from app.edge.handoff import HANDOFF, Handoff
 from app.metrics import Metrics
 from app.rooms import host
+from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
@@ -105,9 +107,9 @@ def test_a_renewed_lease_outlives_its_length_and_only_its_holder_releases_it() -
 
 
 @asynccontextmanager
-async def hub_on(database_url: str, leases_: RedisLeases) -> AsyncIterator[Hub]:
+async def hub_on(database_url: str, leases_: RedisLeases, config: RoomConfig = CONFIG) -> AsyncIterator[Hub]:
     async with Store(database_url) as store:
-        hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots(), leases=leases_)
+        hub = Hub(config, store, Metrics(), clock=FakeClock(), bots=LocalBots(), leases=leases_)
         await hub.recover()  # starts the leases
         try:
             yield hub
@@ -149,6 +151,35 @@ def test_a_hub_whose_redis_is_gone_unloads_its_room_and_another_takes_it(tmp_pat
             assert held == "room_elsewhere"
             assert hub_a_token < (hub_b.fence_of(room.code) or 0)
         await proxy.cut()
+
+    asyncio.run(main())
+
+
+def test_a_room_taken_over_counts_for_the_address_that_created_it(tmp_path: Path) -> None:
+    """A room created on one process and loaded on another after the first is gone (killed, or
+    stopped) counts in its creator's open rooms there, and the per-address cap applies to its
+    loading (docs/architecture.md): the creator is kept with the room's lease (`Leases.creator`)."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    config = dataclasses.replace(CONFIG, max_rooms_per_address=1)
+    maker, other = "203.0.113.7", "198.51.100.2"
+
+    async def main() -> None:
+        async with hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix), config) as hub_b:
+            async with hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix), config) as hub_a:
+                first, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+                second, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+                third, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=other)
+            # the first process is gone, its leases free: the second takes its rooms as their links open
+            taken = await hub_b.open(first.code)
+            assert taken is not None and taken.status == "waiting"
+            assert hub_b.open_rooms_of(maker) == 1 and hub_b.owners[first.code] == maker
+            with pytest.raises(RoomError) as capped:
+                await hub_b.open(second.code)  # its creator has 1 open room here already
+            assert (capped.value.code, capped.value.status) == ("too_many_open_rooms", 429)
+            assert await hub_b.open(third.code) is not None
+            assert hub_b.open_rooms_of(other) == 1
 
     asyncio.run(main())
 

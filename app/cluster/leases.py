@@ -24,7 +24,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -79,6 +79,10 @@ class LeaseLike(Protocol):
 
     @property
     def token(self) -> int: ...
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 @dataclass(eq=False, slots=True)
@@ -145,7 +149,7 @@ class RedisLeases:
 
     @property
     def _ms(self) -> int:
-        return max(1, round(self.lease_s * 1000))
+        return _milliseconds(self.lease_s)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -223,6 +227,29 @@ class RedisLeases:
         with contextlib.suppress(ConnectionError):  # else it expires by itself
             await self._call(self._release, self._keys(lease.code)[:1], [lease.value])
 
+    async def note_creator(self, code: str, address: str, ttl_s: float) -> None:
+        """Remember for ``ttl_s`` seconds that client ``address`` created room ``code``
+        (`app.rooms.ports.Leases.note_creator`), in ``P:{CODE}:creator``; raises ConnectionError
+        when Redis does not answer within ``renew_every_s``."""
+        await self._command(self._redis.set(self._creator_key(code), address, px=_milliseconds(ttl_s)))
+
+    async def creator(self, code: str, ttl_s: float) -> str | None:
+        """The client address that created room ``code``, its memory extended to ``ttl_s``
+        seconds from now, or None (`app.rooms.ports.Leases.creator`); raises ConnectionError when
+        Redis does not answer within ``renew_every_s``."""
+        found = await self._command(self._redis.getex(self._creator_key(code), px=_milliseconds(ttl_s)))
+        return None if found is None else bytes(found).decode()
+
+    def _creator_key(self, code: str) -> str:
+        return f"{self.prefix}:{{{code}}}:creator"
+
+    async def _command(self, command: Awaitable[Any]) -> Any:
+        try:
+            async with asyncio.timeout(self.renew_every_s):
+                return await command
+        except (RedisError, OSError, TimeoutError) as error:
+            raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
+
     def _changed(self, code: str, held: bool) -> None:
         if self.on_change is not None:
             try:
@@ -231,11 +258,7 @@ class RedisLeases:
                 _log.exception("lease_listener_failed")
 
     async def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        try:
-            async with asyncio.timeout(self.renew_every_s):
-                return await script(keys=keys, args=args)
-        except (RedisError, OSError, TimeoutError) as error:
-            raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
+        return await self._command(script(keys=keys, args=args))
 
     # -- renewal -------------------------------------------------------------------------------
 

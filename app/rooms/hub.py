@@ -104,11 +104,12 @@ class Hub(LeasedRooms):
         if len(code) > 64:
             return None
         loading = self._loading.get(code)
+        creator = None
         if loading is None:
-            await self._check_room_for(code)
+            creator = await self._check_room_for(code)
             loading = self._loading.get(code)  # another caller may have started it meanwhile
         if loading is None:
-            loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code))
+            loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code, creator))
             loading.add_done_callback(lambda _: self._loading.pop(code, None))
         return await asyncio.shield(loading)
 
@@ -123,24 +124,41 @@ class Hub(LeasedRooms):
             await self.unload(idlest)
         return len(self.rooms) + len(self._loading) < self.config.max_rooms
 
-    async def _check_room_for(self, code: str) -> None:
-        """Raises `RoomError` when loading room ``code`` would pass a cap (see `open`)."""
+    async def _check_room_for(self, code: str) -> str | None:
+        """The address that created room ``code``, if known; raises `RoomError` when loading the
+        room would pass a cap (see `open`). With leases, a room created by another process (or
+        before this one started) has its creator in the lease service (`Leases.creator`)."""
         config = self.config
         if not await self.make_room():
             message = "this server hosts as many rooms as it can; try again later"
             raise RoomError("server_full", message, 503, {"Retry-After": "60"})
         creator = self.owners.get(code)
+        if creator is None and self.ownership is not None:
+            try:
+                creator = await self.ownership.leases.creator(code, self._creator_ttl_s)
+            except ConnectionError:
+                raise unavailable("the room's server cannot be found right now; try again") from None
         cap = config.max_rooms_per_address
         if creator is not None and cap and self.open_rooms_of(creator) >= cap:
             message = f"whoever made this room has {cap} other rooms open; try again when one is over"
             raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
+        return creator
 
-    async def _load_or_unavailable(self, code: str) -> Room | None:
+    @property
+    def _creator_ttl_s(self) -> float:
+        """How long the lease service remembers who created a room (seconds): twice the time
+        after which an unused match is abandoned; each load of the room extends it."""
+        return 2 * self.config.abandon_after_s
+
+    async def _load_or_unavailable(self, code: str, creator: str | None) -> Room | None:
         try:
-            return await self._load(code)
+            room = await self._load(code)
         except StoreError as error:  # the database unreachable, or a claim's row lock held too long
             _log.warning("room_load_failed", room=code, error=str(error))
             raise unavailable("the room cannot be loaded right now; try again") from error
+        if room is not None and creator is not None:
+            self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
+        return room
 
     async def _load(self, code: str) -> Room | None:
         ownership = self.ownership
@@ -219,6 +237,11 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
         if owner is not None:
             self.owners[code] = owner
+            if ownership is not None:  # whichever process loads it later counts it for its creator
+                try:
+                    await ownership.leases.note_creator(code, owner, self._creator_ttl_s)
+                except ConnectionError:
+                    _log.warning("room_creator_not_shared", room=code)
         _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
 

@@ -205,3 +205,13 @@ class Leases(Protocol):
     async def release(self, lease: Lease) -> None:
         """Stop renewing ``lease`` and give it up, so another process may take the room at once
         (never raises: a lease not released expires)."""
+
+    async def note_creator(self, code: str, address: str, ttl_s: float) -> None:
+        """Remember for ``ttl_s`` seconds that client ``address`` created room ``code``, so that
+        whichever process loads it later counts it in that address's open rooms. Raises
+        ConnectionError when the lease service cannot be reached."""
+
+    async def creator(self, code: str, ttl_s: float) -> str | None:
+        """The client address that created room ``code`` (`note_creator`), remembered ``ttl_s``
+        seconds from now on, or None when none is. Raises ConnectionError when the lease service
+        cannot be reached."""
