@@ -27,6 +27,7 @@ from tests.browserkit import (
     open_page,
     play_turn,
     screenshot,
+    switch_language,
     version_of,
     wait_for_version,
 )
@@ -133,6 +134,20 @@ def test_two_people_play_again_in_the_same_seats(
         assert ana.locator(f"{PANEL} .standings").is_visible()
         told = words["ana"]["panel.next_match"].replace("{n}", "2")
         assert ana.text_content(f"{PANEL} .panel-note") == told  # and that match 2 is being set up
+        # the page drawn again in another language keeps that panel as it was
+        other = "et" if ana_lang != "et" else "hu"
+        switch_language(ana, other)
+        told_there = catalog_of(other)["panel.next_match"].replace("{n}", "2")
+        ana.wait_for_function(
+            "([sel, text]) => document.querySelector(sel)?.textContent === text",
+            arg=[f"{PANEL} .panel-note", told_there],
+        )
+        switch_language(ana, ana_lang)
+        ana.wait_for_function(
+            "([sel, text]) => document.querySelector(sel)?.textContent === text",
+            arg=[f"{PANEL} .panel-note", told],
+        )
+        assert ana.locator(f"{PANEL} .play-again").count() == 1
         close_panel(ana)
         assert ana.text_content("h1") == words["ana"]["again.heading"].replace("{n}", "2")
         assert ana.locator(".seat-row[data-seat='1'] .ready-tag[data-ready='true']").count() == 1
@@ -143,6 +158,10 @@ def test_two_people_play_again_in_the_same_seats(
         screenshot(ana, f"again-waiting-{ana_lang}-{ana_view['width']}")
         ana.click(".again-box .last-match")  # the last match's result is still at hand
         ana.wait_for_selector(f"{PANEL} .standings")
+        switch_language(ana, other)
+        ana.wait_for_selector(f"{PANEL} .standings")  # still that panel, with no Play again
+        assert ana.locator(f"{PANEL} .play-again").count() == 0
+        switch_language(ana, ana_lang)
         close_panel(ana)
         ana.click(".again-box .ready-button")
         budi.wait_for_selector(".again-box[data-ready='2']")

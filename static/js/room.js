@@ -295,7 +295,9 @@ export class RoomController {
     this.screen = null;
     this.langKey = String(Date.now());
     if (!this.main) return this.notFound();
-    const reopen = !!this.panel;
+    // which panel: the last match's final one kept while it is read, the same from the waiting
+    // room's "Last match" button, or the last round's
+    const reopen = !this.panel ? null : this.heldFinal ? "held" : this.panel.lastMatch ? "last" : "round";
     this.closePanel();
     this.render([]);
     this.updateBanner();
@@ -303,7 +305,9 @@ export class RoomController {
       this.screen?.toggleFeed?.(true);
       this.screen?.el?.querySelector(".feed-lang .lang-select")?.focus();
     }
-    if (reopen) this.openRoundEnd({ asked: true });
+    if (reopen === "held") this.openHeldFinal();
+    else if (reopen === "last") this.openLastMatch();
+    else if (reopen) this.openRoundEnd({ asked: true });
   }
 
   render(events) {
@@ -369,8 +373,29 @@ export class RoomController {
     if (!this.lastMatchEnd) return;
     this.closePanel();
     this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain: null, onClose: () => this.closePanel() });
+    this.panel.lastMatch = true;
     document.body.append(this.panel);
     this.panel.showModal();
+  }
+
+  /** The last match's final panel as it was kept while read when the next match began (`newMatch`),
+   * drawn again (in another language): it still says the next match is being set up, and its Play
+   * again joins it. */
+  openHeldFinal() {
+    if (!this.lastMatchEnd) return;
+    this.closePanel();
+    this.panel = roundEndPanel(this.lastMatchEnd, {
+      mySeat: this.seat,
+      code: this.code,
+      token: this.memory.token,
+      nextStarted: false,
+      onAgain: this.canPlayAgain() ? () => this.playAgain() : null,
+      onClose: () => this.closePanel(),
+    });
+    document.body.append(this.panel);
+    this.panel.showModal();
+    this.heldFinal = true;
+    this.panel.setNextMatch?.(this.match);
   }
 
   /** Whether this page may ask to play again: it holds a seat, or the host's token. */
