@@ -25,6 +25,7 @@ from tests.browserkit import (
     PHONE,
     catalog_of,
     goto,
+    hold_host,
     hold_seat,
     languages,
     open_page,
@@ -566,6 +567,44 @@ def test_ones_own_long_name_in_the_waiting_room_on_a_phone_is_whole(
         assert name.evaluate("(e) => e.scrollWidth <= e.clientWidth"), (lang, name.bounding_box())
         assert name.text_content() == "Dewi Sartika Wulandari"
     screenshot(page, "waiting-long-name-phone")
+    watch.assert_clean()
+    context.close()
+
+
+_OPTIONS_JS = """() => {
+    const box = document.querySelector('.options-box').getBoundingClientRect();
+    const seats = document.querySelector('.seat-list').getBoundingClientRect();
+    const select = document.querySelector('#opt-camat-target');
+    const room = select.parentElement.getBoundingClientRect().width;
+    const shown = select.getBoundingClientRect().width;
+    select.style.maxWidth = 'none';
+    const natural = select.getBoundingClientRect().width;
+    select.style.maxWidth = '';
+    return {box: box.width, seats: seats.width, shown, wanted: Math.min(natural, room)};
+}"""
+
+
+def test_the_hosts_match_options_on_a_phone_take_the_cards_width_in_every_language(
+    server: ServerProcess, browser: Any
+) -> None:
+    """At 390 px in Indonesian the match's options box was 282 px of the card's 332, and its
+    match-length menu cut "Sampai 1 kali pemilihan ca…": the box takes the card's width and the
+    menu as much of it as its longest choice needs."""
+    room = server.create_room(bots=[None, "easy", "medium", "hard", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, 0)
+    hold_host(page, room["code"], room["host_token"])
+    page.reload()
+    page.wait_for_selector(".options-box #opt-camat-target")
+    for lang in languages():
+        switch_language(page, lang)
+        page.wait_for_selector(".options-box #opt-camat-target")
+        sizes = page.evaluate(_OPTIONS_JS)
+        assert sizes["box"] >= sizes["seats"] - 1, (lang, sizes)
+        assert sizes["shown"] >= sizes["wanted"] - 1, (lang, sizes)
+    screenshot(page, "waiting-options-phone")
     watch.assert_clean()
     context.close()
 
