@@ -23,6 +23,7 @@ import pytest
 import redis
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from tests.adminkit import COOKIE, SECRET
 from tests.clusterkit import (
     CLOSE_TRY_AGAIN,
     LEASE_S,
@@ -76,6 +77,7 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",
         "DOMENG_BOT_DELAY_S": "0.02",
         "DOMENG_BOT_WORKERS": "1",
+        "DOMENG_ADMIN_TOKEN": SECRET,
     }
     servers = [ServerProcess(tmp_path / name, env=env, database_url=postgres_url) for name in ("a", "b")]
     nginx: Nginx | None = None
@@ -147,6 +149,16 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     lobby = httpx.get(f"{front.url}/", timeout=10)
     assert lobby.status_code == 200 and "text/html" in lobby.headers["content-type"]
     assert httpx.get(f"{front.url}/metrics", timeout=10).status_code == 404  # per process, not here
+    # the admin signs in through nginx as a browser does, Origin with the port: the Host nginx
+    # passes on keeps it, so the same-origin check holds (with $host it was refused, 403)
+    browser_origin = {"Origin": front.url}
+    signed = httpx.post(
+        f"{front.url}/api/admin/login", json={"secret": SECRET}, headers=browser_origin, timeout=10
+    )
+    assert signed.status_code == 200, signed.text
+    session = {**browser_origin, "Cookie": f"{COOKIE}={signed.cookies[COOKIE]}"}
+    assert httpx.get(f"{front.url}/api/admin/rooms", headers=session, timeout=10).status_code == 200
+    assert httpx.post(f"{front.url}/api/admin/logout", headers=session, timeout=10).status_code == 204
     code, token = new_table(front)  # create, claim and start: 503s from non-owners retried by nginx
     assert httpx.get(f"{front.url}/r/{code}", timeout=10).status_code == 200
     player, first = _join(front, code, token, timeout=20)
