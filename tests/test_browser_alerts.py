@@ -118,7 +118,10 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
         # sound as if it had come while hidden, with nothing played before it
         page.wait_for_function("() => window.__domeng && window.__domeng.view !== null")
         assert {t.get_attribute("aria-pressed") for t in page.locator(".sound-toggle").all()} == {"true"}
-        assert page.locator(".notify-toggle").count() == 0  # allowed already: no bell to press
+        # allowed already: the bell shows them on, and turns them off (both bars' bells, a phone's too)
+        bells = page.locator(".notify-toggle")
+        assert {b.get_attribute("aria-pressed") for b in bells.all()} == {"true"}
+        assert bells.first.get_attribute("title") == catalog["alerts.notify_off"]
         assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")  # nothing pushed off
 
         # hide the tab; if the turn is ours already, play it: the next one comes while hidden
@@ -137,12 +140,24 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
         page.wait_for_selector(PLAYABLE)  # the notice came with a tile to choose
         assert play_turn(page)
         page.wait_for_function("() => window.__domengSounds.some((s) => s.kind === 'place')")
+        # the bell turns them off, remembered: a hidden tab is no longer notified
+        if not page.locator(".notify-toggle:visible").count():
+            page.click(".feed-toggle")
+        page.locator(".notify-toggle:visible").first.click()
+        assert {b.get_attribute("aria-pressed") for b in bells.all()} == {"false"}
+        assert page.evaluate("() => localStorage.getItem('domeng:notify')") == "off"
+        page.reload()
+        page.wait_for_function("() => window.__domeng && window.__domeng.view !== null")
+        assert {b.get_attribute("aria-pressed") for b in page.locator(".notify-toggle").all()} == {"false"}
+        page.evaluate("() => { window.__hidden = true; window.__notices = []; }")
+        page.wait_for_selector(PLAYABLE, timeout=90_000)
+        assert page.evaluate("() => window.__notices.length") == 0
         watch.assert_clean()
     finally:
         context.close()
 
 
-def test_the_bell_asks_for_notifications_only_where_they_are_not_decided(
+def test_the_bell_is_off_until_notifications_are_allowed(
     server: ServerProcess, browser: Any
 ) -> None:
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
@@ -152,11 +167,36 @@ def test_the_bell_asks_for_notifications_only_where_they_are_not_decided(
         sit_and_start(page, server, room, token)
         permission = page.evaluate("() => Notification.permission")
         bell = page.locator(".notify-toggle:visible")
-        if permission == "default":
-            assert bell.count() == 1
-        else:  # this Chromium decided already (headless may deny without asking)
-            assert bell.count() == 0
+        assert bell.count() == 1  # to ask, or (where this Chromium decided already) to say so
+        assert bell.get_attribute("aria-pressed") == "false"
+        assert permission in ("default", "denied")
         assert page.locator(".sound-toggle:visible").get_attribute("aria-pressed") == "false"
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+DENIED = "Object.defineProperty(Notification, 'permission', {configurable: true, get: () => 'denied'});"
+"""The browser's answer "blocked" (this Chromium cannot be told to refuse a permission)."""
+
+
+def test_the_bell_says_where_notifications_are_blocked(server: ServerProcess, browser: Any) -> None:
+    """Pressed where the browser blocks notifications, the bell did nothing visible, and was gone
+    after a reload: it stays, off, and says how to allow them."""
+    catalog = catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP)
+    page.add_init_script(DENIED)
+    try:
+        sit_and_start(page, server, room, token)
+        bell = page.locator(".notify-toggle:visible")
+        assert bell.get_attribute("aria-pressed") == "false"
+        assert bell.get_attribute("title") == catalog["alerts.notify_ask"]
+        bell.click()
+        toast = page.wait_for_selector("#toasts .toast")
+        assert toast.text_content() == catalog["alerts.notify_blocked"]
+        assert bell.get_attribute("aria-pressed") == "false"
         watch.assert_clean()
     finally:
         context.close()

@@ -3,7 +3,7 @@
 // hidden. Sound is off until the player turns it on (remembered in localStorage); notifications
 // need the browser's permission, asked only when the player presses the bell.
 
-import { h } from "./dom.js";
+import { h, toast } from "./dom.js";
 import { t } from "./i18n.js";
 import { icon } from "./icons.js";
 
@@ -11,6 +11,12 @@ const SOUND_KEY = "domeng:sound";
 
 /** Whether this browser wants sounds (off on a first visit). */
 export const soundOn = () => localStorage.getItem(SOUND_KEY) === "on";
+
+const NOTIFY_KEY = "domeng:notify";
+
+/** Whether a hidden tab is notified of the player's turn: the browser allows it, and the player
+ * has not turned the bell off. */
+const notifyOn = () => notifications() && Notification.permission === "granted" && localStorage.getItem(NOTIFY_KEY) !== "off";
 
 // Each sound: [frequency (Hz), start (s), length (s), wave, peak gain]. Synthesised with the Web
 // Audio API, so there are no sound files to fetch; short and quiet, like a tile on a table.
@@ -68,8 +74,8 @@ export function play(kind) {
 
 const notifications = () => "Notification" in window;
 
-/** The top bar's sound switch and, where the browser has notifications, the bell that asks for
- * them (hidden once they are allowed or refused). */
+/** The top bar's sound switch and, where the browser has notifications, the bell: it asks for
+ * them the first time, then turns them on and off; where the browser blocks them it says so. */
 export function alertButtons() {
   const sound = h("button", { class: "icon-btn sound-toggle", type: "button" });
   sound.addEventListener("click", () => {
@@ -79,20 +85,26 @@ export function alertButtons() {
   });
   paintSound(sound);
   const buttons = [sound];
-  if (notifications() && Notification.permission === "default") {
-    const bell = h(
-      "button",
-      { class: "icon-btn notify-toggle", type: "button", title: t("alerts.notify_ask") },
-      icon("bell"),
-      h("span", { class: "sr-only" }, t("alerts.notify")),
-    );
+  if (notifications()) {
+    const bell = h("button", { class: "icon-btn notify-toggle", type: "button" });
     bell.addEventListener("click", async () => {
-      const answer = await Notification.requestPermission();
-      for (const each of document.querySelectorAll(".notify-toggle")) each.hidden = answer !== "default";
+      if (Notification.permission === "granted") localStorage.setItem(NOTIFY_KEY, notifyOn() ? "off" : "on");
+      else if (Notification.permission === "default" && (await Notification.requestPermission()) === "granted")
+        localStorage.setItem(NOTIFY_KEY, "on");
+      if (Notification.permission === "denied") toast(t("alerts.notify_blocked"), "info");
+      for (const each of document.querySelectorAll(".notify-toggle")) paintBell(each);
     });
+    paintBell(bell);
     buttons.push(bell);
   }
   return buttons;
+}
+
+function paintBell(button) {
+  const on = notifyOn();
+  button.setAttribute("aria-pressed", String(on));
+  button.title = on ? t("alerts.notify_off") : t("alerts.notify_ask");
+  button.replaceChildren(icon(on ? "bell" : "bell-off"), h("span", { class: "sr-only" }, t("alerts.notify")));
 }
 
 function paintSound(button) {
@@ -127,7 +139,7 @@ export class TableAlerts {
   }
 
   notifyTurn(text) {
-    if (!document.hidden || !notifications() || Notification.permission !== "granted") return;
+    if (!document.hidden || !notifyOn()) return;
     try {
       this.shown = new Notification(t("app.title"), { body: text, tag: "domeng-turn", icon: "/static/img/icon-192.png" });
       this.shown.onclick = () => {
