@@ -8,6 +8,7 @@ its token and plays on. Skipped without nginx, DOMENG_TEST_REDIS_URL or DOMENG_T
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -27,8 +28,10 @@ from tests.adminkit import COOKIE, SECRET
 from tests.clusterkit import (
     CLOSE_TRY_AGAIN,
     LEASE_S,
+    ThreadedProxy,
     assert_log_whole,
     can_play,
+    closed_code,
     need_postgres,
     need_redis,
     new_table,
@@ -64,6 +67,14 @@ def _migrate(database_url: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def topology(tmp_path: Path) -> Iterator[Topology]:
+    with _topology(tmp_path) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def _topology(tmp_path: Path, redis_of_second: str | None = None) -> Iterator[Topology]:
+    """Two processes behind nginx; ``redis_of_second``: the second one's Redis URL (a relay the
+    test cuts), else the same as the first's."""
     if NGINX is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx-light)")
     redis_url, postgres_url = need_redis(), need_postgres()
@@ -79,7 +90,11 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         "DOMENG_BOT_WORKERS": "1",
         "DOMENG_ADMIN_TOKEN": SECRET,
     }
-    servers = [ServerProcess(tmp_path / name, env=env, database_url=postgres_url) for name in ("a", "b")]
+    second_env = {**env, "DOMENG_REDIS_URL": redis_of_second or redis_url}
+    servers = [
+        ServerProcess(tmp_path / "a", env=env, database_url=postgres_url),
+        ServerProcess(tmp_path / "b", env=second_env, database_url=postgres_url),
+    ]
     nginx: Nginx | None = None
     try:
         with ThreadPoolExecutor(2) as starting:
@@ -184,3 +199,30 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     assert_log_whole(stored)
     assert stored.version == later["version"]
     assert len([a for r in stored.rounds for a in r.actions if a.actor == "human"]) == 5
+
+
+def test_a_process_cut_off_from_redis_refuses_its_sockets_so_nginx_takes_them_to_the_other(
+    tmp_path: Path,
+) -> None:
+    """A process that cannot reach Redis loses its rooms' leases, but nginx still hashes their
+    sockets to it: it used to accept each one and close it with 1013 ("try again"), so the players
+    came back only once its Redis did. It now refuses the handshake with 503, and nginx takes the
+    socket to the other process, which takes the room over while the first is still cut off."""
+    with ThreadedProxy(need_redis()) as relay, _topology(tmp_path, redis_of_second=relay.url) as topology:
+        front, (healthy, cut_off) = topology.front, topology.servers
+        for _ in range(20):  # nginx hashes each room to one process: a room of the second one
+            code, token = new_table(front)
+            player, state = _join(front, code, token, timeout=20)
+            if _owner(topology, code) is cut_off:
+                break
+            player.close()
+        else:
+            pytest.fail("nginx took none of 20 rooms to the second process")
+        waiting = _play_from(player, state, 2)
+        relay.cut()  # the second process's Redis gone: it loses the room's lease
+        assert closed_code(player) == CLOSE_TRY_AGAIN  # room_moved
+        back, resumed = _join(front, code, token, timeout=LEASE_S + 30)  # the second still cut off
+        assert _owner(topology, code) is healthy
+        assert resumed["version"] == waiting["version"]
+        assert can_play(resumed) or back.wait_for(can_play)
+        back.close()

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, WebSocket
+from fastapi.responses import JSONResponse
 from starlette.websockets import WebSocketDisconnect
 
 from app.edge.connection import Connection, MessageBudget
@@ -85,8 +86,10 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     holds at most ``max_sockets_per_address`` of them at once (1008 past that). A room another
     server process hosts (docs/cluster.md) is first asked of it (`app.edge.handoff`), and served
     through that process (`app.edge.remote`, the relay) if it keeps it; when it does not answer,
-    the socket closes with 1013 and the client tries again."""
-    await websocket.accept()
+    the socket closes with 1013 and the client tries again. When this process cannot serve the
+    room at all now (``room_unavailable``: its leases or its database cannot be reached), the
+    handshake itself is refused with HTTP 503 and ``Retry-After``, so that a proxy in front
+    (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process."""
     state = websocket.app.state
     hub: Hub = state.hub
     handoff: Handoff = state.handoff
@@ -97,9 +100,10 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         found = await handoff.open(code)  # from the store when it is not in memory, or handed over
     except RoomError as error:  # hosted by another process, or its ownership unknown now
         if relay is None or error.code != "room_elsewhere":
-            await websocket.close(CLOSE_TRY_AGAIN, error.message)
+            await _refuse(websocket, error)
             return
         found, relayed = None, True
+    await websocket.accept()
     if found is None and not relayed:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
         return
@@ -143,6 +147,20 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
             room.disconnect(conn)
         await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
         await conn.stop()
+
+
+async def _refuse(websocket: WebSocket, error: RoomError) -> None:
+    """Refuse a socket whose room this process cannot serve now; the client tries again. A 503
+    (``room_unavailable``, ``server_full``) refuses the handshake itself with HTTP 503 and
+    ``Retry-After`` where the server can answer a handshake so (ASGI's ``websocket.http.response``):
+    a proxy then tries another process. Otherwise the socket is accepted and closed with 1013."""
+    if error.status == 503 and "websocket.http.response" in websocket.scope.get("extensions", {}):
+        headers = {"Retry-After": "1", **(error.headers or {})}
+        body = {"detail": {"code": error.code, "message": error.message}}
+        await websocket.send_denial_response(JSONResponse(body, status_code=error.status, headers=headers))
+        return
+    await websocket.accept()
+    await websocket.close(CLOSE_TRY_AGAIN, error.message)
 
 
 async def join_room(hub: Hub, code: str, conn: Outbox, hello: HelloMessage) -> Room:
