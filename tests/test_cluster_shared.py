@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -272,12 +273,46 @@ def test_an_ask_gets_every_other_process_answer_and_leaves_out_one_that_does_not
             b.serve(answer)
             c.serve(never)
             await wait_for_async(lambda: asyncio.sleep(0, (a.serving, b.serving, c.serving)), all)
-            await a._redis.publish(f"{a.prefix}:ask", b"not json")  # ignored by all
+            await a._redis.publish(a.ask_channel, b"not json")  # ignored by all
             answers = await a.ask("live", {"n": 1}, timeout_s=0.5)
             assert answers == {"b": {"kind": "live", "body": {"n": 1}}}  # c never answered
             stuck.set()
         finally:
             for shared in (a, b, c):
+                await shared.close()
+
+    asyncio.run(main())
+
+
+def test_an_ask_is_not_heard_on_another_database_of_the_same_redis() -> None:
+    """Redis's channels are shared by all its databases: a deployment on another database with the
+    default prefix heard every ask, and each ask waited its whole timeout for answers that went to
+    that other database (an operator saw every handoff take 2 s)."""
+
+    async def main() -> None:
+        url = need_redis()
+        database = int(urlsplit(url).path.strip("/") or 0)
+        elsewhere = urlunsplit(urlsplit(url)._replace(path=f"/{database ^ 1}"))
+        a, b = shared_pair()
+        foreign = RedisShared(elsewhere, "foreign", prefix=a.prefix)
+        heard: list[str] = []
+
+        async def answer(kind: str, body: dict[str, Any]) -> Any:
+            return kind
+
+        async def overheard(kind: str, body: dict[str, Any]) -> Any:
+            heard.append(kind)
+            return kind
+
+        try:
+            a.serve(answer)
+            b.serve(answer)
+            foreign.serve(overheard)
+            await wait_for_async(lambda: asyncio.sleep(0, (a.serving, b.serving, foreign.serving)), all)
+            assert await a.ask("live", {}, timeout_s=10) == {"b": "live"}
+            assert heard == []  # (before, it also waited 10 s for the other database's answer)
+        finally:
+            for shared in (a, b, foreign):
                 await shared.close()
 
     asyncio.run(main())

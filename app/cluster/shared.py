@@ -10,7 +10,8 @@ Keys (``P`` is the prefix, ``domeng`` by default; ``ID`` a process's holder id, 
 - ``P:proc:ID:tables``: the process's listed tables (JSON), expiring after ``stale_s``;
 - ``P:proc:ID:owners``: hash, client address → unfinished rooms it created on that process,
   expiring after ``stale_s``;
-- ``P:ask`` (a channel): asks to every process, ``{"kind", "body", "reply", "from", "until"}``;
+- ``P:ask:dbN`` (a channel; N is the Redis URL's database, as Redis's channels are shared by all
+  its databases): asks to every process, ``{"kind", "body", "reply", "from", "until"}``;
   an ask received after ``until`` (epoch ms: the asker stopped waiting) is not acted on;
 - ``P:reply:RANDOM``: the answers to one ask (a list of ``{"from", "answer"}``), for a minute.
 
@@ -69,6 +70,10 @@ class RedisShared:
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
         )
         self._publish = self._redis.register_script(_PUBLISH)
+        database = self._redis.connection_pool.connection_kwargs.get("db", 0)
+        self.ask_channel = self._key("ask", f"db{database}")
+        """The channel of the asks: a deployment on another database of the same Redis, with the
+        same prefix, neither hears this one's asks nor is waited for."""
         self._listener: asyncio.Task[None] | None = None
         self.serving = False
         """Whether this process is subscribed to the asks now (tests wait on it)."""
@@ -186,7 +191,7 @@ class RedisShared:
             while True:
                 try:
                     if not self.serving:
-                        await pubsub.subscribe(self._key("ask"))
+                        await pubsub.subscribe(self.ask_channel)
                         self.serving = True
                     message = await pubsub.get_message(timeout=1.0)
                 except (RedisError, OSError) as error:
@@ -239,7 +244,7 @@ class RedisShared:
         message = json.dumps(
             {"kind": kind, "body": body, "reply": reply, "from": self.holder, "until": until}
         )
-        receivers = int(await self._call(self._redis.publish(self._key("ask"), message)))
+        receivers = int(await self._call(self._redis.publish(self.ask_channel, message)))
         expected = receivers - 1 if self.serving else receivers
         answers: dict[str, Any] = {}
         deadline = time.monotonic() + timeout_s
