@@ -260,6 +260,7 @@ class RedisRelay:
                 await self._pubsub.unsubscribe(channel)
 
     async def _listen(self) -> None:
+        failing = False  # logged once per outage, not on every retry
         while True:
             try:
                 if not self._pubsub.subscribed:
@@ -269,9 +270,14 @@ class RedisRelay:
             except asyncio.CancelledError:
                 raise
             except Exception as error:  # Redis gone: the client reconnects and resubscribes
-                _log.warning("relay_listen_failed", error=type(error).__name__)
+                if not failing:
+                    _log.warning("relay_listen_failed", error=type(error).__name__)
+                failing = True
                 await asyncio.sleep(0.5)
                 continue
+            if failing:
+                _log.info("relay_listening", at="relay")
+                failing = False
             if message is None or message.get("type") != "message":
                 continue
             channel = message["channel"].decode()

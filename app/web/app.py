@@ -105,7 +105,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         # way and collect the young generation less often, so GC pauses stay short under load.
         gc.freeze()
         gc.set_threshold(20_000, 20, 20)
-        _log.info("server_ready", rooms=recovered, database=store.dialect, bot_workers=bots.workers)
+        cluster = {} if leases is None else {"cluster": leases.holder, "redis_prefix": settings.redis_prefix}
+        _log.info(
+            "server_ready", rooms=recovered, database=store.dialect, bot_workers=bots.workers, **cluster
+        )
         yield
         # several processes: the rooms' leases are released below and another process takes them,
         # so their clients (local or relayed) reconnect (room_moved); one process: it restarts
