@@ -330,7 +330,8 @@ def test_room_state_and_kozel_results_say_everything_once(server: ServerProcess,
     assert shown["between"] == "playing · between rounds · round 2"
     assert shown["waiting"] == "waiting" and shown["finished"] == "finished · round 8"
     assert shown["codes"] == ["Ab3_x"] * 4
-    assert shown["kozel"] == "no goat yet · Bot 1 14 points, Bot 2 0 points (+5 pending), Bot 3 0 points"
+    # the goat apart from the points, so nobody after it reads as a goat too
+    assert shown["kozel"] == "no goat yet · points: Bot 1 14 points, Bot 2 0 points (+5 pending), Bot 3 0 points"
     assert [e for e in watch.errors if e.startswith("pageerror")] == []  # (a JSON page has no favicon)
     context.close()
 
@@ -405,10 +406,10 @@ def test_on_a_phone_match_list_players_and_match_pages_are_labelled_cards_with_w
     context, page, watch = open_page(browser, PHONE)
     _sign_in(page, server)
     _assert_cards(page, ".match-row", {"Match", "Status", "Seats", "Result"})
-    # the list says which Kozel matches were played in pairs (K10)
+    # the list says each Kozel match's table: its seats, or pairs (K10)
     variant = ".match-row[data-match-id='{}'] td[data-label='Variant']"
     assert page.locator(variant.format(pairs_id)).inner_text() == "kozel, 4 in pairs"
-    assert page.locator(variant.format(kozel_id)).inner_text() == "kozel"
+    assert page.locator(variant.format(kozel_id)).inner_text() == "kozel, 3 seats"
     row = page.locator(f".match-row[data-match-id='{domeng_detail['id']}'] .result").inner_text()
     first = domeng_detail["seats"][result["standings"][0]]["display_name"]
     assert row.startswith("final · 1. " + first) and " received" in row

@@ -31,16 +31,18 @@ export function resultText(item) {
     // pending points (not yet opened at 13, K8) are part of the standing: show them by the points
     const seat = (s) => `${name(s)} ${count(r.points[s], "point")}${r.pending?.[s] ? ` (+${r.pending[s]} pending)` : ""}`;
     const order = r.standings?.length ? r.standings : r.points.map((_, s) => s);
-    return `${goat} · ${order.map(seat).join(", ")}`;
+    return `${goat} · points: ${order.map(seat).join(", ")}`;
   }
   const head = r.match_over ? "final" : `after ${count(r.finished_rounds, "round")}`;
   const place = (s, i) => `${r.places?.[i] ?? i + 1}. ${name(s)}: ${count(r.camat_elections[s], "camat election")}, ${count(r.received?.[s] ?? 0, "stone")} received`;
   return `${head} · ${(r.standings || []).map(place).join(" · ")}`;
 }
 
-/** A match's variant as the list says it: "kozel, 4 in pairs" for Kozel's pairs (K10), else its name. */
+/** A match's variant as the list says it: Kozel with its table, "kozel, 3 seats" or "kozel, 4 in
+ * pairs" (K10); Domeng (always five seats) by its name. */
 export function variantText(match) {
-  return match.variant === "kozel" && match.options?.pairs ? `kozel, ${match.seats.length} in pairs` : match.variant;
+  if (match.variant !== "kozel") return match.variant;
+  return match.options?.pairs ? `kozel, ${match.seats.length} in pairs` : `kozel, ${match.seats.length} seats`;
 }
 
 export function seatsText(seats) {
