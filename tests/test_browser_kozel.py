@@ -336,6 +336,31 @@ def test_a_draw_covers_neither_the_round_label_nor_the_hand_count(
     context.close()
 
 
+_DRAWS_JS = """async ([seat, draws]) => {
+    // seat draws ``draws`` tiles in a row from the bazaar, one state each
+    const c = window.__domeng;
+    for (let i = 0; i < draws; i += 1) {
+        const counts = [...c.view.hand_counts];
+        counts[seat] += 1;
+        const view = {...c.view, hand_counts: counts, bazaar: c.view.bazaar - 1};
+        const events = [{type: "drew", seat}];
+        c.onState({type: "state", version: c.version + 1, room: c.room, view, events});
+        await new Promise(requestAnimationFrame);
+    }
+    return [...document.querySelectorAll('.burst')].map((b) => b.textContent);
+}"""
+
+
+def test_draws_in_a_row_count_up_in_one_label(server: ServerProcess, browser: Any) -> None:
+    """Three draws of one seat in a row piled three "+1" labels over its plate's name; they are one
+    label counting "+3"."""
+    context, page, watch, _ = _seated_page(server, browser, DESKTOP)
+    page.emulate_media(reduced_motion="no-preference")
+    assert page.evaluate(_DRAWS_JS, [1, 3]) == ["+3"]
+    watch.assert_clean()
+    context.close()
+
+
 def _long_chain(length: int, seed: int) -> dict[str, Any]:
     """A chain of ``length`` tiles as a view has it: the tiles left to right ("a-b" as they lie),
     the ends, and a log of placements (seats taking turns) growing it from a random opening tile,

@@ -862,7 +862,29 @@ export class TableView {
       return;
     }
     const plate = [...this.opps, this.mePlate].find((p) => Number(p.el.dataset.seat) === event.seat);
-    if (plate) this.burst(plate.hand.childElementCount ? plate.hand : plate.handCount, "+1", 0);
+    if (plate) this.countDraw(event.seat, plate.hand.childElementCount ? plate.hand : plate.handCount);
+  }
+
+  /** Another seat's draws as one rising "+n" at its tiles: a draw while the last one's label still
+   * shows adds to it and starts it again, rather than piling labels over the plate's name. */
+  countDraw(seat, target) {
+    this.drawBursts ??= new Map();
+    const shown = this.drawBursts.get(seat);
+    if (shown?.isConnected) {
+      shown.dataset.n = String(Number(shown.dataset.n) + 1);
+      shown.textContent = `+${shown.dataset.n}`;
+      shown.style.animation = "none";
+      void shown.offsetWidth; // the rise starts again
+      shown.style.animation = "";
+      clearTimeout(shown.removal);
+      shown.removal = setTimeout(() => shown.remove(), 1400);
+      return;
+    }
+    const r = target.getBoundingClientRect();
+    const tag = h("span", { class: "burst", "data-n": "1", style: { left: `${r.left + r.width / 2}px`, top: `${r.top - 2}px` } }, "+1");
+    this.flights.append(tag);
+    tag.removal = setTimeout(() => tag.remove(), 1400);
+    this.drawBursts.set(seat, tag);
   }
 
   stonesEl(seat) {
