@@ -177,6 +177,10 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     code, token = new_table(front)  # create, claim and start: 503s from non-owners retried by nginx
     assert httpx.get(f"{front.url}/r/{code}", timeout=10).status_code == 200
     player, first = _join(front, code, token, timeout=20)
+    # a review has a location of its own (a longer wait): it reaches the server, which answers
+    bearer = {"Authorization": f"Bearer {token}"}
+    review = httpx.get(f"{front.url}/api/rooms/{code}/rounds/0/review", headers=bearer, timeout=30)
+    assert review.status_code == 409 and review.json()["detail"]["code"] == "round_not_over", review.text
     waiting = _play_from(player, first, 3)  # Ana's turn: the room waits on her
     owner = _owner(topology, code)
     workers = owner.children()
