@@ -171,6 +171,10 @@ def test_a_room_taken_over_counts_for_the_address_that_created_it(tmp_path: Path
                 first, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
                 second, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
                 third, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=other)
+                finished, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+                await hub_a.store.set_status(finished.match_id, "finished", finished.version)
+                abandoned, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+                await hub_a.store.abandon(abandoned.match_id, "idle")
             # the first process is gone, its leases free: the second takes its rooms as their links open
             taken = await hub_b.open(first.code)
             assert taken is not None and taken.status == "waiting"
@@ -180,6 +184,24 @@ def test_a_room_taken_over_counts_for_the_address_that_created_it(tmp_path: Path
             assert (capped.value.code, capped.value.status) == ("too_many_open_rooms", 429)
             assert await hub_b.open(third.code) is not None
             assert hub_b.open_rooms_of(other) == 1
+            # whatever its creator holds, a finished room is shown and an abandoned one is gone
+            shown = await hub_b.open(finished.code)
+            assert shown is not None and shown.status == "finished"
+            assert await hub_b.open(abandoned.code) is None
+
+    asyncio.run(main())
+
+
+def test_without_redis_a_code_that_names_no_room_is_still_no_room(tmp_path: Path) -> None:
+    """Looking up a room's creator needs Redis, but only for a room the store holds unfinished: a
+    code of no room (or of an abandoned one) is answered "no room", not "try again"."""
+    database = sqlite_url(tmp_path)
+
+    async def main() -> None:
+        proxy = await TcpProxy(need_redis()).start()
+        async with hub_on(database, RedisLeases(proxy.url, LEASE_S, prefix=key_prefix())) as hub:
+            await proxy.cut()
+            assert await hub.open(new_code()) is None
 
     asyncio.run(main())
 

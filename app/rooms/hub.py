@@ -104,12 +104,11 @@ class Hub(LeasedRooms):
         if len(code) > 64:
             return None
         loading = self._loading.get(code)
-        creator = None
         if loading is None:
-            creator = await self._check_room_for(code)
+            await self._check_room_for(code)
             loading = self._loading.get(code)  # another caller may have started it meanwhile
         if loading is None:
-            loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code, creator))
+            loading = self._loading[code] = asyncio.ensure_future(self._load_or_unavailable(code))
             loading.add_done_callback(lambda _: self._loading.pop(code, None))
         return await asyncio.shield(loading)
 
@@ -124,25 +123,34 @@ class Hub(LeasedRooms):
             await self.unload(idlest)
         return len(self.rooms) + len(self._loading) < self.config.max_rooms
 
-    async def _check_room_for(self, code: str) -> str | None:
-        """The address that created room ``code``, if known; raises `RoomError` when loading the
-        room would pass a cap (see `open`). With leases, a room created by another process (or
-        before this one started) has its creator in the lease service (`Leases.creator`)."""
-        config = self.config
+    async def _check_room_for(self, code: str) -> None:
+        """Raises `RoomError` when loading room ``code`` would pass a cap (see `open`)."""
         if not await self.make_room():
             message = "this server hosts as many rooms as it can; try again later"
             raise RoomError("server_full", message, 503, {"Retry-After": "60"})
-        creator = self.owners.get(code)
-        if creator is None and self.ownership is not None:
-            try:
-                creator = await self.ownership.leases.creator(code, self._creator_ttl_s)
-            except ConnectionError:
-                raise unavailable("the room's server cannot be found right now; try again") from None
-        cap = config.max_rooms_per_address
+        if self.ownership is None:  # with leases, `_load` checks it once the room is known unfinished
+            self._check_creator(self.owners.get(code))
+
+    def _check_creator(self, creator: str | None) -> None:
+        """Raises `RoomError` (429) when ``creator`` already has the cap of unfinished rooms in
+        memory here."""
+        cap = self.config.max_rooms_per_address
         if creator is not None and cap and self.open_rooms_of(creator) >= cap:
             message = f"whoever made this room has {cap} other rooms open; try again when one is over"
             raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
-        return creator
+
+    async def _shared_creator(self, code: str) -> str | None:
+        """With leases, the address that created unfinished room ``code``: as this process knows
+        it, else from the lease service (`Leases.creator`, which any process that created a room
+        filled); None when unknown, or when the lease service cannot be reached (the room then
+        counts for nobody here)."""
+        if self.ownership is None or code in self.owners:
+            return self.owners.get(code)
+        try:
+            return await self.ownership.leases.creator(code, self._creator_ttl_s)
+        except ConnectionError:
+            _log.warning("room_creator_unknown", room=code)
+            return None
 
     @property
     def _creator_ttl_s(self) -> float:
@@ -150,15 +158,12 @@ class Hub(LeasedRooms):
         after which an unused match is abandoned; each load of the room extends it."""
         return 2 * self.config.abandon_after_s
 
-    async def _load_or_unavailable(self, code: str, creator: str | None) -> Room | None:
+    async def _load_or_unavailable(self, code: str) -> Room | None:
         try:
-            room = await self._load(code)
+            return await self._load(code)
         except StoreError as error:  # the database unreachable, or a claim's row lock held too long
             _log.warning("room_load_failed", room=code, error=str(error))
             raise unavailable("the room cannot be loaded right now; try again") from error
-        if room is not None and creator is not None:
-            self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
-        return room
 
     async def _load(self, code: str) -> Room | None:
         ownership = self.ownership
@@ -167,6 +172,10 @@ class Hub(LeasedRooms):
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
             return None  # no lease (nor fence counter) for a code that names no room
+        # an unfinished room made on another process counts for its creator here (a finished one
+        # counts for nobody, and is shown whatever its creator holds)
+        creator = None if matches[-1].status == "finished" else await self._shared_creator(code)
+        self._check_creator(creator)
         lease = await ownership.take(code)
         try:
             room = await self._load_row(code, ownership.fenced(lease))
@@ -177,6 +186,8 @@ class Hub(LeasedRooms):
             await ownership.give_up(lease)
         else:
             self._lost_meanwhile(room, lease)
+            if creator is not None:
+                self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
         return room
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
