@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -164,6 +165,11 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     lobby = httpx.get(f"{front.url}/", timeout=10)
     assert lobby.status_code == 200 and "text/html" in lobby.headers["content-type"]
     assert httpx.get(f"{front.url}/metrics", timeout=10).status_code == 404  # per process, not here
+    # an HTTP/1.0 request without a Host (old health checkers) still reaches a server
+    with socket.create_connection(("127.0.0.1", topology.nginx.port), timeout=10) as raw:
+        raw.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+        answer = b"".join(iter(lambda: raw.recv(4096), b""))
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
     # the admin signs in through nginx as a browser does, Origin with the port: the Host nginx
     # passes on keeps it, so the same-origin check holds (with $host it was refused, 403)
     browser_origin = {"Origin": front.url}
