@@ -192,7 +192,10 @@ class Settings(BaseSettings):
     descriptors (issue 13) goes silent: asyncio stays the default until that works on both."""
     ws_impl: Literal["websockets-sansio", "wsproto", "websockets"] = "websockets-sansio"
     """uvicorn's WebSocket implementation (issue 15: measured with benchmarks/load.py --ws;
-    ``wsproto`` needs that package installed)."""
+    ``wsproto`` needs that package installed). The room socket opens its room before it answers
+    the handshake (`app.edge.endpoint.room_socket`); the legacy ``websockets`` gives the whole
+    handshake 10 s, so with it a room that takes longer to load fails the handshake (the client
+    tries again), and a client gone before the answer logs uvicorn's own error."""
     log_level: str = "info"
     log_json: bool = True
 
