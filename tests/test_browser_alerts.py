@@ -157,9 +157,7 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
         context.close()
 
 
-def test_the_bell_is_off_until_notifications_are_allowed(
-    server: ServerProcess, browser: Any
-) -> None:
+def test_the_bell_is_off_until_notifications_are_allowed(server: ServerProcess, browser: Any) -> None:
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, DESKTOP)
