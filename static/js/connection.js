@@ -2,8 +2,8 @@
 // and reconnection with backoff after a drop (same token; the next `state` restores everything).
 
 const BACKOFF_MS = [400, 1000, 2000, 4000, 8000];
-const PING_EVERY_MS = 20000;
-const SILENCE_MS = 45000;
+const PING_EVERY_MS = 10000;
+const UNANSWERED_MS = 15000;
 
 /**
  * Events (on ``handlers``): welcome(seat), state(msg), presence(msg), error(msg), chat(msg),
@@ -24,6 +24,7 @@ export class RoomSocket {
     this.retryTimer = null;
     this.pingTimer = null;
     this.lastHeard = Date.now();
+    this.pingSent = 0; // when the last ping went out on this socket (0: none yet)
     this.onOnline = () => this.reconnectNow();
     window.addEventListener("online", this.onOnline);
   }
@@ -70,6 +71,7 @@ export class RoomSocket {
     const ws = new WebSocket(`${scheme}://${location.host}/ws/rooms/${encodeURIComponent(this.code)}`);
     this.ws = ws;
     this.welcomed = false;
+    this.pingSent = 0;
     ws.onopen = () => {
       const hello = { type: "hello", protocol: 1, token: this.token };
       // Resync by version (docs/protocol.md): the server answers with only what this client missed
@@ -85,13 +87,24 @@ export class RoomSocket {
     this.pingTimer = setInterval(() => this.heartbeat(), PING_EVERY_MS);
   }
 
+  /** Every ``PING_EVERY_MS``: a ping, answered by the server's pong. A ping still unanswered after
+   * ``UNANSWERED_MS`` means a dead network or a stalled server (one stopped, say: its room moves to
+   * another process meanwhile): the socket is dropped at once, without waiting for a closing
+   * handshake that may never end, and the page reconnects. Counted from the ping, not from the last
+   * message, so a hidden tab whose timers the browser slows down is not taken for silent. */
   heartbeat() {
     if (!this.online) return;
-    if (Date.now() - this.lastHeard > SILENCE_MS) {
-      this.ws.close(4000, "silent"); // a dead network: reconnect
+    const now = Date.now();
+    const waiting = this.pingSent && this.lastHeard < this.pingSent;
+    if (waiting && now - this.pingSent > UNANSWERED_MS) {
+      drop(this.ws, 4000, "silent");
+      this.closed({ code: 4000, reason: "silent" });
       return;
     }
-    this.send({ type: "ping" });
+    if (!waiting) {
+      this.pingSent = now;
+      this.send({ type: "ping" });
+    }
   }
 
   receive(data) {

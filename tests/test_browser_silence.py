@@ -1,0 +1,48 @@
+"""A browser whose server stops answering (a process stopped with SIGSTOP, a dead network): the
+page's heartbeat (static/js/connection.js) finds its ping unanswered and reconnects at once, without
+waiting for a closing handshake the stopped server would never answer. The page's clock is
+Playwright's (``page.clock``), moved forward as a laptop lid closed for a while would; the server is
+a real process, stopped and resumed with signals."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+from tests.browserkit import DESKTOP, PLAYABLE, open_page, sit_and_start
+from tests.serverkit import ServerProcess
+
+PING_EVERY_MS = 10_000
+UNANSWERED_MS = 15_000
+"""static/js/connection.js's heartbeat."""
+
+
+def test_an_unanswered_ping_leaves_a_stopped_server_for_a_new_socket(tmp_path: Path, browser: Any) -> None:
+    server = ServerProcess(tmp_path / "stalled").start()
+    context, page, watch = open_page(browser, DESKTOP)
+    stopped = False
+    try:
+        room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        page.clock.install()
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(PLAYABLE, timeout=90_000)  # Ana's turn: the room waits on her
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGSTOP)
+        stopped = True
+        page.clock.fast_forward(PING_EVERY_MS + 1_000)  # a ping goes out, and nothing answers it
+        assert page.locator(".banner[data-kind='reconnecting']").count() == 0
+        page.clock.fast_forward(UNANSWERED_MS + 1_000)  # still unanswered: the page gives the socket up
+        page.wait_for_selector(".banner[data-kind='reconnecting']", timeout=10_000)
+        server.proc.send_signal(signal.SIGCONT)
+        stopped = False
+        page.wait_for_function("() => window.__domeng.socket.online", timeout=60_000)
+        page.wait_for_selector(".banner[data-kind='reconnecting']", state="hidden")
+        page.wait_for_selector(PLAYABLE)  # and the turn is there again
+        watch.assert_clean()
+    finally:
+        if stopped and server.proc is not None:
+            server.proc.send_signal(signal.SIGCONT)
+        context.close()
+        server.stop()
