@@ -34,6 +34,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
+from app.cluster.calls import bounded
+
 __all__ = ["LeaseLike", "RedisLease", "RedisLeases"]
 
 _log = structlog.get_logger("domeng.cluster")
@@ -244,11 +246,7 @@ class RedisLeases:
         return f"{self.prefix}:{{{code}}}:creator"
 
     async def _command(self, command: Awaitable[Any]) -> Any:
-        try:
-            async with asyncio.timeout(self.renew_every_s):
-                return await command
-        except (RedisError, OSError, TimeoutError) as error:
-            raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
+        return await bounded(command, self.renew_every_s)
 
     def _changed(self, code: str, held: bool) -> None:
         if self.on_change is not None:

@@ -36,6 +36,8 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from app.cluster.calls import bounded
+
 __all__ = ["QUEUE_LIMIT", "RedisRelay", "RelayLink", "RelayOutbox"]
 
 _log = structlog.get_logger("domeng.relay")
@@ -245,11 +247,10 @@ class RedisRelay:
         when Redis cannot be reached."""
         self._handlers[channel] = handler
         try:
-            async with asyncio.timeout(self.timeout_s):
-                await self._pubsub.subscribe(channel)
-        except (RedisError, OSError, TimeoutError) as error:
+            await bounded(self._pubsub.subscribe(channel), self.timeout_s)
+        except ConnectionError:
             self._handlers.pop(channel, None)
-            raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
+            raise
 
     async def unsubscribe(self, channel: str) -> None:
         """Stop delivering ``channel`` (never raises)."""

@@ -37,6 +37,8 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from app.cluster.calls import bounded
+
 __all__ = ["AskHandler", "RedisShared"]
 
 _log = structlog.get_logger("domeng.cluster")
@@ -91,11 +93,7 @@ class RedisShared:
         await self._redis.aclose()
 
     async def _call(self, work: Awaitable[Any]) -> Any:
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                return await work
-        except (RedisError, OSError, TimeoutError) as error:
-            raise ConnectionError(f"Redis did not answer: {type(error).__name__}") from None
+        return await bounded(work, self.timeout_s)
 
     def _key(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
