@@ -880,10 +880,8 @@ export class TableView {
       shown.removal = setTimeout(() => shown.remove(), 1400);
       return;
     }
-    const r = target.getBoundingClientRect();
-    const tag = h("span", { class: "burst", "data-n": "1", style: { left: `${r.left + r.width / 2}px`, top: `${r.top - 2}px` } }, "+1");
-    this.flights.append(tag);
-    tag.removal = setTimeout(() => tag.remove(), 1400);
+    const tag = this.burstNow(target, "+1");
+    tag.dataset.n = "1";
     this.drawBursts.set(seat, tag);
   }
 
@@ -917,12 +915,16 @@ export class TableView {
   }
 
   burst(target, text, delay) {
-    setTimeout(() => {
-      const r = target.getBoundingClientRect();
-      const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top - 2}px` } }, text);
-      this.flights.append(tag);
-      setTimeout(() => tag.remove(), 1400);
-    }, delay);
+    setTimeout(() => this.burstNow(target, text), delay);
+  }
+
+  /** ``text`` rising over ``target`` now, gone after its animation (its timer is ``removal``). */
+  burstNow(target, text) {
+    const r = target.getBoundingClientRect();
+    const tag = h("span", { class: "burst", style: { left: `${r.left + r.width / 2}px`, top: `${r.top - 2}px` } }, text);
+    this.flights.append(tag);
+    tag.removal = setTimeout(() => tag.remove(), 1400);
+    return tag;
   }
 }
 
