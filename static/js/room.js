@@ -305,8 +305,7 @@ export class RoomController {
       this.screen?.toggleFeed?.(true);
       this.screen?.el?.querySelector(".feed-lang .lang-select")?.focus();
     }
-    if (reopen === "held") this.openHeldFinal();
-    else if (reopen === "last") this.openLastMatch();
+    if (reopen === "held" || reopen === "last") this.openLastMatch({ held: reopen === "held" });
     else if (reopen) this.openRoundEnd({ asked: true });
   }
 
@@ -368,34 +367,22 @@ export class RoomController {
     this.screen?.update?.([]);
   }
 
-  /** The last match's final panel again (from the next match's waiting room). */
-  openLastMatch() {
+  /** The last match's final panel again: from the next match's waiting room ("Last match"), or,
+   * with ``held``, as it was kept while read when the next match began (`newMatch`), drawn again
+   * in another language: it then still says the next match is being set up, and its Play again
+   * joins it. No "Review my round": a review asks for the room's current match, the next one. */
+  openLastMatch({ held = false } = {}) {
     if (!this.lastMatchEnd) return;
     this.closePanel();
-    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain: null, onClose: () => this.closePanel() });
-    this.panel.lastMatch = true;
+    const onAgain = held && this.canPlayAgain() ? () => this.playAgain() : null;
+    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain, onClose: () => this.closePanel() });
+    this.panel.lastMatch = !held;
     document.body.append(this.panel);
     this.panel.showModal();
-  }
-
-  /** The last match's final panel as it was kept while read when the next match began (`newMatch`),
-   * drawn again (in another language): it still says the next match is being set up, and its Play
-   * again joins it. */
-  openHeldFinal() {
-    if (!this.lastMatchEnd) return;
-    this.closePanel();
-    this.panel = roundEndPanel(this.lastMatchEnd, {
-      mySeat: this.seat,
-      code: this.code,
-      token: this.memory.token,
-      nextStarted: false,
-      onAgain: this.canPlayAgain() ? () => this.playAgain() : null,
-      onClose: () => this.closePanel(),
-    });
-    document.body.append(this.panel);
-    this.panel.showModal();
-    this.heldFinal = true;
-    this.panel.setNextMatch?.(this.match);
+    if (held) {
+      this.heldFinal = true;
+      this.panel.setNextMatch?.(this.match);
+    }
   }
 
   /** Whether this page may ask to play again: it holds a seat, or the host's token. */
