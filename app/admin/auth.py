@@ -9,11 +9,27 @@ process works on all and logging out ends it on all (`SessionStore`, docs/cluste
 may instead send the secret itself as ``Authorization: Bearer <secret>``; every comparison is
 constant-time (`hmac.compare_digest`).
 
-Failed attempts (a wrong secret at login or as a bearer) are counted per client address with the
-`limits` package (``DOMENG_ADMIN_LOGIN_LIMIT``, default 5 per minute), and for all addresses
-together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute); over either limit every attempt
-it covers answers 429 until the window has passed, the right secret included. With several
-processes these counts are shared in Redis (`app.web.ratelimit.RateLimits`).
+Failed attempts (a wrong secret at login or as a bearer) are throttled, never turned into a lockout
+that strangers can set off: OWASP's "device cookies" (Authentication Cheat Sheet; "Slow Down Online
+Guessing Attacks with Device Cookies"). A successful login also sets ``__Host-domeng_admin_device``:
+a random nonce, its issue time and an HMAC-SHA256 of both under the admin secret (`DEVICE_TTL_S`;
+stateless, so every process checks it, and changing the secret voids them all). It grants nothing by
+itself; it only says "this browser has known the secret". Attempts are counted with the `limits`
+package (`app.web.ratelimit.RateLimits`, shared in Redis with several processes):
+
+- a **known device** (a valid device cookie) has its own count, by its nonce
+  (``DOMENG_ADMIN_LOGIN_LIMIT``, default 5 per minute); no other client's failures touch it;
+- **any other client** is counted per address (``DOMENG_ADMIN_LOGIN_LIMIT``) and with all other
+  unknown clients together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute), as is a known
+  device over its own limit.
+
+Over a limit every attempt it covers answers 429 until the window has passed, the right secret
+included, so a guess over the limit learns nothing. Why not simply one count for everybody: a
+limit that refuses the right secret is a lockout, and one shared by all addresses lets anyone keep
+the admin out by failing from a few addresses. Dropping it would leave guessing from many addresses
+unslowed; the device cookie keeps it for strangers while the admin's own browser, and a script that
+keeps the cookie of its login, sign in whatever others do. The secret's required strength
+(`app.web.settings.check_admin_secret`: 16 characters or more) makes the limits a second line.
 
 Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
 
@@ -45,11 +61,14 @@ from engine.hashing import sha256_hex
 
 __all__ = [
     "COOKIE_NAME",
+    "DEVICE_COOKIE",
+    "DEVICE_TTL_S",
     "DISABLED_MESSAGE",
     "MAX_SESSIONS",
     "AdminAuth",
     "AdminDep",
     "AdminError",
+    "AdminLogin",
     "AdminSession",
     "MemorySessions",
     "SessionStore",
@@ -62,10 +81,19 @@ __all__ = [
 COOKIE_NAME: Final = "__Host-domeng_admin"
 """The session cookie. The ``__Host-`` prefix makes browsers insist on Secure, Path=/ and no Domain."""
 
+DEVICE_COOKIE: Final = "__Host-domeng_admin_device"
+"""The device cookie: ``NONCE.ISSUED.MAC`` (see the module), set by a successful login."""
+
+DEVICE_TTL_S: Final = 90 * 24 * 3600
+"""How long a device cookie counts as a known device after its login, seconds (90 days)."""
+
 DISABLED_MESSAGE: Final = "admin disabled: set DOMENG_ADMIN_TOKEN"
 
 MAX_SESSIONS: Final = 256
 """Sessions kept at once; logging in beyond this ends the oldest."""
+
+_Count = tuple[RateLimitItem, tuple[str, ...]]
+"""A limit and the identifiers it counts under."""
 
 _UNSAFE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -88,6 +116,16 @@ class AdminSession:
 
     via: str
     expires_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AdminLogin:
+    """A successful login: the new session's ``token`` and expiry (epoch seconds), and the
+    browser's new device cookie (``device``, valid `DEVICE_TTL_S` seconds)."""
+
+    token: str
+    expires_at: float
+    device: str
 
 
 class SessionStore(Protocol):
@@ -133,6 +171,15 @@ class MemorySessions:
         self.expiries.pop(digest, None)
 
 
+def _too_many(retry_after_s: int, where: str) -> AdminError:
+    return AdminError(
+        "too_many_attempts",
+        f"too many failed admin logins{where}; try again later",
+        429,
+        {"Retry-After": str(retry_after_s)},
+    )
+
+
 def _unavailable() -> AdminError:
     return AdminError("admin_unavailable", "admin sign-in is unavailable for a moment; try again", 503)
 
@@ -165,46 +212,65 @@ class AdminAuth:
         assert secret is not None
         return hmac.compare_digest(given.encode(), secret.get_secret_value().encode())
 
-    async def _check_attempts(self, client: str) -> None:
+    def new_device(self, now: float | None = None) -> str:
+        """A fresh device cookie (``NONCE.ISSUED.MAC``) signed with the secret."""
+        nonce, issued = secrets.token_urlsafe(16), int(time.time() if now is None else now)
+        return f"{nonce}.{issued}.{self._device_mac(nonce, issued)}"
+
+    def known_device(self, cookie: str | None) -> str | None:
+        """The nonce of a valid, unexpired device cookie (signed with the current secret), or None."""
+        nonce, _, rest = (cookie or "").partition(".")
+        issued, _, mac = rest.partition(".")
+        if not nonce or not issued.isdigit() or not mac:
+            return None
+        age = time.time() - int(issued)
+        if not -60 <= age < DEVICE_TTL_S:
+            return None
+        return nonce if hmac.compare_digest(mac, self._device_mac(nonce, int(issued))) else None
+
+    def _device_mac(self, nonce: str, issued: int) -> str:
+        secret = self.settings.admin_token
+        assert secret is not None
+        message = f"domeng-admin-device/1|{nonce}|{issued}".encode()
+        return hmac.new(secret.get_secret_value().encode(), message, "sha256").hexdigest()
+
+    async def _counted_as(self, client: str, device: str | None) -> list[_Count]:
+        """The counts an attempt falls under (see the module); raises `AdminError`
+        ``too_many_attempts`` when one is spent, ``admin_unavailable`` when Redis does not answer."""
         try:
-            await self._check_limits(client)
+            nonce = self.known_device(device)
+            if nonce is not None:
+                own: _Count = (self.limit, ("admin-login-device", nonce))
+                if await self.limiter.test(own[0], *own[1]):
+                    return [own]
+            counts: list[_Count] = [
+                (self.limit_all, ("admin-login-all",)),
+                (self.limit, ("admin-login", client)),
+            ]
+            for (limit, identifiers), where in zip(counts, ("", " from this address"), strict=True):
+                if not await self.limiter.test(limit, *identifiers):
+                    retry = await self.limiter.retry_after_s(limit, *identifiers)
+                    raise _too_many(retry, where)
+            return counts
         except LimitsUnavailableError:
             raise _unavailable() from None
 
-    async def _check_limits(self, client: str) -> None:
-        if not await self.limiter.test(self.limit_all, "admin-login-all"):
-            retry = await self.limiter.retry_after_s(self.limit_all, "admin-login-all")
-            raise AdminError(
-                "too_many_attempts",
-                "too many failed admin logins; try again later",
-                429,
-                {"Retry-After": str(retry)},
-            )
-        if not await self.limiter.test(self.limit, "admin-login", client):
-            retry = await self.limiter.retry_after_s(self.limit, "admin-login", client)
-            raise AdminError(
-                "too_many_attempts",
-                "too many failed admin logins from this address; try again later",
-                429,
-                {"Retry-After": str(retry)},
-            )
-
-    async def _failed(self, client: str) -> None:
+    async def _failed(self, counts: list[_Count]) -> None:
         try:
-            await self.limiter.hit(self.limit, "admin-login", client)
-            await self.limiter.hit(self.limit_all, "admin-login-all")
+            for limit, identifiers in counts:
+                await self.limiter.hit(limit, *identifiers)
         except LimitsUnavailableError:
             raise _unavailable() from None
 
-    async def login(self, secret: str, client: str) -> tuple[str, float]:
-        """Check ``secret`` for a login from address ``client``; returns a new session token and
-        its expiry (epoch seconds). Raises `AdminError`: ``admin_disabled``,
-        ``too_many_attempts`` (checked first, so a guess over the limit learns nothing),
-        ``wrong_secret``, ``admin_unavailable``."""
+    async def login(self, secret: str, client: str, device: str | None = None) -> AdminLogin:
+        """Check ``secret`` for a login from address ``client`` holding the device cookie
+        ``device`` (or None); returns the new session and device cookie. Raises `AdminError`:
+        ``admin_disabled``, ``too_many_attempts`` (checked first, so a guess over the limit learns
+        nothing), ``wrong_secret``, ``admin_unavailable``."""
         self.check_enabled()
-        await self._check_attempts(client)
+        counts = await self._counted_as(client, device)
         if not self._is_secret(secret):
-            await self._failed(client)
+            await self._failed(counts)
             raise AdminError("wrong_secret", "that is not the admin secret", 401)
         token = secrets.token_urlsafe(32)
         expires_at = time.time() + self.settings.admin_session_ttl_s
@@ -212,7 +278,7 @@ class AdminAuth:
             await self.sessions.put_session(sha256_hex(token), expires_at)
         except ConnectionError:
             raise _unavailable() from None
-        return token, expires_at
+        return AdminLogin(token, expires_at, self.new_device())
 
     async def logout(self, token: str | None) -> None:
         """End the session of ``token`` (nothing happens for an unknown one); raises
@@ -256,10 +322,9 @@ class AdminAuth:
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
             raise AdminError("not_authenticated", "log in to the admin area first", 401)
-        client = client_address(request)
-        await self._check_attempts(client)
+        counts = await self._counted_as(client_address(request), request.cookies.get(DEVICE_COOKIE))
         if not self._is_secret(given.strip()):
-            await self._failed(client)
+            await self._failed(counts)
             raise AdminError("not_authenticated", "log in to the admin area first", 401)
         return AdminSession("bearer")
 

@@ -19,6 +19,8 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 
 from app.admin.auth import (
     COOKIE_NAME,
+    DEVICE_COOKIE,
+    DEVICE_TTL_S,
     AdminAuth,
     AdminDep,
     AdminError,
@@ -141,10 +143,8 @@ def _cutoff(request: Request) -> datetime:
     return datetime.now(UTC) - timedelta(seconds=request.app.state.settings.abandoned_after_s)
 
 
-def _cookie(response: Response, token: str, max_age: int) -> None:
-    response.set_cookie(
-        COOKIE_NAME, token, max_age=max_age, path="/", secure=True, httponly=True, samesite="strict"
-    )
+def _cookie(response: Response, token: str, max_age: int, name: str = COOKIE_NAME) -> None:
+    response.set_cookie(name, token, max_age=max_age, path="/", secure=True, httponly=True, samesite="strict")
 
 
 # -- signing in and out -------------------------------------------------------------------------
@@ -152,18 +152,21 @@ def _cookie(response: Response, token: str, max_age: int) -> None:
 
 @admin_public.post("/login")
 async def login(body: LoginBody, request: Request, response: Response) -> LoginDone:
-    """Sign in with the admin secret: sets the session cookie (Secure, HttpOnly, SameSite=Strict).
+    """Sign in with the admin secret: sets the session cookie and a fresh device cookie (both
+    Secure, HttpOnly, SameSite=Strict; the device cookie keeps this browser out of the limits on
+    unknown clients, `app.admin.auth`).
 
     ``{"secret": "..."}`` → ``{"expires_at": "2026-12-01T18:00:00Z"}``. Errors: 401
-    ``wrong_secret``, 429 ``too_many_attempts`` (failed logins per address), 403 ``cross_origin``,
-    503 ``admin_disabled``.
+    ``wrong_secret``, 429 ``too_many_attempts`` (failed logins of this device, or of this address
+    or of all unknown clients), 403 ``cross_origin``, 503 ``admin_disabled``.
     """
     auth = admin_auth(request)
     auth.check_enabled()
     check_origin(request)
-    token, expires_at = await auth.login(body.secret, client_address(request))
-    _cookie(response, token, int(auth.settings.admin_session_ttl_s))
-    return LoginDone(expires_at=datetime.fromtimestamp(expires_at, UTC))
+    done = await auth.login(body.secret, client_address(request), request.cookies.get(DEVICE_COOKIE))
+    _cookie(response, done.token, int(auth.settings.admin_session_ttl_s))
+    _cookie(response, done.device, DEVICE_TTL_S, DEVICE_COOKIE)
+    return LoginDone(expires_at=datetime.fromtimestamp(done.expires_at, UTC))
 
 
 @admin_public.post("/logout", status_code=204)

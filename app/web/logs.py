@@ -19,7 +19,7 @@ _PATTERNS = (
         r"\1[redacted]",
     ),
     (re.compile(r"(?i)(bearer\s+)[^\s'\",;]+"), r"\1[redacted]"),
-    (re.compile(r"(__Host-domeng_admin=)[^;\s'\"]+"), r"\1[redacted]"),
+    (re.compile(r"(__Host-domeng_admin(?:_device)?=)[^;\s'\"]+"), r"\1[redacted]"),
 )
 _SECRET_KEYS = frozenset({"token", "host_token", "seat_token", "secret", "admin_token", "authorization"})
 
@@ -27,7 +27,7 @@ _SECRET_KEYS = frozenset({"token", "host_token", "seat_token", "secret", "admin_
 class Redactor:
     """Takes tokens and secrets out of a log line: JSON fields named ``token``, ``host_token``,
     ``secret`` (a ``hello`` frame in the WebSocket library's debug log, say), ``Bearer``
-    credentials, the admin session cookie, and the configured ``secrets`` wherever they appear."""
+    credentials, the admin session and device cookies, and the configured ``secrets`` wherever they appear."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = tuple(s for s in secrets if s)
