@@ -1,15 +1,20 @@
 """Rooms in memory on a real server (issue 13): one address cannot fill the server, idle rooms
-leave memory and come back when opened, and a server that has hosted many matches still creates
-rooms. Clients at different loopback addresses (127.0.0.0/8) count as different players."""
+leave memory and come back when opened, a server that has hosted many matches still creates
+rooms, and a full server refuses a socket's handshake with the security headers of every answer.
+Clients at different loopback addresses (127.0.0.0/8) count as different players."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 
 import httpx
+import pytest
+from websockets.exceptions import InvalidStatus
 
+from app.web.middleware import security_headers
 from tests.serverkit import Client, ServerProcess
 
 KOZEL = {"variant": "kozel", "seats": 2, "bots": [None, "greedy"]}
@@ -154,3 +159,30 @@ def test_idle_rooms_leave_memory_so_a_busy_server_still_creates_rooms(tmp_path: 
     finally:
         server.stop()
     assert '"room_unloaded"' in server.log() and '"room_loaded"' in server.log()
+
+
+def test_a_refused_socket_handshake_has_the_security_headers_of_every_response(tmp_path: Path) -> None:
+    """A full server refuses a socket to a room it would have to load with HTTP 503 (so a proxy
+    tries another process): that answer carries the same security headers as any other."""
+    env = {"DOMENG_MAX_ROOMS": "1", "DOMENG_ROOM_UNLOAD_AFTER_S": "0.5"}
+    server = ServerProcess(tmp_path, env).start()
+    watchers: list[Client] = []
+    try:
+        with _from("127.0.0.2", server) as http:
+            unloaded = http.post("/api/rooms", json=KOZEL).json()["code"]
+            _until_in_memory(server, 0)
+            watchers.append(_watch(server, http.post("/api/rooms", json=KOZEL).json()["code"]))
+            page = http.get("/")
+        with pytest.raises(InvalidStatus) as refused:
+            Client(server, unloaded)
+        answer = refused.value.response
+        assert answer.status_code == 503 and int(answer.headers["Retry-After"]) >= 1
+        assert json.loads(answer.body)["detail"]["code"] == "server_full"
+        expected = {name.lower() for name in security_headers().headers}
+        assert expected <= {name.lower() for name in page.headers}  # what every response has
+        for name in expected:
+            assert answer.headers.get(name) == page.headers[name], name
+    finally:
+        for watcher in watchers:
+            watcher.close()
+        server.stop()

@@ -32,7 +32,7 @@ from app.rooms.ports import CloseReason
 from app.store import Store
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
-from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, security_headers
+from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
 from app.web.ratelimit import RateLimits
 from app.web.routes import STATIC_DIR, operations, pages, rooms
 from app.web.settings import Settings
@@ -159,6 +159,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(RelativeRedirects)  # a Location never names the request's Host
+    app.add_middleware(SecureDenials, secure=security_headers())  # a refused WebSocket handshake's answer
     app.add_middleware(SecureASGIMiddleware, secure=security_headers())  # outermost: every response
     return app
 

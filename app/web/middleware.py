@@ -21,6 +21,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "BodyLimit",
     "RelativeRedirects",
+    "SecureDenials",
     "security_headers",
 ]
 
@@ -101,6 +102,33 @@ def security_headers() -> Secure:
         xcto=XContentTypeOptions().nosniff(),
         xfo=XFrameOptions().deny(),
     )
+
+
+class SecureDenials:
+    """ASGI middleware: a WebSocket handshake refused with an HTTP answer (ASGI's
+    ``websocket.http.response``: `app.edge.endpoint`'s 503 ``room_unavailable``/``server_full``)
+    carries the same security headers (``secure``'s headers, replacing any of the same name) as
+    every HTTP response, which ``secure``'s own middleware sets only on ``http`` scopes."""
+
+    def __init__(self, app: Any, secure: Secure) -> None:
+        self.app = app
+        self.headers = [
+            (name.lower().encode(), value.encode("latin-1")) for name, value in secure.headers.items()
+        ]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        ours = {name for name, _ in self.headers}
+
+        async def send_secured(message: Any) -> None:
+            if message["type"] == "websocket.http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in ours]
+                message = {**message, "headers": kept + self.headers}
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
 
 
 class RelativeRedirects:
