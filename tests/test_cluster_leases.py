@@ -192,6 +192,47 @@ def test_a_room_taken_over_counts_for_the_address_that_created_it(tmp_path: Path
     asyncio.run(main())
 
 
+def test_a_process_forgets_the_creators_of_rooms_it_no_longer_holds(tmp_path: Path) -> None:
+    """With leases a hub keeps a room's creator only while the room is in its memory (the lease
+    service keeps it otherwise): a room unloaded here and then finished (or abandoned) on another
+    process leaves no entry behind here, and one unloaded and opened here again still counts for
+    its creator."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    config = dataclasses.replace(CONFIG, max_rooms_per_address=1)
+    maker = "203.0.113.9"
+
+    async def idle(hub: Hub) -> None:
+        assert isinstance(hub.clock, FakeClock)
+        hub.clock.now += 10.0
+
+    async def main() -> None:
+        async with (
+            hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix), config) as hub_a,
+            hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix), config) as hub_b,
+        ):
+            room, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+            await idle(hub_a)
+            assert await hub_a.unload(room)
+            assert hub_a.owners == {}
+            taken = await hub_b.open(room.code)  # the other process takes it: its creator from Redis
+            assert taken is not None and hub_b.owners == {room.code: maker}
+            await hub_b.store.set_status(taken.match_id, "finished", taken.version)
+            taken.status = "finished"
+            await idle(hub_b)
+            assert await hub_b.unload(taken)
+            assert (hub_a.owners, hub_b.owners) == ({}, {})
+            again, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+            await idle(hub_a)
+            assert await hub_a.unload(again) and hub_a.owners == {}
+            reopened = await hub_a.open(again.code)
+            assert reopened is not None and hub_a.owners == {again.code: maker}
+            assert hub_a.open_rooms_of(maker) == 1
+
+    asyncio.run(main())
+
+
 def test_without_redis_a_code_that_names_no_room_is_still_no_room(tmp_path: Path) -> None:
     """Looking up a room's creator needs Redis, but only for a room the store holds unfinished: a
     code of no room (or of an abandoned one) is answered "no room", not "try again"."""

@@ -63,9 +63,13 @@ class Hub(LeasedRooms):
         self.rooms: dict[str, Room] = {}
         """The rooms in memory, by code: only those in use (`sweep` unloads the others)."""
         self.owners: dict[str, str] = {}
-        """Client address that created each room (`open_rooms_of`): rooms in memory, and unfinished
-        ones unloaded, so that one loaded again counts for its creator once more (forgotten when
-        its match finishes, is abandoned or moves to another process)."""
+        """Client address that created each room (`open_rooms_of`): rooms in memory and, with one
+        process, unfinished ones unloaded, so that one loaded again counts for its creator once
+        more (forgotten when its match finishes, is abandoned or moves to another process). With
+        leases only the rooms in memory: the lease service keeps the creators of the others
+        (`Leases.creator`), and a room unloaded here may be finished or abandoned on another
+        process, which this one would never hear of, so entries kept here would grow without
+        bound in a long-running process."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self.maker = RoomMaker(config, store, metrics, self.clock, self.bots)
         """Builds the rooms: new ones and those restored from the store."""
@@ -296,7 +300,8 @@ class Hub(LeasedRooms):
         """Take ``room`` out of memory if it is idle (`Room.idle_s`); everything it holds is
         stored, and `open` brings it back (its lease, if any, is released after its task stopped).
         Whether it was unloaded."""
-        if not self._retire(room, keep_creator=room.status != "finished"):
+        keep_creator = self.ownership is None and room.status != "finished"  # see `owners`
+        if not self._retire(room, keep_creator):
             return False
         await room.stop()
         await self.release(room.code)
