@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -229,6 +230,38 @@ def test_a_process_forgets_the_creators_of_rooms_it_no_longer_holds(tmp_path: Pa
             reopened = await hub_a.open(again.code)
             assert reopened is not None and hub_a.owners == {again.code: maker}
             assert hub_a.open_rooms_of(maker) == 1
+
+    asyncio.run(main())
+
+
+def test_a_long_match_on_one_process_still_counts_for_its_creator_after_a_failover(tmp_path: Path) -> None:
+    """The creator noted in Redis lives two abandonment periods; a match held on one process for
+    longer than that (never moving, so nobody read the note) keeps it, since each renewal of the
+    room's lease extends it: after its process is gone, the room counts for its creator on the
+    process that takes it."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    config = dataclasses.replace(CONFIG, max_rooms_per_address=1, abandon_after_s=LEASE_S / 2)
+    maker = "203.0.113.11"
+
+    async def main() -> None:
+        first = RedisLeases(redis_url, LEASE_S, prefix=prefix)
+        async with hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix), config) as hub_b:
+            async with hub_on(database, first, config) as hub_a:
+                room, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+                noted = time.monotonic()
+                ttl_s = 2 * config.abandon_after_s  # the note's own life: one lease length
+                renewals = first.renewals
+                # held past the note's life (several renewals later; the room never moved)
+                await wait_until(
+                    lambda: first.renewals >= renewals + 5 and time.monotonic() > noted + 1.5 * ttl_s,
+                    timeout=LEASE_S * 30,
+                )
+                assert room.code in hub_a.rooms and first.held.keys() == {room.code}
+            taken = await hub_b.open(room.code)  # its process is gone: another takes the room
+            assert taken is not None and hub_b.owners == {room.code: maker}
+            assert hub_b.open_rooms_of(maker) == 1
 
     asyncio.run(main())
 

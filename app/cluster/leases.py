@@ -8,7 +8,9 @@ and release compare the key's value with the holder's first (compare-and-set), s
 extends or deletes it. (``{CODE}`` is a hash tag: both keys of a room live in one slot of a Redis
 Cluster.)
 
-One task renews every held lease each ``lease_s / 3`` seconds, in one pipeline. A lease is
+One task renews every held lease each ``lease_s / 3`` seconds, in one pipeline; the same script
+extends the room's noted creator (``domeng:{CODE}:creator``, `RedisLeases.note_creator`), so it
+outlives a match that stays on one process however long it lasts. A lease is
 counted valid until ``lease_s`` (less a tenth) after the renewal request that last succeeded was
 *sent*, which is never later than Redis's own expiry. When that time passes without a renewal
 (Redis unreachable, or this process was paused), or a renewal finds the key gone or another
@@ -61,10 +63,12 @@ return token
 the floor for a lease still held (its value unchanged), or 0."""
 
 _RENEW: Final = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
-"""KEYS: lease; ARGV: the lease's value, lease ms. 1 if renewed, 0 if no longer held."""
+"""KEYS: lease, creator; ARGV: the lease's value, lease ms, creator ms (0: leave it). 1 if renewed
+(and the room's creator, if one is noted, kept that long again), 0 if no longer held."""
 
 _RELEASE: Final = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -142,12 +146,18 @@ class RedisLeases:
         self._advance = self._redis.register_script(_ADVANCE)
         self._renew = self._redis.register_script(_RENEW)
         self._release = self._redis.register_script(_RELEASE)
+        self._creator_ms = 0
+        """How long a held room's creator is kept after each renewal (ms): what `note_creator` or
+        `creator` last asked for; 0 until then."""
         self._renewer: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._unreachable = False
 
     def _keys(self, code: str) -> list[str]:
         return [f"{self.prefix}:{{{code}}}:lease", f"{self.prefix}:{{{code}}}:fence"]
+
+    def _renewal_keys(self, code: str) -> list[str]:
+        return [f"{self.prefix}:{{{code}}}:lease", self._creator_key(code)]
 
     @property
     def _ms(self) -> int:
@@ -231,14 +241,18 @@ class RedisLeases:
 
     async def note_creator(self, code: str, address: str, ttl_s: float) -> None:
         """Remember for ``ttl_s`` seconds that client ``address`` created room ``code``
-        (`app.rooms.ports.Leases.note_creator`), in ``P:{CODE}:creator``; raises ConnectionError
-        when Redis does not answer within ``renew_every_s``."""
+        (`app.rooms.ports.Leases.note_creator`), in ``P:{CODE}:creator``, and for ``ttl_s`` after
+        each renewal while this process holds the room's lease; raises ConnectionError when Redis
+        does not answer within ``renew_every_s``."""
+        self._creator_ms = _milliseconds(ttl_s)
         await self._command(self._redis.set(self._creator_key(code), address, px=_milliseconds(ttl_s)))
 
     async def creator(self, code: str, ttl_s: float) -> str | None:
         """The client address that created room ``code``, its memory extended to ``ttl_s``
-        seconds from now, or None (`app.rooms.ports.Leases.creator`); raises ConnectionError when
-        Redis does not answer within ``renew_every_s``."""
+        seconds from now (and after each renewal of the room's lease held here), or None
+        (`app.rooms.ports.Leases.creator`); raises ConnectionError when Redis does not answer
+        within ``renew_every_s``."""
+        self._creator_ms = _milliseconds(ttl_s)
         found = await self._command(self._redis.getex(self._creator_key(code), px=_milliseconds(ttl_s)))
         return None if found is None else bytes(found).decode()
 
@@ -293,9 +307,8 @@ class RedisLeases:
             async with asyncio.timeout(self.renew_every_s):
                 async with self._redis.pipeline(transaction=False) as pipe:
                     for lease in leases:
-                        await self._renew(
-                            keys=self._keys(lease.code)[:1], args=[lease.value, self._ms], client=pipe
-                        )
+                        keys, args = self._renewal_keys(lease.code), [lease.value, self._ms, self._creator_ms]
+                        await self._renew(keys=keys, args=args, client=pipe)
                     results = await pipe.execute()
         except (RedisError, OSError, TimeoutError) as error:
             if not self._unreachable:

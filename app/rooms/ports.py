@@ -207,8 +207,9 @@ class Leases(Protocol):
         (never raises: a lease not released expires)."""
 
     async def note_creator(self, code: str, address: str, ttl_s: float) -> None:
-        """Remember for ``ttl_s`` seconds that client ``address`` created room ``code``, so that
-        whichever process loads it later counts it in that address's open rooms. Raises
+        """Remember for ``ttl_s`` seconds (and as long again from each renewal of the room's lease
+        held here) that client ``address`` created room ``code``, so that whichever process loads
+        it later counts it in that address's open rooms. Raises
         ConnectionError when the lease service cannot be reached."""
 
     async def creator(self, code: str, ttl_s: float) -> str | None:
