@@ -275,3 +275,33 @@ def test_a_full_room_refuses_one_more_spectator_with_a_clear_reason(tmp_path: Pa
                 time.sleep(0.1)  # the room has not yet seen the first one go
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("ws_impl", ["websockets-sansio", "websockets"])
+def test_a_socket_that_never_finishes_opening_is_dropped_whatever_the_websocket_library(
+    tmp_path: Path, ws_impl: str
+) -> None:
+    """Every stage of opening a room's socket is bounded, with the legacy ``websockets`` too (its
+    own 10 s handshake limit only starts once uvicorn's HTTP protocol has the whole upgrade
+    request): a connection that sends nothing, half an upgrade request, or a whole one and then no
+    ``hello`` is closed by the server (request deadline, then hello timeout)."""
+    env = {"DOMENG_REQUEST_TIMEOUT_S": "2", "DOMENG_HELLO_TIMEOUT_S": "2", "DOMENG_WS_IMPL": ws_impl}
+    server = ServerProcess(tmp_path, env).start()
+    try:
+        code = server.create_room(bots=["greedy"] * 5)["code"]
+        upgrade = (
+            f"GET /ws/rooms/{code} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        ).encode()
+        silent = _open(server, ATTACKER, None)
+        half = _open(server, ATTACKER, upgrade[: len(upgrade) // 2])
+        no_hello = _open(server, ATTACKER, upgrade)
+        no_hello.settimeout(30)
+        assert no_hello.recv(4096).startswith(b"HTTP/1.1 101")  # opened: now the hello is awaited
+        _wait_closed([silent, half, no_hello])
+        player = Client(server, code)  # the server still serves the room
+        player.wait_for(lambda m: m["type"] == "state")
+        player.close()
+    finally:
+        server.stop()

@@ -11,6 +11,13 @@ process has file descriptors. `guarded_protocol` subclasses it with the two limi
   connection is aborted as soon as it is accepted, so its file descriptor is free again at once.
   A WebSocket keeps counting after its upgrade (its transport is the same).
 
+Opening a WebSocket is bounded at every stage, whichever implementation uvicorn runs
+(``DOMENG_WS_IMPL``; `tests/test_server_guard.py` checks ``websockets-sansio`` and the legacy
+``websockets``): uvicorn's h11 protocol hands a connection to the WebSocket protocol only once the
+whole upgrade request is in, so until then this request deadline applies; the answer then waits on
+the room socket's own work (the legacy ``websockets`` also gives the handshake 10 s, its
+``open_timeout``, which uvicorn leaves at its default); after it, the ``hello`` timeout and the pings.
+
 `RateLimitedExceptionHandler` is the event loop's exception handler: asyncio's accept loop reports
 running out of file descriptors once per second per listening socket, with a traceback; this
 writes the first of each kind and then one line per ``window_s`` with how many it left out.

@@ -194,8 +194,10 @@ class Settings(BaseSettings):
     """uvicorn's WebSocket implementation (issue 15: measured with benchmarks/load.py --ws;
     ``wsproto`` needs that package installed). The room socket opens its room before it answers
     the handshake (`app.edge.endpoint.room_socket`); the legacy ``websockets`` gives the whole
-    handshake 10 s, so with it a room that takes longer to load fails the handshake (the client
-    tries again), and a client gone before the answer logs uvicorn's own error."""
+    handshake 10 s (its ``open_timeout``, counted from the whole upgrade request; before that the
+    request deadline, ``request_timeout_s``, applies with every implementation: `app.web.guard`),
+    so with it a room that takes longer to load fails the handshake (the client tries again), and
+    a client gone before the answer logs uvicorn's own error."""
     log_level: str = "info"
     log_json: bool = True
 
