@@ -307,8 +307,8 @@ class RedisLeases:
             async with asyncio.timeout(self.renew_every_s):
                 async with self._redis.pipeline(transaction=False) as pipe:
                     for lease in leases:
-                        keys, args = self._renewal_keys(lease.code), [lease.value, self._ms, self._creator_ms]
-                        await self._renew(keys=keys, args=args, client=pipe)
+                        args: list[str | int] = [lease.value, self._ms, self._creator_ms]
+                        await self._renew(keys=self._renewal_keys(lease.code), args=args, client=pipe)
                     results = await pipe.execute()
         except (RedisError, OSError, TimeoutError) as error:
             if not self._unreachable:
