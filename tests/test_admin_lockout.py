@@ -75,7 +75,18 @@ def test_a_device_cookie_is_signed_with_the_secret_and_expires() -> None:
     assert auth.known_device(device) == nonce
     assert auth.known_device(auth.new_device(now=time.time() - DEVICE_TTL_S - 1)) is None
     assert auth.known_device(auth.new_device(now=time.time() + 3600)) is None  # issued in the future
-    for broken in (None, "", "x", f"{nonce}..", f"{nonce}.12.34", device + "0", device.replace(".", "!")):
+    for broken in (
+        None,
+        "",
+        "x",
+        f"{nonce}..",
+        f"{nonce}.12.34",
+        device + "0",
+        device.replace(".", "!"),
+        f"{nonce}.\u00b2.ab",
+        f"{nonce}.{'9' * 5000}.ab",
+        f"{nonce}.12.\u00e9",
+    ):
         assert auth.known_device(broken) is None, broken
     other_secret = AdminAuth(Settings(admin_token=SECRET[::-1] + "Q"))
     assert other_secret.known_device(device) is None  # a new secret voids every device cookie

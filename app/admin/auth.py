@@ -37,7 +37,8 @@ Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
     ├── admin_disabled       503  no secret is configured
     ├── not_authenticated    401  no valid session cookie and no right bearer secret
     ├── wrong_secret         401  a login with the wrong secret
-    ├── too_many_attempts    429  too many failed attempts from this address
+    ├── too_many_attempts    429  too many failed attempts from this device, this address or
+    │                             all unknown clients together
     ├── admin_unavailable    503  the shared sessions or counts (Redis) do not answer now
     └── cross_origin         403  a state-changing request whose Origin is another site
 """
@@ -221,7 +222,9 @@ class AdminAuth:
         """The nonce of a valid, unexpired device cookie (signed with the current secret), or None."""
         nonce, _, rest = (cookie or "").partition(".")
         issued, _, mac = rest.partition(".")
-        if not nonce or not issued.isdigit() or not mac:
+        if not nonce or not (issued.isascii() and issued.isdigit() and len(issued) <= 12):
+            return None
+        if not mac.isascii():  # compare_digest takes ASCII strings only
             return None
         age = time.time() - int(issued)
         if not -60 <= age < DEVICE_TTL_S:
