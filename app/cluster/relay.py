@@ -196,7 +196,7 @@ class RedisRelay:
         if tasks:  # a cancellation swallowed inside the client must not hang the shutdown
             await asyncio.wait(tasks, timeout=self.timeout_s)
         with contextlib.suppress(Exception):
-            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            await self._pubsub.aclose()
         await self._redis.aclose()
 
     # -- owning rooms: their inboxes -----------------------------------------------------------

@@ -206,7 +206,7 @@ class RedisShared:
         finally:
             self.serving = False
             with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                await pubsub.aclose()
 
     async def _answer(self, data: bytes, handler: AskHandler) -> None:
         try:
