@@ -35,7 +35,7 @@ from tests.browserkit import (
     switch_language,
     text_of,
 )
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 LONG = "W" * 32  # the longest name, without a space
 EMOJI = "👩🏽‍💻🇪🇪 Dewi"  # a joined emoji with a skin tone, and a flag
@@ -386,6 +386,60 @@ def test_the_fair_deal_is_recreated_in_the_panel_with_the_players_own_hand(
         page.evaluate("() => document.getElementById('fair-check').remove()")
     watch.assert_clean()
     context.close()
+
+
+_ACTING_NAMES_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
+    const name = plate.querySelector('.name-text');
+    const box = () => { const r = name.getBoundingClientRect(); return [r.left, r.width].map(Math.round); };
+    const acting = plate.classList.contains('acting');
+    plate.classList.add('acting');  // each plate as it is on its player's turn, measured at once
+    const turn = {box: box(), whole: name.scrollWidth <= name.clientWidth + 1};
+    plate.classList.remove('acting');
+    const idle = box();
+    if (acting) plate.classList.add('acting');
+    return {seat: Number(plate.dataset.seat), acting, text: name.textContent, title: name.getAttribute('title'),
+            ellipsis: getComputedStyle(name).textOverflow, turn, idle};
+})"""
+
+SPECTATED = ["Mihkel", "Dénes", "Katalin", "Андрій", "Maximiliane von Wolkenstein"]
+"""Seat 0 (the spectator's own plate, below the chain) and the four narrow plates above it: names
+of ordinary length, and one too long for any plate."""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 800, "height": 1000}, DESKTOP], ids=["390", "800", "1280"])
+def test_a_spectator_reads_the_acting_players_ordinary_name_whole(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The ▶ of the player to act took the name's room on a 390 px phone's plate: "Dénes" showed
+    as "Dén…" while it was her turn. It now sits over the plate's corner: every ordinary name is
+    whole on its player's turn, the turn moves no name, and a long one is still shortened with an
+    ellipsis (its title has it whole). The seats' people are connected and never play, so the
+    table waits on the first of them to act."""
+    room = server.create_room(turn_timer_s=0)
+    code = room["code"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in enumerate(SPECTATED)]
+    players = [Client(server, code, token) for token in tokens]
+    context, page, watch = open_page(browser, viewport)
+    try:
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        goto(page, f"{server.url}/r/{code}")
+        page.wait_for_selector(".table-screen .plate.acting")
+        plates = page.evaluate(_ACTING_NAMES_JS)
+        assert sorted(p["text"] for p in plates) == sorted(SPECTATED)
+        assert sum(p["acting"] for p in plates) == 1, plates
+        for plate in plates:
+            assert plate["turn"]["box"] == plate["idle"], plate  # the turn coming moves no name
+            if plate["text"] == SPECTATED[-1]:
+                assert not plate["turn"]["whole"] and plate["ellipsis"] == "ellipsis", plate
+                assert plate["title"] == SPECTATED[-1]
+            else:
+                assert plate["turn"]["whole"], (viewport, plate)
+        screenshot(page, f"spectator-acting-{viewport['width']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+        for player in players:
+            player.close()
 
 
 _BOT_NAMES_JS = """() => [...document.querySelectorAll('.plate.bot .name-text')].map((e) => ({
