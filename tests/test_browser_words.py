@@ -475,21 +475,50 @@ def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
     assert page.locator(".feed-open").count() == 1
     assert page.evaluate("() => document.activeElement.matches('.feed-lang .lang-select')")
     # the drawer's head keeps its language menu and Close whole in every language (Indonesian's
-    # long title squeezed the menu to nothing and pushed "Tutup" off the screen)
+    # long title squeezed the menu to nothing and pushed "Tutup" off the screen), and its title
+    # too (it was cut: "Ход и…", "A ját…", "Jalannya…")
     for lang in languages():
         switch_language(page, lang)
         page.wait_for_selector(".feed-open .feed-lang .lang-select")
         head = page.evaluate(_FEED_HEAD_JS)
         assert head["lang"] >= 40 and head["closeRight"] <= head["width"], (lang, head)
+        assert head["titleWhole"] and head["title"] == catalog_of(lang)["table.feed"], (lang, head)
     watch.assert_clean()
     context.close()
 
 
 _FEED_HEAD_JS = """() => {
     const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+    const title = document.querySelector('.feed-head h2');
     return {lang: box('.feed-lang').width, closeRight: box('.feed-close').right,
-            width: document.documentElement.clientWidth};
+            width: document.documentElement.clientWidth, title: title.textContent,
+            titleWhole: title.scrollWidth <= title.clientWidth + 1 && title.scrollHeight <= title.clientHeight + 1
+                && box('.feed-head h2').right <= innerWidth};
 }"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 360, "height": 740}, {"width": 320, "height": 640}], ids=["360x740", "320x640"]
+)
+def test_the_feed_drawers_title_reads_whole_on_a_narrow_phone_in_every_language(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """On phones narrower than 390 px (a spectator's drawer has the same head) the title takes a
+    line of its own above the buttons when it must: never cut, and every button still whole."""
+    room = server.create_room(bots=["easy", "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    context, page, watch = open_page(browser, viewport)
+    goto(page, f"{server.url}/r/{room['code']}")
+    page.click(".feed-toggle")
+    for lang in languages():
+        switch_language(page, lang)
+        page.wait_for_selector(".feed-open .feed-lang .lang-select")
+        head = page.evaluate(_FEED_HEAD_JS)
+        assert head["lang"] >= 40 and head["closeRight"] <= head["width"], (lang, head)
+        assert head["titleWhole"] and head["title"] == catalog_of(lang)["table.feed"], (lang, head)
+    screenshot(page, f"feed-head-{viewport['width']}")
+    watch.assert_clean()
+    context.close()
 
 
 def test_final_standings_and_plurals_in_every_language(server: ServerProcess, browser: Any) -> None:

@@ -174,9 +174,14 @@ export class TableView {
         "div",
         { class: "feed-head" },
         h("h2", {}, t("table.feed")),
-        h("span", { class: "feed-alerts" }, alertButtons()),
-        h("span", { class: "feed-lang" }, languageSelect()),
-        h("button", { class: "icon-btn feed-close", type: "button", onclick: () => this.toggleFeed(false) }, t("common.close")),
+        // the buttons as one group: on a narrow phone they go under the title together
+        h(
+          "span",
+          { class: "feed-tools" },
+          h("span", { class: "feed-alerts" }, alertButtons()),
+          h("span", { class: "feed-lang" }, languageSelect()),
+          h("button", { class: "icon-btn feed-close", type: "button", onclick: () => this.toggleFeed(false) }, t("common.close")),
+        ),
       ),
       this.sheetBox,
       this.feedList,
