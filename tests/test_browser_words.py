@@ -7,6 +7,7 @@ the plural forms are right in all six languages. Screenshots go to artifacts/scr
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -627,6 +628,67 @@ def test_a_round_end_line_in_the_feed_says_its_title_once(server: ServerProcess,
             details = {term: said["detail"]["text"] for term, said in shown.items()}
             assert details["manguno"].startswith("Nobody is mattikkeng, so Budi, the cucuq, takes"), details
             assert details["first_cappu"].startswith("Budi, the cucuq, takes 1 stone"), details
+    assert page.evaluate("() => window.__i18nMissing") == []
+    watch.assert_clean()
+    context.close()
+
+
+_BESIDE_JS = """async () => {
+    const narrate = await import('/static/js/narrate.js');
+    const review = await import('/static/js/review.js');
+    const names = ['Ana', 'Budi', 'Citra', 'Dewi', 'Eko'];
+    const room = {variant: 'domeng', seats: names.map((name) => ({kind: 'human', name}))};
+    const placed = (seat, tile, end, ends) => ({type: 'placed', seat, tile, end, ends, mappakuling: false});
+    const lines = (log) => narrate.feedLinesFrom(log, room, null, 0).map((l) => l.el.textContent);
+    const words = (action, chain) => {
+        const el = document.createElement('span');
+        el.append(review.optionText(action, null, review.loneLempa(chain)));
+        return el.textContent;
+    };
+    const decision = {at: 1, chain: [[6, 6]], marked: false, lost: 0, chosen: {seat: 1, play: '6-3', end: 'L'},
+        best: {seat: 1, play: '6-3', end: 'L'}, options: [{action: {seat: 1, play: '6-3', end: 'L'}, cost: 0, lost: 0},
+        {action: {seat: 1, play: '6-1', end: 'L'}, cost: 1, lost: 1}]};
+    const list = review.reviewList({unit: 'stones', marked: 0, lost: 0, threshold: 0.25, decisions: [decision]});
+    return {
+        // 6-6 opens, Budi passes, Citra plays 6-3 next to it, Dewi 3-1 on the left of the longer chain
+        lempa: lines([placed(0, '6-6', null, [6, 6]), {type: 'passed', seat: 1}, placed(2, '6-3', 'L', [3, 6]),
+                      placed(3, '3-1', 'L', [1, 6])]),
+        // a later round opened with 5-3, not a lempa: its ends differ, the sides mean something
+        plain: lines([placed(0, '5-3', null, [5, 3]), placed(1, '3-2', 'R', [5, 2])]),
+        review: [words({seat: 1, play: '6-3', end: 'L'}, [[6, 6]]), words({seat: 1, play: '6-3', end: 'L'}, ['6-6']),
+                 words({seat: 1, play: '3-1', end: 'L'}, [[3, 6], [6, 6]])],
+        listed: [...list.querySelectorAll('.review-what')].map((e) => e.textContent),
+    };
+}"""
+
+
+def _filled(template: str, **values: str) -> str:
+    """A catalog's message as the page shows it: its terms by their label, ``{x}`` by ``values``."""
+    shown = re.sub(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", lambda m: m.group(2) or m.group(1), template)
+    return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], shown)
+
+
+def test_a_tile_played_against_a_lone_lempa_goes_next_to_it_not_on_a_side(
+    server: ServerProcess, browser: Any
+) -> None:
+    """When the chain is a single lempa, both its ends are that one tile: the feed, a hint and the
+    review said "Citra plays 6–3 on the left", where "left" meant nothing. They now say "next to
+    6–6" in every language; on a longer chain (or one opened with another tile) the sides stay."""
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/")
+    for lang in languages():
+        switch_language(page, lang)
+        words = catalog_of(lang)
+        shown = page.evaluate(_BESIDE_JS)
+        beside = _filled(words["feed.placed_beside"], name="Citra", tile="6–3", lempa="6–6")
+        assert shown["lempa"][2:] == [beside, _filled(words["feed.placed_left"], name="Dewi", tile="3–1")], (
+            lang,
+            shown,
+        )
+        assert shown["plain"][1] == _filled(words["feed.placed_right"], name="Budi", tile="3–2"), (lang, shown)
+        next_to = _filled(words["review.play_beside"], tile="6–3", lempa="6–6")
+        assert shown["review"] == [next_to, next_to, _filled(words["review.play_left"], tile="3–1")], (lang, shown)
+        assert shown["listed"] == [next_to, _filled(words["review.play_beside"], tile="6–1", lempa="6–6")]
     assert page.evaluate("() => window.__i18nMissing") == []
     watch.assert_clean()
     context.close()

@@ -3,7 +3,7 @@
 
 import { h } from "./dom.js";
 import { list, t, tf } from "./i18n.js";
-import { miniTile } from "./tiles.js";
+import { isLempa, miniTile } from "./tiles.js";
 
 /** A seat's display name: the person's name, or "Bot 3", or "Seat 3" while empty. */
 export function seatName(room, seat) {
@@ -138,7 +138,7 @@ export function feedLinesFrom(log, room, mySeat, from) {
       line = drawLine(run, room, mySeat);
     } else if (event.type === "placed" && event.end !== null && log[i + 1]?.type === "placed" && log[i + 1].seat === event.seat) {
       line = lempasLine(event, log[(i += 1)], room);
-    } else line = eventLine(event, room);
+    } else line = eventLine(event, room, loneLempaBefore(log, i));
     let marked = false;
     const hints = []; // the seats whose hint was used for a move of this line
     for (let k = first; k <= i; k += 1) {
@@ -197,12 +197,31 @@ function lempasLine(first, second, room) {
   return li;
 }
 
-/** A feed line for one event of the round (view.log / events). */
-export function eventLine(event, room) {
+/**
+ * The lempa ("6-6") that was the whole chain when the event at ``i`` of ``log`` was played, or
+ * null: the chain was empty or longer, or its one tile not a lempa. Both ends of a lone lempa are
+ * that one tile, so a tile played against it goes "next to" it, not "on the left".
+ */
+function loneLempaBefore(log, i) {
+  for (let k = i - 1; k >= 0; k -= 1) {
+    const event = log[k];
+    if (event.type !== "placed") continue;
+    return event.end === null && isLempa(event.tile) ? event.tile : null; // the round's opening
+  }
+  return null;
+}
+
+/** A feed line for one event of the round (view.log / events); ``lempa``: the chain's only tile
+ * when that is a lempa (`loneLempaBefore`). */
+export function eventLine(event, room, lempa = null) {
   const li = h("li", { class: `feed-line feed-${event.type}` });
   if (event.type === "placed") {
     const p = { name: nameEl(room, event.seat), tile: tileEl(event.tile) };
-    const key = event.end === null ? "feed.opened" : event.end === "L" ? "feed.placed_left" : "feed.placed_right";
+    let key = event.end === null ? "feed.opened" : event.end === "L" ? "feed.placed_left" : "feed.placed_right";
+    if (event.end !== null && lempa) {
+      key = "feed.placed_beside";
+      p.lempa = tileEl(lempa);
+    }
     li.append(tf(key, p));
     if (event.mappakuling && room?.variant !== "kozel") {
       li.classList.add("feed-highlight");

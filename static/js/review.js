@@ -7,7 +7,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { miniTile, pips } from "./tiles.js";
+import { isLempa, miniTile, pips } from "./tiles.js";
 
 /** Reviews already fetched, by "code:round" (the server caches them too; this saves the trip). */
 const fetched = new Map();
@@ -20,8 +20,13 @@ const rounded = (x) => Math.round(x * 100) / 100;
 export const getReview = (code, round, token) =>
   api("GET", `/api/rooms/${encodeURIComponent(code)}/rounds/${round}/review`, undefined, token);
 
-/** An action of the review (RECORD.md JSON) as words: "2–2 on the left", "draw", "pass"… */
-export function optionText(action, ends = null) {
+/**
+ * An action of the review (RECORD.md JSON) as words: "2–2 on the left", "draw", "pass"…
+ * ``ends``: the chain's open ends ([left, right] pips) or null; ``lempa``: the chain's only tile
+ * when it is a lempa ("6-6", `loneLempa`), or null: a tile played against it goes "next to 6–6",
+ * as either of its ends is that one tile.
+ */
+export function optionText(action, ends = null, lempa = null) {
   if (action.pass) return tf("review.pass");
   if (action.draw) return tf("review.draw");
   if (Array.isArray(action.play)) {
@@ -31,9 +36,17 @@ export function optionText(action, ends = null) {
     return tf("review.lempas", { left: miniTile(left), right: miniTile(right) });
   }
   const tile = miniTile(action.play);
+  if (lempa && (action.end === "L" || action.end === "R")) return tf("review.play_beside", { tile, lempa: miniTile(lempa) });
   if (action.end === "L") return tf("review.play_left", { tile });
   if (action.end === "R") return tf("review.play_right", { tile });
   return tf("review.play", { tile });
+}
+
+/** The chain's only tile when it is a lempa ("6-6"), else null; ``chain``: tiles as "a-b" or [a, b]. */
+export function loneLempa(chain) {
+  if (chain?.length !== 1) return null;
+  const tile = Array.isArray(chain[0]) ? `${chain[0][0]}-${chain[0][1]}` : chain[0];
+  return isLempa(tile) ? tile : null;
 }
 
 /** The ends of the chain a decision saw ([left, right] pips), or null before the opening. */
@@ -77,7 +90,7 @@ function decisionItem(decision, review, index, words) {
       return h(
         "li",
         { class: `review-option${chosen ? " chosen" : ""}${best ? " best" : ""}` },
-        h("span", { class: "review-what" }, optionText(option.action, chainEnds(decision))),
+        h("span", { class: "review-what" }, optionText(option.action, chainEnds(decision), loneLempa(decision.chain))),
         h("span", { class: "review-cost" }, t(unit, { n: rounded(option.cost) })),
         chosen ? h("span", { class: "tag tag-you" }, words.choice()) : null,
         best ? h("span", { class: "tag tag-best" }, t("review.best")) : null,

@@ -9,7 +9,7 @@ import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
 import { h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
-import { optionText } from "./review.js";
+import { loneLempa, optionText } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
 import { miniTile, pips, stoneSvg, tileBackSvg, tileKey, tileSvg } from "./tiles.js";
 import { icon } from "./icons.js";
@@ -352,7 +352,7 @@ export class TableView {
   }
 
   showHint(action) {
-    this.sayHint(tf("hint.shown", { action: optionText(action, this.ctl.view?.ends) }), "shown");
+    this.sayHint(tf("hint.shown", { action: optionText(action, this.ctl.view?.ends, loneLempa(this.ctl.view?.chain)) }), "shown");
   }
 
   /** Show a hint's words in the hint note for ``ms`` (``kind``: "shown" for this seat's own hint,
