@@ -398,8 +398,8 @@ _ACTING_NAMES_JS = """() => [...document.querySelectorAll('.plate')].map((plate)
     plate.classList.remove('acting');
     const idle = box();
     if (acting) plate.classList.add('acting');
-    return {seat: Number(plate.dataset.seat), acting, text: name.textContent, title: name.getAttribute('title'),
-            ellipsis: getComputedStyle(name).textOverflow, turn, idle};
+    return {seat: Number(plate.dataset.seat), acting, text: name.textContent,
+            title: name.getAttribute('title'), ellipsis: getComputedStyle(name).textOverflow, turn, idle};
 })"""
 
 SPECTATED = ["Mihkel", "Dénes", "Katalin", "Андрій", "Maximiliane von Wolkenstein"]
@@ -407,7 +407,9 @@ SPECTATED = ["Mihkel", "Dénes", "Katalin", "Андрій", "Maximiliane von Wol
 of ordinary length, and one too long for any plate."""
 
 
-@pytest.mark.parametrize("viewport", [PHONE, {"width": 800, "height": 1000}, DESKTOP], ids=["390", "800", "1280"])
+@pytest.mark.parametrize(
+    "viewport", [PHONE, {"width": 800, "height": 1000}, DESKTOP], ids=["390", "800", "1280"]
+)
 def test_a_spectator_reads_the_acting_players_ordinary_name_whole(
     server: ServerProcess, browser: Any, viewport: dict[str, int]
 ) -> None:
@@ -493,8 +495,8 @@ _FEED_HEAD_JS = """() => {
     const title = document.querySelector('.feed-head h2');
     return {lang: box('.feed-lang').width, closeRight: box('.feed-close').right,
             width: document.documentElement.clientWidth, title: title.textContent,
-            titleWhole: title.scrollWidth <= title.clientWidth + 1 && title.scrollHeight <= title.clientHeight + 1
-                && box('.feed-head h2').right <= innerWidth};
+            titleWhole: title.scrollWidth <= title.clientWidth + 1
+                && title.scrollHeight <= title.clientHeight + 1 && box('.feed-head h2').right <= innerWidth};
 }"""
 
 
@@ -645,18 +647,19 @@ _BESIDE_JS = """async () => {
         el.append(review.optionText(action, null, review.loneLempa(chain)));
         return el.textContent;
     };
-    const decision = {at: 1, chain: [[6, 6]], marked: false, lost: 0, chosen: {seat: 1, play: '6-3', end: 'L'},
-        best: {seat: 1, play: '6-3', end: 'L'}, options: [{action: {seat: 1, play: '6-3', end: 'L'}, cost: 0, lost: 0},
-        {action: {seat: 1, play: '6-1', end: 'L'}, cost: 1, lost: 1}]};
-    const list = review.reviewList({unit: 'stones', marked: 0, lost: 0, threshold: 0.25, decisions: [decision]});
+    const play = (tile) => ({seat: 1, play: tile, end: 'L'});
+    const decision = {at: 1, chain: [[6, 6]], marked: false, lost: 0, chosen: play('6-3'), best: play('6-3'),
+        options: [{action: play('6-3'), cost: 0, lost: 0}, {action: play('6-1'), cost: 1, lost: 1}]};
+    const list = review.reviewList(
+        {unit: 'stones', marked: 0, lost: 0, threshold: 0.25, decisions: [decision]});
     return {
         // 6-6 opens, Budi passes, Citra plays 6-3 next to it, Dewi 3-1 on the left of the longer chain
-        lempa: lines([placed(0, '6-6', null, [6, 6]), {type: 'passed', seat: 1}, placed(2, '6-3', 'L', [3, 6]),
-                      placed(3, '3-1', 'L', [1, 6])]),
+        lempa: lines([placed(0, '6-6', null, [6, 6]), {type: 'passed', seat: 1},
+                      placed(2, '6-3', 'L', [3, 6]), placed(3, '3-1', 'L', [1, 6])]),
         // a later round opened with 5-3, not a lempa: its ends differ, the sides mean something
         plain: lines([placed(0, '5-3', null, [5, 3]), placed(1, '3-2', 'R', [5, 2])]),
-        review: [words({seat: 1, play: '6-3', end: 'L'}, [[6, 6]]), words({seat: 1, play: '6-3', end: 'L'}, ['6-6']),
-                 words({seat: 1, play: '3-1', end: 'L'}, [[3, 6], [6, 6]])],
+        review: [words(play('6-3'), [[6, 6]]), words(play('6-3'), ['6-6']),
+                 words(play('3-1'), [[3, 6], [6, 6]])],
         listed: [...list.querySelectorAll('.review-what')].map((e) => e.textContent),
     };
 }"""
@@ -685,9 +688,11 @@ def test_a_tile_played_against_a_lone_lempa_goes_next_to_it_not_on_a_side(
             lang,
             shown,
         )
-        assert shown["plain"][1] == _filled(words["feed.placed_right"], name="Budi", tile="3–2"), (lang, shown)
+        plain = _filled(words["feed.placed_right"], name="Budi", tile="3–2")
+        assert shown["plain"][1] == plain, (lang, shown)
         next_to = _filled(words["review.play_beside"], tile="6–3", lempa="6–6")
-        assert shown["review"] == [next_to, next_to, _filled(words["review.play_left"], tile="3–1")], (lang, shown)
+        left = _filled(words["review.play_left"], tile="3–1")
+        assert shown["review"] == [next_to, next_to, left], (lang, shown)
         assert shown["listed"] == [next_to, _filled(words["review.play_beside"], tile="6–1", lempa="6–6")]
     assert page.evaluate("() => window.__i18nMissing") == []
     watch.assert_clean()
