@@ -2,7 +2,8 @@
 progress line while the server computes it, then the summary and each decision with a choice, its
 options best first with their expected cost, the player's choice and the best one tagged; the
 figures are the server's (the same as ``domeng review``). Domeng on a phone in Russian, Kozel on a
-desktop in English; nothing spills off the screen."""
+desktop in English; nothing spills off the screen. A match's final panel kept open after Play
+again reviews that match's last round, not the next match."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from tests.browserkit import (
     PANEL,
     PHONE,
     catalog_of,
+    goto,
+    hold_seat,
     open_page,
     play_until,
     screenshot,
     sit_and_start,
 )
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess, play_to_match_over
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +128,116 @@ def test_the_round_end_panel_reviews_my_decisions(
         watch.assert_clean()
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def quick_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """Rounds follow one another at once and the bots do not wait: a whole match in seconds."""
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-review-again"),
+        env={
+            "DOMENG_BOT_DELAY_S": "0",
+            "DOMENG_ROUND_PAUSE_S": "0.05",
+            "DOMENG_REVIEW_SAMPLES": "16",
+            "DOMENG_RATE_LIMIT": "1000 per 1 second",  # the scripted player answers at machine speed
+        },
+    ).start()
+    yield process
+    process.stop()
+
+
+def _asked_review(
+    server: ServerProcess, code: str, round_index: int, token: str, **params: Any
+) -> httpx.Response:
+    return httpx.get(
+        f"{server.url}/api/rooms/{code}/rounds/{round_index}/review",
+        params=params,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=120,
+    )
+
+
+def _wait_for_review(page: Any) -> None:
+    """Until the open panel shows its review's summary (a failure shown fails the test)."""
+    deadline = time.monotonic() + 120
+    while not page.locator(f"{PANEL} .review-summary").count():
+        assert time.monotonic() < deadline, page.inner_html(f"{PANEL} .review-body")
+        failed = page.locator(f"{PANEL} .review-failed")
+        assert not failed.count(), failed.text_content()
+        page.wait_for_timeout(100)
+
+
+def test_the_kept_final_panel_reviews_its_own_matchs_last_round_after_play_again(
+    quick_server: ServerProcess, browser: Any
+) -> None:
+    """Ana reads her match's final panel while the host presses Play again: the panel stays open
+    (room.js ``newMatch``) with "Review my round", which asked the room's match now (match 2, not
+    started: "409 not_started") for the review. It asks for match 1's last round, by the match's
+    number (``?match=1``), and shows it; the panel drawn again from the next match's waiting room
+    ("Last match") shows it too. The API: an earlier match of the room by its number, only for a
+    seat of that match, 404 for a match the room has not played."""
+    server = quick_server
+    room = server.create_room(
+        bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0, options={"camat_target": 1}
+    )
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    assert server.start_match(code, room["host_token"]).status_code == 200
+    player, watcher = Client(server, code, token), Client(server, code)
+    try:
+        play_to_match_over([player], watcher)
+        last_round = watcher.state["view"]["round"] - 1  # the record's index of the match's last round
+    finally:
+        player.close()
+        watcher.close()
+
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, token, 0)
+        page.reload()
+        page.wait_for_selector(f"{PANEL} .standings")  # the match's final panel, with the review offered
+        assert page.locator(f"{PANEL} .review-button").count() == 1
+        # the host starts match 2's waiting room; Ana's panel stays open over it
+        again = httpx.post(
+            f"{server.url}/api/rooms/{code}/again",
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+            timeout=10,
+        )
+        assert again.status_code == 200, again.text
+        page.wait_for_function("() => window.__domeng.match === 2")
+        assert page.locator(f"{PANEL} .standings").count() == 1
+        page.locator(f"{PANEL} .review-button").click()
+        _wait_for_review(page)
+        review = _asked_review(server, code, last_round, token, match=1)
+        assert review.status_code == 200, review.text
+        shown = page.locator(f"{PANEL} .review-decision").count()
+        assert shown == len(review.json()["decisions"]) and review.json()["round"] == last_round
+        screenshot(page, "review-kept-final-panel")
+        # closed, then opened again from the waiting room: the same review, of match 1
+        page.locator(f"{PANEL} .panel-foot .btn-gold").click()
+        page.wait_for_selector(PANEL, state="detached")
+        page.click(".again-box .last-match")
+        page.wait_for_selector(f"{PANEL} .standings")
+        _wait_for_review(page)
+        assert page.locator(f"{PANEL} .review-decision").count() == shown
+        watch.assert_clean()
+    finally:
+        context.close()
+
+    # the API: the room's match now has no round yet; match 3 was never played; a token of
+    # match 2's seats that held no seat in match 1 is refused
+    now = _asked_review(server, code, 0, token)
+    assert now.status_code == 409 and now.json()["detail"]["code"] == "not_started", now.text
+    assert _asked_review(server, code, 0, token, match=2).json()["detail"]["code"] == "not_started"
+    never = _asked_review(server, code, 0, token, match=3)
+    assert never.status_code == 404 and never.json()["detail"]["code"] == "no_such_match", never.text
+    unplayed = _asked_review(server, code, last_round + 1, token, match=1)
+    assert unplayed.status_code == 409 and unplayed.json()["detail"]["code"] == "round_not_over"
+    left = httpx.delete(
+        f"{server.url}/api/rooms/{code}/seats/0", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    )
+    assert left.status_code == 200, left.text
+    newcomer = server.claim(code, 0, "Budi").json()["token"]
+    refused = _asked_review(server, code, last_round, newcomer, match=1)
+    assert refused.status_code == 403 and refused.json()["detail"]["code"] == "bad_token", refused.text

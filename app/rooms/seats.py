@@ -4,8 +4,9 @@ or a bot swap (which compute the new seat; the room stores it, then adopts it)."
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from app.rooms.errors import RoomError
 from app.rooms.names import clean_name, is_reserved_name, names_clash
@@ -17,6 +18,7 @@ __all__ = [
     "COVER_BOT",
     "SeatInfo",
     "SeatKind",
+    "TokenHolder",
     "check_bot_swap",
     "check_claim",
     "check_leave",
@@ -107,7 +109,18 @@ class SeatInfo:
         return self.kind == "human" and (self.covered or self.stand_in)
 
 
-def seat_of_token(seats: list[SeatInfo], token: str) -> int:
+class TokenHolder(Protocol):
+    """A seat as `seat_of_token` reads it: a room's `SeatInfo`, or a stored `SeatRow` of an earlier
+    match of the room."""
+
+    @property
+    def seat(self) -> int: ...
+
+    @property
+    def token_hash(self) -> str | None: ...
+
+
+def seat_of_token(seats: Iterable[TokenHolder], token: str) -> int:
     """The seat whose token this is; raises `RoomError` (``bad_token``, 403)."""
     digest = hash_token(token)
     for seat in seats:

@@ -14,7 +14,7 @@ from app.rooms import again, chat, ownership
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
-from app.rooms.reviewing import reviewable
+from app.rooms.reviewing import reviewable, reviewable_earlier
 from app.rooms.room import Room
 from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatToken
 from app.web.documents import render_document
@@ -317,14 +317,21 @@ async def review_round(
     round_index: Annotated[int, Path(ge=0, le=100_000)],
     token: SeatToken,
     reviews: ReviewsDep,
+    hub: HubDep,
+    match: Annotated[int | None, Query(ge=1, le=100_000)] = None,
 ) -> RoundReview:
-    """The asker's review of an ended round of the match in this room (``Authorization: Bearer
-    <seat token>``; ``round_index`` from 0, as in the record): every option of each of their
-    decisions with a choice, costed from what their seat could see then (engine/review.py).
-    Computed on demand in a worker process and cached; the same figures as ``domeng review``.
-    403 ``bad_token``; 409 ``not_started``, ``round_not_over``; 503 ``reviews_busy`` (Retry-After)
-    or ``review_timeout``."""
-    match_id, seat = await room.call(lambda r: reviewable(r, round_index, token))
+    """The asker's review of an ended round of a match in this room (``Authorization: Bearer
+    <seat token>``; ``round_index`` from 0, as in the record; ``match`` the match's number in the
+    room, from 1, by default the one in the room now: an earlier one after Play again): every
+    option of each of their decisions with a choice, costed from what their seat could see then
+    (engine/review.py). Computed on demand in a worker process and cached; the same figures as
+    ``domeng review``. 403 ``bad_token``; 404 ``no_such_match``; 409 ``not_started``,
+    ``round_not_over``; 503 ``reviews_busy`` (Retry-After) or ``review_timeout``."""
+    found = await room.call(lambda r: reviewable(r, round_index, token, match))
+    if found is None:  # an earlier match of the room: from the store (token and match are given)
+        assert token is not None and match is not None
+        found = await reviewable_earlier(hub.store, room.code, match, round_index, token)
+    match_id, seat = found
     return RoundReview.model_validate(await run_review(reviews, match_id, round_index, seat))
 
 

@@ -9,16 +9,19 @@ import { h, replace } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { isLempa, miniTile, pips } from "./tiles.js";
 
-/** Reviews already fetched, by "code:round" (the server caches them too; this saves the trip). */
+/** Reviews already fetched, by "code:match:round" (the server caches them too; this saves the
+ * trip). The match's number is in it: after Play again a room's round numbers start again. */
 const fetched = new Map();
-/** Reviews being fetched, by "code:round": a panel drawn again meanwhile waits for the same one. */
+/** Reviews being fetched, by "code:match:round": a panel drawn again meanwhile waits for the same one. */
 const pending = new Map();
 
 const rounded = (x) => Math.round(x * 100) / 100;
 
-/** The review of ``round`` (from 0) for the holder of ``token``, from the server. */
-export const getReview = (code, round, token) =>
-  api("GET", `/api/rooms/${encodeURIComponent(code)}/rounds/${round}/review`, undefined, token);
+/** The review of ``round`` (from 0) of the room's match number ``match`` (from 1) for the holder
+ * of ``token``, from the server: a match's final panel kept open after Play again asks for its own
+ * match, not the one the room is at now. */
+export const getReview = (code, round, token, match) =>
+  api("GET", `/api/rooms/${encodeURIComponent(code)}/rounds/${round}/review?match=${match}`, undefined, token);
 
 /**
  * An action of the review (RECORD.md JSON) as words: "2–2 on the left", "draw", "pass"…
@@ -128,16 +131,17 @@ export function reviewList(review, words = OWN_WORDS) {
   return box;
 }
 
-/** The panel's section: a button, then a progress line, then the review (or a reason and a retry). */
-export function reviewSection(code, round, token) {
-  const key = `${code}:${round}`;
+/** The panel's section: a button, then a progress line, then the review (or a reason and a retry),
+ * of ``round`` (from 0) of the room's match number ``match`` (from 1). */
+export function reviewSection(code, round, token, match) {
+  const key = `${code}:${match}:${round}`;
   const body = h("div", { class: "review-body", "aria-live": "polite" });
   const section = h("section", { class: "panel-section review-section" }, h("h3", {}, t("review.heading")), body);
   const show = (review) => replace(body, reviewList(review));
   const ask = async (attempt = 1) => {
     replace(body, h("p", { class: "review-working", role: "status", "aria-busy": "true" }, h("span", { class: "spinner", "aria-hidden": "true" }), " ", t("review.working")));
     if (!pending.has(key)) {
-      const asked = getReview(code, round, token).then((review) => {
+      const asked = getReview(code, round, token, match).then((review) => {
         fetched.set(key, review);
         return review;
       });

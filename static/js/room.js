@@ -233,7 +233,7 @@ export class RoomController {
     const last = room.last_round;
     const seed = room.round?.seed || (last && last.index === room.round?.index ? last.seed : null);
     const commitment = room.round?.commitment || last?.commitment || null;
-    this.roundEnd = { round: view.round, view, room, seed, commitment };
+    this.roundEnd = { round: view.round, view, room, seed, commitment, seat: this.seat };
     if (this.dismissedRound !== view.round) this.openRoundEnd();
   }
 
@@ -370,12 +370,15 @@ export class RoomController {
   /** The last match's final panel again: from the next match's waiting room ("Last match"), or,
    * with ``held``, as it was kept while read when the next match began (`newMatch`), drawn again
    * in another language: it then still says the next match is being set up, and its Play again
-   * joins it. No "Review my round": a review asks for the room's current match, the next one. */
+   * joins it. Its "Review my round" asks for that match's last round (by the match's number), for
+   * the seat this page held in it. */
   openLastMatch({ held = false } = {}) {
     if (!this.lastMatchEnd) return;
     this.closePanel();
     const onAgain = held && this.canPlayAgain() ? () => this.playAgain() : null;
-    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain, onClose: () => this.closePanel() });
+    const mine = this.lastMatchEnd.seat === this.seat; // the same seat (and token) as in that match
+    const review = mine ? { code: this.code, token: this.memory.token } : {};
+    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain, onClose: () => this.closePanel(), ...review });
     this.panel.lastMatch = !held;
     document.body.append(this.panel);
     this.panel.showModal();

@@ -13,7 +13,8 @@ import { sha256Hex } from "./sha256.js";
 import { miniTile, stoneSvg } from "./tiles.js";
 
 /**
- * ``snap``: {view, room, seed, commitment, round} captured when the round ended.
+ * ``snap``: {view, room, seed, commitment, round, seat} captured when the round ended (``room.match``:
+ * the match's number in the room, whose round a review asks for).
  * ``opts``: {onClose, mySeat, nextStarted, onAgain, code, token} (``onAgain``: Play again at the match's
  * end, or null); with a seat and its token the panel offers "Review my round" (static/js/review.js).
  */
@@ -35,7 +36,7 @@ export function roundEndPanel(snap, opts) {
   if (hintsUsed.length) body.append(hintsLine(room, hintsUsed));
   if (opts.mySeat !== null && opts.mySeat !== undefined && opts.token && opts.code) {
     // after how the round ended; the round's index in the record counts from 0
-    body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token), body.children[1] || null);
+    body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token, room.match ?? 1), body.children[1] || null);
   }
   const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
   const note = h("p", { class: "panel-note", role: "status" });
