@@ -6,6 +6,7 @@ while a long one is computed another table's moves are applied and sent."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -133,8 +134,9 @@ def test_reviews_run_in_a_worker_process_of_their_own(server: ServerProcess) -> 
         reviewed = admin.get(f"/api/admin/matches/{match_id}/rounds/0/review", params={"seat": 0})
         assert reviewed.status_code == 200, reviewed.text
     assert server.proc is not None
+    base = os.getpriority(os.PRIO_PROCESS, server.proc.pid)  # CI may run the suite under nice
     niceness = sorted(children_of(server.proc.pid).values())
-    assert 5 in niceness and 10 in niceness, niceness
+    assert min(base + 5, 19) in niceness and min(base + 10, 19) in niceness, (base, niceness)
 
 
 @pytest.fixture(scope="module")
