@@ -5,15 +5,19 @@ keeps its own history, and a client's ``since`` never mixes the two matches (iss
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.bots.reviews import ReviewWorkers
 from app.rooms import again, host
 from app.rooms.chat import say, set_rules
 from app.rooms.errors import RoomError
+from app.rooms.reviewing import reviewable_earlier
 from app.rooms.room import Room
+from app.web.reviews import run_review
 from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
 
 LEVELS = ["greedy", "random", "easy"]
@@ -201,5 +205,66 @@ def test_the_host_changes_the_next_matchs_options_before_its_start(tmp_path: Pat
         with pytest.raises(RoomError) as late:
             await room.call(lambda r: host.set_options(r, {"camat_target": 1}, None))
         assert late.value.code == "already_started"
+
+    run_table(tmp_path, body, bots=SEATS)
+
+
+def test_an_earlier_matchs_review_checks_the_token_before_reading_the_match_and_survives_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After Play again, a review of match 1 (`reviewable_earlier`, the route's ``?match=1``): each
+    token gets its own seat of that match; a token of no seat is refused before anything of the
+    match but its seats is read (any Bearer string must not make the server load a whole match,
+    every round and action, again and again); a round it did not play is not reviewable; the
+    store failing answers 503 ``room_unavailable`` (try again), here and while the review's record
+    is read (`run_review`), never a server error."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        tokens, _, _ = await _finished_match(table)
+        first = await table.stored()
+        await _again(room, tokens[0])
+        store = table.store
+        assert await reviewable_earlier(store, room.code, 1, 0, tokens[0]) == (first.id, 0)
+        assert await reviewable_earlier(store, room.code, 1, 0, tokens[1]) == (first.id, 1)
+        whole = 0
+        load = store._load
+
+        async def counted(where: Any) -> Any:
+            nonlocal whole
+            whole += 1
+            return await load(where)
+
+        monkeypatch.setattr(store, "_load", counted)
+        for token in ("not-a-token", table.host_token):
+            with pytest.raises(RoomError) as stranger:
+                await reviewable_earlier(store, room.code, 1, 0, token)
+            assert stranger.value.code == "bad_token"
+        assert whole == 0
+        with pytest.raises(RoomError) as later:
+            await reviewable_earlier(store, room.code, 1, len(first.rounds), tokens[0])
+        assert later.value.code == "round_not_over"
+        with pytest.raises(RoomError) as unknown:
+            await reviewable_earlier(store, room.code, 3, 0, tokens[0])
+        assert unknown.value.code == "no_such_match"
+
+        database = sqlite3.connect(tmp_path / "domeng.sqlite3")
+        try:
+            database.execute("ALTER TABLE seats RENAME TO seats_away")  # the database fails the read
+            database.commit()
+            with pytest.raises(RoomError) as failed:
+                await reviewable_earlier(store, room.code, 1, 0, tokens[0])
+            assert (failed.value.code, failed.value.status) == ("room_unavailable", 503)
+            workers = ReviewWorkers(store.export_record)
+            try:
+                with pytest.raises(RoomError) as unread:
+                    await run_review(workers, first.id, 0, 0)
+                assert (unread.value.code, unread.value.status) == ("room_unavailable", 503)
+            finally:
+                await workers.close()
+        finally:
+            database.execute("ALTER TABLE seats_away RENAME TO seats")
+            database.commit()
+            database.close()
 
     run_table(tmp_path, body, bots=SEATS)

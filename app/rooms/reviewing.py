@@ -4,9 +4,10 @@ of the room's match in play or of an earlier one (Play again)."""
 from __future__ import annotations
 
 from app.rooms.errors import RoomError
+from app.rooms.ownership import unavailable
 from app.rooms.room import Room
 from app.rooms.seats import seat_of_token
-from app.store import Store
+from app.store import Store, StoreError
 from engine.core import Phase
 
 __all__ = ["reviewable", "reviewable_earlier"]
@@ -47,16 +48,21 @@ async def reviewable_earlier(
     """`reviewable` for match number ``match`` of room ``code``, one played before the room's
     match now (a player keeps its final panel open, or opens it again, after Play again): the
     stored match's id and the seat of ``token`` in it (a person keeps their seat and token from
-    match to match, but the check is against that match's own seats).
+    match to match, but the check is against that match's own seats). Only the match's seats and
+    its round's end are read (`Store.match_seats`): any string sent as a token must not make the
+    server read a whole match.
 
     Raises `RoomError`: ``no_such_match`` (404), ``bad_token`` (403) when ``token`` held no seat
-    of that match, ``round_not_over`` (409) for a round it did not end; `app.store.StoreError`
-    for a database failure."""
-    found = next((m.id for m in await store.room_matches(code) if m.number == match), None)
-    row = None if found is None else await store.load_match_by_id(found)
-    if row is None:
-        raise RoomError("no_such_match", f"this room has played no match {match}", 404)
-    seat = seat_of_token(row.seats, token)
-    if round_index >= len(row.rounds) or not row.rounds[round_index].is_finished:
+    of that match, ``round_not_over`` (409) for a round it did not end, ``room_unavailable`` (503,
+    ``Retry-After``) when the store fails."""
+    try:
+        found = next((m.id for m in await store.room_matches(code) if m.number == match), None)
+        if found is None:
+            raise RoomError("no_such_match", f"this room has played no match {match}", 404)
+        seats, ended = await store.match_seats(found, round_index)
+    except StoreError as error:
+        raise unavailable("the review cannot be read right now; try again") from error
+    seat = seat_of_token(seats, token)
+    if not ended:
         raise RoomError("round_not_over", "a round is reviewed only after it has ended", 409)
-    return row.id, seat
+    return found, seat

@@ -120,6 +120,21 @@ class MatchReads:
         found = await self._load(Match.id == match_id)
         return found[0] if found else None
 
+    async def match_seats(self, match_id: int, round_index: int) -> tuple[tuple[SeatRow, ...], bool]:
+        """The seats of match ``match_id`` in seat order (empty for an unknown id) and whether its
+        round ``round_index`` (from 0) has ended: what a review checks before the match is read whole
+        (`app.rooms.reviewing.reviewable_earlier`). Raises `app.store.StoreError` for a database
+        failure."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session, session.begin():
+            seats = await session.scalars(select(Seat).where(Seat.match_id == match_id).order_by(Seat.seat))
+            rows = tuple(_seat_row(s) for s in seats)
+            ended = await session.scalar(
+                select(Round.ended_at).where(Round.match_id == match_id, Round.index == round_index)
+            )
+            return rows, ended is not None
+
     async def load_room(self, code: str) -> RoomRow | None:
         """The latest match of room ``code`` as a room needs it (`RoomRow`): its seats, its last two
         rounds with their actions, and the outcomes of all earlier rounds, but no earlier action;
@@ -217,7 +232,7 @@ class MatchReads:
     async def _load(self, where: ColumnElement[bool]) -> list[MatchRow]:
         if self._read_engine is None:
             raise StoreClosedError("the store is not started")
-        async with AsyncSession(self._read_engine) as session, session.begin():
+        async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session, session.begin():
             matches = list(await session.scalars(select(Match).where(where).order_by(Match.id)))
             ids = [m.id for m in matches]
             seats = await _select_for(session, Seat, ids, Seat.seat)
@@ -245,6 +260,10 @@ def _by_match(rows: Iterable[_M]) -> dict[int, list[_M]]:
     for row in rows:
         grouped[row.match_id].append(row)
     return grouped
+
+
+def _seat_row(s: Seat) -> SeatRow:
+    return SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready)
 
 
 def _assemble(
@@ -285,10 +304,7 @@ def _assemble(
             room_match=m.room_match,
             chat_rules=m.chat_rules,
             hints=m.hints,
-            seats=tuple(
-                SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready)
-                for s in seats_of[m.id]
-            ),
+            seats=tuple(_seat_row(s) for s in seats_of[m.id]),
             rounds=tuple(
                 RoundRow(
                     index=r.index,

@@ -7,6 +7,8 @@ from typing import Any
 
 from app.bots.reviews import ReviewsBusyError, ReviewWorkers
 from app.rooms.errors import RoomError
+from app.rooms.ownership import unavailable
+from app.store import NotFoundError, StoreError
 from engine.errors import RecordError
 
 __all__ = ["RETRY_AFTER_S", "run_review"]
@@ -18,7 +20,8 @@ RETRY_AFTER_S = 5
 async def run_review(reviews: ReviewWorkers, match_id: int, round_index: int, seat: int) -> dict[str, Any]:
     """`ReviewWorkers.review`, its refusals as `RoomError`: 503 ``reviews_busy`` (with Retry-After)
     or ``review_timeout``; 409 with the record's code (``unfinished_round``, ``invalid_round``)
-    when the stored match cannot be reviewed there."""
+    when the stored match cannot be reviewed there; 503 ``room_unavailable`` (Retry-After) when the
+    store cannot read the match's record now, 404 ``no_such_match`` when it has none."""
     try:
         return await reviews.review(match_id, round_index, seat)
     except ReviewsBusyError:
@@ -32,3 +35,7 @@ async def run_review(reviews: ReviewWorkers, match_id: int, round_index: int, se
         raise RoomError("review_timeout", "the review took too long: ask again later", 503) from None
     except RecordError as error:
         raise RoomError(error.code, error.message, 409) from None
+    except NotFoundError:
+        raise RoomError("no_such_match", "no such match is stored", 404) from None
+    except StoreError as error:
+        raise unavailable("the review cannot be read right now; try again") from error

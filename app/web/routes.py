@@ -326,7 +326,8 @@ async def review_round(
     option of each of their decisions with a choice, costed from what their seat could see then
     (engine/review.py). Computed on demand in a worker process and cached; the same figures as
     ``domeng review``. 403 ``bad_token``; 404 ``no_such_match``; 409 ``not_started``,
-    ``round_not_over``; 503 ``reviews_busy`` (Retry-After) or ``review_timeout``."""
+    ``round_not_over``; 503 ``reviews_busy`` (Retry-After), ``review_timeout`` or
+    ``room_unavailable`` (the store cannot be read now; Retry-After)."""
     found = await room.call(lambda r: reviewable(r, round_index, token, match))
     if found is None:  # an earlier match of the room: from the store (token and match are given)
         assert token is not None and match is not None
