@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
 from tests.browserkit import DESKTOP, PHONE, PLAYABLE, open_page, screenshot, sit_and_start
 from tests.serverkit import Client, ServerProcess
@@ -81,6 +82,11 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
     assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     assert cookie["path"] == "/" and cookie["expires"] > 0 and cookie["value"] != SECRET
     assert COOKIE not in page.evaluate("() => document.cookie")
+    # and the device cookie (app.admin.auth: this browser has known the secret) alike, for 90 days
+    (device,) = [c for c in context.cookies() if c["name"] == DEVICE_COOKIE]
+    assert device["secure"] and device["httpOnly"] and device["sameSite"] == "Strict"
+    assert device["path"] == "/" and device["value"].count(".") == 2
+    assert device["expires"] > time.time() + DEVICE_TTL_S - 3600 and SECRET not in device["value"]
     assert "null" not in page.inner_text("body").split()  # nothing unset printed as text
     screenshot(page, "admin-matches-1280x800")
 
