@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.bots.reviews import ReviewWorkers
-from app.rooms import again, host
+from app.rooms import again, chat, host
 from app.rooms.chat import say, set_rules
 from app.rooms.errors import RoomError
 from app.rooms.reviewing import reviewable_earlier
@@ -75,16 +75,18 @@ def test_play_again_keeps_the_seats_and_stores_the_next_match_before_anyone_sees
             (s.kind, s.name, s.bot_level, s.token_hash) for s in first.seats
         ]
         assert [s.ready for s in second.seats] == [False, True, False, False, False]
-        for conn in (ana, budi, spectator):  # everyone sees the stored next match, whole, and its empty chat
+        for conn in (ana, budi, spectator):  # everyone sees the stored next match, whole, and the room's chat
             state = conn.last_state
             assert (state["version"], state["view"], state["from"]) == (second.version, None, 0)
             shown = state["room"]
             assert (shown["match"], shown["status"], shown["round"]) == (2, "waiting", None)
             assert [s["ready"] for s in state["room"]["seats"]] == [False, True, True, True, True]
             assert [s["bot_level"] for s in state["room"]["seats"][2:]] == LEVELS
-            chat_log = conn.of_type("chat_log")[-1]  # a chat of its own, the rules carried over
-            assert (chat_log["lines"], chat_log["rules"]) == ([], {"spectators": True, "muted": [4]})
+            chat_log = conn.of_type("chat_log")[-1]  # the conversation carries on, the rules too
+            assert [(x["text"], x["match"]) for x in chat_log["lines"]] == [("good luck", 1)]
+            assert chat_log["rules"] == {"spectators": True, "muted": [4]}
         assert [line.text for line in (await table.store.load_chat(first.id))[1]] == ["good luck"]
+        assert (await table.store.load_chat(second.id))[1] == []  # each match's record keeps its own
         assert second.chat_rules == {"spectators": True, "muted": [4]}
 
         await _again(room, tokens[0])  # Ana is in too: stored, then shown
@@ -113,6 +115,59 @@ def test_play_again_keeps_the_seats_and_stores_the_next_match_before_anyone_sees
         assert min(a.version for r in played.rounds for a in r.actions) > last_version
         listed = await table.store.room_matches(room.code)
         assert [(m.id, m.number) for m in listed] == [(first.id, 1), (second.id, 2)]
+
+    run_table(tmp_path, body, bots=SEATS)
+
+
+def test_the_rooms_chat_carries_on_into_the_next_match_from_memory_and_from_the_store(tmp_path: Path) -> None:
+    """Play again keeps the table's conversation: everyone, spectators too, gets the room's recent
+    lines, each saying its match; a line of the next match says so; a room opened again from the
+    store (a restart, or another process taking it over) shows the same; the admin still reads each
+    match's own lines; the host's rules carry over and still hold."""
+
+    async def body(table: Table) -> None:
+        tokens, (ana, budi), spectator = await _finished_match(table)
+        first_id = table.room.match_id
+        await table.room.call(lambda r: say(r, budi, "gg, one more?", None))
+        await table.room.call(lambda r: say(r, spectator, None, "well_played"))
+        await _again(table.room, tokens[0])
+        said = [("good luck", 1), ("gg, one more?", 1), ("well_played", 1)]
+        for conn in (ana, budi, spectator):
+            lines = conn.of_type("chat_log")[-1]["lines"]
+            assert [(x["text"] or x["reaction"], x["match"]) for x in lines] == said
+        await table.room.call(lambda r: say(r, ana, "yes!", None))
+        assert [(f["line"]["text"], f["line"]["match"]) for f in spectator.of_type("chat")][-1] == ("yes!", 2)
+        with pytest.raises(RoomError) as muted:  # seat 4's mute carried over (a bot there now)
+            await table.room.call(lambda r: say(r, FakeOutbox(seat=4), "hi", None))
+        assert muted.value.code == "chat_muted"
+
+        again_table = await reopen(table)  # from the store: the lines of both matches, in order
+        late = await again_table.watch()
+        await again_table.room.call(lambda r: chat.send_log(r, late))
+        log = late.of_type("chat_log")[-1]
+        assert [(x["text"] or x["reaction"], x["match"]) for x in log["lines"]] == [*said, ("yes!", 2)]
+        assert log["rules"] == {"spectators": True, "muted": [4]}
+        store = again_table.store
+        assert [x.text for x in (await store.load_chat(first_id))[1]] == ["good luck", "gg, one more?", None]
+        assert [x.text for x in (await store.load_chat(again_table.room.match_id))[1]] == ["yes!"]
+
+    run_table(tmp_path, body, bots=SEATS)
+
+
+def test_a_joining_connection_gets_the_rooms_last_lines_across_its_matches(tmp_path: Path) -> None:
+    """At most `chat.RECENT` lines, the newest, whichever match they were said in."""
+
+    async def body(table: Table) -> None:
+        tokens, (ana, budi), _ = await _finished_match(table)
+        for n in range(chat.RECENT):
+            await table.room.call(lambda r, n=n: say(r, budi, f"old {n}", None))
+        await _again(table.room, tokens[0])
+        await table.room.call(lambda r: say(r, ana, "new", None))
+        late = await table.watch()
+        await table.room.call(lambda r: chat.send_log(r, late))
+        lines = late.of_type("chat_log")[-1]["lines"]
+        assert len(lines) == chat.RECENT and lines[-1]["text"] == "new" and lines[-1]["match"] == 2
+        assert [x["text"] for x in lines[:-1]] == [f"old {n}" for n in range(1, chat.RECENT)]
 
     run_table(tmp_path, body, bots=SEATS)
 

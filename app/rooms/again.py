@@ -8,7 +8,9 @@ same seats: each person keeps their seat and token (ready only if it is they who
 its level. Its version is the last match's plus one, so versions grow across the room's matches
 and a client never mixes the two (its ``since`` from the last match is not a mark of the new one:
 it gets a whole state). Then everyone connected gets the new match's whole state, waiting for its
-start, and its chat (empty: the chat is per match, its rules carry over). Each later ask marks
+start, and the room's chat: the conversation carries on (the room's recent lines, each saying its
+match, so the client marks where this match began), with the host's rules; each match's own lines
+stay with it in the store. Each later ask marks
 that person ready. The host starts when they want (`app.rooms.host.begin_match`): absent people
 are covered by bots as at any start; a person may leave their seat before it, which is then free.
 """
@@ -94,7 +96,7 @@ async def _next_match(room: Room, asker: int | None) -> None:
         hints=room.hints,
     )
     room.next_match(match_id, number, version, specs)
-    room.chat = chat_room.ChatRoom(spectators=bool(rules["spectators"]), muted=set(rules["muted"]))
+    await chat_room.carry_on(room)
     _log.info("room_next_match", room=room.code, match=match_id, number=number)
     frames.send_updates(room, room.conns, 0)
     for conn in room.conns:

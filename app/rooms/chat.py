@@ -3,10 +3,12 @@
 Chat is not game state: it never changes the room's version and carries only what people type.
 Seated players chat; spectators read, and write only when the host allows it; the host can mute a
 seat. Each line is stored (with where the play stood, for the admin) before it is sent to everyone;
-a connection that joins gets the rules and the last `RECENT` lines. The chat is per match: Play again
-(`app.rooms.again`) starts the next match's chat empty, with the host's rules carried over, and each
-match's lines stay with it for the admin. Every function here runs inside the room's task
-(`app.rooms.room.Room.call`)."""
+a connection that joins gets the rules and the room's last `RECENT` lines. Each line belongs to its
+match (the admin reads a match's own lines), but the conversation is the room's: after Play again
+(`app.rooms.again`) the table carries on with the room's recent lines, each saying its match (the
+client marks where a match began), and the host's rules carry over. The lines come from the store
+whenever the room is opened (a restart, or the room moving to another process). Every function here
+runs inside the room's task (`app.rooms.room.Room.call`)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ __all__ = [
     "REACTIONS",
     "RECENT",
     "ChatRoom",
+    "carry_on",
     "clean_text",
     "rules_of",
     "say",
@@ -38,12 +41,13 @@ REACTIONS: Final = ("nice", "oops", "hurry", "well_played", "hello", "thanks")
 MAX_TEXT_CHARS: Final = 200
 """The longest chat text, in characters (code points) after trimming."""
 RECENT: Final = 50
-"""Lines a joining connection is sent (the admin reads them all)."""
+"""The room's lines a joining connection is sent, across its matches (the admin reads them all)."""
 
 
 @dataclass
 class ChatRoom:
-    """What a room keeps of its chat: the host's rules and its last `RECENT` lines (JSON)."""
+    """What a room keeps of its chat: the host's rules and the room's last `RECENT` lines (JSON, each
+    with its ``match``), across its matches."""
 
     spectators: bool = False
     muted: set[int] = field(default_factory=set)
@@ -56,7 +60,7 @@ class ChatRoom:
 
 async def _chat_of(room: Room) -> ChatRoom:
     if room.chat is None:
-        rules, lines = await room.store.load_chat(room.match_id, RECENT)
+        rules, lines = await room.store.load_room_chat(room.match_id, RECENT)
         chat = ChatRoom()
         if rules:
             chat.spectators = bool(rules.get("spectators", False))
@@ -69,6 +73,13 @@ async def _chat_of(room: Room) -> ChatRoom:
 async def rules_of(room: Room) -> dict[str, Any]:
     """The room's chat rules now (`ChatRoom.rules`), loaded when the chat was not yet."""
     return (await _chat_of(room)).rules()
+
+
+async def carry_on(room: Room) -> None:
+    """The room began its next match (Play again): its chat keeps the host's rules and the room's
+    recent lines (loaded first if the chat was not yet); the next lines say the new match."""
+    chat = await _chat_of(room)
+    room.chat = ChatRoom(spectators=chat.spectators, muted=set(chat.muted), lines=chat.lines)
 
 
 def _log_frame(chat: ChatRoom) -> str:

@@ -162,6 +162,12 @@ class MatchStore(Protocol):
     async def load_chat(self, match_id: int, last: int | None = None) -> tuple[dict[str, Any] | None, Any]:
         """The chat rules (None: defaults) and the last ``last`` chat lines (`ChatLineOut`), in order."""
 
+    async def load_room_chat(
+        self, match_id: int, last: int | None = None
+    ) -> tuple[dict[str, Any] | None, Any]:
+        """The chat rules (None: defaults) and the last ``last`` chat lines (`ChatLineOut`) of the
+        match's room up to this match, in order."""
+
     async def add_hint(
         self, match_id: int, round_index: int, seq: int, seat: int, action: dict[str, Any]
     ) -> None:

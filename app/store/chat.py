@@ -1,5 +1,8 @@
 """A room's chat in the store: its lines (texts and quick reactions, each with where the play
-stood) and the host's chat rules. Chat never changes a room's version: it is not game state."""
+stood) and the host's chat rules. Chat never changes a room's version: it is not game state.
+
+Each line belongs to one match (the admin reads a match's own lines, `ChatStore.load_chat`); the
+table shows the room's conversation across its matches (`ChatStore.load_room_chat`)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class ChatRow:
     """One stored chat line: ``text`` or ``reaction`` (one of the two), from ``seat`` (None: a
-    spectator) under ``name``, sent when ``seq`` actions of round ``round_index`` were stored."""
+    spectator) under ``name``, sent when ``seq`` actions of round
+    ``round_index`` of the room's match number ``room_match`` (from 1) were stored."""
 
     id: int
     seat: int | None
@@ -34,6 +38,7 @@ class ChatRow:
     round_index: int
     seq: int
     created_at: datetime
+    room_match: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The line as docs/protocol.md's ``chat`` message carries it (``at``: Unix ms)."""
@@ -46,7 +51,23 @@ class ChatRow:
             "round": self.round_index,
             "seq": self.seq,
             "at": int(self.created_at.timestamp() * 1000),
+            "match": self.room_match,
         }
+
+    @classmethod
+    def of(cls, line: ChatLine, room_match: int) -> ChatRow:
+        """The row of a stored line of the room's match number ``room_match``."""
+        return cls(
+            line.id,
+            line.seat,
+            line.name,
+            line.text,
+            line.reaction,
+            line.round_index,
+            line.seq,
+            line.created_at,
+            room_match,
+        )
 
 
 class ChatStore(Writer):
@@ -65,9 +86,10 @@ class ChatStore(Writer):
         round_index: int = 0,
         seq: int = 0,
     ) -> ChatRow:
-        """Store one chat line (a ``text`` or a ``reaction``); returns it as stored. Raises
-        ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError` from a
-        stale `fenced` view (`app.store.Store`)."""
+        """Store one chat line (a ``text`` or a ``reaction``); returns it as stored, with its
+        match's number in the room.
+        Raises ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError`
+        from a stale `fenced` view (`app.store.Store`)."""
         if (text is None) == (reaction is None):
             raise ValueError("a chat line is a text or a reaction")
         now = now_utc()
@@ -82,13 +104,15 @@ class ChatStore(Writer):
             "created_at": now,
         }
 
-        def run(connection: Connection) -> int:
-            return int(
-                connection.execute(insert(ChatLine).values(**values).returning(ChatLine.id)).scalar_one()
-            )
+        def run(connection: Connection) -> tuple[int, int]:
+            line_id = connection.execute(
+                insert(ChatLine).values(**values).returning(ChatLine.id)
+            ).scalar_one()
+            number = connection.execute(select(Match.room_match).where(Match.id == match_id)).scalar_one()
+            return int(line_id), int(number)
 
-        line_id = await self._submit(run, match=match_id)
-        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now)
+        line_id, number = await self._submit(run, match=match_id)
+        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now, number)
 
     async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
         """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …]}``); raises
@@ -104,18 +128,41 @@ class ChatStore(Writer):
     async def load_chat(
         self, match_id: int, last: int | None = None
     ) -> tuple[dict[str, Any] | None, list[ChatRow]]:
-        """The match's chat rules (None: the defaults) and its chat lines in order, only the
-        ``last`` ones when given."""
+        """The match's chat rules (None: the defaults) and its own chat lines in order, only the
+        ``last`` ones when given (what the admin reads of one match)."""
+        return await self._read_chat(match_id, last, room=False)
+
+    async def load_room_chat(
+        self, match_id: int, last: int | None = None
+    ) -> tuple[dict[str, Any] | None, list[ChatRow]]:
+        """The match's chat rules (None: the defaults) and the chat lines of its room up to it
+        (this match's and its room's earlier matches', Play again) in order, only the ``last`` ones
+        when given: the conversation the table carries on across a room's matches. Each row says
+        its match (`ChatRow.room_match`)."""
+        return await self._read_chat(match_id, last, room=True)
+
+    async def _read_chat(
+        self, match_id: int, last: int | None, *, room: bool
+    ) -> tuple[dict[str, Any] | None, list[ChatRow]]:
         if self._read_engine is None:
             raise StoreClosedError("the store is not started")
         async with AsyncSession(self._read_engine) as session, session.begin():
-            rules = await session.scalar(select(Match.chat_rules).where(Match.id == match_id))
-            query = select(ChatLine).where(ChatLine.match_id == match_id).order_by(ChatLine.id.desc())
+            match = (
+                await session.execute(
+                    select(Match.chat_rules, Match.code, Match.room_match).where(Match.id == match_id)
+                )
+            ).one_or_none()
+            if match is None:
+                return None, []
+            rules, code, number = match
+            query = select(ChatLine, Match.room_match).join(Match, Match.id == ChatLine.match_id)
+            if room:
+                query = query.where(Match.code == code, Match.room_match <= number)
+            else:
+                query = query.where(ChatLine.match_id == match_id)
+            query = query.order_by(ChatLine.id.desc())
             if last is not None:
                 query = query.limit(last)
-            rows = [
-                ChatRow(c.id, c.seat, c.name, c.text, c.reaction, c.round_index, c.seq, c.created_at)
-                for c in await session.scalars(query)
-            ]
+            rows = [ChatRow.of(line, n) for line, n in await session.execute(query)]
         rows.reverse()
         return rules, rows

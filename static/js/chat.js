@@ -1,6 +1,8 @@
-// The table's chat (in the feed's panel): lines people type, quick reactions that also show for a
-// moment on the sender's plate, an unread count on the feed's button while the panel is closed, and
-// for the host: whether spectators may write, and muting a seat. Everything is shown as text.
+// The table's chat (in the feed's panel, and in the waiting room of a room's next match): lines
+// people type, quick reactions that also show for a moment on the sender's plate, an unread count on
+// the feed's button while the panel is closed, and for the host: whether spectators may write, and
+// muting a seat. The conversation is the room's: it carries on across its matches (Play again), with
+// a quiet divider where each match began. Everything is shown as text.
 
 import { setChatRules } from "./api.js";
 import { h, replace, toast } from "./dom.js";
@@ -89,6 +91,7 @@ export class ChatBox {
       this.hostBox,
     );
     this.rules = { spectators: false, muted: [] };
+    this.lastMatch = null; // the match of the list's last line or divider (null: the list is empty)
     if (ctl.chat) this.onMessage({ type: "chat_log", ...ctl.chat }, false);
   }
 
@@ -109,13 +112,17 @@ export class ChatBox {
   /** A ``chat``, ``chat_log`` or ``chat_rules`` message; ``fresh`` lines may show on a plate. */
   onMessage(message, fresh = true) {
     if (message.type === "chat_log") {
-      replace(this.list, message.lines.map((line) => this.lineEl(line)));
+      replace(this.list, []);
+      this.lastMatch = null;
+      for (const line of message.lines) this.appendLine(line);
+      if (this.ctl.match) this.markMatch(this.ctl.match); // this match began after the last line
       this.setRules(message.rules);
     } else if (message.type === "chat_rules") {
       this.setRules(message.rules);
     } else if (message.type === "chat") {
-      this.list.append(this.lineEl(message.line));
+      this.appendLine(message.line);
       while (this.list.children.length > 100) this.list.firstElementChild.remove();
+      while (this.list.firstElementChild?.classList.contains("chat-divider")) this.list.firstElementChild.remove();
       if (fresh && message.line.reaction) this.onReaction(message.line);
       if (!this.open && message.line.seat !== this.ctl.seat) this.setUnread(this.unread + 1);
     }
@@ -133,8 +140,27 @@ export class ChatBox {
     this.onUnread(n);
   }
 
+  /** Draw ``line`` last, after a divider when it is the first shown of a later match. */
+  appendLine(line) {
+    this.markMatch(line.match ?? 1);
+    this.list.append(this.lineEl(line));
+  }
+
+  /** A quiet divider where ``match`` began, when the list shows an earlier match's lines last
+   * (an empty list has nothing to divide). */
+  markMatch(match) {
+    if (this.lastMatch !== null && match > this.lastMatch) {
+      this.list.append(h("li", { class: "chat-divider", role: "separator", dataset: { match: String(match) } }, t("chat.match_began", { n: match })));
+    }
+    if (this.lastMatch === null || match > this.lastMatch) this.lastMatch = match;
+  }
+
   lineEl(line) {
-    const who = line.seat === null ? t("chat.spectator") : this.ctl.room?.seats?.[line.seat]?.name || line.name;
+    // a seat's name now, for this match's lines (a bot covering a seat has none); an earlier
+    // match's line keeps the name it was said under: its seat may be someone else's now
+    const current = (line.match ?? 1) === (this.ctl.match ?? 1);
+    const now = current ? this.ctl.room?.seats?.[line.seat]?.name : null;
+    const who = line.seat === null ? t("chat.spectator") : now || line.name;
     return h(
       "li",
       { class: `chat-line${line.reaction ? " chat-reaction" : ""}`, dataset: { seat: line.seat === null ? "" : String(line.seat) } },

@@ -9,6 +9,7 @@ import { has, t, tf } from "./i18n.js";
 import { BOT_LEVELS, botLabel } from "./bots.js";
 import { seatName } from "./narrate.js";
 import { roundEndPanel } from "./roundend.js";
+import { ChatBox } from "./chat.js";
 import { brandMark, TableView } from "./table.js";
 import { copyLinkButton, languageSelect, shareUrl } from "./ui.js";
 
@@ -569,6 +570,12 @@ class WaitingView {
       ),
       h("main", { class: "card waiting-card" }, this.body),
     );
+    // the next match's waiting room (Play again): the table's conversation goes on here too
+    if ((ctl.match ?? 1) > 1) {
+      this.chatBox = new ChatBox(ctl, { onReaction: () => {}, onUnread: () => {} });
+      this.chatBox.setOpen(true);
+      this.el.append(h("section", { class: "card waiting-chat" }, this.chatBox.el));
+    }
   }
 
   destroy() {}
