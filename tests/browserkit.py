@@ -13,7 +13,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,14 +63,15 @@ def languages() -> list[str]:
     return [lang["code"] for lang in index["languages"]]
 
 
-def launch(playwright: Any, full: bool = False) -> Any:
+def launch(playwright: Any, full: bool = False, extra_args: Sequence[str] = ()) -> Any:
     """Chromium from Debian (never a downloaded browser): its headless shell (`HEADLESS_SHELL`), or
-    the desktop browser (`CHROMIUM`) when ``full`` or when the shell is not installed. Skips when
+    the desktop browser (`CHROMIUM`) when ``full`` or when the shell is not installed, with
+    `LAUNCH_ARGS` and ``extra_args`` (a module's ``BROWSER_ARGS``, tests/conftest.py). Skips when
     the browser needed is not installed."""
     executable = CHROMIUM if full or not HEADLESS_SHELL.exists() else HEADLESS_SHELL
     if not executable.exists():
         pytest.skip(f"{executable} is not installed: the browser tests need Debian's Chromium")
-    return playwright.chromium.launch(executable_path=str(executable), args=LAUNCH_ARGS)
+    return playwright.chromium.launch(executable_path=str(executable), args=[*LAUNCH_ARGS, *extra_args])
 
 
 @dataclass

@@ -227,13 +227,15 @@ def forked_independently(rules: Rules, seed: int, steps: int) -> State:
 def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (`tests.browserkit.launch`), one per test module
     (not per session: Playwright's sync API holds an event loop while it runs, and the in-process
-    tests need asyncio.run); its headless shell unless the module says ``FULL_CHROMIUM = True``.
+    tests need asyncio.run); its headless shell unless the module says ``FULL_CHROMIUM = True``, with
+    the module's ``BROWSER_ARGS`` (say ``["--autoplay-policy=user-gesture-required"]``) if any.
     Skips when Playwright is not installed."""
     from tests.browserkit import launch  # noqa: PLC0415 - only browser tests need it
 
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as playwright:
-        chromium = launch(playwright, full=getattr(request.module, "FULL_CHROMIUM", False))
+        full = getattr(request.module, "FULL_CHROMIUM", False)
+        chromium = launch(playwright, full=full, extra_args=getattr(request.module, "BROWSER_ARGS", ()))
         yield chromium
         chromium.close()
 

@@ -2,6 +2,10 @@
 // round's end and the match's end; a browser notification when your turn comes while the tab is
 // hidden. Sound is off until the player turns it on (remembered in localStorage); notifications
 // need the browser's permission, asked only when the player presses the bell.
+//
+// A browser holds a page's audio until the player taps or presses a key there (its autoplay
+// policy): after a reload with sound on, the AudioContext starts suspended. The speaker then says
+// it waits for a tap, and the first pointer or key event anywhere on the page lets it play.
 
 import { h, toast } from "./dom.js";
 import { t } from "./i18n.js";
@@ -41,17 +45,40 @@ const SOUNDS = {
 };
 
 let audio = null;
+window.__domengAudio = () => audio?.state ?? "none";
+let lockedAtPress = false; // the press under way (pointer or key) came while the audio was held
 
+/** The page's AudioContext, made on first use (null where the browser has none). */
 function audioContext() {
   const Context = window.AudioContext || window.webkitAudioContext;
   if (!Context) return null;
-  if (!audio) audio = new Context();
-  if (audio.state === "suspended") audio.resume().catch(() => {});
+  if (!audio) {
+    audio = new Context();
+    audio.onstatechange = paintSounds; // held, let go (or held again: a phone call, say)
+  }
+  if (audio.state !== "running") audio.resume().catch(() => {});
   return audio;
 }
 
+/** Whether sound is on but the browser holds the audio until the player taps or presses a key. */
+export const audioHeld = () => soundOn() && !!audio && audio.state !== "running";
+
+/** Any press on the page (a pointer or a key, as the browser counts a gesture) lets held audio play. */
+function onPress(event) {
+  if (event.type === "pointerdown" || event.type === "keydown") lockedAtPress = audioHeld();
+  if (audioHeld()) audio.resume().then(paintSounds, () => {});
+}
+for (const type of ["pointerdown", "pointerup", "keydown", "touchend", "click"]) {
+  window.addEventListener(type, onPress, { capture: true, passive: true });
+}
+
+function paintSounds() {
+  for (const each of document.querySelectorAll(".sound-toggle")) paintSound(each);
+}
+
 /** Play the sound ``kind`` (a key of SOUNDS) if sound is on; every sound asked for is also kept in
- * ``window.__domengSounds`` (what a test of the page reads: it cannot hear). */
+ * ``window.__domengSounds`` (what a test of the page reads: it cannot hear), and
+ * ``window.__domengAudio()`` says the AudioContext's state ("none" before one is made). */
 export function play(kind) {
   (window.__domengSounds ||= []).push({ kind, on: soundOn() });
   if (!soundOn()) return;
@@ -79,10 +106,17 @@ const notifications = () => "Notification" in window;
 export function alertButtons() {
   const sound = h("button", { class: "icon-btn sound-toggle", type: "button" });
   sound.addEventListener("click", () => {
+    if (soundOn() && lockedAtPress) {
+      // the speaker said it waits for a tap, and this was it: the sound stays on, and is heard
+      lockedAtPress = false;
+      play("place");
+      return paintSounds();
+    }
     localStorage.setItem(SOUND_KEY, soundOn() ? "off" : "on");
-    for (const each of document.querySelectorAll(".sound-toggle")) paintSound(each);
+    paintSounds();
     if (soundOn()) play("place"); // a gesture unlocks the audio, and the player hears what they chose
   });
+  if (soundOn()) audioContext(); // remembered on: the browser may hold it until a tap (shown)
   paintSound(sound);
   const buttons = [sound];
   if (notifications()) {
@@ -107,11 +141,15 @@ function paintBell(button) {
   button.replaceChildren(icon(on ? "bell" : "bell-off"), h("span", { class: "sr-only" }, t("alerts.notify")));
 }
 
+/** The speaker: off, on, or on but waiting for a tap (``data-audio``: off, on, held). */
 function paintSound(button) {
   const on = soundOn();
+  const held = audioHeld();
   button.setAttribute("aria-pressed", String(on));
-  button.title = on ? t("alerts.sound_off") : t("alerts.sound_on");
-  button.replaceChildren(icon(on ? "sound" : "mute"), h("span", { class: "sr-only" }, on ? t("alerts.sound") : t("alerts.muted")));
+  button.dataset.audio = held ? "held" : on ? "on" : "off";
+  button.title = held ? t("alerts.sound_held") : on ? t("alerts.sound_off") : t("alerts.sound_on");
+  const words = held ? t("alerts.sound_waiting") : on ? t("alerts.sound") : t("alerts.muted");
+  button.replaceChildren(icon(on ? "sound" : "mute"), h("span", { class: "sr-only" }, words));
 }
 
 /** What the table plays and shows as the game goes on: one per table screen. */
