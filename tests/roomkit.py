@@ -93,6 +93,7 @@ class FakeOutbox:
     """A connection as the room sees it: keeps every frame (parsed) and why it was closed."""
 
     seat: int | None = None
+    watcher: str | None = None
     closed: bool = False
     frames: list[dict[str, Any]] = field(default_factory=list)
     closed_for: CloseReason | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.adminkit import SECRET
@@ -124,8 +125,6 @@ def test_two_players_chat_react_and_the_host_mutes_a_seat(server: ServerProcess,
 
 def server_match_id(server: ServerProcess, code: str) -> int:
     """The stored match id of room ``code`` (the admin API's list)."""
-    import httpx  # noqa: PLC0415
-
     reply = httpx.get(
         f"{server.url}/api/admin/matches",
         params={"player": "Budi", "per_page": 200},
@@ -267,3 +266,69 @@ def test_a_hosts_chat_with_four_people_fits_the_desktop_side_panel(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Ana hosts from her seat on a desktop in English; two spectators watch on phones in Russian.
+    One writes rudely: Ana mutes that spectator alone (named by their tag), who is told so and
+    stays muted after a reload; the other still writes; Ana unmutes, and the first may write again."""
+    ru, en = catalog_of("ru"), catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    auth = {"Authorization": f"Bearer {room['host_token']}"}
+    assert httpx.put(
+        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
+    ).is_success
+    ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
+    rude_ctx, rude, rude_watch = open_page(browser, PHONE, "ru-RU")
+    kind_ctx, kind, kind_watch = open_page(browser, PHONE, "ru-RU")
+    try:
+        sit_and_start(ana, server, room, token, host=True)
+        for page in (rude, kind):
+            goto(page, f"{server.url}/r/{code}")
+            page.wait_for_selector(".table-screen")
+            page.click(".feed-toggle")  # a phone's chat is in the feed's drawer
+        rude.fill(".chat-input", "you all play badly")
+        rude.press(".chat-input", "Enter")
+        tag = rude.evaluate("() => window.__domeng.watcherTag")
+        assert tag and tag != kind.evaluate("() => window.__domeng.watcherTag")
+        mute = f".chat-mute[data-watcher='{tag}']"
+        ana.wait_for_selector(mute)
+        who = en["chat.spectator_tag"].replace("{tag}", tag)
+        assert ana.text_content(".chat-list .chat-line .who") == who
+        assert ana.text_content(mute) == en["chat.mute"].replace("{name}", who)
+        ana.click(mute)
+        rude.wait_for_selector(".chat-notice:not([hidden])")
+        assert rude.text_content(".chat-notice") == ru["chat.muted"]
+        assert rude.locator(".chat-form").is_hidden()
+        screenshot(rude, "chat-spectator-muted-390x844-ru")
+        screenshot(ana, "chat-spectator-mute-1280x800-en")
+
+        rude.reload()  # the same spectator (the key this browser keeps): still muted
+        rude.wait_for_selector(".table-screen")
+        rude.wait_for_function("() => !!window.__domeng.chat")
+        assert rude.evaluate("() => window.__domeng.watcherTag") == tag
+        assert rude.locator(".chat-notice").text_content() == ru["chat.muted"]
+        rude.evaluate("() => window.__domeng.socket.send({type: 'chat', text: 'can you hear me'})")
+        rude.wait_for_selector(f".toast:has-text('{ru['error.chat_muted']}')")
+        kind.fill(".chat-input", "good game so far")
+        kind.press(".chat-input", "Enter")
+        ana.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 2")
+        assert "can you hear me" not in _chat_texts(ana)
+
+        ana.click(mute)  # unmuted
+        ana.wait_for_selector(f"{mute}[aria-pressed='false']")
+        rude.click(".feed-toggle")
+        rude.wait_for_selector(".chat-form:not([hidden])")
+        rude.fill(".chat-input", "sorry")
+        rude.press(".chat-input", "Enter")
+        ana.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 3")
+        assert _chat_texts(ana) == ["you all play badly", "good game so far", "sorry"]
+        for watch in (ana_watch, rude_watch, kind_watch):
+            watch.assert_clean()
+    finally:
+        for context in (ana_ctx, rude_ctx, kind_ctx):
+            context.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import httpx
 import pytest
 import websockets
 
-from app.rooms import chat, host
+from app.rooms import chat, host, watchers
 from app.rooms.errors import RoomError
 from app.rooms.room import Room
 from tests.roomkit import FakeOutbox, Table, reopen, run_table
@@ -38,12 +39,25 @@ async def _refused(
     return refused.value.code
 
 
-async def _rules(table: Table, spectators: bool | None = None, muted: dict[int, bool] | None = None) -> Any:
+async def _rules(
+    table: Table,
+    spectators: bool | None = None,
+    muted: dict[int, bool] | None = None,
+    watchers: dict[str, bool] | None = None,
+) -> Any:
     async def run(room: Room) -> Any:
         host.check_host(room, table.host_token)
-        return await chat.set_rules(room, spectators, muted or {})
+        return await chat.set_rules(room, spectators, muted or {}, watchers)
 
     return await table.room.call(run)
+
+
+async def _spectate(table: Table, key: str | None = None) -> tuple[FakeOutbox, str, str]:
+    """A spectator connects (with the ``key`` an earlier welcome gave it): its outbox, key and tag."""
+    conn = FakeOutbox()
+    await table.room.connect(conn, None, watcher=key)
+    (welcome,) = conn.of_type("welcome")
+    return conn, welcome["watcher"], welcome["tag"]
 
 
 def test_a_line_reaches_everyone_and_is_stored_with_where_the_play_stood(tmp_path: Path) -> None:
@@ -74,7 +88,7 @@ def test_a_line_reaches_everyone_and_is_stored_with_where_the_play_stood(tmp_pat
         await table.room.call(lambda r: chat.send_log(r, late))
         (log,) = late.of_type("chat_log")
         assert [x["text"] for x in log["lines"]] == ["good luck", None, HOSTILE]
-        assert log["rules"] == {"spectators": False, "muted": []}
+        assert log["rules"] == {"spectators": False, "muted": [], "muted_spectators": []}
 
     run_table(tmp_path, body, bots=BOTS4)
 
@@ -124,8 +138,16 @@ def test_spectators_read_and_write_only_when_the_host_allows_and_muted_seats_can
         with pytest.raises(RoomError) as not_host:
             await table.room.call(lambda r: host.check_host(r, "not the host"))
         assert not_host.value.code == "not_host"
-        assert await _rules(table, spectators=True, muted={1: True}) == {"spectators": True, "muted": [1]}
-        assert ana.of_type("chat_rules")[-1]["rules"] == {"spectators": True, "muted": [1]}
+        assert await _rules(table, spectators=True, muted={1: True}) == {
+            "spectators": True,
+            "muted": [1],
+            "muted_spectators": [],
+        }
+        assert ana.of_type("chat_rules")[-1]["rules"] == {
+            "spectators": True,
+            "muted": [1],
+            "muted_spectators": [],
+        }
         await _say(table, watcher, "hello from the rail")
         assert await _refused(table, budi, "let me talk") == "chat_muted"
         assert await _refused(table, budi, reaction="oops") == "chat_muted"
@@ -140,9 +162,62 @@ def test_spectators_read_and_write_only_when_the_host_allows_and_muted_seats_can
         await again.room.connect(watcher2, None)
         await again.room.call(lambda r: chat.send_log(r, watcher2))
         (log,) = watcher2.of_type("chat_log")
-        assert log["rules"] == {"spectators": False, "muted": [3]}
+        assert log["rules"] == {"spectators": False, "muted": [3], "muted_spectators": []}
         assert [x["text"] for x in log["lines"]] == ["hello from the rail", "thanks"]
         assert await _refused(again, watcher2, "hi") == "chat_not_allowed"
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
+def test_the_host_mutes_one_spectator_who_stays_muted_by_its_key_and_cannot_pass_as_another(
+    tmp_path: Path,
+) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        assert "watcher" not in ana.of_type("welcome")[0]  # a seat has no spectator key
+        await _rules(table, spectators=True)
+        rail, key, tag = await _spectate(table)
+        other, other_key, other_tag = await _spectate(table)
+        assert re.fullmatch(watchers.KEY_PATTERN, key) and watchers.is_tag(tag) and tag != other_tag
+        assert rail.watcher == tag == watchers.watcher_tag(table.room.code, key)
+        await _say(table, rail, "boo")
+        assert [f["line"]["watcher"] for f in ana.of_type("chat")] == [tag]  # the tag, never the key
+
+        rules = await _rules(table, watchers={tag: True})
+        assert rules == {"spectators": True, "muted": [], "muted_spectators": [tag]}
+        assert other.of_type("chat_rules")[-1]["rules"] == rules
+        assert await _refused(table, rail, "boo again") == "chat_muted"
+        assert await _refused(table, rail, reaction="oops") == "chat_muted"
+        await _say(table, other, "hello")  # the other spectators still write
+        back, same_key, same_tag = await _spectate(table, key)  # a reload keeps its key: still muted
+        assert (same_key, same_tag) == (key, tag)
+        assert await _refused(table, back, "I'm back") == "chat_muted"
+        # the tag says nothing of the key: another's tag, even made to look like a key, is a new
+        # spectator (a key out of form is replaced by a new one)
+        for forged in (tag, other_tag * 3, "x" * 15):
+            _, new_key, new_tag = await _spectate(table, forged)
+            assert new_tag not in (tag, other_tag) and (new_key == forged) == (forged == other_tag * 3)
+        _, _, sharing = await _spectate(table, other_key)  # the key itself is the secret
+        assert sharing == other_tag
+        for conn in (ana, other):
+            assert key not in json.dumps(conn.frames)
+        with pytest.raises(RoomError) as bad:
+            await _rules(table, watchers={"not-a-tag": True})
+        assert (bad.value.code, bad.value.status) == ("bad_spectator", 422)
+        with pytest.raises(RoomError) as full:
+            await _rules(table, watchers={f"{n:08x}": True for n in range(chat.MAX_MUTED_SPECTATORS)})
+        assert full.value.code == "too_many_muted"
+
+        again = await reopen(table)  # a restart (or another process): from the store
+        rail2 = FakeOutbox()
+        await again.room.connect(rail2, None, watcher=key)
+        assert await _refused(again, rail2, "still here") == "chat_muted"
+        await again.room.call(lambda r: chat.send_log(r, rail2))
+        log = rail2.of_type("chat_log")[-1]
+        assert log["rules"]["muted_spectators"] == [tag]
+        assert [(x["text"], x["watcher"]) for x in log["lines"]] == [("boo", tag), ("hello", other_tag)]
+        await _rules(again, watchers={tag: False})  # unmuted
+        await _say(again, rail2, "sorry")
 
     run_table(tmp_path, body, bots=BOTS4)
 
@@ -216,12 +291,69 @@ def test_a_socket_gets_the_chat_on_joining_and_its_seat_is_slowed_down_past_its_
     # 5 lines at once, then one more per 2 s (5 per 10 s); a fresh allowance would take all 5
     assert taken <= int(elapsed / 2) + 1 and taken < 5, (taken, elapsed)
     log = next(f for f in seen_ana if f["type"] == "chat_log")
-    assert log["lines"] == [] and log["rules"] == {"spectators": False, "muted": []}
+    assert log["lines"] == [] and log["rules"] == {"spectators": False, "muted": [], "muted_spectators": []}
     error = next(f for f in seen_ana if f["type"] == "error")
     assert error["code"] == "chat_too_fast"
     assert [f["line"]["text"] for f in seen_budi if f["type"] == "chat"][:5] == [
         f"line {n}" for n in range(5)
     ]
+
+
+def test_a_spectator_muted_over_http_stays_muted_on_a_new_socket(server: ServerProcess) -> None:
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"])
+    code, api = room["code"], f"{server.url}/api/rooms/{room['code']}/chat"
+    host_auth = {"Authorization": f"Bearer {room['host_token']}"}
+    assert httpx.put(api, json={"spectators": True}, headers=host_auth, timeout=10).status_code == 200
+    url = f"{server.ws_base}/ws/rooms/{code}"
+
+    async def spectator(key: str | None = None) -> tuple[Any, dict[str, Any]]:
+        ws = await websockets.connect(url)
+        await ws.send(json.dumps({"type": "hello", "watcher": key} if key else {"type": "hello"}))
+        welcome = (await _until(ws, "welcome"))[-1]
+        await _until(ws, "chat_log")
+        return ws, welcome
+
+    async def say(ws: Any, text: str) -> dict[str, Any]:
+        """The answer to a line: its ``chat`` frame, or the ``error``."""
+        await ws.send(json.dumps({"type": "chat", "text": text}))
+        async with asyncio.timeout(60):
+            while True:
+                frame: dict[str, Any] = json.loads(await ws.recv())
+                if frame["type"] in ("chat", "error"):
+                    return frame
+
+    async def first() -> tuple[str, str]:
+        ws, welcome = await spectator()
+        line = (await say(ws, "boo"))["line"]
+        assert line["watcher"] == welcome["tag"] and line["seat"] is None
+        await ws.close()
+        return welcome["watcher"], welcome["tag"]
+
+    key, tag = asyncio.run(first())
+    wrong = {"Authorization": "Bearer wrong"}
+    assert (
+        httpx.put(api, json={"muted_spectators": {tag: True}}, headers=wrong, timeout=10).status_code == 403
+    )
+    bad = httpx.put(api, json={"muted_spectators": {"<b>": True}}, headers=host_auth, timeout=10)
+    assert bad.status_code == 422  # not a tag: nothing changes
+    reply = httpx.put(api, json={"muted_spectators": {tag: True}}, headers=host_auth, timeout=10)
+    assert reply.status_code == 200 and reply.json()["muted_spectators"] == [tag]
+
+    async def later() -> None:
+        back, welcome = await spectator(key)  # the key its browser kept: the same spectator
+        assert (welcome["watcher"], welcome["tag"]) == (key, tag)
+        assert (await say(back, "boo again"))["code"] == "chat_muted"
+        fresh, _ = await spectator()
+        assert (await say(fresh, "hello"))["line"]["text"] == "hello"
+        for ws in (back, fresh):
+            await ws.close()
+        broken = await websockets.connect(url)  # a key out of form breaks the protocol
+        await broken.send(json.dumps({"type": "hello", "watcher": "<script>"}))
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await _until(broken, "welcome")
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
+
+    asyncio.run(later())
 
 
 async def _until(ws: Any, kind: str, count: int = 1) -> list[dict[str, Any]]:

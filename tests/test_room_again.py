@@ -84,10 +84,10 @@ def test_play_again_keeps_the_seats_and_stores_the_next_match_before_anyone_sees
             assert [s["bot_level"] for s in state["room"]["seats"][2:]] == LEVELS
             chat_log = conn.of_type("chat_log")[-1]  # the conversation carries on, the rules too
             assert [(x["text"], x["match"]) for x in chat_log["lines"]] == [("good luck", 1)]
-            assert chat_log["rules"] == {"spectators": True, "muted": [4]}
+            assert chat_log["rules"] == {"spectators": True, "muted": [4], "muted_spectators": []}
         assert [line.text for line in (await table.store.load_chat(first.id))[1]] == ["good luck"]
         assert (await table.store.load_chat(second.id))[1] == []  # each match's record keeps its own
-        assert second.chat_rules == {"spectators": True, "muted": [4]}
+        assert second.chat_rules == {"spectators": True, "muted": [4], "muted_spectators": []}
 
         await _again(room, tokens[0])  # Ana is in too: stored, then shown
         await _again(room, table.host_token)  # the host's own ask changes nothing
@@ -146,7 +146,7 @@ def test_the_rooms_chat_carries_on_into_the_next_match_from_memory_and_from_the_
         await again_table.room.call(lambda r: chat.send_log(r, late))
         log = late.of_type("chat_log")[-1]
         assert [(x["text"] or x["reaction"], x["match"]) for x in log["lines"]] == [*said, ("yes!", 2)]
-        assert log["rules"] == {"spectators": True, "muted": [4]}
+        assert log["rules"] == {"spectators": True, "muted": [4], "muted_spectators": []}
         store = again_table.store
         assert [x.text for x in (await store.load_chat(first_id))[1]] == ["good luck", "gg, one more?", None]
         assert [x.text for x in (await store.load_chat(again_table.room.match_id))[1]] == ["yes!"]

@@ -380,10 +380,12 @@ class RoomClosed(BaseModel):
 
 
 class ChatRules(BaseModel):
-    """The host's chat rules: whether spectators may write, and the muted seats (from 0)."""
+    """The host's chat rules: whether spectators may write, the muted seats (from 0) and the muted
+    spectators' tags (`app.rooms.watchers`)."""
 
     spectators: bool
     muted: list[int]
+    muted_spectators: list[str] = []
 
 
 class ChatLogLine(BaseModel):
@@ -398,6 +400,10 @@ class ChatLogLine(BaseModel):
     round: int
     seq: int
     at: int
+    match: int = 1
+    """The room's match it was said in (its own, on a match's page)."""
+    watcher: str | None = None
+    """A spectator's public tag (None: a seat's line, or a line stored before tags)."""
 
 
 class ChatLog(BaseModel):

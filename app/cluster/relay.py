@@ -55,6 +55,7 @@ class RelayOutbox:
     def __init__(self, relay: RedisRelay, conn_id: str, on_close: Callable[[], None]) -> None:
         self.conn_id = conn_id
         self.seat: int | None = None
+        self.watcher: str | None = None
         self.closed = False
         self._relay = relay
         self._channel = relay.outbox_channel(conn_id)

@@ -76,6 +76,7 @@ class Connection:
         self.id = next(_ids)
         self.websocket = websocket
         self.seat: int | None = None
+        self.watcher: str | None = None
         self.closed = False
         self._queue: asyncio.Queue[str | tuple[int, str] | _Unfinished] = asyncio.Queue(queue_size)
         self._sender: asyncio.Task[None] | None = None

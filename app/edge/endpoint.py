@@ -176,7 +176,7 @@ async def join_room(hub: Hub, code: str, conn: Outbox, hello: HelloMessage) -> R
         if room is None:
             raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
         try:
-            await room.connect(conn, hello.token, hello.since, hello.host)
+            await room.connect(conn, hello.token, hello.since, hello.host, hello.watcher)
             return room
         except RoomError as error:
             if error.code != "room_reloading":

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from app.rooms.watchers import KEY_PATTERN
 from engine.actions import Action, parse_action
 
 __all__ = [
@@ -86,9 +87,10 @@ class _Message(BaseModel):
 
 class HelloMessage(_Message):
     """First frame: who is connecting. ``token`` is a seat token (None: watch as a spectator);
-    ``host`` the room's host token when this browser holds it (the server learns the host is here).
+    ``host`` the room's host token when this browser holds it (the server learns the host is here);
+    ``watcher`` a spectator's key, as an earlier ``welcome`` gave it (`app.rooms.watchers`).
 
-    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12, "host": "…"}``
+    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12, "host": "…", "watcher": "…"}``
     """
 
     type: Literal["hello"]
@@ -96,6 +98,7 @@ class HelloMessage(_Message):
     token: str | None = Field(None, max_length=128)
     since: int | None = Field(None, ge=0)
     host: str | None = Field(None, max_length=128)
+    watcher: str | None = Field(None, pattern=KEY_PATTERN)
 
 
 class ActionPayload(_Message):

@@ -28,6 +28,7 @@ class RelayOutboxPort(Protocol):
     heartbeat answer and a close with a protocol close code."""
 
     seat: int | None
+    watcher: str | None
     closed: bool
 
     def send(self, text: str) -> None: ...

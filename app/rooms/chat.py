@@ -2,7 +2,9 @@
 
 Chat is not game state: it never changes the room's version and carries only what people type.
 Seated players chat; spectators read, and write only when the host allows it; the host can mute a
-seat. Each line is stored (with where the play stood, for the admin) before it is sent to everyone;
+seat, or one spectator (by the public tag of `app.rooms.watchers`, which its lines carry; the
+server knows each spectator connection's tag, so a client cannot speak as another or unmute
+itself). Each line is stored (with where the play stood, for the admin) before it is sent to everyone;
 a connection that joins gets the rules and the room's last `RECENT` lines. Each line belongs to its
 match (the admin reads a match's own lines), but the conversation is the room's: after Play again
 (`app.rooms.again`) the table carries on with the room's recent lines, each saying its match (the
@@ -22,8 +24,10 @@ from app.rooms.errors import RoomError
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_MARKS, emoji_format, graphemes, stacked_marks
 from app.rooms.ports import ChatLineOut, Outbox
 from app.rooms.room import Room
+from app.rooms.watchers import is_tag
 
 __all__ = [
+    "MAX_MUTED_SPECTATORS",
     "MAX_TEXT_CHARS",
     "REACTIONS",
     "RECENT",
@@ -40,6 +44,9 @@ REACTIONS: Final = ("nice", "oops", "hurry", "well_played", "hello", "thanks")
 """The quick reactions (the client words each in the player's language)."""
 MAX_TEXT_CHARS: Final = 200
 """The longest chat text, in characters (code points) after trimming."""
+MAX_MUTED_SPECTATORS: Final = 100
+"""Spectators the host may hold muted at once (the room's spectators are at most
+``DOMENG_MAX_SPECTATORS``, 100 by default)."""
 RECENT: Final = 50
 """The room's lines a joining connection is sent, across its matches (the admin reads them all)."""
 
@@ -52,10 +59,16 @@ class ChatRoom:
     spectators: bool = False
     muted: set[int] = field(default_factory=set)
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT))
+    muted_spectators: set[str] = field(default_factory=set)
 
     def rules(self) -> dict[str, Any]:
-        """The rules as stored and sent: ``{"spectators": bool, "muted": [seat, …]}``."""
-        return {"spectators": self.spectators, "muted": sorted(self.muted)}
+        """The rules as stored and sent: ``{"spectators": bool, "muted": [seat, …],
+        "muted_spectators": [tag, …]}`` (tags: `app.rooms.watchers`)."""
+        return {
+            "spectators": self.spectators,
+            "muted": sorted(self.muted),
+            "muted_spectators": sorted(self.muted_spectators),
+        }
 
 
 async def _chat_of(room: Room) -> ChatRoom:
@@ -65,6 +78,7 @@ async def _chat_of(room: Room) -> ChatRoom:
         if rules:
             chat.spectators = bool(rules.get("spectators", False))
             chat.muted = {int(s) for s in rules.get("muted", [])}
+            chat.muted_spectators = {str(t) for t in rules.get("muted_spectators", [])}
         chat.lines.extend(line.to_json() for line in lines)
         room.chat = chat
     return room.chat
@@ -79,7 +93,7 @@ async def carry_on(room: Room) -> None:
     """The room began its next match (Play again): its chat keeps the host's rules and the room's
     recent lines (loaded first if the chat was not yet); the next lines say the new match."""
     chat = await _chat_of(room)
-    room.chat = ChatRoom(spectators=chat.spectators, muted=set(chat.muted), lines=chat.lines)
+    room.chat = ChatRoom(chat.spectators, set(chat.muted), chat.lines, set(chat.muted_spectators))
 
 
 def _log_frame(chat: ChatRoom) -> str:
@@ -141,7 +155,8 @@ def clean_text(text: str) -> str:
 async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) -> None:
     """``conn``'s chat line (a ``text`` or a ``reaction``): checked, stored, sent to everyone.
     Raises `RoomError`: ``chat_invalid`` (not exactly one of the two, an unknown reaction, a bad
-    text), ``chat_not_allowed`` (a spectator while the host does not allow it), ``chat_muted``."""
+    text), ``chat_not_allowed`` (a spectator while the host does not allow it), ``chat_muted`` (a
+    muted seat, or a muted spectator: by its connection's tag, `app.rooms.ports.Outbox.watcher`)."""
     chat = await _chat_of(room)
     if (text is None) == (reaction is None):
         raise RoomError("chat_invalid", "a chat line is a text or a reaction")
@@ -154,6 +169,9 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         raise RoomError("chat_not_allowed", "spectators read the chat; the host has not let them write")
     if seat is not None and seat in chat.muted:
         raise RoomError("chat_muted", "the host has muted this seat")
+    watcher = None if seat is not None else conn.watcher
+    if seat is None and watcher in chat.muted_spectators:
+        raise RoomError("chat_muted", "the host has muted this spectator")
     name = "" if seat is None else room.seats[seat].name or ""
     state = room.state
     line: ChatLineOut = await room.store.add_chat(
@@ -164,6 +182,7 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         reaction=reaction,
         round_index=0 if state is None else max(0, state.round_index - 1),
         seq=0 if state is None else len(state.actions),
+        watcher=watcher,
     )
     shown = line.to_json()
     chat.lines.append(shown)
@@ -172,17 +191,34 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         each.send(message)
 
 
-async def set_rules(room: Room, spectators: bool | None, muted: dict[int, bool]) -> dict[str, Any]:
-    """The host's chat rules: whether spectators may write, and seats muted or unmuted; stored,
-    then sent to everyone. Returns the rules. Raises `RoomError` (``bad_seat``)."""
+async def set_rules(
+    room: Room,
+    spectators: bool | None,
+    muted: dict[int, bool],
+    muted_spectators: dict[str, bool] | None = None,
+) -> dict[str, Any]:
+    """The host's chat rules: whether spectators may write, seats muted or unmuted, and spectators
+    muted or unmuted by their tags (`app.rooms.watchers`; ``{"3fa9c1d2": true}``); stored, then
+    sent to everyone. Returns the rules. Raises `RoomError`: ``bad_seat``, ``bad_spectator`` (not
+    a tag), ``too_many_muted`` (past `MAX_MUTED_SPECTATORS`)."""
     chat = await _chat_of(room)
     for seat in muted:
         if not 0 <= seat < len(room.seats):
             raise RoomError("bad_seat", f"no seat {seat} at this table")
+    watchers = muted_spectators or {}
+    for tag in watchers:
+        if not is_tag(tag):
+            raise RoomError("bad_spectator", f"{tag!r} is not a spectator's tag", 422)
+    held = {t for t in chat.muted_spectators if watchers.get(t, True)} | {
+        t for t, on in watchers.items() if on
+    }
+    if len(held) > MAX_MUTED_SPECTATORS:
+        raise RoomError("too_many_muted", f"at most {MAX_MUTED_SPECTATORS} spectators muted at once")
     new = ChatRoom(
         spectators=chat.spectators if spectators is None else spectators,
         muted={s for s in chat.muted if muted.get(s, True)} | {s for s, on in muted.items() if on},
         lines=chat.lines,
+        muted_spectators=held,
     )
     await room.store.set_chat_rules(room.match_id, new.rules())
     room.chat = new

@@ -148,6 +148,10 @@ def error_frame(code: str, message: str, version: int) -> str:
     return dumps({"type": "error", "code": code, "message": message, "version": version})
 
 
-def welcome_frame(seat: int | None) -> str:
-    """The first frame on a connection: the protocol and the seat it holds (None: watching)."""
-    return dumps({"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat})
+def welcome_frame(seat: int | None, watcher: str | None = None, tag: str | None = None) -> str:
+    """The first frame on a connection: the protocol and the seat it holds (None: watching); a
+    spectator's own ``watcher`` key (for its next ``hello``) and public ``tag`` (`app.rooms.watchers`)."""
+    frame: dict[str, Any] = {"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}
+    if seat is None:
+        frame |= {"watcher": watcher, "tag": tag}
+    return dumps(frame)

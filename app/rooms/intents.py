@@ -50,13 +50,15 @@ class Intent:
 
 @dataclass
 class Connect(Intent):
-    """A connection's ``hello``: its seat ``token`` (None: watch), the version it last saw, and
-    the room's ``host`` token when this browser holds it (None: not the host)."""
+    """A connection's ``hello``: its seat ``token`` (None: watch), the version it last saw, the
+    room's ``host`` token when this browser holds it (None: not the host), and a spectator's
+    ``watcher`` key (`app.rooms.watchers`; None: a new spectator, or a seat)."""
 
     conn: Outbox
     token: str | None
     since: int | None
     host: str | None = None
+    watcher: str | None = None
 
 
 @dataclass

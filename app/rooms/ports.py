@@ -34,9 +34,11 @@ CloseReason = Literal["replaced", "seat_to_bot", "seat_left", "room_closed", "se
 
 class Outbox(Protocol):
     """One client connection as the room sees it: ``seat`` (None for a spectator, set by the room
-    when it admits the connection), whether it is ``closed``, and two calls that never block."""
+    when it admits the connection), a spectator's public ``watcher`` tag (`app.rooms.watchers`, set
+    then too; None for a seat), whether it is ``closed``, and two calls that never block."""
 
     seat: int | None
+    watcher: str | None
     closed: bool
 
     def send(self, text: str) -> None:
@@ -153,8 +155,9 @@ class MatchStore(Protocol):
         reaction: str | None = None,
         round_index: int = 0,
         seq: int = 0,
+        watcher: str | None = None,
     ) -> ChatLineOut:
-        """One chat line (not game state: no version)."""
+        """One chat line (not game state: no version); ``watcher``: a spectator's public tag."""
 
     async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
         """The host's chat rules."""

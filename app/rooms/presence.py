@@ -14,6 +14,7 @@ from app.rooms.errors import RoomError
 from app.rooms.intents import GraceExpired, HostAway, Intent
 from app.rooms.ports import Clock, CloseReason, Outbox, Timer
 from app.rooms.seats import hash_token, seat_of_token
+from app.rooms.watchers import watcher_of
 
 if TYPE_CHECKING:
     import asyncio
@@ -60,10 +61,19 @@ class Presence:
 
         def schedule(self) -> None: ...
 
-    def on_connect(self, conn: Outbox, token: str | None, since: int | None, host: str | None = None) -> None:
+    def on_connect(
+        self,
+        conn: Outbox,
+        token: str | None,
+        since: int | None,
+        host: str | None = None,
+        watcher: str | None = None,
+    ) -> None:
         """Admit ``conn``: a seat's by ``token`` (its other connection is closed, its grace ends),
-        the host's too when ``host`` is the room's host token (anything else there is ignored),
-        then the welcome and the state, whole or only what was missed since version ``since``.
+        else a spectator, known by its ``watcher`` key (a new one when it has none:
+        `app.rooms.watchers`), the host's too when ``host`` is the room's host token (anything
+        else there is ignored), then the welcome (a spectator's with its key and tag, to it
+        alone) and the state, whole or only what was missed since version ``since``.
         Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``."""
         seat = None if token is None else seat_of_token(self.seats, token)
         limit = self.config.max_spectators
@@ -78,12 +88,13 @@ class Presence:
             if grace is not None:
                 grace.cancel()
         conn.seat = seat
+        key, conn.watcher = (None, None) if seat is not None else watcher_of(self.code, watcher)
         self.conns.add(conn)
         self.metrics.connections.inc()
         host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)
         if host_back:
             self.host_here(conn)
-        conn.send(frames.welcome_frame(seat))
+        conn.send(frames.welcome_frame(seat, key, conn.watcher))
         missed_from = None if since is None or since > self.version else self.marks.get(since)
         if missed_from is not None and self.state is not None:
             frames.send_updates(self, [conn], missed_from)  # type: ignore[arg-type]

@@ -194,12 +194,17 @@ class Room(Commits, Timing, Moves, Presence):
         return await self._ask(Command(run))
 
     async def connect(
-        self, conn: Outbox, token: str | None, since: int | None = None, host: str | None = None
+        self,
+        conn: Outbox,
+        token: str | None,
+        since: int | None = None,
+        host: str | None = None,
+        watcher: str | None = None,
     ) -> None:
-        """Admit ``conn`` (a seat's by ``token``, else a spectator; the host's too with the room's
-        ``host`` token) and send it the state, or only what it missed since version ``since``;
-        raises `RoomError` (``bad_token``)."""
-        await self._ask(Connect(conn, token, since, host))
+        """Admit ``conn`` (a seat's by ``token``, else a spectator, known by its ``watcher`` key
+        when it has one; the host's too with the room's ``host`` token) and send it the state, or
+        only what it missed since version ``since``; raises `RoomError` (``bad_token``)."""
+        await self._ask(Connect(conn, token, since, host, watcher))
 
     def act(self, conn: Outbox, version: int, action: Action | EngineError) -> None:
         """Queue a client's action made at ``version`` (or the error its frame parsed to)."""
@@ -242,7 +247,7 @@ class Room(Commits, Timing, Moves, Presence):
             case Decided():
                 await self.on_decided(intent)
             case Connect():
-                self.on_connect(intent.conn, intent.token, intent.since, intent.host)
+                self.on_connect(intent.conn, intent.token, intent.since, intent.host, intent.watcher)
             case Disconnect():
                 self.on_disconnect(intent.conn)
             case Back():

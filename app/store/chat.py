@@ -27,7 +27,7 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class ChatRow:
     """One stored chat line: ``text`` or ``reaction`` (one of the two), from ``seat`` (None: a
-    spectator) under ``name``, sent when ``seq`` actions of round
+    spectator, ``watcher`` its public tag) under ``name``, sent when ``seq`` actions of round
     ``round_index`` of the room's match number ``room_match`` (from 1) were stored."""
 
     id: int
@@ -39,6 +39,7 @@ class ChatRow:
     seq: int
     created_at: datetime
     room_match: int = 1
+    watcher: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The line as docs/protocol.md's ``chat`` message carries it (``at``: Unix ms)."""
@@ -52,6 +53,7 @@ class ChatRow:
             "seq": self.seq,
             "at": int(self.created_at.timestamp() * 1000),
             "match": self.room_match,
+            "watcher": self.watcher,
         }
 
     @classmethod
@@ -67,6 +69,7 @@ class ChatRow:
             line.seq,
             line.created_at,
             room_match,
+            line.watcher,
         )
 
 
@@ -85,9 +88,10 @@ class ChatStore(Writer):
         reaction: str | None = None,
         round_index: int = 0,
         seq: int = 0,
+        watcher: str | None = None,
     ) -> ChatRow:
-        """Store one chat line (a ``text`` or a ``reaction``); returns it as stored, with its
-        match's number in the room.
+        """Store one chat line (a ``text`` or a ``reaction``; ``watcher``: a spectator's public tag,
+        `app.rooms.seats.watcher_tag`); returns it as stored, with its match's number in the room.
         Raises ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError`
         from a stale `fenced` view (`app.store.Store`)."""
         if (text is None) == (reaction is None):
@@ -102,6 +106,7 @@ class ChatStore(Writer):
             "round_index": round_index,
             "seq": seq,
             "created_at": now,
+            "watcher": watcher,
         }
 
         def run(connection: Connection) -> tuple[int, int]:
@@ -112,11 +117,12 @@ class ChatStore(Writer):
             return int(line_id), int(number)
 
         line_id, number = await self._submit(run, match=match_id)
-        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now, number)
+        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now, number, watcher)
 
     async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
-        """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …]}``); raises
-        NotFoundError for an unknown match, `FencedOutError` from a stale `fenced` view."""
+        """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …], "muted_spectators":
+        [tag, …]}``); raises NotFoundError for an unknown match, `FencedOutError` from a stale
+        `fenced` view."""
 
         def run(connection: Connection) -> None:
             changed = connection.execute(update(Match).where(Match.id == match_id).values(chat_rules=rules))

@@ -14,7 +14,7 @@ lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
 ``matches.closed_reason``; 0005 lets a room (a code) hold several matches, numbered by
 ``matches.room_match`` (Play again), and adds ``seats.ready``; 0006 adds ``matches.hints`` (the host
 allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the fencing token of
-the room's owner, docs/cluster.md).
+the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag).
 """
 
 from __future__ import annotations
@@ -158,8 +158,9 @@ class Match(Base):
     """The host allows hints: a player may ask for the hard bot's choice on their turn (issue 16)."""
     """Listed in the lobby's open tables while it waits for players (the host's choice)."""
     chat_rules: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
-    """The host's chat rules: ``{"spectators": bool, "muted": [seat, …]}`` (None: the defaults,
-    seated players chat, spectators read)."""
+    """The host's chat rules: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
+    …]}`` (None: the defaults, seated players chat, spectators read; rules stored before spectators
+    could be muted one by one have no ``muted_spectators``)."""
     closed_reason: Mapped[str | None] = mapped_column(String(16))
     """Why the match was stored ``abandoned``: ``admin`` (an admin closed its room) or ``idle``
     (nobody used it for ``DOMENG_ABANDONED_AFTER_S``); None otherwise and for older rows."""
@@ -277,6 +278,9 @@ class ChatLine(Base):
     round_index: Mapped[int]
     seq: Mapped[int]
     created_at: Mapped[datetime]
+    watcher: Mapped[str | None] = mapped_column(String(16))
+    """A spectator's public tag (`app.rooms.seats.watcher_tag`), so the host can mute that one
+    spectator; None for a seat's line and for lines stored before 0008."""
 
 
 class Hint(Base):

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
+from app.rooms.watchers import TAG_PATTERN
+
 __all__ = [
     "MIN_TURN_TIMER_S",
     "BotSet",
@@ -116,13 +118,18 @@ class OpenSet(BaseModel):
 
 
 class ChatRulesSet(BaseModel):
-    """``PUT /api/rooms/{code}/chat``: whether spectators may write (null: unchanged) and seats to
-    mute (true) or unmute (false), e.g. ``{"spectators": true, "muted": {"2": true}}``."""
+    """``PUT /api/rooms/{code}/chat``: whether spectators may write (null: unchanged), seats to
+    mute (true) or unmute (false), and spectators to mute or unmute by their tags
+    (`app.rooms.watchers`), e.g. ``{"spectators": true, "muted": {"2": true},
+    "muted_spectators": {"3fa9c1d2": true}}``."""
 
     model_config = ConfigDict(extra="forbid")
 
     spectators: StrictBool | None = None
     muted: dict[int, StrictBool] = Field(default_factory=dict, max_length=16)
+    muted_spectators: dict[Annotated[str, Field(pattern=TAG_PATTERN)], StrictBool] = Field(
+        default_factory=dict, max_length=16
+    )
 
 
 class ReviewOption(BaseModel):

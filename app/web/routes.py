@@ -272,12 +272,13 @@ async def open_tables(request: Request, hub: HubDep) -> dict[str, Any]:
 
 @rooms.put("/rooms/{code}/chat")
 async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> dict[str, Any]:
-    """Host only: let spectators write in the chat or not, mute or unmute seats; returns the chat
-    rules (``{"spectators": bool, "muted": [seat, …]}``)."""
+    """Host only: let spectators write in the chat or not, mute or unmute seats and spectators (by
+    their tags); returns the chat rules (``{"spectators": bool, "muted": [seat, …],
+    "muted_spectators": [tag, …]}``)."""
 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_host(r, host)
-        return await chat.set_rules(r, body.spectators, body.muted)
+        return await chat.set_rules(r, body.spectators, body.muted, body.muted_spectators)
 
     result: dict[str, Any] = await room.call(run)
     return result

@@ -1,7 +1,7 @@
 // The table's chat (in the feed's panel, and in the waiting room of a room's next match): lines
 // people type, quick reactions that also show for a moment on the sender's plate, an unread count on
 // the feed's button while the panel is closed, and for the host: whether spectators may write, and
-// muting a seat. The conversation is the room's: it carries on across its matches (Play again), with
+// muting a seat or one spectator (by the public tag its lines carry). The conversation is the room's: it carries on across its matches (Play again), with
 // a quiet divider where each match began. Everything is shown as text.
 
 import { setChatRules } from "./api.js";
@@ -24,6 +24,9 @@ const HIDE_KEY = "domeng:hide-reactions";
 
 /** Whether this browser hides reactions on the plates (the chat still lists them). */
 export const reactionsHidden = () => localStorage.getItem(HIDE_KEY) === "on";
+
+/** A spectator as the chat names them: "Spectator 3fa9c1d2" (their public tag in this room). */
+const spectatorName = (tag) => t("chat.spectator_tag", { tag });
 
 /** A reaction's words and emoji, e.g. "👍 Nice!". */
 export const reactionText = (key) => `${EMOJI[key] ?? ""} ${t(`reaction.${key}`)}`.trim();
@@ -92,6 +95,7 @@ export class ChatBox {
     );
     this.rules = { spectators: false, muted: [] };
     this.lastMatch = null; // the match of the list's last line or divider (null: the list is empty)
+    this.spectators = new Set(); // the tags of the spectators who wrote, in the order they did
     if (ctl.chat) this.onMessage({ type: "chat_log", ...ctl.chat }, false);
   }
 
@@ -114,6 +118,7 @@ export class ChatBox {
     if (message.type === "chat_log") {
       replace(this.list, []);
       this.lastMatch = null;
+      this.spectators.clear();
       for (const line of message.lines) this.appendLine(line);
       if (this.ctl.match) this.markMatch(this.ctl.match); // this match began after the last line
       this.setRules(message.rules);
@@ -144,6 +149,10 @@ export class ChatBox {
   appendLine(line) {
     this.markMatch(line.match ?? 1);
     this.list.append(this.lineEl(line));
+    if (line.seat === null && line.watcher && !this.spectators.has(line.watcher)) {
+      this.spectators.add(line.watcher);
+      this.drawHost(); // the host may mute them
+    }
   }
 
   /** A quiet divider where ``match`` began, when the list shows an earlier match's lines last
@@ -160,7 +169,7 @@ export class ChatBox {
     // match's line keeps the name it was said under: its seat may be someone else's now
     const current = (line.match ?? 1) === (this.ctl.match ?? 1);
     const now = current ? this.ctl.room?.seats?.[line.seat]?.name : null;
-    const who = line.seat === null ? t("chat.spectator") : now || line.name;
+    const who = line.seat !== null ? now || line.name : line.watcher ? spectatorName(line.watcher) : t("chat.spectator");
     return h(
       "li",
       { class: `chat-line${line.reaction ? " chat-reaction" : ""}`, dataset: { seat: line.seat === null ? "" : String(line.seat) } },
@@ -173,7 +182,8 @@ export class ChatBox {
   setRules(rules) {
     this.rules = rules;
     const seat = this.ctl.seat;
-    const muted = seat !== null && rules.muted.includes(seat);
+    const tag = this.ctl.watcherTag;
+    const muted = seat !== null ? rules.muted.includes(seat) : !!tag && (rules.muted_spectators || []).includes(tag);
     const reader = seat === null && !rules.spectators;
     const silent = muted || reader;
     this.notice.hidden = !silent;
@@ -183,7 +193,8 @@ export class ChatBox {
     this.drawHost();
   }
 
-  /** The host's controls: spectators may write; mute or unmute each person at the table. */
+  /** The host's controls: spectators may write; mute or unmute each person at the table, and each
+   * spectator who wrote (or is muted). */
   drawHost() {
     const token = this.ctl.hostToken;
     this.hostBox.hidden = !token;
@@ -198,6 +209,8 @@ export class ChatBox {
     const spectators = h("input", { type: "checkbox", class: "allow-spectators", checked: this.rules.spectators });
     spectators.addEventListener("change", () => apply({ spectators: spectators.checked }));
     const people = (this.ctl.room?.seats || []).filter((s) => s.kind === "human" && s.seat !== this.ctl.seat);
+    const mutedSpectators = this.rules.muted_spectators || [];
+    const watchers = [...new Set([...this.spectators, ...mutedSpectators])].filter((tag) => tag !== this.ctl.watcherTag);
     replace(this.hostBox, [
       h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
       people.map((s) => {
@@ -206,6 +219,15 @@ export class ChatBox {
         return h(
           "button",
           { class: "btn btn-small chat-mute", type: "button", title: words, "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
+          words,
+        );
+      }),
+      watchers.map((tag) => {
+        const muted = mutedSpectators.includes(tag);
+        const words = t(muted ? "chat.unmute" : "chat.mute", { name: spectatorName(tag) });
+        return h(
+          "button",
+          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
           words,
         );
       }),

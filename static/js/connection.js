@@ -2,11 +2,12 @@
 // and reconnection with backoff after a drop (same token; the next `state` restores everything).
 
 const BACKOFF_MS = [400, 1000, 2000, 4000, 8000];
+const WATCHER_KEY = "domeng:watcher"; // this browser's spectator key, as the server gave it
 const PING_EVERY_MS = 10000;
 const UNANSWERED_MS = 15000;
 
 /**
- * Events (on ``handlers``): welcome(seat), state(msg), presence(msg), error(msg), chat(msg),
+ * Events (on ``handlers``): welcome(seat, tag), state(msg), presence(msg), error(msg), chat(msg),
  * status({online, reconnecting}), replaced(), roomClosed(), badToken().
  */
 export class RoomSocket {
@@ -78,6 +79,9 @@ export class RoomSocket {
       // since the last state it kept (an update the room view applies to its log), else the whole state.
       if (this.version !== null) hello.since = this.version;
       if (this.hostToken) hello.host = this.hostToken;
+      // a spectator is known by the key the server gave this browser (the host can mute one)
+      const watcher = !this.token && localStorage.getItem(WATCHER_KEY);
+      if (watcher) hello.watcher = watcher;
       ws.send(JSON.stringify(hello));
     };
     ws.onmessage = (event) => this.receive(event.data);
@@ -120,7 +124,8 @@ export class RoomSocket {
         this.welcomed = true;
         this.attempt = 0;
         this.on.status?.({ online: true, reconnecting: false });
-        this.on.welcome?.(message.seat);
+        if (message.watcher) localStorage.setItem(WATCHER_KEY, message.watcher);
+        this.on.welcome?.(message.seat, message.tag ?? null);
         break;
       case "state":
         this.version = message.version;

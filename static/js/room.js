@@ -23,6 +23,7 @@ export class RoomController {
     this.view = null;
     this.version = null;
     this.seat = null;
+    this.watcherTag = null; // a spectator's public tag in this room (static/js/chat.js: the host may mute it)
     this.deadline = null;
     this.rounds = new Map();
     this.roundEnd = null;
@@ -87,7 +88,7 @@ export class RoomController {
   connect() {
     this.socket?.stop();
     this.socket = new RoomSocket(this.code, this.memory.token, {
-      welcome: (seat) => this.onWelcome(seat),
+      welcome: (seat, tag) => this.onWelcome(seat, tag),
       state: (message) => this.onState(message),
       presence: (message) => {
         // who is here and covered, and the turn's deadline (armed when a covered player is back)
@@ -129,8 +130,9 @@ export class RoomController {
     this.socket.start();
   }
 
-  onWelcome(seat) {
+  onWelcome(seat, tag) {
     this.seat = seat;
+    this.watcherTag = tag;
     if (seat !== null && this.memory.seat !== seat) this.memory = remember(this.code, { seat });
   }
 

@@ -12,6 +12,8 @@ export async function chatSection(id, names) {
   const section = h("section", { class: "chat-log", id: "chat-log" }, h("h2", {}, "Chat"));
   const rules = [chat.rules.spectators ? "spectators may write" : "spectators read only"];
   if (chat.rules.muted.length) rules.push(`muted: ${chat.rules.muted.map((s) => names[s] ?? `seat ${s + 1}`).join(", ")}`);
+  const spectators = chat.rules.muted_spectators || [];
+  if (spectators.length) rules.push(`muted spectators: ${spectators.join(", ")}`);
   section.append(h("p", { class: "muted" }, rules.join(" · ")));
   if (!chat.lines.length) {
     section.append(h("p", {}, "Nobody wrote in the chat."));
@@ -22,7 +24,7 @@ export async function chatSection(id, names) {
       "tr",
       {},
       h("td", { "data-label": "When" }, `Round ${line.round + 1}, after ${line.seq} action${line.seq === 1 ? "" : "s"}`),
-      h("td", { "data-label": "Who", class: "name" }, line.seat === null ? `${line.name || "spectator"} (spectator)` : names[line.seat] ?? line.name),
+      h("td", { "data-label": "Who", class: "name" }, line.seat === null ? `${line.name || "spectator"} (spectator${line.watcher ? ` ${line.watcher}` : ""})` : names[line.seat] ?? line.name),
       h("td", { "data-label": "Said", class: "chat-text", dir: "auto" }, line.text ?? `[reaction] ${REACTIONS[line.reaction] ?? line.reaction}`),
       h("td", { "data-label": "At" }, new Date(line.at).toISOString().replace("T", " ").slice(0, 19)),
     ),

@@ -1,0 +1,59 @@
+"""A spectator's identity in a room, so the host can mute one spectator's chat: a secret key the
+server gives the spectator's browser (which keeps it and sends it back in its next ``hello``) and
+the public tag derived from it, which chat lines and the host's rules carry.
+
+The tag is a hash of the room's code and the key: it says nothing of the key (nobody can write as
+another spectator, or get another muted), differs from room to room for the same browser, and is
+the same on every server process (nothing to share but the rules, which are stored). A spectator
+who throws the key away (a private window, cleared storage) comes back as a new one: the host can
+still let no spectator write."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Final
+
+from engine.hashing import sha256_hex
+
+__all__ = [
+    "KEY_PATTERN",
+    "TAG_PATTERN",
+    "is_tag",
+    "new_watcher_key",
+    "watcher_of",
+    "watcher_tag",
+]
+
+KEY_PATTERN: Final = r"^[A-Za-z0-9_-]{16,64}$"
+"""A spectator's key as a ``hello`` may carry it (what `new_watcher_key` makes: URL-safe base64)."""
+TAG_PATTERN: Final = r"^[0-9a-f]{8}$"
+"""A spectator's public tag: 8 lowercase hex digits."""
+
+
+def new_watcher_key() -> str:
+    """A fresh secret key for a spectator: 24 URL-safe characters (144 random bits)."""
+    return secrets.token_urlsafe(18)
+
+
+def watcher_tag(code: str, key: str) -> str:
+    """The public tag of the spectator holding ``key`` in room ``code``: 8 hex digits of
+    SHA-256 over both.
+
+    >>> watcher_tag("q3N0", "k" * 24) == watcher_tag("q3N0", "k" * 24) != watcher_tag("other", "k" * 24)
+    True
+    """
+    return sha256_hex(f"{code}:{key}")[:8]
+
+
+def watcher_of(code: str, key: str | None) -> tuple[str, str]:
+    """A spectator's key and tag in room ``code``: the key it sent back (``key``, when well formed)
+    or a new one."""
+    if key is None or not re.fullmatch(KEY_PATTERN, key):
+        key = new_watcher_key()
+    return key, watcher_tag(code, key)
+
+
+def is_tag(text: str) -> bool:
+    """Whether ``text`` is a spectator's tag in form (`TAG_PATTERN`)."""
+    return re.fullmatch(TAG_PATTERN, text) is not None
