@@ -1,0 +1,83 @@
+"""A room's chat when the room moves between two real ``domeng serve`` processes (docs/cluster.md):
+the conversation of its matches (Play again) and the host's mute of one spectator come from the
+store, not from the memory of the process that hosted it. Skipped without DOMENG_TEST_REDIS_URL and
+DOMENG_TEST_POSTGRES_URL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.clusterkit import two_servers
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """Two server processes with handoffs on (the default), and the database URL."""
+    yield from two_servers(tmp_path, {"DOMENG_ROUND_PAUSE_S": "0.2"})
+
+
+def _spectator(server: ServerProcess, code: str, key: str | None = None) -> tuple[Client, dict[str, Any]]:
+    """A spectator's socket (with the key an earlier welcome gave it) and its welcome, once it has
+    the chat."""
+    client = Client(server, code, hello=False)
+    client.send({"type": "hello", "protocol": 1, **({"watcher": key} if key else {})})
+    welcome = client.wait_for(lambda m: m["type"] == "welcome")
+    client.wait_for(lambda m: m["type"] == "chat_log")
+    return client, welcome
+
+
+def _say(client: Client, text: str) -> dict[str, Any]:
+    """The answer to a line: its ``chat`` frame (another's lines may come before it), or the ``error``."""
+    client.send({"type": "chat", "text": text})
+    return client.wait_for(
+        lambda m: m["type"] == "error" or (m["type"] == "chat" and m["line"]["text"] == text)
+    )
+
+
+def test_the_rooms_conversation_and_a_muted_spectator_follow_the_room_to_another_process(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = servers
+    room = first.create_room(bots=["easy"] * 5, turn_timer_s=0, options={"camat_target": 1})
+    code, chat_api = room["code"], f"{first.url}/api/rooms/{room['code']}/chat"
+    host = {"Authorization": f"Bearer {room['host_token']}"}
+    assert httpx.put(chat_api, json={"spectators": True}, headers=host, timeout=10).status_code == 200
+    rude, welcome = _spectator(first, code)
+    key, tag = welcome["watcher"], welcome["tag"]
+    kind, _ = _spectator(first, code)
+    assert _say(rude, "boo")["line"]["watcher"] == tag
+    assert _say(kind, "go bots")["type"] == "chat"
+    assert first.start_match(code, room["host_token"]).status_code == 200
+    kind.wait_for(lambda m: m["type"] == "state" and bool(m["view"]) and m["view"]["match_over"], timeout=120)
+    again = httpx.post(f"{first.url}/api/rooms/{code}/again", headers=host, timeout=10)
+    assert again.status_code == 200 and again.json()["match"] == 2
+    log = kind.wait_for(lambda m: m["type"] == "chat_log")  # the conversation carries on
+    assert [(x["text"], x["match"]) for x in log["lines"]] == [("boo", 1), ("go bots", 1)]
+    reply = httpx.put(chat_api, json={"muted_spectators": {tag: True}}, headers=host, timeout=10)
+    assert reply.status_code == 200
+    assert _say(rude, "boo again")["code"] == "chat_muted"
+    assert _say(kind, "one more")["line"]["match"] == 2
+    rude.close()
+    kind.close()
+
+    # its only client now reaches the second process: the room moves there, loaded from the store
+    back, welcome = _spectator(second, code, key)
+    assert welcome["tag"] == tag  # the same spectator on any process
+    log = next(m for m in back.messages if m["type"] == "chat_log")
+    assert [(x["text"], x["match"], x["watcher"]) for x in log["lines"]] == [
+        ("boo", 1, tag),
+        ("go bots", 1, log["lines"][1]["watcher"]),
+        ("one more", 2, log["lines"][1]["watcher"]),
+    ]
+    assert log["rules"]["muted_spectators"] == [tag]
+    assert _say(back, "on another process")["code"] == "chat_muted"
+    assert "room_taken_over" in second.log() and code in second.log()
+    assert key not in json.dumps(log)
+    back.close()
