@@ -169,6 +169,24 @@ def test_spectators_read_and_write_only_when_the_host_allows_and_muted_seats_can
     run_table(tmp_path, body, bots=BOTS4)
 
 
+def test_a_seats_mute_ends_with_its_person_and_never_falls_on_who_sits_there_next(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        budi_token, budi = await table.sit(1, "Budi")
+        rail = await table.watch()
+        await _rules(table, muted={1: True})
+        assert await _refused(table, budi, "spam") == "chat_muted"
+        await table.room.call(lambda r: host.leave(r, 1, budi_token))
+        _, cici = await table.sit(1, "Cici")  # someone else in the chair: not muted
+        assert rail.of_type("chat_rules")[-1]["rules"]["muted"] == []  # everyone is told
+        await _say(table, cici, "hi all")
+        rules, _ = await table.store.load_chat(table.room.match_id)
+        assert rules is not None and rules["muted"] == []
+        await _rules(table, muted={1: True})  # the host may mute whoever sits there, as ever
+        assert await _refused(table, cici, "hi again") == "chat_muted"
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
 def test_the_host_mutes_one_spectator_who_stays_muted_by_its_key_and_cannot_pass_as_another(
     tmp_path: Path,
 ) -> None:

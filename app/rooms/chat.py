@@ -34,6 +34,7 @@ __all__ = [
     "ChatRoom",
     "carry_on",
     "clean_text",
+    "new_person",
     "rules_of",
     "say",
     "send_log",
@@ -189,6 +190,15 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
     message = frames.dumps({"type": "chat", "line": shown})
     for each in room.conns:
         each.send(message)
+
+
+async def new_person(room: Room, seat: int) -> None:
+    """A person just claimed ``seat``: they start unmuted (a mute is on the person the host heard,
+    not on the chair; a muted person who leaves and claims again can be muted again). Stored and
+    sent to everyone when the seat was muted; nothing otherwise."""
+    chat = await _chat_of(room)
+    if seat in chat.muted:
+        await set_rules(room, None, {seat: False})
 
 
 async def set_rules(

@@ -8,7 +8,7 @@ import hmac
 import secrets
 from collections.abc import Mapping
 
-from app.rooms import frames
+from app.rooms import chat, frames
 from app.rooms.errors import RoomError
 from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
@@ -53,13 +53,15 @@ def check_starter(room: Room, token: str | None) -> None:
 
 
 async def claim(room: Room, seat: int, name: str) -> str:
-    """Give ``seat`` to a person called ``name``; returns their secret seat token. Raises
+    """Give ``seat`` to a person called ``name``; returns their secret seat token. The seat's chat
+    mute, if any, was the last person's: it ends (`app.rooms.chat.new_person`). Raises
     `RoomError` as `app.rooms.seats.check_claim` does."""
     token = secrets.token_urlsafe(32)
     change = SeatChange(seat, check_claim(room.seats, seat, name, room.status, hash_token(token)))
     version = await room.save(seats=[change])
     room.adopt(version, seats=[change])
     frames.send_updates(room, room.conns, _log_length(room))
+    await chat.new_person(room, seat)
     return token
 
 
