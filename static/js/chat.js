@@ -1,8 +1,9 @@
 // The table's chat (in the feed's panel, and in the waiting room of a room's next match): lines
 // people type, quick reactions that also show for a moment on the sender's plate, an unread count on
 // the feed's button while the panel is closed, and for the host: whether spectators may write, and
-// muting a seat or one spectator (by the public tag its lines carry). The conversation is the room's: it carries on across its matches (Play again), with
-// a quiet divider where each match began. Everything is shown as text.
+// muting a seat or one spectator (by the public tag its lines carry). The conversation is the
+// room's: it carries on across its matches (Play again), with a quiet divider where each match
+// began. Everything is shown as text.
 
 import { setChatRules } from "./api.js";
 import { h, replace, toast } from "./dom.js";
