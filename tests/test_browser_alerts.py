@@ -140,7 +140,10 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
         page.wait_for_selector(PLAYABLE)  # the notice came with a tile to choose
         assert play_turn(page)
         page.wait_for_function("() => window.__domengSounds.some((s) => s.kind === 'place')")
-        # the bell turns them off, remembered: a hidden tab is no longer notified
+        # the bell turns them off, remembered: a hidden tab is no longer notified. Wait for our turn
+        # first: nothing moves until we play, so a phone's feed opened now is not closed under the click
+        # by our turn coming (static/js/room.js)
+        page.wait_for_selector(PLAYABLE, timeout=90_000)
         if not page.locator(".notify-toggle:visible").count():
             page.click(".feed-toggle")
         page.locator(".notify-toggle:visible").first.click()
@@ -149,8 +152,10 @@ def test_sounds_are_off_until_turned_on_and_a_hidden_tab_is_notified_of_its_turn
         page.reload()
         page.wait_for_function("() => window.__domeng && window.__domeng.view !== null")
         assert {b.get_attribute("aria-pressed") for b in page.locator(".notify-toggle").all()} == {"false"}
-        page.evaluate("() => { window.__hidden = true; window.__notices = []; }")
-        page.wait_for_selector(PLAYABLE, timeout=90_000)
+        page.evaluate("() => { window.__hidden = true; window.__notices = []; window.__domengSounds = []; }")
+        page.wait_for_selector(PLAYABLE)  # still our turn after the reload
+        assert play_turn(page)  # the next turn comes while hidden
+        page.wait_for_function("() => window.__domengSounds.some((s) => s.kind === 'turn')", timeout=90_000)
         assert page.evaluate("() => window.__notices.length") == 0
         watch.assert_clean()
     finally:
