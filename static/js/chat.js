@@ -7,7 +7,7 @@
 
 import { setChatRules } from "./api.js";
 import { h, replace, toast } from "./dom.js";
-import { t } from "./i18n.js";
+import { t, tf } from "./i18n.js";
 
 export const REACTIONS = [
   ["nice", "👍"],
@@ -216,11 +216,12 @@ export class ChatBox {
       h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
       people.map((s) => {
         const muted = this.rules.muted.includes(s.seat);
-        const words = t(muted ? "chat.unmute" : "chat.mute", { name: s.name });
+        const key = muted ? "chat.unmute" : "chat.mute";
+        const words = t(key, { name: s.name }); // whole in its title and label: the button may shorten it
         return h(
           "button",
-          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
-          words,
+          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
+          h("span", { class: "chat-mute-words" }, tf(key, { name: h("bdi", {}, s.name) })),
         );
       }),
       watchers.map((tag) => {
