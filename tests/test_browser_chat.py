@@ -15,15 +15,18 @@ from tests.adminkit import SECRET
 from tests.browserkit import (
     DESKTOP,
     PHONE,
+    SocketPlayer,
     catalog_of,
     goto,
     hold_host,
     hold_seat,
+    languages,
     open_page,
     screenshot,
     sit_and_start,
+    switch_language,
 )
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
 
@@ -332,3 +335,80 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
     finally:
         for context in (ana_ctx, rude_ctx, kind_ctx):
             context.close()
+
+
+# The phone's feed drawer, scrolled to its chat: the list's height, its lines and which are whole,
+# the drawer's title, and each mute button against the chat's box (its words' width too).
+_DRAWER_CHAT_JS = """() => {
+    const feed = document.querySelector('.table-screen.feed-open .feed');
+    const list = feed.querySelector('.chat-list');
+    list.scrollIntoView({block: 'nearest'});
+    const l = list.getBoundingClientRect(), f = feed.getBoundingClientRect();
+    const lines = [...list.querySelectorAll('.chat-line')].map((e) => e.getBoundingClientRect());
+    const whole = lines.filter((r) => r.top >= l.top - 0.5 && r.bottom <= l.bottom + 0.5).length;
+    const title = feed.querySelector('.feed-head h2'), t = title.getBoundingClientRect();
+    const box = feed.querySelector('.chat-box').getBoundingClientRect();
+    const mutes = [...feed.querySelectorAll('.chat-mute')].map((b) => {
+        const r = b.getBoundingClientRect(), words = b.querySelector('.chat-mute-words') || b;
+        return {inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5,
+                fits: words.getBoundingClientRect().right <= r.right + 0.5
+                    && b.scrollWidth <= b.clientWidth + 1,
+                cut: words.scrollWidth > words.clientWidth + 1,
+                title: b.title, label: b.getAttribute('aria-label'), oneLine: r.height < 44};
+    });
+    return {height: l.height, lineHeight: lines.length ? lines[0].height : 0, lines: lines.length, whole,
+            lastWhole: lines.length > 0 && lines[lines.length - 1].bottom <= l.bottom + 0.5,
+            listShown: l.top >= f.top - 0.5 && l.bottom <= f.bottom + 0.5,
+            title: title.textContent,
+            titleWhole: title.scrollWidth <= title.clientWidth + 1
+                && title.scrollHeight <= title.clientHeight + 1 && t.left >= 0 && t.right <= innerWidth,
+            mutes};
+}"""
+
+LONG_NAME = "Wolfeschlegelsteinhausenbergerdo"  # 32 characters, no space
+EMOJI_NAME = "\U0001f600" * 30
+
+
+def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_buttons(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A phone (390x844) on its own turn: the hand leaves the feed drawer about 400 px, and the chat's
+    list was cut to one line (35 px) under the reactions, the form and the host's mute buttons. It
+    shows several lines there, its latest line whole though the lines came while the drawer was
+    closed, the drawer's title is whole in every language, and each mute button keeps inside the
+    chat with a long name shortened (a 32-letter word, 30 emoji), whole in its title and label."""
+    room = server.create_room(bots=[None, None, "easy", None, "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Szilvia Kovácsné").json()["token"]
+    long_token = server.claim(code, 1, LONG_NAME).json()["token"]
+    assert server.claim(code, 3, EMOJI_NAME).status_code == 201
+    context, page, watch = open_page(browser, PHONE)
+    player = None
+    try:
+        sit_and_start(page, server, room, token, host=True)
+        client = Client(server, code, long_token)
+        for i in range(5):
+            client.send({"type": "chat", "text": f"line {i + 1} from the other end of the table"})
+        player = SocketPlayer(client)  # then plays its turns
+        page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 5")
+        page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
+        page.click(".feed-toggle")
+        page.wait_for_selector(".table-screen.feed-open .feed .chat-mute[data-seat='3']")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector(".table-screen.feed-open .feed .chat-mute[data-seat='3']")
+            shown = page.evaluate(_DRAWER_CHAT_JS)
+            assert shown["title"] == catalog_of(lang)["table.feed"] and shown["titleWhole"], (lang, shown)
+            assert shown["listShown"] and shown["whole"] >= 3 and shown["lastWhole"], (lang, shown)
+            for name, mute in zip((LONG_NAME, EMOJI_NAME), shown["mutes"], strict=True):
+                words = catalog_of(lang)["chat.mute"].replace("{name}", name)
+                assert mute["inside"] and mute["fits"] and mute["oneLine"], (lang, mute)
+                assert mute["title"] == mute["label"] == words, (lang, mute)
+            assert shown["mutes"][1]["cut"], (lang, shown)  # 30 emoji never fit a phone: shortened
+        screenshot(page, "chat-drawer-my-turn-390x844")
+        assert page.evaluate("() => window.__domeng.view.to_act") == 0  # still our turn: the hand below
+        watch.assert_clean()
+    finally:
+        if player:
+            player.stop()
+        context.close()

@@ -730,7 +730,11 @@ export class TableView {
     this.el.classList.toggle("feed-open", next);
     setAttr(this.feedToggle, "aria-expanded", String(next));
     this.chatBox.setOpen(next || window.matchMedia("(min-width: 1100px)").matches);
-    if (next) this.feedToEnd();
+    if (next) {
+      this.feedToEnd();
+      // lines that came while the drawer was closed were added to a list not drawn: it shows its latest
+      this.chatBox.list.scrollTop = this.chatBox.list.scrollHeight;
+    }
   }
 
   /** Scroll the feed to its latest line, keeping where that put it (the scroll listener's test of
