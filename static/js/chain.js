@@ -120,6 +120,14 @@ export class ChainBoard {
       R: h("button", { class: "end-target", type: "button", dataset: { end: "R" }, onclick: () => this.onEnd("R") }),
     };
     this.el.append(this.layer, this.empty, this.targets.L, this.targets.R);
+    // ArrowLeft and ArrowRight move between the two end targets (Tab still goes through both)
+    this.el.addEventListener("keydown", (event) => {
+      const end = { ArrowLeft: "L", ArrowRight: "R" }[event.key];
+      if (!end || !event.target.classList.contains("end-target") || this.targets[end].hidden) return;
+      if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      this.targets[end].focus();
+    });
     this.tiles = new Map();
     this.chain = [];
     this.ends = null;

@@ -101,3 +101,24 @@ export function clearToasts(kind) {
   const box = document.getElementById("toasts");
   if (box) for (const item of [...box.querySelectorAll(`.toast-${kind}`)]) item.remove();
 }
+
+/**
+ * Arrow keys along a row of buttons (the WAI-ARIA toolbar pattern), from a keydown ``event``:
+ * ArrowLeft and ArrowRight (with ``upDown`` ArrowUp and ArrowDown too) focus the one before or after
+ * the focused one of ``items``, round the row; Home and End the first and the last. Returns whether
+ * the key moved the focus (its default action is then prevented).
+ */
+export function arrowsAlong(event, items, upDown = false) {
+  if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return false;
+  const at = items.indexOf(document.activeElement);
+  if (at < 0) return false;
+  const steps = { ArrowLeft: -1, ArrowRight: 1, ...(upDown ? { ArrowUp: -1, ArrowDown: 1 } : {}) };
+  let next;
+  if (event.key === "Home") next = 0;
+  else if (event.key === "End") next = items.length - 1;
+  else if (Object.hasOwn(steps, event.key)) next = (at + steps[event.key] + items.length) % items.length;
+  else return false;
+  event.preventDefault();
+  items[next].focus();
+  return true;
+}

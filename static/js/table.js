@@ -6,7 +6,7 @@ import { alertButtons, TableAlerts } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
-import { h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
+import { arrowsAlong, h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
 import { t, tf } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
 import { loneLempa, optionText } from "./review.js";
@@ -102,6 +102,7 @@ export class TableView {
     this.ticker = h("div", { class: "ticker", "aria-hidden": "true" });
     this.status = h("div", { class: "status", role: "status", "aria-live": "polite" });
     this.choiceBox = h("div", { class: "choice", hidden: true });
+    this.choiceBox.addEventListener("keydown", (event) => arrowsAlong(event, [...this.choiceBox.querySelectorAll("button")]));
     this.lempasBox = h("div", { class: "choice lempas-choice", hidden: true });
     this.coverBox = h("div", { class: "cover-note", hidden: true });
     // the match is over: Play again and New table on the table itself, not only in the final panel
@@ -109,6 +110,13 @@ export class TableView {
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
     this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
+    // the hand is one Tab stop, its arrow keys move between the tiles that can be played (the
+    // WAI-ARIA toolbar's roving tabindex): the tile last focused keeps the stop
+    this.roving = null; // that tile's key
+    this.hand.addEventListener("keydown", (event) => this.onHandKey(event));
+    this.hand.addEventListener("focusin", (event) => {
+      if (event.target.classList.contains("hand-tile")) this.rove(event.target);
+    });
     // hints (issue 16): when the host allows them, the hard bot's choice on the hand, told to all
     this.hintBtn = h("button", { class: "btn btn-small hint-btn", type: "button", hidden: true, onclick: () => this.askHint() }, icon("bell"), " ", t("hint.button"));
     this.hinted = null; // {version, action} of the hint shown on the hand
@@ -301,7 +309,7 @@ export class TableView {
     this.chain.update(view.chain, view.ends, this.choosing, this.openingIndex());
     this.updateHand(legalTiles);
     this.updateHint(myTurn);
-    if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable")?.focus();
+    if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable[tabindex='0']")?.focus();
     this.updateStatus(myTurn);
     this.updateLempas(myTurn);
     this.updateFeed();
@@ -545,6 +553,7 @@ export class TableView {
     const { view, seat } = this.ctl;
     const myTurn = this.isMyTurn();
     setAttr(this.hand, "aria-label", seat === null ? t("hand.watching_aria", { name: seatName(this.ctl.room, 0) }) : t("hand.aria"));
+    setAttr(this.hand, "role", seat === null || !view.hand ? "group" : "toolbar");
     this.hand.classList.toggle("my-turn", myTurn);
     if (seat === null || !view.hand) {
       const n = view.hand_counts?.[0] ?? 0;
@@ -587,6 +596,23 @@ export class TableView {
       setAttr(btn, "aria-pressed", this.choosing === key ? "true" : null);
       setAttr(btn, "aria-label", t(playable ? "tile.playable" : "tile.aria", { a, b }));
     });
+    const playable = [...this.hand.querySelectorAll(".hand-tile.playable")];
+    this.rove(playable.find((btn) => btn.dataset.tile === this.roving) || playable.find((btn) => btn.classList.contains("hinted")) || playable[0]);
+  }
+
+  /** ``tile`` (a hand's button, or none) becomes the hand's one Tab stop. */
+  rove(tile) {
+    if (tile) this.roving = tile.dataset.tile;
+    for (const btn of this.handButtons.values()) {
+      const stop = btn === tile ? "0" : "-1";
+      if (btn.getAttribute("tabindex") !== stop) btn.setAttribute("tabindex", stop);
+    }
+  }
+
+  /** ArrowLeft/ArrowUp and ArrowRight/ArrowDown (round the hand), Home and End: focus another tile
+   * that can be played. */
+  onHandKey(event) {
+    arrowsAlong(event, [...this.hand.querySelectorAll(".hand-tile.playable")], true);
   }
 
   /** Whether the match is over (nothing more to play, or to come back to). */

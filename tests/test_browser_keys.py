@@ -1,0 +1,117 @@
+"""The table with the keyboard alone, in Chromium: the hand is one Tab stop whose arrow keys move
+between the tiles that can be played (the WAI-ARIA toolbar's roving tabindex), Enter picks a tile,
+the arrow keys move between the two end targets of a tile that fits both ends, Enter places it and
+Escape takes the choice back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import PHONE, open_page, play_until, sit_and_start
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-keys"),
+        env={"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "1"},
+    ).start()
+    yield process
+    process.stop()
+
+
+# Our turn with a tile that fits both ends (the page asks which end): that tile, as the hand names
+# it ("3-5"), or null.
+_BOTH_ENDS_JS = """() => {
+    const c = window.__domeng, v = c && c.view;
+    if (!v || v.phase !== 'playing' || v.to_act !== c.seat) return null;
+    if (document.querySelector('dialog[open]')) return null;
+    const ends = {};
+    for (const a of v.legal || []) {
+        if (typeof a.play !== 'string' || !a.end) continue;
+        const key = a.play.split('-').map(Number).sort((x, y) => x - y).join('-');
+        (ends[key] = ends[key] || new Set()).add(a.end);
+    }
+    return Object.keys(ends).find((key) => ends[key].has('L') && ends[key].has('R')) || null;
+}"""
+
+_FOCUSED_JS = """() => {
+    const el = document.activeElement;
+    return {tile: el?.classList.contains('hand-tile') ? el.dataset.tile : null,
+            end: el?.classList.contains('end-target') ? el.dataset.end : null};
+}"""
+
+
+def _focused(page: Any) -> dict[str, str | None]:
+    focused: dict[str, str | None] = page.evaluate(_FOCUSED_JS)
+    return focused
+
+
+def test_the_keyboard_alone_places_a_tile_on_the_right_end(server: ServerProcess, browser: Any) -> None:
+    """Found by a tester: ArrowLeft/ArrowRight did nothing at the end targets, and every tile in
+    the hand was a Tab stop of its own."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "random"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        sit_and_start(page, server, room, token)
+        play_until(page, lambda: page.evaluate(_BOTH_ENDS_JS) is not None, timeout=240, keyboard=True)
+        tile = page.evaluate(_BOTH_ENDS_JS)
+        playable = page.eval_on_selector_all(".hand-tile.playable", "els => els.map((e) => e.dataset.tile)")
+
+        # Tab into the hand from the top of the page: it is one stop, whichever tile holds it
+        page.evaluate("() => document.activeElement?.blur()")
+        for _ in range(40):
+            page.keyboard.press("Tab")
+            if _focused(page)["tile"]:
+                break
+        first = _focused(page)["tile"]
+        assert first in playable, (first, playable)
+        page.keyboard.press("Tab")
+        assert _focused(page)["tile"] is None  # out of the hand in one Tab, not through every tile
+        page.keyboard.press("Shift+Tab")
+        assert _focused(page)["tile"] == first
+
+        # the arrow keys go round the tiles that can be played
+        at = playable.index(first)
+        page.keyboard.press("ArrowRight")
+        assert _focused(page)["tile"] == playable[(at + 1) % len(playable)]
+        page.keyboard.press("ArrowLeft")
+        assert _focused(page)["tile"] == first
+        for _ in range((playable.index(tile) - at) % len(playable)):
+            page.keyboard.press("ArrowRight")
+        assert _focused(page)["tile"] == tile
+
+        # Enter asks for an end (the left one focused); Escape takes the choice back to the tile
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".end-target:not([hidden])")
+        assert _focused(page)["end"] == "L"
+        page.keyboard.press("Escape")
+        page.wait_for_selector(".end-target:not([hidden])", state="hidden")
+        assert _focused(page)["tile"] == tile
+
+        # again, and the right end with ArrowRight (ArrowLeft goes back): Enter places it there
+        version = page.evaluate("() => window.__domeng.version")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".end-target:not([hidden])")
+        page.keyboard.press("ArrowRight")
+        assert _focused(page)["end"] == "R"
+        page.keyboard.press("ArrowLeft")
+        assert _focused(page)["end"] == "L"
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        page.wait_for_function("(v) => window.__domeng.version > v", arg=version)
+        placed = page.evaluate(
+            """(seat) => window.__domeng.view.log.filter((e) => e.type === 'placed' && e.seat === seat)
+                .map((e) => ({tile: String(e.tile).split('-').map(Number).sort((x, y) => x - y).join('-'),
+                              end: e.end})).pop()""",
+            0,
+        )
+        assert placed == {"tile": tile, "end": "R"}, placed
+        watch.assert_clean()
+    finally:
+        context.close()
