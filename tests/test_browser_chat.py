@@ -365,6 +365,23 @@ _DRAWER_CHAT_JS = """() => {
             mutes};
 }"""
 
+# A feed line for a move a bot made for seat 3 after a hint, drawn as the feed draws it (narrate.js):
+# whether its tags stay inside the feed's list.
+_NAMING_TAGS_JS = """async () => {
+    const narrate = await import('/static/js/narrate.js');
+    const c = window.__domeng;
+    const room = {...c.room, round: {...c.room.round, by_bot: [0], hints: [{at: 0, seat: 3}]}};
+    const log = [{type: 'placed', seat: 3, tile: '6-6', end: null, ends: [6, 6], mappakuling: false}];
+    const list = document.querySelector('.feed-open .feed .feed-list');
+    const [line] = narrate.feedLines(log, room, c.seat);
+    list.append(line);
+    const box = list.getBoundingClientRect();
+    const tags = [...line.querySelectorAll('.tag')].map((t) => t.getBoundingClientRect());
+    line.remove();
+    const inside = tags.every((r) => r.left >= box.left - 0.5 && r.right <= box.right + 0.5);
+    return {tags: tags.length, inside};
+}"""
+
 LONG_NAME = "Wolfeschlegelsteinhausenbergerdo"  # 32 characters, no space
 EMOJI_NAME = "\U0001f600" * 30
 
@@ -406,6 +423,9 @@ def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_bu
                 assert mute["title"] == mute["label"] == words, (lang, mute)
             assert shown["mutes"][1]["cut"], (lang, shown)  # 30 emoji never fit a phone: shortened
         screenshot(page, "chat-drawer-my-turn-390x844")
+        # the feed's tags that name someone ("bot for …", "… used a hint") stay inside its lines
+        tags = page.evaluate(_NAMING_TAGS_JS)
+        assert tags["tags"] == 2 and tags["inside"], tags
         assert page.evaluate("() => window.__domeng.view.to_act") == 0  # still our turn: the hand below
         watch.assert_clean()
     finally:
