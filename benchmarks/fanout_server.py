@@ -128,8 +128,8 @@ def main() -> None:
         ws=args.ws,
         ws_max_size=4096,
         ws_per_message_deflate=args.compression == "deflate",
-        ws_ping_interval=15.0,
-        ws_ping_timeout=20.0,
+        ws_ping_interval=10.0,  # domeng serve's defaults (DOMENG_PING_INTERVAL_S, _TIMEOUT_S)
+        ws_ping_timeout=10.0,
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=5,

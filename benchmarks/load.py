@@ -478,7 +478,7 @@ class SeatClient:
                     self.url,
                     open_timeout=OPEN_TIMEOUT_S,
                     compression=self.compression,
-                    ping_interval=None,  # the server pings every 15 s
+                    ping_interval=None,  # the server pings every 10 s
                     close_timeout=5,
                     max_queue=256,
                 )

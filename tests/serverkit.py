@@ -47,6 +47,7 @@ PRELOADED = (
     "app.cli",
     "app.web.app",
     "app.web.guard",
+    "app.edge.heard",
     "app.web.settings",
     "app.store.database",
     "alembic.command",

@@ -203,6 +203,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415 - only the server needs it
     from pydantic import ValidationError  # noqa: PLC0415
 
+    from app.edge.heard import heard_protocol  # noqa: PLC0415
     from app.web.app import create_app  # noqa: PLC0415
     from app.web.guard import ConnectionGuard, guarded_protocol  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
@@ -236,7 +237,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         loop=settings.loop,
-        ws=settings.ws_impl,
+        ws=heard_protocol(settings.ws_impl),  # when each client was last heard: its grace
         ws_max_size=settings.max_frame_bytes,
         ws_per_message_deflate=settings.ws_compression,
         ws_ping_interval=settings.ping_interval_s,

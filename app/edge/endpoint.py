@@ -15,6 +15,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.edge.connection import Connection, MessageBudget
 from app.edge.handoff import Handoff
+from app.edge.heard import silent_s
 from app.edge.protocol import (
     CLOSE_BAD_TOKEN,
     CLOSE_INVALID,
@@ -143,8 +144,8 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         counter.release(address)
         if found is not None:
             handoff.left(code)
-        if room is not None:
-            room.disconnect(conn)
+        if room is not None:  # its grace counts from the client's last word (`app.edge.heard`)
+            room.disconnect(conn, silent_s(websocket.scope))
         await conn.flush(timeout_s=0.5)  # a queued close frame goes out before the handler returns
         await conn.stop()
 

@@ -71,9 +71,11 @@ class HostAway(Intent):
 
 @dataclass
 class Disconnect(Intent):
-    """A connection ended."""
+    """A connection ended; ``silent_s``: seconds its client had already been silent when the
+    server noticed (a dead network is noticed only at the ping timeout), 0.0 when unknown."""
 
     conn: Outbox
+    silent_s: float = 0.0
 
 
 @dataclass

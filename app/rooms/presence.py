@@ -157,8 +157,11 @@ class Presence:
                 self.start_host_grace()
         return True
 
-    def on_disconnect(self, conn: Outbox) -> None:
-        """``conn`` is gone: an absent player's grace starts (the host's too, `start_host_grace`)."""
+    def on_disconnect(self, conn: Outbox, silent_s: float = 0.0) -> None:
+        """``conn`` is gone: an absent player's grace starts (the host's too, `start_host_grace`),
+        counted from when its client was last heard, ``silent_s`` seconds ago (a network that
+        dropped without a word is noticed only at the ping timeout, which the player's grace
+        does not add to)."""
         was_host = conn in self.host_conns
         if not self.drop(conn):
             return
@@ -170,7 +173,7 @@ class Presence:
             return
         info = self.seats[conn.seat]
         if info.connections == 0 and info.kind == "human" and self.status == "playing":
-            self.start_grace(conn.seat)
+            self.start_grace(conn.seat, silent_s)
         self.send_presence()
 
     def grace_for_absent(self) -> None:
@@ -180,14 +183,14 @@ class Presence:
             if absent and self.status == "playing":
                 self.start_grace(info.seat)
 
-    def start_grace(self, seat: int) -> None:
-        """Arm ``seat``'s grace: when it runs out with nobody back, a bot covers the seat."""
+    def start_grace(self, seat: int, spent_s: float = 0.0) -> None:
+        """Arm ``seat``'s grace, ``spent_s`` seconds of it already gone (at least 0: it runs out
+        at once past the grace): when it runs out with nobody back, a bot covers the seat."""
         self._epoch += 1
         expired = GraceExpired(seat, self._epoch)
         self.end_grace(seat)
-        self._grace[seat] = self.clock.call_later(
-            self.config.disconnect_grace_s, lambda: self.queue.put_nowait(expired)
-        )
+        left_s = max(0.0, self.config.disconnect_grace_s - max(0.0, spent_s))
+        self._grace[seat] = self.clock.call_later(left_s, lambda: self.queue.put_nowait(expired))
 
     def end_grace(self, seat: int) -> None:
         """Disarm ``seat``'s grace, if armed."""

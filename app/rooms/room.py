@@ -218,9 +218,10 @@ class Room(Commits, Timing, Moves, Presence):
         """Queue a player's return: the bot covering their seat steps aside."""
         self.queue.put_nowait(Back(conn))
 
-    def disconnect(self, conn: Outbox) -> None:
-        """Queue the end of ``conn``."""
-        self.queue.put_nowait(Disconnect(conn))
+    def disconnect(self, conn: Outbox, silent_s: float = 0.0) -> None:
+        """Queue the end of ``conn``, whose client was last heard ``silent_s`` seconds ago (its
+        seat's grace counts from then: `app.rooms.presence.Presence.on_disconnect`)."""
+        self.queue.put_nowait(Disconnect(conn, silent_s))
 
     async def settled(self, bots: bool = True) -> None:
         """Wait until the room has handled its queue and, with ``bots``, until no bot decision
@@ -249,7 +250,7 @@ class Room(Commits, Timing, Moves, Presence):
             case Connect():
                 self.on_connect(intent.conn, intent.token, intent.since, intent.host, intent.watcher)
             case Disconnect():
-                self.on_disconnect(intent.conn)
+                self.on_disconnect(intent.conn, intent.silent_s)
             case Back():
                 if intent.conn.seat is not None:
                     self.uncover(intent.conn.seat)

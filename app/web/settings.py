@@ -181,8 +181,14 @@ class Settings(BaseSettings):
     transaction stores many moves. 0 (the default) commits what is already queued at once; issue
     15's measurements used 0.005."""
     send_queue_size: Annotated[int, Field(ge=4)] = 64
-    ping_interval_s: Annotated[float, Field(gt=0)] = 15.0
-    ping_timeout_s: Annotated[float, Field(gt=0)] = 20.0
+    ping_interval_s: Annotated[float, Field(gt=0)] = 10.0
+    """Seconds between the WebSocket pings the server sends each socket (the browser answers them
+    by itself, even from a hidden tab). Keep it at 5 or more: thousands of sockets pay for each
+    ping (benchmarks/load.py); tests use less."""
+    ping_timeout_s: Annotated[float, Field(gt=0)] = 10.0
+    """Seconds a ping may go unanswered before the socket is dropped. A network that dies without
+    a word is noticed at most ``ping_interval_s + ping_timeout_s`` after the client's last bytes,
+    and the seat's grace counts from those bytes (`app.edge.heard`), not from the noticing."""
     ws_compression: bool = False
     """permessage-deflate on WebSockets: smaller frames for a lot more server CPU per update."""
     loop: Literal["asyncio", "uvloop"] = "asyncio"
