@@ -70,6 +70,29 @@ def test_a_claim_is_stored_before_anyone_sees_it(tmp_path: Path) -> None:
     run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]])
 
 
+def test_a_name_ending_with_the_own_name_mark_is_refused_in_every_language(tmp_path: Path) -> None:
+    """Beside a seated "Ana", "Ana (you)" would read as Ana's own plate on every screen (and the
+    host's "Mute Ana (you)" would name either): the client's "(you)" mark, in any of the six
+    languages or a look-alike, may not end a name; a name merely holding the word may."""
+
+    async def body(table: Table) -> None:
+        await table.sit(0, "Ana")
+        before = table.room.version
+        for name in ("Ana (you)", "Ana(YOU)", "Ana （you）", "Ana (вы)", "Ана (ви)", "Ana (kamu)"):
+            with pytest.raises(RoomError) as marked:
+                await table.room.call(lambda r, name=name: host.claim(r, 1, name))
+            assert marked.value.code == "name_marked", name
+            assert marked.value.status == 422
+        with pytest.raises(RoomError) as alone:
+            await table.room.call(lambda r: host.claim(r, 1, "Budi (sina)"))  # Estonian: "(sina)"
+        assert alone.value.code == "name_marked"
+        assert await _stored_version(table) == before  # refusals store nothing
+        await table.sit(1, "You and me")
+        await table.sit(2, "Youri")
+
+    run_table(tmp_path, body, bots=[None, None, None, *BOTS4[:2]])
+
+
 def test_the_start_fills_seats_stores_them_with_the_deal_in_one_version(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         watcher = await table.watch()

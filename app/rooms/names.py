@@ -21,6 +21,10 @@ True
 True
 >>> is_reserved_name("\u0432\u043e\u0442 2")  # Cyrillic "вот 2": in upper case, "BOT 2"
 True
+>>> has_you_marker("Ana (you)"), has_you_marker("Ana（YOU）"), has_you_marker("Ana ( вы )")
+(True, True, True)
+>>> has_you_marker("Youri"), has_you_marker("Ana (you) too")
+(False, False)
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ __all__ = [
     "emoji_format",
     "grapheme_count",
     "graphemes",
+    "has_you_marker",
     "is_reserved_name",
     "name_key",
     "names_clash",
@@ -278,3 +283,21 @@ def is_reserved_name(name: str) -> bool:
         return True
     keys = (key, *skeletons)
     return any(_squeezed(k) in _SQUEEZED_LABELS or _extends_label(k) for k in keys)
+
+
+_YOU_MARKERS: Final = frozenset(
+    key.replace(" ", "")
+    for catalog in _catalogs()
+    for marker in [str(catalog["seat.you_suffix"])]
+    for key in (name_key(marker), *confusable_keys(marker, capitals=True))
+)
+"""Every language's mark after the reader's own name ("(you)", "(вы)", "(sina)"...), as keys
+without spaces, look-alike skeletons included."""
+
+
+def has_you_marker(name: str) -> bool:
+    """Whether ``name`` ends with the mark the client shows after the reader's own name, in any
+    language, or a look-alike of it ("Ana (you)", "Ana（YOU）", "Ana ( вы )"): beside a seated "Ana"
+    it would read as her name on everyone else's screen too."""
+    keys = (name_key(name), *confusable_keys(name, capitals=True))
+    return any(k.replace(" ", "").endswith(marker) for k in keys for marker in _YOU_MARKERS)

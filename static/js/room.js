@@ -499,7 +499,7 @@ export class RoomController {
 
 /** The server's reasons for refusing a name (app/rooms/names.py clean_name, app/rooms/seats.py
  * check_claim), each worded by ``join.<code>``. */
-const NAME_ERRORS = ["name_empty", "name_too_long", "name_invisible", "name_stacked", "name_blank", "name_reserved", "name_taken"];
+const NAME_ERRORS = ["name_empty", "name_too_long", "name_invisible", "name_stacked", "name_blank", "name_reserved", "name_marked", "name_taken"];
 /** The longest name, in user-perceived characters (app/rooms/names.py MAX_NAME_GRAPHEMES). */
 export const MAX_NAME = 32;
 
