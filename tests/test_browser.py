@@ -452,6 +452,31 @@ def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
     context.close()
 
 
+def test_a_double_click_on_start_starts_once_and_shows_no_refusal(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The Start button waits for its request's answer (a double click sends one request), and an
+    "already started" answer (a second window, the deputy) is what was wanted: no red toast."""
+    context, page, watch = open_page(browser, DESKTOP)
+    create_room_in_lobby(page, server.url, BOTS)
+    take_seat(page, 0, "Ana")
+    starts: list[str] = []
+    page.on("request", lambda r: starts.append(r.url) if r.url.endswith("/start") else None)
+    with page.expect_response(lambda r: r.url.endswith("/start")) as answer:
+        page.dblclick(".start-match")
+    assert answer.value.status == 200
+    page.wait_for_selector(".table-screen")
+    assert len(starts) == 1, starts  # the second click found the button disabled
+    assert page.locator(".toast-error").count() == 0
+    watch.assert_clean()
+    # the match started elsewhere while this page asked: the 409 is taken as done, quietly
+    page.evaluate("() => window.__domeng.start()")
+    assert len(starts) == 2
+    assert page.locator(".toast-error").count() == 0
+    assert [e for e in watch.errors if "409" not in e] == []  # only the browser's note of the answer
+    context.close()
+
+
 # -- 4. names are text, never markup -------------------------------------------------------------
 
 HOSTILE = ["<img src=x onerror=alert(1)>", "<svg onload=alert(1)>"]  # names are 1-32 characters

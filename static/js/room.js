@@ -38,6 +38,7 @@ export class RoomController {
     this.lastMatchEnd = null; // the last match's final panel, shown again from the next one's waiting room
     this.againAskedIn = null; // the match at whose end this page pressed Play again: its next closes the final panel
     this.heldFinal = false; // the open panel is the last match's, kept while it is read
+    this.starting = false; // a start request is out: the Start button waits for its answer
     window.__domeng = this;
   }
 
@@ -488,11 +489,20 @@ export class RoomController {
     }
   }
 
+  /** Start the match, once: the button is disabled while the request is out (a double click sends
+   * one), and an "already started" answer (another click, the deputy, a second window) is quietly
+   * what was wanted: the table comes with the next update. */
   async start() {
+    if (this.starting) return;
+    this.starting = true;
+    for (const button of document.querySelectorAll(".start-match")) button.disabled = true;
     try {
       await startMatch(this.code, this.starterToken);
     } catch (error) {
-      toast(t("error.generic", { message: error.message }), "error");
+      if (error.code !== "already_started") toast(t("error.generic", { message: error.message }), "error");
+    } finally {
+      this.starting = false;
+      for (const button of document.querySelectorAll(".start-match")) button.disabled = false;
     }
   }
 }
@@ -666,7 +676,7 @@ class WaitingView {
               )
             : "",
           this.optionsBox(room),
-          h("button", { class: "btn btn-gold btn-big start-match", type: "button", dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
+          h("button", { class: "btn btn-gold btn-big start-match", type: "button", disabled: !!ctl.starting, dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
       );
     } else if (!started) parts.push(this.whoStarts(room));
