@@ -432,3 +432,27 @@ def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_bu
         if player:
             player.stop()
         context.close()
+
+
+def test_a_refused_chat_line_stays_in_the_box_to_send_again(server: ServerProcess, browser: Any) -> None:
+    """A line the server takes leaves the box once it comes back; one it refuses (here: past the
+    chat's allowance of 5 lines at once) stays there, with the refusal said, to send again."""
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        for n in range(1, 6):  # the allowance: each line is taken, and leaves the box
+            page.fill(".chat-input", f"line {n}")
+            page.press(".chat-input", "Enter")
+            page.wait_for_function(f"() => document.querySelectorAll('.chat-list .chat-line').length === {n}")
+            page.wait_for_function("() => document.querySelector('.chat-input').value === ''")
+        page.fill(".chat-input", "one line too many")
+        page.press(".chat-input", "Enter")
+        page.wait_for_selector(f".toast-error:has-text('{en['error.chat_too_fast']}')")
+        assert page.input_value(".chat-input") == "one line too many"
+        assert "one line too many" not in _chat_texts(page)
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -66,10 +66,9 @@ export class ChatBox {
       event.preventDefault();
       const text = this.input.value.trim();
       if (!text) return;
-      if (this.send({ type: "chat", text })) {
-        this.input.value = "";
-        this.showCount();
-      }
+      // the line stays in the box until the server takes it (its own line comes back, `onMessage`);
+      // refused (too fast, muted, ...: `onRefused`) it is still there to send again
+      if (this.send({ type: "chat", text })) this.sent = text;
     });
     this.reactions = h(
       "div",
@@ -97,6 +96,7 @@ export class ChatBox {
     this.rules = { spectators: false, muted: [] };
     this.lastMatch = null; // the match of the list's last line or divider (null: the list is empty)
     this.spectators = new Set(); // the tags of the spectators who wrote, in the order they did
+    this.sent = null; // the text sent last, until the server takes or refuses it
     if (ctl.chat) this.onMessage({ type: "chat_log", ...ctl.chat }, false);
   }
 
@@ -114,6 +114,12 @@ export class ChatBox {
     return ok;
   }
 
+  /** The server refused this page's last chat message (an ``error`` with a ``chat_`` code): its
+   * text stays in the box, to send again. */
+  onRefused() {
+    this.sent = null;
+  }
+
   /** A ``chat``, ``chat_log`` or ``chat_rules`` message; ``fresh`` lines may show on a plate. */
   onMessage(message, fresh = true) {
     if (message.type === "chat_log") {
@@ -126,7 +132,13 @@ export class ChatBox {
     } else if (message.type === "chat_rules") {
       this.setRules(message.rules);
     } else if (message.type === "chat") {
-      this.appendLine(message.line);
+      const line = message.line;
+      if (this.sent !== null && line.seat === this.ctl.seat && line.text === this.sent) {
+        if (this.input.value.trim() === this.sent) this.input.value = ""; // unless typed over since
+        this.sent = null;
+        this.showCount();
+      }
+      this.appendLine(line);
       while (this.list.children.length > 100) this.list.firstElementChild.remove();
       while (this.list.firstElementChild?.classList.contains("chat-divider")) this.list.firstElementChild.remove();
       if (fresh && message.line.reaction) this.onReaction(message.line);

@@ -253,6 +253,7 @@ export class RoomController {
     const key = `error.${message.code}`;
     toast(has(key) ? t(key) : t("error.generic", { message: message.message }), "error");
     if (message.code === "stale_version") this.socket.send({ type: "sync" });
+    if (message.code.startsWith("chat_")) this.screen?.chatBox?.onRefused();
     this.render([]);
   }
 
