@@ -452,6 +452,29 @@ def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(
     context.close()
 
 
+def test_the_name_box_counts_a_long_name_as_it_is_typed(server: ServerProcess, browser: Any) -> None:
+    """Near the limit the name box counts user-perceived characters (what the server counts: a
+    flag is one), and past it says so at once, before the name is sent."""
+    en = catalog_of("en")
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    create_room_in_lobby(page, server.url, BOTS)
+    page.fill("#player-name", "Dewi")
+    assert page.locator("#player-name-count").is_hidden()
+    page.fill("#player-name", "Dewi Lestari Wulandari Putri 🇮🇩")  # 30 characters, the flag one
+    page.wait_for_selector("#player-name-count:not([hidden])")
+    assert page.text_content("#player-name-count") == "30/32"
+    assert page.locator("#player-name-count.full").count() == 0
+    page.type("#player-name", " Ayu")  # typed one key at a time: 34
+    assert page.text_content("#player-name-count") == "34/32"
+    assert page.locator("#player-name-count.full").count() == 1
+    assert page.text_content("#player-name-error") == en["join.name_too_long"]["other"].replace("{n}", "32")
+    page.fill("#player-name", "Ana")
+    assert page.locator("#player-name-count").is_hidden()
+    assert page.locator("#player-name-error").is_hidden()
+    watch.assert_clean()
+    context.close()
+
+
 def test_a_double_click_on_start_starts_once_and_shows_no_refusal(
     server: ServerProcess, browser: Any
 ) -> None:

@@ -456,3 +456,37 @@ def test_a_refused_chat_line_stays_in_the_box_to_send_again(server: ServerProces
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_a_paste_too_long_for_one_line_is_cut_and_the_player_told(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The chat box takes 200 characters: a longer paste is cut there, and a note says so until the
+    line is shortened or sent."""
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        assert page.locator(".chat-cut").is_hidden()
+        page.fill(".chat-input", "Lorem ipsum dolor " * 300)  # 5,400 characters at once
+        assert len(page.input_value(".chat-input")) == 200
+        page.wait_for_selector(".chat-cut:not([hidden])")
+        assert page.text_content(".chat-cut") == en["chat.cut"]["other"].replace("{n}", "200")
+        page.press(".chat-input", "Backspace")  # shorter than the limit: nothing is cut any more
+        page.wait_for_selector(".chat-cut", state="hidden")
+        page.fill(".chat-input", "")
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page.evaluate("() => navigator.clipboard.writeText('x'.repeat(250))")
+        page.focus(".chat-input")
+        page.keyboard.press("Control+V")  # a real paste
+        page.wait_for_selector(".chat-cut:not([hidden])")
+        assert page.input_value(".chat-input") == "x" * 200
+        page.press(".chat-input", "Enter")  # sent and taken: the box and the note are cleared
+        page.wait_for_function("() => document.querySelector('.chat-input').value === ''")
+        assert page.locator(".chat-cut").is_hidden()
+        assert _chat_texts(page) == ["x" * 200]
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -61,6 +61,19 @@ export class ChatBox {
     // more than MAX_CHARS, so a longer paste is cut there: the count says so)
     this.count = h("p", { class: "chat-count", id: `chat-count-${++chatBoxes}`, hidden: true });
     this.input.setAttribute("aria-describedby", this.count.id);
+    // a paste (or a drop) longer than the room left in the box is cut there by its maxlength: say so
+    this.cutNote = h("p", { class: "chat-cut", role: "status", hidden: true });
+    this.cut = false;
+    const fits = (incoming) => {
+      const { value, selectionStart, selectionEnd } = this.input;
+      const room = MAX_CHARS - (value.length - ((selectionEnd ?? 0) - (selectionStart ?? 0)));
+      this.cut = incoming.length > room;
+    };
+    this.input.addEventListener("paste", (event) => fits(event.clipboardData?.getData("text/plain") ?? ""));
+    this.input.addEventListener("beforeinput", (event) => {
+      const incoming = event.data ?? event.dataTransfer?.getData("text/plain");
+      if (incoming != null) fits(incoming); // a paste's text may come only with the paste event
+    });
     this.input.addEventListener("input", () => this.showCount());
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -90,6 +103,7 @@ export class ChatBox {
       this.reactions,
       this.form,
       this.count,
+      this.cutNote,
       h("label", { class: "chat-option" }, hide, " ", t("chat.hide_reactions")),
       this.hostBox,
     );
@@ -106,6 +120,9 @@ export class ChatBox {
     this.count.hidden = used < COUNT_FROM;
     this.count.textContent = `${used}/${MAX_CHARS}`;
     this.count.classList.toggle("full", used >= MAX_CHARS);
+    if (used < MAX_CHARS) this.cut = false; // cut text deleted, or the line sent: the note goes
+    this.cutNote.hidden = !this.cut;
+    this.cutNote.textContent = this.cut ? t("chat.cut", { n: MAX_CHARS }) : "";
   }
 
   send(message) {

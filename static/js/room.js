@@ -513,6 +513,8 @@ export class RoomController {
 const NAME_ERRORS = ["name_empty", "name_too_long", "name_invisible", "name_stacked", "name_blank", "name_reserved", "name_marked", "name_taken"];
 /** The longest name, in user-perceived characters (app/rooms/names.py MAX_NAME_GRAPHEMES). */
 export const MAX_NAME = 32;
+/** Characters typed before the name box shows its count. */
+const NAME_COUNT_FROM = 24;
 
 /** User-perceived characters (grapheme clusters) in ``text``: a joined emoji or a flag is one. */
 export function graphemeCount(text) {
@@ -541,10 +543,11 @@ class WaitingView {
       enterkeyhint: "go",
       value: savedName(),
       placeholder: t("join.name_placeholder"),
-      "aria-describedby": "player-name-hint player-name-error",
+      "aria-describedby": "player-name-hint player-name-count player-name-error",
       oninput: () => {
         clearToasts("error");
-        // too long is said as it happens; the rest when the name is sent
+        // too long is said as it happens, with the count on the way there; the rest when the name is sent
+        this.showNameCount();
         const problem = nameProblem(this.nameInput.value);
         this.nameError(problem === "name_too_long" ? problem : null);
       },
@@ -556,6 +559,9 @@ class WaitingView {
       },
       dataset: { focusKey: "name" },
     });
+    // the name's length in user-perceived characters (what the server counts), from NAME_COUNT_FROM on
+    this.nameCount = h("p", { class: "field-count", id: "player-name-count", hidden: true });
+    this.showNameCount();
     // the host's turn timer box is kept across updates, so what is being typed is never lost
     this.timerInput = h("input", {
       id: "opt-turn-timer",
@@ -595,6 +601,14 @@ class WaitingView {
 
   isMyTurn() {
     return false;
+  }
+
+  /** The count under the name box, "27/32", once the name nears its limit; marked past it. */
+  showNameCount() {
+    const used = graphemeCount(this.nameInput.value.trim().split(/\s+/).join(" "));
+    this.nameCount.hidden = used < NAME_COUNT_FROM;
+    this.nameCount.textContent = `${used}/${MAX_NAME}`;
+    this.nameCount.classList.toggle("full", used > MAX_NAME);
   }
 
   /** Say next to the name box why the name cannot be taken (``code``), or clear it (null). */
@@ -651,6 +665,7 @@ class WaitingView {
           { class: "name-box" },
           h("label", { for: "player-name" }, t("join.name")),
           this.nameInput,
+          this.nameCount,
           this.nameMessage,
           h("p", { class: "hint", id: "player-name-hint" }, t("join.pick_seat"), " ", t("join.enter_hint")),
         ),
