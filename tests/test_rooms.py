@@ -187,6 +187,28 @@ def test_grace_then_a_bot_covers_until_the_player_reconnects(tmp_path: Path) -> 
     run_table(tmp_path, body, bots=[None, *BOTS4])
 
 
+def test_the_grace_counts_from_when_the_player_was_last_heard(tmp_path: Path) -> None:
+    """A socket noticed dead only at the ping timeout, 15 s after its client's last bytes, leaves
+    the player the rest of the grace (5 s of 20); one silent longer than the grace is covered at
+    once (app.edge.heard, tests/test_server_silence.py end to end)."""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        await table.start()
+        table.room.disconnect(ana, silent_s=15.0)
+        table.room.disconnect(budi, silent_s=45.0)
+        await table.clock.advance(table.room, 0.0)  # Budi's grace has no time left
+        assert table.room.seats[1].covered
+        assert not table.room.seats[0].covered
+        await table.clock.advance(table.room, 4.9)
+        assert not table.room.seats[0].covered
+        await table.clock.advance(table.room, 0.2)
+        assert table.room.seats[0].covered
+
+    run_table(tmp_path, body, bots=[None, None, *BOTS4[:3]])
+
+
 def test_a_player_gone_before_the_start_is_covered_after_the_grace(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
