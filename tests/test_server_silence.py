@@ -1,7 +1,8 @@
 """A player whose network drops without a word keeps the seat for the grace, not for the grace on
 top of the time the server takes to notice (`app.edge.heard`): a real server, a seat held by a
 raw socket that goes silent (it stops reading and never answers a ping again, as behind a dead
-network: no FIN, no RST), and a spectator who sees the bot cover the seat."""
+network: no FIN, no RST), and a spectator who sees the bot cover the seat. A client whose side
+ends the connection (a reset) was there to do it: its grace counts from then."""
 
 from __future__ import annotations
 
@@ -95,4 +96,58 @@ def test_a_silent_network_costs_the_seat_the_grace_not_the_grace_after_the_ping_
     finally:
         if sock is not None:
             sock.close()
+        server.stop()
+
+
+def _wait_for_ping(sock: socket.socket) -> None:
+    """Read the server's frames (unmasked, RFC 6455 §5.2) until a ping comes."""
+    buffer = b""
+    while True:
+        while len(buffer) < 2 or len(buffer) < _frame_size(buffer):
+            chunk = sock.recv(65536)
+            assert chunk, "the server closed the socket before it pinged"
+            buffer += chunk
+        size = _frame_size(buffer)
+        if buffer[0] & 0x0F == 0x9:
+            return
+        buffer = buffer[size:]
+
+
+def _frame_size(buffer: bytes) -> int:
+    """The whole size of the server frame that ``buffer`` starts with (2 when unknown yet)."""
+    length = buffer[1] & 0x7F
+    if length == 126:
+        return 4 + struct.unpack("!H", buffer[2:4])[0] if len(buffer) >= 4 else 4
+    if length == 127:
+        return 10 + struct.unpack("!Q", buffer[2:10])[0] if len(buffer) >= 10 else 10
+    return 2 + length
+
+
+def test_a_client_that_resets_its_connection_gets_the_whole_grace(tmp_path: Path) -> None:
+    """Silent for longer than the grace, and then resetting the connection (a phone switching
+    networks): the reset is the client's word, so its grace starts then, and it is back in time."""
+    grace_s = 15.0
+    env = {"DOMENG_PING_INTERVAL_S": "20", "DOMENG_PING_TIMEOUT_S": "60", "DOMENG_DISCONNECT_GRACE_S": "15"}
+    server = ServerProcess(tmp_path / "reset", env=env).start()
+    try:
+        room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+        code = room["code"]
+        token = server.claim(code, 0, "Ana").json()["token"]
+        sock = _silent_seat(server, code, token)
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        watcher = Client(server, code)
+        sock.settimeout(90)
+        _wait_for_ping(sock)  # 20 s after Ana's last word: longer than her grace
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # a reset (RST), not a closing handshake
+        gone = watcher.wait_for(lambda m: (s := _seat0(m)) is not None and not s["connected"], timeout=60)
+        assert _seat0(gone)["covered"] is False  # type: ignore[index]
+        back = Client(server, code, token)  # back well within the grace (15 s), even on a loaded machine
+        back.wait_for(lambda m: m["type"] == "state")
+        watcher.wait_for(lambda m: (s := _seat0(m)) is not None and s["connected"], timeout=60)
+        seen = [s for m in watcher.messages + back.messages if (s := _seat0(m)) is not None]
+        assert not any(s["covered"] for s in seen), f"covered though back within {grace_s:g} s"
+        back.close()
+        watcher.close()
+    finally:
         server.stop()

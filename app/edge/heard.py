@@ -4,7 +4,8 @@ A network that drops without a word (a phone losing its signal, a laptop lid shu
 when a ping goes unanswered for ``DOMENG_PING_TIMEOUT_S``: up to ``DOMENG_PING_INTERVAL_S`` plus that
 after the last byte came in. The player's grace must not wait for that on top of its own length,
 so `heard_protocol` subclasses uvicorn's WebSocket protocol to stamp every arrival of bytes (a
-frame of the client's, a pong the browser sends by itself even from a hidden tab, a close) and
+frame of the client's, a pong the browser sends by itself even from a hidden tab, a close; its
+side ending the TCP connection, with a FIN or a reset, counts too: it was there to do it) and
 gives the application a way to read the stamp: the socket's ASGI scope carries, under
 ``extensions`` → `HEARD`, a callable returning the `time.monotonic` seconds of the last arrival.
 `silent_s` reads it (0.0 for a server without it, as in-process test apps).
@@ -40,6 +41,16 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
         def data_received(self, data: bytes) -> None:
             self.domeng_heard = time.monotonic()
             super().data_received(data)
+
+        def eof_received(self) -> bool | None:
+            self.domeng_heard = time.monotonic()  # the client's side closed: it was there to say so
+            result: bool | None = super().eof_received()
+            return result
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if isinstance(exc, ConnectionResetError | BrokenPipeError):  # the client's side reset it
+                self.domeng_heard = time.monotonic()
+            super().connection_lost(exc)
 
         async def run_asgi(self) -> None:
             # the scope is built from the upgrade request just before the application runs
