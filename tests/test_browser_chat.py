@@ -205,6 +205,7 @@ def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
     try:
         sit_and_start(page, server, room, token)
         page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
+        page.wait_for_selector(".table-screen[data-my-turn='true']")  # the table has drawn the turn
         page.click(".feed-toggle")
         page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
         shown = page.evaluate(
@@ -409,6 +410,7 @@ def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_bu
         player = SocketPlayer(client)  # then plays its turns
         page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 5")
         page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
+        page.wait_for_selector(".table-screen[data-my-turn='true']")  # the table has drawn the turn
         page.click(".feed-toggle")
         page.wait_for_selector(".table-screen.feed-open .feed .chat-mute[data-seat='3']")
         for lang in languages():
