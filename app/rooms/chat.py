@@ -184,6 +184,7 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         round_index=0 if state is None else max(0, state.round_index - 1),
         seq=0 if state is None else len(state.actions),
         watcher=watcher,
+        room_match=room.room_match,
     )
     shown = line.to_json()
     chat.lines.append(shown)

@@ -156,8 +156,10 @@ class MatchStore(Protocol):
         round_index: int = 0,
         seq: int = 0,
         watcher: str | None = None,
+        room_match: int = 1,
     ) -> ChatLineOut:
-        """One chat line (not game state: no version); ``watcher``: a spectator's public tag."""
+        """One chat line (not game state: no version); ``watcher``: a spectator's public tag;
+        ``room_match``: the match's number in the room, which the line returned says."""
 
     async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
         """The host's chat rules."""

@@ -89,9 +89,11 @@ class ChatStore(Writer):
         round_index: int = 0,
         seq: int = 0,
         watcher: str | None = None,
+        room_match: int = 1,
     ) -> ChatRow:
         """Store one chat line (a ``text`` or a ``reaction``; ``watcher``: a spectator's public tag,
-        `app.rooms.seats.watcher_tag`); returns it as stored, with its match's number in the room.
+        `app.rooms.watchers.watcher_tag`) of match ``match_id``, the room's match number
+        ``room_match`` (as the room knows it; reads take it from the match); returns it as stored.
         Raises ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError`
         from a stale `fenced` view (`app.store.Store`)."""
         if (text is None) == (reaction is None):
@@ -109,15 +111,13 @@ class ChatStore(Writer):
             "watcher": watcher,
         }
 
-        def run(connection: Connection) -> tuple[int, int]:
-            line_id = connection.execute(
-                insert(ChatLine).values(**values).returning(ChatLine.id)
-            ).scalar_one()
-            number = connection.execute(select(Match.room_match).where(Match.id == match_id)).scalar_one()
-            return int(line_id), int(number)
+        def run(connection: Connection) -> int:
+            return int(
+                connection.execute(insert(ChatLine).values(**values).returning(ChatLine.id)).scalar_one()
+            )
 
-        line_id, number = await self._submit(run, match=match_id)
-        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now, number, watcher)
+        line_id = await self._submit(run, match=match_id)
+        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now, room_match, watcher)
 
     async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
         """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …], "muted_spectators":
