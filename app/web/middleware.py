@@ -115,16 +115,16 @@ class SecureDenials:
         self.headers = [
             (name.lower().encode(), value.encode("latin-1")) for name, value in secure.headers.items()
         ]
+        self.names = {name for name, _ in self.headers}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
             return
-        ours = {name for name, _ in self.headers}
 
         async def send_secured(message: Any) -> None:
             if message["type"] == "websocket.http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in ours]
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in self.names]
                 message = {**message, "headers": kept + self.headers}
             await send(message)
 
