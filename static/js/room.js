@@ -521,9 +521,12 @@ export function graphemeCount(text) {
   return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].length;
 }
 
+/** A typed name as the server reads it: trimmed, each run of spaces one space. */
+const squeezedName = (raw) => raw.trim().split(/\s+/).join(" ");
+
 /** What the client can tell about a name before sending it: a reason code, or null. */
 export function nameProblem(raw) {
-  const name = raw.trim().split(/\s+/).join(" ");
+  const name = squeezedName(raw);
   if (!name) return "name_empty";
   if (graphemeCount(name) > MAX_NAME) return "name_too_long";
   return null;
@@ -605,7 +608,7 @@ class WaitingView {
 
   /** The count under the name box, "27/32", once the name nears its limit; marked past it. */
   showNameCount() {
-    const used = graphemeCount(this.nameInput.value.trim().split(/\s+/).join(" "));
+    const used = graphemeCount(squeezedName(this.nameInput.value));
     this.nameCount.hidden = used < NAME_COUNT_FROM;
     this.nameCount.textContent = `${used}/${MAX_NAME}`;
     this.nameCount.classList.toggle("full", used > MAX_NAME);
@@ -634,7 +637,7 @@ class WaitingView {
     const problem = nameProblem(this.nameInput.value);
     if (problem) return this.nameError(problem);
     this.nameError(null);
-    this.ctl.takeSeat(seat, this.nameInput.value.trim().split(/\s+/).join(" "));
+    this.ctl.takeSeat(seat, squeezedName(this.nameInput.value));
   }
 
   update() {
