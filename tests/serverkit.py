@@ -269,6 +269,13 @@ class ServerProcess:
 
     # -- HTTP helpers --------------------------------------------------------------------------
 
+    def http_from(self, address: str, timeout: float = 30.0) -> httpx.Client:
+        """An HTTP client of this server whose connections leave from ``address`` (127.0.0.0/8:
+        another client address, for the per-address limits)."""
+        return httpx.Client(
+            base_url=self.url, timeout=timeout, transport=httpx.HTTPTransport(local_address=address)
+        )
+
     def create_room(self, **body: Any) -> dict[str, Any]:
         """``POST /api/rooms``; returns the reply (code, url, host_token)."""
         reply = httpx.post(f"{self.url}/api/rooms", json=body, timeout=10)

@@ -18,15 +18,10 @@ from tests.adminkit import SECRET
 from tests.serverkit import ServerProcess
 
 
-def _from(server: ServerProcess, address: str) -> httpx.Client:
-    transport = httpx.HTTPTransport(local_address=address)
-    return httpx.Client(base_url=server.url, timeout=10, transport=transport)
-
-
 def _login(server: ServerProcess, address: str, secret: str, device: str | None = None) -> httpx.Response:
     # the device cookie is Secure, which Python's cookie jar never sends over http://: a plain header
     headers = {"Cookie": f"{DEVICE_COOKIE}={device}"} if device else {}
-    with _from(server, address) as http:
+    with server.http_from(address, timeout=10) as http:
         return http.post("/api/admin/login", json={"secret": secret}, headers=headers)
 
 
@@ -54,7 +49,7 @@ def test_strangers_failing_everywhere_do_not_lock_out_the_admins_browser(tmp_pat
         # the admin's browser, even from an address it never used, signs in, and as a bearer too
         again = _login(server, "127.0.3.52", SECRET, device)
         assert again.status_code == 200, again.text
-        with _from(server, "127.0.3.53") as http:
+        with server.http_from("127.0.3.53", timeout=10) as http:
             headers = {"Authorization": f"Bearer {SECRET}", "Cookie": f"{DEVICE_COOKIE}={device}"}
             assert http.get("/api/admin/session", headers=headers).status_code == 200
 

@@ -20,11 +20,6 @@ from tests.serverkit import Client, ServerProcess
 KOZEL = {"variant": "kozel", "seats": 2, "bots": [None, "greedy"]}
 
 
-def _from(address: str, server: ServerProcess) -> httpx.Client:
-    """An HTTP client whose connections leave from ``address``."""
-    return httpx.Client(base_url=server.url, timeout=30, transport=httpx.HTTPTransport(local_address=address))
-
-
 def _rooms_in_memory(server: ServerProcess) -> int:
     metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
     found = re.search(r"^domeng_rooms (\d+(?:\.\d+)?)$", metrics, re.MULTILINE)
@@ -40,7 +35,7 @@ def test_one_address_cannot_fill_the_server_even_across_a_restart(tmp_path: Path
     }
     server = ServerProcess(tmp_path, env, fresh=True).start()  # as the README's command starts it
     try:
-        with _from("127.0.0.2", server) as greedy:
+        with server.http_from("127.0.0.2") as greedy:
             made = 0
             while made < 50:
                 reply = greedy.post("/api/rooms", json=KOZEL)
@@ -51,14 +46,14 @@ def test_one_address_cannot_fill_the_server_even_across_a_restart(tmp_path: Path
             assert made == 5
             assert reply.status_code == 429 and reply.json()["detail"]["code"] == "too_many_open_rooms"
             assert reply.headers["Retry-After"]
-        with _from("127.0.0.3", server) as other:
+        with server.http_from("127.0.0.3") as other:
             assert other.post("/api/rooms", json=KOZEL).status_code == 201
     finally:
         server.stop()
     again = ServerProcess(tmp_path, env).start()
     try:
         assert _rooms_in_memory(again) == 0  # nothing loads at start: rooms come back when opened
-        with _from("127.0.0.4", again) as newcomer:
+        with again.http_from("127.0.0.4") as newcomer:
             assert newcomer.post("/api/rooms", json=KOZEL).status_code == 201
     finally:
         again.stop()
@@ -91,7 +86,7 @@ def test_rooms_opened_again_count_against_both_caps(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, env).start()
     watchers: list[Client] = []
     try:
-        with _from("127.0.0.2", server) as greedy, _from("127.0.0.3", server) as other:
+        with server.http_from("127.0.0.2") as greedy, server.http_from("127.0.0.3") as other:
             first = [greedy.post("/api/rooms", json=KOZEL).json()["code"] for _ in range(2)]
             _until_in_memory(server, 0)  # nobody came: both left memory
             later = [greedy.post("/api/rooms", json=KOZEL).json()["code"] for _ in range(2)]
@@ -168,7 +163,7 @@ def test_a_refused_socket_handshake_has_the_security_headers_of_every_response(t
     server = ServerProcess(tmp_path, env).start()
     watchers: list[Client] = []
     try:
-        with _from("127.0.0.2", server) as http:
+        with server.http_from("127.0.0.2") as http:
             unloaded = http.post("/api/rooms", json=KOZEL).json()["code"]
             _until_in_memory(server, 0)
             watchers.append(_watch(server, http.post("/api/rooms", json=KOZEL).json()["code"]))

@@ -125,8 +125,7 @@ def test_admin_login_limit_holds_across_addresses(tmp_path: Path) -> None:
     try:
         statuses = []
         for i in range(8):  # one wrong guess from each of eight addresses
-            transport = httpx.HTTPTransport(local_address=f"127.0.2.{i + 1}")
-            with httpx.Client(base_url=server.url, timeout=10, transport=transport) as http:
+            with server.http_from(f"127.0.2.{i + 1}", timeout=10) as http:
                 guess = http.post("/api/admin/login", json={"secret": f"guess-{i}-{SECRET}"})
                 statuses.append(guess.status_code)
         assert statuses[:6] == [401] * 6 and statuses[6:] == [429, 429], statuses
