@@ -113,41 +113,46 @@ def test_legacy_levels_still_show_in_the_waiting_room_and_at_the_table(
     context.close()
 
 
-def _thinking(page: Any) -> dict[str, Any]:
-    """The plate that thinks: its seat, its box and its name's, the same boxes once it stops acting
-    and thinking (the classes removed and the dots hidden for one measurement, then put back), its
-    dots' box and animation, the viewport, and whose turn the page holds. Waits, in the page, for
-    the first moment one plate shows its dots and measures in that same moment: a bot's thinking
-    is over in a second or two, which a measurement made later could miss."""
-    return dict(
-        page.wait_for_function(
-            """() => {
-              const box = (el) => {
-                const r = el.getBoundingClientRect();
-                return [r.x, r.y, r.width, r.height].map((v) => Math.round(v * 10) / 10);
-              };
-              const dots = [...document.querySelectorAll('.plate .thinking:not([hidden])')];
-              if (dots.length === 0) return null;  // not yet (or no longer): wait
-              if (dots.length !== 1) return { count: dots.length };
-              const plate = dots[0].closest('.plate');
-              const name = plate.querySelector('.plate-name');
-              const thinking = [box(plate), box(name)];
-              const bubble = box(dots[0]);
-              const animation = [...dots[0].children].map((i) => getComputedStyle(i).animationName);
-              plate.classList.remove('acting', 'bot-thinking');
-              dots[0].hidden = true;
-              const idle = [box(plate), box(name)];
-              plate.classList.add('acting', 'bot-thinking');
-              dots[0].hidden = false;
-              return {
-                count: 1, seat: Number(plate.dataset.seat), thinking, idle, bubble, animation,
-                label: plate.getAttribute('aria-label'), width: innerWidth, height: innerHeight,
-                toAct: window.__domeng.view.to_act, version: window.__domeng.version,
-                kinds: window.__domeng.room.seats.map((s) => s.kind),
-              };
-            }"""
-        ).json_value()
-    )
+_THINKING_JS = """() => {
+  const box = (el) => {
+    const r = el.getBoundingClientRect();
+    return [r.x, r.y, r.width, r.height].map((v) => Math.round(v * 10) / 10);
+  };
+  const dots = [...document.querySelectorAll('.plate .thinking:not([hidden])')];
+  if (dots.length === 0) return null;  // not yet (or no longer)
+  if (dots.length !== 1) return { count: dots.length };
+  const plate = dots[0].closest('.plate');
+  const name = plate.querySelector('.plate-name');
+  const thinking = [box(plate), box(name)];
+  const bubble = box(dots[0]);
+  const animation = [...dots[0].children].map((i) => getComputedStyle(i).animationName);
+  plate.classList.remove('acting', 'bot-thinking');
+  dots[0].hidden = true;
+  const idle = [box(plate), box(name)];
+  plate.classList.add('acting', 'bot-thinking');
+  dots[0].hidden = false;
+  return {
+    count: 1, seat: Number(plate.dataset.seat), thinking, idle, bubble, animation,
+    label: plate.getAttribute('aria-label'), width: innerWidth, height: innerHeight,
+    toAct: window.__domeng.view.to_act, version: window.__domeng.version,
+    kinds: window.__domeng.room.seats.map((s) => s.kind),
+  };
+}"""
+"""The plate that thinks, measured in one moment, or null when no plate shows its dots: its seat,
+its box and its name's, the same boxes once it stops acting and thinking (the classes removed and
+the dots hidden for one measurement, then put back), its dots' box and animation, the viewport,
+and whose turn the page holds."""
+
+
+def _thinking(page: Any, found: list[dict[str, Any]]) -> bool:
+    """Whether a plate thinks now (`_THINKING_JS`), its measure then added to ``found``: measured in
+    the moment the page is looked at, as a bot's thinking is over in a second or two. Called by
+    `play_until` at each state, which plays our turns meanwhile (a wait in the page alone could
+    outlast the bots' turns and wait on ours)."""
+    seen = page.evaluate(_THINKING_JS)
+    if seen is not None:
+        found.append(dict(seen))
+    return seen is not None
 
 
 @pytest.mark.parametrize(
@@ -165,8 +170,9 @@ def test_a_bots_plate_shows_it_thinking_without_moving_anything(
     page.set_default_timeout(30_000)
     sit_and_start(page, server, room, token)
     dots = ".plate .thinking:not([hidden])"
-    play_until(page, lambda: page.locator(dots).count() > 0, timeout=60)
-    seen = _thinking(page)
+    found: list[dict[str, Any]] = []
+    play_until(page, lambda: _thinking(page, found), timeout=60)
+    seen = found[-1]
     assert seen["count"] == 1
     assert seen["seat"] == seen["toAct"] and seen["kinds"][seen["seat"]] == "bot"
     assert seen["label"].endswith(", to play, thinking")
