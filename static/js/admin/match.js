@@ -15,12 +15,13 @@ function tiles(list, vertical = true) {
   return h("span", { class: "reveal-tiles" }, list.map((t) => miniTile(t, { vertical })));
 }
 
-function drawChart(canvas, chart) {
-  // a line with the same values as one drawn before it (Kozel partners share their pair's points,
-  // K10) is dotted and wider, so the line under it still shows
+function drawChart(canvas, chart, pairs = false) {
+  // a line drawn over an earlier one is dotted and wider, so the line under it still shows: in
+  // pairs the partner's (seats 3 and 4 share 1's and 2's points, K10), else a line with the same
+  // values. Pairs go by seat, not by values: both pairs can stand level (even at 0)
   const drawn = new Set();
   const datasets = chart.series.map((s, i) => {
-    const key = JSON.stringify(s.values);
+    const key = pairs ? `pair ${s.seat % 2}` : JSON.stringify(s.values);
     const again = drawn.has(key);
     drawn.add(key);
     return {
@@ -201,7 +202,7 @@ export async function matchPage(main, id) {
   if (m.chart.rounds.length) {
     const canvas = h("canvas", { id: "stones-chart", role: "img", "aria-label": `${m.chart.unit} of each seat after each round` });
     main.append(h("section", { class: "chart-box" }, h("h2", {}, m.chart.unit === "points" ? "Points across rounds" : "Stones across rounds"), h("div", { class: "chart-wrap" }, canvas)));
-    main.chart = drawChart(canvas, m.chart);
+    main.chart = drawChart(canvas, m.chart, Boolean(m.options && m.options.pairs));
   }
   const viewer = new ReplayViewer(id, names);
   main.append(viewer.el);
