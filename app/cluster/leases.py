@@ -34,7 +34,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
-from redis.retry import Retry
+from redis.asyncio.retry import Retry
 
 from app.cluster.calls import bounded
 
