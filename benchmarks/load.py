@@ -63,7 +63,11 @@ against the fewest (goal ≤ 1.15×: near-linear scaling). No fan-out baseline i
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
 [--database-url postgresql+asyncpg://…] [--compression none|deflate] [--loop L] [--ws W] [--skip-baseline]
 [--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]]
-[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--json]``.
+[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--profile DIR] [--json]``.
+
+With ``--profile DIR`` each server is sampled by py-spy over the window (100 Hz) and its busy
+samples are printed by stage beside the others (`benchmarks/profile_stages.py`): where the CPU
+per delivery that the fan-out does not spend goes.
 The goals it judges (printed as meets/MISSES) on the all-human run: 2,000 connections (400 tables)
 at 1 action/s per table, p99 ≤ 50 ms, no failed connection, server RSS ≤ 250 MB, with one uvicorn
 worker; with the baseline, server CPU per delivered update at most 1.7× the fan-out's (issue 15).
@@ -101,6 +105,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks.profile_stages import format_stages, py_spy, stages, start_py_spy  # noqa: E402
 from tests.nginxkit import NGINX, Nginx  # noqa: E402 - after the repository is on the path
 
 SEATS = 5
@@ -720,6 +725,10 @@ async def drive(
     proxy = server.proxy_cpu_seconds if isinstance(server, Cluster) else lambda: 0.0
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     proxy0 = proxy()
+    spy = None
+    if args.profile and isinstance(server, ServerProcess) and server.proc is not None:
+        stacks = Path(args.profile) / f"{server.name.replace(' ', '-')}{'-bots' if bot_seats else ''}.txt"
+        spy = (stacks, start_py_spy(server.proc.pid, args.seconds, stacks))
     await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
     cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     proxy1 = proxy()
@@ -734,6 +743,13 @@ async def drive(
         await sampler
     result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
     result["bot_seats"] = bot_seats
+    if spy is not None:
+        stacks, process = spy
+        _, errors = await asyncio.to_thread(process.communicate)
+        if stacks.exists():
+            result["profile"] = dict(zip(("stages", "busy_samples"), stages(stacks.read_text()), strict=True))
+        else:
+            result["profile_error"] = errors.decode(errors="replace").strip()[-500:]
     result["workers_cpu_pct"] = round(100 * (workers1 - workers0) / args.seconds, 1)
     if isinstance(server, Cluster):
         result["processes"] = len(server.servers)
@@ -1074,6 +1090,16 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"fan-out frames padded to {base['frame_bytes']} bytes (ours' median)")
     before, after = result["load_average_before"], result["load_average_after"]
     print(f"machine load average (1/5/15 min): before {before}, after {after} on {c['cpus']} CPUs")
+    profiled = {
+        name: (figures["profile"]["stages"], figures["profile"]["busy_samples"])
+        for name, figures in (("ours", ours), ("with bots", bots), ("fan-out", base))
+        if figures and "profile" in figures
+    }
+    if profiled:
+        print("\n".join(format_stages(profiled)))
+    for name, figures in (("ours", ours), ("with bots", bots), ("fan-out", base)):
+        if figures and "profile_error" in figures:
+            print(f"{name}: py-spy failed: {figures['profile_error']}")
     for goal, met in result.get("goals", {}).items():
         print(f"goal {goal:44} {'meets' if met else 'MISSES'}")
 
@@ -1131,8 +1157,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="--processes: nginx sends requests round robin instead of hashing the room code"
         " (deploy/nginx.conf's default), so most rooms' sockets are relayed to their owner",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="sample each server with py-spy over the window: stacks in DIR, shares by stage printed"
+        " (benchmarks/profile_stages.py)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)
+    if args.profile:
+        if args.processes:
+            parser.error("--profile samples one server process: not with --processes")
+        if py_spy() is None:
+            parser.error("--profile needs py-spy: .venv/bin/pip install -e '.[dev]'")
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
     if args.processes:
         if not (args.database_url or "").startswith("postgresql") or not args.redis_url:
             parser.error("--processes needs --database-url postgresql+asyncpg://… and --redis-url")
