@@ -32,9 +32,9 @@ from typing import Any, Final, Protocol
 
 import structlog
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
-from redis.asyncio.retry import Retry
 
 from app.cluster.calls import bounded
 

@@ -32,10 +32,10 @@ from typing import Any, Final
 
 import structlog
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.asyncio.retry import Retry
 
 from app.cluster.calls import bounded
 
