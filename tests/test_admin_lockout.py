@@ -1,21 +1,33 @@
 """Failed admin logins are throttled without a lockout strangers can set off (app.admin.auth,
 docs/admin.md "Access"): strangers failing from many addresses spend the all-addresses limit for
 every unknown client, while a browser that signed in before (its device cookie) still signs in;
-device cookies are signed with the secret, expire, and have their own count."""
+device cookies are signed with the secret, expire, and have their own count. A burst of guesses
+fired at once is judged no more often than the limits allow, in one process and across processes
+sharing Redis (DOMENG_TEST_REDIS_URL; skipped without it)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
+import redis
 
 from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S, AdminAuth, AdminError
 from app.web.logs import Redactor
+from app.web.ratelimit import MemoryAttempts, RateLimits
 from app.web.settings import Settings
 from tests.adminkit import SECRET
+from tests.clusterkit import key_prefix, need_redis
 from tests.serverkit import ServerProcess
+
+BURST = 50
+"""Wrong guesses fired at once."""
 
 
 def _login(server: ServerProcess, address: str, secret: str, device: str | None = None) -> httpx.Response:
@@ -114,3 +126,130 @@ def test_a_known_device_is_not_held_by_the_all_addresses_limit_in_process() -> N
 def test_the_device_cookie_is_redacted_from_log_lines() -> None:
     line = f"cookie: {DEVICE_COOKIE}=abc.1700000000.ff00; other=1"
     assert Redactor()(line) == f"cookie: {DEVICE_COOKIE}=[redacted]; other=1"
+
+
+# -- a burst of guesses at once --------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _servers(tmp_path: Path, shared: bool, env: dict[str, str]) -> Iterator[list[ServerProcess]]:
+    """One server process (its counts in its memory) or, ``shared``, two on one Redis (a key
+    prefix of their own, its keys deleted after)."""
+    prefix = key_prefix()
+    if shared:
+        env = {
+            **env,
+            "DOMENG_REDIS_URL": need_redis(),
+            "DOMENG_REDIS_PREFIX": prefix,
+            "DOMENG_BOT_WORKERS": "1",
+        }
+    servers = [ServerProcess(tmp_path / name, env) for name in ("ab" if shared else "a")]
+    try:
+        for server in servers:
+            server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+        if shared:
+            with redis.Redis.from_url(need_redis()) as client:
+                for key in client.scan_iter(f"{prefix}:*"):
+                    client.delete(key)
+
+
+async def _at_once(servers: list[ServerProcess], address: str, bodies: list[dict[str, str]]) -> list[int]:
+    """POST each of ``bodies`` to ``/api/admin/login``, all at once, from ``address``, spread over
+    ``servers``; their statuses. Each request has its connection open before any is sent, so the
+    burst is not spaced out by connecting."""
+    clients = [
+        httpx.AsyncClient(
+            base_url=server.url,
+            timeout=60,
+            transport=httpx.AsyncHTTPTransport(
+                local_address=address, limits=httpx.Limits(max_connections=None)
+            ),
+        )
+        for server in servers
+    ]
+    try:
+        mine = [clients[i % len(clients)] for i in range(len(bodies))]
+        await asyncio.gather(*(client.get("/healthz") for client in mine))  # one connection each
+        go = asyncio.Event()
+
+        async def post(client: httpx.AsyncClient, body: dict[str, str]) -> int:
+            await go.wait()
+            return (await client.post("/api/admin/login", json=body)).status_code
+
+        tasks = [asyncio.create_task(post(client, body)) for client, body in zip(mine, bodies, strict=True)]
+        await asyncio.sleep(0)  # every task waits at the gate
+        go.set()
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["one-process", "two-processes-redis"])
+def test_a_burst_of_wrong_guesses_at_once_is_judged_no_more_often_than_the_limit(
+    tmp_path: Path, shared: bool
+) -> None:
+    env = {
+        "DOMENG_ADMIN_TOKEN": SECRET,
+        "DOMENG_ADMIN_LOGIN_LIMIT": "5 per minute",
+        "DOMENG_ADMIN_LOGIN_LIMIT_ALL": "8 per minute",
+    }
+    with _servers(tmp_path, shared, env) as servers:
+        guesses = [{"secret": f"guess-{i}-{SECRET}"} for i in range(BURST)]
+        statuses = asyncio.run(_at_once(servers, "127.0.4.1", guesses))
+        assert Counter(statuses) == {401: 5, 429: BURST - 5}, Counter(statuses)
+        # other addresses, at once: the 3 attempts left for all unknown clients together
+        others = asyncio.run(_at_once(servers, "127.0.4.2", guesses[:10]))
+        assert Counter(others) == {401: 3, 429: 7}, Counter(others)
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["memory", "redis"])
+def test_concurrent_attempts_in_one_process_are_counted_before_they_are_judged(shared: bool) -> None:
+    """Through `AdminAuth` itself, on the event loop: wrong guesses at once from one address, then
+    with a device cookie (its own count, then the address's); right secrets are not counted."""
+    settings = Settings(
+        admin_token=SECRET, admin_login_limit="5 per minute", admin_login_limit_all="1000 per minute"
+    )
+    limiter = RateLimits(need_redis() if shared else None, prefix=key_prefix())
+    auth = AdminAuth(settings, limiter=limiter)
+
+    async def outcome(secret: str, address: str, device: str | None = None) -> str:
+        try:
+            await auth.login(secret, address, device)
+        except AdminError as error:
+            return error.code
+        return "signed_in"
+
+    async def main() -> None:
+        try:
+            device = (await auth.login(SECRET, "10.0.0.9")).device
+            rights = await asyncio.gather(*(outcome(SECRET, "10.0.0.1") for _ in range(20)))
+            assert rights == ["signed_in"] * 20  # never counted: the address has all its guesses left
+            wrong = await asyncio.gather(*(outcome(f"nope-{i}", "10.0.0.1") for i in range(BURST)))
+            assert Counter(wrong) == {"wrong_secret": 5, "too_many_attempts": BURST - 5}, Counter(wrong)
+            # a known device: its own 5, then as an unknown client from a fresh address, 5 more
+            devices = await asyncio.gather(*(outcome(f"nope-{i}", "10.0.0.2", device) for i in range(BURST)))
+            assert Counter(devices) == {"wrong_secret": 10, "too_many_attempts": BURST - 10}, Counter(devices)
+        finally:
+            await limiter.close()
+
+    asyncio.run(main())
+
+
+def test_in_memory_counts_whose_window_has_passed_are_dropped_once_many() -> None:
+    now = [1000.0]
+    attempts = MemoryAttempts(clock=lambda: now[0])
+    hour, minute = 3_600_000, 60_000
+    assert attempts.take([("all", 2, hour)], failed=True) is None
+    for i in range(5000):  # a fresh address every half second
+        assert attempts.take([(f"address-{i}", 2, minute)], failed=True) is None
+        now[0] += 0.5
+    assert len(attempts.held) <= 2 * attempts.sweep_at
+    assert attempts.held["all"][1]  # the hour's count is kept while its window lasts
+    now[0] = 1000.0 + 3599
+    assert attempts.take([("all", 2, hour)], failed=True) is None
+    assert attempts.take([("all", 2, hour)], failed=True) == (0, 1000)  # its first leaves in 1 s

@@ -14,14 +14,18 @@ that strangers can set off: OWASP's "device cookies" (Authentication Cheat Sheet
 Guessing Attacks with Device Cookies"). A successful login also sets ``__Host-domeng_admin_device``:
 a random nonce, its issue time and an HMAC-SHA256 of both under the admin secret (`DEVICE_TTL_S`;
 stateless, so every process checks it, and changing the secret voids them all). It grants nothing by
-itself; it only says "this browser has known the secret". Attempts are counted with the `limits`
-package (`app.web.ratelimit.RateLimits`, shared in Redis with several processes):
+itself; it only says "this browser has known the secret". Failures are counted in moving windows
+(`app.web.ratelimit.RateLimits.attempt`, shared in Redis with several processes):
 
 - a **known device** (a valid device cookie) has its own count, by its nonce
   (``DOMENG_ADMIN_LOGIN_LIMIT``, default 5 per minute); no other client's failures touch it;
 - **any other client** is counted per address (``DOMENG_ADMIN_LOGIN_LIMIT``) and with all other
   unknown clients together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute), as is a known
   device over its own limit.
+
+Each attempt is judged against its counts and, when it fails, counted in one atomic step (in
+memory without yielding to the event loop; in Redis one Lua script): a burst of guesses fired at
+once, through any process, is never judged more often than the limits allow; the rest answer 429.
 
 Over a limit every attempt it covers answers 429 until the window has passed, the right secret
 included, so a guess over the limit learns nothing. Why not simply one count for everybody: a
@@ -45,6 +49,7 @@ Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import secrets
 import time
@@ -56,7 +61,12 @@ from limits import RateLimitItem
 from limits import parse as parse_limit
 from starlette.requests import HTTPConnection
 
-from app.web.ratelimit import LimitsUnavailableError, RateLimits
+from app.web.ratelimit import (
+    Count,
+    LimitSpentError,
+    LimitsUnavailableError,
+    RateLimits,
+)
 from app.web.settings import Settings
 from engine.hashing import sha256_hex
 
@@ -92,9 +102,6 @@ DISABLED_MESSAGE: Final = "admin disabled: set DOMENG_ADMIN_TOKEN"
 
 MAX_SESSIONS: Final = 256
 """Sessions kept at once; logging in beyond this ends the oldest."""
-
-_Count = tuple[RateLimitItem, tuple[str, ...]]
-"""A limit and the identifiers it counts under."""
 
 _UNSAFE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -237,43 +244,38 @@ class AdminAuth:
         message = f"domeng-admin-device/1|{nonce}|{issued}".encode()
         return hmac.new(secret.get_secret_value().encode(), message, "sha256").hexdigest()
 
-    async def _counted_as(self, client: str, device: str | None) -> list[_Count]:
-        """The counts an attempt falls under (see the module); raises `AdminError`
-        ``too_many_attempts`` when one is spent, ``admin_unavailable`` when Redis does not answer."""
+    async def _judged(self, right: bool, client: str, device: str | None) -> None:
+        """Judge an attempt from address ``client`` with the device cookie ``device`` against the
+        counts it falls under (see the module), counting it there if it is not ``right``, in one
+        atomic step: attempts made at once (through any process) never fail more often than the
+        limits allow. Raises `AdminError` ``too_many_attempts`` (nothing counted) when a count is
+        spent, the right secret included; ``admin_unavailable`` when Redis does not answer."""
         try:
             nonce = self.known_device(device)
             if nonce is not None:
-                own: _Count = (self.limit, ("admin-login-device", nonce))
-                if await self.limiter.test(own[0], *own[1]):
-                    return [own]
-            counts: list[_Count] = [
+                with contextlib.suppress(LimitSpentError):
+                    await self.limiter.attempt((self.limit, ("admin-login-device", nonce)), failed=not right)
+                    return
+            counts: tuple[Count, ...] = (
                 (self.limit_all, ("admin-login-all",)),
                 (self.limit, ("admin-login", client)),
-            ]
-            for (limit, identifiers), where in zip(counts, ("", " from this address"), strict=True):
-                if not await self.limiter.test(limit, *identifiers):
-                    retry = await self.limiter.retry_after_s(limit, *identifiers)
-                    raise _too_many(retry, where)
-            return counts
-        except LimitsUnavailableError:
-            raise _unavailable() from None
-
-    async def _failed(self, counts: list[_Count]) -> None:
-        try:
-            for limit, identifiers in counts:
-                await self.limiter.hit(limit, *identifiers)
+            )
+            try:
+                await self.limiter.attempt(*counts, failed=not right)
+            except LimitSpentError as spent:
+                raise _too_many(spent.retry_after_s, ("", " from this address")[spent.index]) from None
         except LimitsUnavailableError:
             raise _unavailable() from None
 
     async def login(self, secret: str, client: str, device: str | None = None) -> AdminLogin:
         """Check ``secret`` for a login from address ``client`` holding the device cookie
         ``device`` (or None); returns the new session and device cookie. Raises `AdminError`:
-        ``admin_disabled``, ``too_many_attempts`` (checked first, so a guess over the limit learns
-        nothing), ``wrong_secret``, ``admin_unavailable``."""
+        ``admin_disabled``, ``too_many_attempts`` (whatever the secret, so a guess over the limit
+        learns nothing), ``wrong_secret``, ``admin_unavailable``."""
         self.check_enabled()
-        counts = await self._counted_as(client, device)
-        if not self._is_secret(secret):
-            await self._failed(counts)
+        right = self._is_secret(secret)
+        await self._judged(right, client, device)
+        if not right:
             raise AdminError("wrong_secret", "that is not the admin secret", 401)
         token = secrets.token_urlsafe(32)
         expires_at = time.time() + self.settings.admin_session_ttl_s
@@ -325,9 +327,9 @@ class AdminAuth:
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
             raise AdminError("not_authenticated", "log in to the admin area first", 401)
-        counts = await self._counted_as(client_address(request), request.cookies.get(DEVICE_COOKIE))
-        if not self._is_secret(given.strip()):
-            await self._failed(counts)
+        right = self._is_secret(given.strip())
+        await self._judged(right, client_address(request), request.cookies.get(DEVICE_COOKIE))
+        if not right:
             raise AdminError("not_authenticated", "log in to the admin area first", 401)
         return AdminSession("bearer")
 

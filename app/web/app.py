@@ -128,6 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         await bots.close()
         await reviews.close()
         await store.close()
+        await limiter.close()
 
     # /docs is served from static/ (docs_page), not from a CDN the site's CSP would block
     app = FastAPI(title="Domeng Online", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
