@@ -3,7 +3,7 @@ docs/admin.md "Access"): strangers failing from many addresses spend the all-add
 every unknown client, while a browser that signed in before (its device cookie) still signs in;
 device cookies are signed with the secret, expire, and have their own count. A burst of guesses
 fired at once is judged no more often than the limits allow, in one process and across processes
-sharing Redis (DOMENG_TEST_REDIS_URL; skipped without it)."""
+sharing Redis (DOMENG_TEST_REDIS_URL; skipped without it); an IPv6 client is counted by its /64."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import redis
 
 from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S, AdminAuth, AdminError
 from app.web.logs import Redactor
-from app.web.ratelimit import MemoryAttempts, RateLimits
+from app.web.ratelimit import MemoryAttempts, RateLimits, counted_address
 from app.web.settings import Settings
 from tests.adminkit import SECRET
 from tests.clusterkit import key_prefix, need_redis
@@ -253,3 +253,45 @@ def test_in_memory_counts_whose_window_has_passed_are_dropped_once_many() -> Non
     now[0] = 1000.0 + 3599
     assert attempts.take([("all", 2, hour)], failed=True) is None
     assert attempts.take([("all", 2, hour)], failed=True) == (0, 1000)  # its first leaves in 1 s
+
+
+# -- IPv6: one client is a /64 ---------------------------------------------------------------------
+
+
+def test_counted_address_keys_ipv6_by_its_64_and_mapped_ipv4_as_ipv4() -> None:
+    assert counted_address("203.0.113.9") == "203.0.113.9"
+    assert counted_address("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert counted_address("2001:0DB8:0001:0002:ffff:1:2:3") == "2001:db8:1:2::/64"
+    assert counted_address("2001:db8:1:3::1") == "2001:db8:1:3::/64"
+    assert counted_address("::ffff:203.0.113.9") == "203.0.113.9"
+    assert counted_address("fe80::1%eth0") == "fe80::/64"
+    assert counted_address("::1") == "::/64"
+    assert counted_address("unknown") == "unknown"
+
+
+def test_an_ipv6_client_is_counted_by_its_64_behind_a_trusted_proxy(tmp_path: Path) -> None:
+    env = {
+        "DOMENG_ADMIN_TOKEN": SECRET,
+        "DOMENG_ADMIN_LOGIN_LIMIT": "3 per minute",
+        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",  # a reverse proxy on this host says who the client is
+    }
+    server = ServerProcess(tmp_path, env).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+
+            def login(client: str, secret: str) -> int:
+                reply = http.post(
+                    "/api/admin/login", json={"secret": secret}, headers={"X-Forwarded-For": client}
+                )
+                return reply.status_code
+
+            # a fresh address of one /64 for every guess: one client all the same
+            assert [login(f"2001:db8:1:2::{i + 1:x}", f"nope-{i}") for i in range(3)] == [401] * 3
+            assert login("2001:db8:1:2:ffff:ffff:ffff:fffe", SECRET) == 429
+            assert login("2001:db8:1:3::1", SECRET) == 200  # the next /64 is another client
+            # an IPv4-mapped IPv6 address is its IPv4 address; IPv4 stays per address
+            assert [login("::ffff:198.51.100.7", f"nope-{i}") for i in range(3)] == [401] * 3
+            assert login("198.51.100.7", SECRET) == 429
+            assert login("198.51.100.8", SECRET) == 200
+    finally:
+        server.stop()

@@ -21,7 +21,9 @@ itself; it only says "this browser has known the secret". Failures are counted i
   (``DOMENG_ADMIN_LOGIN_LIMIT``, default 5 per minute); no other client's failures touch it;
 - **any other client** is counted per address (``DOMENG_ADMIN_LOGIN_LIMIT``) and with all other
   unknown clients together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute), as is a known
-  device over its own limit.
+  device over its own limit. An IPv6 client counts by its /64 network (whoever has one address of
+  it may use all 2^64), an IPv4-mapped IPv6 address as its IPv4 address, an IPv4 client by its
+  address (`app.web.ratelimit.counted_address`).
 
 Each attempt is judged against its counts and, when it fails, counted in one atomic step (in
 memory without yielding to the event loop; in Redis one Lua script): a burst of guesses fired at
@@ -66,6 +68,7 @@ from app.web.ratelimit import (
     LimitSpentError,
     LimitsUnavailableError,
     RateLimits,
+    counted_address,
 )
 from app.web.settings import Settings
 from engine.hashing import sha256_hex
@@ -258,7 +261,7 @@ class AdminAuth:
                     return
             counts: tuple[Count, ...] = (
                 (self.limit_all, ("admin-login-all",)),
-                (self.limit, ("admin-login", client)),
+                (self.limit, ("admin-login", counted_address(client))),
             )
             try:
                 await self.limiter.attempt(*counts, failed=not right)

@@ -92,8 +92,8 @@ class Settings(BaseSettings):
     admin_session_ttl_s: Annotated[float, Field(gt=0)] = 8 * 3600.0
     """How long an admin session (its cookie) lasts after logging in."""
     admin_login_limit: str = "5 per minute"
-    """Failed admin logins one client address or one known device may make (a `limits` expression); over
-    it: 429. With ``redis_url``: counted across every process."""
+    """Failed admin logins one client address (an IPv6 client: its /64 network) or one known device may
+    make (a `limits` expression); over it: 429. With ``redis_url``: counted across every process."""
     admin_login_limit_all: str = "30 per minute"
     """Failed admin logins all addresses together may make (a `limits` expression): many addresses
     guessing at once are slowed down too; over it every login answers 429 for the rest of the
