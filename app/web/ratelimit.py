@@ -144,15 +144,6 @@ class RateLimits:
         except StorageError as error:
             raise _unavailable(error) from None
 
-    async def test(self, limit: RateLimitItem, *identifiers: str) -> bool:
-        """Whether ``limit`` would let one more through (nothing counted)."""
-        if self._redis is None:
-            return self._local.test(limit, *identifiers)
-        try:
-            return await self._redis.test(limit, *identifiers)
-        except StorageError as error:
-            raise _unavailable(error) from None
-
     async def attempt(self, *counts: Count, failed: bool) -> None:
         """One attempt judged against ``counts``: raises `LimitSpentError` (nothing counted)
         naming the first count that has had its amount of failed attempts in its window;
