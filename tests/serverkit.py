@@ -305,14 +305,22 @@ class Client:
     """A blocking WebSocket client of one room (a seat with ``token``, or a spectator)."""
 
     def __init__(
-        self, server: ServerProcess, code: str, token: str | None = None, hello: bool = True
+        self,
+        server: ServerProcess,
+        code: str,
+        token: str | None = None,
+        hello: bool = True,
+        headers: dict[str, str] | None = None,
     ) -> None:
+        """``headers``: more headers of the opening handshake (say, a trusted proxy's
+        ``X-Forwarded-For``)."""
         self.ws: ClientConnection = connect(
             # max_queue=None: the client's reader never pauses, so it always answers the server's pings
             f"{server.ws_base}/ws/rooms/{code}",
             max_size=None,
             max_queue=None,
             open_timeout=10,
+            additional_headers=headers,
         ).__enter__()
         self.messages: list[dict[str, Any]] = []
         self.state: dict[str, Any] | None = None

@@ -18,9 +18,10 @@ import httpx
 import pytest
 import redis
 
+from app.addresses import counted_address
 from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S, AdminAuth, AdminError
 from app.web.logs import Redactor
-from app.web.ratelimit import MemoryAttempts, RateLimits, counted_address
+from app.web.ratelimit import MemoryAttempts, RateLimits
 from app.web.settings import Settings
 from tests.adminkit import SECRET
 from tests.clusterkit import key_prefix, need_redis

@@ -9,6 +9,7 @@ addresses), the accept loop's reports are logged at a bounded rate.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -21,6 +22,7 @@ import httpx
 import pytest
 import websockets
 
+from app.web.guard import ConnectionGuard
 from tests.serverkit import Client, ServerProcess
 
 ATTACKER = "127.0.0.2"
@@ -305,3 +307,23 @@ def test_a_socket_that_never_finishes_opening_is_dropped_whatever_the_websocket_
         player.close()
     finally:
         server.stop()
+
+
+class _Open(asyncio.BaseTransport):
+    """A transport that stays open (the guard only asks whether one is closing)."""
+
+    def is_closing(self) -> bool:
+        return False
+
+
+def test_the_guard_counts_an_ipv6_peer_by_its_64_and_exempts_a_proxy_by_its_address() -> None:
+    guard = ConnectionGuard(2, exempt=["2001:db8:ff::1"])
+    same = [_Open() for _ in range(3)]
+    assert guard.admit("2001:db8:1:2::1", same[0]) and guard.admit("2001:db8:1:2::2", same[1])
+    assert not guard.admit("2001:db8:1:2:ffff::3", same[2])  # a third address of the same /64
+    assert guard.admit("2001:db8:1:3::1", _Open())  # the next /64
+    assert guard.open_count("2001:db8:1:2::77") == 2
+    guard.release("2001:db8:1:2::1", same[0])  # released under the address it came from
+    assert guard.admit("2001:db8:1:2:ffff::3", same[2])
+    assert all(guard.admit("2001:db8:ff::1", _Open()) for _ in range(5))  # the proxy: never capped
+    assert guard.admit("203.0.113.1", _Open()) and guard.admit("203.0.113.2", _Open())  # IPv4: each alone

@@ -77,6 +77,44 @@ def test_seat_race_has_exactly_one_winner(server: ServerProcess) -> None:
     assert loser.json()["detail"]["code"] == "seat_taken"
 
 
+def test_an_ipv6_client_is_one_client_per_64_for_rooms_and_sockets(tmp_path: Path) -> None:
+    """Behind a trusted proxy, every address of one IPv6 /64 counts as one client for the room
+    creation limit and the sockets per address (`app.addresses`); the next /64 is another."""
+    env = {
+        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",  # a reverse proxy on this host says who the client is
+        "DOMENG_ROOM_CREATE_LIMIT": "2 per minute",
+        "DOMENG_MAX_SOCKETS_PER_ADDRESS": "2",
+    }
+    limited = ServerProcess(tmp_path, env=env).start()
+    try:
+
+        def create(client: str) -> httpx.Response:
+            return httpx.post(
+                f"{limited.url}/api/rooms", json={}, headers={"X-Forwarded-For": client}, timeout=5
+            )
+
+        assert [create(f"2001:db8:1:2::{i}").status_code for i in (1, 2)] == [201, 201]
+        refused = create("2001:db8:1:2:ffff::9")  # a fresh address of the same /64
+        assert refused.status_code == 429 and refused.json()["detail"]["code"] == "too_many_rooms"
+        code = create("2001:db8:1:3::1").json()["code"]  # the next /64
+
+        def watch(client: str) -> Client:
+            return Client(limited, code, headers={"X-Forwarded-For": client})
+
+        watchers = [watch(f"2001:db8:7:7::{i}") for i in (1, 2)]
+        for watcher in watchers:
+            watcher.wait_for(lambda m: m["type"] == "state")
+        with pytest.raises(ConnectionClosed) as closed:
+            watch("2001:db8:7:7:abcd::3").recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        other = watch("2001:db8:7:8::1")
+        assert other.wait_for(lambda m: m["type"] == "state")["room"]["code"] == code
+        for watcher in [*watchers, other]:
+            watcher.close()
+    finally:
+        limited.stop()
+
+
 @pytest.mark.parametrize(
     ("name", "status", "code"),
     [

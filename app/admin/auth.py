@@ -23,7 +23,7 @@ itself; it only says "this browser has known the secret". Failures are counted i
   unknown clients together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute), as is a known
   device over its own limit. An IPv6 client counts by its /64 network (whoever has one address of
   it may use all 2^64), an IPv4-mapped IPv6 address as its IPv4 address, an IPv4 client by its
-  address (`app.web.ratelimit.counted_address`).
+  address (`app.addresses.counted_address`).
 
 Each attempt is judged against its counts and, when it fails, counted in one atomic step (in
 memory without yielding to the event loop; in Redis one Lua script): a burst of guesses fired at
@@ -63,12 +63,12 @@ from limits import RateLimitItem
 from limits import parse as parse_limit
 from starlette.requests import HTTPConnection
 
+from app.addresses import counted_address
 from app.web.ratelimit import (
     Count,
     LimitSpentError,
     LimitsUnavailableError,
     RateLimits,
-    counted_address,
 )
 from app.web.settings import Settings
 from engine.hashing import sha256_hex

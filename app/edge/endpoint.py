@@ -13,6 +13,7 @@ from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
 from starlette.websockets import WebSocketDisconnect
 
+from app.addresses import counted_address
 from app.edge.connection import Connection, MessageBudget
 from app.edge.handoff import Handoff
 from app.edge.heard import silent_s
@@ -84,13 +85,13 @@ class SocketCounter:
 @sockets.websocket("/ws/rooms/{code}")
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
-    holds at most ``max_sockets_per_address`` of them at once (1008 past that). A room another
-    server process hosts (docs/cluster.md) is first asked of it (`app.edge.handoff`), and served
-    through that process (`app.edge.remote`, the relay) if it keeps it; when it does not answer,
-    the socket closes with 1013 and the client tries again. When this process cannot serve the
-    room at all now (``room_unavailable``: its leases or its database cannot be reached), the
-    handshake itself is refused with HTTP 503 and ``Retry-After``, so that a proxy in front
-    (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process."""
+    (an IPv6 client: its /64, `app.addresses`) holds at most ``max_sockets_per_address`` of them at
+    once (1008 past that). A room another server process hosts (docs/cluster.md) is first asked of
+    it (`app.edge.handoff`), and served through that process (`app.edge.remote`, the relay) if it
+    keeps it; when it does not answer, the socket closes with 1013 and the client tries again. When
+    this process cannot serve the room at all now (``room_unavailable``: its leases or its database
+    cannot be reached), the handshake itself is refused with HTTP 503 and ``Retry-After``, so that
+    a proxy in front (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process."""
     state = websocket.app.state
     hub: Hub = state.hub
     handoff: Handoff = state.handoff
@@ -108,7 +109,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     if found is None and not relayed:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
         return
-    address = websocket.client.host if websocket.client else ""
+    address = counted_address(websocket.client.host) if websocket.client else ""  # an IPv6 /64 is one
     if not counter.admit(address):
         hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
         await websocket.close(CLOSE_POLICY, "too many connections from this address")

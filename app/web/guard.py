@@ -34,14 +34,17 @@ import h11
 import structlog
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from app.addresses import counted_address
+
 __all__ = ["ConnectionGuard", "RateLimitedExceptionHandler", "guarded_protocol"]
 
 _log = structlog.get_logger("domeng.guard")
 
 
 class ConnectionGuard:
-    """Open transports per peer address, at most ``limit`` each (0: no limit). Addresses in
-    ``exempt`` (trusted reverse proxies) are not capped; ``exempt_all`` exempts everyone (``*``).
+    """Open transports per peer address (an IPv6 peer: its /64, `app.addresses`), at most ``limit``
+    each (0: no limit). Addresses in ``exempt`` (trusted reverse proxies) are not capped;
+    ``exempt_all`` exempts everyone (``*``).
 
     Transports are counted until they are closing, whichever protocol then owns them (an HTTP
     connection upgraded to a WebSocket still counts), so the count is pruned lazily: a closing
@@ -65,8 +68,8 @@ class ConnectionGuard:
         return cls(limit, [p for p in proxies if p != "*"], exempt_all="*" in proxies)
 
     def open_count(self, address: str) -> int:
-        """Connections ``address`` holds open now."""
-        held = self._open.get(address)
+        """Connections ``address`` (its /64 if IPv6) holds open now."""
+        held = self._open.get(counted_address(address))
         if not held:
             return 0
         _prune(held)
@@ -77,6 +80,7 @@ class ConnectionGuard:
         limit. The caller aborts a refused transport."""
         if not self.limit or self.exempt_all or address in self.exempt:
             return True
+        address = counted_address(address)  # an IPv6 client: its /64
         self._since_sweep += 1
         if self._since_sweep > max(64, len(self._open)):
             self._sweep()
@@ -96,7 +100,7 @@ class ConnectionGuard:
 
     def release(self, address: str, transport: asyncio.BaseTransport) -> None:
         """``transport`` has closed (its HTTP protocol saw it go)."""
-        held = self._open.get(address)
+        held = self._open.get(counted_address(address))
         if held is not None:
             held.discard(transport)
             if not held:

@@ -2,17 +2,16 @@
 Redis, so that a limit spent through one process is spent on all (docs/cluster.md): room creation
 counted with the `limits` package (`RateLimits.hit`); attempts judged against several limits and,
 when they fail, counted under all of them in one atomic step (admin sign-in) with
-`RateLimits.attempt`. Also the ``Retry-After`` of a 429, and the address a per-address limit
-counts a client under (`counted_address`)."""
+`RateLimits.attempt`. Also the ``Retry-After`` of a 429. A client is counted under
+`app.addresses.counted_address`."""
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from limits import RateLimitItem
 from limits.aio.storage import RedisStorage
@@ -25,20 +24,17 @@ if TYPE_CHECKING:
     from app.cluster import RedisAttempts
 
 __all__ = [
-    "IPV6_PREFIX",
     "Count",
     "LimitSpentError",
     "LimitsUnavailableError",
     "MemoryAttempts",
     "RateLimits",
-    "counted_address",
     "retry_after_s",
 ]
 
 Count = tuple[RateLimitItem, tuple[str, ...]]
 """A limit and the identifiers it counts under (e.g. ``(5 per minute, ("admin-login", ADDRESS))``)."""
 
-IPV6_PREFIX: Final = 64
 """The length of the IPv6 network a per-address limit counts as one client (a /64: the least a
 home connection or a server is given, all of whose addresses its holder may pick at will)."""
 
@@ -191,21 +187,3 @@ def retry_after_s(limiter: MovingWindowRateLimiter, limit: RateLimitItem, *ident
     the ``Retry-After`` of a 429."""
     reset, _ = limiter.get_window_stats(limit, *identifiers)
     return max(1, int(reset - time.time()) + 1)
-
-
-def counted_address(host: str) -> str:
-    """The client a per-address limit counts the address ``host`` as: an IPv4 address itself; an
-    IPv4-mapped IPv6 address (``::ffff:192.0.2.7``) as its IPv4 address; any other IPv6 address
-    as its /64 network (`IPV6_PREFIX`, e.g. ``2001:db8:1:2::/64``), since whoever holds one
-    address of a /64 usually holds them all and could use a fresh one for every attempt;
-    anything else (``unknown``, a name) as given."""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if isinstance(address, ipaddress.IPv4Address):
-        return str(address)
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    bare = ipaddress.IPv6Address(address.packed)  # without a zone (fe80::1%eth0)
-    return str(ipaddress.IPv6Network((bare, IPV6_PREFIX), strict=False))

@@ -10,6 +10,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from app.addresses import counted_address
 from app.rooms import again, chat, ownership
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
@@ -156,7 +157,7 @@ def _document_page(path: FilePath) -> str:
 async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
     """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
     state = request.app.state
-    client = request.client.host if request.client else "unknown"
+    client = counted_address(request.client.host) if request.client else "unknown"  # an IPv6 /64 is one
     limiter: RateLimits = state.limiter
     board: Board | None = state.board
     try:
