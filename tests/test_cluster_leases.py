@@ -422,3 +422,111 @@ def test_a_room_is_handed_over_only_while_its_owner_has_no_socket_of_its_own(tmp
             assert await here.answer({"code": room.code}) is None  # not held there any more
 
     asyncio.run(main())
+
+
+class _BlipAfterAcquire(RedisLeases):
+    """Leases whose Redis (through ``proxy``) goes away just after the first lease is taken: a
+    blip that falls between taking a new room's lease and anything else the creation writes."""
+
+    def __init__(self, proxy: TcpProxy, *args: Any, **kwargs: Any) -> None:
+        super().__init__(proxy.url, *args, **kwargs)
+        self.proxy = proxy
+        self.blips = 0
+
+    async def acquire(self, *args: Any, **kwargs: Any) -> RedisLease | None:
+        lease = await super().acquire(*args, **kwargs)
+        if not self.blips:
+            await self.proxy.cut()
+            self.blips += 1
+        return lease
+
+
+class _BlipOnCreator(RedisLeases):
+    """Leases whose Redis (through ``proxy``) is gone for the next look-up of a room's creator
+    only (cut before it, mended right after it failed)."""
+
+    def __init__(self, proxy: TcpProxy, *args: Any, **kwargs: Any) -> None:
+        super().__init__(proxy.url, *args, **kwargs)
+        self.proxy = proxy
+        self.blips = 0
+
+    async def creator(self, code: str, ttl_s: float) -> str | None:
+        if self.blips:
+            return await super().creator(code, ttl_s)
+        self.blips += 1
+        await self.proxy.cut()
+        try:
+            return await super().creator(code, ttl_s)
+        finally:
+            await self.proxy.mend()
+
+
+def test_a_redis_blip_as_a_room_is_created_does_not_lose_its_creator(tmp_path: Path) -> None:
+    """Redis gone for a moment right after a new room's lease is taken: its creator was noted in
+    the same step as the lease (one script), so once the room leaves memory and another process
+    loads it, it still counts for the address that created it, and the cap applies; its host
+    token (stored with the match) still makes its holder the host."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    config = dataclasses.replace(CONFIG, max_rooms_per_address=1)
+    maker = "203.0.113.21"
+
+    async def main() -> None:
+        proxy = await TcpProxy(redis_url).start()
+        first = _BlipAfterAcquire(proxy, LEASE_S, prefix=prefix)
+        async with (
+            hub_on(database, first, config) as hub_a,
+            hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix), config) as hub_b,
+        ):
+            room, host_token = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+            assert first.blips == 1
+            await proxy.mend()
+            assert isinstance(hub_a.clock, FakeClock)
+            hub_a.clock.now += 10.0
+            assert await hub_a.unload(room)  # out of memory, its lease released
+            taken = await hub_b.open(room.code)
+            assert taken is not None and hub_b.owners == {room.code: maker}
+            assert hub_b.open_rooms_of(maker) == 1
+            host.check_host(taken, host_token)  # the host stays the host (its token is stored)
+            second, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+            hub_a.clock.now += 10.0
+            assert await hub_a.unload(second)
+            with pytest.raises(RoomError) as capped:  # the first room counts for its creator there
+                await hub_b.open(second.code)
+            assert (capped.value.code, capped.value.status) == ("too_many_open_rooms", 429)
+        await proxy.cut()
+
+    asyncio.run(main())
+
+
+def test_a_room_whose_creator_cannot_be_looked_up_is_not_loaded_uncounted(tmp_path: Path) -> None:
+    """Loading a room another process created needs its creator from Redis: while that look-up
+    fails the room is refused with 503 ``room_unavailable`` (try again), never loaded counting for
+    nobody; the next try loads it for its creator."""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    maker = "203.0.113.22"
+
+    async def main() -> None:
+        proxy = await TcpProxy(redis_url).start()
+        second = _BlipOnCreator(proxy, LEASE_S, prefix=prefix)
+        async with (
+            hub_on(database, RedisLeases(redis_url, LEASE_S, prefix=prefix)) as hub_a,
+            hub_on(database, second) as hub_b,
+        ):
+            room, _ = await hub_a.create_room("domeng", {}, 5, 0, None, owner=maker)
+            assert isinstance(hub_a.clock, FakeClock)
+            hub_a.clock.now += 10.0
+            assert await hub_a.unload(room)
+            with pytest.raises(RoomError) as refused:
+                await hub_b.open(room.code)
+            assert (refused.value.code, refused.value.status) == ("room_unavailable", 503)
+            assert refused.value.headers == {"Retry-After": "1"}
+            assert room.code not in hub_b.rooms and hub_b.owners == {}
+            taken = await hub_b.open(room.code)
+            assert taken is not None and hub_b.owners == {room.code: maker}
+        await proxy.cut()
+
+    asyncio.run(main())

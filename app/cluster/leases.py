@@ -9,12 +9,13 @@ extends or deletes it. (``{CODE}`` is a hash tag: both keys of a room live in on
 Cluster.)
 
 One task renews every held lease each ``lease_s / 3`` seconds, in one pipeline; the same script
-extends the room's noted creator (``domeng:{CODE}:creator``, `RedisLeases.note_creator`), so it
-outlives a match that stays on one process however long it lasts. A lease is
-counted valid until ``lease_s`` (less a tenth) after the renewal request that last succeeded was
-*sent*, which is never later than Redis's own expiry. When that time passes without a renewal
-(Redis unreachable, or this process was paused), or a renewal finds the key gone or another
-holder's, the lease is lost: it leaves `RedisLeases.held` and its ``on_lost`` is called once.
+extends the room's creator (``domeng:{CODE}:creator``, written with the lease of a new room by
+`RedisLeases.acquire`, in one script: a room is never held without it), so it outlives a match
+that stays on one process however long it lasts. A lease is counted valid until ``lease_s`` (less
+a tenth) after the renewal request that last succeeded was *sent*, which is never later than
+Redis's own expiry. When that time passes without a renewal (Redis unreachable, or this process
+was paused), or a renewal finds the key gone or another holder's, the lease is lost: it leaves
+`RedisLeases.held` and its ``on_lost`` is called once.
 Redis unreachable for less than that: nothing happens, the rooms keep their owner.
 """
 
@@ -46,9 +47,11 @@ _ACQUIRE: Final = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. token, 'NX', 'PX', ARGV[2])
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4]) end
 return token
 """
-"""KEYS: lease, fence counter; ARGV: holder, lease ms. The new token, or 0 when it is held."""
+"""KEYS: lease, fence counter, creator; ARGV: holder, lease ms, the creator's address ('': leave
+it), creator ms. The new token, or 0 when it is held (and then no creator is written)."""
 
 _ADVANCE: Final = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -147,7 +150,7 @@ class RedisLeases:
         self._renew = self._redis.register_script(_RENEW)
         self._release = self._redis.register_script(_RELEASE)
         self._creator_ms = 0
-        """How long a held room's creator is kept after each renewal (ms): what `note_creator` or
+        """How long a held room's creator is kept after each renewal (ms): what `acquire` or
         `creator` last asked for; 0 until then."""
         self._renewer: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -195,12 +198,26 @@ class RedisLeases:
 
     # -- the port ------------------------------------------------------------------------------
 
-    async def acquire(self, code: str, on_lost: Callable[[RedisLease], None]) -> RedisLease | None:
+    async def acquire(
+        self,
+        code: str,
+        on_lost: Callable[[RedisLease], None],
+        *,
+        creator: str | None = None,
+        creator_ttl_s: float = 0.0,
+    ) -> RedisLease | None:
         """Take room ``code``'s lease with a new token (`app.rooms.ports.Leases.acquire`); None
-        while it is held, by another process or by this one. Raises ConnectionError when Redis
-        does not answer within ``renew_every_s``."""
+        while it is held, by another process or by this one. With ``creator`` (a new room), the
+        same script notes that client address as the room's creator in ``P:{CODE}:creator`` for
+        ``creator_ttl_s`` seconds (and as long again after each renewal while the lease is held
+        here): the lease is never taken without it. Raises ConnectionError when Redis does not
+        answer within ``renew_every_s`` (then neither may have been written, or both)."""
+        if creator is not None:
+            self._creator_ms = _milliseconds(creator_ttl_s)
+        noted = ["", 0] if creator is None else [creator, _milliseconds(creator_ttl_s)]
+        keys = [*self._keys(code), self._creator_key(code)]
         sent = time.monotonic()
-        token = int(await self._call(self._acquire, self._keys(code), [self.holder, self._ms]))
+        token = int(await self._call(self._acquire, keys, [self.holder, self._ms, *noted]))
         if not token:
             return None
         lease = RedisLease(code, token, self.holder, sent + self.lease_s - self.margin_s, on_lost)
@@ -239,17 +256,9 @@ class RedisLeases:
         with contextlib.suppress(ConnectionError):  # else it expires by itself
             await self._call(self._release, self._keys(lease.code)[:1], [lease.value])
 
-    async def note_creator(self, code: str, address: str, ttl_s: float) -> None:
-        """Remember for ``ttl_s`` seconds that client ``address`` created room ``code``
-        (`app.rooms.ports.Leases.note_creator`), in ``P:{CODE}:creator``, and for ``ttl_s`` after
-        each renewal while this process holds the room's lease; raises ConnectionError when Redis
-        does not answer within ``renew_every_s``."""
-        self._creator_ms = _milliseconds(ttl_s)
-        await self._command(self._redis.set(self._creator_key(code), address, px=_milliseconds(ttl_s)))
-
     async def creator(self, code: str, ttl_s: float) -> str | None:
-        """The client address that created room ``code``, its memory extended to ``ttl_s``
-        seconds from now (and after each renewal of the room's lease held here), or None
+        """The client address that created room ``code`` (noted by `acquire`), its memory
+        extended to ``ttl_s`` seconds from now (and after each renewal of the room's lease held here), or None
         (`app.rooms.ports.Leases.creator`); raises ConnectionError when Redis does not answer
         within ``renew_every_s``."""
         self._creator_ms = _milliseconds(ttl_s)

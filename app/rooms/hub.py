@@ -145,16 +145,17 @@ class Hub(LeasedRooms):
 
     async def _shared_creator(self, code: str) -> str | None:
         """With leases, the address that created unfinished room ``code``: as this process knows
-        it, else from the lease service (`Leases.creator`, which any process that created a room
-        filled); None when unknown, or when the lease service cannot be reached (the room then
-        counts for nobody here)."""
+        it, else from the lease service (`Leases.creator`, noted with the lease of every room
+        created with an address); None when unknown. Raises `RoomError` ``room_unavailable``
+        (503, ``Retry-After``) when the lease service cannot be reached: the room is not loaded
+        counting for nobody (its lease needs the same service a moment later anyway)."""
         if self.ownership is None or code in self.owners:
             return self.owners.get(code)
         try:
             return await self.ownership.leases.creator(code, self._creator_ttl_s)
         except ConnectionError:
             _log.warning("room_creator_unknown", room=code)
-            return None
+            raise unavailable("the room's server cannot be found right now; try again") from None
 
     @property
     def _creator_ttl_s(self) -> float:
@@ -233,13 +234,22 @@ class Hub(LeasedRooms):
         hints: bool = False,
     ) -> tuple[Room, str]:
         """A new waiting room and its host token; ``owner`` is the creator's address (it counts
-        in `open_rooms_of`); ``hints``: players may ask for hints (issue 16). Raises `RoomError`
-        (422) for bad settings."""
+        in `open_rooms_of`, here and, with leases, on whichever process loads it later: it is
+        noted with the room's lease, `Leases.acquire`); ``hints``: players may ask for hints
+        (issue 16). Raises `RoomError`: 422 for bad settings; with leases, 503
+        ``room_unavailable`` (``Retry-After``) when they cannot be reached, and then no room is
+        stored."""
         plan = self.maker.plan(variant, options, seat_count, turn_timer_s, bot_levels)
         code = secrets.token_urlsafe(16)  # 128 bits
         host_token = secrets.token_urlsafe(32)
         ownership = self.ownership
-        lease = None if ownership is None else await ownership.take(code, claim=False)
+        # with leases the creator is noted with the lease, in one step: whichever process loads
+        # the room later counts it for its creator (no Redis, no lease: refused with a 503)
+        lease = (
+            None
+            if ownership is None
+            else await ownership.take(code, claim=False, creator=owner, creator_ttl_s=self._creator_ttl_s)
+        )
         store: MatchStore = self.store if ownership is None or lease is None else ownership.fenced(lease)
         try:
             room = await self.maker.create(plan, code, host_token, hints, store)
@@ -252,11 +262,6 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
         if owner is not None:
             self.owners[code] = owner
-            if ownership is not None:  # whichever process loads it later counts it for its creator
-                try:
-                    await ownership.leases.note_creator(code, owner, self._creator_ttl_s)
-                except ConnectionError:
-                    _log.warning("room_creator_not_shared", room=code)
         _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
 

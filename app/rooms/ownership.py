@@ -64,14 +64,17 @@ class Ownership:
         write carries the lease's token, and a refused one counts as the lease's loss."""
         return self.store.fenced(lease.token, on_fenced=lambda: self.lost(lease))
 
-    async def take(self, code: str, *, claim: bool = True) -> Lease:
+    async def take(
+        self, code: str, *, claim: bool = True, creator: str | None = None, creator_ttl_s: float = 0.0
+    ) -> Lease:
         """Room ``code``'s lease, held (in `held`) from now on, and, with ``claim`` (a room the
         store knows), its stored fence raised to the lease's token (`app.store.Store.claim_room`)
-        before anything of it is read. Raises `RoomError` (503, ``Retry-After``):
-        ``room_elsewhere`` while another process holds it, ``room_unavailable`` while the leases
-        cannot be reached."""
+        before anything of it is read; with ``creator`` (a new room), that client address noted
+        as its creator with the lease, for ``creator_ttl_s`` seconds (`Leases.acquire`). Raises
+        `RoomError` (503, ``Retry-After``): ``room_elsewhere`` while another process holds it,
+        ``room_unavailable`` while the leases cannot be reached."""
         try:
-            lease = await self.leases.acquire(code, self.lost)
+            lease = await self.leases.acquire(code, self.lost, creator=creator, creator_ttl_s=creator_ttl_s)
         except ConnectionError:
             raise unavailable("the room's server cannot be found right now; try again") from None
         if lease is None:

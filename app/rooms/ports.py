@@ -204,9 +204,20 @@ class Leases(Protocol):
     async def close(self) -> None:
         """Stop renewing, give up every lease still held, close the connections."""
 
-    async def acquire(self, code: str, on_lost: Callable[[Lease], None]) -> Lease | None:
+    async def acquire(
+        self,
+        code: str,
+        on_lost: Callable[[Lease], None],
+        *,
+        creator: str | None = None,
+        creator_ttl_s: float = 0.0,
+    ) -> Lease | None:
         """Take room ``code``'s lease with a new token; None while another process holds it.
-        Raises ConnectionError when the lease service cannot be reached."""
+        With ``creator`` (a room being created), remember in the same atomic step, for
+        ``creator_ttl_s`` seconds (and as long again from each renewal of the lease held here),
+        that this client address created the room, so that whichever process loads it later
+        counts it in that address's open rooms: the lease is never taken without it. Raises
+        ConnectionError when the lease service cannot be reached."""
 
     async def advance(self, lease: Lease, floor: int) -> bool:
         """Give the held ``lease`` a token above ``floor`` (the store holds a token the lease
@@ -217,13 +228,7 @@ class Leases(Protocol):
         """Stop renewing ``lease`` and give it up, so another process may take the room at once
         (never raises: a lease not released expires)."""
 
-    async def note_creator(self, code: str, address: str, ttl_s: float) -> None:
-        """Remember for ``ttl_s`` seconds (and as long again from each renewal of the room's lease
-        held here) that client ``address`` created room ``code``, so that whichever process loads
-        it later counts it in that address's open rooms. Raises
-        ConnectionError when the lease service cannot be reached."""
-
     async def creator(self, code: str, ttl_s: float) -> str | None:
-        """The client address that created room ``code`` (`note_creator`), remembered ``ttl_s``
+        """The client address that created room ``code`` (`acquire`), remembered ``ttl_s``
         seconds from now on, or None when none is. Raises ConnectionError when the lease service
         cannot be reached."""
