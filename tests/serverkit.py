@@ -48,6 +48,7 @@ PRELOADED = (
     "app.web.app",
     "app.web.guard",
     "app.edge.heard",
+    "app.edge.refusals",
     "app.web.settings",
     "app.store.database",
     "alembic.command",

@@ -5,9 +5,12 @@ Clients at different loopback addresses (127.0.0.0/8) count as different players
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import re
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 import httpx
@@ -156,10 +159,32 @@ def test_idle_rooms_leave_memory_so_a_busy_server_still_creates_rooms(tmp_path: 
     assert '"room_unloaded"' in server.log() and '"room_loaded"' in server.log()
 
 
-def test_a_refused_socket_handshake_has_the_security_headers_of_every_response(tmp_path: Path) -> None:
-    """A full server refuses a socket to a room it would have to load with HTTP 503 (so a proxy
-    tries another process): that answer carries the same security headers as any other."""
-    env = {"DOMENG_MAX_ROOMS": "1", "DOMENG_ROOM_UNLOAD_AFTER_S": "0.5"}
+_WS_IMPLS = [
+    "websockets-sansio",
+    "websockets",
+    pytest.param("wsproto", marks=pytest.mark.skipif(find_spec("wsproto") is None, reason="no wsproto")),
+]
+"""The WebSocket implementations uvicorn runs here (``DOMENG_WS_IMPL``); wsproto where installed."""
+
+
+def _handshake(server: ServerProcess, path: str, key: bool = True) -> httpx.Response:
+    """The answer to a WebSocket handshake for ``path`` sent as raw HTTP (``key``: with its
+    ``Sec-WebSocket-Key``, without which it is malformed); only a refusal is expected."""
+    headers = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}
+    if key:
+        headers["Sec-WebSocket-Key"] = base64.b64encode(os.urandom(16)).decode()
+    return httpx.get(f"{server.url}{path}", headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize("ws_impl", _WS_IMPLS)
+def test_every_refused_socket_handshake_has_the_security_headers_of_every_response(
+    tmp_path: Path, ws_impl: str
+) -> None:
+    """Every refusal of a socket's handshake carries the same security headers as a page,
+    whichever WebSocket implementation runs and whoever writes the refusal: a full server's 503
+    for a room it would have to load (the application's answer, so a proxy tries another
+    process), and uvicorn's own 403 (a path with no socket) and 400 (a malformed handshake)."""
+    env = {"DOMENG_MAX_ROOMS": "1", "DOMENG_ROOM_UNLOAD_AFTER_S": "0.5", "DOMENG_WS_IMPL": ws_impl}
     server = ServerProcess(tmp_path, env).start()
     watchers: list[Client] = []
     try:
@@ -170,13 +195,22 @@ def test_a_refused_socket_handshake_has_the_security_headers_of_every_response(t
             page = http.get("/")
         with pytest.raises(InvalidStatus) as refused:
             Client(server, unloaded)
-        answer = refused.value.response
-        assert answer.status_code == 503 and int(answer.headers["Retry-After"]) >= 1
-        assert json.loads(answer.body)["detail"]["code"] == "server_full"
+        full = refused.value.response
+        assert full.status_code == 503 and int(full.headers["Retry-After"]) >= 1
+        assert json.loads(full.body)["detail"]["code"] == "server_full"
+        nowhere = _handshake(server, "/ws/no-such-socket")
+        malformed = _handshake(server, f"/ws/rooms/{unloaded}", key=False)
+        assert (nowhere.status_code, malformed.status_code) == (403, 400)
         expected = {name.lower() for name in security_headers().headers}
         assert expected <= {name.lower() for name in page.headers}  # what every response has
-        for name in expected:
-            assert answer.headers.get(name) == page.headers[name], name
+        answers = {
+            503: {name: full.headers.get_all(name) for name in expected},
+            403: {name: nowhere.headers.get_list(name) for name in expected},
+            400: {name: malformed.headers.get_list(name) for name in expected},
+        }
+        for status, answer in answers.items():
+            for name in expected:  # each once, as on the page
+                assert answer[name] == [page.headers[name]], (status, name)
     finally:
         for watcher in watchers:
             watcher.close()

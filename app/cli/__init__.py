@@ -204,8 +204,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pydantic import ValidationError  # noqa: PLC0415
 
     from app.edge.heard import heard_protocol  # noqa: PLC0415
+    from app.edge.refusals import secure_refusals  # noqa: PLC0415
     from app.web.app import create_app  # noqa: PLC0415
     from app.web.guard import ConnectionGuard, guarded_protocol  # noqa: PLC0415
+    from app.web.middleware import security_headers  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
     overrides = {
@@ -237,7 +239,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         loop=settings.loop,
-        ws=heard_protocol(settings.ws_impl),  # when each client was last heard: its grace
+        # when each client was last heard (its grace), and a refused handshake's security headers
+        ws=secure_refusals(heard_protocol(settings.ws_impl), security_headers().headers.items()),
         ws_max_size=settings.max_frame_bytes,
         ws_per_message_deflate=settings.ws_compression,
         ws_ping_interval=settings.ping_interval_s,

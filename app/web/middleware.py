@@ -108,7 +108,8 @@ class SecureDenials:
     """ASGI middleware: a WebSocket handshake refused with an HTTP answer (ASGI's
     ``websocket.http.response``: `app.edge.endpoint`'s 503 ``room_unavailable``/``server_full``)
     carries the same security headers (``secure``'s headers, replacing any of the same name) as
-    every HTTP response, which ``secure``'s own middleware sets only on ``http`` scopes."""
+    every HTTP response, which ``secure``'s own middleware sets only on ``http`` scopes. The
+    refusals uvicorn writes itself (403, 400, 500…) get them from `app.edge.refusals`."""
 
     def __init__(self, app: Any, secure: Secure) -> None:
         self.app = app
