@@ -70,13 +70,13 @@ async def _frames_in_order(owner: RedisRelay, edge: RedisRelay) -> None:
     assert outbox.closed and closed == [True]
     # the client's frames and the relay's heartbeat and goodbye reach the owner in order
     link.post('{"type":"sync"}')
-    assert await link.beat()
-    await link.close()
+    assert await link.beat(1.25)
+    await link.close(7.5)
     await wait_until(lambda: inbox[-1][1] == "bye")
     assert [(k, t) for _, k, c, t in inbox if c == link.conn_id][1:] == [
         ("msg", '{"type":"sync"}'),
-        ("beat", ""),
-        ("bye", ""),
+        ("beat", "1.250"),  # the client's silence (seconds), from which the owner counts its grace
+        ("bye", "7.500"),
     ]
 
 

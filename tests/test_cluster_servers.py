@@ -30,6 +30,7 @@ from tests.clusterkit import (
     two_servers,
 )
 from tests.serverkit import Client, ServerProcess, wait_gone
+from tests.test_server_silence import _seat0, _silent_seat
 
 
 @pytest.fixture
@@ -206,3 +207,50 @@ def test_an_owner_paused_past_its_lease_writes_nothing_and_its_clients_move(
     stored = stored_match(database_url, code)
     assert_log_whole(stored)
     assert stored.version >= later["version"]
+
+
+PING_INTERVAL_S, PING_TIMEOUT_S, GRACE_S = 5.0, 25.0, 30.0
+
+
+@pytest.fixture
+def silence_servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """The two processes of `servers`, their sockets pinged every 5 s and dropped after 25 s
+    without a pong, and a seat's grace of 30 s."""
+    yield from two_servers(
+        tmp_path,
+        {
+            "DOMENG_ROOM_HANDOFF": "false",
+            "DOMENG_PING_INTERVAL_S": str(PING_INTERVAL_S),
+            "DOMENG_PING_TIMEOUT_S": str(PING_TIMEOUT_S),
+            "DOMENG_DISCONNECT_GRACE_S": str(GRACE_S),
+        },
+    )
+
+
+def test_a_relayed_player_whose_network_goes_silent_gets_the_grace_from_its_last_word(
+    silence_servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    """A seat held through the relay by a socket that goes silent (no FIN, no RST, no pong) is
+    covered the grace after its client's last word, as on the owner
+    (tests/test_server_silence.py): the relay notices the silence only at its ping timeout, and
+    tells the owner how long the client had been silent then, so the owner does not start the
+    grace only when the goodbye reaches it."""
+    first, second, _ = silence_servers
+    room = first.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = first.claim(code, 0, "Ana").json()["token"]
+    sock = _silent_seat(second, code, token)  # through the other process: relayed
+    try:
+        assert first.start_match(code, room["host_token"]).status_code == 200
+        watcher = Client(first, code)  # a spectator on the owner
+        watcher.wait_for(lambda m: m["type"] == "state" and (s := _seat0(m)) is not None and s["connected"])
+        silent_from = time.monotonic()  # Ana's socket says nothing from now on
+        watcher.wait_for(lambda m: (s := _seat0(m)) is not None and s["covered"], timeout=150)
+        covered_after = time.monotonic() - silent_from
+        # a generous upper bound, far from both sides on a loaded machine: nothing is heard from
+        # Ana after silent_from, so her grace ends GRACE_S (30 s) after it; counted from when her
+        # goodbye reached the owner, it ended no sooner than the ping timeout later (55 s)
+        assert covered_after < GRACE_S + 15, f"covered {covered_after:.0f} s after the network went silent"
+        watcher.close()
+    finally:
+        sock.close()

@@ -12,7 +12,9 @@ Channels (``{CODE}`` is the room's code; ``ID`` a connection id, ``PROCESS:N``):
 
 Inbox kinds: ``open`` (TEXT is the client's hello), ``msg`` (one client frame, already parsed once
 by the relay and parsed again by the owner), ``beat`` (the relay's heartbeat; the owner answers
-``!beat``), ``bye`` (the client's socket is gone). Outbox records: a JSON frame as is (they start
+``!beat``), ``bye`` (the client's socket is gone); the TEXT of a ``beat`` and of a ``bye`` is how
+long the client had been silent then, in seconds (``app.edge.heard``: its grace counts from its
+last word, on the owner as on a local socket). Outbox records: a JSON frame as is (they start
 with ``{``), or a control: ``!beat``, ``!close REASON`` (a `app.rooms.ports.CloseReason`),
 ``!code CODE TEXT`` (a close code of the protocol, e.g. 4003 for a bad token).
 
@@ -113,20 +115,22 @@ class RelayLink:
         """Forward one client frame (already parsed by the edge) to the owner."""
         self._relay.publish(self._inbox, f"msg {self.conn_id} {text}")
 
-    async def beat(self) -> bool:
-        """A heartbeat to the owner; False when no process listens on the room's inbox any more
-        (the owner died) or Redis cannot be reached."""
+    async def beat(self, silent_s: float = 0.0) -> bool:
+        """A heartbeat to the owner, with the seconds since the client was last heard; False when
+        no process listens on the room's inbox any more (the owner died) or Redis cannot be
+        reached."""
         try:
-            return await self._relay.publish_now(self._inbox, f"beat {self.conn_id} ") > 0
+            return await self._relay.publish_now(self._inbox, f"beat {self.conn_id} {silent_s:.3f}") > 0
         except ConnectionError:
             return False
 
-    async def close(self) -> None:
-        """The client's socket is gone: tell the owner, stop listening (never raises)."""
+    async def close(self, silent_s: float = 0.0) -> None:
+        """The client's socket is gone, its client last heard ``silent_s`` seconds ago: tell the
+        owner, stop listening (never raises)."""
         if not self._open:
             return
         self._open = False
-        self._relay.publish(self._inbox, f"bye {self.conn_id} ")
+        self._relay.publish(self._inbox, f"bye {self.conn_id} {silent_s:.3f}")
         await self._relay.unsubscribe(self._outbox)
 
 

@@ -130,7 +130,12 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     try:
         if relayed and relay is not None:
             await relay_socket(
-                relay, code, conn, lambda: _next_text(websocket, budget), settings.hello_timeout_s
+                relay,
+                code,
+                conn,
+                lambda: _next_text(websocket, budget),
+                settings.hello_timeout_s,
+                lambda: silent_s(websocket.scope),  # the owner counts its grace from the client's last word
             )
         else:
             await serve(

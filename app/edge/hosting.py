@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 
 import structlog
 
@@ -40,6 +42,28 @@ class _Remote:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.outbox: RelayOutboxPort = relay.outbox(conn_id, lambda: self.queue.put_nowait(None))
         self.task: asyncio.Task[None] | None = None
+        self.heard = time.monotonic()
+        """When the client was last heard, as far as its relay told (`time.monotonic` here): a
+        record of it, or a heartbeat or goodbye less the silence it reports."""
+
+    def heard_from(self, silence: str | None = None) -> None:
+        """A record of the relay: the client spoke now (``silence`` None: one of its frames), or
+        had been silent for ``silence`` seconds (the TEXT of a ``beat`` or ``bye``; a relay of an
+        older version sends none: counted from now)."""
+        self.heard = max(self.heard, time.monotonic() - _seconds(silence))
+
+    def silent_s(self) -> float:
+        """Seconds since the client was last heard (`app.rooms.room.Room.disconnect`)."""
+        return max(0.0, time.monotonic() - self.heard)
+
+
+def _seconds(text: str | None) -> float:
+    """A silence as a relay reports it, in seconds (0.0 for none, or for what is not one)."""
+    try:
+        seconds = float(text) if text else 0.0
+    except ValueError:
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds > 0.0 else 0.0
 
 
 class RemoteClients:
@@ -74,11 +98,14 @@ class RemoteClients:
                 self.relay.outbox(conn_id, lambda: None).close("room_moved")
             return
         if kind == "msg":
+            remote.heard_from()
             remote.queue.put_nowait(text)
         elif kind == "beat":
+            remote.heard_from(text)
             remote.outbox.beat()
             remote.queue.put_nowait(_BEAT)
         elif kind == "bye":
+            remote.heard_from(text)
             remote.outbox.closed = True  # nothing more is published: nobody listens
             remote.queue.put_nowait(None)
 
@@ -114,8 +141,8 @@ class RemoteClients:
             _log.exception("relayed_connection_failed", room=code)
             outbox.close_with(CLOSE_INTERNAL, "internal error")
         finally:
-            if room is not None:
-                room.disconnect(outbox)
+            if room is not None:  # its grace counts from the client's last word, as on its relay
+                room.disconnect(outbox, remote.silent_s())
             outbox.closed = True
             self.conns.pop(conn_id, None)
 

@@ -49,9 +49,9 @@ class RelayLinkPort(Protocol):
 
     def post(self, text: str) -> None: ...
 
-    async def beat(self) -> bool: ...
+    async def beat(self, silent_s: float = 0.0) -> bool: ...
 
-    async def close(self) -> None: ...
+    async def close(self, silent_s: float = 0.0) -> None: ...
 
 
 class RelayPort(Protocol):
@@ -98,12 +98,16 @@ async def relay_socket(
     conn: Connection,
     next_text: Callable[[], Awaitable[str]],
     wait_s: float,
+    silent: Callable[[], float] = lambda: 0.0,
 ) -> None:
     """Serve ``conn`` (a local socket) for room ``code`` hosted by another process: its ``hello``
     (within ``wait_s`` seconds), then every frame ``next_text`` reads, each parsed here and
-    forwarded; the owner's frames and closes are written to ``conn``. Returns or raises
-    (`ProtocolError`, `WebSocketDisconnect`) when the socket is done; 1013 (try again) when no
-    process answers for the room, ``room_moved`` when its owner stops answering."""
+    forwarded; the owner's frames and closes are written to ``conn``. Each heartbeat and the
+    goodbye tell the owner ``silent()``: the seconds since the client was last heard
+    (`app.edge.heard.silent_s`), from which the owner counts the seat's grace, as for a local
+    socket. Returns or raises (`ProtocolError`, `WebSocketDisconnect`) when the socket is done;
+    1013 (try again) when no process answers for the room, ``room_moved`` when its owner stops
+    answering."""
     try:
         first = await asyncio.wait_for(next_text(), wait_s)
     except TimeoutError:
@@ -121,7 +125,7 @@ async def relay_socket(
             listening = False
         if not listening:
             raise ProtocolError(CLOSE_TRY_AGAIN, "the room's server did not answer; try again")
-        watch = asyncio.create_task(_watch(relay.beat_s, link, relayed), name=f"relay-{link.conn_id}")
+        watch = asyncio.create_task(_watch(relay.beat_s, link, relayed, silent), name=f"relay-{link.conn_id}")
         while True:
             text = await next_text()
             parse_client_message(text)  # nothing trusts the client: a bad frame closes here
@@ -131,10 +135,10 @@ async def relay_socket(
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
-        await link.close()
+        await link.close(silent())
 
 
-async def _watch(beat_s: float, link: RelayLinkPort, relayed: _Relayed) -> None:
+async def _watch(beat_s: float, link: RelayLinkPort, relayed: _Relayed, silent: Callable[[], float]) -> None:
     """Close the socket with 1013 when the owner does not answer its hello, and with
     ``room_moved`` when it stops answering the heartbeats (it died, or lost the room)."""
     conn = relayed.conn
@@ -147,7 +151,7 @@ async def _watch(beat_s: float, link: RelayLinkPort, relayed: _Relayed) -> None:
         await asyncio.sleep(beat_s)  # the heartbeat's period
         if conn.closed:
             return
-        alive = await link.beat()
+        alive = await link.beat(silent())
         if not alive or time.monotonic() - relayed.heard > 3 * beat_s:
             _log.info("relay_owner_gone", conn=link.conn_id, listening=alive)
             conn.close("room_moved")
