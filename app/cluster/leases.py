@@ -258,9 +258,9 @@ class RedisLeases:
 
     async def creator(self, code: str, ttl_s: float) -> str | None:
         """The client address that created room ``code`` (noted by `acquire`), its memory
-        extended to ``ttl_s`` seconds from now (and after each renewal of the room's lease held here), or None
-        (`app.rooms.ports.Leases.creator`); raises ConnectionError when Redis does not answer
-        within ``renew_every_s``."""
+        extended to ``ttl_s`` seconds from now (and after each renewal of the room's lease held
+        here), or None (`app.rooms.ports.Leases.creator`); raises ConnectionError when Redis does
+        not answer within ``renew_every_s``."""
         self._creator_ms = _milliseconds(ttl_s)
         found = await self._command(self._redis.getex(self._creator_key(code), px=_milliseconds(ttl_s)))
         return None if found is None else bytes(found).decode()
