@@ -82,6 +82,9 @@ def _reload_with_sound_on(page: Any) -> None:
     page.evaluate("() => localStorage.setItem('domeng:sound', 'on')")
     page.reload()
     page.wait_for_function("() => window.__domeng && window.__domeng.view !== null")
+    # our turn drawn: the bots wait for us (no turn timer), so no move, flight or round's panel
+    # comes over the page between Playwright's check of a click's target and the click itself
+    page.wait_for_selector(".table-screen[data-my-turn='true']")
 
 
 @pytest.mark.parametrize(
