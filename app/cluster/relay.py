@@ -10,13 +10,14 @@ Channels (``{CODE}`` is the room's code; ``ID`` a connection id, ``PROCESS:N``):
 | ``domeng:{CODE}:inbox`` | the room's owner, while it holds its lease | ``KIND ID TEXT`` records |
 | ``domeng:conn:ID:outbox`` | the relay holding connection ``ID`` | the owner's frames, controls |
 
-Inbox kinds: ``open`` (TEXT is the client's hello), ``msg`` (one client frame, already parsed once
-by the relay and parsed again by the owner), ``beat`` (the relay's heartbeat; the owner answers
-``!beat``), ``bye`` (the client's socket is gone); the TEXT of a ``beat`` and of a ``bye`` is how
-long the client had been silent then, in seconds (``app.edge.heard``: its grace counts from its
-last word, on the owner as on a local socket). Outbox records: a JSON frame as is (they start
-with ``{``), or a control: ``!beat``, ``!close REASON`` (a `app.rooms.ports.CloseReason`),
-``!code CODE TEXT`` (a close code of the protocol, e.g. 4003 for a bad token).
+Inbox kinds: ``open`` (TEXT is the client's address and hello: ``app.edge.remote.open_text``),
+``msg`` (one client frame, already parsed once by the relay and parsed again by the owner),
+``beat`` (the relay's heartbeat; the owner answers ``!beat``), ``bye`` (the client's socket is
+gone); the TEXT of a ``beat`` and of a ``bye`` is how long the client had been silent then, in
+seconds (``app.edge.heard``: its grace counts from its last word, on the owner as on a local
+socket). Outbox records: a JSON frame as is (they start with ``{``), or a control: ``!beat``,
+``!close REASON`` (a `app.rooms.ports.CloseReason`), ``!code CODE TEXT`` (a close code of the
+protocol, e.g. 4003 for a bad token).
 
 Every publication of a process goes through one task and one connection, in order, so the frames
 of one connection arrive in the order the room sent them. Pub/sub is at-most-once: a frame lost on
@@ -58,6 +59,7 @@ class RelayOutbox:
         self.conn_id = conn_id
         self.seat: int | None = None
         self.watcher: str | None = None
+        self.client: str | None = None
         self.closed = False
         self._relay = relay
         self._channel = relay.outbox_channel(conn_id)

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import structlog
@@ -49,14 +49,33 @@ class MessageBudget:
 
     def take(self) -> bool:
         """Spend one message; False when the budget is exhausted (the caller closes with 1008)."""
-        now = time.monotonic()
-        tokens = min(self._capacity, self._tokens + (now - self._stamp) * self._rate)
-        self._stamp = now
-        if tokens < 1.0:
-            self._tokens = tokens
+        if not self._refill():
             return False
-        self._tokens = tokens - 1.0
+        self._tokens -= 1.0
         return True
+
+    def full(self) -> bool:
+        """Whether the budget is whole again (as a new one would be)."""
+        self._refill()
+        return self._tokens >= self._capacity
+
+    @staticmethod
+    def take_all(budgets: Iterable[MessageBudget]) -> bool:
+        """Spend one message of each of ``budgets`` when every one has it; else spend none and
+        return False."""
+        held = list(budgets)
+        if not all([budget._refill() for budget in held]):
+            return False
+        for budget in held:
+            budget._tokens -= 1.0
+        return True
+
+    def _refill(self) -> bool:
+        """Add what refilled since the last look; whether one message is there to spend."""
+        now = time.monotonic()
+        self._tokens = min(self._capacity, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
+        return self._tokens >= 1.0
 
 
 class Connection:
@@ -77,6 +96,7 @@ class Connection:
         self.websocket = websocket
         self.seat: int | None = None
         self.watcher: str | None = None
+        self.client: str | None = None
         self.closed = False
         self._queue: asyncio.Queue[str | tuple[int, str] | _Unfinished] = asyncio.Queue(queue_size)
         self._sender: asyncio.Task[None] | None = None

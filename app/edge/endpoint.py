@@ -46,6 +46,7 @@ from engine.actions import Action
 from engine.errors import EngineError
 
 __all__ = [
+    "CHAT_ADDRESS_BURST",
     "CHAT_BURST",
     "CHAT_PER_S",
     "HINT_BURST",
@@ -124,7 +125,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
 
     async def join(hello: HelloMessage) -> Room:
         nonlocal room
-        room = await join_room(hub, code, conn, hello)
+        room = await join_room(hub, code, conn, hello, address)
         return room
 
     try:
@@ -136,6 +137,7 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
                 lambda: _next_text(websocket, budget),
                 settings.hello_timeout_s,
                 lambda: silent_s(websocket.scope),  # the owner counts its grace from the client's last word
+                address,  # the owner's chat limits and mutes count the client by it, as here
             )
         else:
             await serve(
@@ -170,10 +172,13 @@ async def _refuse(websocket: WebSocket, error: RoomError) -> None:
     await websocket.close(CLOSE_TRY_AGAIN, error.message)
 
 
-async def join_room(hub: Hub, code: str, conn: Outbox, hello: HelloMessage) -> Room:
-    """Admit ``conn`` to room ``code`` on this process with its ``hello`` (`app.rooms.room.Room.connect`);
-    the room. Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or
-    cannot be reached, 4003 when there is no such room, 4004 for a bad token, 1008 for the room's
+async def join_room(
+    hub: Hub, code: str, conn: Outbox, hello: HelloMessage, address: str | None = None
+) -> Room:
+    """Admit ``conn`` to room ``code`` on this process with its ``hello``, from client ``address``
+    (`app.addresses.counted_address`; None: not known): `app.rooms.room.Room.connect`; the room.
+    Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or cannot be
+    reached, 4003 when there is no such room, 4004 for a bad token, 1008 for the room's
     other refusals."""
     for _ in range(3):  # the room may have been unloaded while the hello was awaited
         try:
@@ -183,7 +188,7 @@ async def join_room(hub: Hub, code: str, conn: Outbox, hello: HelloMessage) -> R
         if room is None:
             raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
         try:
-            await room.connect(conn, hello.token, hello.since, hello.host, hello.watcher)
+            await room.connect(conn, hello.token, hello.since, hello.host, hello.watcher, address)
             return room
         except RoomError as error:
             if error.code != "room_reloading":
@@ -215,7 +220,7 @@ async def serve(
         await room.call(lambda r: chat.send_log(r, conn))
     except RoomError as error:  # unloaded, closed or moved just after it admitted the connection
         raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
-    chat_budget = _seat_budget(_CHAT_BUDGETS, room, conn.seat, CHAT_BURST, CHAT_PER_S)
+    chat_budgets = _chat_budgets(room, conn)
     hint_budget = _seat_budget(_HINT_BUDGETS, room, conn.seat, HINT_BURST, HINT_PER_S)
     while True:
         message = await next_message()
@@ -228,36 +233,58 @@ async def serve(
         elif isinstance(message, PingMessage):
             conn.send('{"type":"pong"}')
         elif isinstance(message, ChatMessage):
-            await _chat(room, conn, message, chat_budget)
+            await _chat(room, conn, message, chat_budgets)
         elif isinstance(message, HintMessage):
             await _hint(room, conn, hint_budget)
         else:
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
 
-_CHAT_BUDGETS: weakref.WeakKeyDictionary[Room, dict[int, MessageBudget]] = weakref.WeakKeyDictionary()
-_HINT_BUDGETS: weakref.WeakKeyDictionary[Room, dict[int, MessageBudget]] = weakref.WeakKeyDictionary()
-"""A room's chat and hint allowances by seat, kept while the room is in memory."""
+_Budgets = weakref.WeakKeyDictionary[Room, dict[int | str, MessageBudget]]
+
+_CHAT_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
+_HINT_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
+"""A room's chat and hint allowances by seat (an int), spectator (``"tag:3fa9c1d2"``) and client
+address (``"client:…"``, the room's hash of it), kept while the room is in memory."""
+
+_KEPT_BUDGETS = 256
+"""Allowances of spectators and addresses a room keeps before it forgets those refilled (a full
+allowance is what a new one would be)."""
 
 
-def _seat_budget(
-    budgets: weakref.WeakKeyDictionary[Room, dict[int, MessageBudget]],
-    room: Room,
-    seat: int | None,
-    amount: int,
-    per_s: float,
-) -> MessageBudget:
+def _budget(budgets: _Budgets, room: Room, key: int | str, amount: int, per_s: float) -> MessageBudget:
+    """The allowance of ``amount`` messages per ``per_s`` seconds of ``key`` in ``room``."""
+    held = budgets.setdefault(room, {})
+    budget = held.get(key)
+    if budget is None:
+        if len(held) >= _KEPT_BUDGETS:
+            for old in [k for k, b in held.items() if isinstance(k, str) and b.full()]:
+                del held[old]
+        budget = held[key] = MessageBudget(amount, per_s)
+    return budget
+
+
+def _seat_budget(budgets: _Budgets, room: Room, seat: int | None, amount: int, per_s: float) -> MessageBudget:
     """The allowance of ``amount`` messages per ``per_s`` seconds of ``seat`` in ``room``: one
     for all of the seat's connections, so closing a socket and opening another does not refill
-    it; a spectator's (None) is its connection's own (spectators chat only when the host allows
-    it, and the host can mute them)."""
+    it; a spectator's (None) is its connection's own (spectators ask for no hints)."""
     if seat is None:
         return MessageBudget(amount, per_s)
-    seats = budgets.setdefault(room, {})
-    budget = seats.get(seat)
-    if budget is None:
-        budget = seats[seat] = MessageBudget(amount, per_s)
-    return budget
+    return _budget(budgets, room, seat, amount, per_s)
+
+
+def _chat_budgets(room: Room, conn: Outbox) -> tuple[MessageBudget, ...]:
+    """The chat allowances a line of ``conn`` spends from, each a share of ``room``'s: a seat's
+    (all its connections together); a spectator's own, by its tag (all its sockets together,
+    `CHAT_BURST` per `CHAT_PER_S`), and its client address's (every spectator socket of one
+    address, or of one IPv6 /64, together: `CHAT_ADDRESS_BURST` per `CHAT_PER_S`), so that
+    neither opening more sockets nor coming back as a new spectator gives a person more."""
+    if conn.seat is not None:
+        return (_budget(_CHAT_BUDGETS, room, conn.seat, CHAT_BURST, CHAT_PER_S),)
+    own = _budget(_CHAT_BUDGETS, room, f"tag:{conn.watcher}", CHAT_BURST, CHAT_PER_S)
+    if conn.client is None:
+        return (own,)
+    return own, _budget(_CHAT_BUDGETS, room, f"client:{conn.client}", CHAT_ADDRESS_BURST, CHAT_PER_S)
 
 
 def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
@@ -270,15 +297,19 @@ def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
 
 
 CHAT_BURST = 5
-"""Chat lines a seat (all its connections together) or a spectator's connection may send at once…"""
+"""Chat lines a seat (all its connections together) or a spectator (all its sockets together) may
+send at once…"""
+CHAT_ADDRESS_BURST = 10
+"""…the spectators of one client address together (two people behind one home router chat on)…"""
 CHAT_PER_S = 10.0
-"""…and over how many seconds that allowance refills (5 lines per 10 s)."""
+"""…and over how many seconds each allowance refills (5 lines per 10 s, 10 for an address)."""
 
 
-async def _chat(room: Room, conn: Outbox, message: ChatMessage, budget: MessageBudget) -> None:
-    """A chat line, within the connection's chat allowance (``chat_too_fast`` past it); the
-    room's refusals come back as ``error`` messages, like a refused action's."""
-    if not budget.take():
+async def _chat(room: Room, conn: Outbox, message: ChatMessage, budgets: tuple[MessageBudget, ...]) -> None:
+    """A chat line, within each of the connection's chat allowances (``chat_too_fast`` past one,
+    spending from none); the room's refusals come back as ``error`` messages, like a refused
+    action's (the client keeps the text)."""
+    if not MessageBudget.take_all(budgets):
         room.refuse(conn, "chat_too_fast", "too many chat messages; wait a moment")
         return
     try:

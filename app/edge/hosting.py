@@ -21,7 +21,7 @@ from app.edge.protocol import (
     ProtocolError,
     parse_client_message,
 )
-from app.edge.remote import RelayOutboxPort, RelayPort
+from app.edge.remote import RelayOutboxPort, RelayPort, parse_open
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 
@@ -38,7 +38,9 @@ class RemoteGoneError(Exception):
 
 
 class _Remote:
-    def __init__(self, relay: RelayPort, conn_id: str) -> None:
+    def __init__(self, relay: RelayPort, conn_id: str, address: str | None = None) -> None:
+        self.address = address
+        """The client's address as its relay told it (`app.addresses.counted_address`)."""
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.outbox: RelayOutboxPort = relay.outbox(conn_id, lambda: self.queue.put_nowait(None))
         self.task: asyncio.Task[None] | None = None
@@ -80,15 +82,17 @@ class RemoteClients:
         relay.on_inbox = self.on_inbox
 
     def on_inbox(self, code: str, kind: str, conn_id: str, text: str) -> None:
-        """One record of room ``code``'s inbox: ``open`` (``text`` is the hello), ``msg``,
+        """One record of room ``code``'s inbox: ``open`` (``text`` is the client's address and
+        hello, `app.edge.remote.open_text`), ``msg``,
         ``beat`` or ``bye`` of connection ``conn_id``."""
         remote = self.conns.get(conn_id)
         if kind == "open":
             if self.stopping:
                 self.relay.outbox(conn_id, lambda: None).close_with(CLOSE_TRY_AGAIN, "the server is stopping")
             elif remote is None:
-                remote = self.conns[conn_id] = _Remote(self.relay, conn_id)
-                remote.queue.put_nowait(text)
+                address, hello = parse_open(text)
+                remote = self.conns[conn_id] = _Remote(self.relay, conn_id, address)
+                remote.queue.put_nowait(hello)
                 remote.task = asyncio.create_task(
                     self._serve(code, conn_id, remote), name=f"remote-{conn_id}"
                 )
@@ -127,7 +131,7 @@ class RemoteClients:
 
         async def join(hello: HelloMessage) -> Room:
             nonlocal room
-            room = await join_room(self.hub, code, outbox, hello)
+            room = await join_room(self.hub, code, outbox, hello, remote.address)
             return room
 
         try:

@@ -11,6 +11,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
+from urllib.parse import quote, unquote
 
 import structlog
 
@@ -18,9 +19,32 @@ from app.edge.closes import CLOSES
 from app.edge.connection import Connection
 from app.edge.protocol import CLOSE_POLICY, CLOSE_TRY_AGAIN, HelloMessage, ProtocolError, parse_client_message
 
-__all__ = ["RelayLinkPort", "RelayOutboxPort", "RelayPort", "relay_socket"]
+__all__ = ["RelayLinkPort", "RelayOutboxPort", "RelayPort", "open_text", "parse_open", "relay_socket"]
 
 _log = structlog.get_logger("domeng.relay")
+
+
+def open_text(hello: str, address: str | None) -> str:
+    """What a relayed socket's ``open`` record carries (docs/cluster.md, "The relay"): the client's
+    ``address`` percent-encoded (``-``: not known), a space, the client's ``hello``.
+
+    >>> open_text('{"type":"hello"}', "2001:db8:1:2::/64")
+    '2001%3Adb8%3A1%3A2%3A%3A%2F64 {"type":"hello"}'
+    """
+    return f"{quote(address, safe='') if address else '-'} {hello}"
+
+
+def parse_open(text: str) -> tuple[str | None, str]:
+    """The client's address (None: not known) and hello of an ``open`` record (`open_text`; a
+    relay of an older version sends the hello alone, which starts with ``{``).
+
+    >>> parse_open(open_text('{"type":"hello"}', "198.51.100.7")), parse_open('{"type":"hello"}')
+    (('198.51.100.7', '{"type":"hello"}'), (None, '{"type":"hello"}'))
+    """
+    if text.startswith("{"):
+        return None, text
+    address, _, hello = text.partition(" ")
+    return (None if address == "-" else unquote(address)), hello
 
 
 class RelayOutboxPort(Protocol):
@@ -29,6 +53,7 @@ class RelayOutboxPort(Protocol):
 
     seat: int | None
     watcher: str | None
+    client: str | None
     closed: bool
 
     def send(self, text: str) -> None: ...
@@ -99,13 +124,16 @@ async def relay_socket(
     next_text: Callable[[], Awaitable[str]],
     wait_s: float,
     silent: Callable[[], float] = lambda: 0.0,
+    address: str | None = None,
 ) -> None:
     """Serve ``conn`` (a local socket) for room ``code`` hosted by another process: its ``hello``
     (within ``wait_s`` seconds), then every frame ``next_text`` reads, each parsed here and
     forwarded; the owner's frames and closes are written to ``conn``. Each heartbeat and the
     goodbye tell the owner ``silent()``: the seconds since the client was last heard
     (`app.edge.heard.silent_s`), from which the owner counts the seat's grace, as for a local
-    socket. Returns or raises (`ProtocolError`, `WebSocketDisconnect`) when the socket is done;
+    socket. The owner is told the client's ``address`` (`app.addresses.counted_address`) with the
+    hello (`open_text`): its chat allowances and mutes count the client by it, as a local socket's.
+    Returns or raises (`ProtocolError`, `WebSocketDisconnect`) when the socket is done;
     1013 (try again) when no process answers for the room, ``room_moved`` when its owner stops
     answering."""
     try:
@@ -120,7 +148,7 @@ async def relay_socket(
     watch: asyncio.Task[None] | None = None
     try:
         try:
-            listening = await link.open(first)
+            listening = await link.open(open_text(first, address))
         except ConnectionError:
             listening = False
         if not listening:

@@ -52,13 +52,15 @@ class Intent:
 class Connect(Intent):
     """A connection's ``hello``: its seat ``token`` (None: watch), the version it last saw, the
     room's ``host`` token when this browser holds it (None: not the host), and a spectator's
-    ``watcher`` key (`app.rooms.watchers`; None: a new spectator, or a seat)."""
+    ``watcher`` key (`app.rooms.watchers`; None: a new spectator, or a seat), and its client
+    ``address`` (`app.addresses.counted_address`; None: not known)."""
 
     conn: Outbox
     token: str | None
     since: int | None
     host: str | None = None
     watcher: str | None = None
+    address: str | None = None
 
 
 @dataclass

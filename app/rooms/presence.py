@@ -14,7 +14,7 @@ from app.rooms.errors import RoomError
 from app.rooms.intents import GraceExpired, HostAway, Intent
 from app.rooms.ports import Clock, CloseReason, Outbox, Timer
 from app.rooms.seats import hash_token, seat_of_token
-from app.rooms.watchers import watcher_of
+from app.rooms.watchers import client_hash, watcher_of
 
 if TYPE_CHECKING:
     import asyncio
@@ -68,12 +68,14 @@ class Presence:
         since: int | None,
         host: str | None = None,
         watcher: str | None = None,
+        address: str | None = None,
     ) -> None:
         """Admit ``conn``: a seat's by ``token`` (its other connection is closed, its grace ends),
         else a spectator, known by its ``watcher`` key (a new one when it has none:
-        `app.rooms.watchers`), the host's too when ``host`` is the room's host token (anything
-        else there is ignored), then the welcome (a spectator's with its key and tag, to it
-        alone) and the state, whole or only what was missed since version ``since``.
+        `app.rooms.watchers`), from client ``address`` (kept only as the room's salted hash,
+        `app.rooms.watchers.client_hash`, in ``conn.client``), the host's too when ``host`` is the
+        room's host token (anything else there is ignored), then the welcome (a spectator's with
+        its key and tag, to it alone) and the state, whole or only what was missed since version ``since``.
         Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``."""
         seat = None if token is None else seat_of_token(self.seats, token)
         limit = self.config.max_spectators
@@ -89,6 +91,7 @@ class Presence:
                 grace.cancel()
         conn.seat = seat
         key, conn.watcher = (None, None) if seat is not None else watcher_of(self.code, watcher)
+        conn.client = None if not address else client_hash(self.host_token_hash, address)
         self.conns.add(conn)
         self.metrics.connections.inc()
         host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)

@@ -200,11 +200,13 @@ class Room(Commits, Timing, Moves, Presence):
         since: int | None = None,
         host: str | None = None,
         watcher: str | None = None,
+        address: str | None = None,
     ) -> None:
         """Admit ``conn`` (a seat's by ``token``, else a spectator, known by its ``watcher`` key
-        when it has one; the host's too with the room's ``host`` token) and send it the state, or
-        only what it missed since version ``since``; raises `RoomError` (``bad_token``)."""
-        await self._ask(Connect(conn, token, since, host, watcher))
+        when it has one; the host's too with the room's ``host`` token), from client ``address``
+        (`app.addresses.counted_address`; None: not known), and send it the state, or only what
+        it missed since version ``since``; raises `RoomError` (``bad_token``)."""
+        await self._ask(Connect(conn, token, since, host, watcher, address))
 
     def act(self, conn: Outbox, version: int, action: Action | EngineError) -> None:
         """Queue a client's action made at ``version`` (or the error its frame parsed to)."""
@@ -248,7 +250,9 @@ class Room(Commits, Timing, Moves, Presence):
             case Decided():
                 await self.on_decided(intent)
             case Connect():
-                self.on_connect(intent.conn, intent.token, intent.since, intent.host, intent.watcher)
+                self.on_connect(
+                    intent.conn, intent.token, intent.since, intent.host, intent.watcher, intent.address
+                )
             case Disconnect():
                 self.on_disconnect(intent.conn, intent.silent_s)
             case Back():

@@ -6,7 +6,12 @@ The tag is a hash of the room's code and the key: it says nothing of the key (no
 another spectator, or get another muted), differs from room to room for the same browser, and is
 the same on every server process (nothing to share but the rules, which are stored). A spectator
 who throws the key away (a private window, cleared storage) comes back as a new one: the host can
-still let no spectator write."""
+still let no spectator write.
+
+What the host's mute of a person holds on, beyond their tag, is their client address
+(`app.addresses.counted_address`), kept only as `client_hash`: salted with the room's secret host
+token hash, so the same address is another hash in every room, a stored hash cannot be looked up
+in a table of addresses made for another room, and no client ever gets one."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from engine.hashing import sha256_hex
 __all__ = [
     "KEY_PATTERN",
     "TAG_PATTERN",
+    "client_hash",
     "is_tag",
     "new_watcher_key",
     "watcher_of",
@@ -44,6 +50,17 @@ def watcher_tag(code: str, key: str) -> str:
     True
     """
     return sha256_hex(f"{code}:{key}")[:8]
+
+
+def client_hash(salt: str, address: str) -> str:
+    """What a room knows of a client ``address`` (as `app.addresses.counted_address` gives it):
+    16 hex digits of SHA-256 over the room's ``salt`` (its host token's hash, which only the
+    server holds, the same on every process and for each of the room's matches) and the address.
+
+    >>> client_hash("s1", "192.0.2.7") == client_hash("s1", "192.0.2.7") != client_hash("s2", "192.0.2.7")
+    True
+    """
+    return sha256_hex(f"client:{salt}:{address}")[:16]
 
 
 def watcher_of(code: str, key: str | None) -> tuple[str, str]:

@@ -1,0 +1,101 @@
+"""The chat's guard against one person flooding or escaping a mute, through a real server's
+sockets from several client addresses (a trusted proxy's X-Forwarded-For): the spectators' chat
+allowance is each spectator's and each client address's (an IPv6 client: its /64)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    env = {"DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1"}  # a reverse proxy on this host says who the client is
+    process = ServerProcess(tmp_path_factory.mktemp("chat-guard"), env=env).start()
+    yield process
+    process.stop()
+
+
+def _open_chat(server: ServerProcess) -> dict[str, Any]:
+    """A new room whose host lets spectators write."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"])
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{room['code']}/chat",
+        json={"spectators": True},
+        headers={"Authorization": f"Bearer {room['host_token']}"},
+        timeout=10,
+    )
+    assert reply.status_code == 200
+    return room
+
+
+def _spectator(server: ServerProcess, code: str, address: str, key: str | None = None) -> tuple[Client, str]:
+    """A spectator's socket from client ``address`` (with the ``key`` an earlier welcome gave it),
+    once it has the chat; and its key."""
+    client = Client(server, code, hello=False, headers={"X-Forwarded-For": address})
+    client.send({"type": "hello", "protocol": 1, **({"watcher": key} if key else {})})
+    welcome = client.wait_for(lambda m: m["type"] == "welcome")
+    client.wait_for(lambda m: m["type"] == "chat_log")
+    return client, welcome["watcher"]
+
+
+def _burst(clients: list[Client], lines: int) -> tuple[int, float]:
+    """Each client sends ``lines`` lines at once: how many of them the room took (every one is
+    answered: its line, or ``chat_too_fast``), and the seconds the burst took."""
+    started = time.monotonic()
+    for n, client in enumerate(clients):
+        for k in range(lines):
+            client.send({"type": "chat", "text": f"flood {n}.{k}"})
+    taken = 0
+    for n, client in enumerate(clients):
+        for _ in range(lines):
+            answer = client.wait_for(
+                lambda m, n=n: (
+                    m["type"] == "error"
+                    or (m["type"] == "chat" and m["line"]["text"].startswith(f"flood {n}."))
+                )
+            )
+            if answer["type"] == "chat":
+                taken += 1
+            else:
+                assert answer["code"] == "chat_too_fast", answer
+    return taken, time.monotonic() - started
+
+
+def _say(client: Client, text: str) -> dict[str, Any]:
+    """The answer to a line: its ``chat`` frame (another's lines may come before it), or the ``error``."""
+    client.send({"type": "chat", "text": text})
+    return client.wait_for(
+        lambda m: m["type"] == "error" or (m["type"] == "chat" and m["line"]["text"] == text)
+    )
+
+
+def test_one_address_gets_one_chat_allowance_however_many_spectators_it_opens(server: ServerProcess) -> None:
+    code = _open_chat(server)["code"]
+    # six spectators (six tags) from one address, six lines each at once: before, every socket had
+    # its own 5 lines (30 of 36 taken); now the address has 10, and one more a second
+    flood = [_spectator(server, code, "198.51.100.7")[0] for _ in range(6)]
+    taken, elapsed = _burst(flood, 6)
+    assert 10 <= taken <= 10 + int(elapsed) + 1 and taken < 30, (taken, elapsed)
+    # one spectator (one key) on three sockets: its own 5 lines, and one more per 2 s (before: 15)
+    first, key = _spectator(server, code, "198.51.100.8")
+    same = [first] + [_spectator(server, code, "198.51.100.8", key)[0] for _ in range(2)]
+    taken, elapsed = _burst(same, 5)
+    assert 5 <= taken <= 5 + int(elapsed / 2) + 1 and taken < 15, (taken, elapsed)
+    # an IPv6 client is its /64: four of its addresses share one allowance (before: 20)
+    v6 = [_spectator(server, code, f"2001:db8:5:5::{n}")[0] for n in range(1, 5)]
+    taken, elapsed = _burst(v6, 5)
+    assert 10 <= taken <= 10 + int(elapsed) + 1 and taken < 20, (taken, elapsed)
+    # another address chats on; a refused line was answered with the clear refusal only
+    other, _ = _spectator(server, code, "198.51.100.9")
+    assert _say(other, "my turn")["type"] == "chat"
+    refusal = next(m for m in flood[-1].messages if m["type"] == "error")
+    assert refusal["code"] == "chat_too_fast" and "wait" in refusal["message"]
+    for client in [*flood, *same, *v6, other]:
+        client.close()
