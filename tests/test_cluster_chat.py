@@ -81,3 +81,60 @@ def test_the_rooms_conversation_and_a_muted_spectator_follow_the_room_to_another
     assert "room_taken_over" in second.log() and code in second.log()
     assert key not in json.dumps(log)
     back.close()
+
+
+@pytest.fixture
+def relaying(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """Two server processes that never hand a room over (its sockets on the other process are
+    relayed), behind a trusted proxy on this host that says who each client is."""
+    yield from two_servers(
+        tmp_path, {"DOMENG_ROOM_HANDOFF": "false", "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1"}
+    )
+
+
+def _from(server: ServerProcess, code: str, address: str) -> Client:
+    """A new spectator's socket from client ``address``, on ``server``, once it has the chat."""
+    client = Client(server, code, hello=False, headers={"X-Forwarded-For": address})
+    client.send({"type": "hello", "protocol": 1})
+    client.wait_for(lambda m: m["type"] == "chat_log")
+    return client
+
+
+def test_a_relayed_spectator_is_counted_and_muted_by_its_client_address_on_the_rooms_owner(
+    relaying: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = relaying
+    room = first.create_room(bots=["easy"] * 5)
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    chat_api = f"{first.url}/api/rooms/{code}/chat"
+    assert httpx.put(chat_api, json={"spectators": True}, headers=host, timeout=10).status_code == 200
+
+    # through the relay, the spectators of one address share its allowance on the owner (10 at once)
+    flood = [_from(second, code, "198.51.100.7") for _ in range(4)]
+    for n, client in enumerate(flood):
+        for k in range(5):
+            client.send({"type": "chat", "text": f"flood {n}.{k}"})
+    answers = [
+        client.wait_for(
+            lambda m, n=n: (
+                m["type"] == "error" or (m["type"] == "chat" and m["line"]["text"].startswith(f"flood {n}."))
+            )
+        )["type"]
+        for n, client in enumerate(flood)
+        for _ in range(5)
+    ]
+    assert 10 <= answers.count("chat") < 20, answers  # each socket had its own 5 before
+
+    rude = _from(second, code, "203.0.113.5")
+    tag = _say(rude, "boo")["line"]["watcher"]
+    reply = httpx.put(chat_api, json={"muted_spectators": {tag: True}}, headers=host, timeout=10)
+    assert reply.status_code == 200
+    reloaded = _from(second, code, "203.0.113.5")  # a new tag, relayed from the same address
+    assert _say(reloaded, "me again")["code"] == "chat_muted"
+    local = _from(first, code, "203.0.113.5")  # on the owner itself: the same client
+    assert _say(local, "and here")["code"] == "chat_muted"
+    other = _from(second, code, "203.0.113.6")
+    assert _say(other, "hi")["type"] == "chat"
+    for client in [*flood, rude, reloaded, local, other]:
+        assert "203.0.113" not in json.dumps(client.messages)
+        client.close()

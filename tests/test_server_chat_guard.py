@@ -1,9 +1,11 @@
 """The chat's guard against one person flooding or escaping a mute, through a real server's
 sockets from several client addresses (a trusted proxy's X-Forwarded-For): the spectators' chat
-allowance is each spectator's and each client address's (an IPv6 client: its /64)."""
+allowance is each spectator's and each client address's (an IPv6 client: its /64), and a host's
+mute of a spectator holds the person on a new socket, a new tag and a claimed seat."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -98,4 +100,53 @@ def test_one_address_gets_one_chat_allowance_however_many_spectators_it_opens(se
     refusal = next(m for m in flood[-1].messages if m["type"] == "error")
     assert refusal["code"] == "chat_too_fast" and "wait" in refusal["message"]
     for client in [*flood, *same, *v6, other]:
+        client.close()
+
+
+def test_a_muted_spectator_stays_muted_on_a_new_tag_and_a_claimed_seat(server: ServerProcess) -> None:
+    room = _open_chat(server)
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    housemate, _ = _spectator(server, code, "203.0.113.5")
+    assert _say(housemate, "hello from the sofa")["type"] == "chat"  # heard before the mute
+    rude, key = _spectator(server, code, "203.0.113.5")
+    tag = _say(rude, "boo")["line"]["watcher"]
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{code}/chat",
+        json={"muted_spectators": {tag: True}},
+        headers=host,
+        timeout=10,
+    )
+    assert reply.status_code == 200 and reply.json() == {
+        "spectators": True,
+        "muted": [],
+        "muted_spectators": [tag],
+    }
+    assert _say(rude, "boo again")["code"] == "chat_muted"
+    rude.close()
+    reloaded, new_key = _spectator(server, code, "203.0.113.5")  # its key thrown away: a new tag
+    assert new_key != key
+    assert _say(reloaded, "it's me again")["code"] == "chat_muted"  # before: taken
+    assert _say(housemate, "I was heard before")["type"] == "chat"
+    neighbour, _ = _spectator(server, code, "203.0.113.6")
+    assert _say(neighbour, "hi")["type"] == "chat"
+
+    claim = httpx.post(
+        f"{server.url}/api/rooms/{code}/seats/0",
+        json={"name": "Rude", "watcher": key},
+        headers={"X-Forwarded-For": "203.0.113.5"},
+        timeout=10,
+    )
+    assert claim.status_code == 201
+    seated = Client(server, code, claim.json()["token"], headers={"X-Forwarded-For": "203.0.113.5"})
+    seated.wait_for(lambda m: m["type"] == "chat_log")
+    assert _say(seated, "now I play")["code"] == "chat_muted"  # before: taken, the seat unmuted
+    rules = neighbour.wait_for(lambda m: m["type"] == "chat_rules" and m["rules"]["muted"] == [0])
+    assert rules["rules"]["muted_spectators"] == [tag]
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{code}/chat", json={"muted": {"0": False}}, headers=host, timeout=10
+    )
+    assert reply.status_code == 200
+    assert _say(seated, "thank you")["type"] == "chat"  # the host lifted it
+    for client in (housemate, reloaded, neighbour, seated):
+        assert "203.0.113" not in json.dumps(client.messages)
         client.close()

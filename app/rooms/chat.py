@@ -10,7 +10,19 @@ match (the admin reads a match's own lines), but the conversation is the room's:
 (`app.rooms.again`) the table carries on with the room's recent lines, each saying its match (the
 client marks where a match began), and the host's rules carry over. The lines come from the store
 whenever the room is opened (a restart, or the room moving to another process). Every function here
-runs inside the room's task (`app.rooms.room.Room.call`)."""
+runs inside the room's task (`app.rooms.room.Room.call`).
+
+A mute holds the person, not only the tag or the chair: the client address (`app.addresses
+.counted_address`) of whom the host muted, as the room knows it then (the muted spectator's or
+seat's connections, and the spectators heard since the room was loaded), is held too, as the room's
+salted hash of it (`app.rooms.watchers.client_hash`, stored with the rules, never sent to any
+client). A spectator from a held address is muted whatever its tag (a reload, a private window,
+another tab), except the spectators already heard from that address before the mute (two people
+behind one home router: the host heard the other one and muted only this one); and a person from a
+held address who claims a seat brings the mute with them: the seat is muted (shown to everyone as
+any seat mute is) until the host unmutes it. An address is held as long as a mute it came from is
+(`MutedClient`): unmuting the spectator or the seat lets it go, and so does a genuinely different
+person (another address) claiming the muted seat, which ends that seat's mute as before."""
 
 from __future__ import annotations
 
@@ -24,14 +36,16 @@ from app.rooms.errors import RoomError
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_MARKS, emoji_format, graphemes, stacked_marks
 from app.rooms.ports import ChatLineOut, Outbox
 from app.rooms.room import Room
-from app.rooms.watchers import is_tag
+from app.rooms.watchers import client_hash, is_tag, watcher_of
 
 __all__ = [
     "MAX_MUTED_SPECTATORS",
+    "MAX_SPEAKERS",
     "MAX_TEXT_CHARS",
     "REACTIONS",
     "RECENT",
     "ChatRoom",
+    "MutedClient",
     "carry_on",
     "clean_text",
     "new_person",
@@ -50,26 +64,83 @@ MAX_MUTED_SPECTATORS: Final = 100
 ``DOMENG_MAX_SPECTATORS``, 100 by default)."""
 RECENT: Final = 50
 """The room's lines a joining connection is sent, across its matches (the admin reads them all)."""
+MAX_SPEAKERS: Final = 1000
+"""Spectators heard (their tags, with their clients) a room remembers, to spare them from a mute of
+another person at their address; past that the longest heard is forgotten."""
+
+
+@dataclass
+class MutedClient:
+    """A client address a host's mute holds (by the room's hash of it, `app.rooms.watchers
+    .client_hash`): the mutes it came from, ``by`` (``"tag:3fa9c1d2"`` a spectator's, ``"seat:2"`` a
+    seat's: it is let go with the last of them), and the spectators' tags it ``spared``: those heard
+    from that address before the mute."""
+
+    by: set[str] = field(default_factory=set)
+    spared: set[str] = field(default_factory=set)
+
+    def stored(self) -> dict[str, list[str]]:
+        """As stored with the rules: ``{"by": ["tag:3fa9c1d2"], "spared": ["77aa01be"]}``."""
+        return {"by": sorted(self.by), "spared": sorted(self.spared)}
 
 
 @dataclass
 class ChatRoom:
     """What a room keeps of its chat: the host's rules and the room's last `RECENT` lines (JSON, each
-    with its ``match``), across its matches."""
+    with its ``match``), across its matches; the client addresses its mutes hold (``clients``, by the
+    room's hash: stored, never sent); and, in memory only, the spectators heard (``speakers``: tag to
+    client hash, at most `MAX_SPEAKERS`) and whose client claimed each seat (``seat_clients``)."""
 
     spectators: bool = False
     muted: set[int] = field(default_factory=set)
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT))
     muted_spectators: set[str] = field(default_factory=set)
+    clients: dict[str, MutedClient] = field(default_factory=dict)
+    speakers: dict[str, str] = field(default_factory=dict)
+    seat_clients: dict[int, str] = field(default_factory=dict)
 
     def rules(self) -> dict[str, Any]:
-        """The rules as stored and sent: ``{"spectators": bool, "muted": [seat, …],
-        "muted_spectators": [tag, …]}`` (tags: `app.rooms.watchers`)."""
+        """The rules as sent: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
+        …]}`` (tags: `app.rooms.watchers`)."""
         return {
             "spectators": self.spectators,
             "muted": sorted(self.muted),
             "muted_spectators": sorted(self.muted_spectators),
         }
+
+    def stored(self) -> dict[str, Any]:
+        """The rules as stored: `rules`, and the client addresses held, when there are any
+        (``"clients": {hash: MutedClient.stored(), …}``)."""
+        rules = self.rules()
+        if self.clients:
+            rules["clients"] = {client: held.stored() for client, held in sorted(self.clients.items())}
+        return rules
+
+    def holds(self, client: str | None, tag: str | None) -> bool:
+        """Whether a mute holds ``client`` (the hash of a connection's address; None: not known)
+        for the spectator ``tag`` (None: a seat): its address is held and ``tag`` is not spared."""
+        held = None if client is None else self.clients.get(client)
+        return held is not None and (tag is None or tag not in held.spared)
+
+    def heard(self, tag: str, client: str) -> None:
+        """The spectator ``tag`` chatted from ``client``."""
+        self.speakers.pop(tag, None)
+        self.speakers[tag] = client
+        while len(self.speakers) > MAX_SPEAKERS:
+            del self.speakers[next(iter(self.speakers))]
+
+
+def _held_clients(stored: Any) -> dict[str, MutedClient]:
+    """The ``clients`` of stored rules (`ChatRoom.stored`); what is not in that shape is dropped."""
+    if not isinstance(stored, dict):
+        return {}
+    clients = {}
+    for client, held in stored.items():
+        if isinstance(held, dict):
+            by = {str(b) for b in held.get("by", [])}
+            if by:
+                clients[str(client)] = MutedClient(by, {str(t) for t in held.get("spared", [])})
+    return clients
 
 
 async def _chat_of(room: Room) -> ChatRoom:
@@ -80,21 +151,32 @@ async def _chat_of(room: Room) -> ChatRoom:
             chat.spectators = bool(rules.get("spectators", False))
             chat.muted = {int(s) for s in rules.get("muted", [])}
             chat.muted_spectators = {str(t) for t in rules.get("muted_spectators", [])}
+            chat.clients = _held_clients(rules.get("clients"))
         chat.lines.extend(line.to_json() for line in lines)
         room.chat = chat
     return room.chat
 
 
 async def rules_of(room: Room) -> dict[str, Any]:
-    """The room's chat rules now (`ChatRoom.rules`), loaded when the chat was not yet."""
-    return (await _chat_of(room)).rules()
+    """The room's chat rules now, as stored (`ChatRoom.stored`: never to be sent), loaded when the
+    chat was not yet."""
+    return (await _chat_of(room)).stored()
 
 
 async def carry_on(room: Room) -> None:
-    """The room began its next match (Play again): its chat keeps the host's rules and the room's
-    recent lines (loaded first if the chat was not yet); the next lines say the new match."""
+    """The room began its next match (Play again): its chat keeps the host's rules (the addresses
+    its mutes hold too) and the room's recent lines (loaded first if the chat was not yet); the
+    next lines say the new match."""
     chat = await _chat_of(room)
-    room.chat = ChatRoom(chat.spectators, set(chat.muted), chat.lines, set(chat.muted_spectators))
+    room.chat = ChatRoom(
+        chat.spectators,
+        set(chat.muted),
+        chat.lines,
+        set(chat.muted_spectators),
+        {client: MutedClient(set(h.by), set(h.spared)) for client, h in chat.clients.items()},
+        dict(chat.speakers),
+        dict(chat.seat_clients),
+    )
 
 
 def _log_frame(chat: ChatRoom) -> str:
@@ -157,7 +239,8 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
     """``conn``'s chat line (a ``text`` or a ``reaction``): checked, stored, sent to everyone.
     Raises `RoomError`: ``chat_invalid`` (not exactly one of the two, an unknown reaction, a bad
     text), ``chat_not_allowed`` (a spectator while the host does not allow it), ``chat_muted`` (a
-    muted seat, or a muted spectator: by its connection's tag, `app.rooms.ports.Outbox.watcher`)."""
+    muted seat, or a muted spectator: by its connection's tag, `app.rooms.ports.Outbox.watcher`, or
+    by its client address, ``client``, which a mute holds unless it spared this spectator)."""
     chat = await _chat_of(room)
     if (text is None) == (reaction is None):
         raise RoomError("chat_invalid", "a chat line is a text or a reaction")
@@ -171,7 +254,7 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
     if seat is not None and seat in chat.muted:
         raise RoomError("chat_muted", "the host has muted this seat")
     watcher = None if seat is not None else conn.watcher
-    if seat is None and watcher in chat.muted_spectators:
+    if seat is None and (watcher in chat.muted_spectators or chat.holds(conn.client, watcher)):
         raise RoomError("chat_muted", "the host has muted this spectator")
     name = "" if seat is None else room.seats[seat].name or ""
     state = room.state
@@ -186,6 +269,8 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         watcher=watcher,
         room_match=room.room_match,
     )
+    if watcher is not None and conn.client is not None:
+        chat.heard(watcher, conn.client)
     shown = line.to_json()
     chat.lines.append(shown)
     message = frames.dumps({"type": "chat", "line": shown})
@@ -193,13 +278,58 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         each.send(message)
 
 
-async def new_person(room: Room, seat: int) -> None:
-    """A person just claimed ``seat``: they start unmuted (a mute is on the person the host heard,
-    not on the chair; a muted person who leaves and claims again can be muted again). Stored and
-    sent to everyone when the seat was muted; nothing otherwise."""
+async def new_person(room: Room, seat: int, address: str | None = None, key: str | None = None) -> None:
+    """A person just claimed ``seat`` from client ``address`` (`app.addresses.counted_address`;
+    None: not known), with the spectator ``key`` their browser held (`app.rooms.watchers`; None:
+    none). A person a mute holds (their tag is muted, or their address is held and did not spare
+    their tag) brings the mute with them: the seat is muted until the host unmutes it. Anyone else
+    starts unmuted: a seat's mute is on the person the host heard, not on the chair, and ends when a
+    genuinely different person takes it. Stored and sent to everyone when the seat's mute changes;
+    nothing otherwise."""
     chat = await _chat_of(room)
-    if seat in chat.muted:
+    client = None if not address else client_hash(room.host_token_hash, address)
+    tag = None if key is None else watcher_of(room.code, key)[1]
+    if client is None:
+        chat.seat_clients.pop(seat, None)
+    else:
+        chat.seat_clients[seat] = client
+    if tag in chat.muted_spectators or chat.holds(client, tag):
+        await set_rules(room, None, {seat: True})
+    elif seat in chat.muted:
         await set_rules(room, None, {seat: False})
+
+
+def _clients_of(room: Room, chat: ChatRoom, who: int | str) -> set[str]:
+    """The clients (hashes) the room knows of seat ``who`` (an int) or spectator tag ``who``: its
+    connections', the seat claimer's, the spectator's heard lines'."""
+    if isinstance(who, int):
+        if room.seats[who].kind != "human":  # a bot's or an empty seat: nobody to hold
+            return set()
+        found = {c.client for c in room.conns if c.seat == who and c.client is not None}
+        claimed = chat.seat_clients.get(who)
+    else:
+        found = {c.client for c in room.conns if c.seat is None and c.watcher == who and c.client is not None}
+        claimed = chat.speakers.get(who)
+    return found if claimed is None else found | {claimed}
+
+
+def _hold(room: Room, chat: ChatRoom, clients: dict[str, MutedClient], who: int | str, on: bool) -> None:
+    """Hold (``on``) or let go the client addresses of the mute of ``who`` (a seat, or a spectator's
+    tag) in ``clients``: a new hold spares the other spectators heard from that address."""
+    by = f"seat:{who}" if isinstance(who, int) else f"tag:{who}"
+    if not on:
+        for client in list(clients):
+            clients[client].by.discard(by)
+            if not clients[client].by:
+                del clients[client]
+        return
+    for client in _clients_of(room, chat, who):
+        held = clients.get(client)
+        if held is None:
+            spared = {t for t, c in chat.speakers.items() if c == client}
+            held = clients[client] = MutedClient(set(), spared)
+        held.by.add(by)
+        held.spared.discard(str(who))
 
 
 async def set_rules(
@@ -209,9 +339,10 @@ async def set_rules(
     muted_spectators: dict[str, bool] | None = None,
 ) -> dict[str, Any]:
     """The host's chat rules: whether spectators may write, seats muted or unmuted, and spectators
-    muted or unmuted by their tags (`app.rooms.watchers`; ``{"3fa9c1d2": true}``); stored, then
-    sent to everyone. Returns the rules. Raises `RoomError`: ``bad_seat``, ``bad_spectator`` (not
-    a tag), ``too_many_muted`` (past `MAX_MUTED_SPECTATORS`)."""
+    muted or unmuted by their tags (`app.rooms.watchers`; ``{"3fa9c1d2": true}``), each mute with
+    the client addresses of whom it mutes (`_hold`); stored, then sent to everyone (without the
+    addresses). Returns the rules (`ChatRoom.rules`). Raises `RoomError`: ``bad_seat``,
+    ``bad_spectator`` (not a tag), ``too_many_muted`` (past `MAX_MUTED_SPECTATORS`)."""
     chat = await _chat_of(room)
     for seat in muted:
         if not 0 <= seat < len(room.seats):
@@ -225,13 +356,20 @@ async def set_rules(
     }
     if len(held) > MAX_MUTED_SPECTATORS:
         raise RoomError("too_many_muted", f"at most {MAX_MUTED_SPECTATORS} spectators muted at once")
+    clients = {client: MutedClient(set(h.by), set(h.spared)) for client, h in chat.clients.items()}
+    changes: list[tuple[int | str, bool]] = [*muted.items(), *watchers.items()]
+    for who, on in changes:
+        _hold(room, chat, clients, who, on)
     new = ChatRoom(
         spectators=chat.spectators if spectators is None else spectators,
         muted={s for s in chat.muted if muted.get(s, True)} | {s for s, on in muted.items() if on},
         lines=chat.lines,
         muted_spectators=held,
+        clients=clients,
+        speakers=chat.speakers,
+        seat_clients=chat.seat_clients,
     )
-    await room.store.set_chat_rules(room.match_id, new.rules())
+    await room.store.set_chat_rules(room.match_id, new.stored())
     room.chat = new
     message = frames.dumps({"type": "chat_rules", "rules": new.rules()})
     for each in room.conns:

@@ -52,16 +52,20 @@ def check_starter(room: Room, token: str | None) -> None:
         raise RoomError("not_host", "only the host, or their deputy while they are away, may do this", 403)
 
 
-async def claim(room: Room, seat: int, name: str) -> str:
-    """Give ``seat`` to a person called ``name``; returns their secret seat token. The seat's chat
-    mute, if any, was the last person's: it ends (`app.rooms.chat.new_person`). Raises
-    `RoomError` as `app.rooms.seats.check_claim` does."""
+async def claim(
+    room: Room, seat: int, name: str, address: str | None = None, watcher: str | None = None
+) -> str:
+    """Give ``seat`` to a person called ``name``, from client ``address``
+    (`app.addresses.counted_address`; None: not known) with spectator key ``watcher`` (None:
+    none); returns their secret seat token. The seat's chat mute, if any, was the last person's:
+    it ends, unless a mute holds this person too, which they bring to the seat
+    (`app.rooms.chat.new_person`). Raises `RoomError` as `app.rooms.seats.check_claim` does."""
     token = secrets.token_urlsafe(32)
     change = SeatChange(seat, check_claim(room.seats, seat, name, room.status, hash_token(token)))
     version = await room.save(seats=[change])
     room.adopt(version, seats=[change])
     frames.send_updates(room, room.conns, _log_length(room))
-    await chat.new_person(room, seat)
+    await chat.new_person(room, seat, address, watcher)
     return token
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
-from app.rooms.watchers import TAG_PATTERN
+from app.rooms.watchers import KEY_PATTERN, TAG_PATTERN
 
 __all__ = [
     "MIN_TURN_TIMER_S",
@@ -92,6 +92,9 @@ class ClaimCreate(BaseModel):
     """The name as typed: the room checks it (1 to 32 user-perceived characters once runs of white
     space are folded, no control or invisible characters: `app.rooms.names.clean_name`) and
     answers a refused one with a reason code (``name_too_long``, ...), which the client words."""
+    watcher: str | None = Field(None, pattern=KEY_PATTERN)
+    """The spectator key the browser holds (`app.rooms.watchers`), if any: a host's mute of that
+    spectator goes with them to the seat (`app.rooms.chat.new_person`)."""
 
 
 class SeatClaimed(BaseModel):

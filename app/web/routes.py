@@ -198,9 +198,12 @@ async def get_room(room: RoomDep) -> dict[str, Any]:
 
 
 @rooms.post("/rooms/{code}/seats/{seat}", status_code=201)
-async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate) -> SeatClaimed:
-    """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409)."""
-    token: str = await room.call(lambda r: host_commands.claim(r, seat, body.name))
+async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate, request: Request) -> SeatClaimed:
+    """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409). A chat
+    mute that holds the claimer (their spectator ``watcher`` key's, or their address's) comes
+    with them to the seat."""
+    address = counted_address(request.client.host) if request.client else None  # an IPv6 /64 is one
+    token: str = await room.call(lambda r: host_commands.claim(r, seat, body.name, address, body.watcher))
     return SeatClaimed(seat=seat, token=token)
 
 

@@ -34,8 +34,12 @@ export async function api(method, path, body, hostToken) {
 
 export const createRoom = (body) => api("POST", "/api/rooms", body);
 export const getRoom = (code) => api("GET", `/api/rooms/${encodeURIComponent(code)}`);
-export const claimSeat = (code, seat, name) =>
-  api("POST", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, { name });
+// the spectator key this browser holds (connection.js keeps it): a host's mute of this spectator
+// goes with them to the seat, and one of another person at this address does not
+export const claimSeat = (code, seat, name) => {
+  const watcher = localStorage.getItem("domeng:watcher");
+  return api("POST", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, watcher ? { name, watcher } : { name });
+};
 export const leaveSeat = (code, seat, token) =>
   api("DELETE", `/api/rooms/${encodeURIComponent(code)}/seats/${seat}`, undefined, token);
 export const setBot = (code, seat, level, hostToken) =>
