@@ -646,6 +646,23 @@ class State:
         self.leader = next_leader
         self.phase = Phase.OVER if match_over else _READY
 
+    def stop(self) -> None:
+        """End the match between rounds because the host stopped it: a match whose options set no
+        end (`engine.rules.base.Rules.host_stops`, RULES.md "Match end (room option)") is over
+        once its last round has ended; no round is cut. The score and standings stay as they stand
+        (Domeng: most camat elections, then fewest stones received).
+
+        Raises `IllegalActionError`: ``not_stoppable`` (the options end the match themselves),
+        ``round_in_play`` (a round is being played: stop once it has ended), ``match_over``.
+        """
+        if not self.rules.host_stops:
+            raise IllegalActionError("not_stoppable", "this match ends by its options, not by the host")
+        if self.phase is _PLAYING:
+            raise IllegalActionError("round_in_play", f"a round is still being played ({self.position()})")
+        if self.phase is Phase.OVER:
+            raise IllegalActionError("match_over", "the match is over already")
+        self.phase = Phase.OVER
+
     def forget_rounds(self, keep: int = 1) -> None:
         """Drop all but the last ``keep`` finished rounds from ``history`` (a server that plays a
         match without an end keeps only what its views show: the last round's reveal)."""

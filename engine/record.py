@@ -15,6 +15,7 @@ server uses and reports each round's result; any fault raises `RecordError` with
 - ``invalid_action``    an action object of the wrong shape (also ``invalid_end``)
 - ``unfinished_round``  a round before the last one does not reach its end
 - ``match_over``        a round after the match has ended by its options
+- ``not_stoppable``     ``ended_by`` is ``"host"`` but the options end the match themselves
 - every `IllegalActionError` code for an action the rules forbid (``wrong_seat``, ``does_not_fit``,
   ``end_required``, ``voluntary_pass``, ``tile_not_in_hand``, ``wrong_opening_tile``, ``round_over``,
   ``draw_not_allowed``, ``not_two_lempas``)
@@ -71,12 +72,14 @@ def build_record(
     rounds: Iterable[RecordRound],
     start: Mapping[str, object] | None = None,
     options: Mapping[str, object] | None = None,
+    ended_by: str | None = None,
 ) -> dict[str, Any]:
     """The RECORD.md document: ``format``, ``variant``, ``options`` (``rules.options()`` unless
     given), ``seats`` (display names), ``start`` when given, and ``rounds``, each with ``hands``,
     the rest under ``rules.rest_name`` (``unused`` or ``bazaar``), ``actions`` and, when a round
-    has them, ``seed`` and ``commitment``. The one writer of records: key order and tile notation
-    are RECORD.md's, so a document written twice is byte-identical.
+    has them, ``seed`` and ``commitment``; then ``ended_by`` when given (``"host"``: the host
+    stopped the match, `engine.core.State.stop`). The one writer of records: key order and tile
+    notation are RECORD.md's, so a document written twice is byte-identical.
     """
     doc: dict[str, Any] = {
         "format": FORMAT,
@@ -87,6 +90,8 @@ def build_record(
     if start is not None:
         doc["start"] = dict(start)
     doc["rounds"] = [_round_json(r, rules.rest_name) for r in rounds]
+    if ended_by is not None:
+        doc["ended_by"] = ended_by
     return doc
 
 
@@ -131,19 +136,26 @@ class Replay:
     seats: tuple[str, ...]
     rounds: tuple[RoundLog, ...]
     state: State
+    ended_by: str | None = None
+    """``"host"`` when the record says the host stopped the match (its rounds all finished)."""
 
     @property
     def match_over(self) -> bool:
-        """Whether the match ended by its options (camat target reached, or a goat)."""
+        """Whether the match ended: by its options (camat target reached, or a goat), or, with
+        ``ended_by``, stopped by the host after its last round."""
         return self.state.phase is Phase.OVER
 
     def report(self) -> dict[str, Any]:
-        """RECORD.md's replay report: ``{"rounds": [...], "match_over": bool}``."""
+        """RECORD.md's replay report: ``{"rounds": [...], "match_over": bool}``, and
+        ``"ended_by": "host"`` for a match the host stopped."""
         reports = []
         for index, log in enumerate(self.rounds):
             last = index == len(self.rounds) - 1
             reports.append(round_report(log.outcome, self.state if last and log.outcome is None else None))
-        return {"rounds": reports, "match_over": self.match_over}
+        out: dict[str, Any] = {"rounds": reports, "match_over": self.match_over}
+        if self.ended_by is not None:
+            out["ended_by"] = self.ended_by
+        return out
 
 
 _DOMENG_KEYS = (
@@ -232,7 +244,10 @@ def read_record(doc: object) -> Replay:
     """Validate and replay a RECORD.md document (already parsed from JSON).
 
     Returns the `Replay`; raises `RecordError` with the first fault's code, round and action
-    indexes (from 0; None where they do not apply).
+    indexes (from 0; None where they do not apply). ``"ended_by": "host"`` (the host stopped the
+    match) ends it after its last round: that round must be finished (``unfinished_round``) and the
+    options must be ones only the host ends (``not_stoppable``). Any other ``ended_by`` is a later
+    writer's word and is ignored, like every field a reader does not know.
     """
     rules, seats, start, raw_rounds = read_header(doc)
     try:
@@ -247,7 +262,16 @@ def read_record(doc: object) -> Replay:
         last = state.round_log()
         assert last is not None
         logs.append(last)
-    return Replay(rules, seats, tuple(logs), state)
+    ended_by = doc.get("ended_by") if isinstance(doc, Mapping) else None
+    if ended_by != "host":
+        return Replay(rules, seats, tuple(logs), state)
+    if state.phase is Phase.PLAYING:
+        raise _fail("unfinished_round", "the host stops a match only once its last round has ended", len(logs) - 1)
+    try:
+        state.stop()
+    except EngineError as error:
+        raise _fail(error.code, error.message) from None
+    return Replay(rules, seats, tuple(logs), state, "host")
 
 
 def stored_rounds(raw_rounds: list[object]) -> Iterator[StoredRound]:

@@ -72,7 +72,10 @@ def _summary_text(result: Replay) -> str:
             out.append("  unfinished: " + json.dumps(result.report()["rounds"][index]))
             continue
         out += [f"  {line}" for line in describe_outcome(log.outcome, names)]
-    out.append("Match over." if result.match_over else "Match not over.")
+    if result.ended_by == "host":
+        out.append("Match over: the host ended it after this round.")
+    else:
+        out.append("Match over." if result.match_over else "Match not over.")
     return "\n".join(out)
 
 

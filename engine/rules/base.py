@@ -91,6 +91,13 @@ class Rules(ABC):
         the variant plays in pairs (Kozel, K10)."""
         return tuple((seat,) for seat in range(self.seats))
 
+    @property
+    def host_stops(self) -> bool:
+        """Whether only the host can end a match of these options (its options set no end: Domeng's
+        ``camat_target`` 0, "Match end (room option)"): the host's stop ends it after the round in
+        play (`engine.core.State.stop`). False by default (Kozel ends at its goat, K9)."""
+        return False
+
     def view_facts(self) -> dict[str, object]:
         """Rule facts a view carries so the client need not know them, as `engine.views.PlayerView`
         keyword arguments (Kozel: ``goal`` and ``sides``); none by default."""

@@ -120,6 +120,11 @@ class Domeng(Rules):
     def options(self) -> dict[str, object]:
         return {"camat_target": self.camat_target}
 
+    @property
+    def host_stops(self) -> bool:
+        """A match with no camat target (0) plays on until the host stops it ("Match end")."""
+        return self.camat_target == 0
+
     def hand_sizes(self) -> tuple[int, ...]:
         return _HAND_SIZES
 
