@@ -44,6 +44,7 @@ class Commits:
     seats: list[SeatInfo]
     conns: set[Outbox]
     open_table: bool
+    host_stop: bool
     listed_at: float | None
     store: MatchStore
     clock: Clock
@@ -57,9 +58,13 @@ class Commits:
     async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
         """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
         send everyone their view. A failed write raises and changes nothing: the room keeps its
-        state, and the action can be made again."""
+        state, and the action can be made again. When the host has asked to end the match
+        (``host_stop``) and ``action`` ends the round, the match ends with it (`State.stop`),
+        stored in the same transaction (RULES.md "Match end": the round is finished, never cut)."""
         old = self.state
         assert old is not None
+        if self.host_stop and fork.phase is Phase.READY:
+            fork.stop()
         before, version = len(old.log), self.version + 1
         await self.store.append_action(
             self.match_id,
@@ -99,6 +104,7 @@ class Commits:
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
         hints: bool | None = None,
+        host_stop: bool | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
@@ -113,6 +119,7 @@ class Commits:
             options=options,
             turn_timer_s=turn_timer_s,
             hints=hints,
+            host_stop=host_stop,
         )
         return version
 
@@ -141,6 +148,7 @@ class Commits:
         its graces and timers too. The caller sets the chat and sends."""
         self.cancel_timers()
         self.match_id, self.room_match, self.status = match_id, room_match, "waiting"
+        self.host_stop = False  # the host's stop was the last match's
         self.state, self.seed, self.commitment, self.last_round = None, None, None, None
         self.by_bot, self.marks, self.turn_deadline = [], {}, None
         self.adopt(version, seats=[SeatChange(spec.seat or 0, spec) for spec in seats])

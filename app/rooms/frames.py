@@ -51,6 +51,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "turn_timer_s": room.turn_timer_s,
         "open": room.open_table,
         "hints": room.hints,
+        "host_stop": room.host_stop,
         "seats": [s.public() for s in room.seats],
         "host": room.host_public(),
         "turn": turn_public(room),

@@ -13,6 +13,7 @@ from app.rooms.errors import RoomError
 from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
 from app.store.rows import SeatChange, SeatSpec
+from engine.core import Phase
 from engine.errors import EngineError
 from engine.variants import make_rules
 
@@ -25,6 +26,7 @@ __all__ = [
     "set_bot",
     "set_open",
     "set_options",
+    "stop_match",
 ]
 
 
@@ -151,6 +153,38 @@ async def begin_match(room: Room) -> None:
     room.grace_for_absent()  # those who left before the start: their grace runs from now
     room.schedule()
     frames.send_updates(room, room.conns, 0)
+
+
+async def stop_match(room: Room, stop: bool) -> None:
+    """The host ends a match that only the host ends (no-limit Domeng, `Rules.host_stops`; RULES.md
+    "Match end (room option)"), or with ``stop`` false takes that back. While a round is played the
+    ask is stored and shown to everyone (`RoomPublic.host_stop`): the match ends when that round
+    ends by the rules (`app.rooms.commits.Commits.commit`), never cut. Between rounds (the last one
+    ended, the next not dealt) the match ends at once, with its standings. Asking twice changes
+    nothing. The caller checks the host (`check_host`: the deputy may not, and an ask stands while
+    the host is away). Raises `RoomError`: ``not_stoppable`` (409: the options end the match),
+    ``not_playing`` (409: it has not started, or is over)."""
+    if not room.rules.host_stops:
+        raise RoomError("not_stoppable", "this match ends by its options; the host ends only a match with no limit")
+    state = room.state
+    if room.status != "playing" or state is None:
+        raise RoomError("not_playing", "the match is not being played")
+    if stop == room.host_stop:
+        return
+    if stop and state.phase is Phase.READY:
+        fork = state.fork()
+        fork.stop()
+        version = await room.save(status="finished", host_stop=True)
+        room.state, room.host_stop = fork, True
+        room.adopt(version, status="finished")
+        room.after_move(fork)  # no bot plays for anyone any more
+        room.schedule()  # the next deal is off
+        frames.send_updates(room, room.conns, len(fork.log))
+        return
+    version = await room.save(host_stop=stop)
+    room.adopt(version)
+    room.host_stop = stop
+    frames.send_updates(room, room.conns, len(state.log))
 
 
 def _log_length(room: Room) -> int:

@@ -343,6 +343,8 @@ async def store_finished_round(room: Room) -> None:
     state = room.state
     if state is None or not state.round_index or state.phase is Phase.PLAYING:
         return
+    if room.host_stop and state.phase is Phase.READY:
+        state.stop()  # the host had asked to end the match with this round
     end = round_end(state)
     await room.store.end_round(
         room.match_id,

@@ -130,6 +130,7 @@ class RoomMaker:
         room.open_table = match.open_table
         room.listed_at = self.clock.time() if match.open_table else None
         room.hints = match.hints
+        room.host_stop = match.host_stop
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot

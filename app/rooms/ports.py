@@ -132,9 +132,10 @@ class MatchStore(Protocol):
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
         hints: bool | None = None,
+        host_stop: bool | None = None,
     ) -> None:
         """Seat changes, a status change, a dealt round, the open-table choice and the match's
-        options, turn timer and hints, together or alone."""
+        options, turn timer and hints, the host's ask to end a no-limit match, together or alone."""
 
     async def end_round(
         self,

@@ -90,10 +90,14 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
     (`engine.replay.resume_match`, from the earlier rounds' stored outcomes), then those two
     rounds replayed as `rebuild` does, so opening a room costs two rounds whatever the match's
     length, and the room is the one `rebuild` gives (the last round's outcome and reveal
-    included). Raises what `rebuild` raises, and KeyError or `engine.errors.EngineError` for a
-    stored outcome that is not one."""
+    included). A finished match the host ended (``host_stop``) is over after its last round
+    (`State.stop`), as it was when it ended. Raises what `rebuild` raises, and KeyError or
+    `engine.errors.EngineError` for a stored outcome that is not one."""
     match = row.match
     if match.status not in ("playing", "finished") or not match.rounds:
         return Rebuilt()
     state = resume_match(rules, match.start, row.outcomes_before, row.received_before)
-    return _replay(state, match.rounds)
+    rebuilt = _replay(state, match.rounds)
+    if match.status == "finished" and match.host_stop and state.phase is Phase.READY:
+        state.stop()
+    return rebuilt

@@ -108,6 +108,10 @@ class Room(Commits, Timing, Moves, Presence):
         """The round's log indexes of the events of moves a bot made for a person (`BY_BOT`)."""
         self._rng = random.Random(secrets.randbits(128))
         self.open_table = False
+        self.host_stop = False
+        """The host asked to end this no-limit match (stored, `app.store.models.Match.host_stop`): it
+        ends when the round in play ends (`app.rooms.commits.Commits.commit`); once finished, the
+        host ended it (`app.rooms.host.stop_match`)."""
         self.hints = False
         """The host allows hints (issue 16)."""
         self.hints_given: list[dict[str, int]] = []

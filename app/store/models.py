@@ -14,7 +14,8 @@ lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
 ``matches.closed_reason``; 0005 lets a room (a code) hold several matches, numbered by
 ``matches.room_match`` (Play again), and adds ``seats.ready``; 0006 adds ``matches.hints`` (the host
 allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the fencing token of
-the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag).
+the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag); 0009
+adds ``matches.host_stop`` (the host ends a no-limit match).
 """
 
 from __future__ import annotations
@@ -164,6 +165,10 @@ class Match(Base):
     closed_reason: Mapped[str | None] = mapped_column(String(16))
     """Why the match was stored ``abandoned``: ``admin`` (an admin closed its room) or ``idle``
     (nobody used it for ``DOMENG_ABANDONED_AFTER_S``); None otherwise and for older rows."""
+    host_stop: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """The host asked to end the match (one only the host ends, `engine.rules.base.Rules.host_stops`):
+    while it is ``playing``, it ends when the round in play ends; once ``finished``, the host ended
+    it (its record's ``ended_by``)."""
     fence: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     """The highest fencing token a write of this match carried (docs/cluster.md): a write with a
     lower one, from an owner that lost the room's lease, is refused (`app.store.FencedOutError`). 0

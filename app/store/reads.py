@@ -304,6 +304,7 @@ def _assemble(
             room_match=m.room_match,
             chat_rules=m.chat_rules,
             hints=m.hints,
+            host_stop=m.host_stop,
             seats=tuple(_seat_row(s) for s in seats_of[m.id]),
             rounds=tuple(
                 RoundRow(

@@ -17,12 +17,14 @@ def record_of(match: MatchRow) -> dict[str, Any]:
     ``start`` if any, every stored round (the last one possibly unfinished) with its ``seed`` and
     ``commitment``. An action a bot made for a person carries ``by_bot`` (``"timeout"``: their turn
     timer ran out, the bot played that turn; ``"covering"``: the bot covered their seat), an
-    optional field that readers of RECORD.md ignore."""
+    optional field that readers of RECORD.md ignore. A finished match the host ended carries
+    ``"ended_by": "host"`` (RECORD.md)."""
     rules = make_rules(match.variant, match.options, match.seat_count)
     rounds = [
         RecordRound(r.deal, [_action(a) for a in r.actions], r.seed, r.commitment) for r in match.rounds
     ]
-    return build_record(rules, match.seat_names(), rounds, match.start, options=match.options)
+    ended_by = "host" if match.status == "finished" and match.host_stop else None
+    return build_record(rules, match.seat_names(), rounds, match.start, options=match.options, ended_by=ended_by)
 
 
 def _action(row: ActionRow) -> dict[str, Any]:

@@ -86,12 +86,14 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         options: dict[str, Any] | None = None,
         turn_timer_s: float | None = None,
         hints: bool | None = None,
+        host_stop: bool | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
-        store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``), and
-        the match's ``options`` (RECORD.md's), ``turn_timer_s`` and ``hints`` (the host's, before
-        the start), each when given. All of it, or none.
+        store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``), the
+        match's ``options`` (RECORD.md's), ``turn_timer_s`` and ``hints`` (the host's, before the
+        start), and ``host_stop`` (the host's ask to end a no-limit match, `Match.host_stop`), each
+        when given. All of it, or none.
 
         Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
         or seat, ConflictError when the round is already stored.
@@ -124,6 +126,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
                 settings["turn_timer_s"] = turn_timer_s
             if hints is not None:
                 settings["hints"] = hints
+            if host_stop is not None:
+                settings["host_stop"] = host_stop
             if settings:
                 connection.execute(update(Match).where(Match.id == match_id).values(settings))
             if status is not None:

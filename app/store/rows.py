@@ -194,6 +194,8 @@ class MatchRow:
     """The host's chat rules for it (None: the defaults)."""
     hints: bool = False
     """The host allows hints (issue 16)."""
+    host_stop: bool = False
+    """The host asked to end it after the round in play; once finished, the host ended it."""
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""

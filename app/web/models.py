@@ -21,6 +21,7 @@ __all__ = [
     "RoomCreated",
     "RoundReview",
     "SeatClaimed",
+    "StopSet",
 ]
 
 
@@ -118,6 +119,15 @@ class OpenSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     open: StrictBool
+
+
+class StopSet(BaseModel):
+    """``PUT /api/rooms/{code}/stop``: the host ends the no-limit match after the round in play
+    (true), or takes that back (false)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stop: StrictBool
 
 
 class ChatRulesSet(BaseModel):

@@ -29,6 +29,7 @@ from app.web.models import (
     RoomCreated,
     RoundReview,
     SeatClaimed,
+    StopSet,
 )
 from app.web.ratelimit import RateLimits
 from app.web.reviews import run_review
@@ -259,6 +260,22 @@ async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_starter(r, host)
         await host_commands.set_options(r, body.options, body.turn_timer_s, body.hints)
+        return room_public(r)
+
+    result: dict[str, Any] = await room.call(run)
+    return result
+
+
+@rooms.put("/rooms/{code}/stop")
+async def stop_match(room: RoomDep, body: StopSet, host: HostToken) -> dict[str, Any]:
+    """Host only (never the deputy): end a no-limit match (Domeng ``camat_target`` 0) when the round
+    in play ends, at once between rounds (``{"stop": true}``), or take that back (``false``) while
+    the round is played; ``RoomPublic.host_stop`` shows it. 403 ``not_host``, 409 ``not_stoppable``
+    (the options end the match), 409 ``not_playing``."""
+
+    async def run(r: Room) -> dict[str, Any]:
+        host_commands.check_host(r, host)
+        await host_commands.stop_match(r, body.stop)
         return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
