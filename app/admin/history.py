@@ -170,6 +170,7 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
         else ("closed" if row.status == "abandoned" and row.closed_reason != "idle" else "idle"),
         live=live,
         room_match=row.room_match,
+        host_stop=row.host_stop,
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,

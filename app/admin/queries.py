@@ -251,6 +251,7 @@ async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set
                 else ("closed" if m.status == "abandoned" and m.closed_reason != "idle" else "idle"),
                 live=m.id in live,
                 room_match=m.room_match,
+                host_stop=m.host_stop,
                 created_at=m.created_at,
                 started_at=m.started_at,
                 finished_at=m.finished_at,

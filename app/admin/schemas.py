@@ -108,6 +108,8 @@ class MatchSummary(BaseModel):
     match idle for ``DOMENG_ABANDONED_AFTER_S`` is ``abandoned``; ``abandoned_reason`` says
     ``closed`` (by an admin) or ``idle``. ``live``: a room of this server hosts it now.
     ``room_match``: its number among the matches of its room (``code``), from 1 (Play again).
+    ``host_stop``: the host asked to end this no-limit match after the round in play (``playing``),
+    or ended it so (``finished``: "stopped by the host", its record's ``ended_by``).
     """
 
     id: int
@@ -126,6 +128,7 @@ class MatchSummary(BaseModel):
     seats: list[SeatAdmin]
     result: MatchResult | None
     room_match: int = 1
+    host_stop: bool = False
 
 
 class MatchPage(BaseModel):

@@ -6,7 +6,7 @@ import { miniTile } from "../tiles.js";
 import { chatSection } from "./chat.js";
 import { adminApi, when } from "./api.js";
 import { resultText } from "./matches.js";
-import { count, optionsText } from "./words.js";
+import { count, optionsText, statusReason } from "./words.js";
 import { ReplayViewer } from "./replay.js";
 
 const COLOURS = ["#f2c14e", "#8fe3a5", "#ff9c8a", "#8ec5ff", "#d7a6ff"];
@@ -181,7 +181,7 @@ export async function matchPage(main, id) {
       "dl",
       { class: "facts" },
       [
-        ["Status", `${m.status}${m.abandoned_reason ? ` (${m.abandoned_reason})` : ""}${m.live ? " · live" : ""}`],
+        ["Status", `${m.status}${statusReason(m)}${m.live ? " · live" : ""}`],
         ["Created", when(m.created_at)],
         ["Last activity", when(m.last_active_at)],
         ["Room", roomMatches(m)],

@@ -2,7 +2,7 @@
 
 import { h } from "../dom.js";
 import { adminApi, query, when } from "./api.js";
-import { count } from "./words.js";
+import { count, statusReason } from "./words.js";
 
 const STATUSES = ["", "waiting", "playing", "finished", "abandoned"];
 const VARIANTS = ["", "domeng", "kozel"];
@@ -101,7 +101,7 @@ export async function matchesPage(main) {
       cell("Match", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`, m.room_match > 1 ? ` (room's match ${m.room_match})` : "")),
       cell("Variant", {}, variantText(m)),
       // one child per cell: a card's line is a grid of its label and one value
-      cell("Status", {}, h("span", {}, h("span", { class: `status status-${m.status}` }, m.status), m.abandoned_reason ? ` (${m.abandoned_reason})` : "", m.live ? " · live" : "")),
+      cell("Status", {}, h("span", {}, h("span", { class: `status status-${m.status}` }, m.status), statusReason(m), m.live ? " · live" : "")),
       cell("Created", {}, when(m.created_at)),
       cell("Rounds", { class: "num" }, String(m.round_count)),
       cell("Seats", { class: "name" }, seatsText(m.seats)),

@@ -23,6 +23,16 @@ export function optionsText(variant, options) {
   return parts.length ? parts.join("; ") : "the rules' defaults";
 }
 
+/** Why a match's status is what it is, after it: " (closed)" or " (idle)" for an abandoned one,
+ * " (stopped by the host)" for a no-limit match the host ended, " (ends after this round)" while
+ * the host's ask to end it stands; "" otherwise. */
+export function statusReason(m) {
+  if (m.abandoned_reason) return ` (${m.abandoned_reason})`;
+  if (m.host_stop && m.status === "finished") return " (stopped by the host)";
+  if (m.host_stop && m.status === "playing") return " (ends after this round)";
+  return "";
+}
+
 /** The round review's words about the seat reviewed, ``name`` (static/js/review.js's
  * ``reviewList``): the player's own panel says "you", the admin's replay viewer names the seat. */
 export function seatReviewWords(name) {
