@@ -178,9 +178,11 @@ def test_a_match_that_ends_by_its_options_is_not_the_hosts_to_end(
     tmp_path: Path, variant: str, options: dict[str, object], seats: int
 ) -> None:
     async def body(table: Table) -> None:
+        spectator = await table.watch()
         await table.start()
         assert await _refused(_stop(table, table.host_token)) == "not_stoppable"
         assert table.room.host_stop is False and (await table.stored()).host_stop is False
+        assert spectator.last_state["room"]["host_stop"] is None  # the client offers no End match
 
     run_table(tmp_path, body, bots=BOTS[:seats], variant=variant, options=options)
 

@@ -51,7 +51,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "turn_timer_s": room.turn_timer_s,
         "open": room.open_table,
         "hints": room.hints,
-        "host_stop": room.host_stop,
+        "host_stop": room.host_stop if room.rules.host_stops else None,
         "seats": [s.public() for s in room.seats],
         "host": room.host_public(),
         "turn": turn_public(room),

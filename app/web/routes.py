@@ -66,6 +66,7 @@ __all__ = [
     "set_open",
     "set_options",
     "start_match",
+    "stop_match",
     "verify_deal",
     "web_manifest",
 ]

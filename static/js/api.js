@@ -54,6 +54,8 @@ export const playAgain = (code, token) =>
 /** The host's options and turn timer before the start: ``{options, turn_timer_s}``. */
 export const setOptions = (code, body, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/options`, body, hostToken);
+export const stopMatch = (code, stop, hostToken) =>
+  api("PUT", `/api/rooms/${encodeURIComponent(code)}/stop`, { stop }, hostToken);
 export const startMatch = (code, hostToken) =>
   api("POST", `/api/rooms/${encodeURIComponent(code)}/start`, undefined, hostToken);
 

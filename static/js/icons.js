@@ -1,4 +1,4 @@
-// A few line icons (drawn here, no icon font): link, book, list, flag, sound, mute, bell, bell-off, globe.
+// A few line icons (drawn here, no icon font): link, book, list, flag, sound, mute, bell, bell-off, globe, stop.
 
 import { s } from "./dom.js";
 
@@ -11,6 +11,7 @@ const PATHS = {
   mute: ["M4 9h4l5-4v14l-5-4H4z", "M17 9.5l5 5", "M22 9.5l-5 5"],
   bell: ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4"],
   "bell-off": ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4", "M3.5 3.5l17 17"],
+  stop: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M9 9h6v6H9z"],
   globe: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M3 12h18", "M12 3c2.8 3 2.8 15 0 18", "M12 3c-2.8 3-2.8 15 0 18"],
 };
 

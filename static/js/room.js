@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch, stopMatch } from "./api.js";
 import { TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
@@ -152,6 +152,7 @@ export class RoomController {
       view.log = before.slice(0, message.from).concat(message.events || []);
     }
     this.version = message.version;
+    this.tellStop(message.room);
     // the room as the narration reads it: the server's room, with the view's rule facts (goal, sides)
     this.room = view ? { ...message.room, goal: view.goal, sides: view.sides } : message.room;
     this.view = view;
@@ -231,14 +232,38 @@ export class RoomController {
     this.wasMyTurn = myTurn;
   }
 
+  /** Everyone hears when the host asks to end the match after this round, or takes it back (the
+   * note above the hand says it as long as it stands). */
+  tellStop(room) {
+    const was = this.room;
+    if (!room || !was || was.match !== room.match || room.status !== "playing") return;
+    if (typeof room.host_stop !== "boolean" || was.host_stop === room.host_stop) return;
+    toast(t(room.host_stop ? "stop.note" : "stop.kept"), "info", 6000);
+  }
+
+  /** The host ends the no-limit match after the round in play (``stop``), or takes that back; the
+   * room's next state shows it to everyone. */
+  async stopMatch(stop) {
+    try {
+      await stopMatch(this.code, stop, this.hostToken);
+    } catch (error) {
+      const key = `error.${error.code}`;
+      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+    }
+    if (this.screen) this.screen.stopAsking = false;
+    this.render([]);
+  }
+
   captureRoundEnd() {
     const { view, room } = this;
-    if (this.roundEnd?.round === view.round || this.connection.replaced) return;
+    // the host ended the match between rounds: the round's panel, already shown, becomes the final one
+    const ended = view.match_over && this.roundEnd?.round === view.round && !this.roundEnd.view.match_over;
+    if ((this.roundEnd?.round === view.round && !ended) || this.connection.replaced) return;
     const last = room.last_round;
     const seed = room.round?.seed || (last && last.index === room.round?.index ? last.seed : null);
     const commitment = room.round?.commitment || last?.commitment || null;
     this.roundEnd = { round: view.round, view, room, seed, commitment, seat: this.seat };
-    if (this.dismissedRound !== view.round) this.openRoundEnd();
+    if (this.dismissedRound !== view.round || ended) this.openRoundEnd();
   }
 
   onChat(message) {

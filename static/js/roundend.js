@@ -40,7 +40,7 @@ export function roundEndPanel(snap, opts) {
   }
   const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
   const note = h("p", { class: "panel-note", role: "status" });
-  note.textContent = view.match_over ? t("panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
+  note.textContent = view.match_over ? t(room.host_stop ? "panel.host_stopped" : "panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
   if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
   if (view.match_over && opts.onAgain) foot.append(h("button", { class: "btn btn-again play-again", type: "button", onclick: () => opts.onAgain() }, t("panel.play_again")));

@@ -84,13 +84,22 @@ export class TableView {
       icon("flag"),
       h("span", { class: "lbl" }, t("table.last_round")),
     );
+    // the host's end of a no-limit match (docs/rules.md, "Match end"): asked here, confirmed in the
+    // stop note above the hand (words a phone's bar has no room for)
+    this.stopBtn = h(
+      "button",
+      { class: "icon-btn stop-btn", type: "button", hidden: true, title: t("stop.button"), onclick: () => this.askStop(true) },
+      icon("stop"),
+      h("span", { class: "lbl" }, t("stop.button")),
+    );
+    this.stopAsking = false; // the host pressed End match: the note asks them to confirm
     this.bar = h(
       "header",
       { class: "bar" },
       h("a", { class: "brand", href: "/", "aria-label": t("app.title") }, brandMark(), h("span", { class: "brand-text" }, t("app.title"))),
       this.roundLabel,
       this.kozel ? this.bazaar : this.pile,
-      h("div", { class: "bar-actions" }, this.lastRoundBtn, this.feedToggle, ...topBarActions(ctl)),
+      h("div", { class: "bar-actions" }, this.stopBtn, this.lastRoundBtn, this.feedToggle, ...topBarActions(ctl)),
     );
 
     this.chain = new ChainBoard({
@@ -105,6 +114,9 @@ export class TableView {
     this.choiceBox.addEventListener("keydown", (event) => arrowsAlong(event, [...this.choiceBox.querySelectorAll("button")]));
     this.lempasBox = h("div", { class: "choice lempas-choice", hidden: true });
     this.coverBox = h("div", { class: "cover-note", hidden: true });
+    // "Last round": the host ends the match when this round ends (everyone sees it; the host may
+    // take it back here), or the host's confirm step
+    this.stopBox = h("div", { class: "stop-note", role: "status", hidden: true });
     // the match is over: Play again and New table on the table itself, not only in the final panel
     this.overBox = h("div", { class: "over-actions", hidden: true });
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
@@ -130,6 +142,7 @@ export class TableView {
       "section",
       { class: "me" },
       this.coverBox,
+      this.stopBox,
       this.hintNote,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
       this.overBox,
@@ -645,6 +658,7 @@ export class TableView {
       } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
     this.updateOver(over);
+    this.updateStop();
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {
       const [a, b] = pips(this.choosing);
@@ -671,6 +685,50 @@ export class TableView {
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
     setText(this.status, text);
     this.status.classList.toggle("attention", myTurn);
+  }
+
+  /** The host's stop of a no-limit match: the bar's End match for the host while it is played and
+   * not yet asked; the note above the hand for everyone once asked ("Last round", with the host's
+   * Keep playing), or the host's confirm step. ``room.host_stop`` is null for a match that ends by
+   * its options (the server says which: the client knows no rules). */
+  updateStop() {
+    const { room } = this.ctl;
+    const playing = room.status === "playing" && typeof room.host_stop === "boolean";
+    const host = playing && !!this.ctl.hostToken;
+    const asked = playing && room.host_stop;
+    if (!host || asked) this.stopAsking = false;
+    this.stopBtn.hidden = !host || asked;
+    this.stopBtn.disabled = this.stopAsking;
+    const kind = asked ? `asked:${host}` : this.stopAsking ? "confirm" : "";
+    this.stopBox.hidden = !kind;
+    if (this.stopBox.dataset.kind === kind) return;
+    this.stopBox.dataset.kind = kind;
+    if (kind === "confirm") {
+      replace(
+        this.stopBox,
+        h("span", {}, t("stop.ask")),
+        h(
+          "span",
+          { class: "stop-actions" },
+          h("button", { class: "btn btn-gold stop-confirm", type: "button", onclick: () => this.ctl.stopMatch(true) }, t("stop.button")),
+          h("button", { class: "btn btn-quiet stop-cancel", type: "button", onclick: () => this.askStop(false) }, t("common.cancel")),
+        ),
+      );
+    } else if (asked) {
+      replace(
+        this.stopBox,
+        h("span", {}, t("stop.note")),
+        host ? h("button", { class: "btn btn-small stop-undo", type: "button", onclick: () => this.ctl.stopMatch(false) }, t("stop.undo")) : "",
+      );
+    } else replace(this.stopBox, []);
+  }
+
+  /** The host pressed End match (``asking``: show the confirm step) or its Cancel. */
+  askStop(asking) {
+    this.stopAsking = asking;
+    this.updateStop();
+    if (asking) this.stopBox.querySelector(".stop-confirm")?.focus();
+    else this.stopBtn.focus();
   }
 
   /** At the match's end: New table, and Play again for whoever may ask (a seat, or the host). */
