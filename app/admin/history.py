@@ -181,6 +181,7 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
             row.variant,
             [r.outcome for r in row.rounds if r.outcome is not None],
             [sum(t.received for r in row.rounds for t in r.tallies if t.seat == s) for s in seats],
+            row.status == "finished",
         ),
         turn_timer_s=row.turn_timer_s,
         start=row.start,

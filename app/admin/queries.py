@@ -134,9 +134,14 @@ def _leaders(values: Sequence[tuple[int, ...]]) -> list[int]:
 
 
 def result_of(
-    variant: str, outcomes: Sequence[dict[str, Any]], received: Sequence[int] | None = None
+    variant: str,
+    outcomes: Sequence[dict[str, Any]],
+    received: Sequence[int] | None = None,
+    finished: bool = False,
 ) -> MatchResult | None:
     """The standings after the finished rounds' stored ``outcomes`` (in order); None before any.
+    They are final (``match_over``) when the last outcome ended the match by its options, or when
+    the match is ``finished`` otherwise (a no-limit match the host ended after its last round).
 
     Domeng: stones and table after the last round, camat elections per seat, the stones each seat
     ``received`` over those rounds (the sum of its tallies), and the standings the engine ranks
@@ -145,7 +150,7 @@ def result_of(
     if not outcomes:
         return None
     last = outcomes[-1]
-    over = bool(last.get("match_over"))
+    over = bool(last.get("match_over")) or finished
     if find_variant(variant).unit == "points":
         points = list(last["points"])
         pending = list(last.get("pending") or [0] * len(points))
@@ -259,7 +264,10 @@ async def list_matches(store: Store, f: MatchFilter, cutoff: datetime, live: set
                 round_count=counts[m.id],
                 seats=[seat_admin(s) for s in seats[m.id]],
                 result=result_of(
-                    m.variant, outcomes[m.id], [received[m.id].get(s, 0) for s in range(m.seat_count)]
+                    m.variant,
+                    outcomes[m.id],
+                    [received[m.id].get(s, 0) for s in range(m.seat_count)],
+                    m.status == "finished",
                 ),
             )
         )
