@@ -266,7 +266,9 @@ def read_record(doc: object) -> Replay:
     if ended_by != "host":
         return Replay(rules, seats, tuple(logs), state)
     if state.phase is Phase.PLAYING:
-        raise _fail("unfinished_round", "the host stops a match only once its last round has ended", len(logs) - 1)
+        raise _fail(
+            "unfinished_round", "the host stops a match only once its last round has ended", len(logs) - 1
+        )
     try:
         state.stop()
     except EngineError as error:

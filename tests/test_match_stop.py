@@ -16,7 +16,16 @@ from engine.errors import IllegalActionError
 from engine.record import build_record, read_record, replay, write_record
 from engine.rules.domeng import DomengState
 from engine.variants import make_rules
-from tests.conftest import PASSEBUNGE_HANDS, PASSEBUNGE_PLAY, SEATS, deal, domeng, domeng_cli, finish_with_first_legal, run
+from tests.conftest import (
+    PASSEBUNGE_HANDS,
+    PASSEBUNGE_PLAY,
+    SEATS,
+    deal,
+    domeng,
+    domeng_cli,
+    finish_with_first_legal,
+    run,
+)
 
 
 def no_limit_match(rounds: int) -> State:
@@ -89,7 +98,9 @@ def test_a_stopped_record_replays_as_a_finished_match() -> None:
     assert result.ended_by == "host" and result.state.phase is Phase.OVER
     report = replay(doc)
     assert report["match_over"] is True and report["ended_by"] == "host"
-    assert [r["end"] for r in report["rounds"]] == [log.outcome.end.value for log in result.rounds if log.outcome]
+    assert [r["end"] for r in report["rounds"]] == [
+        log.outcome.end.value for log in result.rounds if log.outcome
+    ]
     assert len(report["rounds"]) == 3
     again = build_record(result.rules, SEATS, [], options=result.rules.options(), ended_by="host")
     assert list(again)[-1] == "ended_by"  # written after the rounds

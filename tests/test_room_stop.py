@@ -67,7 +67,9 @@ def test_the_match_ends_after_the_round_in_play_with_its_standings(tmp_path: Pat
         room = table.room
         spectator = await table.watch()
         await table.start()
-        await _until(table, lambda: room.state is not None and room.state.round_index == 2 and _in_round(room))
+        await _until(
+            table, lambda: room.state is not None and room.state.round_index == 2 and _in_round(room)
+        )
         played = len(room.state.actions) if room.state else 0
         await _stop(table, table.host_token)
 
@@ -164,7 +166,12 @@ def test_only_the_host_may_end_it_and_an_ask_stands_while_they_are_away(tmp_path
             if room.status == "finished":
                 break
             view = ana.last_state["view"]
-            if view and view["phase"] == "playing" and view["legal"] and not any("pass" in a for a in view["legal"]):
+            if (
+                view
+                and view["phase"] == "playing"
+                and view["legal"]
+                and not any("pass" in a for a in view["legal"])
+            ):
                 await table.act(ana, {k: v for k, v in view["legal"][0].items() if k != "seat"})
                 ana_moves += 1
             await table.clock.advance(room, table.hub.config.bot_delay_s)
@@ -173,7 +180,9 @@ def test_only_the_host_may_end_it_and_an_ask_stands_while_they_are_away(tmp_path
     run_table(tmp_path, body, bots=[None, *BOTS[1:]], options=NO_LIMIT)
 
 
-@pytest.mark.parametrize(("variant", "options", "seats"), [("domeng", {}, 5), ("domeng", {"camat_target": 3}, 5), ("kozel", {}, 3)])
+@pytest.mark.parametrize(
+    ("variant", "options", "seats"), [("domeng", {}, 5), ("domeng", {"camat_target": 3}, 5), ("kozel", {}, 3)]
+)
 def test_a_match_that_ends_by_its_options_is_not_the_hosts_to_end(
     tmp_path: Path, variant: str, options: dict[str, object], seats: int
 ) -> None:

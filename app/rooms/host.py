@@ -165,7 +165,9 @@ async def stop_match(room: Room, stop: bool) -> None:
     the host is away). Raises `RoomError`: ``not_stoppable`` (409: the options end the match),
     ``not_playing`` (409: it has not started, or is over)."""
     if not room.rules.host_stops:
-        raise RoomError("not_stoppable", "this match ends by its options; the host ends only a match with no limit")
+        raise RoomError(
+            "not_stoppable", "this match ends by its options; the host ends only a match with no limit"
+        )
     state = room.state
     if room.status != "playing" or state is None:
         raise RoomError("not_playing", "the match is not being played")
