@@ -1,0 +1,166 @@
+"""The host ends a no-limit match, in Chromium (docs/rules.md, "Match end": "play to N elections
+or until the host stops it").
+
+Budi plays a no-limit Domeng match on a phone with three bots, the host watches from a desktop tab
+(holding no seat) and a spectator from a third. On Budi's turn the host presses the bar's End
+match, is asked to confirm above the hand and confirms: everyone sees "Last round" (the host with
+Keep playing) and a notice, and the round plays on; when Budi's play ends it, everyone gets the
+final panel (the standings, the note that the host ended the match), the host and Budi with Play
+again, and nobody gets another round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    DESKTOP,
+    PANEL,
+    PHONE,
+    catalog_of,
+    describe,
+    goto,
+    hold_host,
+    hold_seat,
+    open_page,
+    play_until,
+    screenshot,
+)
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    env = {"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "1", "DOMENG_TURN_TIMER_S": "0"}
+    process = ServerProcess(tmp_path_factory.mktemp("browser-stop"), env=env).start()
+    yield process
+    process.stop()
+
+
+def _budis_turn(page: Any) -> bool:
+    """Budi has a tile to place (the room waits for him: no turn timer)."""
+    return bool(
+        page.evaluate(
+            "() => { const v = window.__domeng?.view; return !!v && v.phase === 'playing'"
+            " && v.to_act === window.__domeng.seat && v.legal.some((a) => a.play); }"
+        )
+    )
+
+
+def _over(page: Any) -> bool:
+    return bool(page.evaluate("() => !!window.__domeng?.view?.match_over"))
+
+
+def test_the_host_ends_a_no_limit_match_and_everyone_sees_the_final_panel(
+    server: ServerProcess, browser: Any
+) -> None:
+    words = catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "greedy", "random", "easy"], options={"camat_target": 0})
+    code = room["code"]
+    token = server.claim(code, 0, "Budi").json()["token"]
+    host_ctx, host, host_watch = open_page(browser, DESKTOP)
+    budi_ctx, budi, budi_watch = open_page(browser, PHONE)
+    fan_ctx, fan, fan_watch = open_page(browser, DESKTOP)
+    goto(host, f"{server.url}/r/{code}")
+    hold_host(host, code, room["host_token"])  # the host watches, holding no seat
+    host.reload()
+    host.wait_for_selector(".start-box")
+    goto(budi, f"{server.url}/r/{code}")
+    hold_seat(budi, code, token, 0)
+    budi.reload()
+    budi.wait_for_selector(".seat-row.mine")
+    goto(fan, f"{server.url}/r/{code}")
+    host.click(".start-box .btn-gold")
+    for page in (host, budi, fan):
+        page.wait_for_selector(".table-screen")
+
+    # nobody but the host is offered End match; the host is, at a table in play
+    host.wait_for_selector(".stop-btn:not([hidden])")
+    assert (
+        budi.locator(".stop-btn:not([hidden])").count() == 0
+        and fan.locator(".stop-btn:not([hidden])").count() == 0
+    )
+    play_until(budi, lambda: _budis_turn(budi), timeout=120)
+    at_round = budi.evaluate("() => window.__domeng.view.round")
+
+    host.click(".stop-btn")  # the confirm step: nothing is asked yet
+    host.wait_for_selector(".stop-note .stop-confirm")
+    assert host.text_content(".stop-note > span") == words["stop.ask"]
+    assert host.evaluate("() => window.__domeng.room.host_stop") is False
+    host.click(".stop-note .stop-cancel")  # Cancel takes the step back
+    host.wait_for_selector(".stop-note", state="hidden")
+    host.click(".stop-btn")
+    host.click(".stop-note .stop-confirm")
+
+    for page in (host, budi, fan):
+        page.wait_for_function("() => window.__domeng.room.host_stop === true")
+        page.wait_for_selector(".stop-note:not([hidden])")
+        assert words["stop.note"] in page.text_content(".stop-note"), describe(page)
+    budi.wait_for_selector(f".toast:has-text('{words['stop.note']}')")  # the notice
+    host.wait_for_selector(".stop-note .stop-undo")  # the host may take it back
+    assert budi.locator(".stop-note button").count() == 0 and fan.locator(".stop-note button").count() == 0
+    assert host.locator(".stop-btn:not([hidden])").count() == 0
+    assert budi.evaluate("() => window.__domeng.view.phase") == "playing"  # the round is not cut
+    screenshot(budi, "stop-last-round-390")
+
+    play_until(budi, lambda: _over(budi), timeout=180)
+    for page in (host, budi, fan):
+        page.wait_for_function("() => !!window.__domeng?.view?.match_over")
+        page.wait_for_selector(f"{PANEL} .standings")  # the final panel, with the standings
+        assert page.text_content(f"{PANEL} .panel-note") == words["panel.host_stopped"], describe(page)
+        assert page.evaluate("() => [window.__domeng.view.round, window.__domeng.room.status]") == [
+            at_round,
+            "finished",
+        ]
+        assert page.locator(".stop-note:not([hidden])").count() == 0
+    for page in (host, budi):
+        assert page.locator(f"{PANEL} .play-again").count() == 1
+    assert fan.locator(f"{PANEL} .play-again").count() == 0  # a spectator may not ask
+    screenshot(fan, "stop-final-panel-desktop")
+
+    budi.click(f"{PANEL} .play-again")  # as after any match: the next one's waiting room
+    budi.wait_for_selector(".again-box")
+    assert budi.evaluate("() => [window.__domeng.room.match, window.__domeng.room.host_stop]") == [2, False]
+    for watch in (host_watch, budi_watch, fan_watch):
+        watch.assert_clean()
+    for context in (host_ctx, budi_ctx, fan_ctx):
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server whose next round is not dealt for ten minutes: a round's end is there to look at."""
+    env = {"DOMENG_BOT_DELAY_S": "0", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_TURN_TIMER_S": "0"}
+    process = ServerProcess(tmp_path_factory.mktemp("browser-stop-slow"), env=env).start()
+    yield process
+    process.stop()
+
+
+def test_between_rounds_the_rounds_panel_becomes_the_final_one(
+    slow_server: ServerProcess, browser: Any
+) -> None:
+    words = catalog_of("en")
+    room = slow_server.create_room(
+        bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
+    )
+    code = room["code"]
+    context, host, watch = open_page(browser, PHONE)
+    goto(host, f"{slow_server.url}/r/{code}")
+    hold_host(host, code, room["host_token"])
+    host.reload()
+    host.click(".start-box .btn-gold")
+    host.wait_for_selector(f"{PANEL}")  # round 1 ended; the next is not dealt yet
+    assert host.locator(f"{PANEL} .standings").count() == 0
+    host.click(f"{PANEL} .panel-foot .btn-gold")  # back to the table
+    host.wait_for_selector(PANEL, state="detached")
+    host.click(".stop-btn")
+    host.click(".stop-note .stop-confirm")
+    host.wait_for_selector(f"{PANEL} .standings")  # at once: the round's panel, now the final one
+    assert host.text_content(f"{PANEL} .panel-note") == words["panel.host_stopped"]
+    assert host.evaluate("() => [window.__domeng.view.round, window.__domeng.room.status]") == [1, "finished"]
+    assert host.locator(f"{PANEL} .play-again").count() == 1
+    watch.assert_clean()
+    context.close()
