@@ -25,9 +25,11 @@ from tests.browserkit import (
     goto,
     hold_host,
     hold_seat,
+    languages,
     open_page,
     play_until,
     screenshot,
+    switch_language,
 )
 from tests.serverkit import ServerProcess
 
@@ -105,6 +107,15 @@ def test_the_host_ends_a_no_limit_match_and_everyone_sees_the_final_panel(
     assert host.locator(".stop-btn:not([hidden])").count() == 0
     assert budi.evaluate("() => window.__domeng.view.phase") == "playing"  # the round is not cut
     screenshot(budi, "stop-last-round-390")
+    for lang in [*languages(), "en"]:  # the note says it whole on a phone, in every language
+        switch_language(host, lang)
+        switch_language(budi, lang)
+        assert budi.text_content(".stop-note > span") == catalog_of(lang)["stop.note"]
+        assert host.text_content(".stop-note .stop-undo") == catalog_of(lang)["stop.undo"]
+        assert budi.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
+        assert (
+            host.evaluate("() => window.__i18nMissing") == [] == budi.evaluate("() => window.__i18nMissing")
+        )
 
     play_until(budi, lambda: _over(budi), timeout=180)
     for page in (host, budi, fan):
