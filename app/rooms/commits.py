@@ -63,7 +63,7 @@ class Commits:
         stored in the same transaction (RULES.md "Match end": the round is finished, never cut)."""
         old = self.state
         assert old is not None
-        if self.host_stop and fork.phase is Phase.READY:
+        if self.host_stop and fork.phase is Phase.READY and fork.rules.host_stops:
             fork.stop()
         before, version = len(old.log), self.version + 1
         await self.store.append_action(

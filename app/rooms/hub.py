@@ -343,7 +343,7 @@ async def store_finished_round(room: Room) -> None:
     state = room.state
     if state is None or not state.round_index or state.phase is Phase.PLAYING:
         return
-    if room.host_stop and state.phase is Phase.READY:
+    if room.host_stop and state.phase is Phase.READY and state.rules.host_stops:
         state.stop()  # the host had asked to end the match with this round
     end = round_end(state)
     await room.store.end_round(

@@ -98,6 +98,6 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
         return Rebuilt()
     state = resume_match(rules, match.start, row.outcomes_before, row.received_before)
     rebuilt = _replay(state, match.rounds)
-    if match.status == "finished" and match.host_stop and state.phase is Phase.READY:
+    if match.status == "finished" and match.host_stop and state.phase is Phase.READY and rules.host_stops:
         state.stop()
     return rebuilt
