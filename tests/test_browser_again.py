@@ -219,3 +219,52 @@ def test_two_people_play_again_in_the_same_seats(
         admin_watch.assert_clean()
     finally:
         admin_ctx.close()
+
+
+def test_the_last_matchs_panel_kept_while_read_folds_away_once_the_next_match_is_dealt(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A spectator reads match 1's final panel while the host presses Play again: it stays over
+    match 2's waiting room, saying so (`newMatch`). Once match 2 is dealt it folds away as a round's
+    panel does: not while the reader's mouse rests on it (it then says the match has started and
+    offers no Play again), at once when they look away. The bar's "last match" opens it again."""
+    en = catalog_of("en")
+    room = server.create_room(bots=["easy"] * 5, turn_timer_s=0, options={"camat_target": 1})
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        page.wait_for_selector(f"{PANEL} .standings", timeout=600_000)  # the bots play match 1 out
+        reply = httpx.post(f"{server.url}/api/rooms/{code}/again", headers=host, timeout=20)
+        assert reply.status_code == 200, reply.text
+        page.wait_for_selector(".again-box", state="attached")
+        assert page.text_content(f"{PANEL} .panel-note") == en["panel.next_match"].replace("{n}", "2")
+        # the reader's mouse rests on the panel as match 2 is dealt and played
+        box = page.locator(f"{PANEL} .panel-body").bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 10)
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        page.wait_for_function("() => (window.__domeng.view?.chain.length ?? 0) >= 2")
+        started = en["panel.next_match_started"].replace("{n}", "2")
+        page.wait_for_function(
+            "([sel, text]) => document.querySelector(sel)?.textContent === text",
+            arg=[f"{PANEL} .panel-note", started],
+        )
+        assert page.locator(".table-screen").count() == 1
+        # the mouse leaves it (the backdrop is outside the panel): it folds away for the table
+        page.mouse.move(2, 2)
+        page.wait_for_selector(PANEL, state="detached")
+        screenshot(page, "again-dealt-table-1280-en")
+        # the bar's button opens the last match's result again, until this match's first round ends
+        button = page.locator(".last-round-btn[data-opens='match']")
+        assert button.text_content() == en["again.last_match"]
+        button.click()
+        page.wait_for_selector(f"{PANEL} .standings")
+        assert page.locator(f"{PANEL} .play-again").count() == 0
+        page.wait_for_function("() => (window.__domeng.view?.chain.length ?? 0) >= 4")
+        assert page.locator(f"{PANEL} .standings").is_visible()  # asked for at the table: it stays
+        close_panel(page)
+        watch.assert_clean()
+    finally:
+        context.close()

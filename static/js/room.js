@@ -173,13 +173,15 @@ export class RoomController {
    * with the new one's (its round numbers start again), so the feed and the round-end panel start
    * afresh; the last match's final panel stays at hand for the waiting room. A player still
    * reading that panel when someone else pressed Play again keeps it until they close it (or
-   * press Play again in it): the waiting room is behind it.
+   * press Play again in it), or until that match is dealt (`foldLastMatch`): the waiting room is
+   * behind it.
    */
   newMatch(match) {
     const final = this.roundEnd?.view?.match_over ? this.roundEnd : null;
     if (final) this.lastMatchEnd = final;
     if (final && this.panel && this.againAskedIn !== this.match) {
       this.heldFinal = true;
+      this.panel.foldOnDeal = true; // until that match is dealt (`foldLastMatch`)
       this.panel.setNextMatch?.(match); // it says so, and its Play again joins that match
     } else this.closePanel();
     this.againAskedIn = null;
@@ -218,6 +220,7 @@ export class RoomController {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
     const myTurn = !!this.screen?.isMyTurn?.();
     const hurry = this.myTimerRuns();
+    if (this.panel?.foldOnDeal && this.view && this.room?.status !== "waiting") this.foldLastMatch(hurry);
     if (this.panel && (dealt || hurry) && !this.view?.match_over) {
       if (!hurry && (this.panelAsked || this.panel.inUse?.())) {
         this.panel.setNext?.(true, myTurn);
@@ -252,6 +255,20 @@ export class RoomController {
     }
     if (this.screen) this.screen.stopAsking = false;
     this.render([]);
+  }
+
+  /**
+   * The next match is dealt: the last match's final panel, kept while it was read (`newMatch`) or
+   * opened from the waiting room, folds away as a round's does (`clearTheHand`): at once, or, while
+   * the player is reading it (``panel.inUse``) and no turn timer of theirs runs, once they are done
+   * (looked at again every second), saying meanwhile that the match has started. The bar's "last
+   * match" button opens it again until this match's first round ends.
+   */
+  foldLastMatch(hurry) {
+    if (!hurry && this.panel.inUse?.()) {
+      this.panel.setNextMatch?.(this.match, true);
+      this.readingTimer ??= setInterval(() => this.clearTheHand(), 1000);
+    } else this.closePanel();
   }
 
   captureRoundEnd() {
@@ -410,11 +427,15 @@ export class RoomController {
     const review = mine ? { code: this.code, token: this.memory.token } : {};
     this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain, onClose: () => this.closePanel(), ...review });
     this.panel.lastMatch = !held;
+    // opened before the next match was dealt, it folds away once it is (`foldLastMatch`); asked
+    // for at the table (the bar's "last match"), it stays until closed
+    const atTable = !!this.view && this.room?.status !== "waiting";
+    this.panel.foldOnDeal = held || !atTable;
     document.body.append(this.panel);
     this.panel.showModal();
     if (held) {
       this.heldFinal = true;
-      this.panel.setNextMatch?.(this.match);
+      this.panel.setNextMatch?.(this.match, atTable);
     }
   }
 

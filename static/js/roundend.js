@@ -56,10 +56,12 @@ export function roundEndPanel(snap, opts) {
     note.textContent = started ? (myTurn ? t("panel.next_your_turn") : t("panel.next_started")) : t("panel.next_soon");
     note.classList.toggle("attention", !!myTurn);
   };
-  // a match's final panel kept open while someone else already pressed Play again
-  dialog.setNextMatch = (n) => {
-    note.textContent = t("panel.next_match", { n });
+  // a match's final panel kept open while someone else already pressed Play again; ``started``:
+  // that match is dealt and played, which this panel's Play again can no longer join
+  dialog.setNextMatch = (n, started = false) => {
+    note.textContent = t(started ? "panel.next_match_started" : "panel.next_match", { n });
     note.classList.add("attention");
+    if (started) foot.querySelector(".play-again")?.remove();
   };
   return dialog;
 }

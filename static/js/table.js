@@ -78,11 +78,13 @@ export class TableView {
     );
     this.unreadBadge = h("span", { class: "unread-badge", hidden: true });
     this.feedToggle.append(this.unreadBadge);
+    // the last round's panel; before this match's first round ends, the last match's (Play again)
+    this.lastRoundLabel = h("span", { class: "lbl" }, t("table.last_round"));
     this.lastRoundBtn = h(
       "button",
-      { class: "icon-btn last-round-btn", type: "button", hidden: true, onclick: () => ctl.openRoundEnd({ asked: true }) },
+      { class: "icon-btn last-round-btn", type: "button", hidden: true, onclick: () => (ctl.roundEnd ? ctl.openRoundEnd({ asked: true }) : ctl.openLastMatch()) },
       icon("flag"),
-      h("span", { class: "lbl" }, t("table.last_round")),
+      this.lastRoundLabel,
     );
     // the host's end of a no-limit match (docs/rules.md, "Match end"): asked here, confirmed in the
     // stop note above the hand (words a phone's bar has no room for)
@@ -310,7 +312,9 @@ export class TableView {
       setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
       setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
-    this.lastRoundBtn.hidden = !this.ctl.roundEnd;
+    this.lastRoundBtn.hidden = !this.ctl.roundEnd && !this.ctl.lastMatchEnd;
+    this.lastRoundBtn.dataset.opens = this.ctl.roundEnd ? "round" : "match";
+    setText(this.lastRoundLabel, this.ctl.roundEnd ? t("table.last_round") : t("again.last_match"));
     // the round-end panel would cover the hand: not while one's turn timer runs (after the move)
     const hurry = this.ctl.myTimerRuns();
     this.lastRoundBtn.disabled = hurry;
