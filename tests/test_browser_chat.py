@@ -191,6 +191,60 @@ def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
         guest_ctx.close()
 
 
+def test_join_on_a_table_that_filled_meanwhile_says_the_page_only_watches(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The lobby lists a table with one free seat; someone else takes it before this browser's Join
+    is pressed. The server shows the room to anyone (200, every seat taken), so the page says the
+    table filled and that it watches, with the way back to the open tables, rather than a waiting
+    room without a Sit button; once the match starts, that it started. The mark of the lobby's Join
+    leaves the address (a reload or a shared link says nothing)."""
+    ru = catalog_of("ru")
+    room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    host_ctx, host, host_watch = open_page(browser, DESKTOP, "en-US")
+    guest_ctx, guest, guest_watch = open_page(browser, PHONE, "ru-RU")
+    try:
+        goto(host, f"{server.url}/r/{code}")
+        hold_seat(host, code, token, 0)
+        hold_host(host, code, room["host_token"])
+        host.reload()
+        host.check("#open-table")
+        goto(guest, f"{server.url}/")
+        join = guest.locator(f".open-table[data-code='{code}'] .open-join")
+        join.wait_for()
+        href = join.get_attribute("href")
+        assert server.claim(code, 1, "Budi").status_code == 201  # the last free seat goes meanwhile
+        assert server.room(code)["status"] == "waiting"
+        guest.goto(f"{server.url}{href}")  # the Join pressed on the list as it was
+        guest.wait_for_selector(".room-notice[data-kind='full']")
+        assert guest.text_content(".room-notice span") == ru["open.full"]
+        assert guest.locator(".sit").count() == 0 and guest.locator("#player-name").count() == 0
+        assert guest.text_content(".room-notice a") == ru["open.find_other"]
+        assert guest.evaluate("() => location.search") == ""
+        screenshot(guest, "open-table-full-390x844-ru")
+        guest.click(".room-notice .notice-close")  # read: it goes, the page watches on
+        guest.wait_for_selector(".room-notice", state="hidden")
+        # the match starts before the Join: said so at the table
+        assert server.start_match(code, room["host_token"]).status_code == 200
+        guest.goto(f"{server.url}{href}")
+        guest.wait_for_selector(".table-screen")
+        guest.wait_for_selector(".room-notice[data-kind='started']")
+        assert guest.text_content(".room-notice span") == ru["open.started"]
+        notice = guest.locator(".room-notice").bounding_box()
+        bar = guest.locator(".table-screen .bar").bounding_box()
+        assert notice is not None and bar is not None and notice["y"] + notice["height"] <= bar["y"]
+        screenshot(guest, "open-table-started-390x844-ru")
+        guest.click(".room-notice a")
+        guest.wait_for_selector("#open-tables[data-loaded]")
+        host_watch.assert_clean()
+        guest_watch.assert_clean()
+    finally:
+        host_ctx.close()
+        guest_ctx.close()
+
+
 def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
     server: ServerProcess, browser: Any
 ) -> None:

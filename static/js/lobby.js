@@ -158,6 +158,8 @@ export function lobbyPage(root) {
   root.replaceChildren(
     h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, h("div", { class: "card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
   );
+  // "Find another table" (a room that filled before its Join, static/js/room.js) comes back here
+  if (location.hash === "#open-tables") document.getElementById("open-tables")?.scrollIntoView();
   // the form's timer starts from the server's own default (DOMENG_TURN_TIMER_S), unless typed in meanwhile
   api("GET", "/api/room-defaults")
     .then(({ turn_timer_s: seconds }) => {

@@ -31,7 +31,8 @@ function row(table) {
       waited(table.waiting_s),
       h("div", { class: "open-who" }, h("bdi", {}, who)),
     ),
-    h("a", { class: "btn btn-gold btn-small open-join", href: `/r/${encodeURIComponent(table.code)}` }, t("open.join")),
+    // ``?join``: the room's page says so if the table filled (or started) before this click
+    h("a", { class: "btn btn-gold btn-small open-join", href: `/r/${encodeURIComponent(table.code)}?join` }, t("open.join")),
   );
 }
 

@@ -39,6 +39,8 @@ export class RoomController {
     this.againAskedIn = null; // the match at whose end this page pressed Play again: its next closes the final panel
     this.heldFinal = false; // the open panel is the last match's, kept while it is read
     this.starting = false; // a start request is out: the Start button waits for its answer
+    // came by the lobby's Join (``?join``, static/js/opentables.js): said so if no seat is left
+    this.fromList = new URLSearchParams(location.search).has("join");
     window.__domeng = this;
   }
 
@@ -65,9 +67,12 @@ export class RoomController {
       throw error;
     }
     this.banner = h("div", { class: "banner", hidden: true, role: "status", "aria-live": "assertive" });
+    this.notice = h("div", { class: "room-notice", hidden: true, role: "alert" });
+    // the link shared or kept is the room's own, without the lobby's mark
+    if (this.fromList) history.replaceState(history.state, "", location.pathname);
     this.main = h("div", { class: "room-main" });
     // the banner takes its own strip above the page: it never covers the table's top bar
-    this.page = h("div", { class: "room-page" }, this.banner, this.main);
+    this.page = h("div", { class: "room-page" }, this.banner, this.notice, this.main);
     replace(this.root, this.page);
     this.render([]);
     this.connect();
@@ -346,6 +351,7 @@ export class RoomController {
     // room's "Last match" button, or the last round's
     const reopen = !this.panel ? null : this.heldFinal ? "held" : this.panel.lastMatch ? "last" : "round";
     this.closePanel();
+    if (this.notice) delete this.notice.dataset.kind; // drawn again in the new language
     this.render([]);
     this.updateBanner();
     if (feedOpen) {
@@ -371,6 +377,44 @@ export class RoomController {
       events = [];
     }
     this.screen.update(events);
+    this.updateNotice();
+  }
+
+  /** Whether a person may sit down now: an empty seat, or a bot's before the start. */
+  hasOpenSeat() {
+    const room = this.room;
+    return room.seats.some((s) => s.kind === "empty" || (s.kind === "bot" && room.status === "waiting"));
+  }
+
+  /**
+   * Joined from the lobby's open tables (``fromList``) to a table whose last free seat someone
+   * else took meanwhile, or whose match started: the server shows such a room as to anyone (GET
+   * /api/rooms/{code}, then the socket as a spectator), so the page says that this browser only
+   * watches, with the way back to the lobby's tables, until a seat is free again (its Sit button
+   * then shows), this page holds a seat, or the player keeps watching.
+   */
+  updateNotice() {
+    const show = this.fromList && this.seat === null && !this.memory.token && !this.hasOpenSeat();
+    const kind = show ? (this.room.status === "waiting" ? "full" : "started") : "";
+    if (this.notice.dataset.kind === kind) return;
+    this.notice.dataset.kind = kind;
+    this.notice.hidden = !show;
+    replace(
+      this.notice,
+      show
+        ? [
+            h("span", {}, t(`open.${kind}`)),
+            h("a", { class: "btn btn-small", href: "/#open-tables" }, t("open.find_other")),
+            h("button", { class: "btn btn-small notice-close", type: "button", onclick: () => this.keepWatching() }, t("open.keep_watching")),
+          ]
+        : [],
+    );
+  }
+
+  /** The notice of a full table read: it goes, and this page watches on. */
+  keepWatching() {
+    this.fromList = false;
+    this.updateNotice();
   }
 
   updateBanner() {
@@ -707,7 +751,7 @@ class WaitingView {
         h("div", { class: "share-row" }, h("input", { id: "share-url", class: "input", readonly: true, value: shareUrl(ctl.code), onfocus: (e) => e.target.select() }), copyLinkButton(ctl.code, "btn")),
       ),
     ];
-    if (!seated && !started) {
+    if (!seated && !started && ctl.hasOpenSeat()) {
       parts.push(
         h(
           "div",
@@ -722,7 +766,7 @@ class WaitingView {
     }
     if (again && !started) parts.push(this.againBox(room, seated));
     parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
-    if (!seated) parts.push(h("p", { class: "hint" }, t("join.watching")));
+    if (!seated && ctl.hasOpenSeat()) parts.push(h("p", { class: "hint" }, t("join.watching")));
     if ((host || ctl.isDeputy) && !started) {
       parts.push(
         h(
