@@ -258,7 +258,7 @@ def test_the_last_matchs_panel_kept_while_read_folds_away_once_the_next_match_is
         screenshot(page, "again-dealt-table-1280-en")
         # the bar's button opens the last match's result again, until this match's first round ends
         button = page.locator(".last-round-btn[data-opens='match']")
-        assert button.text_content() == en["again.last_match"]
+        assert button.text_content() == en["table.last_match"]
         button.click()
         page.wait_for_selector(f"{PANEL} .standings")
         assert page.locator(f"{PANEL} .play-again").count() == 0

@@ -247,9 +247,9 @@ export class TableView {
   }
 
   makePlate(area) {
-    const place = area === "me" ? null : area === "o23" ? { gridColumn: "o2-start / o3-end", gridRow: "o2" } : { gridArea: area };
     const plate = {
-      el: h("section", { class: `plate plate-${area}`, style: place }),
+      // placed by its class (static/css/app.css: .plate-o1 … .plate-o23), each layout its own way
+      el: h("section", { class: `plate plate-${area}` }),
       conn: h("span", { class: "conn", "aria-hidden": "true" }),
       name: h("span", { class: "plate-name" }),
       nameText: h("bdi", { class: "name-text" }),
@@ -314,7 +314,7 @@ export class TableView {
     }
     this.lastRoundBtn.hidden = !this.ctl.roundEnd && !this.ctl.lastMatchEnd;
     this.lastRoundBtn.dataset.opens = this.ctl.roundEnd ? "round" : "match";
-    setText(this.lastRoundLabel, this.ctl.roundEnd ? t("table.last_round") : t("again.last_match"));
+    setText(this.lastRoundLabel, this.ctl.roundEnd ? t("table.last_round") : t("table.last_match"));
     // the round-end panel would cover the hand: not while one's turn timer runs (after the move)
     const hurry = this.ctl.myTimerRuns();
     this.lastRoundBtn.disabled = hurry;

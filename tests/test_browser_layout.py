@@ -1,0 +1,171 @@
+"""The table's layout by screen in Chromium: a phone on its side (844×390, 740×360) shows the hand,
+the chain and every plate without scrolling, and its moves are played there (the end targets on
+the chain included); a tablet held upright (768×1024) gives the felt and the hand the screen's
+width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    DESKTOP,
+    PLAYABLE,
+    catalog_of,
+    goto,
+    open_page,
+    play_until,
+    screenshot,
+    sit_and_start,
+    switch_language,
+)
+from tests.serverkit import ServerProcess
+
+LANDSCAPE = [{"width": 844, "height": 390}, {"width": 740, "height": 360}]
+TABLET = {"width": 768, "height": 1024}
+BOTS = ["easy", "easy", "easy", "easy"]
+
+# Every part of the table a player needs, as {name: [left, top, right, bottom]}, with the page's
+# scroll sizes: what lies outside the window is cut or needs scrolling.
+PARTS = """() => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const parts = {bar: box(document.querySelector('.bar')), felt: box(document.querySelector('.felt')),
+                   hand: box(document.querySelector('.hand'))};
+    document.querySelectorAll('.plate').forEach((el, i) => { parts[`plate${i}`] = box(el); });
+    document.querySelectorAll('.hand-tile').forEach((el, i) => { parts[`tile${i}`] = box(el); });
+    document.querySelectorAll('.chain-tile').forEach((el, i) => { parts[`chain${i}`] = box(el); });
+    const page = document.documentElement;
+    return {parts, scrollW: page.scrollWidth, scrollH: page.scrollHeight, w: innerWidth, h: innerHeight};
+}"""
+
+# Each language menu shown on the page: its width, and the width it takes when nothing limits it
+# (a copy in the same place without the limit): narrower than that, the language's name is cut.
+MENUS = """() => [...document.querySelectorAll('.lang-select')].filter((s) => s.offsetWidth > 0).map((s) => {
+    const free = s.cloneNode(true);
+    Object.assign(free.style, {maxWidth: 'none', minWidth: '0', width: 'auto'});
+    Object.assign(free.style, {position: 'absolute', visibility: 'hidden'});
+    s.parentElement.append(free);
+    const whole = free.getBoundingClientRect().width;
+    free.remove();
+    return {shown: s.options[s.selectedIndex].text, width: s.getBoundingClientRect().width, whole};
+})"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-layout"),
+        env={"DOMENG_BOT_DELAY_S": "0.05", "DOMENG_ROUND_PAUSE_S": "1"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def _seated(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
+) -> tuple[Any, Any, Any]:
+    """A page at a five-seat Domeng table, one person against four bots, on its first turn."""
+    room = server.create_room(bots=[None, *BOTS], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport, locale)
+    sit_and_start(page, server, room, token)
+    page.wait_for_selector(PLAYABLE)
+    return context, page, watch
+
+
+def _outside(shown: dict[str, Any]) -> dict[str, list[float]]:
+    """The parts that reach past the window's edges (a pixel of rounding allowed)."""
+    w, h = shown["w"], shown["h"]
+    return {
+        name: box
+        for name, box in shown["parts"].items()
+        if box[0] < -1 or box[1] < -1 or box[2] > w + 1 or box[3] > h + 1
+    }
+
+
+def _show_last_round(page: Any) -> None:
+    """The bar with every button it may show: the last round's too, as after a round (without
+    playing one out: the language menu is looked at before the next state draws the bar again)."""
+    page.evaluate(
+        "(label) => { const b = document.querySelector('.last-round-btn'); b.hidden = false;"
+        " b.querySelector('.lbl').textContent = label; }",
+        catalog_of("id")["table.last_round"],
+    )
+
+
+def _chain_length(page: Any) -> int:
+    return int(page.evaluate("() => window.__domeng.view?.chain.length ?? 0"))
+
+
+@pytest.mark.parametrize("viewport", LANDSCAPE, ids=["844x390", "740x360"])
+def test_a_phone_on_its_side_shows_the_hand_and_the_chain_without_scrolling(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    context, page, watch = _seated(server, browser, viewport, "id-ID")
+    try:
+        for _ in range(2):  # on the first turn, then with a chain of several tiles on the felt
+            shown = page.evaluate(PARTS)
+            assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
+            assert _outside(shown) == {}, shown
+            felt = shown["parts"]["felt"]
+            # the felt is the table's middle, not a strip: it keeps well over a third of the height
+            assert felt[3] - felt[1] > 0.4 * viewport["height"], felt
+            chain = [box for name, box in shown["parts"].items() if name.startswith("chain")]
+            assert all(
+                felt[0] <= b[0] and b[2] <= felt[2] and felt[1] <= b[1] and b[3] <= felt[3] for b in chain
+            )
+            # the hand's tiles are played by a tap (and an end target on the chain, when asked)
+            play_until(page, lambda: _chain_length(page) >= 8 or page.locator("dialog[open]").count() > 0)
+        screenshot(page, f"table-{viewport['width']}x{viewport['height']}-id")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_a_tablet_held_upright_gives_the_felt_and_the_hand_the_screens_width(
+    server: ServerProcess, browser: Any
+) -> None:
+    context, page, watch = _seated(server, browser, TABLET, "id-ID")
+    try:
+        shown = page.evaluate(PARTS)
+        assert _outside(shown) == {}, shown
+        felt, hand = shown["parts"]["felt"], shown["parts"]["hand"]
+        width = TABLET["width"]
+        assert felt[2] - felt[0] > 0.9 * width, felt  # it had a 320 px column between the plates
+        assert hand[2] - hand[0] > 0.6 * width, hand
+        plates = [box for name, box in shown["parts"].items() if name.startswith("plate")][
+            :-1
+        ]  # not one's own
+        assert len(plates) == 4 and all(b[3] <= felt[1] for b in plates), plates  # in a row above the felt
+        screenshot(page, "table-768x1024-id")
+        _show_last_round(page)
+        for menu in page.evaluate(MENUS):
+            assert menu["shown"] == "Bahasa Indonesia" and menu["width"] >= menu["whole"] - 0.5, menu
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    "viewport", [DESKTOP, LANDSCAPE[0], {"width": 600, "height": 900}], ids=["1280x800", "844x390", "600x900"]
+)
+def test_the_language_menus_show_bahasa_indonesia_whole(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """In the header of the lobby (and every page with it) and in the table's bar, where the menu
+    shows its language's name (a phone upright shows the globe alone, the menu opening over it)."""
+    context, page, watch = _seated(server, browser, viewport, "id-ID")
+    try:
+        _show_last_round(page)
+        at_table = page.evaluate(MENUS)
+        goto(page, f"{server.url}/")
+        switch_language(page, "id")
+        in_header = page.evaluate(MENUS)
+        assert len(in_header) == 1, in_header
+        for menu in at_table + in_header:
+            assert menu["shown"] == "Bahasa Indonesia" and menu["width"] >= menu["whole"] - 0.5, menu
+        watch.assert_clean()
+    finally:
+        context.close()
