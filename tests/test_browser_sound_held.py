@@ -2,7 +2,8 @@
 (remembered in localStorage), and after a reload the browser holds the page's audio until a tap or a
 key (its autoplay policy: the AudioContext starts suspended). The speaker says it waits for a tap,
 in the player's language; the first tap or key anywhere lets the audio play, and a tap on the
-speaker itself does the same without turning sound off."""
+speaker itself does the same without turning sound off. A phone's speaker is in the closed feed
+drawer: the drawer's button shows the speaker's gold dot meanwhile, and its label says it."""
 
 from __future__ import annotations
 
@@ -78,6 +79,31 @@ def _speaker(page: Any) -> dict[str, Any]:
     return found[0]
 
 
+def _drawer_button(page: Any) -> dict[str, Any]:
+    """The feed drawer's button: its label, and the held-sound dot's box against the button's and
+    the unread count's (None while the dot is not shown)."""
+    shown: dict[str, Any] = page.evaluate(
+        """() => {
+            const button = document.querySelector('.feed-toggle');
+            const dot = button.querySelector('.held-dot'), badge = button.querySelector('.unread-badge');
+            const box = (e) => {
+                const r = e.getBoundingClientRect();
+                return [r.left, r.top, r.right, r.bottom];
+            };
+            const b = box(button), d = dot?.getClientRects().length ? box(dot) : null;
+            const u = badge.getClientRects().length ? box(badge) : null;
+            return {label: button.getAttribute('aria-label'), shown: !!button.getClientRects().length,
+                    dot: d && {width: d[2] - d[0],
+                               inside: d[0] >= b[0] && d[1] >= b[1] && d[2] <= b[2] && d[3] <= b[3],
+                               clearOfBadge: !u || d[2] <= u[0] || d[3] <= u[1] || d[0] >= u[2]
+                                   || d[1] >= u[3],
+                               seen: document.elementFromPoint((d[0] + d[2]) / 2, (d[1] + d[3]) / 2)
+                                   === dot}};
+        }"""
+    )
+    return shown
+
+
 def _reload_with_sound_on(page: Any) -> None:
     page.evaluate("() => localStorage.setItem('domeng:sound', 'on')")
     page.reload()
@@ -88,7 +114,9 @@ def _reload_with_sound_on(page: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("viewport", "locale"), [(DESKTOP, "en-US"), (PHONE, "uk-UA")], ids=["desktop-en", "phone-uk"]
+    ("viewport", "locale"),
+    [(DESKTOP, "en-US"), (PHONE, "uk-UA"), ({"width": 360, "height": 740}, "hu-HU")],
+    ids=["desktop-en", "phone-uk", "phone360-hu"],
 )
 def test_sound_remembered_on_waits_for_a_tap_then_plays(
     server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
@@ -114,15 +142,24 @@ def test_sound_remembered_on_waits_for_a_tap_then_plays(
     page.add_init_script(HELD_AUDIO)
     try:
         sit_and_start(page, server, room, token)
-        phone = viewport == PHONE
+        phone = viewport != DESKTOP
         _reload_with_sound_on(page)
         assert _speaker(page) == held
+        # a phone's speaker is in the closed drawer: the drawer's button has its dot, and says it
+        button = _drawer_button(page)
+        if phone:
+            assert button["label"] == f"{catalog['table.feed']} · {catalog['alerts.sound_waiting']}", button
+            assert button["dot"] == {"width": 8, "inside": True, "clearOfBadge": True, "seen": True}, button
+        else:  # the speaker is on screen (the drawer's button is not)
+            assert not button["shown"] and button["dot"] is None, button
         screenshot(page, f"sound-held-{viewport['width']}x{viewport['height']}-{locale[:2]}")
         # a tap: on a phone, opening the feed (the speaker is in its head there), on a desktop
         # on nothing in particular
         page.click(".feed-toggle" if phone else ".feed-head h2")
         page.wait_for_function("() => window.__domengAudio() === 'running'")
         assert _speaker(page) == playing
+        button = _drawer_button(page)  # the dot and the words go with the hold
+        assert button["label"] == catalog["table.feed"] and button["dot"] is None, button
 
         _reload_with_sound_on(page)  # a key does it too
         assert _speaker(page) == held

@@ -72,8 +72,18 @@ for (const type of ["pointerdown", "pointerup", "keydown", "touchend", "click"])
   window.addEventListener(type, onPress, { capture: true, passive: true });
 }
 
+const soundWatchers = new Set();
+
+/** Call ``fn()`` each time the speakers are painted again (sound turned on or off, the audio held
+ * or let go: see `audioHeld`); returns the function that stops it. */
+export function watchSound(fn) {
+  soundWatchers.add(fn);
+  return () => soundWatchers.delete(fn);
+}
+
 function paintSounds() {
   for (const each of document.querySelectorAll(".sound-toggle")) paintSound(each);
+  for (const fn of soundWatchers) fn();
 }
 
 /** Play the sound ``kind`` (a key of SOUNDS) if sound is on; every sound asked for is also kept in

@@ -2,7 +2,7 @@
 // (Domeng) or the bazaar and the score sheet (Kozel), the turn timer and the play-by-play feed. It
 // shows the view and offers only view.legal; in Kozel it draws for you while nothing fits.
 
-import { alertButtons, TableAlerts } from "./alerts.js";
+import { alertButtons, audioHeld, TableAlerts, watchSound } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
@@ -18,6 +18,8 @@ import { languageSelect, topBarActions } from "./ui.js";
 /** Where the opponents sit, by table size, in seat order after you (play goes round clockwise). */
 const OPP_AREAS = { 2: ["o23"], 3: ["o1", "o4"], 4: ["o1", "o23", "o4"], 5: ["o1", "o2", "o3", "o4"] };
 const AUTO_DRAW_MS = 450;
+/** Where the speaker is in the feed's drawer, not the top bar (static/css/app.css). */
+const PHONE = "(max-width: 759px)";
 
 export class TableView {
   constructor(ctl) {
@@ -30,7 +32,14 @@ export class TableView {
     this.handButtons = new Map();
     this.feedKey = "";
     this.alerts = new TableAlerts();
+    this.unread = 0; // the chat's lines unread while the drawer is closed
+    // a phone's speaker is in the closed drawer: its button says when the browser holds the sound
+    this.phone = window.matchMedia(PHONE);
     this.build();
+    this.onPhone = () => this.labelFeedToggle();
+    this.phone.addEventListener("change", this.onPhone);
+    this.unwatchSound = watchSound(this.onPhone);
+    this.labelFeedToggle();
     this.chatBox.setOpen(window.matchMedia("(min-width: 1100px)").matches); // the feed is always open there
     this.timer = setInterval(() => this.tick(), 250);
     this.onKey = (event) => {
@@ -44,6 +53,8 @@ export class TableView {
     clearTimeout(this.drawTimer);
     clearTimeout(this.hintNoteTimer);
     document.removeEventListener("keydown", this.onKey);
+    this.phone.removeEventListener("change", this.onPhone);
+    this.unwatchSound();
     this.alerts.closeNotice();
     this.chain.destroy();
     this.feedSized.disconnect();
@@ -77,7 +88,9 @@ export class TableView {
       h("span", { class: "lbl" }, t("table.feed")),
     );
     this.unreadBadge = h("span", { class: "unread-badge", hidden: true });
-    this.feedToggle.append(this.unreadBadge);
+    // the speaker's gold dot, on a phone whose speaker is in the closed drawer (labelFeedToggle)
+    this.heldDot = h("span", { class: "held-dot", hidden: true });
+    this.feedToggle.append(this.unreadBadge, this.heldDot);
     // the last round's panel; before this match's first round ends, the last match's (Play again)
     this.lastRoundLabel = h("span", { class: "lbl" }, t("table.last_round"));
     this.lastRoundBtn = h(
@@ -838,7 +851,20 @@ export class TableView {
   showUnread(n) {
     this.unreadBadge.hidden = n === 0;
     this.unreadBadge.textContent = n > 99 ? "99+" : String(n);
-    setAttr(this.feedToggle, "aria-label", n ? `${t("table.feed")} · ${t("chat.unread", { n })}` : t("table.feed"));
+    this.unread = n;
+    this.labelFeedToggle();
+  }
+
+  /** The feed button's label: its name, the chat's unread count, and on a phone (whose speaker is
+   * in the drawer) that the browser holds the sound until a tap, which its gold dot shows too. A
+   * tap on it is such a tap: the sound plays, and the dot and the words go. */
+  labelFeedToggle() {
+    const held = audioHeld() && this.phone.matches;
+    const words = [t("table.feed")];
+    if (this.unread) words.push(t("chat.unread", { n: this.unread }));
+    if (held) words.push(t("alerts.sound_waiting"));
+    setAttr(this.feedToggle, "aria-label", words.join(" · "));
+    if (this.heldDot.hidden === held) this.heldDot.hidden = !held;
   }
 
   /** A reaction shows for a moment on its sender's plate (unless this browser hides them). */
