@@ -8,6 +8,8 @@
   own, with its timer shown; two in a row and a bot covers the seat until "I'm back".
 - A seated player can leave the seat before the start; the host confirms before giving a present
   player's seat to a bot.
+- An open feed drawer (a phone's, a tablet's) covers the stones on the move between the plates and
+  their "+4": they drew over it.
 """
 
 from __future__ import annotations
@@ -334,5 +336,78 @@ def test_the_bot_is_playing_for_you_banner_goes_when_the_match_is_over(
     assert page.evaluate("() => window.__domeng.room.seats[0].covered") is False
     assert server.room(room["code"])["seats"][0]["covered"] is False
     screenshot(page, "match-over-after-covering-390x844")
+    watch.assert_clean()
+    context.close()
+
+
+# The table's own animation of a settlement (static/js/table.js ``animate``: stones fly from the pile
+# and a payer's plate to the receiver's, then "+n" rises there), for a receiver whose plate lies under
+# the open drawer. Each flying stone is stopped at points along its flight and, where its centre is
+# over the drawer, hit-tested there (made hittable for the look: the layer lets clicks through); then
+# the "+n" the same way. Hit testing follows the order things are painted in.
+_STONES_UNDER_DRAWER_JS = """async () => {
+    const c = window.__domeng, feed = document.querySelector('.table-screen.feed-open .feed');
+    const f = feed.getBoundingClientRect();
+    const over = (x, y) => x > f.left + 4 && x < f.right - 4 && y > f.top + 4 && y < f.bottom - 4;
+    const centre = (e) => {
+        const r = e.getBoundingClientRect();
+        return [(r.left + r.right) / 2, (r.top + r.bottom) / 2];
+    };
+    const seats = [...document.querySelectorAll('.plate:not(.plate-me) .plate-stones')]
+        .filter((e) => over(...centre(e))).map((e) => Number(e.dataset.seatStones));
+    if (seats.length < 2) return {seats};
+    const [receiver, payer] = seats;
+    const covered = (e) => {
+        const [x, y] = centre(e);
+        if (!over(x, y)) return null;
+        e.style.pointerEvents = 'auto';
+        const hit = document.elementFromPoint(x, y);
+        e.style.pointerEvents = '';
+        if (feed.contains(hit)) return 'drawer';
+        return hit.closest('.flights') ? 'stone' : hit.className.baseVal ?? hit.className;
+    };
+    c.screen.animate([{type: 'passed', seat: payer,
+                       settlement: {receiver, from_table: 2, from_payers: [[payer, 2]], received: 4}}]);
+    const looks = [];
+    for (const stone of document.querySelectorAll('.flights .stone.flying')) {
+        const flight = stone.getAnimations()[0];
+        flight.pause();
+        const start = flight.effect.getTiming().delay;
+        for (let t = start; t <= start + 750; t += 25) {
+            flight.currentTime = t;
+            const seen = covered(stone);
+            if (seen) looks.push(seen);
+        }
+        flight.finish();
+    }
+    await new Promise((done) => {
+        const look = () => document.querySelector('.flights .burst') ? done() : requestAnimationFrame(look);
+        look();
+    });
+    const burst = document.querySelector('.flights .burst');
+    return {seats, looks, burst: {text: burst.textContent, seen: covered(burst)}};
+}"""
+
+
+@pytest.mark.parametrize(
+    "viewport",
+    [PHONE, {"width": 360, "height": 740}, {"width": 800, "height": 1000}],
+    ids=["390", "360", "800"],
+)
+def test_an_open_feed_drawer_covers_the_stones_on_the_move(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The stones a settlement moves between the plates (and its "+4") were drawn over the open
+    drawer of a phone or a tablet: it covers them now, wherever they fly under it."""
+    context, page, watch, _room = _seated_page(browser, server, viewport, timer_s=0)
+    page.emulate_media(reduced_motion="no-preference")  # the stones fly only then
+    page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: the table waits
+    page.click(".feed-toggle")
+    page.wait_for_selector(".table-screen.feed-open .feed")
+    shown = page.evaluate(_STONES_UNDER_DRAWER_JS)
+    screenshot(page, f"stones-under-drawer-{viewport['width']}")
+    assert len(shown["seats"]) >= 2, shown  # plates under the drawer to fly between
+    assert shown["looks"] and set(shown["looks"]) == {"drawer"}, shown
+    assert shown["burst"] == {"text": "+4", "seen": "drawer"}, shown
     watch.assert_clean()
     context.close()
