@@ -1,7 +1,8 @@
 """The table's chat in Chromium (issue 14): two people at a table, one on a phone in Russian and one
 on a desktop in English. A message and a reaction reach the other (the reaction on the sender's
 plate too), a hostile message shows as text, the phone's feed button counts what is unread, the
-host mutes a seat that then cannot chat, and the admin match page shows what was said."""
+host mutes a seat that then cannot chat, and the admin match page shows what was said. A phone's
+drawer keeps its head in view while it scrolls, and an empty chat says so."""
 
 from __future__ import annotations
 
@@ -550,4 +551,75 @@ def test_a_paste_too_long_for_one_line_is_cut_and_the_player_told(
         assert _chat_texts(page) == ["x" * 200]
         watch.assert_clean()
     finally:
+        context.close()
+
+
+# A phone's open drawer: its empty-chat line (shown or not, its words, inside the chat box under its
+# heading), and, the drawer scrolled to its end, its head against the drawer's top edge and whether
+# the Close button is on top at its centre (nothing scrolled over it).
+_DRAWER_HEAD_JS = """() => {
+    const feed = document.querySelector('.table-screen.feed-open .feed');
+    const box = (e) => e.getBoundingClientRect();
+    const empty = feed.querySelector('.chat-empty'), chat = feed.querySelector('.chat-box');
+    const shown = !!empty && empty.getClientRects().length > 0;
+    const e = shown && box(empty), c = box(chat), h3 = box(chat.querySelector('h3'));
+    feed.scrollTop = feed.scrollHeight;
+    const f = box(feed), head = box(feed.querySelector('.feed-head'));
+    const close = feed.querySelector('.feed-close'), x = box(close);
+    return {scrolled: feed.scrollTop, headTop: head.top - f.top - feed.clientTop,
+            closeOnTop: document.elementFromPoint((x.left + x.right) / 2, (x.top + x.bottom) / 2) === close,
+            closeInside: x.top >= f.top && x.bottom <= f.bottom,
+            lines: feed.querySelectorAll('.chat-line').length,
+            empty: shown && {text: empty.textContent, whole: empty.scrollWidth <= empty.clientWidth + 1,
+                             inside: e.left >= c.left - 0.5 && e.right <= c.right + 0.5
+                                 && e.top >= h3.bottom - 0.5}};
+}"""
+
+
+def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written(
+    server: ServerProcess, browser: Any
+) -> None:
+    """On a 360x740 phone, on one's own turn (the drawer ends above the hand and scrolls as a whole),
+    the drawer's title, speaker and Close stay at its top however far it is scrolled: they scrolled
+    away with a long chat. An empty chat showed nothing at all under its heading: it says "No
+    messages yet", in every language, until someone writes."""
+    room = server.create_room(bots=[None, None, None, "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    people = ((1, "Budi"), (2, "Citra"))
+    clients = [Client(server, code, server.claim(code, seat, name).json()["token"]) for seat, name in people]
+    players = [SocketPlayer(client) for client in clients]  # they play their turns (and say nothing yet)
+    context, page, watch = open_page(browser, {"width": 360, "height": 740})
+    try:
+        sit_and_start(page, server, room, token)
+        page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
+        page.wait_for_selector(".table-screen[data-my-turn='true']")
+        page.click(".feed-toggle")
+        page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
+            shown = page.evaluate(_DRAWER_HEAD_JS)
+            assert shown["lines"] == 0, shown
+            said = catalog_of(lang)["chat.empty"]
+            assert shown["empty"] == {"text": said, "whole": True, "inside": True}, (lang, shown)
+            assert shown["headTop"] == 0 and shown["closeOnTop"] and shown["closeInside"], (lang, shown)
+        screenshot(page, "chat-drawer-empty-360x740")
+        for i in range(8):  # a long chat: Budi and Citra write (the table still waits for Ana)
+            text = f"line {i + 1}: the table is long and so is this chat"
+            clients[i % 2].send({"type": "chat", "text": text})  # four each: within a seat's five at once
+        page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 8")
+        for lang in ("en", "hu", "ru"):
+            switch_language(page, lang)
+            page.wait_for_selector(".table-screen.feed-open .feed .chat-line")
+            shown = page.evaluate(_DRAWER_HEAD_JS)
+            assert shown["lines"] == 8 and shown["empty"] is False, (lang, shown)
+            assert shown["scrolled"] > 0 and shown["headTop"] == 0, (lang, shown)
+            assert shown["closeOnTop"] and shown["closeInside"], (lang, shown)
+            screenshot(page, f"chat-drawer-scrolled-360x740-{lang}")
+        assert page.evaluate("() => window.__domeng.view.to_act") == 0  # still our turn: the hand below
+        watch.assert_clean()
+    finally:
+        for player in players:
+            player.stop()
         context.close()

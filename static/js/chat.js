@@ -42,6 +42,8 @@ export class ChatBox {
     this.unread = 0;
     this.open = false;
     this.list = h("ol", { class: "chat-list", "aria-live": "polite", "aria-label": t("chat.heading") });
+    // a quiet line while nobody has written: an empty chat showed nothing at all under its heading
+    this.empty = h("p", { class: "chat-empty" }, t("chat.empty"));
     this.input = h("input", {
       class: "input chat-input",
       type: "text",
@@ -98,6 +100,7 @@ export class ChatBox {
       "section",
       { class: "chat-box", "aria-label": t("chat.heading") },
       h("h3", {}, t("chat.heading")),
+      this.empty,
       this.list,
       this.notice,
       this.reactions,
@@ -161,6 +164,7 @@ export class ChatBox {
       if (fresh && message.line.reaction) this.onReaction(message.line);
       if (!this.open && message.line.seat !== this.ctl.seat) this.setUnread(this.unread + 1);
     }
+    this.empty.hidden = this.list.childElementCount > 0;
     this.list.scrollTop = this.list.scrollHeight;
   }
 
