@@ -57,9 +57,33 @@ def _fits(page: Any) -> bool:
     return bool(page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"))
 
 
+# The box a plate shows its name in, and how that box shortens a name too long for it: the name's
+# own line (``text-overflow: ellipsis``) or, on a phone's narrow plate, the name's two lines cut at the
+# second with an ellipsis (``-webkit-line-clamp: 2`` on the name's inline text's box). Whether the
+# name is whole in it, across and down, and its number of lines.
+_NAME_BOX_JS = """
+const nameBox = (plate) => {
+    const text = plate.querySelector('.name-text');
+    const box = getComputedStyle(text).display === 'inline' ? text.parentElement : text;
+    const style = getComputedStyle(box);
+    const ellipsis = style.webkitLineClamp !== 'none' ? `${style.webkitLineClamp} lines`
+        : style.textOverflow === 'ellipsis' && style.whiteSpace === 'nowrap' ? 'one line' : 'none';
+    const lines = Math.round(box.clientHeight / parseFloat(style.lineHeight));
+    const whole = box.scrollWidth <= box.clientWidth + 1 && box.scrollHeight <= box.clientHeight + 1;
+    return {box, ellipsis, lines, whole};
+};
+"""
+
+
+def _with_name_box(function: str) -> str:
+    """``function`` (a page function's text, ``() => …``) with `_NAME_BOX_JS`'s ``nameBox`` in scope."""
+    return f"() => {{ {_NAME_BOX_JS} return ({function})(); }}"
+
+
 _NAMES_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
     const box = plate.getBoundingClientRect();
     const name = plate.querySelector('.name-text');
+    const shownIn = nameBox(plate);
     const you = plate.querySelector('.plate-name .you');
     const n = name.getBoundingClientRect();
     const y = you.getBoundingClientRect();
@@ -73,8 +97,8 @@ _NAMES_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
         title: name.getAttribute('title'),
         text: name.textContent,
         isolated: getComputedStyle(name).unicodeBidi,
-        ellipsis: getComputedStyle(name).textOverflow,
-        shortened: name.scrollWidth > name.clientWidth + 1,
+        ellipsis: shownIn.ellipsis,
+        shortened: !shownIn.whole,
         nameInside: n.left >= box.left - 0.5 && n.right <= box.right + 0.5,
         you: you.hidden ? null : {text: you.textContent, whole: you.scrollWidth <= you.clientWidth + 1,
             inside: y.left >= box.left - 0.5 && y.right <= box.right + 0.5 && y.right <= innerWidth,
@@ -153,13 +177,12 @@ def test_long_joined_emoji_and_right_to_left_names_keep_their_place(
             return !!document.querySelector('.plate .tag-camat');
         }"""
     )
-    plates = {p["seat"]: p for p in page.evaluate(_NAMES_JS)}
+    plates = {p["seat"]: p for p in page.evaluate(_with_name_box(_NAMES_JS))}
     assert {plates[s]["title"] for s in (0, 1, 2)} == {LONG, EMOJI, RTL}
     me = plates[0]
     assert me["you"] is not None and me["you"]["whole"] and me["you"]["inside"] and me["you"]["afterName"], me
     assert all(
-        p["isolated"] == "isolate" and p["ellipsis"] == "ellipsis" and p["nameInside"]
-        for p in plates.values()
+        p["isolated"] == "isolate" and p["ellipsis"] != "none" and p["nameInside"] for p in plates.values()
     )
     if viewport is PHONE:
         assert me["shortened"]  # 32 W's do not fit a phone's plate: the ellipsis shows, the title keeps it
@@ -391,15 +414,16 @@ def test_the_fair_deal_is_recreated_in_the_panel_with_the_players_own_hand(
 
 _ACTING_NAMES_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
     const name = plate.querySelector('.name-text');
+    const shownIn = () => nameBox(plate);
     const box = () => { const r = name.getBoundingClientRect(); return [r.left, r.width].map(Math.round); };
     const acting = plate.classList.contains('acting');
     plate.classList.add('acting');  // each plate as it is on its player's turn, measured at once
-    const turn = {box: box(), whole: name.scrollWidth <= name.clientWidth + 1};
+    const turn = {box: box(), whole: shownIn().whole};
     plate.classList.remove('acting');
     const idle = box();
     if (acting) plate.classList.add('acting');
     return {seat: Number(plate.dataset.seat), acting, text: name.textContent,
-            title: name.getAttribute('title'), ellipsis: getComputedStyle(name).textOverflow, turn, idle};
+            title: name.getAttribute('title'), ellipsis: shownIn().ellipsis, turn, idle};
 })"""
 
 SPECTATED = ["Mihkel", "Dénes", "Katalin", "Андрій", "Maximiliane von Wolkenstein"]
@@ -427,13 +451,13 @@ def test_a_spectator_reads_the_acting_players_ordinary_name_whole(
         assert server.start_match(code, room["host_token"]).status_code == 200
         goto(page, f"{server.url}/r/{code}")
         page.wait_for_selector(".table-screen .plate.acting")
-        plates = page.evaluate(_ACTING_NAMES_JS)
+        plates = page.evaluate(_with_name_box(_ACTING_NAMES_JS))
         assert sorted(p["text"] for p in plates) == sorted(SPECTATED)
         assert sum(p["acting"] for p in plates) == 1, plates
         for plate in plates:
             assert plate["turn"]["box"] == plate["idle"], plate  # the turn coming moves no name
             if plate["text"] == SPECTATED[-1]:
-                assert not plate["turn"]["whole"] and plate["ellipsis"] == "ellipsis", plate
+                assert not plate["turn"]["whole"] and plate["ellipsis"] != "none", plate
                 assert plate["title"] == SPECTATED[-1]
             else:
                 assert plate["turn"]["whole"], (viewport, plate)
@@ -445,9 +469,77 @@ def test_a_spectator_reads_the_acting_players_ordinary_name_whole(
             player.close()
 
 
-_BOT_NAMES_JS = """() => [...document.querySelectorAll('.plate.bot .name-text')].map((e) => ({
-    text: e.textContent,
-    clipped: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1}))"""
+_TWO_LINES_JS = """() => {
+    const plates = [...document.querySelectorAll('.plate:not(.plate-me)')].map((plate) => {
+        const r = plate.getBoundingClientRect(), shownIn = nameBox(plate);
+        const n = shownIn.box.getBoundingClientRect();
+        const text = plate.querySelector('.name-text');
+        // each word of the name: on one line (a word broken between two lines has two boxes)
+        const words = [];
+        for (const match of text.textContent.matchAll(/\\S+/g)) {
+            const range = document.createRange();
+            range.setStart(text.firstChild, match.index);
+            range.setEnd(text.firstChild, match.index + match[0].length);
+            const top = Math.round(range.getBoundingClientRect().top - n.top);
+            words.push({word: match[0], lines: range.getClientRects().length, top});
+        }
+        return {name: text.textContent, whole: shownIn.whole, lines: shownIn.lines,
+                ellipsis: shownIn.ellipsis,
+                inside: n.left >= r.left - 0.5 && n.right <= r.right + 0.5 && n.bottom <= r.bottom + 0.5,
+                words, height: Math.round(r.height)};
+    });
+    const hand = document.querySelector('.hand').getBoundingClientRect();
+    return {plates, handShown: hand.bottom <= innerHeight + 0.5,
+            fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+TWO_LINES = ["Ana", "Alexandra", "Jan Kowalski", "Władysława", "Kristóf"]
+"""Seat 0 (this browser's) and four opponents: a single name of nine letters and one of ten, two
+words, and a short name."""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 360, "height": 740}, PHONE], ids=["360x740", "390x844"])
+def test_a_long_name_takes_two_lines_on_a_phones_plate(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """On a phone an opponent's plate cut a name of nine letters or more with an ellipsis
+    ("Alexandra" read "Alexan…", "Jan Kowalski" "Jan K…"). A name now takes two lines there: two
+    words one on each ("Jan / Kowalski", no word broken), a single long word broken inside it
+    ("Alexan / dra"), whole in every language. The plates' row grows from 55 px (one line) to 68 px,
+    what it already was beside a bot's two-line name; the hand stays on screen."""
+    room = server.create_room(turn_timer_s=0)
+    code = room["code"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in enumerate(TWO_LINES)]
+    players = [Client(server, code, token) for token in tokens[1:]]  # connected, and never playing
+    context, page, watch = open_page(browser, viewport)
+    try:
+        sit_and_start(page, server, room, tokens[0])
+        page.wait_for_selector(".table-screen .plate.acting")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector(".table-screen .plate.acting")
+            shown = page.evaluate(_with_name_box(_TWO_LINES_JS))
+            plates = {p["name"]: p for p in shown["plates"]}
+            assert sorted(plates) == sorted(TWO_LINES[1:]), shown
+            for plate in plates.values():
+                assert plate["whole"] and plate["inside"] and plate["ellipsis"] == "2 lines", (lang, plate)
+                assert plate["height"] <= 70, (lang, plate)  # 55 px with one line, 68 px with two
+            jan = plates["Jan Kowalski"]
+            assert jan["lines"] == 2 and [w["lines"] for w in jan["words"]] == [1, 1], (lang, jan)
+            assert jan["words"][1]["top"] > jan["words"][0]["top"], (lang, jan)  # Kowalski below Jan
+            assert plates["Kristóf"]["lines"] == 1, (lang, plates["Kristóf"])
+            assert plates["Alexandra"]["lines"] == 2, (lang, plates["Alexandra"])
+            assert shown["handShown"] and shown["fits"], (lang, shown)
+        screenshot(page, f"plates-two-lines-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+        for player in players:
+            player.close()
+
+
+_BOT_NAMES_JS = """() => [...document.querySelectorAll('.plate.bot')].map((plate) => ({
+    text: plate.querySelector('.name-text').textContent, clipped: !nameBox(plate).whole}))"""
 
 
 def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
@@ -467,7 +559,7 @@ def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
     for lang in languages():
         switch_language(page, lang)
         page.wait_for_selector(".plate.bot .name-text")
-        names = page.evaluate(_BOT_NAMES_JS)
+        names = page.evaluate(_with_name_box(_BOT_NAMES_JS))
         assert len(names) == 4 and not [n for n in names if n["clipped"]], (lang, names)
     # a phone's language menu is in the feed drawer: choosing there keeps the drawer open, focus on it
     page.click(".feed-toggle")
