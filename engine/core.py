@@ -175,12 +175,16 @@ _PLAYS, _FIT_PLAYS = _build_play_tables()
 _Placement = tuple[Placed, Play]
 
 
-def _build_placements() -> tuple[tuple[dict[End | None, tuple[_Placement | None, ...]], ...], ...]:
+_Placements = tuple[tuple[dict[End | None, tuple[_Placement | None, ...]], ...], ...]
+
+
+def _build_placements(marks_mappakuling: bool) -> _Placements:
     """Per seat, pair of open ends and end named (None, L, R), per tile index: what placing it
     does, ``(the Placed event, the Play as a record writes it)``, or None when it is not legal.
     Events are immutable, so one instance serves every state. An omitted end is legal when the
     placement is unambiguous: one end fits, or the ends are equal (the tile goes on L) (D13). A
-    lempa is mappakuling only if both ends already showed its number (D14)."""
+    lempa is mappakuling only if both ends already showed its number (D14); with
+    ``marks_mappakuling`` false (Kozel, where the word means nothing) no event is mappakuling."""
     seats = []
     for seat in range(MAX_SEATS):
         table = []
@@ -191,11 +195,11 @@ def _build_placements() -> tuple[tuple[dict[End | None, tuple[_Placement | None,
                 on_left, on_right = t.has(left), t.has(right)
                 if on_left:
                     ends = (t.other(left), right)
-                    event = Placed(seat, t, "L", ends, ends[0] == ends[1])
+                    event = Placed(seat, t, "L", ends, marks_mappakuling and ends[0] == ends[1])
                     moves[(t.index, "L")] = (event, _PLAYS[seat][t.index][1])
                 if on_right:
                     ends = (left, t.other(right))
-                    event = Placed(seat, t, "R", ends, ends[0] == ends[1])
+                    event = Placed(seat, t, "R", ends, marks_mappakuling and ends[0] == ends[1])
                     moves[(t.index, "R")] = (event, _PLAYS[seat][t.index][2])
                 if on_left and (left == right or not on_right):
                     moves[(t.index, None)] = moves[(t.index, "L")]
@@ -207,7 +211,9 @@ def _build_placements() -> tuple[tuple[dict[End | None, tuple[_Placement | None,
     return tuple(seats)
 
 
-_PLACEMENTS = _build_placements()
+_PLACEMENTS = _build_placements(True)
+_PLAIN_PLACEMENTS = _build_placements(False)
+"""`_PLACEMENTS` for rules where a mappakuling does not count (`Rules.mappakuling_counts`)."""
 _OPENINGS: tuple[tuple[tuple[Placed, Play], ...], ...] = tuple(
     tuple(
         (Placed(s, t, None, (t.high, t.low), False, True), Play(s, t, None, True))
@@ -566,7 +572,8 @@ class State:
                 event, played = _OPEN_EVENTS[seat][tile.index], _PLAYS[seat][tile.index][0]
         else:
             try:
-                entry = _PLACEMENTS[seat][left * 7 + self.right][end][tile.index]
+                placements = _PLACEMENTS if self.rules.mappakuling_counts else _PLAIN_PLACEMENTS
+                entry = placements[seat][left * 7 + self.right][end][tile.index]
             except KeyError:  # not an end at all
                 entry = None
             if entry is None:

@@ -89,7 +89,8 @@ class Settlement:
 class Placed:
     """``seat`` placed ``tile`` on ``end`` (None for the opening tile); ``ends`` are [L|R] after it.
 
-    ``mappakuling`` is true when both open ends now show the same number (never for the opening, D14).
+    ``mappakuling`` is true when both open ends now show the same number (never for the opening, D14),
+    in Domeng only: the word belongs to Domeng, so a Kozel placement never carries it.
     ``flip`` is true when the opening tile was laid high-low.
     """
 

@@ -101,15 +101,15 @@ def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:
 
 def describe_events(events: Sequence[Event], names: Sequence[str]) -> str:
     """One line for what an action caused, e.g. ``"Budi passes (passebunge) · Budi: +2 stones
-    (2 from the table)"`` or ``"Ana plays 6-6 · [6|6]"``; a round's end adds its summary."""
-    parts: list[str] = []
+    (2 from the table)"`` or ``"Ana plays 6-6 · [6|6]"``; Kozel's two lempas (K4) are one move,
+    ``"Ana plays two lempas, 2-2 on L and 5-5 on R → [2|5]"``; a round's end adds its summary.
+    Only the game's own words: a mappakuling is Domeng's, so a Kozel event never says it."""
+    placed = [event for event in events if type(event) is Placed]
+    parts = [_two_lempas(placed[0], placed[1], names)] if len(placed) == 2 else []  # K4
     for event in events:
         if type(event) is Placed:
-            where = f" on {event.end}" if event.end else ""
-            note = " (mappakuling)" if event.mappakuling else ""
-            parts.append(
-                f"{names[event.seat]} plays {event.tile}{where} → [{event.ends[0]}|{event.ends[1]}]{note}"
-            )
+            if len(placed) == 1:
+                parts.append(_placed(event, names))
         elif type(event) is Passed:
             kind = " (passebunge)" if event.passebunge else ""
             text = f"{names[event.seat]} passes{kind}"
@@ -121,3 +121,18 @@ def describe_events(events: Sequence[Event], names: Sequence[str]) -> str:
         elif type(event) is RoundEnded:
             parts.append(" · ".join(describe_outcome(event.outcome, names)))
     return " · ".join(parts)
+
+
+def _placed(event: Placed, names: Sequence[str]) -> str:
+    where = f" on {event.end}" if event.end else ""
+    note = " (mappakuling)" if event.mappakuling else ""
+    return f"{names[event.seat]} plays {event.tile}{where} → [{event.ends[0]}|{event.ends[1]}]{note}"
+
+
+def _two_lempas(first: Placed, second: Placed, names: Sequence[str]) -> str:
+    """K4: both lempas of one move, in the order placed, with the ends after both."""
+    ends = f"[{second.ends[0]}|{second.ends[1]}]"
+    return (
+        f"{names[first.seat]} plays two lempas, {first.tile} on {first.end} and {second.tile} "
+        f"on {second.end} → {ends}"
+    )

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from engine.core import Deal, Phase, State
@@ -76,3 +77,19 @@ def kozel_outcome(state: State) -> KozelOutcome:
     assert state.phase is not Phase.PLAYING, "the round is still being played"
     assert isinstance(state.outcome, KozelOutcome)
     return state.outcome
+
+
+DOMENG_WORDS = re.compile(
+    r"mappakuling|passebunge|mappano|cappu|\bceki\b|\bpollo\b|manguno|mattikkeng|cucuq|camat"
+    r"|\bstones?\b|penalty|unused",
+    re.IGNORECASE,
+)
+"""Domeng's words (RULES.md glossary and D-rules): none may name a Kozel move or outcome."""
+STRAY = re.compile(r"^\s*[·,;:]|[·,;:]\s*$|·\s*·|[·,;:]\s*[·,;:]|\(\s*\)|\s{2}|\s[,;:)]")
+"""A separator with nothing on one side, two in a row, empty brackets or doubled spaces."""
+
+
+def assert_kozel_words(text: str) -> None:
+    """Fail unless ``text`` (a narration line) is in Kozel's words with no stray separator."""
+    assert not DOMENG_WORDS.search(text), f"a Domeng word in Kozel's narration: {text!r}"
+    assert not STRAY.search(text), f"a stray separator: {text!r}"
