@@ -18,6 +18,7 @@ import pytest
 from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
 from tests.browserkit import DESKTOP, PHONE, PLAYABLE, open_page, screenshot, sit_and_start
+from tests.kozelkit import assert_kozel_words
 from tests.serverkit import Client, ServerProcess
 
 
@@ -515,5 +516,61 @@ def test_a_table_closed_by_the_admin_stops_inviting_a_move(server: ServerProcess
     assert page.locator(PLAYABLE).count() == 0 and page.locator(".hint-btn").is_hidden()
     assert page.inner_text(".me .status") == "This table was closed."
     screenshot(page, "closed-by-admin-390x844")
+    watch.assert_clean()
+    context.close()
+
+
+def _equal_ends_step(server: ServerProcess, match_id: int) -> tuple[int, int, list[dict[str, Any]]]:
+    """A finished round of a Kozel match with a placement that left equal ends (Domeng would call
+    it a mappakuling): (round, step, frames); waits for the bots to play one."""
+    deadline = time.monotonic() + 90
+    looked: set[int] = set()
+    while True:
+        rounds = _api(server, f"/matches/{match_id}")["rounds"]
+        for r in (r for r in rounds if r["outcome"] and r["index"] not in looked):
+            looked.add(r["index"])
+            frames = _api(server, f"/matches/{match_id}/rounds/{r['index']}/replay")["frames"]
+            for frame in frames:
+                placed = [e for e in frame["events"] if e["type"] == "placed" and e["end"]]
+                if any(e["ends"][0] == e["ends"][1] for e in placed):
+                    return r["index"], frame["step"], frames
+        assert time.monotonic() < deadline, "no Kozel placement left equal ends"
+        time.sleep(0.2)
+
+
+def test_a_kozel_replay_speaks_kozel_with_no_stray_separator(server: ServerProcess, browser: Any) -> None:
+    """The admin's Kozel replay: a placement that leaves equal ends is not called a mappakuling (a
+    Domeng word, RULES.md glossary), no line of the round says a Domeng word, and the bazaar's line
+    has no "·" before it (Kozel has no table of stones)."""
+    room = server.create_room(variant="kozel", seats=3, bots=["greedy", "random", "greedy"], turn_timer_s=0)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    watcher = Client(server, room["code"])
+    listed = _api(server, "/matches?per_page=200")["items"]
+    match_id = next(m["id"] for m in listed if m["code"] == room["code"])
+    index, step, frames = _equal_ends_step(server, match_id)
+    watcher.close()
+    for frame in frames[1:]:
+        assert_kozel_words(frame["text"])
+
+    context, page, watch = open_page(browser, DESKTOP)
+    _sign_in(page, server)
+    page.goto(f"{server.url}/admin/matches/{match_id}")
+    page.wait_for_selector(f"body[data-ready] .round-card[data-round='{index}']")
+    if page.get_attribute(f".round-card[data-round='{index}']", "open") is None:
+        page.click(f".round-card[data-round='{index}'] > summary")
+    page.click(f".round-card[data-round='{index}'] .open-replay")
+    page.wait_for_selector("#replay:not([hidden]) .rp-seat")
+    assert page.inner_text("#replay .rp-meta") == "bazaar:"  # as dealt: then the bazaar's tiles
+    page.locator("#replay .rp-slider").fill(str(step))
+    assert _step(page) == step
+    text = page.inner_text("#replay .rp-text")
+    assert text == frames[step]["text"] and " plays " in text
+    assert_kozel_words(text)
+    assert page.inner_text("#replay .rp-meta") == "bazaar:"
+    page.click("#replay .rp-last")
+    assert_kozel_words(page.inner_text("#replay .rp-text"))
+    meta = page.inner_text("#replay .rp-meta")
+    assert meta in {"bazaar:", "bazaar: empty"}, meta
+    screenshot(page, "admin-kozel-replay-1280x800")
     watch.assert_clean()
     context.close()

@@ -117,7 +117,8 @@ export class ReplayViewer {
     replace(
       this.board,
       h("div", { class: "rp-chain", "aria-label": "chain" }, chain),
-      h("div", { class: "rp-meta" }, score.table !== undefined ? `table ${score.table} stones` : "", " · ", `${this.replay.rest_name}: `, h("span", { class: "rp-rest" }, f.rest.map((t) => face(t, true)))),
+      // Domeng: "table 25 stones · unused: …"; Kozel has no table of stones: "bazaar: …"
+      h("div", { class: "rp-meta" }, score.table !== undefined ? `table ${score.table} stones · ` : "", `${this.replay.rest_name}: `, h("span", { class: "rp-rest" }, f.rest.length ? f.rest.map((t) => face(t, true)) : "empty")),
       h("div", { class: "rp-seats" }, seats),
     );
   }
