@@ -16,6 +16,7 @@ from tests.browserkit import (
     DESKTOP,
     PANEL,
     PHONE,
+    catalog_of,
     close_panel,
     goto,
     held,
@@ -173,12 +174,19 @@ def test_the_client_draws_by_itself_and_never_shows_a_bazaar_tile(
 
 
 def _seated_page(
-    server: ServerProcess, browser: Any, viewport: dict[str, int] = DESKTOP
+    server: ServerProcess,
+    browser: Any,
+    viewport: dict[str, int] = DESKTOP,
+    seats: int = 2,
+    options: dict[str, object] | None = None,
 ) -> tuple[Any, Any, Any, dict[str, Any]]:
-    """A 2-seat Kozel table of two people (nothing moves until someone acts), opened at seat 0."""
-    room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
+    """A Kozel table of ``seats`` people (nothing moves until someone acts), opened at seat 0."""
+    room = server.create_room(
+        variant="kozel", seats=seats, options=options or {}, bots=[None] * seats, turn_timer_s=0
+    )
     token = server.claim(room["code"], 0, "Anna").json()["token"]
-    server.claim(room["code"], 1, "Boris")
+    for seat, name in enumerate(["Boris", "Vera", "Gleb"][: seats - 1], start=1):
+        server.claim(room["code"], seat, name)
     context, page, watch = open_page(browser, viewport)
     sit_and_start(page, server, room, token)
     # catch what the page sends instead of sending it
@@ -357,6 +365,60 @@ def test_draws_in_a_row_count_up_in_one_label(server: ServerProcess, browser: An
     context, page, watch, _ = _seated_page(server, browser, DESKTOP)
     page.emulate_media(reduced_motion="no-preference")
     assert page.evaluate(_DRAWS_JS, [1, 3]) == ["+3"]
+    watch.assert_clean()
+    context.close()
+
+
+_PLATE_POINTS_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
+    const box = plate.getBoundingClientRect();
+    const points = plate.querySelector('.plate-points');
+    const within = (r) => r.left >= box.left - 0.5 && r.right <= box.right + 0.5
+        && r.bottom <= box.bottom + 0.5;
+    const inside = [...plate.querySelectorAll('.plate-row *')].filter((el) => el.getClientRects().length)
+        .every((el) => within(el.getBoundingClientRect()));
+    return {seat: Number(points.dataset.seatPoints), text: points.textContent, title: points.title,
+            unit: points.querySelector('.unit')?.textContent ?? null, inside};
+})"""
+
+
+_POINTS_DRAWN_JS = """(points) => [...document.querySelectorAll('.plate-points')]
+    .every((e) => e.dataset.points === String(points[e.dataset.seatPoints]))"""
+
+
+@pytest.mark.parametrize("pairs", [False, True], ids=["seats", "pairs"])
+def test_a_plates_points_say_what_they_count_and_fit_a_phone_in_every_language(
+    server: ServerProcess, browser: Any, pairs: bool
+) -> None:
+    """A plate's number is labelled ("37 pts"; in pairs "37 pts (pair)", K10), with the full words
+    in its title, and on a 360 px phone the label, the pending points and the hand stay inside
+    every plate in every language (the side plates are the narrowest)."""
+    seats = 4 if pairs else 3
+    options = {"pairs": True} if pairs else {}
+    context, page, watch, _ = _seated_page(server, browser, {"width": 360, "height": 740}, seats, options)
+    points, pending = ([37, 0, 37, 0], [0, 12, 0, 12]) if pairs else ([1, 0, 100], [0, 12, 0])
+    sides = [[0, 2], [1, 3]] if pairs else [[0], [1], [2]]
+    unit_key = "plate.pair_points_unit" if pairs else "plate.points_unit"
+    for lang in languages():
+        switch_language(page, lang)
+        _show(page, {"points": points, "pending": pending, "sides": sides, "hand_counts": [5] * seats})
+        page.wait_for_function(_POINTS_DRAWN_JS, arg=points)
+        screenshot(page, f"kozel-plates-{'pairs' if pairs else 'seats'}-{lang}-360x740")
+        plates = sorted(page.evaluate(_PLATE_POINTS_JS), key=lambda p: p["seat"])
+        units = set(catalog_of(lang)[unit_key].values())
+        for plate in plates:
+            n = points[plate["seat"]]
+            more = f"+{pending[plate['seat']]}" if not n else ""
+            assert plate["unit"] in units and plate["text"] == f"{n} {plate['unit']} {more}", (lang, plate)
+            assert plate["inside"] and "⟦" not in plate["title"] + plate["text"], (lang, plate)
+        assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), lang
+        if lang == "en":
+            said = {p["seat"]: (p["unit"], p["title"]) for p in plates}
+            if pairs:
+                assert said[0] == ("pts (pair)", "the pair's 37 points")
+                assert said[1] == ("pts (pair)", "the pair has not opened yet: 12 points pending")
+            else:
+                assert said[0] == ("pt", "1 point") and said[2] == ("pts", "100 points")
+                assert said[1] == ("pts", "not opened yet: 12 points pending")
     watch.assert_clean()
     context.close()
 

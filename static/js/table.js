@@ -279,12 +279,15 @@ export class TableView {
       thinking: h("span", { class: "thinking", "aria-hidden": "true", hidden: true }, h("i"), h("i"), h("i")),
       points: h("span", { class: "plate-points" }),
       pointsCount: h("b", { class: "count" }),
+      // what the number counts: "37 pts", in pairs "37 pts (pair)" (K10)
+      pointsUnit: h("small", { class: "unit" }),
       pending: h("small", { class: "pending" }),
     };
     // the name shrinks into an ellipsis inside its box; "(you)" never does
     plate.name.append(plate.nameText, plate.you);
     plate.stones.append(stoneSvg(), plate.stonesCount);
-    plate.points.append(plate.pointsCount, plate.pending);
+    // spaces, not margins: a narrow plate breaks the line there ("0 poin (pasangan)" / "+12")
+    plate.points.append(plate.pointsCount, " ", plate.pointsUnit, " ", plate.pending);
     plate.el.append(
       h("div", { class: "plate-top" }, plate.turn, plate.conn, plate.name),
       plate.tags,
@@ -511,7 +514,8 @@ export class TableView {
     setAttr(el, "aria-label", aria.join(", "));
   }
 
-  /** Kozel: recorded points on the plate, or the pending points of a seat that has not opened (K8). */
+  /** Kozel: recorded points on the plate, or the pending points of a seat that has not opened
+   * (K8), with what they count: the seat's points, or in pairs its pair's (K10). */
   updatePoints(plate, seat) {
     const { view } = this.ctl;
     const points = view.points?.[seat] ?? 0;
@@ -521,14 +525,21 @@ export class TableView {
     plate.points.dataset.pending = String(pending);
     plate.points.classList.toggle("opened", points > 0);
     setText(plate.pointsCount, String(points));
+    setText(plate.pointsUnit, t(this.inPair(seat) ? "plate.pair_points_unit" : "plate.points_unit", { n: points }));
     setText(plate.pending, points > 0 || !pending ? "" : `+${pending}`);
     setAttr(plate.points, "title", this.pointsText(seat));
+  }
+
+  /** Whether ``seat`` shares its points with a partner (Kozel's pairs, K10). */
+  inPair(seat) {
+    return Boolean(this.ctl.view.sides?.some((side) => side.length > 1 && side.includes(seat)));
   }
 
   pointsText(seat) {
     const { view } = this.ctl;
     const points = view.points?.[seat] ?? 0;
-    return points > 0 ? t("points.count", { n: points }) : t("points.pending", { n: view.pending?.[seat] ?? 0 });
+    const pair = this.inPair(seat) ? "pair_" : "";
+    return points > 0 ? t(`points.${pair}count`, { n: points }) : t(`points.${pair}pending`, { n: view.pending?.[seat] ?? 0 });
   }
 
   updateSheet() {
