@@ -179,13 +179,15 @@ def _seated_page(
     viewport: dict[str, int] = DESKTOP,
     seats: int = 2,
     options: dict[str, object] | None = None,
+    variant: str = "kozel",
 ) -> tuple[Any, Any, Any, dict[str, Any]]:
-    """A Kozel table of ``seats`` people (nothing moves until someone acts), opened at seat 0."""
+    """A table of ``seats`` people (Kozel, unless ``variant`` says domeng with its 5; nothing
+    moves until someone acts), opened at seat 0."""
     room = server.create_room(
-        variant="kozel", seats=seats, options=options or {}, bots=[None] * seats, turn_timer_s=0
+        variant=variant, seats=seats, options=options or {}, bots=[None] * seats, turn_timer_s=0
     )
     token = server.claim(room["code"], 0, "Anna").json()["token"]
-    for seat, name in enumerate(["Boris", "Vera", "Gleb"][: seats - 1], start=1):
+    for seat, name in enumerate(["Boris", "Vera", "Gleb", "Dewi"][: seats - 1], start=1):
         server.claim(room["code"], seat, name)
     context, page, watch = open_page(browser, viewport)
     sit_and_start(page, server, room, token)
@@ -556,6 +558,69 @@ def test_long_chains_read_as_one_line_on_the_felt(
             found,
         )
         screenshot(page, f"chain-{length}-{seed}-{size}")
+    watch.assert_clean()
+    context.close()
+
+
+_END_TARGETS_JS = """() => {
+    const unit = parseFloat(document.querySelector('.chain-board').style.getPropertyValue('--unit'));
+    const tiles = [...document.querySelectorAll('.chain-tile')];
+    const centre = (r) => ({x: r.x + r.width / 2, y: r.y + r.height / 2});
+    const at = (index) => tiles.find((t) => Number(t.dataset.index) === index).getBoundingClientRect();
+    const board = document.querySelector('.chain-board').getBoundingClientRect();
+    return ['L', 'R'].map((end) => {
+        const target = document.querySelector(`.end-target[data-end="${end}"]`);
+        const c = centre(target.getBoundingClientRect());
+        const tile = at(end === 'L' ? 0 : tiles.length - 1);
+        const t = centre(tile);
+        // how far the target's centre is from its end's tile, and whether it is on another tile
+        const off = Math.max(0, tile.left - c.x, c.x - tile.right, tile.top - c.y, c.y - tile.bottom) / unit;
+        const covers = tiles.filter((el) => { const r = el.getBoundingClientRect();
+            return c.x > r.left + 1 && c.x < r.right - 1 && c.y > r.top + 1 && c.y < r.bottom - 1; }).length;
+        return {end, arrow: target.querySelector('.end-arrow').textContent, way: Math.sign(c.x - t.x),
+                off, covers, onBoard: c.x > board.left && c.x < board.right};
+    });
+}"""
+
+
+@pytest.mark.parametrize(
+    ("variant", "seats", "viewport"),
+    [("kozel", 2, PHONE), ("kozel", 2, DESKTOP), ("domeng", 5, PHONE)],
+    ids=["kozel-390x844", "kozel-1280x800", "domeng-390x844"],
+)
+def test_each_ends_target_sits_at_its_tile_and_points_the_way_a_tile_goes(
+    server: ServerProcess, browser: Any, variant: str, seats: int, viewport: dict[str, int]
+) -> None:
+    """Once the chain snakes, its left end may run rightwards along its row and its right end
+    leftwards: each end's target ("◀ 1") sits by that end's tile, on no tile, and its arrow
+    points from the tile to where the next tile goes (it said ◀ for the left end wherever it was).
+    Domeng draws its chain with the same code and is checked the same way."""
+    context, page, watch, _ = _seated_page(server, browser, viewport, seats, variant=variant)
+    longest = 28 if variant == "kozel" else 25
+    ways: set[tuple[str, str]] = set()
+    for length, seed in ((1, 1), (5, 2), (12, 3), (16, 4), (20, 5), (longest, 6), (longest, 7)):
+        shown = _long_chain(length, seed)
+        tile = "{}-{}".format(*shown["ends"])
+        legal = [{"seat": 0, "play": tile, "end": end} for end in ("L", "R")]
+        _show(page, {**shown, "hand": [tile], "hand_counts": [1] * seats, "legal": legal})
+        page.wait_for_function(f"() => document.querySelectorAll('.chain-tile').length === {length}")
+        page.click(".hand-tile")
+        page.wait_for_selector(".end-target[data-end='R']:not([hidden])")
+        page.wait_for_function("() => document.getAnimations().every((a) => a.playState !== 'running')")
+        for target in page.evaluate(_END_TARGETS_JS):
+            arrow = {"◀": -1, "▶": 1}[target["arrow"]]
+            assert target["way"] == arrow, (length, seed, target)
+            assert target["off"] <= 1.4 and target["covers"] == 0 and target["onBoard"], (
+                length,
+                seed,
+                target,
+            )
+            ways.add((target["end"], target["arrow"]))
+        screenshot(page, f"chain-ends-{variant}-{length}-{seed}-{viewport['width']}x{viewport['height']}")
+        page.keyboard.press("Escape")
+        page.wait_for_selector(".end-target[data-end='R']", state="hidden")
+    # snaking chains were among them: each end ran both ways
+    assert ways == {("L", "◀"), ("L", "▶"), ("R", "◀"), ("R", "▶")}, ways
     watch.assert_clean()
     context.close()
 

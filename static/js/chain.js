@@ -13,7 +13,8 @@ const PITCH = 2.3; // from one row's centre line to the next
  * One arm of the chain, growing away from the opening tile: along the row in ``dir`` (+1 right,
  * -1 left) from ``cursor``, turning the corner at the board's edge towards ``vdir`` (+1 down,
  * -1 up) and coming back the other way. Items are {lempa}; rects are in units, ``line`` is the
- * centre line of the row. ``flipWhen`` is the direction in which the item's pips run backwards.
+ * centre line of the row, ``dir`` the way the arm runs there (a corner tile: the way it ran into
+ * the corner). ``flipWhen`` is the direction in which the item's pips run backwards.
  *
  * A tile joins the row only if room for a corner tile (one unit) stays after it; otherwise it
  * stands upright at the row's end and turns the corner itself (a lempa too). So every row change
@@ -31,7 +32,7 @@ function layoutArm(items, { cursor, dir, vdir, cols, flipWhen }) {
       if (room() >= 1 - 1e-9) {
         const x = dir === 1 ? cursor : cursor - 1;
         const y = vdir === 1 ? line - 0.5 : line - 1.5;
-        out.push({ x, y, w: 1, h: 2, vertical: true, reversed: false, turn: true });
+        out.push({ x, y, w: 1, h: 2, vertical: true, reversed: false, turn: true, dir });
         cursor = dir === 1 ? x + 1 : x;
         dir = -dir;
         line += vdir * PITCH;
@@ -47,7 +48,7 @@ function layoutArm(items, { cursor, dir, vdir, cols, flipWhen }) {
     if (afterTurn && item.lempa) cursor += dir;
     const x = dir === 1 ? cursor : cursor - w;
     const hgt = item.lempa ? 2 : 1;
-    out.push({ x, y: line - hgt / 2, w, h: hgt, vertical: item.lempa, reversed: !item.lempa && dir === flipWhen });
+    out.push({ x, y: line - hgt / 2, w, h: hgt, vertical: item.lempa, reversed: !item.lempa && dir === flipWhen, dir });
     cursor += dir * (w + GAP);
     afterTurn = false;
   }
@@ -57,7 +58,8 @@ function layoutArm(items, { cursor, dir, vdir, cols, flipWhen }) {
 /**
  * Lay out a chain of ``items`` ({lempa}) whose opening tile is ``items[opening]``, in rows
  * ``cols`` units wide: the opening sits mid-row, the right arm snakes downwards and the left arm
- * upwards, so a new tile never moves the others. Returns rects in chain order (units).
+ * upwards, so a new tile never moves the others. Returns rects in chain order (units), each
+ * but the opening's with the ``dir`` its arm runs there (+1 right, -1 left).
  */
 export function layoutChain(items, cols, opening) {
   if (!items.length) return [];
@@ -228,7 +230,12 @@ export class ChainBoard {
     if (!on) return;
     const text = this.labels();
     const value = this.ends ? this.ends[end === "L" ? 0 : 1] : "";
-    target.replaceChildren(h("span", { class: "end-arrow", "aria-hidden": "true" }, end === "L" ? "◀" : "▶"), h("span", { class: "end-pips" }, String(value)));
+    // the arrow points the way a tile goes from this end: once the chain has turned a corner, the
+    // left end may run rightwards (its target then sits right of the end's tile) and the right end
+    // leftwards
+    const way = rect.dir ?? (end === "L" ? -1 : 1);
+    target.dataset.way = way === 1 ? "right" : "left";
+    target.replaceChildren(h("span", { class: "end-arrow", "aria-hidden": "true" }, way === 1 ? "▶" : "◀"), h("span", { class: "end-pips" }, String(value)));
     setAttr(target, "aria-label", end === "L" ? text.left : text.right);
     const w = Math.max(rect.w * unit, 48);
     const hh = Math.max(rect.h * unit, 48);
