@@ -154,6 +154,19 @@ def _stat(pid: int) -> list[str] | None:
         return None
 
 
+def lan_address() -> str | None:
+    """An IPv4 address of this machine other than a loopback one (``hostname -I``'s first), that a
+    browser reaches the server by as from another machine on the LAN, or None."""
+    try:
+        found = subprocess.run(["hostname", "-I"], check=False, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for address in found.stdout.split():
+        if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", address) and not address.startswith("127."):
+            return address
+    return None
+
+
 def alive(pid: int) -> bool:
     """Whether process ``pid`` exists and has not exited (a zombie has)."""
     fields = _stat(pid)
@@ -189,11 +202,14 @@ class ServerProcess:
         nofile: int | None = None,
         *,
         fresh: bool = FRESH,
+        host: str | None = None,
     ) -> None:
         """``nofile``: the server's open-files limit (RLIMIT_NOFILE), else this process's.
-        ``fresh``: a new interpreter rather than a fork of the fork server (module docstring)."""
+        ``fresh``: a new interpreter rather than a fork of the fork server (module docstring).
+        ``host``: the address to listen on (`lan_address`, say), else 127.0.0.1."""
         self.data_dir = data_dir
         self.nofile = nofile
+        self.host = host
         self.fresh = fresh
         self.env = {**os.environ, **FAST, **(env or {})}
         if database_url:
@@ -206,6 +222,8 @@ class ServerProcess:
         """Start and wait until ``/readyz`` answers 200; raises RuntimeError with the log if not."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         argv = ["serve", "--port", "0", "--data-dir", str(self.data_dir)]
+        if self.host:
+            argv += ["--host", self.host]
         if self.fresh:
             command = [sys.executable, "-m", "app.cli", *argv]
             if self.nofile is not None:  # the limit set in the child, which then becomes the server

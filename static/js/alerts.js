@@ -20,7 +20,7 @@ const NOTIFY_KEY = "domeng:notify";
 
 /** Whether a hidden tab is notified of the player's turn: the browser allows it, and the player
  * has not turned the bell off. */
-const notifyOn = () => notifications() && Notification.permission === "granted" && localStorage.getItem(NOTIFY_KEY) !== "off";
+const notifyOn = () => notifications() && notificationsPossible() && Notification.permission === "granted" && localStorage.getItem(NOTIFY_KEY) !== "off";
 
 // Each sound: [frequency (Hz), start (s), length (s), wave, peak gain]. Synthesised with the Web
 // Audio API, so there are no sound files to fetch; short and quiet, like a tile on a table.
@@ -111,8 +111,16 @@ export function play(kind) {
 
 const notifications = () => "Notification" in window;
 
+/** Whether the browser can ever show this page's notifications: only in a secure context (https,
+ * or this computer's own address). Over plain http from a LAN address (http://192.168.1.20:8000)
+ * Chromium still has ``Notification`` but refuses every request without asking, and no site
+ * setting changes that. */
+const notificationsPossible = () => window.isSecureContext !== false;
+
 /** The top bar's sound switch and, where the browser has notifications, the bell: it asks for
- * them the first time, then turns them on and off; where the browser blocks them it says so. */
+ * them the first time, then turns them on and off; where the browser blocks them it says so, and
+ * on a page opened over plain http it says that notifications need https (``data-notify``:
+ * ``insecure``). */
 export function alertButtons() {
   const sound = h("button", { class: "icon-btn sound-toggle", type: "button" });
   sound.addEventListener("click", () => {
@@ -132,6 +140,7 @@ export function alertButtons() {
   if (notifications()) {
     const bell = h("button", { class: "icon-btn notify-toggle", type: "button" });
     bell.addEventListener("click", async () => {
+      if (!notificationsPossible()) return toast(t("alerts.notify_insecure"), "info");
       if (Notification.permission === "granted") localStorage.setItem(NOTIFY_KEY, notifyOn() ? "off" : "on");
       else if (Notification.permission === "default" && (await Notification.requestPermission()) === "granted")
         localStorage.setItem(NOTIFY_KEY, "on");
@@ -146,8 +155,10 @@ export function alertButtons() {
 
 function paintBell(button) {
   const on = notifyOn();
+  const possible = notificationsPossible();
   button.setAttribute("aria-pressed", String(on));
-  button.title = on ? t("alerts.notify_off") : t("alerts.notify_ask");
+  button.dataset.notify = !possible ? "insecure" : on ? "on" : "off";
+  button.title = !possible ? t("alerts.notify_insecure") : on ? t("alerts.notify_off") : t("alerts.notify_ask");
   button.replaceChildren(icon(on ? "bell" : "bell-off"), h("span", { class: "sr-only" }, t("alerts.notify")));
 }
 
