@@ -169,3 +169,33 @@ def test_the_language_menus_show_bahasa_indonesia_whole(
         watch.assert_clean()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    "viewport",
+    [TABLET, {"width": 1024, "height": 768}, {"width": 800, "height": 600}],
+    ids=["768x1024", "1024x768", "800x600"],
+)
+def test_a_tablets_feed_drawer_opens_on_the_right_below_the_bar(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """From 760 to 1099 px the play-by-play is a drawer 360 px wide on the right, as the wide
+    screen's column is, and it leaves the bar whole (the phone's rule put it on the left)."""
+    context, page, watch = _seated(server, browser, viewport, "en-US")
+    try:
+        page.click(".feed-toggle")
+        page.wait_for_selector(".table-screen.feed-open .feed")
+        drawer = page.evaluate(
+            """() => { const f = document.querySelector('.feed').getBoundingClientRect();
+                       const b = document.querySelector('.bar').getBoundingClientRect();
+                       return {left: f.left, right: f.right, top: f.top, width: f.width,
+                               bar: b.bottom, w: innerWidth}; }"""
+        )
+        screenshot(page, f"feed-drawer-{viewport['width']}x{viewport['height']}")
+        assert abs(drawer["width"] - 360) <= 1, drawer
+        assert drawer["w"] - 16 <= drawer["right"] <= drawer["w"], drawer
+        assert drawer["left"] > drawer["w"] / 2 - 360, drawer
+        assert drawer["top"] >= drawer["bar"] - 1, drawer
+        watch.assert_clean()
+    finally:
+        context.close()
