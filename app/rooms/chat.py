@@ -79,6 +79,10 @@ class MutedClient:
     by: set[str] = field(default_factory=set)
     spared: set[str] = field(default_factory=set)
 
+    def copy(self) -> MutedClient:
+        """A copy of its own: changing one's sets leaves the other's as they were."""
+        return MutedClient(set(self.by), set(self.spared))
+
     def stored(self) -> dict[str, list[str]]:
         """As stored with the rules: ``{"by": ["tag:3fa9c1d2"], "spared": ["77aa01be"]}``."""
         return {"by": sorted(self.by), "spared": sorted(self.spared)}
@@ -173,7 +177,7 @@ async def carry_on(room: Room) -> None:
         set(chat.muted),
         chat.lines,
         set(chat.muted_spectators),
-        {client: MutedClient(set(h.by), set(h.spared)) for client, h in chat.clients.items()},
+        {client: held.copy() for client, held in chat.clients.items()},
         dict(chat.speakers),
         dict(chat.seat_clients),
     )
@@ -356,7 +360,7 @@ async def set_rules(
     }
     if len(held) > MAX_MUTED_SPECTATORS:
         raise RoomError("too_many_muted", f"at most {MAX_MUTED_SPECTATORS} spectators muted at once")
-    clients = {client: MutedClient(set(h.by), set(h.spared)) for client, h in chat.clients.items()}
+    clients = {client: held.copy() for client, held in chat.clients.items()}
     changes: list[tuple[int | str, bool]] = [*muted.items(), *watchers.items()]
     for who, on in changes:
         _hold(room, chat, clients, who, on)

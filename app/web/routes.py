@@ -159,7 +159,7 @@ def _document_page(path: FilePath) -> str:
 async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
     """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
     state = request.app.state
-    client = counted_address(request.client.host) if request.client else "unknown"  # an IPv6 /64 is one
+    client = _client_address(request) or "unknown"
     limiter: RateLimits = state.limiter
     board: Board | None = state.board
     try:
@@ -199,12 +199,18 @@ async def get_room(room: RoomDep) -> dict[str, Any]:
     return result
 
 
+def _client_address(request: Request) -> str | None:
+    """The request's client as the per-address limits count it (`app.addresses.counted_address`:
+    an IPv6 client by its /64); None when the server does not know it."""
+    return counted_address(request.client.host) if request.client else None
+
+
 @rooms.post("/rooms/{code}/seats/{seat}", status_code=201)
 async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate, request: Request) -> SeatClaimed:
     """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409). A chat
     mute that holds the claimer (their spectator ``watcher`` key's, or their address's) comes
     with them to the seat."""
-    address = counted_address(request.client.host) if request.client else None  # an IPv6 /64 is one
+    address = _client_address(request)
     token: str = await room.call(lambda r: host_commands.claim(r, seat, body.name, address, body.watcher))
     return SeatClaimed(seat=seat, token=token)
 
