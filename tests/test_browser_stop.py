@@ -6,11 +6,13 @@ Budi plays a no-limit Domeng match on a phone with three bots, the host watches 
 match, is asked to confirm above the hand and confirms: everyone sees "Last round" (the host with
 Keep playing) and a notice, and the round plays on; when Budi's play ends it, everyone gets the
 final panel (the standings, the note that the host ended the match), the host and Budi with Play
-again, and nobody gets another round.
+again, and nobody gets another round. The lobby and the waiting room say, in every language, that
+the host ends a match with "No limit".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -173,5 +175,54 @@ def test_between_rounds_the_rounds_panel_becomes_the_final_one(
     assert host.text_content(f"{PANEL} .panel-note") == words["panel.host_stopped"]
     assert host.evaluate("() => [window.__domeng.view.round, window.__domeng.room.status]") == [1, "finished"]
     assert host.locator(f"{PANEL} .play-again").count() == 1
+    watch.assert_clean()
+    context.close()
+
+
+_SAID_JS = """(sel) => {
+    const el = document.querySelector(sel), style = getComputedStyle(el);
+    const lines = Math.round(el.getBoundingClientRect().height / parseFloat(style.lineHeight));
+    return {text: el.textContent, lines, fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+
+def _as_shown(message: str, **params: str) -> str:
+    """A catalog message as the page shows it: terms as their words, the parameters filled in."""
+    text = re.sub(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", lambda m: m.group(2) or m.group(1), message)
+    for name, value in params.items():
+        text = text.replace(f"{{{name}}}", value)
+    return text
+
+
+def test_the_lobby_and_the_waiting_room_say_the_host_ends_a_no_limit_match(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The lobby's match length offered "No limit" and said only "The match ends after this many
+    camat elections": its hint now names the choice and says the host ends such a match, in a few
+    lines on a 360 px phone in every language; the waiting room of such a match says it too."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], options={"camat_target": 0})
+    context, page, watch = open_page(browser, {"width": 360, "height": 740})
+    goto(page, f"{server.url}/")
+    for lang in languages():
+        switch_language(page, lang)
+        words = catalog_of(lang)
+        page.wait_for_selector("#camat-target + .hint")
+        label = page.text_content("#camat-target option[value='0']")
+        said = page.evaluate(_SAID_JS, "#camat-target + .hint")
+        assert label == words["lobby.no_limit"] and label in said["text"], (lang, said)
+        assert said["text"] == _as_shown(words["lobby.match_length_hint"], no_limit=label), (lang, said)
+        assert said["fits"] and said["lines"] <= 4, (lang, said)
+        assert page.get_attribute("#camat-target", "aria-describedby") == "camat-target-hint"
+    screenshot(page, "lobby-no-limit-hint-360")
+    goto(page, f"{server.url}/r/{room['code']}")
+    for lang in languages():
+        switch_language(page, lang)
+        words = catalog_of(lang)
+        page.wait_for_selector(".seat-list")
+        said = page.evaluate(_SAID_JS, "h1 + .lead")
+        variant = words["variant.domeng"]
+        assert said["text"] == _as_shown(words["waiting.variant_nolimit"], variant=variant), (lang, said)
+        assert said["fits"] and said["lines"] <= 3, (lang, said)
+    assert "the host ends the match" in _as_shown(catalog_of("en")["waiting.variant_nolimit"], variant="")
     watch.assert_clean()
     context.close()

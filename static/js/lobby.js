@@ -33,7 +33,7 @@ export function lobbyPage(root) {
   );
   const target = h(
     "select",
-    { id: "camat-target", class: "input", name: "camat_target" },
+    { id: "camat-target", class: "input", name: "camat_target", "aria-describedby": "camat-target-hint" },
     TARGETS.map((n) => h("option", { value: String(n), selected: n === 1 }, n === 0 ? t("lobby.no_limit") : t("lobby.elections", { n }))),
   );
   const players = h(
@@ -87,7 +87,7 @@ export function lobbyPage(root) {
     );
     seatList.replaceChildren(...seats.map((select, seat) => h("li", {}, h("label", { for: `seat-${seat}` }, t("seat.label", { n: seat + 1 })), select)));
   };
-  const domengFields = h("div", { class: "field" }, h("label", { for: "camat-target" }, t("lobby.match_length")), target, h("p", { class: "hint" }, tf("lobby.match_length_hint")));
+  const domengFields = h("div", { class: "field" }, h("label", { for: "camat-target" }, t("lobby.match_length")), target, h("p", { class: "hint", id: "camat-target-hint" }, tf("lobby.match_length_hint", { no_limit: t("lobby.no_limit") })));
   const kozelFields = h(
     "div",
     { class: "kozel-fields", hidden: true },
