@@ -199,3 +199,43 @@ def test_a_tablets_feed_drawer_opens_on_the_right_below_the_bar(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def _apart(a: list[float], b: list[float]) -> bool:
+    """Two boxes [left, top, right, bottom] that do not overlap (a pixel of rounding allowed)."""
+    return a[2] <= b[0] + 1 or b[2] <= a[0] + 1 or a[3] <= b[1] + 1 or b[3] <= a[1] + 1
+
+
+@pytest.mark.parametrize("viewport", LANDSCAPE, ids=["844x390", "740x360"])
+def test_a_phone_on_its_side_centres_a_three_seat_tables_opponents_beside_the_felt(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """At a Kozel table of three on a phone on its side, the two opponents' plates sat at the foot
+    of their columns beside the felt, the upper half of each column empty: each now sits in the
+    middle of its column, clear of the felt, the chain and the hand, on the first turn and with a
+    chain of several tiles."""
+    room = server.create_room(variant="kozel", seats=3, bots=[None, "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(".hand-tile")
+        for _ in range(2):
+            shown = page.evaluate(PARTS)
+            assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
+            assert _outside(shown) == {}, shown
+            parts = shown["parts"]
+            felt, hand = parts["felt"], parts["hand"]
+            plates = [parts["plate0"], parts["plate1"]]  # the opponents' (one's own is the last)
+            middle = (felt[1] + felt[3]) / 2
+            for plate in plates:
+                assert abs((plate[1] + plate[3]) / 2 - middle) <= 0.1 * (felt[3] - felt[1]), (plate, felt)
+                assert _apart(plate, felt) and _apart(plate, hand), (plate, felt, hand)
+                chain = [box for name, box in parts.items() if name.startswith("chain")]
+                assert all(_apart(plate, box) for box in chain), (plate, chain)
+            assert plates[0][2] <= felt[0] and felt[2] <= plates[1][0], (plates, felt)  # left and right of it
+            play_until(page, lambda: _chain_length(page) >= 6 or page.locator("dialog[open]").count() > 0)
+        screenshot(page, f"kozel3-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()

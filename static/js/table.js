@@ -228,7 +228,8 @@ export class TableView {
     this.flights = h("div", { class: "flights", "aria-hidden": "true" });
     this.el = h(
       "div",
-      { class: "table-screen" },
+      // the number of seats: a layout may place the plates by it (static/css/app.css)
+      { class: "table-screen", dataset: { seats: String(this.seatCount) } },
       this.bar,
       ...this.opps.map((p) => p.el),
       this.felt,
