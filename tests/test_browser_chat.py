@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.adminkit import SECRET
 from tests.browserkit import (
@@ -576,6 +577,28 @@ _DRAWER_HEAD_JS = """() => {
 }"""
 
 
+_DRAWER_STATE_JS = """() => {
+    const screen = document.querySelector('.table-screen'), ctl = window.__domeng;
+    const form = document.querySelector('.feed .chat-form');
+    return {lang: document.documentElement.lang, screens: document.querySelectorAll('.table-screen').length,
+            feedOpen: !!screen && screen.classList.contains('feed-open'), form: !!form && !form.hidden,
+            notice: document.querySelector('.feed .chat-notice')?.textContent ?? null, seat: ctl?.seat,
+            phase: ctl?.view?.phase, toAct: ctl?.view?.to_act, connection: ctl?.connection,
+            panel: !!ctl?.panel,
+            banner: document.querySelector('.banner:not([hidden])')?.textContent ?? null};
+}"""
+
+
+def _wait_for_open_drawer(page: Any, selector: str) -> None:
+    """Wait until ``selector`` shows in the open feed drawer; past 30 s, fail with what the page
+    holds (its drawer, chat form, seat, connection, phase), to tell why (seen once under load)."""
+    try:
+        page.wait_for_selector(f".table-screen.feed-open .feed {selector}", timeout=30_000)
+    except PlaywrightTimeoutError:
+        state = page.evaluate(_DRAWER_STATE_JS)
+        raise AssertionError(f"the drawer's {selector} is not shown: {state}") from None
+
+
 def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written(
     server: ServerProcess, browser: Any
 ) -> None:
@@ -595,10 +618,10 @@ def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written
         page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
         page.wait_for_selector(".table-screen[data-my-turn='true']")
         page.click(".feed-toggle")
-        page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
+        _wait_for_open_drawer(page, ".chat-form")
         for lang in languages():
             switch_language(page, lang)
-            page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
+            _wait_for_open_drawer(page, ".chat-form")
             shown = page.evaluate(_DRAWER_HEAD_JS)
             assert shown["lines"] == 0, shown
             said = catalog_of(lang)["chat.empty"]
@@ -611,7 +634,7 @@ def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written
         page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 8")
         for lang in ("en", "hu", "ru"):
             switch_language(page, lang)
-            page.wait_for_selector(".table-screen.feed-open .feed .chat-line")
+            _wait_for_open_drawer(page, ".chat-line")
             shown = page.evaluate(_DRAWER_HEAD_JS)
             assert shown["lines"] == 8 and shown["empty"] is False, (lang, shown)
             assert shown["scrolled"] > 0 and shown["headTop"] == 0, (lang, shown)
