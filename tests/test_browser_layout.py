@@ -1,7 +1,8 @@
 """The table's layout by screen in Chromium: a phone on its side (844×390, 740×360) shows the hand,
 the chain and every plate without scrolling, and its moves are played there (the end targets on
 the chain included); a tablet held upright (768×1024) gives the felt and the hand the screen's
-width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole."""
+width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole; a
+phone upright keeps every button of the bar on the screen."""
 
 from __future__ import annotations
 
@@ -321,6 +322,40 @@ def test_a_tablets_chain_grows_with_its_felt_and_a_long_chain_still_fits(
         shown = page.evaluate(draw % CHAIN, LONGEST)
         assert len(shown["tiles"]) == 28 and _chain_faults(shown) == [], shown
         screenshot(page, f"chain-longest-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# Every part of a phone's bar (the round, the pile and the round buttons), as [left, right].
+BAR = """() => [...document.querySelectorAll('.bar .round-label, .bar .pile, .bar-actions > *')]
+    .filter((el) => el.getClientRects().length > 0)
+    .map((el) => { const r = el.getBoundingClientRect(); return [el.className, r.left, r.right]; })"""
+
+
+@pytest.mark.parametrize(
+    ("viewport", "locale"),
+    [({"width": 360, "height": 780}, "en-US"), ({"width": 390, "height": 844}, "ru-RU")],
+    ids=["360x780-en", "390x844-ru"],
+)
+def test_a_phones_bar_keeps_every_button_on_the_screen(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
+) -> None:
+    """The host of a no-limit match after a round has the most buttons in the bar (End match, the
+    last round, the feed, the link, the rules): on a phone upright they all stay on the screen
+    (they ran 30 px past a 360 px phone's edge, which made the whole page scroll sideways)."""
+    room = server.create_room(bots=[None, *BOTS], options={"camat_target": 0}, turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport, locale)
+    try:
+        sit_and_start(page, server, room, token, host=True)
+        page.wait_for_selector(".stop-btn:not([hidden])")
+        _show_last_round(page)
+        parts = page.evaluate(BAR)
+        assert len(parts) == 7, parts  # the round, the pile and five buttons
+        assert all(left >= 0 and right <= viewport["width"] + 0.5 for _, left, right in parts), parts
+        assert page.evaluate("() => document.documentElement.scrollWidth") == viewport["width"]
+        screenshot(page, f"bar-{viewport['width']}-{locale}")
         watch.assert_clean()
     finally:
         context.close()
