@@ -2,10 +2,12 @@
 on a desktop in English. A message and a reaction reach the other (the reaction on the sender's
 plate too), a hostile message shows as text, the phone's feed button counts what is unread, the
 host mutes a seat that then cannot chat, and the admin match page shows what was said. A phone's
-drawer keeps its head in view while it scrolls, and an empty chat says so."""
+drawer keeps its head in view while it scrolls, and an empty chat says so; it stays open, with
+what the player is writing, when their turn comes."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from tests.adminkit import SECRET
 from tests.browserkit import (
     DESKTOP,
+    PANEL,
     PHONE,
     SocketPlayer,
     catalog_of,
@@ -24,11 +27,14 @@ from tests.browserkit import (
     hold_seat,
     languages,
     open_page,
+    play_until,
     screenshot,
     sit_and_start,
     switch_language,
+    version_of,
+    wait_for_version,
 )
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
 
@@ -645,4 +651,64 @@ def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written
     finally:
         for player in players:
             player.stop()
+        context.close()
+
+
+_WRITING_JS = """() => { const input = document.querySelector('.feed .chat-input');
+    return {open: document.querySelector('.table-screen').classList.contains('feed-open'),
+            focused: document.activeElement === input, text: input.value,
+            mine: window.__domeng.view.to_act === 0, round: window.__domeng.view.round}; }"""
+
+
+def test_a_phones_drawer_stays_open_for_a_line_being_written_when_the_turn_comes(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The feed drawer steps aside when one's turn comes, but not from a player writing in its
+    chat: it closed under their fingers (a phone's keyboard went with it). It stays, ending above
+    the hand, with the line and the focus where they were, and the line is sent from there."""
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    budi = Client(server, code, server.claim(code, 1, "Budi").json()["token"])
+    waiting: list[dict[str, Any]] = []  # the state in which Budi (no timer) holds the table
+
+    def budi_holds_the_table() -> bool:
+        with contextlib.suppress(TimeoutError):
+            while not waiting:
+                message = budi.recv(timeout=0.05)
+                if my_turn_to_place(message):
+                    waiting.append(message)
+        return bool(waiting) and version_of(page) == waiting[0]["version"]
+
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        sit_and_start(page, server, room, token)
+        for _ in range(20):  # Budi holds the table on his turn while Ana begins a line
+            play_until(page, budi_holds_the_table)
+            if not page.evaluate(_WRITING_JS)["open"]:
+                page.click(".feed-toggle")
+            page.fill(".feed .chat-input", "good game, every")  # focused, half written
+            before = page.evaluate(_WRITING_JS)
+            assert before["open"] and before["focused"] and not before["mine"], before
+            while True:  # Budi plays, then the bots: Ana's turn, unless the round ends first
+                if budi_holds_the_table():
+                    assert budi.answer(waiting.pop())
+                seen = version_of(page)
+                now = page.evaluate(_WRITING_JS)
+                if now["mine"] or now["round"] != before["round"] or page.locator(PANEL).count():
+                    break
+                wait_for_version(page, seen)
+            if now["mine"] and now["round"] == before["round"] and not page.locator(PANEL).count():
+                break  # the turn came to a line being written
+        else:
+            raise AssertionError("Ana's turn never came in a round she began to write in")
+        page.wait_for_selector(".table-screen[data-my-turn='true']")
+        shown = page.evaluate(_WRITING_JS)
+        assert shown["open"] and shown["focused"] and shown["text"] == "good game, every", shown
+        screenshot(page, "chat-drawer-writing-on-my-turn-390x844")
+        page.press(".feed .chat-input", "Enter")
+        page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 1")
+        watch.assert_clean()
+    finally:
+        budi.close()
         context.close()

@@ -235,9 +235,17 @@ export class RoomController {
         this.closePanel();
       }
     }
-    // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the hand)
-    if (myTurn && !this.wasMyTurn) this.screen?.toggleFeed?.(false);
+    // the turn comes: the feed drawer steps aside (opened again on the turn, it ends above the
+    // hand), but not from a line being written in its chat: it stays there, above the hand
+    if (myTurn && !this.wasMyTurn && !this.writingInFeed()) this.screen?.toggleFeed?.(false);
     this.wasMyTurn = myTurn;
+  }
+
+  /** Whether the player is writing in the feed drawer's chat (its box has the focus): closing the
+   * drawer then took the line from under their fingers, and a phone's keyboard with it. */
+  writingInFeed() {
+    const input = this.screen?.chatBox?.input;
+    return !!input && document.activeElement === input && !!this.screen.el?.classList.contains("feed-open");
   }
 
   /** Everyone hears when the host asks to end the match after this round, or takes it back (the
