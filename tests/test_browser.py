@@ -311,6 +311,41 @@ def test_the_replaced_banner_leaves_the_top_bar_usable(
     context.close()
 
 
+def test_a_window_whose_seat_went_to_another_says_so_rather_than_that_its_player_watches(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The first window of a seat opened again elsewhere stops following the table. Its status
+    line said "You are watching. Ana is playing." to Ana herself, over a table that no longer
+    moved; it says the seat is played in the other window, in every language."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        sit_and_start(page, server, room, token)
+        other = context.new_page()
+        goto(other, page.url)
+        other.wait_for_selector(".table-screen")
+        page.wait_for_selector(".banner[data-kind='replaced']")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector(".banner[data-kind='replaced']")
+            said = page.text_content(".me-status .status")
+            assert said != catalog_of(lang)["table.watching"].replace("{name}", "Ana"), lang
+            assert said == catalog_of(lang)["table.replaced"], (lang, said)
+            screenshot(page, f"replaced-status-390x844-{lang}")
+        other.close()
+        switch_language(page, "en")
+        page.click(".banner[data-kind='replaced'] button")
+        page.wait_for_function("() => window.__domeng.seat === 0")
+        page.wait_for_function(
+            "(words) => document.querySelector('.me-status .status').textContent !== words",
+            arg=catalog_of("en")["table.replaced"],
+        )
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
 _FEED_JS = """() => ({rounds: [...document.querySelectorAll('.feed-round')].map((el) => el.textContent),
                        text: document.querySelector('.feed-list').textContent,
                        version: window.__domeng.version})"""

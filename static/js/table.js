@@ -710,7 +710,8 @@ export class TableView {
       else if (forced) text = this.kozel ? t("table.must_pass_kozel") : t("table.must_pass");
       else if (covered) text = t("table.covered_turn"); // the bot plays it, unless they play first
       else text = view.chain.length === 0 ? t("table.your_turn_open") : t("table.your_turn");
-    } else if (seat === null) text = t("table.watching", { name: seatName(room, view.to_act) });
+    } else if (this.ctl.connection?.replaced) text = t("table.replaced"); // its player's, not a spectator's
+    else if (seat === null) text = t("table.watching", { name: seatName(room, view.to_act) });
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
     setText(this.status, text);
     this.status.classList.toggle("attention", myTurn);
