@@ -454,6 +454,28 @@ LONG_NAME = "Wolfeschlegelsteinhausenbergerdo"  # 32 characters, no space
 EMOJI_NAME = "\U0001f600" * 30
 
 
+_DRAWER_STATE_JS = """() => {
+    const screen = document.querySelector('.table-screen'), ctl = window.__domeng;
+    const form = document.querySelector('.feed .chat-form');
+    return {lang: document.documentElement.lang, screens: document.querySelectorAll('.table-screen').length,
+            feedOpen: !!screen && screen.classList.contains('feed-open'), form: !!form && !form.hidden,
+            notice: document.querySelector('.feed .chat-notice')?.textContent ?? null, seat: ctl?.seat,
+            phase: ctl?.view?.phase, toAct: ctl?.view?.to_act, connection: ctl?.connection,
+            panel: !!ctl?.panel,
+            banner: document.querySelector('.banner:not([hidden])')?.textContent ?? null};
+}"""
+
+
+def _wait_for_open_drawer(page: Any, selector: str) -> None:
+    """Wait until ``selector`` shows in the open feed drawer; past 30 s, fail with what the page
+    holds (its drawer, chat form, seat, connection, phase), to tell why (seen once under load)."""
+    try:
+        page.wait_for_selector(f".table-screen.feed-open .feed {selector}", timeout=30_000)
+    except PlaywrightTimeoutError:
+        state = page.evaluate(_DRAWER_STATE_JS)
+        raise AssertionError(f"the drawer's {selector} is not shown: {state}") from None
+
+
 def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_buttons(
     server: ServerProcess, browser: Any
 ) -> None:
@@ -479,10 +501,10 @@ def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_bu
         page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
         page.wait_for_selector(".table-screen[data-my-turn='true']")  # the table has drawn the turn
         page.click(".feed-toggle")
-        page.wait_for_selector(".table-screen.feed-open .feed .chat-mute[data-seat='3']")
+        _wait_for_open_drawer(page, ".chat-mute[data-seat='3']")
         for lang in languages():
             switch_language(page, lang)
-            page.wait_for_selector(".table-screen.feed-open .feed .chat-mute[data-seat='3']")
+            _wait_for_open_drawer(page, ".chat-mute[data-seat='3']")
             shown = page.evaluate(_DRAWER_CHAT_JS)
             assert shown["title"] == catalog_of(lang)["table.feed"] and shown["titleWhole"], (lang, shown)
             assert shown["listShown"] and shown["whole"] >= 3 and shown["lastWhole"], (lang, shown)
@@ -581,28 +603,6 @@ _DRAWER_HEAD_JS = """() => {
                              inside: e.left >= c.left - 0.5 && e.right <= c.right + 0.5
                                  && e.top >= h3.bottom - 0.5}};
 }"""
-
-
-_DRAWER_STATE_JS = """() => {
-    const screen = document.querySelector('.table-screen'), ctl = window.__domeng;
-    const form = document.querySelector('.feed .chat-form');
-    return {lang: document.documentElement.lang, screens: document.querySelectorAll('.table-screen').length,
-            feedOpen: !!screen && screen.classList.contains('feed-open'), form: !!form && !form.hidden,
-            notice: document.querySelector('.feed .chat-notice')?.textContent ?? null, seat: ctl?.seat,
-            phase: ctl?.view?.phase, toAct: ctl?.view?.to_act, connection: ctl?.connection,
-            panel: !!ctl?.panel,
-            banner: document.querySelector('.banner:not([hidden])')?.textContent ?? null};
-}"""
-
-
-def _wait_for_open_drawer(page: Any, selector: str) -> None:
-    """Wait until ``selector`` shows in the open feed drawer; past 30 s, fail with what the page
-    holds (its drawer, chat form, seat, connection, phase), to tell why (seen once under load)."""
-    try:
-        page.wait_for_selector(f".table-screen.feed-open .feed {selector}", timeout=30_000)
-    except PlaywrightTimeoutError:
-        state = page.evaluate(_DRAWER_STATE_JS)
-        raise AssertionError(f"the drawer's {selector} is not shown: {state}") from None
 
 
 def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written(
