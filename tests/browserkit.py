@@ -221,6 +221,21 @@ def close_panel(page: Any, timeout: float = 90.0) -> None:
             page.wait_for_selector(PANEL, state="detached", timeout=5000)
 
 
+def wait_for_a_tile_to_place(page: Any, timeout_s: float = 90) -> None:
+    """Wait until it is the page's seat's turn with a tile to place (not a forced pass, which the
+    server plays for the seat after a moment, nor a Kozel draw, the page's own). Without a turn
+    timer the table then waits on this page: nothing moves until it plays. A test that waited only
+    for ``to_act`` could be on a forced pass: the turn left and came back (a phone's feed drawer
+    steps aside when a turn comes) while the test looked."""
+    page.wait_for_function(
+        """() => { const c = window.__domeng, v = c?.view;
+            return !!v && v.phase === 'playing' && v.to_act === c.seat
+                && (v.legal || []).some((a) => a.play !== undefined); }""",
+        timeout=timeout_s * 1000,
+    )
+    page.wait_for_selector(".table-screen[data-my-turn='true']")  # the table has drawn the turn
+
+
 def play_turn(page: Any, keyboard: bool = False, at_version: int | None = None) -> bool:
     """Play one of the raised (legal) tiles if it is our turn; choose an end when the page asks.
 

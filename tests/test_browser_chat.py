@@ -32,6 +32,7 @@ from tests.browserkit import (
     sit_and_start,
     switch_language,
     version_of,
+    wait_for_a_tile_to_place,
     wait_for_version,
 )
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
@@ -266,8 +267,7 @@ def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
     context, page, watch = open_page(browser, {"width": 360, "height": 640}, "ru-RU")
     try:
         sit_and_start(page, server, room, token)
-        page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
-        page.wait_for_selector(".table-screen[data-my-turn='true']")  # the table has drawn the turn
+        wait_for_a_tile_to_place(page)  # no timer: the table waits on Ana
         page.click(".feed-toggle")
         page.wait_for_selector(".table-screen.feed-open .feed .chat-form")
         shown = page.evaluate(
@@ -498,8 +498,7 @@ def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_bu
             client.send({"type": "chat", "text": f"line {i + 1} from the other end of the table"})
         player = SocketPlayer(client)  # then plays its turns
         page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 5")
-        page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
-        page.wait_for_selector(".table-screen[data-my-turn='true']")  # the table has drawn the turn
+        wait_for_a_tile_to_place(page)  # no timer: the table waits on Ana
         page.click(".feed-toggle")
         _wait_for_open_drawer(page, ".chat-mute[data-seat='3']")
         for lang in languages():
@@ -621,8 +620,7 @@ def test_a_phones_drawer_keeps_its_head_in_view_and_says_when_nobody_has_written
     context, page, watch = open_page(browser, {"width": 360, "height": 740})
     try:
         sit_and_start(page, server, room, token)
-        page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: it waits
-        page.wait_for_selector(".table-screen[data-my-turn='true']")
+        wait_for_a_tile_to_place(page)  # no timer: the table waits on Ana
         page.click(".feed-toggle")
         _wait_for_open_drawer(page, ".chat-form")
         for lang in languages():

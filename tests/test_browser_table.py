@@ -35,6 +35,7 @@ from tests.browserkit import (
     start_match,
     take_seat,
     version_of,
+    wait_for_a_tile_to_place,
     wait_for_version,
 )
 from tests.serverkit import ServerProcess
@@ -403,7 +404,7 @@ def test_an_open_feed_drawer_covers_the_stones_on_the_move(
     drawer of a phone or a tablet: it covers them now, wherever they fly under it."""
     context, page, watch, _room = _seated_page(browser, server, viewport, timer_s=0)
     page.emulate_media(reduced_motion="no-preference")  # the stones fly only then
-    page.wait_for_function("() => window.__domeng?.view?.to_act === 0")  # no timer: the table waits
+    wait_for_a_tile_to_place(page)  # no timer: the table waits on us
     page.click(".feed-toggle")
     page.wait_for_selector(".table-screen.feed-open .feed")
     shown = page.evaluate(_STONES_UNDER_DRAWER_JS)
