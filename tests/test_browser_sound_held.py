@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.browserkit import DESKTOP, PHONE, catalog_of, open_page, screenshot, sit_and_start
+from tests.browserkit import (
+    DESKTOP,
+    PHONE,
+    catalog_of,
+    open_page,
+    screenshot,
+    sit_and_start,
+    wait_for_a_tile_to_place,
+)
 from tests.serverkit import ServerProcess
 
 BROWSER_ARGS = ["--autoplay-policy=document-user-activation-required"]
@@ -108,9 +116,10 @@ def _reload_with_sound_on(page: Any) -> None:
     page.evaluate("() => localStorage.setItem('domeng:sound', 'on')")
     page.reload()
     page.wait_for_function("() => window.__domeng && window.__domeng.view !== null")
-    # our turn drawn: the bots wait for us (no turn timer), so no move, flight or round's panel
-    # comes over the page between Playwright's check of a click's target and the click itself
-    page.wait_for_selector(".table-screen[data-my-turn='true']")
+    # our turn with a tile to place, drawn: the bots wait for us (no turn timer), so no move,
+    # flight or round's panel comes over the page between Playwright's check of a click's target
+    # and the click itself (a forced pass would be played for us after a moment)
+    wait_for_a_tile_to_place(page)
 
 
 @pytest.mark.parametrize(
