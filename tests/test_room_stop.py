@@ -49,7 +49,13 @@ async def _until(table: Table, done: Any, limit: int = 4000) -> None:
         if done():
             return
         await table.clock.advance(table.room, table.hub.config.bot_delay_s)
-    raise AssertionError("never happened")
+    room, state = table.room, table.room.state
+    seen = None if state is None else (state.phase, state.round_index, len(state.actions), state.to_act)
+    timers = [(t.due, t.cancelled) for t in table.clock.timers]
+    raise AssertionError(
+        f"never happened: status {room.status}, host_stop {room.host_stop}, version {room.version}, "
+        f"(phase, round, actions, to act) {seen}, clock {table.clock.now} s, timers {timers}"
+    )
 
 
 def _in_round(room: Room) -> bool:
