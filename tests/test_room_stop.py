@@ -237,3 +237,40 @@ def test_the_ask_and_the_end_survive_a_restart(tmp_path: Path) -> None:
         assert shown["view"]["standings"]
 
     run_table(tmp_path, body, bots=BOTS, options=NO_LIMIT)
+
+
+async def _until_a_forced_pass_waits(table: Table) -> None:
+    """Move the fake clock on in small steps until the room waits out a forced pass's pause (its
+    timer armed, not yet due): the moment a stored change that is not a move can stale it."""
+    for _ in range(20_000):
+        wait = table.room.current_wait()
+        if wait is not None and wait.reason == "forced" and table.clock.timers:
+            return
+        await table.clock.advance(table.room, 0.01)
+    raise AssertionError("no forced pass came")
+
+
+@pytest.mark.parametrize("take_back", [False, True], ids=["stop", "stop-then-take-back"])
+def test_a_stop_asked_while_a_forced_pass_waits_does_not_freeze_the_table(
+    tmp_path: Path, take_back: bool
+) -> None:
+    """The host's stop (or its taking back) is stored with the room's next version. Asked while a
+    forced pass waited out its pause, the pause's timer still carried the old version: when it
+    came, the room dropped it as stale and armed nothing, so nobody ever played again (CI saw
+    "never happened" in this file). A stale timer now arms what the room waits for now."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        await table.watch()
+        await table.start()
+        await _until_a_forced_pass_waits(table)
+        actions = len(room.state.actions) if room.state is not None else 0
+        await _stop(table, table.host_token)
+        if take_back:
+            await _stop(table, table.host_token, stop=False)
+            await _until(table, lambda: room.state is not None and len(room.state.actions) > actions)
+            assert room.status == "playing"
+        else:
+            await _until(table, lambda: room.status == "finished")
+
+    run_table(tmp_path, body, bots=BOTS, options=NO_LIMIT)

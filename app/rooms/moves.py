@@ -101,6 +101,10 @@ class Moves:
         one turn, ``cover`` while covering)."""
         state = self.state
         if intent.version != self.version or state is None or state.phase is not Phase.PLAYING:
+            # stale: the room moved on, or a stored change that is not a move (the host's stop or
+            # its taking back) gave it a new version while this waited: arm what it waits for now,
+            # as for a stale decision (left alone, a forced pass or a bot's turn never came)
+            self.schedule()
             return
         seat = state.to_act
         info = self.seats[seat]

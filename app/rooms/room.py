@@ -271,6 +271,8 @@ class Room(Commits, Timing, Moves, Presence):
             case NextRound():
                 if intent.version == self.version:
                     await self.deal_round()
+                else:  # stale (see `on_auto`): the deal the room waits for now, if any
+                    self.schedule()
             case Command():
                 result = intent.run(self)
                 return await result if asyncio.iscoroutine(result) else result
