@@ -22,6 +22,7 @@ from tests.browserkit import (
     PHONE,
     SocketPlayer,
     catalog_of,
+    describe,
     goto,
     hold_host,
     hold_seat,
@@ -455,25 +456,27 @@ EMOJI_NAME = "\U0001f600" * 30
 
 
 _DRAWER_STATE_JS = """() => {
-    const screen = document.querySelector('.table-screen'), ctl = window.__domeng;
-    const form = document.querySelector('.feed .chat-form');
+    const screen = document.querySelector('.table-screen'), form = document.querySelector('.feed .chat-form');
     return {lang: document.documentElement.lang, screens: document.querySelectorAll('.table-screen').length,
             feedOpen: !!screen && screen.classList.contains('feed-open'), form: !!form && !form.hidden,
-            notice: document.querySelector('.feed .chat-notice')?.textContent ?? null, seat: ctl?.seat,
-            phase: ctl?.view?.phase, toAct: ctl?.view?.to_act, connection: ctl?.connection,
-            panel: !!ctl?.panel,
+            notice: document.querySelector('.feed .chat-notice')?.textContent ?? null,
+            panel: !!window.__domeng?.panel,
             banner: document.querySelector('.banner:not([hidden])')?.textContent ?? null};
 }"""
+"""The feed drawer's own state, beside what `tests.browserkit.describe` says of the page."""
 
 
 def _wait_for_open_drawer(page: Any, selector: str) -> None:
-    """Wait until ``selector`` shows in the open feed drawer; past 30 s, fail with what the page
-    holds (its drawer, chat form, seat, connection, phase), to tell why (seen once under load)."""
+    """Wait until ``selector`` shows in the open feed drawer; past 30 s, fail with the drawer's
+    state (drawer, chat form, notice, panel, banner) and the page's (`describe`: seat, phase,
+    turn, legal actions, connection), to tell why."""
     try:
         page.wait_for_selector(f".table-screen.feed-open .feed {selector}", timeout=30_000)
     except PlaywrightTimeoutError:
-        state = page.evaluate(_DRAWER_STATE_JS)
-        raise AssertionError(f"the drawer's {selector} is not shown: {state}") from None
+        drawer = page.evaluate(_DRAWER_STATE_JS)
+        raise AssertionError(
+            f"the drawer's {selector} is not shown: {drawer}; the page: {describe(page)}"
+        ) from None
 
 
 def test_on_ones_turn_a_phones_drawer_shows_several_chat_lines_and_whole_mute_buttons(
