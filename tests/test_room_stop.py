@@ -43,12 +43,13 @@ async def _refused(call: Any) -> str:
     return refused.value.code
 
 
-async def _until(table: Table, done: Any, limit: int = 4000) -> None:
-    """Move the fake clock on, a bot's pause at a time, until ``done()``."""
+async def _until(table: Table, done: Any, limit: int = 4000, step_s: float | None = None) -> None:
+    """Move the fake clock on, ``step_s`` seconds (default: a bot's pause) at a time, until
+    ``done()``."""
     for _ in range(limit):
         if done():
             return
-        await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        await table.clock.advance(table.room, table.hub.config.bot_delay_s if step_s is None else step_s)
     room, state = table.room, table.room.state
     seen = None if state is None else (state.phase, state.round_index, len(state.actions), state.to_act)
     timers = [(t.due, t.cancelled) for t in table.clock.timers]
@@ -239,15 +240,11 @@ def test_the_ask_and_the_end_survive_a_restart(tmp_path: Path) -> None:
     run_table(tmp_path, body, bots=BOTS, options=NO_LIMIT)
 
 
-async def _until_a_forced_pass_waits(table: Table) -> None:
-    """Move the fake clock on in small steps until the room waits out a forced pass's pause (its
-    timer armed, not yet due): the moment a stored change that is not a move can stale it."""
-    for _ in range(20_000):
-        wait = table.room.current_wait()
-        if wait is not None and wait.reason == "forced" and table.clock.timers:
-            return
-        await table.clock.advance(table.room, 0.01)
-    raise AssertionError("no forced pass came")
+def _a_forced_pass_waits(table: Table) -> bool:
+    """Whether the room waits out a forced pass's pause (its timer armed, not yet due): the moment
+    a stored change that is not a move can stale it."""
+    wait = table.room.current_wait()
+    return wait is not None and wait.reason == "forced" and bool(table.clock.timers)
 
 
 @pytest.mark.parametrize("take_back", [False, True], ids=["stop", "stop-then-take-back"])
@@ -263,7 +260,7 @@ def test_a_stop_asked_while_a_forced_pass_waits_does_not_freeze_the_table(
         room = table.room
         await table.watch()
         await table.start()
-        await _until_a_forced_pass_waits(table)
+        await _until(table, lambda: _a_forced_pass_waits(table), limit=20_000, step_s=0.01)
         actions = len(room.state.actions) if room.state is not None else 0
         await _stop(table, table.host_token)
         if take_back:
