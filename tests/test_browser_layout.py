@@ -15,7 +15,6 @@ from tests.browserkit import (
     DESKTOP,
     PLAYABLE,
     catalog_of,
-    close_panel,
     goto,
     open_page,
     play_until,
@@ -238,90 +237,6 @@ def test_a_phone_on_its_side_centres_a_three_seat_tables_opponents_beside_the_fe
             assert plates[0][2] <= felt[0] and felt[2] <= plates[1][0], (plates, felt)  # left and right of it
             play_until(page, lambda: _chain_length(page) >= 6 or page.locator("dialog[open]").count() > 0)
         screenshot(page, f"kozel3-{viewport['width']}x{viewport['height']}")
-        watch.assert_clean()
-    finally:
-        context.close()
-
-
-# All 28 tiles of the set in one line (more than any round of Domeng, 25, or of Kozel places): the
-# longest chain a felt must hold.
-LONGEST = [
-    f"{a}-{b}" for a, b in zip("0665546352615044332413022110", "6655463526150443324130221100", strict=True)
-]
-
-# The chain's tiles, the felt and the plates, with the unit the board drew at and whether it scrolls,
-# once the tiles have glided to their places (a transition, however short, is read at its start
-# until the next frame).
-CHAIN = """async () => {
-    const gliding = document.querySelector('.chain-board').getAnimations({subtree: true});
-    await Promise.allSettled(gliding.map((a) => a.finished));
-    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-    const board = document.querySelector('.chain-board');
-    return {unit: parseFloat(getComputedStyle(board).getPropertyValue('--unit')),
-            overflowing: board.classList.contains('overflowing'), board: box(board),
-            felt: box(document.querySelector('.felt')),
-            tiles: [...document.querySelectorAll('.felt .chain-tile')].map(box),
-            plates: [...document.querySelectorAll('.plate')].map(box),
-            hand: document.querySelector('.hand-tile') && box(document.querySelector('.hand-tile')),
-            length: window.__domeng.view.chain.length};
-}"""
-
-
-def _chain_faults(shown: dict[str, Any]) -> list[Any]:
-    """What is wrong with the chain as drawn: a tile outside the board (a pixel of rounding allowed)
-    or over a plate, the board scrolling. Empty when the chain fits."""
-    board = shown["board"]
-    faults: list[Any] = ["overflowing"] if shown["overflowing"] else []
-    for tile in shown["tiles"]:
-        if not (
-            board[0] - 1 <= tile[0]
-            and tile[2] <= board[2] + 1
-            and board[1] - 1 <= tile[1]
-            and tile[3] <= board[3] + 1
-        ):
-            faults.append(("outside", tile, board))
-        faults.extend(("over a plate", tile, plate) for plate in shown["plates"] if not _apart(tile, plate))
-    return faults
-
-
-@pytest.mark.parametrize(
-    "viewport",
-    [TABLET, {"width": 1024, "height": 768}, {"width": 1099, "height": 700}],
-    ids=["768x1024", "1024x768", "1099x700"],
-)
-def test_a_tablets_chain_grows_with_its_felt_and_a_long_chain_still_fits(
-    server: ServerProcess, browser: Any, viewport: dict[str, int]
-) -> None:
-    """From 760 to 1099 px the chain's tiles kept a phone's cap (44 px a side) on a felt twice as
-    big: a short chain now takes tiles as large as the felt gives, up to a tile of the hand. The
-    chains of a round played out, and the longest chain there is, still fit the felt without
-    scrolling, clear of the plates."""
-    context, page, watch = _seated(server, browser, viewport, "en-US")
-    try:
-        longest = 0
-
-        def looked() -> bool:
-            nonlocal longest
-            shown = page.evaluate(CHAIN)
-            assert _chain_faults(shown) == [], shown
-            longest = max(longest, shown["length"])
-            return page.locator("dialog[open]").count() > 0
-
-        play_until(page, looked, timeout=120)  # the chain looked at on every turn of ours
-        assert longest >= 5, longest
-        # then, at the next round's first turn of ours (nothing comes while the room waits on it; a
-        # state would draw the real chain again), a short chain and the longest there is
-        close_panel(page)
-        page.wait_for_selector(PLAYABLE)
-        draw = "(chain) => { window.__domeng.screen.chain.update(chain, null, null, 1); return (%s)(); }"
-        shown = page.evaluate(draw % CHAIN, LONGEST[:3])
-        board, hand = shown["board"], shown["hand"][2] - shown["hand"][0]
-        room = min((board[2] - board[0]) / 10.5, (board[3] - board[1]) / 5)  # what the felt gives a tile
-        assert shown["unit"] > 44 and min(room, hand) - 1.5 <= shown["unit"] <= hand + 0.5, shown
-        assert len(shown["tiles"]) == 3 and _chain_faults(shown) == [], shown
-        shown = page.evaluate(draw % CHAIN, LONGEST)
-        assert len(shown["tiles"]) == 28 and _chain_faults(shown) == [], shown
-        screenshot(page, f"chain-longest-{viewport['width']}x{viewport['height']}")
         watch.assert_clean()
     finally:
         context.close()
