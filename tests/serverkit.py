@@ -203,13 +203,17 @@ class ServerProcess:
         *,
         fresh: bool = FRESH,
         host: str | None = None,
+        port: int = 0,
     ) -> None:
         """``nofile``: the server's open-files limit (RLIMIT_NOFILE), else this process's.
         ``fresh``: a new interpreter rather than a fork of the fork server (module docstring).
-        ``host``: the address to listen on (`lan_address`, say), else 127.0.0.1."""
+        ``host``: the address to listen on (`lan_address`, say), else 127.0.0.1. ``port``: the
+        port to listen on (a stopped server's, to start it again where its pages are), else a
+        free one."""
         self.data_dir = data_dir
         self.nofile = nofile
         self.host = host
+        self.port = port
         self.fresh = fresh
         self.env = {**os.environ, **FAST, **(env or {})}
         if database_url:
@@ -221,7 +225,7 @@ class ServerProcess:
     def start(self, timeout: float = 120.0) -> ServerProcess:
         """Start and wait until ``/readyz`` answers 200; raises RuntimeError with the log if not."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        argv = ["serve", "--port", "0", "--data-dir", str(self.data_dir)]
+        argv = ["serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
         if self.host:
             argv += ["--host", self.host]
         if self.fresh:

@@ -256,6 +256,13 @@ def test_reload_keeps_seat_hand_and_stones_and_a_dropped_socket_reconnects(
     page.wait_for_selector(".banner[data-kind='replaced']")
     page.wait_for_function("() => window.__domeng.seat === null")
     assert page.locator(PLAYABLE).count() == 0 and not page.title().startswith("●")
+    # the network back, the tab shown again: the replaced window does not take the seat back
+    # by itself (it would open a socket at once, as a dropped one does)
+    page.evaluate(
+        """() => { window.dispatchEvent(new Event('online'));
+                   document.dispatchEvent(new Event('visibilitychange')); }"""
+    )
+    assert page.evaluate("() => window.__domeng.socket.ws") is None
     other.close()
     page.click(".banner[data-kind='replaced'] button")  # "use it here"
     page.wait_for_selector(".banner", state="hidden")

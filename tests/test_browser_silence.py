@@ -46,3 +46,47 @@ def test_an_unanswered_ping_leaves_a_stopped_server_for_a_new_socket(tmp_path: P
             server.proc.send_signal(signal.SIGCONT)
         context.close()
         server.stop()
+
+
+BACKOFF_CAP_MS = 3_000 * 1.3
+"""The longest wait between two tries after a drop: static/js/connection.js's last backoff step
+plus its 30% at random."""
+
+
+def test_a_restarted_server_is_found_again_within_a_few_seconds(tmp_path: Path, browser: Any) -> None:
+    """The server goes away (its process ended, as by Ctrl+C) and comes back on the same port: the
+    page tries again at least every ``BACKOFF_CAP_MS`` of its clock however long it was gone (the
+    steps once grew to 8 s, so a player waited about 10 s after a restart), and at once when the
+    tab is shown again (a phone woken up)."""
+    data = tmp_path / "restarted"
+    server = ServerProcess(data).start()
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+        token = server.claim(room["code"], 0, "Ana").json()["token"]
+        page.clock.install()
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(PLAYABLE, timeout=90_000)  # Ana's turn: the room waits on her
+        port = int(server.url.rsplit(":", 1)[1])
+        server.stop()
+        page.wait_for_selector(".banner[data-kind='reconnecting']", timeout=30_000)
+        socket = "window.__domeng.socket"
+        for _ in range(8):  # past the last step: every try is refused, and the next one waits
+            page.wait_for_function(f"() => {socket}.retrying", timeout=30_000)
+            tried = page.evaluate(f"() => {socket}.attempt")
+            page.clock.fast_forward(int(BACKOFF_CAP_MS) + 50)
+            page.wait_for_function(f"n => {socket}.attempt > n", arg=tried, timeout=30_000)
+        page.wait_for_function(f"() => {socket}.retrying", timeout=30_000)
+        # the browser logs each refused try itself, and nothing else went wrong meanwhile
+        assert watch.errors and all("ERR_CONNECTION_REFUSED" in e for e in watch.errors), watch.errors
+        watch.errors.clear()
+        server = ServerProcess(data, port=port).start()
+        # the tab is shown again (a phone woken up): it tries now, not at its next step
+        page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
+        page.wait_for_function(f"() => {socket}.online", timeout=60_000)
+        page.wait_for_selector(".banner[data-kind='reconnecting']", state="hidden")
+        page.wait_for_selector(PLAYABLE)  # the turn is there again, with the same seat
+        watch.assert_clean()
+    finally:
+        context.close()
+        server.stop()

@@ -1,7 +1,10 @@
 // The room's WebSocket (docs/protocol.md): hello with the seat token, state updates, actions,
 // and reconnection with backoff after a drop (same token; the next `state` restores everything).
 
-const BACKOFF_MS = [400, 1000, 2000, 4000, 8000];
+// Waits before each new try after a drop, the last repeated (each plus up to 30% at random, so a
+// restarted server's tables do not all come back at once). Capped low: a server restart takes a few
+// seconds, and a try at a server that is down costs a refused connection, nothing more.
+const BACKOFF_MS = [250, 500, 1000, 2000, 3000];
 const WATCHER_KEY = "domeng:watcher"; // this browser's spectator key, as the server gave it
 const PING_EVERY_MS = 10000;
 const UNANSWERED_MS = 15000;
@@ -26,8 +29,19 @@ export class RoomSocket {
     this.pingTimer = null;
     this.lastHeard = Date.now();
     this.pingSent = 0; // when the last ping went out on this socket (0: none yet)
-    this.onOnline = () => this.reconnectNow();
+    this.retrying = false; // a drop's retry is waiting for its backoff step
+    this.parked = false; // closed for a reason a retry would not mend (replaced, room closed, seat left)
+    // the network is back, or a phone woken up or a tab brought back while a retry waits: try now
+    // rather than at the next backoff step (never for a parked socket: a window replaced by
+    // another must not take the seat back by itself)
+    this.onOnline = () => {
+      if (!this.parked) this.reconnectNow();
+    };
+    this.onVisible = () => {
+      if (document.visibilityState === "visible" && this.retrying) this.reconnectNow();
+    };
     window.addEventListener("online", this.onOnline);
+    document.addEventListener("visibilitychange", this.onVisible);
   }
 
   start() {
@@ -41,6 +55,7 @@ export class RoomSocket {
     clearTimeout(this.retryTimer);
     clearInterval(this.pingTimer);
     window.removeEventListener("online", this.onOnline);
+    document.removeEventListener("visibilitychange", this.onVisible);
     if (this.ws) {
       drop(this.ws, 1000, "bye");
       this.ws = null;
@@ -72,6 +87,8 @@ export class RoomSocket {
     const ws = new WebSocket(`${scheme}://${location.host}/ws/rooms/${encodeURIComponent(this.code)}`);
     this.ws = ws;
     this.welcomed = false;
+    this.retrying = false;
+    this.parked = false;
     this.pingSent = 0;
     ws.onopen = () => {
       const hello = { type: "hello", protocol: 1, token: this.token };
@@ -156,13 +173,16 @@ export class RoomSocket {
     this.welcomed = false;
     clearInterval(this.pingTimer);
     if (this.stopped) return;
+    this.parked = true;
     if (event.code === 4001) return this.on.replaced?.(event.reason);
     if (event.code === 4003) return this.on.roomClosed?.();
     if (event.code === 4005) return this.on.seatLeft?.(); // the seat was left (here or in another window)
     if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
+    this.parked = false;
     this.on.status?.({ online: false, reconnecting: true });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
+    this.retrying = true;
     this.retryTimer = setTimeout(() => this.open(), base + Math.random() * base * 0.3);
   }
 }
