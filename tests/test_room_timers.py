@@ -12,8 +12,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from app.rooms import host
 from app.rooms.frames import room_public, turn_public
 from app.rooms.local import LocalBots
+from app.rooms.room import Room
 from app.store.records import record_of
 from engine.actions import Action
 from engine.record import read_record
@@ -275,3 +277,40 @@ def test_moves_a_bot_made_for_a_person_are_marked_in_views_records_and_after_a_r
         assert frame["round"]["by_bot"] == marked
 
     run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S)
+
+
+def test_a_stop_and_its_taking_back_leave_the_players_deadline_where_it_was(tmp_path: Path) -> None:
+    """The host's stop (and taking it back) gives the room a new version without a move. The turn
+    in play keeps its deadline: the room's and the one every connection was told. (The turn's old
+    timer came stale at the deadline and armed a full new one, so the player had up to twice the
+    time while the page showed the first deadline run out.)"""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        watcher = await table.watch()
+        await table.start()
+        await until_turn(table, ana)
+        deadline = table.room.turn_deadline
+        assert deadline is not None
+        told = {"seat": 0, "deadline_ms": int(deadline * 1000)}
+        before = table.room.version
+        for stop in (True, False):
+            await table.clock.advance(table.room, TIMER_S / 3, bots=False)
+
+            async def ask(room: Room, stop: bool = stop) -> None:
+                host.check_host(room, table.host_token)
+                await host.stop_match(room, stop)
+
+            await table.room.call(ask)
+            await table.room.settled()
+            assert table.room.version > before and table.room.turn_deadline == deadline
+            assert known_turn(ana) == known_turn(watcher) == told
+            before = table.room.version
+        # the deadline comes when it was due: a bot stands in for that turn
+        await table.clock.advance(table.room, deadline - table.clock.now - 0.1, bots=False)
+        assert table.room.version == before
+        await table.clock.advance(table.room, 0.1 + 2 * table.hub.config.bot_delay_s)
+        assert table.room.version > before
+        assert (await actors_of(table, 0))[-1] == "timer"
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})

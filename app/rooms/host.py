@@ -186,6 +186,7 @@ async def stop_match(room: Room, stop: bool) -> None:
     version = await room.save(host_stop=stop)
     room.adopt(version)
     room.host_stop = stop
+    room.schedule()  # the wait at the new version: a turn's deadline stands (`Timing.schedule`)
     frames.send_updates(room, room.conns, len(state.log))
 
 

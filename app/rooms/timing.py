@@ -40,6 +40,9 @@ class Timing:
     def __init__(self) -> None:
         self._timer: Timer | None = None
         self._wait: Wait | None = None
+        # the turn the deadline is for: the state it was armed in (every move makes a new one) and
+        # the seat to act
+        self._timed_turn: tuple[State, int] | None = None
 
     def current_wait(self) -> Wait | None:
         """What the room waits for now (`app.rooms.schedule.next_wait`)."""
@@ -55,22 +58,34 @@ class Timing:
     def schedule(self) -> None:
         """Arm the one timer the room needs now. Idempotent: when the same wait is already armed
         (say another seat was just covered), it is left alone, so a player's turn deadline never
-        restarts under them."""
+        restarts under them. Nor does a new version that is not a move (the host's stop or its
+        taking back, a seat claimed): the same turn (the same state, every move making a new one,
+        and seat) keeps its deadline, in seconds of the room's clock; a move, a Kozel draw among
+        them, starts a full one."""
         wait = self.current_wait()
         if wait is not None and wait == self._wait and self._timer is not None:
             return
         self.disarm()
-        self._wait, self.turn_deadline = wait, None
+        deadline, turn = self.turn_deadline, self._timed_turn
+        self._wait, self.turn_deadline, self._timed_turn = wait, None, None
         if wait is None:
             return
         put = self.queue.put_nowait
+        if wait.reason == "timer":
+            assert self.state is not None and wait.seat is not None
+            self._timed_turn = (self.state, wait.seat)
+            now = self.clock.time()
+            if deadline is None or turn is None or turn[0] is not self.state or turn[1] != wait.seat:
+                deadline = now + self.turn_timer_s
+            self.turn_deadline = deadline
+            self._timer = self.clock.call_later(
+                max(0.0, deadline - now), lambda: put(Auto(wait.version, "timer"))
+            )
+            return
         if wait.reason == "deal":
             self._timer = self.clock.call_later(
                 self.config.round_pause_s, lambda: put(NextRound(wait.version))
             )
-        elif wait.reason == "timer":
-            self.turn_deadline = self.clock.time() + self.turn_timer_s
-            self._timer = self.clock.call_later(self.turn_timer_s, lambda: put(Auto(wait.version, "timer")))
         elif wait.reason == "forced":
             pause = pause_s(self._rng, self.config.bot_delay_s, forced=True)
             self._timer = self.clock.call_later(pause, lambda: put(Auto(wait.version, "forced")))
@@ -89,7 +104,8 @@ class Timing:
         self._timer = self.clock.call_later(delay_s, lambda: self.queue.put_nowait(intent))
 
     def rearm(self) -> None:
-        """Arm the wait afresh even if it looks armed (after a failure or a stale decision)."""
+        """Arm the wait afresh even if it looks armed (after a failure or a stale decision); a
+        turn's deadline stands (`schedule`)."""
         self._wait = None
         self.schedule()
 
@@ -101,5 +117,5 @@ class Timing:
 
     def forget_wait(self) -> None:
         """Disarm and forget the wait (the room is stopping or its match changes)."""
-        self._wait = None
+        self._wait, self._timed_turn = None, None
         self.disarm()
