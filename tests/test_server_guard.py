@@ -201,7 +201,11 @@ def test_running_out_of_file_descriptors_is_logged_at_a_bounded_rate(tmp_path: P
     window = 3.0
     server = ServerProcess(
         tmp_path,
-        {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0", "DOMENG_LOOP_ERROR_WINDOW_S": str(window)},
+        {
+            "DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0",
+            "DOMENG_MAX_CONNECTIONS": "0",  # no cap below the limit: the accept loop meets it
+            "DOMENG_LOOP_ERROR_WINDOW_S": str(window),
+        },
         nofile=160,
     ).start()
     socks: list[socket.socket] = []
@@ -237,6 +241,46 @@ def test_running_out_of_file_descriptors_is_logged_at_a_bounded_rate(tmp_path: P
     finally:
         server.stop()
     assert len(server.log()) < 200_000
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_full_process_refuses_more_connections_with_a_log_line_on_either_loop(
+    tmp_path: Path, loop: str
+) -> None:
+    """Many addresses together reach the process's cap, a little below its open-files limit (160:
+    128 connections, `app.web.guard.open_files_cap`): each one more is closed at once and the
+    refusals are logged at a bounded rate, on asyncio's loop and on uvloop's (libuv meeting the
+    limit itself accepts and closes a connection without a word, so without the cap an operator
+    heard nothing). The server answers again once the connections are gone."""
+    if loop == "uvloop":
+        pytest.importorskip("uvloop", reason="uvloop is not installed")
+    server = ServerProcess(
+        tmp_path, {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0", "DOMENG_LOOP": loop}, nofile=160
+    ).start()
+    socks: list[socket.socket] = []
+    try:
+        for i in range(300):
+            socks.append(_open(server, f"127.0.1.{1 + i % 200}"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and '"connections_refused_process_full"' not in server.log():
+            time.sleep(0.2)
+        refusals = [json.loads(line) for line in server.log().splitlines() if "refused_process_full" in line]
+        assert refusals and refusals[0]["total"] == 128, server.log()[-2000:]
+    finally:
+        for sock in socks:
+            sock.close()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        server.stop()
 
 
 def _loop_errors(server: ServerProcess) -> list[dict[str, object]]:
@@ -310,10 +354,13 @@ def test_a_socket_that_never_finishes_opening_is_dropped_whatever_the_websocket_
 
 
 class _Open(asyncio.BaseTransport):
-    """A transport that stays open (the guard only asks whether one is closing)."""
+    """A transport that stays open until a test says it is ``closing`` (the guard only asks
+    whether one is closing)."""
+
+    closing = False
 
     def is_closing(self) -> bool:
-        return False
+        return self.closing
 
 
 def test_the_guard_counts_an_ipv6_peer_by_its_64_and_exempts_a_proxy_by_its_address() -> None:
@@ -327,3 +374,23 @@ def test_the_guard_counts_an_ipv6_peer_by_its_64_and_exempts_a_proxy_by_its_addr
     assert guard.admit("2001:db8:1:2:ffff::3", same[2])
     assert all(guard.admit("2001:db8:ff::1", _Open()) for _ in range(5))  # the proxy: never capped
     assert guard.admit("203.0.113.1", _Open()) and guard.admit("203.0.113.2", _Open())  # IPv4: each alone
+
+
+def test_the_process_cap_counts_every_address_the_exempt_proxy_too() -> None:
+    now = [0.0]
+    guard = ConnectionGuard(2, exempt=["10.0.0.1"], total=3, clock=lambda: now[0])
+    held = [_Open(), _Open(), _Open()]
+    assert guard.admit("10.0.0.1", held[0]) and guard.admit("10.0.0.1", held[1])  # the proxy
+    assert guard.admit("203.0.113.1", held[2])
+    late = _Open()
+    assert not guard.admit("203.0.113.2", late)  # an address under its own cap: the process is full
+    assert guard.refused == 1 and guard.open_total() == 3
+    guard.release("10.0.0.1", held[0])  # a connection seen closing by its protocol
+    assert guard.admit("203.0.113.2", late)
+    held[1].closing = True  # an upgraded WebSocket that closed: forgotten when the cap is next met
+    now[0] += 1.0
+    assert guard.admit("203.0.113.3", _Open()) and guard.open_total() == 3
+    # a connection its address's cap refuses is not counted against the process either
+    single = ConnectionGuard(1, total=5)
+    assert single.admit("203.0.113.1", _Open()) and not single.admit("203.0.113.1", _Open())
+    assert single.open_total() == 1 and single.refused == 1

@@ -209,7 +209,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.edge.heard import heard_protocol  # noqa: PLC0415
     from app.edge.refusals import secure_refusals  # noqa: PLC0415
     from app.web.app import create_app  # noqa: PLC0415
-    from app.web.guard import ConnectionGuard, guarded_protocol  # noqa: PLC0415
+    from app.web.guard import ConnectionGuard, guarded_protocol, open_files_cap  # noqa: PLC0415
     from app.web.middleware import security_headers  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
@@ -233,10 +233,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"domeng serve: {where}: {problem['msg']}", file=sys.stderr)
         return 2
     app = create_app(settings)
-    guard = ConnectionGuard.from_settings(settings.max_connections_per_address, settings.forwarded_allow_ips)
+    total = open_files_cap() if settings.max_connections is None else settings.max_connections
+    guard = ConnectionGuard.from_settings(
+        settings.max_connections_per_address, settings.forwarded_allow_ips, total=total
+    )
     uvicorn.run(
         app,
-        # a request deadline and a per-address cap on open connections (issue 13)
+        # a request deadline and caps on open connections, per address and in all (issue 13)
         http=guarded_protocol(guard, settings.request_timeout_s),
         timeout_keep_alive=settings.keep_alive_s,
         host=settings.host,

@@ -9,7 +9,14 @@ process has file descriptors. `guarded_protocol` subclasses it with the two limi
   "slowloris", or an idle connection that never sends anything);
 - a cap on the connections one peer address holds open at once (`ConnectionGuard`): past it a new
   connection is aborted as soon as it is accepted, so its file descriptor is free again at once.
-  A WebSocket keeps counting after its upgrade (its transport is the same).
+  A WebSocket keeps counting after its upgrade (its transport is the same);
+- a cap on the connections the process holds open at once, all addresses together, a little below
+  its open-files limit (`open_files_cap`): past it a new connection is aborted the same way and
+  the refusal is logged at a bounded rate. Without it the accept loop would meet the limit, which
+  asyncio reports once a second (below) but uvloop (libuv) not at all: it accepts and closes such
+  a connection without a word. (A burst of connections accepted together before their protocols
+  start may still pass the cap by up to the burst: the reserve absorbs it, asyncio reports what
+  it cannot.)
 
 Opening a WebSocket is bounded at every stage, whichever implementation uvicorn runs
 (``DOMENG_WS_IMPL``; `tests/test_server_guard.py` checks ``websockets-sansio`` and the legacy
@@ -26,6 +33,7 @@ writes the first of each kind and then one line per ``window_s`` with how many i
 from __future__ import annotations
 
 import asyncio
+import resource
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -36,7 +44,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.addresses import counted_address
 
-__all__ = ["ConnectionGuard", "RateLimitedExceptionHandler", "guarded_protocol"]
+__all__ = ["ConnectionGuard", "RateLimitedExceptionHandler", "guarded_protocol", "open_files_cap"]
 
 _log = structlog.get_logger("domeng.guard")
 
@@ -51,21 +59,42 @@ class ConnectionGuard:
     transport is forgotten the next time its address connects, and every address is swept once
     per as many admissions as there are addresses."""
 
-    def __init__(self, limit: int, exempt: Iterable[str] = (), exempt_all: bool = False) -> None:
+    def __init__(
+        self,
+        limit: int,
+        exempt: Iterable[str] = (),
+        exempt_all: bool = False,
+        *,
+        total: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``total``: the connections the process holds open at once, every address (exempt ones
+        too) counted; 0: no such cap."""
         self.limit = limit
         self.exempt = frozenset(exempt)
         self.exempt_all = exempt_all
+        self.total = total
         self.refused = 0
-        """Connections refused since start (all addresses)."""
+        """Connections refused since start (all addresses, either cap)."""
         self._open: dict[str, set[asyncio.BaseTransport]] = {}
+        self._all: set[asyncio.BaseTransport] = set()
         self._since_sweep = 0
-        self._refusals = _Throttle(10.0)
+        self._clock = clock
+        self._pruned_at = float("-inf")
+        self._since_prune = 0
+        self._refusals = _Throttle(10.0, clock)
 
     @classmethod
-    def from_settings(cls, limit: int, forwarded_allow_ips: str | None) -> ConnectionGuard:
-        """The guard of ``max_connections_per_address``, exempting the trusted proxies."""
+    def from_settings(cls, limit: int, forwarded_allow_ips: str | None, total: int = 0) -> ConnectionGuard:
+        """The guard of ``max_connections_per_address`` and of ``total`` connections in all (0:
+        none), exempting the trusted proxies from the first."""
         proxies = [p.strip() for p in (forwarded_allow_ips or "").split(",") if p.strip()]
-        return cls(limit, [p for p in proxies if p != "*"], exempt_all="*" in proxies)
+        return cls(limit, [p for p in proxies if p != "*"], exempt_all="*" in proxies, total=total)
+
+    def open_total(self) -> int:
+        """Connections the process holds open now (counted by the ``total`` cap; 0 without it)."""
+        _prune(self._all)
+        return len(self._all)
 
     def open_count(self, address: str) -> int:
         """Connections ``address`` (its /64 if IPv6) holds open now."""
@@ -77,7 +106,9 @@ class ConnectionGuard:
 
     def admit(self, address: str, transport: asyncio.BaseTransport) -> bool:
         """Count ``transport`` for ``address``; False (not counted) when the address is at its
-        limit. The caller aborts a refused transport."""
+        limit, or the process at its ``total``. The caller aborts a refused transport."""
+        if self.total and not self._admit_one_more(transport):
+            return False
         if not self.limit or self.exempt_all or address in self.exempt:
             return True
         address = counted_address(address)  # an IPv6 client: its /64
@@ -88,6 +119,7 @@ class ConnectionGuard:
         if len(held) >= self.limit:
             _prune(held)
         if len(held) >= self.limit:
+            self._all.discard(transport)
             self.refused += 1
             suppressed = self._refusals.allow("refused")
             if suppressed is not None:
@@ -98,8 +130,34 @@ class ConnectionGuard:
         held.add(transport)
         return True
 
+    def _admit_one_more(self, transport: asyncio.BaseTransport) -> bool:
+        """Count ``transport`` among all the process holds, unless that is ``total`` already
+        (the closing ones forgotten first, at most every 0.1 s: a flood at the cap does not pay a
+        pass over every connection each time)."""
+        self._since_prune += 1
+        if self._since_prune > max(256, len(self._all)):  # amortised: a closed one is not kept long
+            self._since_prune = 0
+            _prune(self._all)
+        if len(self._all) >= self.total and self._clock() - self._pruned_at >= 0.1:
+            self._pruned_at = self._clock()
+            _prune(self._all)
+        if len(self._all) >= self.total:
+            self.refused += 1
+            suppressed = self._refusals.allow("total")
+            if suppressed is not None:
+                _log.warning(
+                    "connections_refused_process_full",
+                    total=self.total,
+                    refused_total=self.refused,
+                    unlogged=suppressed,
+                )
+            return False
+        self._all.add(transport)
+        return True
+
     def release(self, address: str, transport: asyncio.BaseTransport) -> None:
         """``transport`` has closed (its HTTP protocol saw it go)."""
+        self._all.discard(transport)
         held = self._open.get(counted_address(address))
         if held is not None:
             held.discard(transport)
@@ -113,6 +171,17 @@ class ConnectionGuard:
             _prune(held)
             if not held:
                 del self._open[address]
+
+
+def open_files_cap(reserve_fraction: float = 0.05, reserve_min: int = 32) -> int:
+    """The connections a process may hold open at once below its open-files limit (the soft
+    RLIMIT_NOFILE): the limit less a reserve for everything else it opens (the database and its
+    log, the bot workers' pipes, the log file), ``reserve_fraction`` of it but at least
+    ``reserve_min`` descriptors. 0 (no cap) when the limit is unlimited."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 0
+    return max(1, soft - max(reserve_min, int(soft * reserve_fraction)))
 
 
 def _prune(held: set[asyncio.BaseTransport]) -> None:

@@ -154,6 +154,13 @@ class Settings(BaseSettings):
     """HTTP connections (WebSockets included) one peer address may hold open at once (0: no
     limit); one more is closed as soon as it is accepted (app/web/guard.py). Peers named in
     ``forwarded_allow_ips`` are not capped: behind a proxy, let the proxy cap its clients."""
+    max_connections: Annotated[int, Field(ge=0)] | None = None
+    """HTTP connections (WebSockets included) the process holds open at once, every address
+    together; one more is closed as soon as it is accepted and the refusal logged at a bounded rate
+    (app/web/guard.py). Default: a little below the open-files limit (`open_files_cap`: 5% of it,
+    at least 32 descriptors, kept for the database, the bot workers and the logs), so the accept
+    loop never runs out of descriptors. 0: no cap. Raise the limit itself (``ulimit -n``,
+    systemd's ``LimitNOFILE``) for thousands of players."""
     request_timeout_s: Annotated[float, Field(gt=0, le=10)] = 10.0
     """A connection that has not sent a whole request this long after opening (or after its last
     response) is closed: half-sent headers hold nothing for long (at most 10 s)."""
@@ -193,9 +200,9 @@ class Settings(BaseSettings):
     """permessage-deflate on WebSockets: smaller frames for a lot more server CPU per update."""
     loop: Literal["asyncio", "uvloop"] = "asyncio"
     """The event loop uvicorn runs. ``uvloop`` (libuv's) costs less CPU per update (the bare
-    fan-out: 56.5 against 71.8 µs per delivery, issue 15), but at the open-files limit libuv
-    accepts and closes connections without a word, so the bounded report of running out of
-    descriptors (issue 13) goes silent: asyncio stays the default until that works on both."""
+    fan-out: 56.5 against 71.8 µs per delivery, issue 15). At the open-files limit libuv accepts
+    and closes connections without a word (asyncio reports it): ``max_connections`` keeps the
+    process below that limit and logs what it refuses, on either loop."""
     ws_impl: Literal["websockets-sansio", "wsproto", "websockets"] = "websockets-sansio"
     """uvicorn's WebSocket implementation (issue 15: measured with benchmarks/load.py --ws;
     ``wsproto`` needs that package installed). The room socket opens its room before it answers
