@@ -496,13 +496,18 @@ def test_group_commit_stores_200_concurrent_actions_in_order_in_few_transactions
 def test_a_group_commit_window_lets_writes_called_after_the_first_share_its_transaction(
     database_url: str,
 ) -> None:
-    """``batch_window_s`` (DOMENG_GROUP_COMMIT_S): the writer takes the first write, waits, and
-    commits everything queued meanwhile with it: one transaction for 20 writes that came while it
-    waited (the window is long here, so the count does not depend on the machine's speed)."""
+    """``batch_window_s`` (DOMENG_GROUP_COMMIT_S): under load (the last batch held more than one
+    write) the writer takes the first write, waits, and commits everything queued meanwhile with
+    it: one transaction for 20 writes that came while it waited (the window is long here, so the
+    count does not depend on the machine's speed)."""
 
     async def main() -> tuple[int, int, MatchRow | None]:
         async with Store(database_url, batch_window_s=2.0) as store:
             match_id, code = await new_round(store)
+            # two writes queued together: one batch of two, so the writer knows it is under load
+            await asyncio.gather(
+                store.claim_seat(match_id, 0, "Ana", "a"), store.claim_seat(match_id, 1, "Bo", "b")
+            )
             before, written = store.transactions_committed, store.writes_committed
             first = asyncio.ensure_future(store.append_action(match_id, 0, 0, 10, 0, a_pass(0), "bot"))
             for _ in range(5):
@@ -524,6 +529,26 @@ def test_a_group_commit_window_lets_writes_called_after_the_first_share_its_tran
     assert row is not None and [a.seq for a in row.rounds[0].actions] == list(range(20))
     with pytest.raises(ValueError, match="batch_window_s"):
         Store(database_url, batch_window_s=-0.001)
+
+
+def test_a_lone_write_on_a_quiet_store_does_not_wait_for_the_group_commit_window(
+    database_url: str,
+) -> None:
+    """The window is paid only under load: a write that comes after single ones (a quiet table) is
+    committed at once, however long the window (90 s here; the 30 s bound only keeps the old
+    writer's failure short, it measures nothing)."""
+
+    async def main() -> int:
+        async with Store(database_url, batch_window_s=90.0) as store:
+            match_id, _code = await new_round(store)
+            before = store.transactions_committed
+            for seq in range(3):
+                await asyncio.wait_for(
+                    store.append_action(match_id, 0, seq, 10 + seq, seq, a_pass(seq), "bot"), timeout=30
+                )
+            return store.transactions_committed - before
+
+    assert asyncio.run(main()) == 3
 
 
 def test_a_failing_write_fails_only_its_caller(database_url: str) -> None:

@@ -40,16 +40,19 @@ async def write_loop(
     batch_window_s: float,
 ) -> None:
     """Until ``queue`` yields its end marker (None): take a write, wait ``batch_window_s`` seconds
-    for more when none is queued behind it, take up to ``batch_limit`` in all and ``commit`` them
-    as one batch. The writes queued before the end marker are committed; when the loop is
-    cancelled, every write it has not committed fails with `StoreClosedError`."""
+    for more when none is queued behind it but the last batch held more than one (writes come
+    faster than one transaction each: under load; a lone write on a quiet server never waits),
+    take up to ``batch_limit`` in all and ``commit`` them as one batch. The writes queued before
+    the end marker are committed; when the loop is cancelled, every write it has not committed
+    fails with `StoreClosedError`."""
     batch: list[Op[Any]] = []
+    busy = False  # the last batch held more than one write
     try:
         while True:
             first = await queue.get()
             if first is None:
                 return
-            if batch_window_s and queue.empty():
+            if batch_window_s and busy and queue.empty():
                 await asyncio.sleep(batch_window_s)  # let more writes join this one
             batch = [first]
             stop = False
@@ -59,6 +62,7 @@ async def write_loop(
                     stop = True
                     break
                 batch.append(op)
+            busy = len(batch) > 1
             await commit(batch)
             batch = []
             if stop:

@@ -1,7 +1,8 @@
 """The store's writer: one task that commits every write ("group commit", `app.store.group_commit`).
-Callers queue operations; the writer takes the first, waits ``batch_window_s`` for more (0 by
-default: `app.web.settings.Settings.group_commit_s` lets an operator trade a few milliseconds of
-each move for fewer transactions), drains up to ``batch_limit`` queued ones, runs them all in one
+Callers queue operations; the writer takes the first, waits ``batch_window_s`` for more while
+writes come faster than it commits them one by one (the last batch held more than one;
+`app.web.settings.Settings.group_commit_s`: a few milliseconds of each move under load for fewer
+transactions), drains up to ``batch_limit`` queued ones, runs them all in one
 transaction and commits, and only then answers each caller. A write is therefore durable when its
 ``await`` returns, and writes are applied in the order they were called. When a batch fails, the
 writer retries its operations one by one, so a bad operation fails only its own caller. A write
@@ -103,7 +104,8 @@ class Writer:
         self.database_url = database_url
         self.batch_limit = batch_limit
         self.batch_window_s = batch_window_s
-        """Seconds the writer waits after a batch's first write for more to join it."""
+        """Seconds the writer waits after a batch's first write for more to join it, when the last
+        batch held more than one (under load)."""
         self.checkpoint_interval_s = checkpoint_interval_s
         self.checkpoints = 0
         """SQLite: background checkpoints run so far."""
