@@ -11,10 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 from websockets.exceptions import ConnectionClosed
 
 from app.edge.protocol import CLOSE_INVALID, ProtocolError, parse_client_message
 from app.web.documents import render_document
+from app.web.settings import Settings
 from engine.variants import make_rules
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
@@ -536,6 +538,8 @@ def test_bodies_json_cannot_echo_get_a_422_not_a_500(server: ServerProcess, body
         {"turn_timer_s": 0.001},  # no time to play: 0 (off) or 5 to 600 s
         {"turn_timer_s": 4.9},
         {"turn_timer_s": 601},
+        {"turn_timer_s": 30.5},  # whole seconds: never rounded to another timer
+        {"turn_timer_s": 5.000001},
         {"turn_timer_s": "30"},  # numbers are JSON numbers
         {"turn_timer_s": False},
         {"variant": "kozel", "seats": "3"},
@@ -548,8 +552,27 @@ def test_room_settings_of_the_wrong_kind_are_refused(server: ServerProcess, body
 
 
 def test_timers_of_0_and_5_to_600_seconds_are_accepted(server: ServerProcess) -> None:
-    for seconds in (0, 5, 600):
+    for seconds in (0, 5, 600, 30.0):
         assert server.room(server.create_room(turn_timer_s=seconds)["code"])["turn_timer_s"] == seconds
+
+
+def test_a_turn_timer_of_a_fraction_of_a_second_is_refused_saying_so(server: ServerProcess) -> None:
+    """30.5 s is refused with a clear 422 when a room is made, when its host changes it, and as
+    the server's own default (the lobby's form starts from it), rather than kept or rounded."""
+    made = httpx.post(f"{server.url}/api/rooms", json={"turn_timer_s": 30.5}, timeout=5)
+    assert made.status_code == 422, made.text
+    [detail] = made.json()["detail"]
+    assert detail["loc"] == ["body", "turn_timer_s"] and "whole seconds" in detail["msg"]
+    room = server.create_room()
+    headers = {"Authorization": f"Bearer {room['host_token']}"}
+    url = f"{server.url}/api/rooms/{room['code']}/options"
+    changed = httpx.put(url, json={"turn_timer_s": 30.5}, headers=headers, timeout=5)
+    assert changed.status_code == 422 and "whole seconds" in changed.text, changed.text
+    assert server.room(room["code"])["turn_timer_s"] == 0  # the module's server: DOMENG_TURN_TIMER_S=0
+    for setting in ("30.5", "2", "601"):
+        with pytest.raises(ValidationError, match="whole seconds"):
+            Settings(turn_timer_s=setting)
+    assert Settings(turn_timer_s="45").turn_timer_s == 45
 
 
 def test_a_request_body_over_64_kib_is_refused_unread(server: ServerProcess) -> None:

@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 from app.rooms.watchers import KEY_PATTERN, TAG_PATTERN
 
 __all__ = [
+    "MAX_TURN_TIMER_S",
     "MIN_TURN_TIMER_S",
+    "TIMER_RULE",
     "BotSet",
     "ChatRulesSet",
     "ClaimCreate",
@@ -22,6 +24,7 @@ __all__ = [
     "RoundReview",
     "SeatClaimed",
     "StopSet",
+    "playable_timer",
 ]
 
 
@@ -37,7 +40,7 @@ class RoomCreate(BaseModel):
     options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
     seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
-    """Seconds per human turn: 0 (no timer) or 5 to 600."""
+    """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600."""
     bots: list[str | None] | None = Field(None, max_length=5)
     hints: StrictBool = False
     """Players may ask for a hint on their turn (the hard bot's choice, shown to the table)."""
@@ -49,13 +52,23 @@ class RoomCreate(BaseModel):
 
 
 def _playable_timer(value: float | None) -> float | None:
-    if value is not None and 0 < value < MIN_TURN_TIMER_S:
-        raise ValueError(f"a turn timer is 0 (off) or {MIN_TURN_TIMER_S:g} to 600 seconds")
-    return None if value is None else value + 0.0  # -0.0 is 0
+    return None if value is None else playable_timer(value)
+
+
+def playable_timer(value: float) -> float:
+    """``value`` (seconds) as a turn timer: 0 (off) or whole seconds from `MIN_TURN_TIMER_S` to
+    `MAX_TURN_TIMER_S`; raises `ValueError` saying so for anything else (30.5 is refused, not
+    rounded: the room would otherwise run a timer the asker did not ask for)."""
+    if not (value == 0 or MIN_TURN_TIMER_S <= value <= MAX_TURN_TIMER_S) or value != int(value):
+        raise ValueError(TIMER_RULE)
+    return value + 0.0  # -0.0 is 0
 
 
 MIN_TURN_TIMER_S = 5.0
 """The shortest turn timer a room may have (seconds): less leaves a person no time to play."""
+MAX_TURN_TIMER_S = 600.0
+"""The longest turn timer a room may have (seconds)."""
+TIMER_RULE = f"a turn timer is whole seconds: 0 (off) or {MIN_TURN_TIMER_S:g} to {MAX_TURN_TIMER_S:g} seconds"
 
 
 class OptionsSet(BaseModel):
@@ -66,7 +79,7 @@ class OptionsSet(BaseModel):
 
     options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
-    """Seconds per human turn: 0 (no timer) or 5 to 600; null: unchanged."""
+    """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600; null: unchanged."""
     hints: StrictBool | None = None
     """Whether a player may ask for a hint on their turn; null: unchanged."""
 

@@ -9,6 +9,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.web.models import playable_timer
 from engine.review import DEFAULT_SAMPLES
 
 __all__ = ["WELL_KNOWN", "Settings", "check_admin_secret"]
@@ -120,7 +121,8 @@ class Settings(BaseSettings):
     ``redis_url``: counted across every process."""
 
     turn_timer_s: Annotated[float, Field(ge=0)] = 30.0
-    """Default turn timer of new rooms; 0 turns the timer off."""
+    """Default turn timer of new rooms; 0 turns the timer off; otherwise whole seconds from 5 to
+    600, as a room's own (`app.web.models.playable_timer`): the lobby's form starts from it."""
     disconnect_grace_s: Annotated[float, Field(ge=0)] = 20.0
     """How long a disconnected player's seat waits before a bot covers it."""
     bot_delay_s: Annotated[float, Field(ge=0)] = 0.7
@@ -221,6 +223,14 @@ class Settings(BaseSettings):
             return None  # an empty DOMENG_ADMIN_TOKEN leaves the admin area disabled
         check_admin_secret(value.get_secret_value().strip())
         return value
+
+    @field_validator("turn_timer_s")
+    @classmethod
+    def _playable_timer(cls, value: float) -> float:
+        try:
+            return playable_timer(value)
+        except ValueError as error:
+            raise ValueError(f"DOMENG_TURN_TIMER_S: {error}") from None
 
     @model_validator(mode="after")
     def _secret_from_file(self) -> Settings:

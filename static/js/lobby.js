@@ -12,15 +12,15 @@ import { tileSvg } from "./tiles.js";
 /** Domeng's match lengths the forms offer (camat elections; 0: no limit). */
 export const TARGETS = [1, 2, 3, 4, 5, 0];
 const KOZEL_SEATS = [2, 3, 4];
-/** The turn timers the server accepts (app/web/models.py RoomCreate): 0 (off) or MIN to MAX seconds. */
+/** The turn timers the server accepts (app/web/models.py playable_timer): 0 (off) or whole seconds from MIN to MAX. */
 export const TIMER_MIN_S = 5;
 export const TIMER_MAX_S = 600;
 
-/** The seconds typed in the timer field, or null when the server would refuse them. */
+/** The seconds typed in the timer field, or null when the server would refuse them (whole seconds only). */
 export function timerSeconds(raw) {
   const text = String(raw ?? "").trim();
   const seconds = text === "" ? NaN : Number(text);
-  if (!Number.isFinite(seconds)) return null;
+  if (!Number.isInteger(seconds)) return null;
   return seconds === 0 || (seconds >= TIMER_MIN_S && seconds <= TIMER_MAX_S) ? seconds : null;
 }
 
