@@ -17,6 +17,7 @@ from websockets.exceptions import ConnectionClosed
 from app.edge.protocol import CLOSE_INVALID, ProtocolError, parse_client_message
 from app.web.documents import render_document
 from app.web.settings import Settings
+from engine.hashing import commitment_of
 from engine.variants import make_rules
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
@@ -573,6 +574,29 @@ def test_a_turn_timer_of_a_fraction_of_a_second_is_refused_saying_so(server: Ser
         with pytest.raises(ValidationError, match="whole seconds"):
             Settings(turn_timer_s=setting)
     assert Settings(turn_timer_s="45").turn_timer_s == 45
+
+
+def test_deal_verification_refuses_a_malformed_seed_or_commitment(server: ServerProcess) -> None:
+    """A seed is what the server makes (64 lowercase hex digits), a commitment a SHA-256 (64 hex
+    digits, either case): anything else is a 422 saying which and what it should be."""
+    seed = "0123456789abcdef" * 4
+
+    def verify(seed: str, commitment: str) -> httpx.Response:
+        params = {"seed": seed, "commitment": commitment}
+        return httpx.get(f"{server.url}/api/deals/verify", params=params, timeout=5)
+
+    good = verify(seed, commitment_of(seed).upper())
+    assert good.status_code == 200 and good.json()["matches"] is True, good.text
+    for bad_seed in ("00", seed.upper(), seed[:-1], seed + "0", seed[:-1] + "g", " " + seed[1:]):
+        reply = verify(bad_seed, commitment_of(seed))
+        assert reply.status_code == 422, (bad_seed, reply.text)
+        detail = reply.json()["detail"]
+        assert detail["code"] == "invalid_seed" and "64 lowercase hex digits" in detail["message"]
+    for bad_commitment in ("zz", "", commitment_of(seed)[:-1], commitment_of(seed) + "0", "z" * 64):
+        reply = verify(seed, bad_commitment)
+        assert reply.status_code == 422, (bad_commitment, reply.text)
+        detail = reply.json()["detail"]
+        assert detail["code"] == "invalid_commitment" and "64 hex digits" in detail["message"]
 
 
 def test_a_request_body_over_64_kib_is_refused_unread(server: ServerProcess) -> None:

@@ -9,7 +9,7 @@ import random
 import secrets
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import structlog
 
@@ -31,10 +31,22 @@ if TYPE_CHECKING:
     from app.rooms.room import Actor
 
 __all__ = [
+    "COMMITMENT_PATTERN",
+    "SEED_BYTES",
+    "SEED_PATTERN",
     "Moves",
 ]
 
 _log = structlog.get_logger("domeng.room")
+
+SEED_BYTES: Final = 32
+"""A deal's seed is this many random bytes from `secrets`, written as twice as many lowercase hex
+digits (`Moves.next_deal`); anyone can re-deal the round from it once it is revealed."""
+SEED_PATTERN: Final = f"^[0-9a-f]{{{2 * SEED_BYTES}}}$"
+"""What a seed the server made looks like: 64 lowercase hex digits."""
+COMMITMENT_PATTERN: Final = "^[0-9a-fA-F]{64}$"
+"""What a deal's commitment looks like (`engine.hashing.commitment_of`: hex SHA-256 of the seed,
+64 digits; compared without regard to case)."""
 
 
 class Moves:
@@ -168,7 +180,7 @@ class Moves:
     def next_deal(self, state: State) -> tuple[NewRound, State, str]:
         """The next round dealt on a fork of ``state`` from a fresh secret seed: what the store
         keeps of it, the fork, and the seed."""
-        seed = secrets.token_hex(32)
+        seed = secrets.token_hex(SEED_BYTES)
         deal = self.rules.deal_from_seed(seed)
         fork = state.fork()
         fork.start_round(deal)
