@@ -767,6 +767,9 @@ def test_play_again_and_options_refuse_what_they_must(server: ServerProcess) -> 
         headers = {"Authorization": f"Bearer {bearer}"}
         return httpx.put(f"{server.url}/api/rooms/{code}/options", json=body, headers=headers, timeout=5)
 
+    for bearer in (token, host):  # the room's first match has not started: nothing to play again
+        early = again(bearer)
+        assert (early.status_code, early.json()["detail"]["code"]) == (409, "not_started"), early.text
     assert options({"options": {"camat_target": 3}}, token).json()["detail"]["code"] == "not_host"
     refused = options({"options": {"camat_target": -1}})
     assert (refused.status_code, refused.json()["detail"]["code"]) == (422, "invalid_options")

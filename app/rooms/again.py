@@ -61,8 +61,11 @@ async def play_again(room: Room, token: str | None) -> None:
     adopt the room's next match (module docstring), the asking seat ready, and send everyone its
     whole state and its chat. While that match waits for its start: mark the asking seat ready
     (the host's own ask changes nothing). Raises `RoomError`: ``again_refused`` (403),
-    ``not_finished`` (409: the match is being played)."""
+    ``not_started`` (409: the room's first match waits for its start, so there is nothing to play
+    again), ``not_finished`` (409: the match is being played)."""
     seat = _asker(room, token)
+    if room.status == "waiting" and room.room_match == 1:
+        raise RoomError("not_started", "the match has not started yet: there is nothing to play again")
     if room.status == "waiting":
         info = None if seat is None else room.seats[seat]
         if info is None or info.ready:

@@ -318,7 +318,8 @@ async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> 
 async def play_again(room: RoomDep, token: SeatToken) -> dict[str, Any]:
     """Play again (``Authorization: Bearer <seat token or host token>``): at the match's end,
     start the room's next match with the same seats, waiting for the host's start, the asker
-    ready; while it waits, mark the asker's seat ready. 403 ``again_refused``, 409 ``not_finished``."""
+    ready; while it waits, mark the asker's seat ready. 403 ``again_refused``, 409 ``not_started``
+    (the room's first match has not started: nothing to play again), 409 ``not_finished``."""
 
     async def run(r: Room) -> dict[str, Any]:
         await again.play_again(r, token)
