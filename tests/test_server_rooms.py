@@ -576,6 +576,27 @@ def test_a_turn_timer_of_a_fraction_of_a_second_is_refused_saying_so(server: Ser
     assert Settings(turn_timer_s="45").turn_timer_s == 45
 
 
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"options": {"k" * 3000: True}}, "/api/rooms"),
+        ({"k" * 3000: 1}, "/api/rooms"),
+        ({"bots": ["k" * 3000] * 5}, "/api/rooms"),
+        ({"options": {"camat_target": int("9" * 3000)}}, "/api/rooms"),
+        ({"name": "Ana", "watcher": "k" * 3000}, "/api/rooms/{code}/seats/0"),
+    ],
+)
+def test_a_refusal_repeats_at_most_a_little_of_a_huge_key_or_value(
+    server: ServerProcess, body: dict[str, Any], path: str
+) -> None:
+    """A 3,000-character key or value is refused (422) with a clear answer that repeats at most
+    the start of it (app.web.app.ECHO_CHARS), never the whole of it."""
+    room = server.create_room()
+    reply = httpx.post(f"{server.url}{path.format(code=room['code'])}", json=body, timeout=5)
+    assert reply.status_code == 422, reply.text[:500]
+    assert len(reply.text) < 600 and "k" * 41 not in reply.text and "9" * 301 not in reply.text, reply.text
+
+
 def test_deal_verification_refuses_a_malformed_seed_or_commitment(server: ServerProcess) -> None:
     """A seed is what the server makes (64 lowercase hex digits), a commitment a SHA-256 (64 hex
     digits, either case): anything else is a 422 saying which and what it should be."""

@@ -41,7 +41,7 @@ from app.web.shared import Board
 if TYPE_CHECKING:
     from app.cluster import RedisLeases, RedisRelay
 
-__all__ = ["create_app", "room_config"]
+__all__ = ["ECHO_CHARS", "MESSAGE_CHARS", "clipped", "create_app", "room_config"]
 
 _log = structlog.get_logger("domeng.server")
 
@@ -165,16 +165,37 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     return app
 
 
+ECHO_CHARS = 40
+"""The most of a client's own words (a body's key, a query's name) an error answer repeats: past
+it, the start and "…", so no request makes the server send back more than it needs to say where."""
+MESSAGE_CHARS = 300
+"""The most an error answer's message says (messages quote bounded input only: a safety bound)."""
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with "…".
+
+    >>> clipped("camat_target", 40), clipped("k" * 3000, 5)
+    ('camat_target', 'kkkk…')
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 async def _room_error(request: Request, error: RoomError) -> JSONResponse:
-    body = {"detail": {"code": error.code, "message": error.message}}
+    body = {"detail": {"code": error.code, "message": clipped(error.message, MESSAGE_CHARS)}}
     return JSONResponse(body, status_code=error.status, headers=error.headers)
 
 
 async def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
     """422 with where and why each field failed, without echoing the input: a body may hold what
-    JSON cannot carry back (a lone surrogate, NaN), and the client has it already."""
+    JSON cannot carry back (a lone surrogate, NaN), and the client has it already. Where a place
+    is named by the client (a body's key), at most `ECHO_CHARS` of it come back."""
     details = [
-        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        {
+            "loc": [p if isinstance(p, int) else clipped(str(p), ECHO_CHARS) for p in e.get("loc", ())],
+            "msg": clipped(str(e.get("msg", "")), MESSAGE_CHARS),
+            "type": str(e.get("type", "")),
+        }
         for e in error.errors()
     ]
     return JSONResponse({"detail": details}, status_code=422)

@@ -28,6 +28,11 @@ __all__ = [
 ]
 
 
+_OptionName = Annotated[str, Field(max_length=32)]
+"""A variant option's name (RULES.md: ``camat_target``, ``two_lempas``, ``pairs``): a longer one is
+no option, and is refused before it can be quoted back."""
+
+
 class RoomCreate(BaseModel):
     """``POST /api/rooms``: the variant, its options (RULES.md), seats, turn timer and bots.
 
@@ -37,11 +42,11 @@ class RoomCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     variant: str = Field("domeng", max_length=16)
-    options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
+    options: dict[_OptionName, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
     seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600."""
-    bots: list[str | None] | None = Field(None, max_length=5)
+    bots: list[Annotated[str, Field(max_length=16)] | None] | None = Field(None, max_length=5)
     hints: StrictBool = False
     """Players may ask for a hint on their turn (the hard bot's choice, shown to the table)."""
 
@@ -77,7 +82,7 @@ class OptionsSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    options: dict[str, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
+    options: dict[_OptionName, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600; null: unchanged."""
     hints: StrictBool | None = None
