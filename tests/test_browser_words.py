@@ -890,3 +890,31 @@ def test_ones_turn_timer_on_a_phone_shows_its_seconds_whole_beside_the_hint(
         watch.assert_clean()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "uk"])
+def test_a_refused_move_is_said_in_the_pages_own_words(
+    server: ServerProcess, browser: Any, lang: str
+) -> None:
+    """The server refuses a move with a stable code and plain English (docs/protocol.md `error`);
+    the page says the refusal in its own language by the code (room.js ``onError``): a pass while
+    a tile fits (``voluntary_pass``), a tile that is not in the set (``invalid_tile``)."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=600, hints=True)
+    token = server.claim(room["code"], 0, "Budi").json()["token"]
+    context, page, watch = open_page(browser, PHONE, locale=f"{lang}-{lang.upper()}")
+    try:
+        sit_and_start(page, server, room, token)
+        deadline = time.monotonic() + 120  # a turn with a choice: forced turns are played through
+        while not page.locator(".me-status .hint-btn:not([hidden])").count():
+            assert time.monotonic() < deadline, "no turn with a choice came"
+            if not play_turn(page):
+                page.wait_for_timeout(200)  # a bot's move or the next deal is awaited
+        catalog = catalog_of(lang)
+        for action, code in (({"pass": True}, "voluntary_pass"), ({"play": "9-9"}, "invalid_tile")):
+            page.evaluate("(action) => window.__domeng.sendAction(action)", action)
+            said = page.locator("#toasts .toast-error", has_text=catalog[f"error.{code}"])
+            said.wait_for(state="visible")
+            said.click()  # dismissed: the next refusal is read alone
+        watch.assert_clean()
+    finally:
+        context.close()

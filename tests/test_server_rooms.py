@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ from pydantic import ValidationError
 from websockets.exceptions import ConnectionClosed
 
 from app.edge.protocol import CLOSE_INVALID, ProtocolError, parse_client_message
+from app.rooms.moves import refusal_message
 from app.web.documents import render_document
 from app.web.settings import Settings
 from engine.hashing import commitment_of
@@ -235,6 +238,7 @@ def test_stale_and_duplicate_actions_are_refused_and_change_nothing(server: Serv
     client.send({"type": "action", "version": version - 1, "action": _payload(legal[0])})
     error = client.wait_for(lambda m: m["type"] == "error")
     assert error["code"] == "stale_version" and error["version"] == version
+    assert "version" not in error["message"]  # a player's words; the numbers go to the log
     client.send({"type": "action", "version": version, "action": _payload(legal[0])})
     applied = client.wait_for(lambda m: m["type"] == "state" and m["version"] == version + 1)
     assert applied["events"][0]["seat"] == 0
@@ -261,6 +265,41 @@ def test_illegal_action_gets_an_error_only_for_the_sender(server: ServerProcess)
         watcher.wait_for(lambda m: m["type"] == "error", timeout=0.5)
     assert server.room(code)["version"] == message["version"]
     watcher.close()
+    client.close()
+
+
+def _log_lines(server: ServerProcess, event: str, count: int) -> list[str]:
+    """The server log's first ``count`` lines of ``event``, waiting for them (its writes are the
+    server's own, after the answer that the test has already read)."""
+    deadline = time.monotonic() + 20
+    while True:
+        lines = [line for line in server.log().splitlines() if f'"{event}"' in line]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+def test_a_refused_move_says_why_in_a_players_words_and_logs_the_detail(server: ServerProcess) -> None:
+    """A refusal carries the rule's stable code and a plain message (`app.rooms.moves.REFUSALS`),
+    never the engine's developer words ("round 1, action 8, chain [4|2]"); those go to the
+    server's log with the code, and the seat's token never does."""
+    code, token, _ = _room_with_one_human(server)
+    client = Client(server, code, token)
+    message = client.wait_for(my_turn_to_place)
+    hand = message["view"]["hand"]
+    legal_tiles = {a.get("play") for a in message["view"]["legal"]}
+    bad = next((t for t in hand if t not in legal_tiles), None)
+    tries = [{"play": "9-9"}, {"play": "x"}, {"pass": True}] + ([{"play": bad, "end": "L"}] if bad else [])
+    for action in tries:
+        client.send({"type": "action", "version": message["version"], "action": action})
+        error = client.wait_for(lambda m: m["type"] == "error")
+        assert error["message"] == refusal_message(error["code"]), error
+        assert not re.search(r"round \d|action \d|chain|\[|P\d|9-9", error["message"]), error
+    logged = _log_lines(server, "action_refused", len(tries))
+    mine = [json.loads(line) for line in logged if code in line]
+    assert len(mine) == len(tries), logged
+    assert any(line["code"] == "voluntary_pass" and "chain" in line["detail"] for line in mine), mine
+    assert token not in server.log()
     client.close()
 
 

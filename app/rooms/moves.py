@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMITMENT_PATTERN",
+    "REFUSALS",
     "SEED_BYTES",
     "SEED_PATTERN",
     "Moves",
+    "refusal_message",
 ]
 
 _log = structlog.get_logger("domeng.room")
@@ -47,6 +49,35 @@ SEED_PATTERN: Final = f"^[0-9a-f]{{{2 * SEED_BYTES}}}$"
 COMMITMENT_PATTERN: Final = "^[0-9a-fA-F]{64}$"
 """What a deal's commitment looks like (`engine.hashing.commitment_of`: hex SHA-256 of the seed,
 64 digits; compared without regard to case)."""
+
+
+REFUSALS: Final[dict[str, str]] = {
+    "wrong_seat": "it is not your turn",
+    "tile_not_in_hand": "that tile is not in your hand",
+    "does_not_fit": "that tile does not fit there",
+    "end_required": "that tile fits both ends: choose one",
+    "voluntary_pass": "you may pass only when you cannot play (or draw)",
+    "wrong_opening_tile": "the first round must open with the tile the rules name (the highest lempa dealt)",
+    "round_over": "no round is being played",
+    "match_over": "the match is over",
+    "draw_not_allowed": "you cannot draw now",
+    "not_two_lempas": "the two-lempas move does not apply here",
+    "invalid_action": "that is not a move",
+    "invalid_tile": "that is not a tile of the set",
+    "invalid_end": "an end is L or R",
+}
+"""What a player is told when the rules refuse their move, by the engine's code (`engine.errors`):
+plain words, never the engine's own message (which names the round, the action's number and the
+chain for a developer: that goes to the server's log)."""
+
+
+def refusal_message(code: str) -> str:
+    """The plain words for a refused move's ``code`` (`REFUSALS`; any other: a general refusal).
+
+    >>> refusal_message("wrong_seat")
+    'it is not your turn'
+    """
+    return REFUSALS.get(code, "that move is not allowed")
 
 
 class Moves:
@@ -92,7 +123,8 @@ class Moves:
         if self.state is None or self.state.phase is not Phase.PLAYING:
             return self.refuse(conn, "round_over", "no round is being played")
         if intent.version != self.version:
-            message = f"action made at version {intent.version}, room is at {self.version}"
+            _log.info("action_stale", room=self.code, seat=seat, sent=intent.version, now=self.version)
+            message = "the table moved on before your move arrived; try again"
             return self.refuse(conn, "stale_version", message)
         try:
             if isinstance(intent.action, EngineError):
@@ -100,7 +132,8 @@ class Moves:
             fork = self.state.fork()
             fork.apply(intent.action)
         except EngineError as error:
-            return self.refuse(conn, error.code, error.message)
+            _log.info("action_refused", room=self.code, seat=seat, code=error.code, detail=error.message)
+            return self.refuse(conn, error.code, refusal_message(error.code))
         if not isinstance(intent.action, Draw):  # a Kozel draw is the client's own, not a choice
             self.seats[seat].release()  # choosing a move is coming back: no bot, no timeouts counted
         await self.commit(fork, intent.action, "human", intent.received)
