@@ -226,3 +226,50 @@ def test_the_lobby_and_the_waiting_room_say_the_host_ends_a_no_limit_match(
     assert "the host ends the match" in _as_shown(catalog_of("en")["waiting.variant_nolimit"], variant="")
     watch.assert_clean()
     context.close()
+
+
+_BAR_OVER_DRAWER_JS = """() => {
+    const bar = document.querySelector('.bar').getBoundingClientRect();
+    const feed = document.querySelector('.table-screen.feed-open .feed').getBoundingClientRect();
+    const shown = [...document.querySelectorAll('.bar .round-label, .bar .pile, .bar-actions > *')]
+        .map((el) => [el, el.getBoundingClientRect()]).filter(([, r]) => r.width && r.height);
+    const onTop = ([el, r]) => el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+    const covered = shown.filter((item) => !onTop(item)).map(([el]) => el.className);
+    const firstRowEnd = Math.min(...shown.map(([, r]) => r.bottom));
+    return {wrapped: shown.some(([, r]) => r.top >= firstRowEnd), barBottom: bar.bottom,
+            feedTop: feed.top, covered};
+}"""
+
+
+def test_a_phones_drawer_starts_below_a_bar_of_two_rows(slow_server: ServerProcess, browser: Any) -> None:
+    """The host's phone between rounds of a no-limit match: End match and Last round wrap the bar
+    to two rows. The open feed drawer, at a fixed 60 px from the top, covered the second row (Last
+    round, the feed's own button, the share link); it starts below the bar, whatever its height."""
+    room = slow_server.create_room(
+        bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
+    )
+    code = room["code"]
+    context, host, watch = open_page(browser, PHONE)
+    goto(host, f"{slow_server.url}/r/{code}")
+    hold_host(host, code, room["host_token"])
+    host.reload()
+    host.click(".start-box .btn-gold")
+    host.wait_for_selector(PANEL)  # round 1 ended; the next is not dealt for ten minutes
+    host.click(f"{PANEL} .panel-foot .btn-gold")
+    host.wait_for_selector(PANEL, state="detached")
+    host.wait_for_selector(".stop-btn:not([hidden])")
+    host.wait_for_selector(".last-round-btn:not([hidden])")
+    host.click(".feed-toggle")
+    host.wait_for_selector(".table-screen.feed-open .feed .chat-box")
+    host.wait_for_function("() => document.getAnimations().every((a) => a.playState !== 'running')")
+    shown = host.evaluate(_BAR_OVER_DRAWER_JS)
+    screenshot(host, "drawer-below-two-row-bar-390")
+    assert shown["wrapped"], shown  # the case this test is about
+    assert shown["feedTop"] >= shown["barBottom"] and shown["covered"] == [], shown
+    host.click(".feed-close")  # the bar's buttons take clicks: the drawer closes by its own button
+    host.wait_for_selector(".table-screen:not(.feed-open)")
+    host.click(".feed-toggle")
+    host.wait_for_selector(".table-screen.feed-open")
+    host.locator(".last-round-btn").click(trial=True)  # nothing over it takes the click
+    watch.assert_clean()
+    context.close()

@@ -59,6 +59,7 @@ export class TableView {
     this.chain.destroy();
     this.feedSized.disconnect();
     this.meSized.disconnect();
+    this.barSized.disconnect();
     cancelAnimationFrame(this.feedFrame);
   }
 
@@ -201,6 +202,16 @@ export class TableView {
       this.el.style.setProperty("--me-h", meHeight);
     });
     this.meSized.observe(this.me);
+    // the feed drawer (a phone's or tablet's overlay) starts below the top bar, whose height is its
+    // buttons' rows (a host's End match and Last round wrap a phone's bar to two lines) and whose
+    // place moves down under a banner (the table's own size then changes): heard from the layout
+    this.barBottom = "";
+    this.barSized = new ResizeObserver(() => {
+      const barBottom = `${Math.ceil(this.bar.getBoundingClientRect().bottom)}px`;
+      if (this.barBottom === barBottom) return;
+      this.barBottom = barBottom;
+      this.el.style.setProperty("--bar-bottom", barBottom);
+    });
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
@@ -238,6 +249,8 @@ export class TableView {
       this.feed,
       this.flights,
     );
+    this.barSized.observe(this.bar);
+    this.barSized.observe(this.el);
   }
 
   /** The host's "give the seat to a bot" for an absent player: a second click within 4 s confirms. */
