@@ -273,3 +273,35 @@ def test_a_phones_drawer_starts_below_a_bar_of_two_rows(slow_server: ServerProce
     host.locator(".last-round-btn").click(trial=True)  # nothing over it takes the click
     watch.assert_clean()
     context.close()
+
+
+def test_a_phones_final_panel_says_the_host_ended_the_match(slow_server: ServerProcess, browser: Any) -> None:
+    """The host ends a no-limit match between rounds on a phone. Its final panel said so only in
+    the foot's note, which a phone hides (its buttons take the room): the panel's top says the host
+    ended the match, shown, in every language."""
+    room = slow_server.create_room(
+        bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
+    )
+    code = room["code"]
+    context, host, watch = open_page(browser, PHONE)
+    goto(host, f"{slow_server.url}/r/{code}")
+    hold_host(host, code, room["host_token"])
+    host.reload()
+    host.click(".start-box .btn-gold")
+    host.wait_for_selector(PANEL)  # round 1 ended; the next is not dealt for ten minutes
+    round_over = catalog_of("en")["panel.round_over"].replace("{n}", "1")
+    assert host.text_content(f"{PANEL} .panel-kicker") == round_over
+    host.click(f"{PANEL} .panel-foot .btn-gold")
+    host.wait_for_selector(PANEL, state="detached")
+    host.click(".stop-btn")
+    host.click(".stop-note .stop-confirm")
+    host.wait_for_selector(f"{PANEL} .standings")
+    for lang in [*languages(), "en"]:
+        switch_language(host, lang)
+        kicker = host.locator(f"{PANEL} .panel-kicker")
+        assert kicker.text_content() == catalog_of(lang)["panel.host_ended"].replace("{n}", "1"), lang
+        assert kicker.is_visible(), lang
+        assert host.evaluate("() => window.__i18nMissing") == []
+    screenshot(host, "final-panel-host-ended-390")
+    watch.assert_clean()
+    context.close()

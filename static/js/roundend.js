@@ -26,7 +26,9 @@ export function roundEndPanel(snap, opts) {
   const header = h(
     "header",
     { class: "panel-head" },
-    h("p", { class: "panel-kicker" }, t(view.match_over ? "panel.match_over" : "panel.round_over", { n: view.round })),
+    // a match the host ended (no limit: docs/rules.md, "Match end") says so at its top, which a
+    // phone shows (its foot has no room for the note that says it too)
+    h("p", { class: "panel-kicker" }, t(view.match_over ? (room.host_stop ? "panel.host_ended" : "panel.match_over") : "panel.round_over", { n: view.round })),
     h("h2", { id: "round-end-title" }, outcomeTitle(o, room)),
   );
   const body = h("div", { class: "panel-body" });
