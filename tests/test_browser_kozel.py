@@ -20,6 +20,7 @@ from tests.browserkit import (
     close_panel,
     goto,
     held,
+    hold_seat,
     languages,
     open_page,
     play_until,
@@ -29,6 +30,7 @@ from tests.browserkit import (
     switch_language,
     take_seat,
     text_of,
+    wait_for_a_tile_to_place,
 )
 from tests.serverkit import Client, ServerProcess
 
@@ -856,3 +858,55 @@ def test_sheet_headers_and_the_round_label_are_whole_in_every_language(
         screenshot(page, f"kozel-table-{lang}-{size}")
     watch.assert_clean()
     context.close()
+
+
+_FIRST_TURN_JS = """() => {
+    const empty = document.querySelector('.chain-empty');
+    return {felt: empty.checkVisibility() ? empty.textContent : '',
+            status: document.querySelector('.me-status .status').textContent,
+            chain: window.__domeng.view.chain.length, turn: window.__domeng.view.to_act};
+}"""
+
+
+def test_the_first_turn_says_who_opens_once(server: ServerProcess, browser: Any) -> None:
+    """Kozel's first turn on an empty chain: the leader read both "The chain is empty: the leader
+    opens." on the felt and "You lead: play a raised tile to open." above the hand. The leader
+    reads only the second, the other player only the first (and whose turn it is), in every
+    language."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
+    code = room["code"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in enumerate(["Ana", "Budi"])]
+    pages = []
+    for seat, token in enumerate(tokens):
+        context, page, watch = open_page(browser, PHONE)
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, token, seat)
+        page.reload()
+        page.wait_for_selector(".seat-row.mine")
+        pages.append((context, page, watch))
+    assert server.start_match(code, room["host_token"]).status_code == 200
+    for _, page, _ in pages:
+        page.wait_for_function("() => window.__domeng?.view?.phase === 'playing'")
+    leader = pages[0][1].evaluate("() => window.__domeng.view.to_act")
+    wait_for_a_tile_to_place(pages[leader][1])  # no turn timer: the table waits for the leader
+    other = pages[1 - leader][1]
+    other.wait_for_function("(seat) => window.__domeng.view.to_act === seat", arg=leader)
+    for lang in [*languages(), "en"]:
+        words = catalog_of(lang)
+        for _, page, _ in pages:
+            switch_language(page, lang)
+        led = pages[leader][1].evaluate(_FIRST_TURN_JS)
+        assert led == {"felt": "", "status": words["table.your_turn_open"], "chain": 0, "turn": leader}, lang
+        watched = other.evaluate(_FIRST_TURN_JS)
+        waiting = words["table.waiting_for"].replace("{name}", ["Ana", "Budi"][leader])
+        assert watched == {"felt": words["chain.empty"], "status": waiting, "chain": 0, "turn": leader}, lang
+    screenshot(pages[leader][1], "kozel-first-turn-leader-390")
+    # once opened, the leader's felt shows the chain, and no sentence over it
+    pages[leader][1].locator(".hand-tile.playable").first.click()
+    pages[leader][1].wait_for_function("() => window.__domeng.view.chain.length === 1")
+    for _, page, watch in pages:
+        page.wait_for_function("() => window.__domeng.view.chain.length >= 1")
+        assert page.evaluate(_FIRST_TURN_JS)["felt"] == ""
+        watch.assert_clean()
+    for context, _, _ in pages:
+        context.close()

@@ -354,6 +354,10 @@ export class TableView {
     for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
     this.updatePlate(this.mePlate, base);
     this.chain.update(view.chain, view.ends, this.choosing, this.openingIndex());
+    // the leader's first turn: the status says "You lead: play a raised tile to open", which the
+    // empty felt's "the leader opens" only said again (the others still read it there)
+    const leading = this.isLeading();
+    if (this.chain.empty.hidden !== leading) this.chain.empty.hidden = leading;
     this.updateHand(legalTiles);
     this.updateHint(myTurn);
     if (myTurn && document.activeElement === this.hand) this.hand.querySelector(".hand-tile.playable[tabindex='0']")?.focus();
@@ -442,6 +446,13 @@ export class TableView {
     } else if (message.seat !== this.ctl.seat) {
       this.sayHint(tf("hint.used", { name: seatName(this.ctl.room, message.seat) }), "used");
     }
+  }
+
+  /** Whether this seat opens the round now: its turn on an empty chain, a tile to place, no bot
+   * covering it (the status then says "You lead", `updateStatus`). */
+  isLeading() {
+    const { view } = this.ctl;
+    return view.chain.length === 0 && this.isMyTurn() && !this.isCovered() && (view.legal || []).some((a) => a.play !== undefined);
   }
 
   isMyTurn() {
