@@ -111,6 +111,7 @@ export class ChatBox {
       this.hostBox,
     );
     this.rules = { spectators: false, muted: [] };
+    this.live = true; // false: this window lost its seat to another (`setLive`)
     this.lastMatch = null; // the match of the list's last line or divider (null: the list is empty)
     this.spectators = new Set(); // the tags of the spectators who wrote, in the order they did
     this.sent = null; // the text sent last, until the server takes or refuses it
@@ -215,22 +216,41 @@ export class ChatBox {
 
   setRules(rules) {
     this.rules = rules;
+    this.drawSilence();
+    this.drawHost();
+  }
+
+  /** ``live`` false: this window lost its seat to another (the room's ``connection.replaced``)
+   * and follows the room no more: nothing may be written here, and the box says where the chat
+   * goes on, until "Play here" takes the seat back. */
+  setLive(live) {
+    if (this.live === live) return;
+    this.live = live;
+    this.drawSilence();
+    this.drawHost();
+  }
+
+  /** Whether this page may write, and the notice when it may not: muted, a spectator the host has
+   * not let write, or a window that lost its seat to another. */
+  drawSilence() {
+    const rules = this.rules;
     const seat = this.ctl.seat;
     const tag = this.ctl.watcherTag;
     const muted = seat !== null ? rules.muted.includes(seat) : !!tag && (rules.muted_spectators || []).includes(tag);
     const reader = seat === null && !rules.spectators;
-    const silent = muted || reader;
+    const gone = !this.live;
+    const silent = gone || muted || reader;
     this.notice.hidden = !silent;
-    this.notice.textContent = muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
+    this.notice.textContent = gone ? t("chat.replaced", { button: t("room.use_here") }) : muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
     this.form.hidden = silent;
+    this.input.disabled = gone;
     this.reactions.hidden = silent;
-    this.drawHost();
   }
 
   /** The host's controls: spectators may write; mute or unmute each person at the table, and each
    * spectator who wrote (or is muted). */
   drawHost() {
-    const token = this.ctl.hostToken;
+    const token = this.live ? this.ctl.hostToken : null; // a window that lost its seat shows no stale list
     this.hostBox.hidden = !token;
     if (!token) return;
     const apply = async (change) => {

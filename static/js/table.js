@@ -329,6 +329,12 @@ export class TableView {
     setAttr(this.el, "data-my-turn", String(myTurn));
     setAttr(this.el, "data-phase", view.phase);
     if (this.el.classList.contains("spectating") !== (this.ctl.seat === null)) this.el.classList.toggle("spectating");
+    // this window lost its seat to another and follows the table no more: what it still shows is
+    // dimmed (static/css/app.css), without what looked live (who is away or covered, whose turn,
+    // its timer), and its chat takes no line until "Play here"
+    const replaced = !this.isLive();
+    if (this.el.classList.contains("replaced") !== replaced) this.el.classList.toggle("replaced");
+    this.chatBox.setLive(!replaced);
     setText(this.roundLabel, t("table.round", { n: view.round }));
     if (this.kozel) {
       setText(this.bazaarCount, String(view.bazaar ?? 0));
@@ -455,6 +461,12 @@ export class TableView {
     return view.chain.length === 0 && this.isMyTurn() && !this.isCovered() && (view.legal || []).some((a) => a.play !== undefined);
   }
 
+  /** Whether this window follows the table: false once another window took its seat (the room's
+   * ``connection.replaced``), until "Play here". */
+  isLive() {
+    return !this.ctl.connection?.replaced;
+  }
+
   isMyTurn() {
     const { view, seat } = this.ctl;
     return seat !== null && view.phase === "playing" && view.to_act === seat && !this.isClosed();
@@ -481,13 +493,14 @@ export class TableView {
     const info = room.seats[seat] || {};
     const stones = view.stones?.[seat] ?? 0;
     const count = view.hand_counts?.[seat] ?? 0;
-    const acting = view.phase === "playing" && view.to_act === seat;
+    const live = this.isLive(); // a window that lost its seat says nothing of who is here, or acts
+    const acting = live && view.phase === "playing" && view.to_act === seat;
     const mine = seat === this.ctl.seat;
     const el = plate.el;
     el.dataset.seat = String(seat);
     el.classList.toggle("acting", acting);
     el.classList.toggle("mine", mine);
-    el.classList.toggle("offline", !info.connected);
+    el.classList.toggle("offline", live && !info.connected);
     const thinking = acting && (info.kind === "bot" || Boolean(info.covered) || Boolean(info.stand_in));
     el.classList.toggle("bot-thinking", thinking);
     el.classList.toggle("bot", info.kind === "bot");
@@ -506,13 +519,13 @@ export class TableView {
     if (plate.hand.childElementCount !== Math.min(count, 5)) {
       replace(plate.hand, Array.from({ length: Math.min(count, 5) }, () => tileBackSvg()));
     }
-    plate.conn.className = `conn ${info.connected ? "on" : "off"}`;
+    plate.conn.className = live ? `conn ${info.connected ? "on" : "off"}` : "conn";
     const tags = [];
     if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot")));
     else if (info.kind === "human" && !mine) tags.push(h("span", { class: "tag tag-human" }, t("seat.person")));
-    if (info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
-    else if (info.stand_in) tags.push(h("span", { class: "tag tag-covered tag-stand-in" }, t("seat.stand_in")));
-    if (info.kind === "human" && !info.connected) {
+    if (live && info.covered) tags.push(h("span", { class: "tag tag-covered" }, t("seat.covered")));
+    else if (live && info.stand_in) tags.push(h("span", { class: "tag tag-covered tag-stand-in" }, t("seat.stand_in")));
+    if (live && info.kind === "human" && !info.connected) {
       // the host sees what to do about it instead (the red dot still says offline)
       if (this.ctl.hostToken && !mine && room.status === "playing") tags.push(this.replaceButton(seat));
       else tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
@@ -531,8 +544,8 @@ export class TableView {
       info.kind === "bot" ? botLabel(info.bot_level) : t("seat.person"),
       t("tiles.count", { n: count }),
       this.kozel ? this.pointsText(seat) : t("stones.count", { n: stones }),
-      info.connected ? t("seat.online") : t("seat.offline"),
-      info.covered ? t("seat.covered") : info.stand_in ? t("seat.stand_in") : null,
+      !live ? null : info.connected ? t("seat.online") : t("seat.offline"),
+      !live ? null : info.covered ? t("seat.covered") : info.stand_in ? t("seat.stand_in") : null,
       acting ? t("seat.to_act") : null,
       thinking ? t("seat.thinking") : null,
     ].filter(Boolean);
@@ -923,7 +936,7 @@ export class TableView {
     const total = (room?.turn_timer_s || 0) * 1000;
     const seat = room?.turn?.seat;
     // a boolean: the "hidden === on" checks below would never hide a timer for a null deadline
-    const active = Boolean(deadline) && total > 0 && view?.phase === "playing";
+    const active = Boolean(deadline) && total > 0 && view?.phase === "playing" && this.isLive();
     const left = active ? Math.max(0, deadline - Date.now()) : 0;
     for (const plate of [...this.opps, this.mePlate]) {
       const on = active && Number(plate.el.dataset.seat) === seat;

@@ -1,0 +1,97 @@
+"""A window whose seat another window took (the socket's 4001, the room's ``connection.replaced``),
+in Chromium: it follows the table no more, and says so rather than looking live.
+
+Ana plays at a phone; Budi, beside her at the table, leaves and a bot covers his seat ("bot
+covering" on his plate). Ana opens her seat in a second window: the first kept showing "bot
+covering" after Budi came back, and a chat box that took lines it could no longer send. It shows
+neither who is away or covered nor whose turn it is, dims the table it still shows, and its chat
+takes no line, saying where the chat goes on; "Play here" brings all of it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    PHONE,
+    catalog_of,
+    goto,
+    languages,
+    open_page,
+    screenshot,
+    sit_and_start,
+    switch_language,
+    wait_for_a_tile_to_place,
+)
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    # a bot covers a seat 1 s after its person's socket closes
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-replaced"),
+        env={"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "1", "DOMENG_DISCONNECT_GRACE_S": "1"},
+    ).start()
+    yield process
+    process.stop()
+
+
+_SHOWN_JS = """() => {
+    const shown = (sel) => [...document.querySelectorAll(sel)].filter((el) => el.checkVisibility());
+    const form = document.querySelector('.chat-form'), input = document.querySelector('.chat-input');
+    const notice = document.querySelector('.chat-notice');
+    return {covered: shown('.tag-covered, .tag-offline, .thinking, .plate.acting, .plate-timer').length,
+            chat: !form.hidden && !input.disabled,
+            reactions: !document.querySelector('.chat-reactions').hidden,
+            notice: notice.hidden ? '' : notice.textContent,
+            dimmed: document.querySelector('.table-screen').classList.contains('replaced')
+                && Number(getComputedStyle(document.querySelector('.plate')).opacity) < 0.6};
+}"""
+
+
+def test_a_window_that_lost_its_seat_shows_nothing_live(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    budi_token = server.claim(code, 1, "Budi").json()["token"]
+    budi = Client(server, code, budi_token)
+    context, page, watch = open_page(browser, PHONE)
+    sit_and_start(page, server, room, token, host=True)
+    budi.close()  # Budi leaves: a bot covers his seat
+    page.wait_for_selector(".plate[data-seat='1'] .tag-covered")
+    wait_for_a_tile_to_place(page)  # no turn timer: the table waits for Ana
+    page.click(".feed-toggle")  # a phone's chat is in the drawer
+    page.wait_for_selector(".table-screen.feed-open .chat-form:not([hidden])")
+
+    other = context.new_page()  # Ana's seat in a second window
+    goto(other, page.url)
+    other.wait_for_selector(".hand-tile")
+    page.wait_for_selector(".banner[data-kind='replaced']")
+    budi = Client(server, code, budi_token)  # Budi is back: the second window hears it
+    other.wait_for_selector(".plate[data-seat='1'] .tag-covered", state="detached")
+    for lang in [*languages(), "en"]:
+        switch_language(page, lang)
+        words = catalog_of(lang)
+        said = words["chat.replaced"].replace("{button}", words["room.use_here"])
+        shown = page.evaluate(_SHOWN_JS)
+        live = {"covered": 0, "chat": False, "reactions": False}
+        assert shown == {**live, "notice": said, "dimmed": True}, lang
+    assert page.locator(".chat-input").is_disabled()
+    screenshot(page, "replaced-window-390")
+
+    other.close()
+    page.click(".banner[data-kind='replaced'] button")  # "Play here": the table and its chat again
+    page.wait_for_function("() => window.__domeng.seat === 0")
+    page.wait_for_selector(".table-screen:not(.replaced)")
+    wait_for_a_tile_to_place(page)
+    page.wait_for_selector(".chat-form:not([hidden])", state="attached")  # the drawer open or not
+    shown = page.evaluate(_SHOWN_JS)
+    assert shown["chat"] and shown["reactions"] and shown["notice"] == "" and not shown["dimmed"], shown
+    assert page.locator(".plate[data-seat='1'] .tag-covered").count() == 0  # Budi is here
+    budi.close()
+    watch.assert_clean()
+    context.close()
