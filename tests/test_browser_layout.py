@@ -2,7 +2,8 @@
 the chain and every plate without scrolling, and its moves are played there (the end targets on
 the chain included); a tablet held upright (768×1024) gives the felt and the hand the screen's
 width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole; a
-phone upright keeps every button of the bar on the screen."""
+phone upright keeps every button of the bar on the screen; a tablet's chain grows with its felt,
+and fits it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.browserkit import (
     DESKTOP,
     PLAYABLE,
     catalog_of,
+    close_panel,
     goto,
     open_page,
     play_until,
@@ -271,6 +273,141 @@ def test_a_phones_bar_keeps_every_button_on_the_screen(
         assert all(left >= 0 and right <= viewport["width"] + 0.5 for _, left, right in parts), parts
         assert page.evaluate("() => document.documentElement.scrollWidth") == viewport["width"]
         screenshot(page, f"bar-{viewport['width']}-{locale}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# All 28 tiles of the set in one line (more than any round of Domeng, 25, or of Kozel places): the
+# longest chain a felt must hold.
+LONGEST = [
+    f"{a}-{b}" for a, b in zip("0665546352615044332413022110", "6655463526150443324130221100", strict=True)
+]
+
+# Wait until the chain's tiles are at rest: no animation on a tile, and the board and its tiles
+# where they were a frame before. A tile's transitions (its place, its width and height) read their
+# start until they have started, which may take frames (a tile that has just turned a corner is
+# read as wide as it was in its row), and a board resized is drawn again by its ResizeObserver only
+# in the next frame.
+SETTLE = """async () => {
+    const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    let last = null;
+    for (;;) {
+        await frame();
+        const tiles = [...document.querySelectorAll('.chain-tile')];
+        const moving = tiles.flatMap((el) => el.getAnimations({subtree: true}));
+        if (moving.length) {
+            await Promise.allSettled(moving.map((a) => a.finished));
+            last = null;
+            continue;
+        }
+        const now = JSON.stringify([box(document.querySelector('.chain-board')), ...tiles.map(box)]);
+        if (now === last) return;
+        last = now;
+    }
+}"""
+
+# The chain's tiles at rest, the board and the plates, with the unit the board drew at and whether
+# it scrolls.
+CHAIN = (
+    """async () => {
+    await ("""
+    + SETTLE
+    + """)();
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const board = document.querySelector('.chain-board');
+    return {unit: parseFloat(getComputedStyle(board).getPropertyValue('--unit')),
+            overflowing: board.classList.contains('overflowing'), board: box(board),
+            tiles: [...board.querySelectorAll('.chain-tile')].map(box),
+            plates: [...document.querySelectorAll('.plate')].map(box),
+            hand: document.querySelector('.hand-tile') && box(document.querySelector('.hand-tile'))};
+}"""
+)
+
+# Every chain of one to 28 tiles of `LONGEST`, opened at its first, middle and last tile, drawn on
+# the board: [length, opening, what `CHAIN` reads once its tiles are at rest] for each. A chain the
+# page drew meanwhile (a state or a presence, the real chain) is drawn and read again.
+SWEEP = (
+    """async (longest) => {
+    const board = window.__domeng.screen.chain;
+    const swept = [];
+    for (let n = 1; n <= longest.length; n += 1) {
+        for (const opening of new Set([0, Math.floor(n / 2), n - 1])) {
+            for (;;) {
+                const chain = longest.slice(0, n);
+                board.update(chain, null, null, opening);
+                const shown = await ("""
+    + CHAIN
+    + """)();
+                if (board.chain !== chain) continue;
+                swept.push([n, opening, shown]);
+                break;
+            }
+        }
+    }
+    return swept;
+}"""
+)
+
+
+def _chain_faults(shown: dict[str, Any]) -> list[Any]:
+    """What is wrong with the chain as drawn: a tile outside the board (a pixel of rounding allowed)
+    or over a plate, the board scrolling. Empty when the chain fits."""
+    board = shown["board"]
+    faults: list[Any] = ["overflowing"] if shown["overflowing"] else []
+    for tile in shown["tiles"]:
+        if not (
+            board[0] - 1 <= tile[0]
+            and tile[2] <= board[2] + 1
+            and board[1] - 1 <= tile[1]
+            and tile[3] <= board[3] + 1
+        ):
+            faults.append(("outside", tile, board))
+        faults.extend(("over a plate", tile, plate) for plate in shown["plates"] if not _apart(tile, plate))
+    return faults
+
+
+@pytest.mark.parametrize(
+    "viewport",
+    [TABLET, {"width": 1024, "height": 768}, {"width": 1099, "height": 700}],
+    ids=["768x1024", "1024x768", "1099x700"],
+)
+def test_a_tablets_chain_grows_with_its_felt_and_every_chain_fits_at_rest(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """From 760 to 1099 px the chain's tiles kept a phone's cap (44 px a side) on a felt twice as
+    big: a short chain now takes tiles as large as the felt gives, up to a tile of the hand. Every
+    chain of a round played out (looked at on each of our turns) and every chain of one to 28 tiles
+    fits the board once its tiles are at rest: inside it, clear of the plates, without scrolling.
+    (c2f6b4b's test could read a tile whose width had not yet begun to glide: one that had just
+    turned a corner, still as wide as in its row, past the board's edge; drawn, it is inside.)"""
+    context, page, watch = _seated(server, browser, viewport, "en-US")
+    try:
+        lengths: set[int] = set()
+
+        def looked() -> bool:
+            shown = page.evaluate(CHAIN)
+            assert _chain_faults(shown) == [], shown
+            lengths.add(len(shown["tiles"]))
+            return page.locator("dialog[open]").count() > 0
+
+        play_until(page, looked, timeout=120)
+        assert max(lengths) >= 5, lengths
+        # then, at the next round's first turn of ours (nothing comes while the room waits on it),
+        # a chain of every length: a short one as large as the felt gives, up to a tile of the hand
+        close_panel(page)
+        page.wait_for_selector(PLAYABLE)
+        swept = page.evaluate(SWEEP, LONGEST)
+        assert len(swept) == 28 * 3 - 3, len(swept)  # one opening for one tile, two for two
+        assert [(n, opening) for n, opening, shown in swept if len(shown["tiles"]) != n] == []
+        faults = [(n, opening, _chain_faults(shown)) for n, opening, shown in swept]
+        assert [fault for fault in faults if fault[2]] == []
+        shown = next(shown for n, opening, shown in swept if (n, opening) == (3, 1))
+        board, hand = shown["board"], shown["hand"][2] - shown["hand"][0]
+        room = min((board[2] - board[0]) / 10.5, (board[3] - board[1]) / 5)  # what the felt gives a tile
+        assert shown["unit"] > 44 and min(room, hand) - 1.5 <= shown["unit"] <= hand + 0.5, shown
+        screenshot(page, f"chain-longest-{viewport['width']}x{viewport['height']}")
         watch.assert_clean()
     finally:
         context.close()

@@ -136,9 +136,11 @@ export class ChainBoard {
     this.choosing = null;
     // the board's size is read only here, where the layout is fresh: reading it in draw() after a
     // state's changes would make the browser lay the page out once more for every update
-    this.size = { width: 0, height: 0 };
+    this.size = { width: 0, height: 0, cap: 44 };
     this.observer = new ResizeObserver(() => {
-      this.size = { width: this.el.clientWidth, height: this.el.clientHeight };
+      // the largest unit the page allows here (--chain-cap, static/css/app.css: larger on a tablet)
+      const cap = parseFloat(getComputedStyle(this.el).getPropertyValue("--chain-cap"));
+      this.size = { width: this.el.clientWidth, height: this.el.clientHeight, cap: cap > 0 ? Math.floor(cap) : 44 };
       this.draw();
     });
     this.observer.observe(this.el);
@@ -159,7 +161,7 @@ export class ChainBoard {
 
   draw() {
     if (!this.el.isConnected) return;
-    const { width, height } = this.size;
+    const { width, height, cap } = this.size;
     if (!width || !height) return;
     const text = this.labels();
     setAttr(this.el, "aria-label", this.chain.length ? text.chain : text.empty);
@@ -172,7 +174,7 @@ export class ChainBoard {
       return;
     }
     const items = [{ lempa: false }, ...this.chain.map((t) => ({ lempa: isLempa(t) })), { lempa: false }];
-    const maxUnit = Math.max(14, Math.min(44, Math.floor(Math.min(width / 10.5, height / 5))));
+    const maxUnit = Math.max(14, Math.min(cap, Math.floor(Math.min(width / 10.5, height / 5))));
     const fit = fitChain(items, this.opening + 1, width - 8, height - 8, { maxUnit, minUnit: 10 });
     const { unit, rects, box } = fit;
     const offX = (width - box.width * unit) / 2 - box.minX * unit;
