@@ -3,7 +3,7 @@ the chain and every plate without scrolling, and its moves are played there (the
 the chain included); a tablet held upright (768×1024) gives the felt and the hand the screen's
 width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole; a
 phone upright keeps every button of the bar on the screen; a tablet's chain grows with its felt,
-and fits it."""
+and fits it; a phone on its side seats a table of three or four around the felt."""
 
 from __future__ import annotations
 
@@ -408,6 +408,63 @@ def test_a_tablets_chain_grows_with_its_felt_and_every_chain_fits_at_rest(
         room = min((board[2] - board[0]) / 10.5, (board[3] - board[1]) / 5)  # what the felt gives a tile
         assert shown["unit"] > 44 and min(room, hand) - 1.5 <= shown["unit"] <= hand + 0.5, shown
         screenshot(page, f"chain-longest-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# The felt's height and the opponents' plates' boxes, with the across plate's turn timer shown (as
+# when that seat's turn runs on a clock), then hidden again.
+TIMER_SHOWN = """() => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const felt = document.querySelector('.felt'), timer = document.querySelector('.plate-o23 .plate-timer');
+    timer.hidden = false;
+    const shown = {felt: box(felt), across: box(timer.closest('.plate')), timer: box(timer)};
+    timer.hidden = true;
+    return shown;
+}"""
+
+
+@pytest.mark.parametrize("viewport", LANDSCAPE, ids=["844x390", "740x360"])
+def test_a_phone_on_its_side_seats_a_four_seat_tables_opponents_left_across_and_right(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """At a Kozel table of four on a phone on its side, the one across sat in the upper half of the
+    left column, above the one on the left, and the right column's upper half stood empty: the one
+    across now sits above the felt, centred, and the two beside it in the middle of their columns,
+    clear of the felt, the chain, the hand and each other, on the first turn and with a chain of
+    several tiles. The felt keeps most of its height, and keeps it when the across plate shows its
+    turn timer (on the plate's one line)."""
+    room = server.create_room(variant="kozel", seats=4, bots=[None, "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(".hand-tile")
+        for _ in range(2):
+            shown = page.evaluate(PARTS)
+            assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
+            assert _outside(shown) == {}, shown
+            parts = shown["parts"]
+            bar, felt, hand = parts["bar"], parts["felt"], parts["hand"]
+            left, across, right = parts["plate0"], parts["plate1"], parts["plate2"]  # one's own is the last
+            assert felt[3] - felt[1] > 0.38 * viewport["height"], felt
+            middle = (felt[1] + felt[3]) / 2
+            for plate in (left, right):
+                assert abs((plate[1] + plate[3]) / 2 - middle) <= 0.1 * (felt[3] - felt[1]), (plate, felt)
+            assert left[2] <= felt[0] and felt[2] <= right[0], (left, right, felt)  # beside the felt
+            assert bar[3] <= across[1] and across[3] <= felt[1], (bar, across, felt)  # above it
+            assert abs((across[0] + across[2]) / 2 - (felt[0] + felt[2]) / 2) <= 1, (across, felt)
+            chain = [box for name, box in parts.items() if name.startswith("chain")]
+            others = [felt, hand, *chain]
+            for plate in (left, across, right):
+                assert all(_apart(plate, box) for box in others), (plate, others)
+            assert _apart(left, across) and _apart(across, right), (left, across, right)
+            play_until(page, lambda: _chain_length(page) >= 6 or page.locator("dialog[open]").count() > 0)
+        timed = page.evaluate(TIMER_SHOWN)
+        assert timed["felt"] == felt and timed["across"][1:4:2] == across[1:4:2], (timed, felt, across)
+        assert timed["timer"][2] - timed["timer"][0] >= 50, timed  # the timer's bar is there to read
+        screenshot(page, f"kozel4-{viewport['width']}x{viewport['height']}")
         watch.assert_clean()
     finally:
         context.close()
