@@ -57,7 +57,10 @@ REFUSALS: Final[dict[str, str]] = {
     "does_not_fit": "that tile does not fit there",
     "end_required": "that tile fits both ends: choose one",
     "voluntary_pass": "you may pass only when you cannot play (or draw)",
-    "wrong_opening_tile": "the first round must open with the tile the rules name (the highest lempa dealt)",
+    "wrong_opening_tile": (
+        "the first round must open with the tile the rules name: the highest lempa dealt (D11, K2;"
+        " Kozel with none dealt: the highest tile)"
+    ),
     "round_over": "no round is being played",
     "match_over": "the match is over",
     "draw_not_allowed": "you cannot draw now",
