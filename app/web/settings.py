@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Annotated, Final, Literal
@@ -11,6 +12,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.web.models import playable_timer
 from engine.review import DEFAULT_SAMPLES
+
+_DEFAULT_LOOP: Final = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+"""`Settings.loop`'s default."""
 
 __all__ = ["WELL_KNOWN", "Settings", "check_admin_secret"]
 
@@ -184,11 +188,13 @@ class Settings(BaseSettings):
     pooled one may take. A database cut off without a word (a network partition: no reset, no
     answer) then fails a write after this long, and its moves are refused with ``not_saved``,
     instead of waiting for ever. SQLite: unused."""
-    group_commit_s: Annotated[float, Field(ge=0, le=0.1)] = 0.0
+    group_commit_s: Annotated[float, Field(ge=0, le=0.1)] = 0.005
     """Seconds the store's writer waits after a write for others to share its transaction (group
-    commit, `app.store.writer`): each move then waits up to this much longer, and under load one
-    transaction stores many moves. 0 (the default) commits what is already queued at once; issue
-    15's measurements used 0.005."""
+    commit, `app.store.writer`), only under load (when its last transaction held more than one
+    write): such a move waits up to this much longer, and one transaction stores many moves. 0
+    commits what is already queued at once. Measured (issue 15, benchmarks/load.py, with uvloop):
+    at 5,000 connections p99 25.6 ms against 108.7 ms for asyncio without it; at 2,000 the median
+    move costs about 3 ms more for 15% less CPU."""
     send_queue_size: Annotated[int, Field(ge=4)] = 64
     ping_interval_s: Annotated[float, Field(gt=0)] = 10.0
     """Seconds between the WebSocket pings the server sends each socket (the browser answers them
@@ -200,11 +206,12 @@ class Settings(BaseSettings):
     and the seat's grace counts from those bytes (`app.edge.heard`), not from the noticing."""
     ws_compression: bool = False
     """permessage-deflate on WebSockets: smaller frames for a lot more server CPU per update."""
-    loop: Literal["asyncio", "uvloop"] = "asyncio"
-    """The event loop uvicorn runs. ``uvloop`` (libuv's) costs less CPU per update (the bare
-    fan-out: 56.5 against 71.8 µs per delivery, issue 15). At the open-files limit libuv accepts
-    and closes connections without a word (asyncio reports it): ``max_connections`` keeps the
-    process below that limit and logs what it refuses, on either loop."""
+    loop: Literal["asyncio", "uvloop"] = Field(default_factory=lambda: _DEFAULT_LOOP)
+    """The event loop uvicorn runs: ``uvloop`` (libuv's) when it is installed (it is a dependency
+    except on Windows), else asyncio's. uvloop costs less CPU per update (issue 15: 0.80× ours,
+    0.74× the bare fan-out's, at 5,000 connections). At the open-files limit libuv accepts and
+    closes connections without a word (asyncio reports it): ``max_connections`` keeps the process
+    below that limit and logs what it refuses, on either loop."""
     ws_impl: Literal["websockets-sansio", "wsproto", "websockets"] = "websockets-sansio"
     """uvicorn's WebSocket implementation (issue 15: measured with benchmarks/load.py --ws;
     ``wsproto`` needs that package installed). The room socket opens its room before it answers
