@@ -9,6 +9,7 @@ runs its coroutine with ``asyncio.run``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -42,8 +43,9 @@ from app.store import (
     TallySpec,
     sqlite_url,
 )
+from app.store.batches import Op
 from app.store.db import make_engine
-from app.store.group_commit import checkpoint_loop, unreachable
+from app.store.group_commit import checkpoint_loop, unreachable, write_loop
 from app.store.models import Base, MatchAction
 from app.store.rows import SeatChange
 from engine.core import Deal, Phase, State
@@ -549,6 +551,39 @@ def test_a_lone_write_on_a_quiet_store_does_not_wait_for_the_group_commit_window
             return store.transactions_committed - before
 
     assert asyncio.run(main()) == 3
+
+
+def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancelled() -> None:
+    """A write the writer took and holds while it waits for company (the window, under load) is
+    answered with `StoreClosedError` when the writer is cancelled then, like every write it has
+    not committed: its caller does not wait for ever."""
+
+    async def main() -> BaseException | None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Op[Any] | None] = asyncio.Queue()
+        committed: list[int] = []
+
+        async def commit(batch: list[Op[Any]]) -> None:
+            committed.append(len(batch))
+            for op in batch:
+                op.future.set_result(None)
+
+        writer = asyncio.create_task(write_loop(queue, commit, batch_limit=10, batch_window_s=90.0))
+        two = [Op(loop.create_future()), Op(loop.create_future())]
+        for op in two:
+            queue.put_nowait(op)
+        await asyncio.gather(*(op.future for op in two))  # a batch of two: under load
+        held = Op[None](loop.create_future())
+        queue.put_nowait(held)
+        while not queue.empty():  # the writer took it and now waits for more
+            await asyncio.sleep(0)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
+        assert committed == [2]
+        return held.future.exception() if held.future.done() else None
+
+    assert isinstance(asyncio.run(main()), StoreClosedError)
 
 
 def test_a_failing_write_fails_only_its_caller(database_url: str) -> None:

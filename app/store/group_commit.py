@@ -52,9 +52,9 @@ async def write_loop(
             first = await queue.get()
             if first is None:
                 return
+            batch = [first]  # held from here: failed in `finally` if cancelled in the window
             if batch_window_s and busy and queue.empty():
                 await asyncio.sleep(batch_window_s)  # let more writes join this one
-            batch = [first]
             stop = False
             while len(batch) < batch_limit and not queue.empty():
                 op = queue.get_nowait()
