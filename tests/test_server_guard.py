@@ -20,9 +20,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
 import websockets
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 
-from app.web.guard import ConnectionGuard
+from app.web.guard import ConnectionGuard, guarded_protocol
 from tests.serverkit import Client, ServerProcess
 
 ATTACKER = "127.0.0.2"
@@ -394,3 +396,64 @@ def test_the_process_cap_counts_every_address_the_exempt_proxy_too() -> None:
     single = ConnectionGuard(1, total=5)
     assert single.admit("203.0.113.1", _Open()) and not single.admit("203.0.113.1", _Open())
     assert single.open_total() == 1 and single.refused == 1
+
+
+class _CountingGuard(ConnectionGuard):
+    released = 0
+
+    def release(self, address: str, transport: asyncio.BaseTransport) -> None:
+        self.released += 1
+        super().release(address, transport)
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_closed_websocket_leaves_the_process_cap_at_once_on_either_loop(loop: str) -> None:
+    """A WebSocket that closes is released by the guard when its connection is lost, as an HTTP
+    connection is: a process that has had more WebSockets than its cap, one at a time, still takes
+    the next. (A closed WebSocket stayed counted until the cap was met and a sweep, at most every
+    0.1 s, found it closing: a process holding one connection refused another as full. The
+    guard's clock stands still here, so no such sweep comes.)"""
+    if loop == "uvloop":
+        pytest.importorskip("uvloop", reason="uvloop is not installed")
+    app = FastAPI()
+
+    @app.websocket("/ws")
+    async def echo(sock: WebSocket) -> None:
+        await sock.accept()
+        with contextlib.suppress(WebSocketDisconnect):
+            while True:
+                await sock.send_text(await sock.receive_text())
+
+    guard = _CountingGuard(0, total=2, clock=lambda: 0.0)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, loop=loop, http=guarded_protocol(guard, 10.0), log_level="warning"
+    )
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        serving = asyncio.ensure_future(server.serve())
+        try:
+            while not server.started:
+                assert not serving.done()
+                await asyncio.sleep(0.01)
+            for count in range(1, 7):
+                async with websockets.connect(f"ws://127.0.0.1:{port}/ws", open_timeout=30) as ws:
+                    await ws.send("hi")
+                    assert await asyncio.wait_for(ws.recv(), 30) == "hi"
+                async with asyncio.timeout(30):  # the server sees it gone
+                    while guard.released < count:
+                        await asyncio.sleep(0.01)
+            assert guard.refused == 0
+        finally:
+            server.should_exit = True
+            await serving
+
+    if loop == "uvloop":
+        import uvloop  # noqa: PLC0415
+
+        uvloop.run(main())
+    else:
+        asyncio.run(main())

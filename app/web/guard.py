@@ -9,7 +9,7 @@ process has file descriptors. `guarded_protocol` subclasses it with the two limi
   "slowloris", or an idle connection that never sends anything);
 - a cap on the connections one peer address holds open at once (`ConnectionGuard`): past it a new
   connection is aborted as soon as it is accepted, so its file descriptor is free again at once.
-  A WebSocket keeps counting after its upgrade (its transport is the same);
+  A WebSocket keeps counting after its upgrade (its transport is the same) until it is lost;
 - a cap on the connections the process holds open at once, all addresses together, a little below
   its open-files limit (`open_files_cap`): past it a new connection is aborted the same way and
   the refusal is logged at a bounded rate. Without it the accept loop would meet the limit, which
@@ -264,8 +264,19 @@ def guarded_protocol(guard: ConnectionGuard, request_timeout_s: float) -> type[H
 
         def handle_websocket_upgrade(self, event: h11.Request) -> None:
             self._disarm()  # the WebSocket has its own hello timeout and pings
-            self._counted = False  # the transport stays counted until it is closing
+            # the transport stays counted, now released by the WebSocket's protocol when it is lost
+            # (this one hears no more of it): a closed socket must not wait for a sweep to leave
+            counted, self._counted = self._counted, False
             super().handle_websocket_upgrade(event)
+            protocol = self.transport.get_protocol()
+            if counted and protocol is not self:
+                address, transport, lost = self._address, self.transport, protocol.connection_lost
+
+                def connection_lost(exc: Exception | None) -> None:
+                    guard.release(address, transport)
+                    lost(exc)
+
+                protocol.connection_lost = connection_lost  # type: ignore[method-assign]
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
