@@ -53,11 +53,20 @@ class FakeClock:
 
     def __init__(self, now: float = 1_800_000_000.0) -> None:
         self.now = now
+        self.wall_offset = 0.0  # `time` less `now`: 0 until the wall clock is set (`set_wall`)
         self.timers: list[FakeTimer] = []
         self._seq = 0
 
     def time(self) -> float:
+        return self.now + self.wall_offset
+
+    def monotonic(self) -> float:
         return self.now
+
+    def set_wall(self, seconds: float) -> None:
+        """The wall clock is set ``seconds`` forward (back if negative): `time` moves, the timers
+        and `monotonic` do not."""
+        self.wall_offset += seconds
 
     def call_later(self, delay_s: float, callback: Callable[[], None]) -> FakeTimer:
         self._seq += 1

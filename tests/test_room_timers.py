@@ -314,3 +314,35 @@ def test_a_stop_and_its_taking_back_leave_the_players_deadline_where_it_was(tmp_
         assert (await actors_of(table, 0))[-1] == "timer"
 
     run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})
+
+
+def test_a_turn_kept_across_a_stop_runs_out_when_due_though_the_wall_clock_was_set(tmp_path: Path) -> None:
+    """What is left of a turn kept across a new version (the host's stop) is measured on the
+    timers' clock, not the wall clock: set an hour forward meanwhile (a server's clock corrected,
+    a machine woken up), the player's turn is not taken at once; an hour back, it does not wait an
+    hour more. (Measured on the wall clock, the rest of the turn came out as 0 or an hour more.)"""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        for step in (3600.0, -7200.0):
+            await until_turn(table, ana)
+            await table.clock.advance(table.room, TIMER_S / 3, bots=False)
+            table.clock.set_wall(step)
+            for stop in (True, False):
+
+                async def ask(room: Room, stop: bool = stop) -> None:
+                    host.check_host(room, table.host_token)
+                    await host.stop_match(room, stop)
+
+                await table.room.call(ask)
+                await table.room.settled()
+            before = table.room.version
+            await table.clock.advance(table.room, TIMER_S / 2, bots=False)
+            assert table.room.version == before  # still hers: a sixth of her time is left
+            await table.clock.advance(table.room, TIMER_S / 6 + 2 * table.hub.config.bot_delay_s)
+            assert table.room.version > before  # and then it ran out: a bot stood in
+            # (her second timeout in a row: the bot covers her seat from then on)
+            assert (await actors_of(table, 0))[-1] == ("timer" if step > 0 else "cover")
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})

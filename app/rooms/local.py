@@ -22,6 +22,10 @@ class LoopClock:
         """Now, in seconds since the epoch."""
         return time.time()
 
+    def monotonic(self) -> float:
+        """The event loop's clock (its timers')."""
+        return asyncio.get_running_loop().time()
+
     def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer:
         """Arm ``callback`` on the running loop after ``delay_s`` seconds."""
         return asyncio.get_running_loop().call_later(delay_s, callback)

@@ -59,11 +59,16 @@ class Timer(Protocol):
 
 
 class Clock(Protocol):
-    """Time and timers. ``time()`` is epoch seconds (deadlines sent to clients); ``call_later``
+    """Time and timers. ``time()`` is epoch seconds (deadlines sent to clients), ``monotonic()``
+    the timers' clock (never set back or forward); ``call_later``
     runs ``callback`` (it only queues an intent) after ``delay_s`` seconds."""
 
     def time(self) -> float:
         """Now, in seconds since the epoch."""
+
+    def monotonic(self) -> float:
+        """Now on the timers' own clock, which a change of the wall clock does not move (seconds
+        from an arbitrary start): what is left of a wait is measured on it."""
 
     def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer:
         """Arm a timer."""

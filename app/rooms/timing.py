@@ -40,9 +40,10 @@ class Timing:
     def __init__(self) -> None:
         self._timer: Timer | None = None
         self._wait: Wait | None = None
-        # the turn the deadline is for: the state it was armed in (every move makes a new one) and
-        # the seat to act
-        self._timed_turn: tuple[State, int] | None = None
+        # the turn the deadline is for: the state it was armed in (every move makes a new one), the
+        # seat to act, and when it is due on the clock's `monotonic` (a wall clock set back or
+        # forward meanwhile must not move it)
+        self._timed_turn: tuple[State, int, float] | None = None
 
     def current_wait(self) -> Wait | None:
         """What the room waits for now (`app.rooms.schedule.next_wait`)."""
@@ -60,8 +61,8 @@ class Timing:
         (say another seat was just covered), it is left alone, so a player's turn deadline never
         restarts under them. Nor does a new version that is not a move (the host's stop or its
         taking back, a seat claimed): the same turn (the same state, every move making a new one,
-        and seat) keeps its deadline, in seconds of the room's clock; a move, a Kozel draw among
-        them, starts a full one."""
+        and seat) keeps its deadline, what is left of it measured on the clock's `monotonic` (the
+        wall clock may be set meanwhile); a move, a Kozel draw among them, starts a full one."""
         wait = self.current_wait()
         if wait is not None and wait == self._wait and self._timer is not None:
             return
@@ -73,14 +74,14 @@ class Timing:
         put = self.queue.put_nowait
         if wait.reason == "timer":
             assert self.state is not None and wait.seat is not None
-            self._timed_turn = (self.state, wait.seat)
-            now = self.clock.time()
+            now = self.clock.monotonic()
             if deadline is None or turn is None or turn[0] is not self.state or turn[1] != wait.seat:
-                deadline = now + self.turn_timer_s
+                deadline, due = self.clock.time() + self.turn_timer_s, now + self.turn_timer_s
+            else:
+                due = turn[2]
+            self._timed_turn = (self.state, wait.seat, due)
             self.turn_deadline = deadline
-            self._timer = self.clock.call_later(
-                max(0.0, deadline - now), lambda: put(Auto(wait.version, "timer"))
-            )
+            self._timer = self.clock.call_later(max(0.0, due - now), lambda: put(Auto(wait.version, "timer")))
             return
         if wait.reason == "deal":
             self._timer = self.clock.call_later(
