@@ -13,12 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.browserkit import (
+    PANEL,
     PHONE,
     catalog_of,
+    close_panel,
     goto,
+    hold_host,
+    hold_seat,
     languages,
     open_page,
     screenshot,
@@ -93,5 +98,76 @@ def test_a_window_that_lost_its_seat_shows_nothing_live(server: ServerProcess, b
     assert shown["chat"] and shown["reactions"] and shown["notice"] == "" and not shown["dimmed"], shown
     assert page.locator(".plate[data-seat='1'] .tag-covered").count() == 0  # Budi is here
     budi.close()
+    watch.assert_clean()
+    context.close()
+
+
+_WAITING_CHAT_JS = """() => {
+    const box = document.querySelector('.waiting-chat');
+    const notice = box.querySelector('.chat-notice');
+    return {chat: !box.querySelector('.chat-form').hidden && !box.querySelector('.chat-input').disabled,
+            reactions: !box.querySelector('.chat-reactions').hidden,
+            host: !box.querySelector('.chat-host').hidden,
+            notice: notice.hidden ? '' : notice.textContent};
+}"""
+
+
+def test_the_next_matchs_waiting_room_of_a_window_that_lost_its_seat_has_no_live_chat(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The same in the waiting room of a room's next match (Play again), which has the chat box too:
+    the window Ana left takes no line there, nor shows the host's mute list, until "Play here"."""
+    # a no-limit match the host ends at once: its one round played by the bots (one covering Ana,
+    # who is not here yet), then Play again
+    room = server.create_room(
+        bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0, options={"camat_target": 0}
+    )
+    code, host_token = room["code"], room["host_token"]
+    auth = {"Authorization": f"Bearer {host_token}"}
+    token = server.claim(code, 0, "Ana").json()["token"]
+    # spectators may write: a window left without its seat (a spectator's) took lines it could not send
+    rules = httpx.put(
+        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth, timeout=10
+    )
+    assert rules.status_code == 200, rules.text
+    fan = Client(server, code)
+    assert server.start_match(code, host_token).status_code == 200
+    stop = httpx.put(f"{server.url}/api/rooms/{code}/stop", json={"stop": True}, headers=auth, timeout=10)
+    assert stop.status_code == 200, stop.text
+    fan.wait_for(lambda m: m["type"] == "state" and m["view"] and m["view"]["match_over"], timeout=120)
+    fan.close()
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{code}")
+    hold_seat(page, code, token, 0)
+    hold_host(page, code, host_token)
+    page.reload()  # at the table of the match just ended (a page that loads in the next one's
+    page.wait_for_selector(".table-screen")  # waiting room knows no match before it and has no chat)
+    again = httpx.post(f"{server.url}/api/rooms/{code}/again", headers=auth, timeout=10)
+    assert again.status_code == 200 and again.json()["match"] == 2, again.text
+    page.wait_for_selector(".seat-row.mine[data-seat='0']")
+    if page.locator(PANEL).count():
+        close_panel(page)
+    page.wait_for_selector(".waiting-chat .chat-form:not([hidden])", state="attached")
+    assert page.evaluate(_WAITING_CHAT_JS) == {"chat": True, "reactions": True, "host": True, "notice": ""}
+
+    other = context.new_page()  # Ana's seat in a second window
+    goto(other, page.url)
+    other.wait_for_selector(".seat-row.mine[data-seat='0']")
+    page.wait_for_selector(".banner[data-kind='replaced']")
+    for lang in [*languages(), "en"]:
+        switch_language(page, lang)
+        words = catalog_of(lang)
+        said = words["chat.replaced"].replace("{button}", words["room.use_here"])
+        shown = page.evaluate(_WAITING_CHAT_JS)
+        assert shown == {"chat": False, "reactions": False, "host": False, "notice": said}, lang
+    assert page.locator(".waiting-chat .chat-input").is_disabled()
+    page.locator(".waiting-chat").scroll_into_view_if_needed()
+    screenshot(page, "replaced-waiting-room-390")
+
+    other.close()
+    page.click(".banner[data-kind='replaced'] button")  # "Play here": the chat takes lines again
+    page.wait_for_function("() => window.__domeng.seat === 0")
+    page.wait_for_selector(".waiting-chat .chat-form:not([hidden])", state="attached")
+    assert page.evaluate(_WAITING_CHAT_JS) == {"chat": True, "reactions": True, "host": True, "notice": ""}
     watch.assert_clean()
     context.close()

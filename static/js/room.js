@@ -798,6 +798,9 @@ class WaitingView {
       );
     } else if (!started) parts.push(this.whoStarts(room));
     replace(this.body, parts);
+    // a window that lost its seat to another follows the room no more: its chat takes no line
+    // until "Play here" (as the table's, `TableView.update`)
+    this.chatBox?.setLive(!ctl.connection?.replaced);
     if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
   }
