@@ -3,7 +3,7 @@ the chain and every plate without scrolling, and its moves are played there (the
 the chain included); a tablet held upright (768×1024) gives the felt and the hand the screen's
 width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole; a
 phone upright keeps every button of the bar on the screen; a tablet's chain grows with its felt,
-and fits it; a phone on its side seats a table of three or four around the felt."""
+and fits it; a phone on its side seats a table of two, three or four around the felt."""
 
 from __future__ import annotations
 
@@ -465,6 +465,48 @@ def test_a_phone_on_its_side_seats_a_four_seat_tables_opponents_left_across_and_
         assert timed["felt"] == felt and timed["across"][1:4:2] == across[1:4:2], (timed, felt, across)
         assert timed["timer"][2] - timed["timer"][0] >= 50, timed  # the timer's bar is there to read
         screenshot(page, f"kozel4-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", LANDSCAPE, ids=["844x390", "740x360"])
+def test_a_phone_on_its_side_seats_a_two_seat_tables_opponent_across(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """At a Kozel table of two on a phone on its side, the only opponent sat in the upper-left
+    corner, beside the felt, the rest of the left column and the whole right one empty: it now sits
+    across, above the felt and centred over it (as the one across at a table of four), clear of the
+    felt, the chain, the hand and one's own plate, on the first turn and with a chain of several
+    tiles; the felt keeps a good share of the height, and keeps it when that plate shows its turn
+    timer."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(".hand-tile")
+        for _ in range(2):
+            shown = page.evaluate(PARTS)
+            assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
+            assert _outside(shown) == {}, shown
+            parts = shown["parts"]
+            bar, felt, hand = parts["bar"], parts["felt"], parts["hand"]
+            across, mine = parts["plate0"], parts["plate1"]  # one's own is the last
+            assert felt[3] - felt[1] > 0.38 * viewport["height"], felt
+            assert bar[3] <= across[1] and across[3] <= felt[1], (bar, across, felt)  # above it
+            assert abs((across[0] + across[2]) / 2 - (felt[0] + felt[2]) / 2) <= 1, (across, felt)
+            chain = [box for name, box in parts.items() if name.startswith("chain")]
+            assert all(
+                felt[0] <= b[0] and b[2] <= felt[2] and felt[1] <= b[1] and b[3] <= felt[3] for b in chain
+            ), (felt, chain)
+            for box in (felt, hand, mine, *chain):
+                assert _apart(across, box), (across, box)
+            play_until(page, lambda: _chain_length(page) >= 6 or page.locator("dialog[open]").count() > 0)
+        timed = page.evaluate(TIMER_SHOWN)
+        assert timed["felt"] == felt and timed["across"][1:4:2] == across[1:4:2], (timed, felt, across)
+        assert timed["timer"][2] - timed["timer"][0] >= 50, timed  # the timer's bar is there to read
+        screenshot(page, f"kozel2-{viewport['width']}x{viewport['height']}")
         watch.assert_clean()
     finally:
         context.close()
