@@ -23,6 +23,7 @@ from tests.browserkit import (
     screenshot,
     sit_and_start,
     switch_language,
+    wait_for_a_tile_to_place,
 )
 from tests.serverkit import ServerProcess
 
@@ -88,14 +89,16 @@ def _outside(shown: dict[str, Any]) -> dict[str, list[float]]:
     }
 
 
+# Show the bar's last round button, with the label given, as after a round (without playing one
+# out): until the next state or presence draws the bar again.
+SHOW_LAST_ROUND = """(label) => { const b = document.querySelector('.last-round-btn'); b.hidden = false;
+    b.querySelector('.lbl').textContent = label; }"""
+
+
 def _show_last_round(page: Any) -> None:
     """The bar with every button it may show: the last round's too, as after a round (without
     playing one out: the language menu is looked at before the next state draws the bar again)."""
-    page.evaluate(
-        "(label) => { const b = document.querySelector('.last-round-btn'); b.hidden = false;"
-        " b.querySelector('.lbl').textContent = label; }",
-        catalog_of("id")["table.last_round"],
-    )
+    page.evaluate(SHOW_LAST_ROUND, catalog_of("id")["table.last_round"])
 
 
 def _chain_length(page: Any) -> int:
@@ -266,12 +269,20 @@ def test_a_phones_bar_keeps_every_button_on_the_screen(
     context, page, watch = open_page(browser, viewport, locale)
     try:
         sit_and_start(page, server, room, token, host=True)
+        # Ana's turn, a tile to place and no turn timer: the table waits on her, so no state draws
+        # the bar again meanwhile (a bot's move did, and hid the button shown by hand); and the
+        # button is shown and the bar measured in one go, with nothing drawn in between
+        wait_for_a_tile_to_place(page)
         page.wait_for_selector(".stop-btn:not([hidden])")
-        _show_last_round(page)
-        parts = page.evaluate(BAR)
+        shown = page.evaluate(
+            f"(label) => {{ ({SHOW_LAST_ROUND})(label);"
+            f" return {{parts: ({BAR})(), scrollW: document.documentElement.scrollWidth}}; }}",
+            catalog_of("id")["table.last_round"],
+        )
+        parts = shown["parts"]
         assert len(parts) == 7, parts  # the round, the pile and five buttons
         assert all(left >= 0 and right <= viewport["width"] + 0.5 for _, left, right in parts), parts
-        assert page.evaluate("() => document.documentElement.scrollWidth") == viewport["width"]
+        assert shown["scrollW"] == viewport["width"], shown
         screenshot(page, f"bar-{viewport['width']}-{locale}")
         watch.assert_clean()
     finally:
