@@ -31,7 +31,7 @@ from tests.browserkit import (
     switch_language,
     wait_for_a_tile_to_place,
 )
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, play_to_match_over
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +171,37 @@ def test_the_next_matchs_waiting_room_of_a_window_that_lost_its_seat_has_no_live
     assert page.evaluate(_WAITING_CHAT_JS) == {"chat": True, "reactions": True, "host": True, "notice": ""}
     watch.assert_clean()
     context.close()
+
+
+def test_a_page_opened_in_the_next_matchs_waiting_room_has_the_tables_chat(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A friend who opens the link (or reloads) once Play again has begun the next match lands in
+    its waiting room: the chat box is there, with what was said at the table. (The page read the
+    room over HTTP before its first state, took it for a first match's waiting room, and showed no
+    chat at all.)"""
+    room = server.create_room(
+        bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0, options={"camat_target": 0}
+    )
+    code, host_token = room["code"], room["host_token"]
+    auth = {"Authorization": f"Bearer {host_token}"}
+    token = server.claim(code, 0, "Ana").json()["token"]
+    ana = Client(server, code, token)
+    assert server.start_match(code, host_token).status_code == 200
+    ana.send({"type": "chat", "text": "good game all"})
+    ana.wait_for(lambda m: m["type"] == "chat" and m["line"]["text"] == "good game all")
+    stop = httpx.put(f"{server.url}/api/rooms/{code}/stop", json={"stop": True}, headers=auth, timeout=10)
+    assert stop.status_code == 200, stop.text
+    play_to_match_over([ana], Client(server, code))  # Ana plays the last round out with the bots
+    again = httpx.post(f"{server.url}/api/rooms/{code}/again", headers=auth, timeout=10)
+    assert again.status_code == 200 and again.json()["match"] == 2, again.text
+    ana.close()
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        goto(page, f"{server.url}/r/{code}")  # a spectator, in match 2's waiting room
+        page.wait_for_selector(".waiting-page")
+        page.wait_for_selector(".waiting-chat .chat-line", state="attached")
+        assert "good game all" in page.locator(".waiting-chat").inner_text()
+        watch.assert_clean()
+    finally:
+        context.close()

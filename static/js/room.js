@@ -690,12 +690,18 @@ class WaitingView {
       ),
       h("main", { class: "card waiting-card" }, this.body),
     );
-    // the next match's waiting room (Play again): the table's conversation goes on here too
-    if ((ctl.match ?? 1) > 1) {
-      this.chatBox = new ChatBox(ctl, { onReaction: () => {}, onUnread: () => {} });
-      this.chatBox.setOpen(true);
-      this.el.append(h("section", { class: "card waiting-chat" }, this.chatBox.el));
-    }
+    this.addChat();
+  }
+
+  /** The next match's waiting room (Play again): the table's conversation goes on here too. Known
+   * from the first state when the page was opened in that waiting room (the room read over HTTP
+   * before it may not say which match it is at): `update` asks again. */
+  addChat() {
+    const ctl = this.ctl;
+    if (this.chatBox || (ctl.match ?? ctl.room?.match ?? 1) <= 1) return;
+    this.chatBox = new ChatBox(ctl, { onReaction: () => {}, onUnread: () => {} });
+    this.chatBox.setOpen(true);
+    this.el.append(h("section", { class: "card waiting-chat" }, this.chatBox.el));
   }
 
   destroy() {}
@@ -741,6 +747,7 @@ class WaitingView {
   update() {
     const ctl = this.ctl;
     const room = ctl.room;
+    this.addChat();
     const seated = ctl.seat !== null;
     const host = !!ctl.hostToken;
     const started = room.status !== "waiting";
