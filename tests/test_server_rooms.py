@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import httpx
 import pytest
@@ -771,6 +772,13 @@ def test_the_rules_page_serves_the_rulebook_and_the_record_format(server: Server
         assert marker in page.text and "/static/css/app.css" in page.text
         assert "<script" not in page.text
     assert "<table>" in httpx.get(f"{server.url}/rules/rules", timeout=5).text  # the rules' tables
+    # their links to each other lead to these pages, and none leads to a document not served here
+    for name in markers:
+        for href in re.findall(r'href="([^"]+)"', httpx.get(f"{server.url}/rules/{name}", timeout=5).text):
+            if not href.startswith(("http://", "https://", "#")):
+                linked = httpx.get(f"{server.url}{urljoin(f'/rules/{name}', href)}", timeout=5)
+                assert linked.status_code == 200, (name, href)
+                assert not linked.headers["content-type"].startswith("text/markdown"), (name, href)
     for path in ("/rules/engine.md", "/rules/..%2Fpyproject.md", "/rules/admin.md", "/rules/admin"):
         assert httpx.get(f"{server.url}{path}", timeout=5).status_code == 404
     readme = (root / "README.md").read_text(encoding="utf-8")
@@ -784,6 +792,14 @@ def test_a_document_page_shows_markup_in_its_source_as_text() -> None:
     page = render_document("# T\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "X <y>")
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "<table>" in page and "<title>X &lt;y&gt; · Domeng Online</title>" in page
+
+
+def test_a_document_page_links_its_siblings_pages_and_never_a_document_not_served() -> None:
+    source = "See [r](record.md#x), [*e*](engine.md) and [w](https://e.example/a.md)."
+    page = render_document(source, "T", {"record"})
+    assert '<a href="/rules/record#x">r</a>' in page  # the page to read, not the Markdown
+    assert "<em>e</em> and" in page and "engine.md" not in page  # its words, no link to a 404
+    assert '<a href="https://e.example/a.md">w</a>' in page  # elsewhere: as written
 
 
 def test_a_player_leaves_the_seat_before_the_start_over_http(server: ServerProcess) -> None:

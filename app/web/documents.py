@@ -5,9 +5,13 @@ rendered to HTML by markdown-it-py, inside a page of the site's style (static/cs
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Collection
 from functools import cache
+from typing import Final
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 __all__ = ["render_document"]
 
@@ -36,7 +40,38 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
-def render_document(markdown: str, title: str) -> str:
+_SIBLING: Final = re.compile(r"(?P<name>[a-z][a-z0-9_-]*)\.md(?P<fragment>#[^\s]*)?")
+"""A link to another document beside this one in docs/ (``record.md``, ``engine.md#views``)."""
+
+
+def render_document(markdown: str, title: str, served: Collection[str] = ()) -> str:
     """A whole HTML page (str) of ``markdown`` (CommonMark with tables) titled ``title``; markup in
-    the source is escaped, never passed through."""
-    return _PAGE.format(title=html.escape(title), body=_markdown().render(markdown))
+    the source is escaped, never passed through. A link to a sibling document (``record.md``) leads
+    to its page (``/rules/record``) when its name is in ``served``; one the server does not serve
+    (``engine.md``) is shown as its words alone, never as a link to a 404."""
+    parser = _markdown()
+    tokens = parser.parse(markdown)
+    for block in tokens:
+        if block.children:
+            block.children = _sibling_links(block.children, served)
+    body = parser.renderer.render(tokens, parser.options, {})
+    return _PAGE.format(title=html.escape(title), body=body)
+
+
+def _sibling_links(inline: list[Token], served: Collection[str]) -> list[Token]:
+    """``inline`` with its links to sibling documents pointed at their pages, or unlinked."""
+    kept: list[Token] = []
+    dropping = False  # inside a link to a document not served (CommonMark links do not nest)
+    for token in inline:
+        if token.type == "link_open":
+            sibling = _SIBLING.fullmatch(str(token.attrGet("href") or ""))
+            if sibling and sibling["name"] in served:
+                token.attrSet("href", f"/rules/{sibling['name']}{sibling['fragment'] or ''}")
+            elif sibling:
+                dropping = True
+                continue
+        elif token.type == "link_close" and dropping:
+            dropping = False
+            continue
+        kept.append(token)
+    return kept

@@ -154,7 +154,7 @@ async def rules_document_page(document: str) -> HTMLResponse:
 def _document_page(path: FilePath) -> str:
     """A document's page, rendered once per process (about 5 ms for docs/rules.md, on the event
     loop): the documents are the repository's own and do not change while it runs."""
-    return render_document(path.read_text(encoding="utf-8"), _DOCUMENTS[path.stem])
+    return render_document(path.read_text(encoding="utf-8"), _DOCUMENTS[path.stem], served=_DOCUMENTS)
 
 
 @rooms.post("/rooms", status_code=201)
