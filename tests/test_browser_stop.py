@@ -169,7 +169,13 @@ def test_between_rounds_the_rounds_panel_becomes_the_final_one(
     assert host.locator(f"{PANEL} .standings").count() == 0
     host.click(f"{PANEL} .panel-foot .btn-gold")  # back to the table
     host.wait_for_selector(PANEL, state="detached")
-    host.click(".stop-btn")
+    # between rounds the stop ends the match at once, and its confirm step asks just that (not "when
+    # this round ends": that round is over), in every language (the table is drawn again in each)
+    for lang in [*languages(), "en"]:
+        switch_language(host, lang)
+        host.click(".stop-btn")
+        host.wait_for_selector(".stop-note .stop-confirm")
+        assert host.text_content(".stop-note > span") == catalog_of(lang)["stop.ask_now"], lang
     host.click(".stop-note .stop-confirm")
     host.wait_for_selector(f"{PANEL} .standings")  # at once: the round's panel, now the final one
     assert host.text_content(f"{PANEL} .panel-note") == words["panel.host_stopped"]

@@ -766,14 +766,17 @@ export class TableView {
     if (!host || asked) this.stopAsking = false;
     this.stopBtn.hidden = !host || asked;
     this.stopBtn.disabled = this.stopAsking;
-    const kind = asked ? `asked:${host}` : this.stopAsking ? "confirm" : "";
+    // between rounds the stop ends the match at once: the confirm step asks that, not "when this
+    // round ends" (a round that ends while it is shown changes its question)
+    const between = this.ctl.view?.phase !== "playing";
+    const kind = asked ? `asked:${host}` : this.stopAsking ? `confirm:${between}` : "";
     this.stopBox.hidden = !kind;
     if (this.stopBox.dataset.kind === kind) return;
     this.stopBox.dataset.kind = kind;
-    if (kind === "confirm") {
+    if (kind.startsWith("confirm")) {
       replace(
         this.stopBox,
-        h("span", {}, t("stop.ask")),
+        h("span", {}, t(between ? "stop.ask_now" : "stop.ask")),
         h(
           "span",
           { class: "stop-actions" },
