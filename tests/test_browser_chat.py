@@ -299,6 +299,11 @@ def test_a_short_feed_drawer_scrolls_and_draws_nothing_over_the_hand(
         page.press(".chat-input", "Enter")
         page.wait_for_selector(".chat-count[hidden]", state="attached")
         page.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 1")
+        # Escape closes the drawer (from its chat box too) and gives the focus back to its button
+        page.press(".chat-input", "Escape")
+        page.wait_for_selector(".table-screen:not(.feed-open)")
+        assert page.evaluate("() => document.activeElement.classList.contains('feed-toggle')")
+        assert page.get_attribute(".feed-toggle", "aria-expanded") == "false"
         watch.assert_clean()
     finally:
         context.close()

@@ -43,7 +43,15 @@ export class TableView {
     this.chatBox.setOpen(window.matchMedia("(min-width: 1100px)").matches); // the feed is always open there
     this.timer = setInterval(() => this.tick(), 250);
     this.onKey = (event) => {
-      if (event.key === "Escape" && this.choosing) this.cancelChoice();
+      if (event.key !== "Escape" || event.defaultPrevented) return;
+      if (this.choosing) this.cancelChoice();
+      else if (this.el.classList.contains("feed-open") && !document.querySelector("dialog[open]")) {
+        // the feed's drawer (a phone, a tablet) closes as a menu does; focus inside it goes back
+        // to its button (focus elsewhere, on the hand say, stays)
+        const inside = this.feed.contains(document.activeElement);
+        this.toggleFeed(false);
+        if (inside) this.feedToggle.focus();
+      }
     };
     document.addEventListener("keydown", this.onKey);
   }
