@@ -6,6 +6,7 @@ back, bots answer, and a restart resumes the room where it was."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,10 @@ def test_a_table_plays_and_resumes_on_either_stack(tmp_path: Path, env: dict[str
     try:
         assert server.proc is not None
         assert ("uvloop" in _libraries(server.proc.pid)) is uvloop  # libuv's loop, or asyncio's
+        # the operator reads which in the log
+        ready = next(json.loads(line) for line in server.log().splitlines() if '"server_ready"' in line)
+        assert ready["loop"] == ("uvloop" if uvloop else "asyncio")
+        assert ready["group_commit_s"] == float(env.get("DOMENG_GROUP_COMMIT_S", "0.005"))
         room = server.create_room(bots=[None, "medium", "easy", "medium", "easy"], turn_timer_s=0)
         token = server.claim(room["code"], 0, "Ana").json()["token"]
         assert server.start_match(room["code"], room["host_token"]).status_code == 200

@@ -107,7 +107,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         gc.set_threshold(20_000, 20, 20)
         cluster = {} if leases is None else {"cluster": leases.holder, "redis_prefix": settings.redis_prefix}
         _log.info(
-            "server_ready", rooms=recovered, database=store.dialect, bot_workers=bots.workers, **cluster
+            "server_ready",
+            rooms=recovered,
+            database=store.dialect,
+            bot_workers=bots.workers,
+            # the stack an operator chose (or the defaults): uvloop's loop or asyncio's, group commit
+            loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
+            group_commit_s=settings.group_commit_s,
+            **cluster,
         )
         yield
         # several processes: the rooms' leases are released below and another process takes them,
