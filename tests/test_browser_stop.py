@@ -94,6 +94,10 @@ def test_the_host_ends_a_no_limit_match_and_everyone_sees_the_final_panel(
     host.wait_for_selector(".stop-note .stop-confirm")
     assert host.text_content(".stop-note > span") == words["stop.ask"]
     assert host.evaluate("() => window.__domeng.room.host_stop") is False
+    switch_language(host, "ru")  # the table is drawn again: the step stays asked, in its words
+    assert host.text_content(".stop-note > span") == catalog_of("ru")["stop.ask"]
+    switch_language(host, "en")
+    assert host.text_content(".stop-note > span") == words["stop.ask"]
     host.click(".stop-note .stop-cancel")  # Cancel takes the step back
     host.wait_for_selector(".stop-note", state="hidden")
     host.click(".stop-btn")

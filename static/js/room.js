@@ -351,6 +351,7 @@ export class RoomController {
    * (where a phone's language menu is, which keeps the focus) and the round-end panel. */
   rebuild() {
     const feedOpen = !!this.screen?.el?.classList.contains("feed-open");
+    const stopAsking = !!this.screen?.stopAsking; // the host's End match confirm stays asked
     this.screen?.destroy?.();
     this.screen = null;
     this.langKey = String(Date.now());
@@ -362,6 +363,7 @@ export class RoomController {
     if (this.notice) delete this.notice.dataset.kind; // drawn again in the new language
     this.render([]);
     this.updateBanner();
+    if (stopAsking) this.screen?.askStop?.(true);
     if (feedOpen) {
       this.screen?.toggleFeed?.(true);
       this.screen?.el?.querySelector(".feed-lang .lang-select")?.focus();
