@@ -175,9 +175,10 @@ def test_between_rounds_the_rounds_panel_becomes_the_final_one(
     host.wait_for_selector(PANEL, state="detached")
     # between rounds the stop ends the match at once, and its confirm step asks just that (not "when
     # this round ends": that round is over), in every language (the table is drawn again in each)
+    # (and it stays asked while the table is drawn again in another language)
+    host.click(".stop-btn")
     for lang in [*languages(), "en"]:
         switch_language(host, lang)
-        host.click(".stop-btn")
         host.wait_for_selector(".stop-note .stop-confirm")
         assert host.text_content(".stop-note > span") == catalog_of(lang)["stop.ask_now"], lang
     host.click(".stop-note .stop-confirm")
