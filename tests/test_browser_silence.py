@@ -18,16 +18,22 @@ UNANSWERED_MS = 15_000
 """static/js/connection.js's heartbeat."""
 
 
+def _ana_at_her_turn(server: ServerProcess, page: Any) -> None:
+    """Ana in seat 0 of a new room of ``server``, with four bots and no turn timer, on ``page``
+    (its clock Playwright's from now on), until her turn: the room waits on her."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    page.clock.install()
+    sit_and_start(page, server, room, token)
+    page.wait_for_selector(PLAYABLE, timeout=90_000)
+
+
 def test_an_unanswered_ping_leaves_a_stopped_server_for_a_new_socket(tmp_path: Path, browser: Any) -> None:
     server = ServerProcess(tmp_path / "stalled").start()
     context, page, watch = open_page(browser, DESKTOP)
     stopped = False
     try:
-        room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
-        token = server.claim(room["code"], 0, "Ana").json()["token"]
-        page.clock.install()
-        sit_and_start(page, server, room, token)
-        page.wait_for_selector(PLAYABLE, timeout=90_000)  # Ana's turn: the room waits on her
+        _ana_at_her_turn(server, page)
         assert server.proc is not None
         server.proc.send_signal(signal.SIGSTOP)
         stopped = True
@@ -62,11 +68,7 @@ def test_a_restarted_server_is_found_again_within_a_few_seconds(tmp_path: Path, 
     server = ServerProcess(data).start()
     context, page, watch = open_page(browser, DESKTOP)
     try:
-        room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
-        token = server.claim(room["code"], 0, "Ana").json()["token"]
-        page.clock.install()
-        sit_and_start(page, server, room, token)
-        page.wait_for_selector(PLAYABLE, timeout=90_000)  # Ana's turn: the room waits on her
+        _ana_at_her_turn(server, page)
         port = int(server.url.rsplit(":", 1)[1])
         server.stop()
         page.wait_for_selector(".banner[data-kind='reconnecting']", timeout=30_000)

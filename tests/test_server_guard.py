@@ -232,16 +232,7 @@ def test_running_out_of_file_descriptors_is_logged_at_a_bounded_rate(tmp_path: P
         for sock in socks:
             sock.close()
     try:
-        # the descriptors are back: the server answers again
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        _answers_again(server)  # the descriptors are back
     finally:
         server.stop()
     assert len(server.log()) < 200_000
@@ -268,31 +259,38 @@ def test_a_full_process_refuses_more_connections_with_a_log_line_on_either_loop(
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and '"connections_refused_process_full"' not in server.log():
             time.sleep(0.2)
-        refusals = [json.loads(line) for line in server.log().splitlines() if "refused_process_full" in line]
+        refusals = _logged(server, "connections_refused_process_full")
         assert refusals and refusals[0]["total"] == 128, server.log()[-2000:]
     finally:
         for sock in socks:
             sock.close()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        _answers_again(server)
     finally:
         server.stop()
 
 
+def _answers_again(server: ServerProcess, timeout: float = 60.0) -> None:
+    """Wait until ``server`` answers ``/healthz`` with 200 (its descriptors free again); raises
+    the last HTTP error after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _logged(server: ServerProcess, event: str) -> list[dict[str, object]]:
+    """The JSON log lines of ``server`` with ``event``, in order."""
+    return [json.loads(line) for line in server.log().splitlines() if f'"{event}"' in line]
+
+
 def _loop_errors(server: ServerProcess) -> list[dict[str, object]]:
-    found = []
-    for line in server.log().splitlines():
-        if '"event_loop_error"' in line:
-            found.append(json.loads(line))
-    return found
+    return _logged(server, "event_loop_error")
 
 
 def test_a_full_room_refuses_one_more_spectator_with_a_clear_reason(tmp_path: Path) -> None:
