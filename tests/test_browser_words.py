@@ -157,8 +157,8 @@ def test_long_joined_emoji_and_right_to_left_names_keep_their_place(
         play_turn(page)
     page.wait_for_selector(".plate .tag-mappano")
     # Ana's turn with a placer tagged, and the two absent people's seats covered by bots (their
-    # grace is 1 s here): the table waits for her, so no update from the server replaces the view
-    # drawn below before it is read
+    # grace is 1 s here): the table usually waits for her, but a turn with no tile that fits passes
+    # by itself, so an update from the server may replace the view drawn below (hence the redraw)
     page.wait_for_function(
         "() => { const c = window.__domeng, v = c.view; return v?.phase === 'playing' && v.to_act === 0"
         " && v.last_placer !== null && !!document.querySelector('.plate .tag-mappano')"
