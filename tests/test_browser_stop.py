@@ -252,20 +252,27 @@ _BAR_OVER_DRAWER_JS = """() => {
 }"""
 
 
-def test_a_phones_drawer_starts_below_a_bar_of_two_rows(slow_server: ServerProcess, browser: Any) -> None:
-    """The host's phone between rounds of a no-limit match: End match and Last round wrap the bar
-    to two rows. The open feed drawer, at a fixed 60 px from the top, covered the second row (Last
-    round, the feed's own button, the share link); it starts below the bar, whatever its height."""
-    room = slow_server.create_room(
+def _phone_host_after_round_one(server: ServerProcess, browser: Any) -> tuple[Any, Any, Any]:
+    """The host's phone (context, page, console watch) at the panel of round 1 of a no-limit match
+    of five bots, whose next round is not dealt for ten minutes (``slow_server``)."""
+    room = server.create_room(
         bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
     )
     code = room["code"]
     context, host, watch = open_page(browser, PHONE)
-    goto(host, f"{slow_server.url}/r/{code}")
+    goto(host, f"{server.url}/r/{code}")
     hold_host(host, code, room["host_token"])
     host.reload()
     host.click(".start-box .btn-gold")
-    host.wait_for_selector(PANEL)  # round 1 ended; the next is not dealt for ten minutes
+    host.wait_for_selector(PANEL)
+    return context, host, watch
+
+
+def test_a_phones_drawer_starts_below_a_bar_of_two_rows(slow_server: ServerProcess, browser: Any) -> None:
+    """The host's phone between rounds of a no-limit match: End match and Last round wrap the bar
+    to two rows. The open feed drawer, at a fixed 60 px from the top, covered the second row (Last
+    round, the feed's own button, the share link); it starts below the bar, whatever its height."""
+    context, host, watch = _phone_host_after_round_one(slow_server, browser)
     host.click(f"{PANEL} .panel-foot .btn-gold")
     host.wait_for_selector(PANEL, state="detached")
     host.wait_for_selector(".stop-btn:not([hidden])")
@@ -290,16 +297,7 @@ def test_a_phones_final_panel_says_the_host_ended_the_match(slow_server: ServerP
     """The host ends a no-limit match between rounds on a phone. Its final panel said so only in
     the foot's note, which a phone hides (its buttons take the room): the panel's top says the host
     ended the match, shown, in every language."""
-    room = slow_server.create_room(
-        bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
-    )
-    code = room["code"]
-    context, host, watch = open_page(browser, PHONE)
-    goto(host, f"{slow_server.url}/r/{code}")
-    hold_host(host, code, room["host_token"])
-    host.reload()
-    host.click(".start-box .btn-gold")
-    host.wait_for_selector(PANEL)  # round 1 ended; the next is not dealt for ten minutes
+    context, host, watch = _phone_host_after_round_one(slow_server, browser)
     round_over = catalog_of("en")["panel.round_over"].replace("{n}", "1")
     assert host.text_content(f"{PANEL} .panel-kicker") == round_over
     host.click(f"{PANEL} .panel-foot .btn-gold")
