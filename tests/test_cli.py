@@ -187,3 +187,24 @@ def test_verify_deal_rederives_the_deal_from_a_revealed_seed() -> None:
     assert "commitment matches" in done.stdout
     bad = subprocess.run([*run[:-1], "0" * 64], capture_output=True, text=True, check=False)
     assert bad.returncode == 1 and "DOES NOT match" in bad.stdout
+
+
+def test_verify_deal_refuses_what_the_server_cannot_have_sent_as_the_api_does() -> None:
+    """A seed that is not 64 lowercase hex digits, or a commitment that is not 64 hex digits, is
+    refused with the API's code and words on one line and status 2, and no deal is printed."""
+    seed = "5f" * 32
+    cases = [
+        (("5F" * 32,), "invalid_seed"),
+        (("5f" * 31,), "invalid_seed"),
+        (("round-3",), "invalid_seed"),
+        ((seed, "--commitment", "ab" * 31), "invalid_commitment"),
+        ((seed, "--commitment", "xy" * 32), "invalid_commitment"),
+    ]
+    for args, code in cases:
+        done = domeng_cli("verify-deal", *args)
+        assert done.returncode == 2, (args, done.stdout)
+        assert done.stdout == ""
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"domeng verify-deal: {code}: a "), done.stderr
+    upper = domeng_cli("verify-deal", seed, "--commitment", hashlib.sha256(seed.encode()).hexdigest().upper())
+    assert upper.returncode == 0 and "commitment matches" in upper.stdout  # either case, as the API

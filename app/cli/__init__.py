@@ -26,6 +26,8 @@ from app.cli.common import variant_options as _variant_options
 from app.cli.common import writable as _writable
 from app.cli.review import add_review_parser as _add_review_parser
 from app.cli.review import cmd_review
+from app.rooms.errors import RoomError
+from app.rooms.seeds import check_deal_proof
 from engine.actions import Draw, Pass, PlayLempas
 from engine.bots import BOTS
 from engine.core import RoundLog, State
@@ -306,7 +308,14 @@ _REST_LABELS = {"bazaar": "bazaar (top first)"}
 def cmd_verify_deal(args: argparse.Namespace) -> int:
     """``domeng verify-deal SEED [--commitment HEX] [--variant kozel --seats N]``: re-derive a
     round's deal from its seed. The commitment covers the seed alone, so the first line says which
-    game and table size the hands below are dealt for."""
+    game and table size the hands below are dealt for. A seed or commitment the server cannot have
+    sent (`app.rooms.seeds.check_deal_proof`, as ``/api/deals/verify``) is refused with one line
+    on standard error and status 2."""
+    try:
+        check_deal_proof(args.seed, args.commitment)
+    except RoomError as error:
+        print(f"domeng verify-deal: {error.code}: {error.message}", file=sys.stderr)
+        return 2
     rules = make_rules(args.variant, {}, args.seats)
     deal = rules.deal_from_seed(args.seed)
     print(f"deal for {rules.name} with {rules.seats} seats (another game: --variant and --seats)")
@@ -317,7 +326,7 @@ def cmd_verify_deal(args: argparse.Namespace) -> int:
     digest = commitment_of(args.seed)
     print(f"commitment sha256(seed) = {digest}")
     if args.commitment is not None:
-        ok = digest == args.commitment.strip().lower()
+        ok = digest == args.commitment.lower()
         print("commitment matches" if ok else "commitment DOES NOT match")
         return 0 if ok else 1
     return 0

@@ -18,6 +18,7 @@ from app.rooms.intents import Auto, ClientAction, Command, Decided, Intent
 from app.rooms.ports import BotPort, Clock, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
+from app.rooms.seeds import SEED_BYTES
 from app.store.rows import NewRound, SeatChange
 from engine.actions import Action, Draw, Pass
 from engine.core import Phase, State
@@ -31,25 +32,12 @@ if TYPE_CHECKING:
     from app.rooms.room import Actor
 
 __all__ = [
-    "COMMITMENT_PATTERN",
     "REFUSALS",
-    "SEED_BYTES",
-    "SEED_PATTERN",
     "Moves",
     "refusal_message",
 ]
 
 _log = structlog.get_logger("domeng.room")
-
-SEED_BYTES: Final = 32
-"""A deal's seed is this many random bytes from `secrets`, written as twice as many lowercase hex
-digits (`Moves.next_deal`); anyone can re-deal the round from it once it is revealed."""
-SEED_PATTERN: Final = f"^[0-9a-f]{{{2 * SEED_BYTES}}}$"
-"""What a seed the server made looks like: 64 lowercase hex digits."""
-COMMITMENT_PATTERN: Final = "^[0-9a-fA-F]{64}$"
-"""What a deal's commitment looks like (`engine.hashing.commitment_of`: hex SHA-256 of the seed,
-64 digits; compared without regard to case)."""
-
 
 REFUSALS: Final[dict[str, str]] = {
     "wrong_seat": "it is not your turn",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Final
@@ -16,9 +15,9 @@ from app.rooms import again, chat, ownership
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
-from app.rooms.moves import COMMITMENT_PATTERN, SEED_PATTERN
 from app.rooms.reviewing import reviewable, reviewable_earlier
 from app.rooms.room import Room
+from app.rooms.seeds import check_deal_proof
 from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatToken
 from app.web.documents import render_document
 from app.web.models import (
@@ -377,14 +376,9 @@ async def verify_deal(
 ) -> dict[str, Any]:
     """Re-derive a round's deal from its revealed seed and check it against the commitment.
     422 ``invalid_seed`` for a seed the server cannot have made (64 lowercase hex digits,
-    `app.rooms.moves.SEED_PATTERN`), ``invalid_commitment`` for one that is not a SHA-256 (64 hex
+    `app.rooms.seeds.check_deal_proof`), ``invalid_commitment`` for one that is not a SHA-256 (64 hex
     digits), ``invalid_variant``."""
-    if not re.fullmatch(SEED_PATTERN, seed):
-        message = "a seed is 64 lowercase hex digits (0-9, a-f), as a round's end reveals it"
-        raise RoomError("invalid_seed", message, 422)
-    if not re.fullmatch(COMMITMENT_PATTERN, commitment):
-        message = "a commitment is 64 hex digits: the SHA-256 of the seed, sent when the round is dealt"
-        raise RoomError("invalid_commitment", message, 422)
+    check_deal_proof(seed, commitment)
     try:
         rules = make_rules(variant, {}, seats)
     except ValueError as error:
