@@ -20,10 +20,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+import structlog.testing
 import uvicorn
 import websockets
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 
+from app.web import guard
 from app.web.guard import ConnectionGuard, guarded_protocol
 from tests.serverkit import Client, ServerProcess
 
@@ -268,6 +270,41 @@ def test_a_full_process_refuses_more_connections_with_a_log_line_on_either_loop(
         _answers_again(server)
     finally:
         server.stop()
+
+
+def test_a_low_open_files_limit_is_named_at_start_with_how_to_raise_it(tmp_path: Path) -> None:
+    """An open-files limit of 40 leaves 8 connections beside the server's reserve of 32 (it holds
+    about 30 files of its own): the cap is 8, and at start a warning names the limit and how to
+    raise it. (The server refused all but a few connections without a word.) The cap stays what
+    the descriptors allow: one more connection would meet the limit in the accept loop, which
+    uvloop closes silently."""
+    server = ServerProcess(tmp_path, {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0"}, nofile=40).start()
+    try:
+        warnings = _logged(server, "open_files_limit_low")
+        assert len(warnings) == 1, server.log()[-2000:]
+        assert warnings[0]["level"] == "warning"
+        assert warnings[0]["open_files_limit"] == 40 and warnings[0]["max_connections"] == 8
+        assert "ulimit -n" in str(warnings[0]["message"])
+        assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_a_low_open_files_limit_is_warned_of_and_a_large_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = {"soft": 33, "hard": 33}
+    monkeypatch.setattr(guard.resource, "getrlimit", lambda _: (limits["soft"], limits["hard"]))
+    with structlog.testing.capture_logs() as logged:
+        assert guard.connections_cap(None) == 1  # said: a limit of 33 leaves one connection
+        limits["soft"] = 95  # 63 beside the reserve: too few, said, whatever the cap set
+        assert guard.connections_cap(None) == 63 and guard.connections_cap(0) == 0
+        limits.update(soft=96, hard=4096)  # 64: enough; the usual 1,024 too
+        assert guard.connections_cap(None) == 64
+        limits["soft"] = 1024
+        assert guard.connections_cap(None) == 1024 - 51 and guard.connections_cap(500) == 500
+    warned = [e for e in logged if e["event"] == "open_files_limit_low"]
+    said = [(e["open_files_limit"], e["max_connections"]) for e in warned]
+    assert said == [(33, 1), (95, 63), (95, 0)]
+    assert all(e["log_level"] == "warning" for e in logged)
 
 
 def _answers_again(server: ServerProcess, timeout: float = 60.0) -> None:

@@ -211,7 +211,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.edge.heard import heard_protocol  # noqa: PLC0415
     from app.edge.refusals import secure_refusals  # noqa: PLC0415
     from app.web.app import create_app  # noqa: PLC0415
-    from app.web.guard import ConnectionGuard, guarded_protocol, open_files_cap  # noqa: PLC0415
+    from app.web.guard import ConnectionGuard, connections_cap, guarded_protocol  # noqa: PLC0415
     from app.web.middleware import security_headers  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
@@ -235,7 +235,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"domeng serve: {where}: {problem['msg']}", file=sys.stderr)
         return 2
     app = create_app(settings)
-    total = open_files_cap() if settings.max_connections is None else settings.max_connections
+    total = connections_cap(settings.max_connections)  # warns of a low open-files limit
     guard = ConnectionGuard.from_settings(
         settings.max_connections_per_address, settings.forwarded_allow_ips, total=total
     )

@@ -11,8 +11,9 @@ process has file descriptors. `guarded_protocol` subclasses it with the two limi
   connection is aborted as soon as it is accepted, so its file descriptor is free again at once.
   A WebSocket keeps counting after its upgrade (its transport is the same) until it is lost;
 - a cap on the connections the process holds open at once, all addresses together, a little below
-  its open-files limit (`open_files_cap`): past it a new connection is aborted the same way and
-  the refusal is logged at a bounded rate. Without it the accept loop would meet the limit, which
+  its open-files limit (`open_files_cap`; a limit too low for a few players is named at start,
+  `connections_cap`): past it a new connection is aborted the same way and the refusal is logged
+  at a bounded rate. Without it the accept loop would meet the limit, which
   asyncio reports once a second (below) but uvloop (libuv) not at all: it accepts and closes such
   a connection without a word. (A burst of connections accepted together before their protocols
   start may still pass the cap by up to the burst: the reserve absorbs it, asyncio reports what
@@ -36,7 +37,7 @@ import asyncio
 import resource
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 import h11
 import structlog
@@ -44,7 +45,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.addresses import counted_address
 
-__all__ = ["ConnectionGuard", "RateLimitedExceptionHandler", "guarded_protocol", "open_files_cap"]
+__all__ = [
+    "ENOUGH_CONNECTIONS",
+    "ConnectionGuard",
+    "RateLimitedExceptionHandler",
+    "connections_cap",
+    "guarded_protocol",
+    "open_files_cap",
+]
 
 _log = structlog.get_logger("domeng.guard")
 
@@ -173,15 +181,54 @@ class ConnectionGuard:
                 del self._open[address]
 
 
+ENOUGH_CONNECTIONS: Final = 64
+"""An open-files limit that leaves fewer connections than this beside the server's own files is
+named in a warning at start (`connections_cap`): a browser opens up to six connections to one host
+and a room's socket besides, so a handful of players' pages fill it."""
+
+
 def open_files_cap(reserve_fraction: float = 0.05, reserve_min: int = 32) -> int:
     """The connections a process may hold open at once below its open-files limit (the soft
     RLIMIT_NOFILE): the limit less a reserve for everything else it opens (the database and its
     log, the bot workers' pipes, the log file), ``reserve_fraction`` of it but at least
-    ``reserve_min`` descriptors. 0 (no cap) when the limit is unlimited."""
+    ``reserve_min`` descriptors (a server with SQLite and one bot worker holds about 30 files of
+    its own), at least 1; a low limit gives a small cap, which `connections_cap` warns of. 0 (no
+    cap) when the limit is unlimited."""
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return 0
-    return max(1, soft - max(reserve_min, int(soft * reserve_fraction)))
+    return max(1, _beside_reserve(soft, reserve_fraction, reserve_min))
+
+
+def connections_cap(configured: int | None) -> int:
+    """The process's cap on open connections: ``configured`` (``DOMENG_MAX_CONNECTIONS``; 0: none)
+    or else `open_files_cap`. Logs ``open_files_limit_low`` (a warning) when the open-files limit
+    leaves fewer than `ENOUGH_CONNECTIONS` beside the server's own files, naming the limit, the
+    cap and how to raise it (``ulimit -n``): players' pages may then be refused, or closed by the
+    accept loop without a word (uvloop's)."""
+    cap = open_files_cap() if configured is None else configured
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or _beside_reserve(soft) >= ENOUGH_CONNECTIONS:
+        return cap
+    hard_limit = None if hard == resource.RLIM_INFINITY else hard
+    _log.warning(
+        "open_files_limit_low",
+        open_files_limit=soft,
+        hard_limit=hard_limit,
+        max_connections=cap,
+        message=(
+            f"the open-files limit (ulimit -n) is {soft}, too low for more than a few players' pages:"
+            " raise it before starting the server, e.g. `ulimit -n 4096` (systemd: LimitNOFILE=4096;"
+            f" above the hard limit, {hard_limit or 'unlimited'}, only as root)"
+        ),
+    )
+    return cap
+
+
+def _beside_reserve(soft: int, reserve_fraction: float = 0.05, reserve_min: int = 32) -> int:
+    """What an open-files limit of ``soft`` leaves for connections beside `open_files_cap`'s
+    reserve (may be 0 or less)."""
+    return soft - max(reserve_min, int(soft * reserve_fraction))
 
 
 def _prune(held: set[asyncio.BaseTransport]) -> None:

@@ -165,8 +165,9 @@ class Settings(BaseSettings):
     together; one more is closed as soon as it is accepted and the refusal logged at a bounded rate
     (app/web/guard.py). Default: a little below the open-files limit (`open_files_cap`: 5% of it,
     at least 32 descriptors, kept for the database, the bot workers and the logs), so the accept
-    loop never runs out of descriptors. 0: no cap. Raise the limit itself (``ulimit -n``,
-    systemd's ``LimitNOFILE``) for thousands of players."""
+    loop never runs out of descriptors; a limit that leaves fewer than 64 is named in a warning at
+    start (``open_files_limit_low``). 0: no cap. Raise the limit itself (``ulimit -n``, systemd's
+    ``LimitNOFILE``) for thousands of players."""
     request_timeout_s: Annotated[float, Field(gt=0, le=10)] = 10.0
     """A connection that has not sent a whole request this long after opening (or after its last
     response) is closed: half-sent headers hold nothing for long (at most 10 s)."""
