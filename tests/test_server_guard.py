@@ -415,6 +415,20 @@ def test_the_guard_counts_an_ipv6_peer_by_its_64_and_exempts_a_proxy_by_its_addr
     assert guard.admit("203.0.113.1", _Open()) and guard.admit("203.0.113.2", _Open())  # IPv4: each alone
 
 
+def test_the_last_connection_of_an_ipv6_peer_is_released_under_its_64() -> None:
+    """Released, the last connection of a /64 leaves no count behind. (release looked the /64 up,
+    then deleted the emptied entry under the peer's own address: a KeyError in the protocol's
+    connection_lost, and the empty entry stayed until a sweep.)"""
+    guard = ConnectionGuard(1)
+    first, second = _Open(), _Open()
+    assert guard.admit("2001:db8:1:2::1", first)
+    guard.release("2001:db8:1:2::1", first)
+    assert guard.open_count("2001:db8:1:2::1") == 0
+    assert guard.admit("2001:db8:1:2::2", second)  # the /64's one place is free again
+    guard.release("2001:db8:1:2::2", second)
+    assert guard.open_count("2001:db8:1:2::2") == 0
+
+
 def test_the_process_cap_counts_every_address_the_exempt_proxy_too() -> None:
     now = [0.0]
     guard = ConnectionGuard(2, exempt=["10.0.0.1"], total=3, clock=lambda: now[0])

@@ -166,7 +166,8 @@ class ConnectionGuard:
     def release(self, address: str, transport: asyncio.BaseTransport) -> None:
         """``transport`` has closed (its HTTP protocol saw it go)."""
         self._all.discard(transport)
-        held = self._open.get(counted_address(address))
+        address = counted_address(address)  # as `admit` counted it: an IPv6 client by its /64
+        held = self._open.get(address)
         if held is not None:
             held.discard(transport)
             if not held:
