@@ -62,10 +62,10 @@ class ConnectionGuard:
     each (0: no limit). Addresses in ``exempt`` (trusted reverse proxies) are not capped;
     ``exempt_all`` exempts everyone (``*``).
 
-    Transports are counted until they are closing, whichever protocol then owns them (an HTTP
-    connection upgraded to a WebSocket still counts), so the count is pruned lazily: a closing
-    transport is forgotten the next time its address connects, and every address is swept once
-    per as many admissions as there are addresses."""
+    A transport counts from `admit` until `release`, which its protocol calls when the connection
+    is lost (the HTTP one's, or after an upgrade the WebSocket's: `guarded_protocol`), and only
+    while it is not closing: one already closing (its last bytes still going out) is forgotten when
+    a cap is met, before a new one is refused (the process's cap at most every 0.1 s)."""
 
     def __init__(
         self,
@@ -86,10 +86,8 @@ class ConnectionGuard:
         """Connections refused since start (all addresses, either cap)."""
         self._open: dict[str, set[asyncio.BaseTransport]] = {}
         self._all: set[asyncio.BaseTransport] = set()
-        self._since_sweep = 0
         self._clock = clock
         self._pruned_at = float("-inf")
-        self._since_prune = 0
         self._refusals = _Throttle(10.0, clock)
 
     @classmethod
@@ -120,9 +118,6 @@ class ConnectionGuard:
         if not self.limit or self.exempt_all or address in self.exempt:
             return True
         address = counted_address(address)  # an IPv6 client: its /64
-        self._since_sweep += 1
-        if self._since_sweep > max(64, len(self._open)):
-            self._sweep()
         held = self._open.setdefault(address, set())
         if len(held) >= self.limit:
             _prune(held)
@@ -142,10 +137,6 @@ class ConnectionGuard:
         """Count ``transport`` among all the process holds, unless that is ``total`` already
         (the closing ones forgotten first, at most every 0.1 s: a flood at the cap does not pay a
         pass over every connection each time)."""
-        self._since_prune += 1
-        if self._since_prune > max(256, len(self._all)):  # amortised: a closed one is not kept long
-            self._since_prune = 0
-            _prune(self._all)
         if len(self._all) >= self.total and self._clock() - self._pruned_at >= 0.1:
             self._pruned_at = self._clock()
             _prune(self._all)
@@ -170,14 +161,6 @@ class ConnectionGuard:
         held = self._open.get(address)
         if held is not None:
             held.discard(transport)
-            if not held:
-                del self._open[address]
-
-    def _sweep(self) -> None:
-        self._since_sweep = 0
-        for address in list(self._open):
-            held = self._open[address]
-            _prune(held)
             if not held:
                 del self._open[address]
 
