@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from app.rooms import host
 from app.rooms.frames import room_public, turn_public
 from app.rooms.local import LocalBots
 from app.rooms.room import Room
+from app.store import reads
 from app.store.records import record_of
+from app.store.writer import now_utc
 from engine.actions import Action
 from engine.record import read_record
 from engine.views import PlayerView
@@ -344,5 +349,40 @@ def test_a_turn_kept_across_a_stop_runs_out_when_due_though_the_wall_clock_was_s
             assert table.room.version > before  # and then it ran out: a bot stood in
             # (her second timeout in a row: the bot covers her seat from then on)
             assert (await actors_of(table, 0))[-1] == ("timer" if step > 0 else "cover")
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})
+
+
+def test_a_turn_loaded_again_from_the_store_keeps_what_was_left_of_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restart mid-turn (the room loaded again from the store, as after a restart or by another
+    process) does not give the player a whole new turn: the turn began with the move before it
+    (its stored time), so loaded 20 s later on the store's clock it has 10 s left of 30, and its
+    deadline is told to the player who comes back; loaded past its end, it runs out at once.
+    (The loaded room armed a full timer.)"""
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        for loaded_after_s, left_s in ((20.0, TIMER_S - 20.0), (TIMER_S + 60.0, 0.0)):
+            await until_turn(table, ana)
+            loaded_at = now_utc() + timedelta(seconds=loaded_after_s)
+            monkeypatch.setattr(reads, "now_utc", lambda at=loaded_at: at)
+            table = await reopen(table)
+            ana = await table.watch(token)  # her page, back
+            deadline = table.room.turn_deadline
+            assert deadline is not None
+            # the move was stored a moment before `loaded_at` was taken: at most that much less left
+            assert table.clock.time() + left_s - 5.0 < deadline <= table.clock.time() + left_s
+            assert known_turn(ana) == {"seat": 0, "deadline_ms": int(deadline * 1000)}
+            before = table.room.version
+            if left_s:
+                await table.clock.advance(table.room, left_s - 5.0, bots=False)
+                assert table.room.version == before  # still hers
+            await table.clock.advance(table.room, 5.0 + 2 * table.hub.config.bot_delay_s)
+            assert table.room.version > before  # ran out when it was due: a bot stood in
+            assert (await actors_of(table, 0))[-1] in ("timer", "cover")
+            monkeypatch.undo()
 
     run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})

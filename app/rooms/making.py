@@ -134,6 +134,8 @@ class RoomMaker:
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
+        if game.turn_age_s is not None:
+            room.resume_turn(game.turn_age_s)  # what was left of it, not a full timer
         last = None if room.state is None else room.state.round_index - 1
         room.hints_given = [_hint_given(h.seat, h.seq, game) for h in row.hints if h.round_index == last]
         return room

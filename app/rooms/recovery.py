@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from app.store.models import BY_BOT
@@ -17,7 +18,7 @@ from engine.rules.base import Rules
 from engine.tally import round_tally
 from engine.views import outcome_to_json
 
-__all__ = ["Rebuilt", "move_events", "rebuild", "resume", "round_end"]
+__all__ = ["Rebuilt", "move_events", "rebuild", "resume", "round_end", "turn_age_s"]
 
 
 def move_events(log: Sequence[Event], start: int) -> list[int]:
@@ -40,7 +41,8 @@ class Rebuilt:
     ``seed`` and ``commitment``, ``last_round`` (the revealed seed of the last finished round) and
     ``marks`` (versions of the round in play → its log's length then, for ``hello.since``),
     ``by_bot`` (the round in play's log indexes of the events of moves a bot made for a person) and
-    ``starts`` (the round in play's log index where each of its actions' events begin, by ``seq``)."""
+    ``starts`` (the round in play's log index where each of its actions' events begin, by ``seq``)
+    and ``turn_age_s`` (seconds since the turn in play began, when `resume` knows: `turn_age_s`)."""
 
     state: State | None = None
     seed: str | None = None
@@ -49,6 +51,7 @@ class Rebuilt:
     marks: dict[int, int] = field(default_factory=dict)
     by_bot: list[int] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)
+    turn_age_s: float | None = None
 
 
 def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
@@ -100,4 +103,15 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
     rebuilt = _replay(state, match.rounds)
     if match.status == "finished" and match.host_stop and state.phase is Phase.READY and rules.host_stops:
         state.stop()
+    if state.phase is Phase.PLAYING and row.loaded_at is not None:
+        rebuilt.turn_age_s = turn_age_s(match.rounds[-1], row.loaded_at)
     return rebuilt
+
+
+def turn_age_s(playing: RoundRow, loaded_at: datetime) -> float:
+    """Seconds from the start of the turn in play of round ``playing`` to ``loaded_at``, both on
+    the store's clock (at least 0): a turn begins with the move before it (its action's
+    ``created_at``), the round's first with its deal (``started_at``). A non-move version (the
+    host's stop, a seat claimed) keeps the turn, as it keeps its deadline (`app.rooms.timing`)."""
+    began = playing.actions[-1].created_at if playing.actions else playing.started_at
+    return max(0.0, (loaded_at - began).total_seconds())

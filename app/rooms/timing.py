@@ -98,6 +98,17 @@ class Timing:
             play_at = self.clock.time() + pause
             self._timer = self.clock.call_later(0.0, lambda: put(Auto(wait.version, "bot", play_at)))
 
+    def resume_turn(self, age_s: float) -> None:
+        """The turn in play (a room loaded again from the store: a restart, another process taking
+        it) began ``age_s`` seconds ago (`app.rooms.recovery.turn_age_s`): when `schedule` arms
+        its timer it keeps what is left of it, none when it is past (it runs out at once), never
+        more than a whole turn. The deadline the pages were told stands, give or take the
+        difference between the store's clock and the room's."""
+        assert self.state is not None
+        left = self.turn_timer_s - min(max(0.0, age_s), self.turn_timer_s)
+        self.turn_deadline = self.clock.time() + left
+        self._timed_turn = (self.state, self.state.to_act, self.clock.monotonic() + left)
+
     def hold(self, delay_s: float, intent: Intent) -> None:
         """Queue ``intent`` again in ``delay_s`` seconds, as the wait's one timer (a bot's move
         waiting for its pause to end): when the room moves on first, `schedule` cancels it."""

@@ -32,6 +32,7 @@ from app.store.rows import (
     SeatRow,
     TallyRow,
 )
+from app.store.writer import now_utc
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -192,7 +193,7 @@ class MatchReads:
         received = [0] * row.seat_count
         for seat, total in sums:
             received[seat] = int(total or 0)
-        return RoomRow(row, tuple(o for o in outcomes if o is not None), tuple(received), hints)
+        return RoomRow(row, tuple(o for o in outcomes if o is not None), tuple(received), hints, now_utc())
 
     async def count_active(self) -> int:
         """How many matches are ``waiting`` or ``playing``."""

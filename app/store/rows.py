@@ -214,6 +214,9 @@ class RoomRow:
     received_before: tuple[int, ...] = ()
     hints: tuple[HintRow, ...] = ()
     """The hints used in its last round (the one in play, or the last ended one)."""
+    loaded_at: datetime | None = None
+    """When it was read, on the store's clock (the one its actions' ``created_at`` are on): how
+    long ago the turn in play began (`app.rooms.recovery.resume`)."""
 
 
 def seat_display_name(seat: SeatRow) -> str:
