@@ -17,8 +17,15 @@ from engine.actions import Play, PlayLempas
 from engine.core import State
 
 __all__ = [
+    "RESUMED_TURN_MIN_S",
     "Timing",
 ]
+
+RESUMED_TURN_MIN_S = 10.0
+"""Seconds a turn loaded again from the store keeps at least (or its whole timer if shorter): the
+time the server was down, or the room was moving to another process, is nobody's fault, and the
+player's page needs a moment to reconnect (its retries start at 0.25 s, `static/js/connection.js`)
+and to show the board again before the turn can be taken from them."""
 
 
 class Timing:
@@ -101,11 +108,13 @@ class Timing:
     def resume_turn(self, age_s: float) -> None:
         """The turn in play (a room loaded again from the store: a restart, another process taking
         it) began ``age_s`` seconds ago (`app.rooms.recovery.turn_age_s`): when `schedule` arms
-        its timer it keeps what is left of it, none when it is past (it runs out at once), never
-        more than a whole turn. The deadline the pages were told stands, give or take the
-        difference between the store's clock and the room's."""
+        its timer it keeps what is left of it, never more than a whole turn, and at least
+        `RESUMED_TURN_MIN_S` of it (a turn past its end is not taken the moment the room is back).
+        Otherwise the deadline the pages were told stands, give or take the difference between the
+        store's clock and the room's."""
         assert self.state is not None
         left = self.turn_timer_s - min(max(0.0, age_s), self.turn_timer_s)
+        left = max(left, min(RESUMED_TURN_MIN_S, self.turn_timer_s))
         self.turn_deadline = self.clock.time() + left
         self._timed_turn = (self.state, self.state.to_act, self.clock.monotonic() + left)
 
