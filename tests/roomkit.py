@@ -104,6 +104,7 @@ class FakeOutbox:
     seat: int | None = None
     watcher: str | None = None
     client: str | None = None
+    name: str | None = None
     closed: bool = False
     frames: list[dict[str, Any]] = field(default_factory=list)
     closed_for: CloseReason | None = None

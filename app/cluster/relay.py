@@ -60,6 +60,7 @@ class RelayOutbox:
         self.seat: int | None = None
         self.watcher: str | None = None
         self.client: str | None = None
+        self.name: str | None = None
         self.closed = False
         self._relay = relay
         self._channel = relay.outbox_channel(conn_id)

@@ -97,6 +97,7 @@ class Connection:
         self.seat: int | None = None
         self.watcher: str | None = None
         self.client: str | None = None
+        self.name: str | None = None
         self.closed = False
         self._queue: asyncio.Queue[str | tuple[int, str] | _Unfinished] = asyncio.Queue(queue_size)
         self._sender: asyncio.Task[None] | None = None

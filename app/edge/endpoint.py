@@ -30,6 +30,7 @@ from app.edge.protocol import (
     ChatMessage,
     HelloMessage,
     HintMessage,
+    NameMessage,
     PingMessage,
     ProtocolError,
     SyncMessage,
@@ -236,6 +237,8 @@ async def serve(
             await _chat(room, conn, message, chat_budgets)
         elif isinstance(message, HintMessage):
             await _hint(room, conn, hint_budget)
+        elif isinstance(message, NameMessage):
+            await _name(room, conn, message.name)
         else:
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
@@ -314,6 +317,15 @@ async def _chat(room: Room, conn: Outbox, message: ChatMessage, budgets: tuple[M
         return
     try:
         await room.call(lambda r: chat.say(r, conn, message.text, message.reaction))
+    except RoomError as error:
+        room.refuse(conn, error.code, error.message)
+
+
+async def _name(room: Room, conn: Outbox, name: str | None) -> None:
+    """A spectator's name in the chat (`app.rooms.chat.name_spectator`); a refusal comes back as
+    an ``error`` message and leaves the name it had."""
+    try:
+        await room.call(lambda r: chat.name_spectator(conn, name))
     except RoomError as error:
         room.refuse(conn, error.code, error.message)
 

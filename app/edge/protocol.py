@@ -35,6 +35,7 @@ __all__ = [
     "ClientMessage",
     "HelloMessage",
     "HintMessage",
+    "NameMessage",
     "PingMessage",
     "ProtocolError",
     "SyncMessage",
@@ -161,8 +162,27 @@ class HintMessage(_Message):
     type: Literal["hint"]
 
 
+class NameMessage(_Message):
+    """A spectator's name in the chat, or null for none (named by its tag alone). The room checks
+    it as a player's name (`app.rooms.names.check_name`) and answers ``named``, or an ``error``
+    with the refused name's code; seats are named when they are claimed.
+
+    ``{"type": "name", "name": "Dewi"}``, ``{"type": "name", "name": null}``
+    """
+
+    type: Literal["name"]
+    name: str | None = Field(max_length=1024)
+
+
 AnyClientMessage = (
-    HelloMessage | ActionMessage | SyncMessage | BackMessage | PingMessage | ChatMessage | HintMessage
+    HelloMessage
+    | ActionMessage
+    | SyncMessage
+    | BackMessage
+    | PingMessage
+    | ChatMessage
+    | HintMessage
+    | NameMessage
 )
 ClientMessage = Annotated[AnyClientMessage, Field(discriminator="type")]
 _ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(ClientMessage)

@@ -54,6 +54,7 @@ class RelayOutboxPort(Protocol):
     seat: int | None
     watcher: str | None
     client: str | None
+    name: str | None
     closed: bool
 
     def send(self, text: str) -> None: ...

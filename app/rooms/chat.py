@@ -4,13 +4,16 @@ Chat is not game state: it never changes the room's version and carries only wha
 Seated players chat; spectators read, and write only when the host allows it; the host can mute a
 seat, or one spectator (by the public tag of `app.rooms.watchers`, which its lines carry; the
 server knows each spectator connection's tag, so a client cannot speak as another or unmute
-itself). Each line is stored (with where the play stood, for the admin) before it is sent to everyone;
-a connection that joins gets the rules and the room's last `RECENT` lines. Each line belongs to its
-match (the admin reads a match's own lines), but the conversation is the room's: after Play again
-(`app.rooms.again`) the table carries on with the room's recent lines, each saying its match (the
-client marks where a match began), and the host's rules carry over. The lines come from the store
-whenever the room is opened (a restart, or the room moving to another process). Every function here
-runs inside the room's task (`app.rooms.room.Room.call`).
+itself). A spectator may give a name (`name_spectator`), checked as a player's is and held on its
+connection only: its lines carry it beside the tag, which still tells one spectator from another,
+and the client shows it as a spectator's, never as a seat's. Each line is stored (with where the
+play stood, for the admin) before it is sent to everyone; a connection that joins gets the rules
+and the room's last `RECENT` lines. Each line belongs to its match (the admin reads a match's own
+lines), but the conversation is the room's: after Play again (`app.rooms.again`) the table carries
+on with the room's recent lines, each saying its match (the client marks where a match began), and
+the host's rules carry over. The lines come from the store whenever the room is opened (a restart,
+or the room moving to another process). Every function here runs inside the room's task
+(`app.rooms.room.Room.call`).
 
 A mute holds the person, not only the tag or the chair: the client address (`app.addresses
 .counted_address`) of whom the host muted, as the room knows it then (the muted spectator's or
@@ -33,7 +36,14 @@ from typing import Any, Final
 
 from app.rooms import frames
 from app.rooms.errors import RoomError
-from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_MARKS, emoji_format, graphemes, stacked_marks
+from app.rooms.names import (
+    MAX_CLUSTER_CODE_POINTS,
+    MAX_MARKS,
+    check_name,
+    emoji_format,
+    graphemes,
+    stacked_marks,
+)
 from app.rooms.ports import ChatLineOut, Outbox
 from app.rooms.room import Room
 from app.rooms.watchers import client_hash, is_tag, watcher_of
@@ -48,6 +58,7 @@ __all__ = [
     "MutedClient",
     "carry_on",
     "clean_text",
+    "name_spectator",
     "new_person",
     "rules_of",
     "say",
@@ -244,7 +255,8 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
     Raises `RoomError`: ``chat_invalid`` (not exactly one of the two, an unknown reaction, a bad
     text), ``chat_not_allowed`` (a spectator while the host does not allow it), ``chat_muted`` (a
     muted seat, or a muted spectator: by its connection's tag, `app.rooms.ports.Outbox.watcher`, or
-    by its client address, ``client``, which a mute holds unless it spared this spectator)."""
+    by its client address, ``client``, which a mute holds unless it spared this spectator). The
+    line goes under its seat's name, or a spectator's own (`name_spectator`; "" without one)."""
     chat = await _chat_of(room)
     if (text is None) == (reaction is None):
         raise RoomError("chat_invalid", "a chat line is a text or a reaction")
@@ -260,7 +272,7 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
     watcher = None if seat is not None else conn.watcher
     if seat is None and (watcher in chat.muted_spectators or chat.holds(conn.client, watcher)):
         raise RoomError("chat_muted", "the host has muted this spectator")
-    name = "" if seat is None else room.seats[seat].name or ""
+    name = (conn.name if seat is None else room.seats[seat].name) or ""
     state = room.state
     line: ChatLineOut = await room.store.add_chat(
         room.match_id,
@@ -280,6 +292,19 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
     message = frames.dumps({"type": "chat", "line": shown})
     for each in room.conns:
         each.send(message)
+
+
+def name_spectator(conn: Outbox, name: str | None) -> None:
+    """Spectator ``conn`` takes ``name`` in the chat (None: none, named by its tag alone), checked
+    as a seated player's (`app.rooms.names.check_name`: the same name as a seat's player is its
+    own, shown as a spectator's); held on the connection for its next lines and told to it alone:
+    ``{"type": "named", "name": "Dewi"}``. Raises `RoomError`: ``not_spectator`` (a seat is named
+    when it is claimed), a refused name (``name_empty``, ``name_too_long``, ..., ``name_marked``);
+    the name it held before stays."""
+    if conn.seat is not None:
+        raise RoomError("not_spectator", "a seat's name is the one it was claimed under")
+    conn.name = None if name is None else check_name(name)
+    conn.send(frames.dumps({"type": "named", "name": conn.name}))
 
 
 async def new_person(room: Room, seat: int, address: str | None = None, key: str | None = None) -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "MAX_MARKS",
     "MAX_NAME_GRAPHEMES",
     "RESERVED_NAMES",
+    "check_name",
     "clean_name",
     "confusable_keys",
     "emoji_format",
@@ -301,3 +302,22 @@ def has_you_marker(name: str) -> bool:
     it would read as her name on everyone else's screen too."""
     keys = (name_key(name), *confusable_keys(name, capitals=True))
     return any(k.replace(" ", "").endswith(marker) for k in keys for marker in _YOU_MARKERS)
+
+
+def check_name(raw: str) -> str:
+    """The name a person typed, cleaned (`clean_name`), when the table lets anyone take it: a
+    seated player (`app.rooms.seats.check_claim`) or a spectator (`app.rooms.chat.name_spectator`).
+
+    Raises `RoomError` (422): `clean_name`'s codes; ``name_reserved`` (the table's label of a bot
+    or an empty seat, such as "Bot 3", or a look-alike of one: `is_reserved_name`); ``name_marked``
+    (it ends with the client's "(you)" mark in some language: `has_you_marker`).
+
+    >>> check_name("  Dewi ")
+    'Dewi'
+    """
+    name = clean_name(raw)
+    if is_reserved_name(name):
+        raise RoomError("name_reserved", "that name is how the table names a bot or an empty seat", 422)
+    if has_you_marker(name):
+        raise RoomError("name_marked", 'a name may not end with the "(you)" mark the table adds itself', 422)
+    return name

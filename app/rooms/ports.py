@@ -36,12 +36,14 @@ class Outbox(Protocol):
     """One client connection as the room sees it: ``seat`` (None for a spectator, set by the room
     when it admits the connection), a spectator's public ``watcher`` tag (`app.rooms.watchers`, set
     then too; None for a seat), its ``client``: the room's salted hash of its client address
-    (`app.rooms.watchers.client_hash`, set then too; None when the address is not known), whether
-    it is ``closed``, and two calls that never block."""
+    (`app.rooms.watchers.client_hash`, set then too; None when the address is not known), a
+    spectator's ``name`` in the chat (`app.rooms.chat.name_spectator`; None: none, and always for
+    a seat), whether it is ``closed``, and two calls that never block."""
 
     seat: int | None
     watcher: str | None
     client: str | None
+    name: str | None
     closed: bool
 
     def send(self, text: str) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from app.rooms.errors import RoomError
-from app.rooms.names import clean_name, has_you_marker, is_reserved_name, names_clash
+from app.rooms.names import check_name, names_clash
 from app.store.rows import SeatSpec
 from engine.bots import BOTS, COVER_LEVEL
 from engine.hashing import sha256_hex
@@ -141,21 +141,16 @@ def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_
     `app.rooms.names.clean_name` cleans it).
 
     Raises `RoomError`: ``no_such_seat`` (404); a refused name (422: ``name_empty``,
-    ``name_too_long``, ``name_invisible``, ``name_stacked``, ``name_blank``, see `clean_name`);
-    ``seat_taken`` (409); ``name_reserved`` (422: the table's label of a bot or empty seat, such
-    as "Bot 3", or a look-alike of one); ``name_marked`` (422: it ends with the client's "(you)"
-    mark in some language, `app.rooms.names.has_you_marker`); ``name_taken`` (409: a person at
-    another seat has this name or one that passes for it, `app.rooms.names.names_clash`).
+    ``name_too_long``, ``name_invisible``, ``name_stacked``, ``name_blank``, ``name_reserved``,
+    ``name_marked``, see `app.rooms.names.check_name`); ``seat_taken`` (409); ``name_taken``
+    (409: a person at another seat has this name or one that passes for it,
+    `app.rooms.names.names_clash`).
     """
     info = seat_at(seats, seat)
-    name = clean_name(name)
+    name = check_name(name)
     open_seat = info.kind == "empty" or (info.kind == "bot" and status == "waiting")
     if not open_seat:
         raise RoomError("seat_taken", f"seat {seat} is taken")
-    if is_reserved_name(name):
-        raise RoomError("name_reserved", "that name is how the table names a bot or an empty seat", 422)
-    if has_you_marker(name):
-        raise RoomError("name_marked", 'a name may not end with the "(you)" mark the table adds itself', 422)
     if any(s.kind == "human" and s.name and names_clash(s.name, name) for s in seats):
         raise RoomError("name_taken", "someone at this table already has that name, or one like it")
     return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat, ready=True)

@@ -1,0 +1,111 @@
+"""A spectator's name in the chat, through a real server's sockets: a spectator names itself with a
+``name`` message, checked as a seated player's name is, and its lines carry the name beside its
+tag; a refused name leaves the one it had; a seat names itself only when it is claimed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path_factory.mktemp("spectator-names")).start()
+    yield process
+    process.stop()
+
+
+def _say(client: Client, text: str) -> dict[str, Any]:
+    """The line ``client`` said, as the room sent it back (or the ``error`` that refused it)."""
+    client.send({"type": "chat", "text": text})
+    found = client.wait_for(
+        lambda m: m["type"] == "error" or (m["type"] == "chat" and m["line"]["text"] == text)
+    )
+    return found["line"] if found["type"] == "chat" else found
+
+
+def _name(client: Client, name: str | None) -> dict[str, Any]:
+    """The room's answer to ``client`` taking ``name``: ``named`` or an ``error``."""
+    client.send({"type": "name", "name": name})
+    return client.wait_for(lambda m: m["type"] in ("named", "error"))
+
+
+@pytest.fixture
+def table(server: ServerProcess) -> Iterator[tuple[dict[str, Any], Client, Client, str]]:
+    """A waiting room whose host lets spectators write: Ana at seat 0, a spectator (and its tag)."""
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    auth = {"Authorization": f"Bearer {room['host_token']}"}
+    assert httpx.put(
+        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
+    ).is_success
+    ana = Client(server, code, token)
+    ana.wait_for(lambda m: m["type"] == "chat_log")
+    watcher = Client(server, code)
+    tag = watcher.wait_for(lambda m: m["type"] == "welcome")["tag"]
+    watcher.wait_for(lambda m: m["type"] == "chat_log")
+    try:
+        yield room, ana, watcher, tag
+    finally:
+        ana.close()
+        watcher.close()
+
+
+def test_a_spectators_lines_carry_the_name_it_gave_beside_its_tag(table: Any) -> None:
+    """Unnamed, a spectator's line has no name (as before); named, every line after carries the
+    name, even the name of the seated player (the tag and the null seat still say a spectator)."""
+    _, ana, watcher, tag = table
+    assert _say(watcher, "hello")["name"] == ""
+    assert _name(watcher, "Dewi") == {"type": "named", "name": "Dewi"}
+    watcher.send({"type": "chat", "text": "halo"})
+    line = ana.wait_for(lambda m: m["type"] == "chat" and m["line"]["text"] == "halo")["line"]
+    assert (line["seat"], line["name"], line["watcher"]) == (None, "Dewi", tag)
+    assert _name(watcher, "ana")["name"] == "ana"  # Ana's name, but never her seat
+    line = _say(watcher, "it is me")
+    assert (line["seat"], line["name"], line["watcher"]) == (None, "ana", tag)
+    assert _name(watcher, None) == {"type": "named", "name": None}  # back to the tag alone
+    assert _say(watcher, "bye")["name"] == ""
+
+
+def test_a_refused_name_says_why_and_keeps_the_name_held(table: Any) -> None:
+    _, _, watcher, _ = table
+    assert _name(watcher, "Dewi")["name"] == "Dewi"
+    refused = {
+        "   ": "name_empty",
+        "D" * 33: "name_too_long",
+        "\u202eDewi": "name_invisible",
+        "Bot 3": "name_reserved",
+        "Dewi (you)": "name_marked",
+    }
+    for name, code in refused.items():
+        answer = _name(watcher, name)
+        assert (answer["type"], answer["code"]) == ("error", code), name
+    assert _say(watcher, "still me")["name"] == "Dewi"
+
+
+def test_a_spectators_name_is_cleaned_and_limited_as_a_players(server: ServerProcess, table: Any) -> None:
+    """What a spectator's name becomes is what the same typed name becomes at a seat: white space
+    folded, 32 user-perceived characters at most (a joined emoji is one)."""
+    room, _, watcher, _ = table
+    for typed in ("  Dewi \t  Lestari ", "👩🏽‍💻" * 32):
+        claimed = server.claim(room["code"], 1, typed)
+        assert claimed.status_code == 201, claimed.text
+        seated = httpx.get(f"{server.url}/api/rooms/{room['code']}").json()["seats"][1]["name"]
+        assert _name(watcher, typed)["name"] == seated
+        leave = f"{server.url}/api/rooms/{room['code']}/seats/1"
+        auth = {"Authorization": f"Bearer {claimed.json()['token']}"}
+        assert httpx.delete(leave, headers=auth).is_success
+    assert _name(watcher, "👩🏽‍💻" * 33)["code"] == "name_too_long"
+
+
+def test_a_seat_is_not_renamed_by_a_name_message(table: Any) -> None:
+    _, ana, _, _ = table
+    answer = _name(ana, "Queen")
+    assert (answer["type"], answer["code"]) == ("error", "not_spectator")
+    assert _say(ana, "still Ana")["name"] == "Ana"
