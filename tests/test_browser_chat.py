@@ -411,6 +411,88 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
             context.close()
 
 
+def test_a_spectator_names_itself_and_the_players_page_shows_its_lines_under_that_name(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Ana hosts from her seat on a desktop in English; Dewi watches on a phone in Russian and
+    gives her name in the chat: Ana reads her lines as "Dewi (spectator)", with her tag on the
+    mute button. A name the table refuses ("Bot 3") is said under the box, and Dewi's lines keep
+    her name; after a reload her browser gives it again. Named as Ana herself, her line still
+    reads as a spectator's."""
+    ru, en = catalog_of("ru"), catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    auth = {"Authorization": f"Bearer {room['host_token']}"}
+    assert httpx.put(
+        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
+    ).is_success
+    ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
+    dewi_ctx, dewi, dewi_watch = open_page(browser, PHONE, "ru-RU")
+    lines = ".chat-list .chat-line .who"
+
+    def name(typed: str) -> None:
+        dewi.fill(".chat-name-input", typed)
+        dewi.click(".chat-name-save")
+
+    def said(text: str, refused: bool = False) -> None:  # what the page says under the name box
+        selector = ".chat-name-said.field-error" if refused else ".chat-name-said:not(.field-error)"
+        dewi.wait_for_function(
+            "([sel, text]) => document.querySelector(sel)?.textContent === text", arg=[selector, text]
+        )
+
+    def say(text: str, count: int) -> None:
+        dewi.fill(".chat-input", text)
+        dewi.press(".chat-input", "Enter")
+        ana.wait_for_function(f"() => document.querySelectorAll('{lines}').length === {count}")
+
+    try:
+        sit_and_start(ana, server, room, token, host=True)
+        goto(dewi, f"{server.url}/r/{code}")
+        dewi.wait_for_selector(".table-screen")
+        dewi.click(".feed-toggle")  # a phone's chat is in the feed's drawer
+        tag = dewi.evaluate("() => window.__domeng.watcherTag")
+        name("  Dewi  ")
+        as_dewi = ru["chat.named_as"].replace("{name}", ru["chat.spectator_named"].replace("{name}", "Dewi"))
+        said(as_dewi)
+        say("halo", 1)
+        who = ana.locator(lines).last
+        assert who.text_content() == en["chat.spectator_named"].replace("{name}", "Dewi")
+        assert who.get_attribute("title") == en["chat.spectator_tag"].replace("{tag}", tag)
+        named = en["chat.spectator_named_tag"].replace("{name}", "Dewi").replace("{tag}", tag)
+        assert ana.text_content(f".chat-mute[data-watcher='{tag}']") == en["chat.mute"].replace(
+            "{name}", named
+        )
+        screenshot(ana, "chat-spectator-named-1280x800-en")
+
+        name("Bot 3")
+        said(ru["join.name_reserved"], refused=True)
+        assert dewi.input_value(".chat-name-input") == "Bot 3"  # there to correct
+        screenshot(dewi, "chat-spectator-name-refused-390x844-ru")
+        say("still me", 2)
+        assert ana.locator(lines).last.text_content() == en["chat.spectator_named"].replace("{name}", "Dewi")
+
+        dewi.reload()  # this browser keeps the name and gives it again
+        dewi.wait_for_selector(".table-screen")
+        dewi.click(".feed-toggle")
+        said(as_dewi)
+        assert dewi.input_value(".chat-name-input") == "Dewi"
+        say("back again", 3)
+        assert ana.locator(lines).last.text_content() == en["chat.spectator_named"].replace("{name}", "Dewi")
+
+        name("Ana")  # Ana's own name: still a spectator's line, never her seat's
+        said(ru["chat.named_as"].replace("{name}", ru["chat.spectator_named"].replace("{name}", "Ana")))
+        say("it is me", 4)
+        last = ana.locator(".chat-list .chat-line").last
+        assert last.get_attribute("data-seat") == ""
+        assert last.locator(".who").text_content() == en["chat.spectator_named"].replace("{name}", "Ana")
+        for watch in (ana_watch, dewi_watch):
+            watch.assert_clean()
+    finally:
+        for context in (ana_ctx, dewi_ctx):
+            context.close()
+
+
 # The phone's feed drawer, scrolled to its chat: the list's height, its lines and which are whole,
 # the drawer's title, and each mute button against the chat's box (its words' width too).
 _DRAWER_CHAT_JS = """() => {

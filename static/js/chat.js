@@ -1,11 +1,13 @@
 // The table's chat (in the feed's panel, and in the waiting room of a room's next match): lines
 // people type, quick reactions that also show for a moment on the sender's plate, an unread count on
 // the feed's button while the panel is closed, and for the host: whether spectators may write, and
-// muting a seat or one spectator (by the public tag its lines carry). The conversation is the
-// room's: it carries on across its matches (Play again), with a quiet divider where each match
-// began. Everything is shown as text.
+// muting a seat or one spectator (by the public tag its lines carry). A spectator may give a name,
+// which its lines carry: shown as a spectator's ("Dewi (spectator)"), never as a seat's. The
+// conversation is the room's: it carries on across its matches (Play again), with a quiet divider
+// where each match began. Everything is shown as text.
 
 import { setChatRules } from "./api.js";
+import { spectatorName as savedSpectatorName } from "./connection.js";
 import { h, replace, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
 
@@ -28,6 +30,15 @@ export const reactionsHidden = () => localStorage.getItem(HIDE_KEY) === "on";
 
 /** A spectator as the chat names them: "Spectator 3fa9c1d2" (their public tag in this room). */
 const spectatorName = (tag) => t("chat.spectator_tag", { tag });
+
+/** A spectator who gave a ``name``: "Dewi (spectator)", with ``tag`` "Dewi (spectator 3fa9c1d2)"
+ * (two spectators may share a name), the name isolated (a name of the other direction leaves the
+ * mark after it); one who gave none: by ``tag``, or "Spectator" (a line from before tags). */
+function spectatorLabel(name, tag, withTag = false) {
+  if (!name) return tag ? spectatorName(tag) : t("chat.spectator");
+  const shown = h("bdi", {}, name);
+  return withTag && tag ? tf("chat.spectator_named_tag", { name: shown, tag }) : tf("chat.spectator_named", { name: shown });
+}
 
 /** A reaction's words and emoji, e.g. "👍 Nice!". */
 export const reactionText = (key) => `${EMOJI[key] ?? ""} ${t(`reaction.${key}`)}`.trim();
@@ -93,6 +104,27 @@ export class ChatBox {
       ),
     );
     this.notice = h("p", { class: "chat-notice", hidden: true });
+    // a spectator's name in the chat (docs/protocol.md `name`): kept by this browser, the server's
+    // answer said under the box (how its lines read, or why the name was refused: the box keeps it)
+    this.nameInput = h("input", {
+      class: "input chat-name-input",
+      type: "text",
+      autocomplete: "nickname",
+      enterkeyhint: "done",
+      placeholder: t("join.name_placeholder"),
+    });
+    this.nameSaid = h("p", { class: "chat-name-said", id: `chat-name-said-${chatBoxes}`, role: "status" });
+    this.nameInput.setAttribute("aria-describedby", this.nameSaid.id);
+    this.nameForm = h(
+      "form",
+      { class: "chat-name", hidden: true },
+      h("label", { class: "chat-name-label" }, t("chat.your_name"), this.nameInput),
+      h("button", { class: "btn btn-small chat-name-save", type: "submit" }, t("chat.name_save")),
+    );
+    this.nameForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.send({ type: "name", name: this.nameInput.value.trim() || null });
+    });
     const hide = h("input", { type: "checkbox", class: "hide-reactions", checked: reactionsHidden() });
     hide.addEventListener("change", () => localStorage.setItem(HIDE_KEY, hide.checked ? "on" : "off"));
     this.hostBox = h("div", { class: "chat-host", hidden: true });
@@ -107,15 +139,37 @@ export class ChatBox {
       this.form,
       this.count,
       this.cutNote,
+      this.nameForm,
+      this.nameSaid,
       h("label", { class: "chat-option" }, hide, " ", t("chat.hide_reactions")),
       this.hostBox,
     );
     this.rules = { spectators: false, muted: [] };
     this.live = true; // false: this window lost its seat to another (`setLive`)
     this.lastMatch = null; // the match of the list's last line or divider (null: the list is empty)
-    this.spectators = new Set(); // the tags of the spectators who wrote, in the order they did
+    this.spectators = new Map(); // the tags of the spectators who wrote, in the order they did, to their last name
     this.sent = null; // the text sent last, until the server takes or refuses it
     if (ctl.chat) this.onMessage({ type: "chat_log", ...ctl.chat }, false);
+    this.onNamed();
+  }
+
+  /** The server holds this spectator's name now (``ctl.spectatorName``): the box shows it, and how
+   * its lines read. */
+  onNamed() {
+    const name = this.ctl.spectatorName;
+    // before the server's first answer on this socket, the name this browser keeps (sent with it)
+    const shown = name ?? savedSpectatorName();
+    if (document.activeElement !== this.nameInput || this.nameInput.value.trim() === shown) this.nameInput.value = shown;
+    this.nameInput.removeAttribute("aria-invalid");
+    this.nameSaid.classList.remove("field-error");
+    replace(this.nameSaid, [tf("chat.named_as", { name: spectatorLabel(name, this.ctl.watcherTag) })]);
+  }
+
+  /** The server refused the name sent (``text`` says why): the box keeps it, to correct. */
+  onNameRefused(text) {
+    this.nameInput.setAttribute("aria-invalid", "true");
+    this.nameSaid.classList.add("field-error");
+    replace(this.nameSaid, [text]);
   }
 
   /** The count under the box: "172/200" once the line nears its limit, marked at the limit. */
@@ -184,9 +238,9 @@ export class ChatBox {
   appendLine(line) {
     this.markMatch(line.match ?? 1);
     this.list.append(this.lineEl(line));
-    if (line.seat === null && line.watcher && !this.spectators.has(line.watcher)) {
-      this.spectators.add(line.watcher);
-      this.drawHost(); // the host may mute them
+    if (line.seat === null && line.watcher && this.spectators.get(line.watcher) !== (line.name || "")) {
+      this.spectators.set(line.watcher, line.name || "");
+      this.drawHost(); // the host may mute them, named as they last wrote
     }
   }
 
@@ -204,11 +258,12 @@ export class ChatBox {
     // match's line keeps the name it was said under: its seat may be someone else's now
     const current = (line.match ?? 1) === (this.ctl.match ?? 1);
     const now = current ? this.ctl.room?.seats?.[line.seat]?.name : null;
-    const who = line.seat !== null ? now || line.name : line.watcher ? spectatorName(line.watcher) : t("chat.spectator");
+    const who = line.seat !== null ? now || line.name : spectatorLabel(line.name, line.watcher);
+    const tag = line.seat === null && line.name && line.watcher ? spectatorName(line.watcher) : undefined;
     return h(
       "li",
       { class: `chat-line${line.reaction ? " chat-reaction" : ""}`, dataset: { seat: line.seat === null ? "" : String(line.seat) } },
-      h("bdi", { class: "who" }, who),
+      h("bdi", { class: line.seat === null ? "who spectator" : "who", title: tag }, who),
       ": ",
       h("span", { class: "said", dir: "auto" }, line.text ?? reactionText(line.reaction)), // its own direction, isolated
     );
@@ -243,6 +298,8 @@ export class ChatBox {
     this.notice.hidden = !silent;
     this.notice.textContent = gone ? t("chat.replaced", { button: t("room.use_here") }) : muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
     this.form.hidden = silent;
+    this.nameForm.hidden = silent || seat !== null;
+    this.nameSaid.hidden = this.nameForm.hidden;
     this.input.disabled = gone;
     this.reactions.hidden = silent;
   }
@@ -264,7 +321,7 @@ export class ChatBox {
     spectators.addEventListener("change", () => apply({ spectators: spectators.checked }));
     const people = (this.ctl.room?.seats || []).filter((s) => s.kind === "human" && s.seat !== this.ctl.seat);
     const mutedSpectators = this.rules.muted_spectators || [];
-    const watchers = [...new Set([...this.spectators, ...mutedSpectators])].filter((tag) => tag !== this.ctl.watcherTag);
+    const watchers = [...new Set([...this.spectators.keys(), ...mutedSpectators])].filter((tag) => tag !== this.ctl.watcherTag);
     replace(this.hostBox, [
       h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
       people.map((s) => {
@@ -279,11 +336,13 @@ export class ChatBox {
       }),
       watchers.map((tag) => {
         const muted = mutedSpectators.includes(tag);
-        const words = t(muted ? "chat.unmute" : "chat.mute", { name: spectatorName(tag) });
+        const key = muted ? "chat.unmute" : "chat.mute";
+        const who = spectatorLabel(this.spectators.get(tag), tag, true);
+        const words = t(key, { name: who }); // whole in its title and label: the button may shorten it
         return h(
           "button",
-          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
-          words,
+          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
+          h("span", { class: "chat-mute-words" }, tf(key, { name: who })),
         );
       }),
     ]);

@@ -6,12 +6,16 @@
 // seconds, and a try at a server that is down costs a refused connection, nothing more.
 const BACKOFF_MS = [250, 500, 1000, 2000, 3000];
 const WATCHER_KEY = "domeng:watcher"; // this browser's spectator key, as the server gave it
+const NAME_KEY = "domeng:spectator-name"; // this browser's name in the chat while it watches, as the server took it
 const PING_EVERY_MS = 10000;
 const UNANSWERED_MS = 15000;
 
+/** The name this browser gives itself in the chat while it watches ("": none). */
+export const spectatorName = () => localStorage.getItem(NAME_KEY) || "";
+
 /**
- * Events (on ``handlers``): welcome(seat, tag), state(msg), presence(msg), error(msg), chat(msg),
- * status({online, reconnecting}), replaced(), roomClosed(), badToken().
+ * Events (on ``handlers``): welcome(seat, tag), named(name), state(msg), presence(msg), error(msg),
+ * chat(msg), status({online, reconnecting}), replaced(), roomClosed(), badToken().
  */
 export class RoomSocket {
   /** ``hostToken``: the room's host token when this browser holds it (the server learns the host is here). */
@@ -142,7 +146,14 @@ export class RoomSocket {
         this.attempt = 0;
         this.on.status?.({ online: true, reconnecting: false });
         if (message.watcher) localStorage.setItem(WATCHER_KEY, message.watcher);
+        // a spectator's name in the chat is its socket's: each new one is told it again
+        if (message.seat === null && spectatorName()) this.send({ type: "name", name: spectatorName() });
         this.on.welcome?.(message.seat, message.tag ?? null);
+        break;
+      case "named":
+        if (message.name) localStorage.setItem(NAME_KEY, message.name);
+        else localStorage.removeItem(NAME_KEY);
+        this.on.named?.(message.name ?? null);
         break;
       case "state":
         this.version = message.version;

@@ -24,6 +24,7 @@ export class RoomController {
     this.version = null;
     this.seat = null;
     this.watcherTag = null; // a spectator's public tag in this room (static/js/chat.js: the host may mute it)
+    this.spectatorName = null; // the name the server holds for this spectator's socket in the chat (null: none)
     this.deadline = null;
     this.rounds = new Map();
     this.roundEnd = null;
@@ -95,6 +96,10 @@ export class RoomController {
     this.socket?.stop();
     this.socket = new RoomSocket(this.code, this.memory.token, {
       welcome: (seat, tag) => this.onWelcome(seat, tag),
+      named: (name) => {
+        this.spectatorName = name;
+        this.screen?.chatBox?.onNamed();
+      },
       state: (message) => this.onState(message),
       presence: (message) => {
         // who is here and covered, and the turn's deadline (armed when a covered player is back)
@@ -305,6 +310,10 @@ export class RoomController {
 
   onError(message) {
     if (this.screen && "pending" in this.screen) this.screen.pending = false;
+    // a spectator's name refused (docs/protocol.md `name`): said as a seat's name is, beside its box
+    const nameText = NAME_ERRORS.includes(message.code) ? t(`join.${message.code}`, { n: MAX_NAME }) : null;
+    if (nameText && this.screen?.chatBox) return this.screen.chatBox.onNameRefused(nameText);
+    if (nameText) return toast(nameText, "error");
     const key = `error.${message.code}`;
     toast(has(key) ? t(key) : t("error.generic", { message: message.message }), "error");
     if (message.code === "stale_version") this.socket.send({ type: "sync" });
