@@ -1,7 +1,8 @@
 """A room's matches in the store (Play again, issue 14): every match played in a room is its own
 row with the room's code and its number, the room is its latest match, and a database written
 before migration 0005 reads each old match as match 1 of its room. SQLite always, PostgreSQL when
-DOMENG_TEST_POSTGRES_URL is set (as in tests/test_store.py, whose fixtures these are)."""
+DOMENG_TEST_POSTGRES_URL is set (as in tests/test_store.py, whose fixtures these are). A person's
+name is stored whole, however long the table lets it be."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 from alembic import command
 from alembic.config import Config
 
+from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_NAME_GRAPHEMES, check_name
 from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, SeatSpec, Store, sqlite_url
+from app.store.models import NAME_LENGTH
 from app.store.reads import RoomMatch
 from app.store.rows import SeatChange
 from tests.test_store import (  # noqa: F401  (fixtures)
@@ -133,3 +136,23 @@ def test_migration_0005_makes_every_stored_match_match_1_of_its_room(tmp_path: P
     assert [s.ready for s in old.seats] == [False, False]
     assert [(m.id, m.number) for m in listed] == [(1, 1), (latest.id, 2)]
     assert (latest.room_match, latest.version) == (2, 13)
+
+
+LONGEST_NAME = "👩🏽‍💻" * MAX_NAME_GRAPHEMES
+"""A name the table takes (`app.rooms.names.check_name`) of 128 code points: 32 joined emoji."""
+
+
+def test_the_longest_names_a_person_may_give_are_stored_whole(database_url: str) -> None:  # noqa: F811
+    """A seat's and a chat line's name hold whatever name the table takes (PostgreSQL refused one
+    over 64 code points with a server error); a name's column is wide enough for the longest."""
+    assert check_name(LONGEST_NAME) == LONGEST_NAME and len(LONGEST_NAME) > 64
+    assert NAME_LENGTH >= MAX_NAME_GRAPHEMES * MAX_CLUSTER_CODE_POINTS
+
+    async def body(store: Store) -> tuple[MatchRow | None, str]:
+        seats = [SeatSpec("human", name=LONGEST_NAME, token_hash="a", seat=0, ready=True), *PEOPLE[1:]]
+        match_id, code = await new_match(store, seats=seats)
+        await store.add_chat(match_id, None, LONGEST_NAME, text="halo", watcher="3fa9c1d2")
+        return await store.load_match(code), (await store.load_chat(match_id))[1][0].name
+
+    match, said_by = with_store(database_url, body)
+    assert match is not None and match.seats[0].name == said_by == LONGEST_NAME

@@ -46,6 +46,7 @@ __all__ = [
     "ACTORS",
     "BY_BOT",
     "MATCH_STATUSES",
+    "NAME_LENGTH",
     "NAMING_CONVENTION",
     "SEAT_KINDS",
     "Base",
@@ -61,6 +62,12 @@ __all__ = [
 
 MATCH_STATUSES: Final = ("waiting", "playing", "finished", "abandoned")
 """``matches.status``: waiting for players, a round in play or between rounds, over, given up."""
+
+NAME_LENGTH: Final = 512
+"""The longest person's name stored (``seats.name``, ``chat.name``), in characters (code points,
+as PostgreSQL counts a ``varchar``): `app.rooms.names.MAX_NAME_GRAPHEMES` (32) user-perceived
+characters of at most `app.rooms.names.MAX_CLUSTER_CODE_POINTS` (16) each. Before 0010 it was 64,
+which PostgreSQL refused for a name of joined emoji (32 times 👩🏽‍💻 is 128)."""
 
 SEAT_KINDS: Final = ("empty", "human", "bot")
 """``seats.kind``: nobody sits there, a player (holding a token), or a bot of ``bot_level``."""
@@ -186,7 +193,7 @@ class Seat(Base):
 
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
     seat: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str | None] = mapped_column(String(64))
+    name: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
     kind: Mapped[str] = mapped_column(String(8))
     bot_level: Mapped[str | None] = mapped_column(String(16))
     token_hash: Mapped[str | None] = mapped_column(String(128))
@@ -277,7 +284,7 @@ class ChatLine(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
     seat: Mapped[int | None]
-    name: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     text: Mapped[str | None] = mapped_column(String(1024))
     reaction: Mapped[str | None] = mapped_column(String(16))
     round_index: Mapped[int]
