@@ -103,12 +103,12 @@ class Table:
         return result
 
 
-def _put_stop(server: ServerProcess, code: str, host: str, stop: bool) -> httpx.Response:
+def _put_stop(server: ServerProcess, code: str, host: str, stop: bool, timeout: float = 10) -> httpx.Response:
     return httpx.put(
         f"{server.url}/api/rooms/{code}/stop",
         json={"stop": stop},
         headers={"Authorization": f"Bearer {host}"},
-        timeout=10,
+        timeout=timeout,
     )
 
 
@@ -367,3 +367,45 @@ def test_a_match_ended_after_several_rounds_is_the_same_on_the_next_owner(
     assert _public(resumed) == _public(final)
     _ended_by_host(database_url, table.code, final, rounds=final["view"]["round"])
     host.close()
+
+
+def test_a_stop_that_survived_a_failover_is_taken_back_through_a_relay_and_survives_another(
+    servers: tuple[ServerProcess, ServerProcess, str], tmp_path: Path
+) -> None:
+    """Asked on the first owner, which is killed; taken back through a process started anew (a
+    relay again: the spectator keeps the room on the second owner), which is killed too; the
+    third owner plays on past the round's end."""
+    first, second, database_url = servers
+    table = Table(first, second)
+    waiting = play_turns(table.ana, 2)
+    asked = table.stop(True)
+    table.ana.wait_for(_shown(asked["version"], True))
+    _kill(first)
+    assert closed_code(table.ana) == CLOSE_TRY_AGAIN
+    table.ana, _ = table.rejoin(second)  # Ana on the second owner for now
+
+    third = ServerProcess(tmp_path / "c", env=first.env).start()  # the first process started again
+    try:
+        table.watcher = Client(second, table.code)  # the owner's own socket: it keeps the room
+        table.watcher.wait_for(lambda m: m["type"] == "state")
+        table.ana.close()
+        table.owner, table.relay = second, third
+        table.ana = table.connect(third)  # Ana's browser now reaches the new process: relayed
+        table.ana.wait_for(lambda m: m["type"] == "state")
+        back = table.stop(False)
+        assert back["version"] == asked["version"] + 1
+        table.ana.wait_for(_shown(back["version"], False))
+
+        _kill(second)
+        assert closed_code(table.ana) == CLOSE_TRY_AGAIN
+        ana, resumed = table.rejoin(third)
+        assert resumed["version"] == back["version"] and resumed["room"]["host_stop"] is False
+        round_ = waiting["view"]["round"]
+        dealt = _play_on(ana, resumed, lambda m: m["type"] == "state" and m["view"]["round"] > round_)
+        assert dealt["room"]["status"] == "playing" and dealt["room"]["host_stop"] is False
+        stored, _ = _stored(database_url, table.code)
+        assert (stored.status, stored.host_stop) == ("playing", False) and len(stored.rounds) > round_
+        assert_log_whole(stored)
+        ana.close()
+    finally:
+        third.stop()
