@@ -326,7 +326,8 @@ def test_redis_gone_for_less_than_a_lease_changes_nothing(tmp_path: Path) -> Non
 
 def test_a_write_refused_by_the_fence_unloads_the_room_at_once(tmp_path: Path) -> None:
     """Another process claimed the room (its lease expired unseen, say): the old owner's next
-    write is refused and stores nothing, and the hub drops the room without waiting for renewal."""
+    write is refused and stores nothing, its caller is told the room is elsewhere, and the hub
+    drops the room without waiting for renewal."""
     redis_url = need_redis()
 
     async def main() -> None:
@@ -337,8 +338,9 @@ def test_a_write_refused_by_the_fence_unloads_the_room_at_once(tmp_path: Path) -
             token = hub.fence_of(room.code)
             assert token is not None
             await hub.store.claim_room(room.code, token + 1)  # the new owner's claim
-            with pytest.raises(FencedOutError):
+            with pytest.raises(RoomError) as refused:  # the caller makes it on the new owner (HTTP: 503)
                 await room.call(lambda r: host.claim(r, 0, "Ana"))
+            assert (refused.value.code, refused.value.status) == ("room_elsewhere", 503)
             assert watcher.closed_for == "room_moved"
             assert room.code not in hub.rooms and hub.fence_of(room.code) is None
             stored = await hub.store.load_match(room.code)

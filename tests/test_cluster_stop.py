@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,15 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from app.store import MatchRow, Store
+from app.store import MatchRow, Store, upgrade_database
 from tests.clusterkit import (
     CLOSE_TRY_AGAIN,
     LEASE_S,
+    ThreadedProxy,
     assert_log_whole,
     closed_code,
+    need_postgres,
+    need_redis,
     play_turns,
     two_servers,
     wait_for,
@@ -409,3 +413,50 @@ def test_a_stop_that_survived_a_failover_is_taken_back_through_a_relay_and_survi
         ana.close()
     finally:
         third.stop()
+
+
+def test_a_stop_whose_write_the_fence_refuses_is_sent_on_to_the_new_owner(tmp_path: Path) -> None:
+    """The owner's write of the ask is held on its way to PostgreSQL while the owner loses the room
+    (its Redis cut: the lease runs out) and the other process takes it; let through, the write is
+    refused by the fence. The ask must then be answered as the room having moved (503
+    ``room_elsewhere``, which nginx passes on to the next process), not as a server error (500,
+    which nginx returns to the browser: the host's stop lost); sent on, the new owner stores it once."""
+    redis_url, postgres_url = need_redis(), need_postgres()
+    upgrade_database(postgres_url)
+    env = {"DOMENG_LEASE_S": str(LEASE_S), "DOMENG_BOT_DELAY_S": "0.02", "DOMENG_BOT_WORKERS": "1"}
+    with ThreadedProxy(redis_url) as redis_of_first, ThreadedProxy(postgres_url) as postgres_of_first:
+        first = ServerProcess(
+            tmp_path / "a",
+            env={**env, "DOMENG_REDIS_URL": redis_of_first.url, "DOMENG_DATABASE_TIMEOUT_S": "60"},
+            database_url=postgres_of_first.url,
+        )
+        second = ServerProcess(
+            tmp_path / "b", env={**env, "DOMENG_REDIS_URL": redis_url}, database_url=postgres_url
+        )
+        try:
+            with ThreadPoolExecutor(2) as starting:
+                list(starting.map(ServerProcess.start, (first, second)))
+            table = Table(first, second)
+            play_turns(table.ana, 2)  # the room waits on Ana: nothing else is being written
+            postgres_of_first.stall()
+            with ThreadPoolExecutor(1) as asking:
+                pending = asking.submit(_put_stop, first, table.code, table.host, True, 120)
+                redis_of_first.cut()  # the first process's lease runs out
+                assert closed_code(table.ana) == CLOSE_TRY_AGAIN  # the room left the first process
+                ana, taken = table.rejoin(second)  # the second takes it over: its claim raises the fence
+                postgres_of_first.flow()
+                refused = pending.result(timeout=120)
+            assert refused.status_code == 503, refused.text
+            assert (
+                refused.json()["detail"]["code"] == "room_elsewhere" and refused.headers["Retry-After"] == "1"
+            )
+            assert taken["room"]["host_stop"] is False  # nothing of the refused write was stored
+
+            asked = _put_stop(second, table.code, table.host, True)  # nginx's next process
+            assert asked.status_code == 200 and asked.json()["version"] == taken["version"] + 1
+            final = _play_on(ana, ana.wait_for(_shown(taken["version"] + 1, True)), _over)
+            _ended_by_host(postgres_url, table.code, final, rounds=final["view"]["round"])
+            ana.close()
+        finally:
+            first.stop()
+            second.stop()

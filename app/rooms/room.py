@@ -39,10 +39,12 @@ from app.rooms.intents import (
     Sync,
 )
 from app.rooms.moves import Moves
+from app.rooms.ownership import elsewhere
 from app.rooms.ports import BotPort, Clock, MatchStore, Outbox
 from app.rooms.presence import Presence
 from app.rooms.seats import SeatInfo
 from app.rooms.timing import Timing
+from app.store import FencedOutError
 from engine.actions import Action
 from engine.core import State
 from engine.errors import EngineError
@@ -190,11 +192,17 @@ class Room(Commits, Timing, Moves, Presence):
             raise RoomError("room_reloading", "the room is being reloaded; try again", 503, retry)
         intent.future = asyncio.get_running_loop().create_future()
         self.queue.put_nowait(intent)
-        return await intent.future
+        try:
+            return await intent.future
+        except FencedOutError:  # another process took the room meanwhile: nothing was stored
+            raise elsewhere("this room moved to another server; try again") from None
 
     async def call(self, run: Callable[[Room], Any]) -> Any:
         """Run ``run(room)`` inside the room task (an HTTP command) and return its reply;
-        raises what it raises (`RoomError` for refusals)."""
+        raises what it raises (`RoomError` for refusals), and `RoomError` ``room_elsewhere``
+        (503, ``Retry-After``) when the fence refused its write (docs/cluster.md): another
+        process holds the room now and nothing of it was stored, so the caller may make it there
+        (nginx passes the 503 on to the next process)."""
         return await self._ask(Command(run))
 
     async def connect(
