@@ -150,6 +150,42 @@ def server_match_id(server: ServerProcess, code: str) -> int:
     return int(items[0]["id"])
 
 
+def test_a_listed_table_with_no_seat_for_a_person_tells_the_host_the_lobby_hides_it(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A host who lists a table whose seats are all taken (people and bots) is told that the lobby
+    does not show it (it lists only tables with a free seat) and how to free one; the hint goes once
+    a seat waits for a person again, and the table shows in the lobby."""
+    en = catalog_of("en")
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    host_ctx, host, host_watch = open_page(browser, DESKTOP, "en-US")
+    guest_ctx, guest, guest_watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(host, f"{server.url}/r/{code}")
+        hold_seat(host, code, token, 0)
+        hold_host(host, code, room["host_token"])
+        host.reload()
+        host.wait_for_selector("#open-table")
+        assert host.locator(".open-unseen").count() == 0  # not listed: nothing to say
+        host.check("#open-table")
+        host.wait_for_selector(".open-unseen")
+        said = host.text_content(".open-unseen")
+        assert said == en["waiting.open_no_free_seat"].replace("{person}", en["lobby.seat_person"])
+        goto(guest, f"{server.url}/")
+        guest.wait_for_selector("#open-tables[data-loaded]")
+        assert guest.locator(f".open-table[data-code='{code}']").count() == 0
+        host.select_option(".seat-select[data-seat='1']", "person")
+        host.wait_for_selector(".open-unseen", state="detached")
+        guest.wait_for_selector(f".open-table[data-code='{code}']")  # the lobby refreshes by itself
+        host_watch.assert_clean()
+        guest_watch.assert_clean()
+    finally:
+        host_ctx.close()
+        guest_ctx.close()
+
+
 def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
     server: ServerProcess, browser: Any
 ) -> None:

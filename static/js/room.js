@@ -810,6 +810,9 @@ class WaitingView {
                 t("waiting.open_table"),
               )
             : "",
+          host && room.open && !room.seats.some((s) => s.kind === "empty")
+            ? h("p", { class: "hint open-unseen", role: "status" }, t("waiting.open_no_free_seat", { person: t("lobby.seat_person") }))
+            : "",
           this.optionsBox(room),
           h("button", { class: "btn btn-gold btn-big start-match", type: "button", disabled: !!ctl.starting, dataset: { focusKey: "start" }, onclick: () => ctl.start() }, t("waiting.start")),
         ),
