@@ -851,6 +851,37 @@ def test_the_hosts_match_options_on_a_phone_take_the_cards_width_in_every_langua
     context.close()
 
 
+_TERM_GAP_JS = """() => {
+    const label = document.querySelector('#opt-two-lempas').closest('label');
+    const term = label.querySelector('.term');
+    const after = term.nextSibling || term.parentNode.nextSibling;
+    const range = document.createRange();
+    range.selectNodeContents(after);
+    const canvas = document.createElement('canvas').getContext('2d');
+    canvas.font = getComputedStyle(term).font;
+    return {gap: range.getClientRects()[0].left - term.getBoundingClientRect().right,
+            space: canvas.measureText(' ').width, text: label.textContent};
+}"""
+
+
+def test_a_term_in_the_hosts_kozel_options_sits_in_its_sentence(server: ServerProcess, browser: Any) -> None:
+    """The host's "Two lempas in one move" box in a Kozel waiting room: the term and the words
+    after it are one sentence, a space apart, not two pieces of the row a box's gap apart (the
+    lobby's form already reads so)."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, 0)
+    hold_host(page, room["code"], room["host_token"])
+    page.reload()
+    page.wait_for_selector(".options-box #opt-two-lempas")
+    shown = page.evaluate(_TERM_GAP_JS)
+    assert shown["gap"] <= shown["space"] + 1, shown
+    watch.assert_clean()
+    context.close()
+
+
 _ME_STATUS_JS = """() => {
     const box = (sel) => document.querySelector(sel).getBoundingClientRect();
     const text = document.querySelector('.me-status .timer-text');

@@ -842,10 +842,10 @@ class WaitingView {
     const fields = [];
     if (room.variant === "kozel") {
       const two = h("input", { type: "checkbox", id: "opt-two-lempas", checked: options.two_lempas !== false, dataset: { focusKey: "opt-two" }, onchange: () => this.applyOptions() });
-      fields.push(h("label", { class: "check" }, two, " ", tf("lobby.two_lempas")));
+      fields.push(h("label", { class: "check" }, two, h("span", {}, tf("lobby.two_lempas"))));
       if (room.seats.length === 4) {
         const pairs = h("input", { type: "checkbox", id: "opt-pairs", checked: !!options.pairs, dataset: { focusKey: "opt-pairs" }, onchange: () => this.applyOptions() });
-        fields.push(h("label", { class: "check" }, pairs, " ", t("lobby.pairs")));
+        fields.push(h("label", { class: "check" }, pairs, h("span", {}, t("lobby.pairs"))));
       }
     } else {
       const target = options.camat_target ?? 1;
