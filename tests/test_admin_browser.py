@@ -520,6 +520,33 @@ def test_a_table_closed_by_the_admin_stops_inviting_a_move(server: ServerProcess
     context.close()
 
 
+def test_a_table_closed_by_the_admin_shows_nobody_acting_and_no_clock(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Closed on the player's turn at a table with a turn timer: no plate says whose turn it is, no
+    bot's dots, and no countdown goes on (nothing will move any more)."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=60)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP)
+    sit_and_start(page, server, room, token)
+    page.wait_for_selector(f"[data-my-turn='true'] {PLAYABLE}", timeout=60_000)
+    page.wait_for_selector(".plate.acting")
+    page.wait_for_selector(".me-status .turn-timer:not([hidden])")
+    reply = httpx.post(
+        f"{server.url}/api/admin/rooms/{room['code']}/close",
+        headers={"Authorization": f"Bearer {SECRET}"},
+        timeout=20,
+    )
+    assert reply.status_code == 200, reply.text
+    page.wait_for_selector(".banner[data-kind='closed']")
+    page.wait_for_selector("[data-my-turn='false']")
+    page.evaluate("() => window.__domeng.screen.tick()")  # the clock's next tick, at once
+    assert page.locator(".plate.acting, .plate.bot-thinking").count() == 0
+    assert page.locator(".plate-timer:not([hidden]), .turn-timer:not([hidden])").count() == 0
+    watch.assert_clean()
+    context.close()
+
+
 def _equal_ends_step(server: ServerProcess, match_id: int) -> tuple[int, int, list[dict[str, Any]]]:
     """A finished round of a Kozel match with a placement that left equal ends (Domeng would call
     it a mappakuling): (round, step, frames); waits for the bots to play one."""

@@ -501,7 +501,8 @@ export class TableView {
     const info = room.seats[seat] || {};
     const stones = view.stones?.[seat] ?? 0;
     const count = view.hand_counts?.[seat] ?? 0;
-    const live = this.isLive(); // a window that lost its seat says nothing of who is here, or acts
+    // a window that lost its seat, or a closed table, says nothing of who is here, or acts
+    const live = this.isLive() && !this.isClosed();
     const acting = live && view.phase === "playing" && view.to_act === seat;
     const mine = seat === this.ctl.seat;
     const el = plate.el;
@@ -947,7 +948,7 @@ export class TableView {
     const total = (room?.turn_timer_s || 0) * 1000;
     const seat = room?.turn?.seat;
     // a boolean: the "hidden === on" checks below would never hide a timer for a null deadline
-    const active = Boolean(deadline) && total > 0 && view?.phase === "playing" && this.isLive();
+    const active = Boolean(deadline) && total > 0 && view?.phase === "playing" && this.isLive() && !this.isClosed();
     const left = active ? Math.max(0, deadline - Date.now()) : 0;
     for (const plate of [...this.opps, this.mePlate]) {
       const on = active && Number(plate.el.dataset.seat) === seat;
