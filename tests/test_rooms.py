@@ -597,3 +597,38 @@ def test_spectators_share_one_frame_per_update_and_are_capped(tmp_path: Path) ->
         assert all(w.texts[1:] == watchers[0].texts[1:] for w in watchers)
 
     run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel", config=config)
+
+
+def test_a_move_made_before_a_change_that_is_not_a_move_still_stands(tmp_path: Path) -> None:
+    """Ana's move was made at the version she saw; the host's stop (a new version, not a move)
+    came in first. The game she moved in is the same, so her move stands (it was refused
+    ``stale_version``, and she had to make it again). A move made before a move she did not see is
+    still refused."""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        await _play_until(table, lambda: my_move(ana.last_state) is not None)
+        move = my_move(ana.last_state)
+        assert move is not None
+        seen = table.room.version
+
+        async def stop(room: Any) -> None:
+            host.check_host(room, table.host_token)
+            await host.stop_match(room, True)
+
+        await table.room.call(stop)
+        await table.room.settled()
+        assert table.room.version == seen + 1
+        await table.act(ana, move, version=seen)
+        assert not [e for e in ana.of_type("error") if e["code"] == "stale_version"], ana.of_type("error")
+        assert table.room.version == seen + 2 == await _stored_version(table)
+        assert (await table.stored()).rounds[-1].actions[-1].actor == "human"
+        await _play_until(table, lambda: my_move(ana.last_state) is not None)
+        move = my_move(ana.last_state)
+        assert move is not None and table.room.state is not None
+        assert table.room.marks[seen] != len(table.room.state.log)
+        await table.act(ana, move, version=seen)  # the table moved on since
+        assert ana.of_type("error")[-1]["code"] == "stale_version"
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], options={"camat_target": 0})

@@ -113,7 +113,9 @@ class Moves:
             return self.refuse(conn, "not_seated", "spectators cannot act")
         if self.state is None or self.state.phase is not Phase.PLAYING:
             return self.refuse(conn, "round_over", "no round is being played")
-        if intent.version != self.version:
+        if intent.version != self.version and self.marks.get(intent.version) != len(self.state.log):
+            # made before a move it did not see; a move made before a change that is not a move
+            # (the host's stop, a seat claimed or covered) still stands: the game is the same
             _log.info("action_stale", room=self.code, seat=seat, sent=intent.version, now=self.version)
             message = "the table moved on before your move arrived; try again"
             return self.refuse(conn, "stale_version", message)
