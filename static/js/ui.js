@@ -127,9 +127,17 @@ export function installTermTooltips() {
     } else if (!el && current && current !== e.target.closest?.(NAME_SELECTOR)) hide();
     endPress();
   });
-  document.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && current) hide();
-  });
+  // Escape closes the innermost thing open: the tooltip alone, not also the drawer or dialog it
+  // is in (their handlers see the key's default prevented). Caught on the way down, before them.
+  document.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key !== "Escape" || !current) return;
+      e.preventDefault();
+      hide();
+    },
+    true,
+  );
   window.addEventListener("scroll", hide, true);
   // A name shortened with an ellipsis shows whole in its title: on hover with a mouse, and on a
   // long press on a touch screen (no hover there), in the same tooltip as the game's terms.
