@@ -295,8 +295,8 @@ _BAR_UNDER_BANNER_JS = """() => {
 def test_the_replaced_banner_leaves_the_top_bar_usable(
     server: ServerProcess, browser: Any, viewport: dict[str, int]
 ) -> None:
-    """The seat opened in a second window: the first window's banner ("Play here") takes a strip
-    of its own above the table; every control of the top bar stays visible and clickable."""
+    """The seat opened in a second window: the first window's banner ("Play here") shows over the
+    table below its top bar; every control of the top bar stays visible and clickable."""
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, viewport)

@@ -154,6 +154,51 @@ def test_a_tablet_held_upright_gives_the_felt_and_the_hand_the_screens_width(
         context.close()
 
 
+# The table's parts (PARTS) when the connection banner shows, taken as it shows (the banner is
+# gone again once the page reconnects), with the top bar's controls that it covers.
+BANNER_SHOWN = """() => new Promise((done) => {
+    const banner = document.querySelector('.banner');
+    const seen = new MutationObserver(() => {
+        if (banner.hidden) return;
+        seen.disconnect();
+        const shown = (PARTS)();
+        const b = banner.getBoundingClientRect();
+        shown.covered = [...document.querySelectorAll('.bar .round-label, .bar .pile, .bar-actions > *')]
+            .map((el) => el.getBoundingClientRect())
+            .filter((r) => r.width && r.left < b.right && b.left < r.right)
+            .filter((r) => r.top < b.bottom && b.top < r.bottom).length;
+        shown.kind = banner.dataset.kind;
+        done(shown);
+    });
+    seen.observe(banner, {attributes: true, attributeFilter: ['hidden']});
+    window.__domeng.socket.ws.close();
+})""".replace("PARTS", PARTS)
+
+
+def test_a_tablets_table_stays_in_place_under_the_reconnecting_banner(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found by a tester: on a tablet the "reconnecting" banner took a strip of its own above the
+    table, and every part of the table jumped down 40 px as the connection dropped (and back up as it
+    came back). The banner shows over the table, below its top bar, and nothing of the table moves."""
+    context, page, watch = _seated(server, browser, TABLET, "en-US")
+    try:
+        before = page.evaluate(PARTS)
+        during = page.evaluate(BANNER_SHOWN)
+        assert during["kind"] == "reconnecting", during
+        moved = {
+            name: (box, during["parts"].get(name))
+            for name, box in before["parts"].items()
+            if any(abs(a - b) > 0.5 for a, b in zip(box, during["parts"].get(name, []), strict=True))
+        }
+        assert moved == {}, moved
+        assert during["covered"] == 0 and during["scrollH"] <= during["h"], during
+        page.wait_for_selector(".banner", state="hidden")  # and the page is back
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize(
     "viewport", [DESKTOP, LANDSCAPE[0], {"width": 600, "height": 900}], ids=["1280x800", "844x390", "600x900"]
 )

@@ -72,7 +72,8 @@ export class RoomController {
     // the link shared or kept is the room's own, without the lobby's mark
     if (this.fromList) history.replaceState(history.state, "", location.pathname);
     this.main = h("div", { class: "room-main" });
-    // the banner takes its own strip above the page: it never covers the table's top bar
+    // the banner takes its own strip above the page; at the table it shows over the table, below
+    // its top bar, so a dropped connection moves nothing (static/css/app.css)
     this.page = h("div", { class: "room-page" }, this.banner, this.notice, this.main);
     replace(this.root, this.page);
     this.render([]);

@@ -68,6 +68,7 @@ export class TableView {
     this.feedSized.disconnect();
     this.meSized.disconnect();
     this.barSized.disconnect();
+    document.body.style.removeProperty("--bar-bottom");
     cancelAnimationFrame(this.feedFrame);
   }
 
@@ -210,15 +211,16 @@ export class TableView {
       this.el.style.setProperty("--me-h", meHeight);
     });
     this.meSized.observe(this.me);
-    // the feed drawer (a phone's or tablet's overlay) starts below the top bar, whose height is its
-    // buttons' rows (a host's End match and Last round wrap a phone's bar to two lines) and whose
-    // place moves down under a banner (the table's own size then changes): heard from the layout
+    // the feed drawer (a phone's or tablet's overlay) and the connection banner (room.js, over the
+    // table) start below the top bar, whose height is its buttons' rows (a host's End match and
+    // Last round wrap a phone's bar to two lines): heard from the layout, said on the page's body
+    // (the banner is outside the table)
     this.barBottom = "";
     this.barSized = new ResizeObserver(() => {
       const barBottom = `${Math.ceil(this.bar.getBoundingClientRect().bottom)}px`;
       if (this.barBottom === barBottom) return;
       this.barBottom = barBottom;
-      this.el.style.setProperty("--bar-bottom", barBottom);
+      document.body.style.setProperty("--bar-bottom", barBottom);
     });
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
