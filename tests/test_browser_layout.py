@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.browserkit import (
     DESKTOP,
+    PANEL,
     PLAYABLE,
     catalog_of,
     close_panel,
@@ -573,6 +575,69 @@ def test_a_phone_on_its_side_seats_a_two_seat_tables_opponent_across(
         assert timed["felt"] == hidden["felt"] and timed["across"][1:4:2] == hidden["across"][1:4:2], timed
         assert timed["timer"][2] - timed["timer"][0] >= 50, timed  # the timer's bar is there to read
         screenshot(page, f"kozel2-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# The open panel's parts: its height, its header's, its footer's and its body's (what shows of it)
+# and the tallest button of its footer.
+PANEL_PARTS = """(sel) => {
+    const height = (part) => document.querySelector(`${sel} ${part}`).getBoundingClientRect().height;
+    const buttons = [...document.querySelectorAll(`${sel} .panel-foot .btn`)]
+        .map((b) => b.getBoundingClientRect());
+    return {panel: height(''), head: height('.panel-head'), foot: height('.panel-foot'),
+            body: document.querySelector(`${sel} .panel-body`).clientHeight,
+            buttons: buttons.length, button: Math.max(...buttons.map((r) => r.height)),
+            rows: new Set(buttons.map((r) => Math.round(r.top))).size};
+}"""
+
+
+def _in_round(page: Any, n: int) -> bool:
+    """Our turn to place a tile in round ``n`` (no turn timer: the table waits for us)."""
+    return bool(
+        page.evaluate(
+            "(n) => { const c = window.__domeng, v = c?.view; return !!v && v.round === n"
+            " && v.phase === 'playing' && v.to_act === c.seat && v.legal.some((a) => a.play); }",
+            n,
+        )
+    )
+
+
+@pytest.mark.parametrize("locale", ["en-US", "id-ID"])
+def test_a_phone_on_its_side_reads_the_round_and_the_final_panel_above_a_one_row_footer(
+    server: ServerProcess, browser: Any, locale: str
+) -> None:
+    """Found by a tester: on a phone on its side (740x360) the footer of a round's panel and of the
+    match's final panel took two rows and left about 170 px of the 344 to what the panel says. Its
+    note and its buttons take one row, and the body keeps most of the panel."""
+    room = server.create_room(bots=[None, *BOTS], turn_timer_s=0, options={"camat_target": 0})
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, LANDSCAPE[1], locale)
+    try:
+        sit_and_start(page, server, room, token)
+        play_until(page, lambda: _in_round(page, 2), timeout=240)
+        close_panel(page)
+        page.click(".last-round-btn")  # round 1's panel, asked for: it stays while we read it
+        page.wait_for_selector(f"{PANEL} .panel-foot")
+        shown = {"round": page.evaluate(PANEL_PARTS, PANEL)}
+        screenshot(page, f"round-panel-740x360-{locale}")
+        close_panel(page)
+        # the host ends the match as round 2 ends: its final panel, with New table and Play again
+        reply = httpx.put(
+            f"{server.url}/api/rooms/{room['code']}/stop",
+            json={"stop": True},
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+            timeout=10,
+        )
+        assert reply.status_code == 200, reply.text
+        play_until(page, lambda: page.locator(f"{PANEL} .play-again").count() > 0, timeout=240)
+        shown["final"] = page.evaluate(PANEL_PARTS, PANEL)
+        screenshot(page, f"final-panel-740x360-{locale}")
+        for which, parts in shown.items():
+            assert parts["rows"] == 1 and parts["foot"] < parts["button"] + 30, (which, parts)
+            assert parts["body"] >= 0.55 * parts["panel"], (which, parts)
+        assert shown["final"]["buttons"] == 3, shown
         watch.assert_clean()
     finally:
         context.close()
