@@ -17,6 +17,7 @@ from tests.browserkit import (
     DESKTOP,
     PANEL,
     PLAYABLE,
+    PageWatch,
     catalog_of,
     close_panel,
     goto,
@@ -706,6 +707,60 @@ def test_a_phone_on_its_side_keeps_the_felt_when_the_match_ends(server: ServerPr
         assert shown["shown"] and len(shown["buttons"]) == 2, shown
         _assert_beside_the_hand(shown, viewport)
         screenshot(page, "kozel4-over-740x360-ru")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# A chain board of its own on the page, 420x300 px, that ``chain`` grows on one tile at a time, as
+# a round's does, until a tile placed makes the rows wrap at other tiles (the chain takes a new
+# size): a tile that stood upright at a corner then lies along a row, or the other way. Two frames
+# later, each tile whose side turned: its look ("a-b-v" or "-h") and the shape of its box.
+CHAIN_TURNS = """async (chain) => {
+    const { ChainBoard } = await import('/static/js/chain.js');
+    const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+    const box = document.createElement('div');
+    Object.assign(box.style, {position: 'fixed', left: '0', top: '0', width: '420px', height: '300px'});
+    document.body.append(box);
+    const labels = () => ({chain: '', empty: '', left: '', right: ''});
+    const board = new ChainBoard({onEnd: () => {}, labels});
+    box.append(board.el);
+    const tiles = () => [...board.el.querySelectorAll('.chain-tile')];
+    await frame();  // the board's size is heard
+    for (let n = 1; n <= chain.length; n += 1) {
+        const before = new Map(tiles().map((el) => [el.dataset.tile, el.dataset.look.slice(-1)]));
+        board.update(chain.slice(0, n), [0, 0], null, 0);
+        await frame();
+        await frame();
+        const turned = tiles().filter((el) => before.has(el.dataset.tile)
+                                              && el.dataset.look.slice(-1) !== before.get(el.dataset.tile));
+        if (turned.length) return {n, turned: turned.map((el) => {
+            const r = el.getBoundingClientRect();
+            return {tile: el.dataset.tile, look: el.dataset.look, shape: r.width / r.height};
+        })};
+    }
+    return {turned: []};
+}"""
+
+
+def test_a_chain_tile_that_turns_a_corner_keeps_its_shape(server: ServerProcess, browser: Any) -> None:
+    """Found by a tester: a tile at a corner of the chain squashed and stretched as it moved there.
+    A tile turns its side when the chain's rows wrap elsewhere (its board's size changed, or the
+    chain took a new size as it grew): its face changed at once, but its box glided from one shape
+    to the other (a tile 2:1 drawn in a box on its way to 1:2). It takes its new shape at once and
+    only glides to its new place."""
+    chain = ["1-2", "2-3", "3-4", "4-5", "5-6", "6-0", "0-2", "2-4", "4-6", "6-1", "1-3", "3-5", "5-0"]
+    context = browser.new_context(viewport=DESKTOP, locale="en-US")  # with the page's animations
+    page = context.new_page()
+    watch = PageWatch()
+    watch.attach(page)
+    try:
+        goto(page, f"{server.url}/")
+        turned = page.evaluate(CHAIN_TURNS, chain)
+        assert turned["turned"], "no tile turned its side: the case tests nothing"
+        for tile in turned["turned"]:
+            want = 0.5 if tile["look"].endswith("-v") else 2.0
+            assert abs(tile["shape"] - want) < 0.05, turned
         watch.assert_clean()
     finally:
         context.close()

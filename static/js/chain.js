@@ -131,6 +131,7 @@ export class ChainBoard {
       this.targets[end].focus();
     });
     this.tiles = new Map();
+    this.turningTimers = new Map(); // a tile's key → the timer that ends its "turning" (place)
     this.chain = [];
     this.ends = null;
     this.choosing = null;
@@ -148,6 +149,7 @@ export class ChainBoard {
 
   destroy() {
     this.observer.disconnect();
+    for (const timer of this.turningTimers.values()) clearTimeout(timer);
   }
 
   /** New chain (oriented "a-b" strings, left to right), ends, and the tile being placed (or null). */
@@ -212,6 +214,19 @@ export class ChainBoard {
     const [first, second] = rect.reversed ? [b, a] : [a, b];
     const look = `${first}-${second}-${rect.vertical ? "v" : "h"}`;
     if (el.dataset.look !== look) {
+      // a tile that turns its side (into a corner, or out of one, as the chain takes a new size)
+      // shows its new face at once: its box takes the new shape at once too, or the face would be
+      // squashed and stretched while the box's width and height glide; it still glides to its place
+      const turning = !fresh && el.dataset.look.slice(-1) !== look.slice(-1);
+      if (turning) {
+        el.classList.add("turning");
+        clearTimeout(this.turningTimers.get(key));
+        const done = () => {
+          el.classList.remove("turning");
+          this.turningTimers.delete(key);
+        };
+        this.turningTimers.set(key, setTimeout(done, 500));
+      }
       el.dataset.look = look;
       el.replaceChildren(tileSvg(first, second, { vertical: rect.vertical }));
     }
