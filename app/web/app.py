@@ -29,7 +29,7 @@ from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.ports import CloseReason
-from app.store import Store
+from app.store import Store, StoreError
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
@@ -159,6 +159,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         setattr(app.state, name, part)
     app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
+    app.add_exception_handler(StoreError, _store_failed)  # type: ignore[arg-type]
     app.include_router(rooms)
     app.include_router(operations)
     app.include_router(pages)
@@ -191,6 +192,18 @@ def clipped(text: str, limit: int) -> str:
 async def _room_error(request: Request, error: RoomError) -> JSONResponse:
     body = {"detail": {"code": error.code, "message": clipped(error.message, MESSAGE_CHARS)}}
     return JSONResponse(body, status_code=error.status, headers=error.headers)
+
+
+async def _store_failed(request: Request, error: StoreError) -> JSONResponse:
+    """500 ``store_unavailable`` in the API's shape when the database failed a request's write or
+    read (down, timing out, its disk full): the client gets plain words and a code it can show,
+    not a bare "Internal Server Error". Logged as ``request_store_failed`` with the method, the
+    path and the error's class only (its text may quote the statement and its values)."""
+    _log.warning(
+        "request_store_failed", method=request.method, path=request.url.path, error=type(error).__name__
+    )
+    message = "the server could not save or read that just now; nothing changed; try again in a moment"
+    return JSONResponse({"detail": {"code": "store_unavailable", "message": message}}, status_code=500)
 
 
 async def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
