@@ -93,6 +93,38 @@ def test_a_name_ending_with_the_own_name_mark_is_refused_in_every_language(tmp_p
     run_table(tmp_path, body, bots=[None, None, None, *BOTS4[:2]])
 
 
+def test_a_name_ending_with_the_chats_spectator_mark_is_refused_in_every_language(tmp_path: Path) -> None:
+    """A seated "Budi (spectator)" would read as a spectator's line in the chat (which shows a named
+    spectator as "Budi (spectator)", one without a name as "Spectator 3fa9c1d2"): the chat's
+    spectator mark, in any of the six languages or a look-alike, may not end a name, nor may an
+    unnamed spectator's label be one; a name merely holding the word may."""
+
+    async def body(table: Table) -> None:
+        await table.sit(0, "Ana")
+        before = table.room.version
+        marked = (
+            "Budi (spectator)",
+            "Budi（SPECTATOR）",
+            "Budi (spectator 3fa9c1d2)",
+            "Spectator 3fa9c1d2",
+            "Budi (pealtvaataja)",
+            "Budi (néző)",
+            "Budi (penonton)",
+            "Budi (зритель)",
+            "Budi (Глядач)",
+            "Budi (sp\u0435ctator)",  # a Cyrillic е
+        )
+        for name in marked:
+            with pytest.raises(RoomError) as refused:
+                await table.room.call(lambda r, name=name: host.claim(r, 1, name))
+            assert (refused.value.code, refused.value.status) == ("name_marked", 422), name
+        assert await _stored_version(table) == before  # refusals store nothing
+        await table.sit(1, "Spectator")
+        await table.sit(2, "Penonton (Budi)")
+
+    run_table(tmp_path, body, bots=[None, None, None, *BOTS4[:2]])
+
+
 def test_the_start_fills_seats_stores_them_with_the_deal_in_one_version(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         watcher = await table.watch()

@@ -82,6 +82,8 @@ def test_a_refused_name_says_why_and_keeps_the_name_held(table: Any) -> None:
         "\u202eDewi": "name_invisible",
         "Bot 3": "name_reserved",
         "Dewi (you)": "name_marked",
+        "Dewi (spectator 3fa9c1d2)": "name_marked",  # "Dewi (spectator 3fa9c1d2) (spectator)"
+        "Penonton 3fa9c1d2": "name_marked",  # how another spectator's lines read, unnamed
     }
     for name, code in refused.items():
         answer = _name(watcher, name)

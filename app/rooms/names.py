@@ -25,6 +25,10 @@ True
 (True, True, True)
 >>> has_you_marker("Youri"), has_you_marker("Ana (you) too")
 (False, False)
+>>> has_spectator_marker("Budi (spectator)"), has_spectator_marker("Budi (Зритель 3fa9c1d2)")
+(True, True)
+>>> has_spectator_marker("Penonton 3fa9c1d2"), has_spectator_marker("Budi (spectator) fan")
+(True, False)
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import regex
 
 from app.rooms.errors import RoomError
 from app.rooms.skeleton import skeleton
+from app.rooms.watchers import is_tag
 
 __all__ = [
     "BLANK_LOOKING",
@@ -51,6 +56,7 @@ __all__ = [
     "emoji_format",
     "grapheme_count",
     "graphemes",
+    "has_spectator_marker",
     "has_you_marker",
     "is_reserved_name",
     "name_key",
@@ -304,13 +310,49 @@ def has_you_marker(name: str) -> bool:
     return any(k.replace(" ", "").endswith(marker) for k in keys for marker in _YOU_MARKERS)
 
 
+def _spectator_words() -> frozenset[str]:
+    """Every language's word for a spectator in the chat's "Dewi (spectator)" (``chat
+    .spectator_named``: the name, then the word in brackets), as keys without spaces, look-alike
+    skeletons included."""
+    words: set[str] = set()
+    for catalog in _catalogs():
+        marker = str(catalog["chat.spectator_named"]).replace("{name}", "").strip()
+        if not (marker.startswith("(") and marker.endswith(")")):
+            raise ValueError(f"chat.spectator_named is not '{{name}} (word)': {marker!r}")
+        word = marker[1:-1]
+        words.update(key.replace(" ", "") for key in (name_key(word), *confusable_keys(word, capitals=True)))
+    return frozenset(words)
+
+
+_SPECTATOR_WORDS: Final = _spectator_words()
+
+
+def has_spectator_marker(name: str) -> bool:
+    """Whether ``name`` ends with how the chat marks a spectator, in any language or a look-alike:
+    a bracket that opens with the word ("Budi (spectator)", "Budi (зритель 3fa9c1d2)", the
+    client's ``chat.spectator_named`` and ``_tag``), or is an unnamed spectator's label ("Penonton
+    3fa9c1d2", ``chat.spectator_tag``). A seat so named would read as a spectator in the chat, a
+    spectator so named as another spectator."""
+    key = name_key(name)
+    for k in (key, *confusable_keys(name, capitals=True)):
+        squeezed = k.replace(" ", "")
+        opened = squeezed.rfind("(")
+        if squeezed.endswith(")") and opened >= 0:
+            inside = squeezed[opened + 1 : -1]
+            if any(inside.startswith(word) for word in _SPECTATOR_WORDS):
+                return True
+    squeezed = key.replace(" ", "")
+    return any(squeezed.startswith(w) and is_tag(squeezed[len(w) :]) for w in _SPECTATOR_WORDS)
+
+
 def check_name(raw: str) -> str:
     """The name a person typed, cleaned (`clean_name`), when the table lets anyone take it: a
     seated player (`app.rooms.seats.check_claim`) or a spectator (`app.rooms.chat.name_spectator`).
 
     Raises `RoomError` (422): `clean_name`'s codes; ``name_reserved`` (the table's label of a bot
     or an empty seat, such as "Bot 3", or a look-alike of one: `is_reserved_name`); ``name_marked``
-    (it ends with the client's "(you)" mark in some language: `has_you_marker`).
+    (it ends with the client's "(you)" mark in some language, `has_you_marker`, or with its
+    spectator's mark, "(spectator)", or is an unnamed spectator's label: `has_spectator_marker`).
 
     >>> check_name("  Dewi ")
     'Dewi'
@@ -320,4 +362,7 @@ def check_name(raw: str) -> str:
         raise RoomError("name_reserved", "that name is how the table names a bot or an empty seat", 422)
     if has_you_marker(name):
         raise RoomError("name_marked", 'a name may not end with the "(you)" mark the table adds itself', 422)
+    if has_spectator_marker(name):
+        message = 'a name may not end with the "(spectator)" mark the chat adds itself'
+        raise RoomError("name_marked", message, 422)
     return name
