@@ -73,6 +73,25 @@ def test_a_spectators_lines_carry_the_name_it_gave_beside_its_tag(table: Any) ->
     assert _say(watcher, "bye")["name"] == ""
 
 
+def test_a_spectators_welcome_says_the_server_takes_names(server: ServerProcess, table: Any) -> None:
+    """A spectator's welcome carries ``name`` (null on a new socket): the page sends the name it
+    keeps only when it is there, as a server from before ``name`` closes the socket on one (the page
+    would reconnect and send it again, over and over). A seat's welcome has none."""
+    room, _, _, _ = table
+    watcher = Client(server, room["code"])
+    try:
+        welcome = watcher.wait_for(lambda m: m["type"] == "welcome")
+        assert "name" in welcome and welcome["name"] is None
+    finally:
+        watcher.close()
+    token = server.claim(room["code"], 1, "Budi").json()["token"]
+    budi = Client(server, room["code"], token)
+    try:
+        assert "name" not in budi.wait_for(lambda m: m["type"] == "welcome")
+    finally:
+        budi.close()
+
+
 def test_a_refused_name_says_why_and_keeps_the_name_held(table: Any) -> None:
     _, _, watcher, _ = table
     assert _name(watcher, "Dewi")["name"] == "Dewi"

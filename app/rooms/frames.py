@@ -151,8 +151,10 @@ def error_frame(code: str, message: str, version: int) -> str:
 
 def welcome_frame(seat: int | None, watcher: str | None = None, tag: str | None = None) -> str:
     """The first frame on a connection: the protocol and the seat it holds (None: watching); a
-    spectator's own ``watcher`` key (for its next ``hello``) and public ``tag`` (`app.rooms.watchers`)."""
+    spectator's own ``watcher`` key (for its next ``hello``), public ``tag`` (`app.rooms.watchers`)
+    and ``name`` in the chat, None on a new socket: its presence tells the client this server takes
+    a ``name`` message (`app.rooms.chat.name_spectator`), which an older one closes with 1007."""
     frame: dict[str, Any] = {"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}
     if seat is None:
-        frame |= {"watcher": watcher, "tag": tag}
+        frame |= {"watcher": watcher, "tag": tag, "name": None}
     return dumps(frame)

@@ -146,8 +146,10 @@ export class RoomSocket {
         this.attempt = 0;
         this.on.status?.({ online: true, reconnecting: false });
         if (message.watcher) localStorage.setItem(WATCHER_KEY, message.watcher);
-        // a spectator's name in the chat is its socket's: each new one is told it again
-        if (message.seat === null && spectatorName()) this.send({ type: "name", name: spectatorName() });
+        // a spectator's name in the chat is its socket's: each new one is told it again, when the
+        // server takes names (its welcome says "name"; an older server closes on a name message, and
+        // the page would reconnect and send it again, over and over)
+        if (message.seat === null && "name" in message && spectatorName()) this.send({ type: "name", name: spectatorName() });
         this.on.welcome?.(message.seat, message.tag ?? null);
         break;
       case "named":
