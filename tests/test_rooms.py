@@ -107,6 +107,7 @@ def test_a_name_ending_with_the_chats_spectator_mark_is_refused_in_every_languag
             "Budi（SPECTATOR）",
             "Budi (spectator 3fa9c1d2)",
             "Spectator 3fa9c1d2",
+            "Sp\u0435ctator 3FA9C1D2",
             "Budi (pealtvaataja)",
             "Budi (néző)",
             "Budi (penonton)",

@@ -342,7 +342,12 @@ def has_spectator_marker(name: str) -> bool:
             if any(inside.startswith(word) for word in _SPECTATOR_WORDS):
                 return True
     squeezed = key.replace(" ", "")
-    return any(squeezed.startswith(w) and is_tag(squeezed[len(w) :]) for w in _SPECTATOR_WORDS)
+    if len(squeezed) <= 8 or not is_tag(squeezed[-8:]):
+        return False
+    word = squeezed[:-8]  # "spectator" of "spectator3fa9c1d2", or a look-alike of it
+    return not _SPECTATOR_WORDS.isdisjoint(
+        {word, *(k.replace(" ", "") for k in confusable_keys(word, capitals=True))}
+    )
 
 
 def check_name(raw: str) -> str:
