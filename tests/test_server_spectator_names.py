@@ -4,6 +4,7 @@ tag; a refused name leaves the one it had; a seat names itself only when it is c
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -123,6 +124,46 @@ def test_a_spectators_name_is_cleaned_and_limited_as_a_players(server: ServerPro
         auth = {"Authorization": f"Bearer {claimed.json()['token']}"}
         assert httpx.delete(leave, headers=auth).is_success
     assert _name(watcher, "👩🏽‍💻" * 33)["code"] == "name_too_long"
+
+
+def _names_burst(clients: list[Client], names: int) -> tuple[int, float]:
+    """Each client sends ``names`` names at once: how many the room took (each is answered,
+    ``named`` or ``name_too_fast``), and the seconds the burst took."""
+    started = time.monotonic()
+    for n, client in enumerate(clients):
+        for k in range(names):
+            client.send({"type": "name", "name": f"Dewi {n}.{k}"})
+    taken = 0
+    for client in clients:
+        for _ in range(names):
+            answer = client.wait_for(lambda m: m["type"] in ("named", "error"))
+            if answer["type"] == "named":
+                taken += 1
+            else:
+                assert answer["code"] == "name_too_fast", answer
+    return taken, time.monotonic() - started
+
+
+def test_names_sent_too_fast_are_refused_apart_from_the_chats_allowance(
+    server: ServerProcess, table: Any
+) -> None:
+    """Each name is checked in the room's task (look-alike skeletons and all): a spectator's are
+    held to an allowance as its chat lines are, its own (10 at once, one more a second), and its
+    address's across its sockets (20), apart from the chat's. (Any number went through: each
+    socket's 10 messages a second, 32 sockets an address.)"""
+    room, _, watcher, _ = table
+    taken, elapsed = _names_burst([watcher], 15)
+    assert 10 <= taken <= 10 + int(elapsed) + 1 and taken < 15, (taken, elapsed)
+    assert _say(watcher, "my lines still go")["name"].startswith("Dewi 0.")  # the chat's own allowance
+    others = [Client(server, room["code"]) for _ in range(3)]  # one address: new tags share its 20
+    try:
+        for other in others:
+            other.wait_for(lambda m: m["type"] == "chat_log")
+        taken, elapsed = _names_burst(others, 10)
+        assert taken <= 20 - 10 + int(elapsed) + 1 and taken < 30, (taken, elapsed)
+    finally:
+        for other in others:
+            other.close()
 
 
 def test_a_seat_is_not_renamed_by_a_name_message(table: Any) -> None:

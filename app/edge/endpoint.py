@@ -222,6 +222,7 @@ async def serve(
     except RoomError as error:  # unloaded, closed or moved just after it admitted the connection
         raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
     chat_budgets = _chat_budgets(room, conn)
+    name_budgets = _name_budgets(room, conn)
     hint_budget = _seat_budget(_HINT_BUDGETS, room, conn.seat, HINT_BURST, HINT_PER_S)
     while True:
         message = await next_message()
@@ -238,7 +239,7 @@ async def serve(
         elif isinstance(message, HintMessage):
             await _hint(room, conn, hint_budget)
         elif isinstance(message, NameMessage):
-            await _name(room, conn, message.name)
+            await _name(room, conn, message.name, name_budgets)
         else:
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
@@ -247,7 +248,8 @@ _Budgets = weakref.WeakKeyDictionary[Room, dict[int | str, MessageBudget]]
 
 _CHAT_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
 _HINT_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
-"""A room's chat and hint allowances by seat (an int), spectator (``"tag:3fa9c1d2"``) and client
+_NAME_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
+"""A room's chat, hint and name allowances by seat (an int), spectator (``"tag:3fa9c1d2"``) and client
 address (``"client:…"``, the room's hash of it), kept while the room is in memory."""
 
 _KEPT_BUDGETS = 256
@@ -290,6 +292,18 @@ def _chat_budgets(room: Room, conn: Outbox) -> tuple[MessageBudget, ...]:
     return own, _budget(_CHAT_BUDGETS, room, f"client:{conn.client}", CHAT_ADDRESS_BURST, CHAT_PER_S)
 
 
+def _name_budgets(room: Room, conn: Outbox) -> tuple[MessageBudget, ...]:
+    """The allowances a ``name`` message of ``conn`` spends from, apart from the chat's and kept
+    as they are (`_chat_budgets`): a spectator's own, by its tag (`NAME_BURST` per `NAME_PER_S`),
+    and its client address's (`NAME_ADDRESS_BURST`); a seat's (it is only refused)."""
+    if conn.seat is not None:
+        return (_budget(_NAME_BUDGETS, room, conn.seat, NAME_BURST, NAME_PER_S),)
+    own = _budget(_NAME_BUDGETS, room, f"tag:{conn.watcher}", NAME_BURST, NAME_PER_S)
+    if conn.client is None:
+        return (own,)
+    return own, _budget(_NAME_BUDGETS, room, f"client:{conn.client}", NAME_ADDRESS_BURST, NAME_PER_S)
+
+
 def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
     """The engine action of a seated connection's message, or the error it parses to (the room
     answers it in turn); a spectator's is parsed for seat 0 only to be refused as not seated."""
@@ -321,13 +335,27 @@ async def _chat(room: Room, conn: Outbox, message: ChatMessage, budgets: tuple[M
         room.refuse(conn, error.code, error.message)
 
 
-async def _name(room: Room, conn: Outbox, name: str | None) -> None:
-    """A spectator's name in the chat (`app.rooms.chat.name_spectator`); a refusal comes back as
-    an ``error`` message and leaves the name it had."""
+async def _name(room: Room, conn: Outbox, name: str | None, budgets: tuple[MessageBudget, ...]) -> None:
+    """A spectator's name in the chat (`app.rooms.chat.name_spectator`), within the connection's
+    name allowances (``name_too_fast`` past one: each name is checked in the room's task, look-alike
+    skeletons and all, so a flood of them from many sockets would hold up its moves); a refusal
+    comes back as an ``error`` message and leaves the name it had."""
+    if not MessageBudget.take_all(budgets):
+        room.refuse(conn, "name_too_fast", "too many names; wait a moment")
+        return
     try:
         await room.call(lambda r: chat.name_spectator(conn, name))
     except RoomError as error:
         room.refuse(conn, error.code, error.message)
+
+
+NAME_BURST = 10
+"""Names a spectator (all its sockets together) may send at once (a person correcting a refused
+one sends a few; each is checked in the room's task, look-alike skeletons and all)…"""
+NAME_ADDRESS_BURST = 20
+"""…the spectators of one client address together…"""
+NAME_PER_S = 10.0
+"""…and over how many seconds each allowance refills (10 names per 10 s, 20 for an address)."""
 
 
 HINT_BURST = 3
