@@ -47,6 +47,15 @@ PARTS = """() => {
     return {parts, scrollW: page.scrollWidth, scrollH: page.scrollHeight, w: innerWidth, h: innerHeight};
 }"""
 
+# PARTS once the page has drawn its latest update: the chain reads its board's size when the page
+# is laid out for a frame (chain.js's ResizeObserver, before the frame is painted), so a measure
+# taken between an update that resized the board and that frame sees the chain drawn for the old
+# size, which no player ever sees
+SETTLED_PARTS = """async () => {
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    return (PARTS)();
+}""".replace("PARTS", PARTS)
+
 # Each language menu shown on the page: its width, and the width it takes when nothing limits it
 # (a copy in the same place without the limit): narrower than that, the language's name is cut.
 MENUS = """() => [...document.querySelectorAll('.lang-select')].filter((s) => s.offsetWidth > 0).map((s) => {
@@ -115,7 +124,7 @@ def test_a_phone_on_its_side_shows_the_hand_and_the_chain_without_scrolling(
     context, page, watch = _seated(server, browser, viewport, "id-ID")
     try:
         for _ in range(2):  # on the first turn, then with a chain of several tiles on the felt
-            shown = page.evaluate(PARTS)
+            shown = page.evaluate(SETTLED_PARTS)
             assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
             assert _outside(shown) == {}, shown
             felt = shown["parts"]["felt"]
@@ -124,7 +133,7 @@ def test_a_phone_on_its_side_shows_the_hand_and_the_chain_without_scrolling(
             chain = [box for name, box in shown["parts"].items() if name.startswith("chain")]
             assert all(
                 felt[0] <= b[0] and b[2] <= felt[2] and felt[1] <= b[1] and b[3] <= felt[3] for b in chain
-            )
+            ), (felt, chain)
             # the hand's tiles are played by a tap (and an end target on the chain, when asked)
             play_until(page, lambda: _chain_length(page) >= 8 or page.locator("dialog[open]").count() > 0)
         screenshot(page, f"table-{viewport['width']}x{viewport['height']}-id")
@@ -138,7 +147,7 @@ def test_a_tablet_held_upright_gives_the_felt_and_the_hand_the_screens_width(
 ) -> None:
     context, page, watch = _seated(server, browser, TABLET, "id-ID")
     try:
-        shown = page.evaluate(PARTS)
+        shown = page.evaluate(SETTLED_PARTS)
         assert _outside(shown) == {}, shown
         felt, hand = shown["parts"]["felt"], shown["parts"]["hand"]
         width = TABLET["width"]
@@ -186,7 +195,7 @@ def test_a_tablets_table_stays_in_place_under_the_reconnecting_banner(
     came back). The banner shows over the table, below its top bar, and nothing of the table moves."""
     context, page, watch = _seated(server, browser, TABLET, "en-US")
     try:
-        before = page.evaluate(PARTS)
+        before = page.evaluate(SETTLED_PARTS)
         during = page.evaluate(BANNER_SHOWN)
         assert during["kind"] == "reconnecting", during
         moved = {
@@ -275,7 +284,7 @@ def test_a_phone_on_its_side_centres_a_three_seat_tables_opponents_beside_the_fe
         sit_and_start(page, server, room, token)
         page.wait_for_selector(".hand-tile")
         for _ in range(2):
-            shown = page.evaluate(PARTS)
+            shown = page.evaluate(SETTLED_PARTS)
             assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
             assert _outside(shown) == {}, shown
             parts = shown["parts"]
@@ -552,7 +561,7 @@ def test_a_phone_on_its_side_seats_a_four_seat_tables_opponents_left_across_and_
         sit_and_start(page, server, room, token)
         page.wait_for_selector(".hand-tile")
         for _ in range(2):
-            shown = page.evaluate(PARTS)
+            shown = page.evaluate(SETTLED_PARTS)
             assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
             assert _outside(shown) == {}, shown
             parts = shown["parts"]
@@ -601,7 +610,7 @@ def test_a_phone_on_its_side_seats_a_two_seat_tables_opponent_across(
         sit_and_start(page, server, room, token)
         page.wait_for_selector(".hand-tile")
         for _ in range(2):
-            shown = page.evaluate(PARTS)
+            shown = page.evaluate(SETTLED_PARTS)
             assert (shown["scrollW"], shown["scrollH"]) == (viewport["width"], viewport["height"]), shown
             assert _outside(shown) == {}, shown
             parts = shown["parts"]
