@@ -29,6 +29,7 @@ export class RoomSocket {
     this.attempt = 0;
     this.stopped = false;
     this.welcomed = false;
+    this.savedNameSent = false; // the name kept in this browser went with this socket's first words
     this.retryTimer = null;
     this.pingTimer = null;
     this.lastHeard = Date.now();
@@ -149,10 +150,12 @@ export class RoomSocket {
         // a spectator's name in the chat is its socket's: each new one is told it again, when the
         // server takes names (its welcome says "name"; an older server closes on a name message, and
         // the page would reconnect and send it again, over and over)
-        if (message.seat === null && "name" in message && spectatorName()) this.send({ type: "name", name: spectatorName() });
+        this.savedNameSent = message.seat === null && "name" in message && !!spectatorName();
+        if (this.savedNameSent) this.send({ type: "name", name: spectatorName() });
         this.on.welcome?.(message.seat, message.tag ?? null);
         break;
       case "named":
+        this.savedNameSent = false;
         if (message.name) localStorage.setItem(NAME_KEY, message.name);
         else localStorage.removeItem(NAME_KEY);
         this.on.named?.(message.name ?? null);
@@ -165,6 +168,12 @@ export class RoomSocket {
         this.on.presence?.(message);
         break;
       case "error":
+        // the saved name refused (a check stricter than when it was taken): forgotten, not sent
+        // again on every reconnect; the chat says why, beside its empty name box
+        if (this.savedNameSent && message.code.startsWith("name_") && message.code !== "name_too_fast") {
+          localStorage.removeItem(NAME_KEY);
+          this.savedNameSent = false;
+        }
         this.on.error?.(message);
         break;
       case "chat":
