@@ -22,6 +22,7 @@ from tests.browserkit import (
     catalog_of,
     goto,
     hold_seat,
+    languages,
     open_page,
     play_until,
     screenshot,
@@ -38,6 +39,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     ).start()
     yield process
     process.stop()
+
+
+@pytest.mark.parametrize("lang", languages())
+def test_the_review_sections_heading_is_not_its_buttons_words(lang: str) -> None:
+    """The round-end panel's review section is headed by what it holds (the player's decisions of
+    the round), never by "Review my round" again above the button of that name."""
+    catalog = catalog_of(lang)
+    assert catalog["review.heading"].casefold() != catalog["review.button"].casefold(), lang
 
 
 CASES = [
@@ -60,6 +69,9 @@ def test_the_round_end_panel_reviews_my_decisions(
         play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
         button = page.locator(f"{PANEL} .review-button")
         assert button.text_content() == catalog["review.button"]
+        # the section's heading says what it is, not the button's words a second time
+        heading = page.locator(f"{PANEL} .review-section h3")
+        assert heading.text_content() == catalog["review.heading"] != button.text_content()
         button.click()
         # after the progress line, the summary; a click the page did not take (the panel still
         # settling as it opened) leaves the button: click it again, as a player would
