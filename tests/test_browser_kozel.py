@@ -757,6 +757,53 @@ def test_the_pairs_round_end_says_each_pairs_points_once_and_what_is_only_pendin
     context.close()
 
 
+_GOAT_JS = """async ([outcome, facts]) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const { feedLines } = await import('/static/js/narrate.js');
+    const room = {...window.__domeng.room, ...facts};
+    const view = {round: 3, match_over: true, outcome, log: [], standings: [[0], [1], [2], [3]],
+                  reveal: {hands: [["1-2"], ["2-3"], ["0-4"], ["3-5"]], rest: []}};
+    const dialog = roundEndPanel({view, room, seed: null, commitment: null, round: 3},
+                                 {onClose: () => {}, mySeat: null, nextStarted: false});
+    const feed = feedLines([{type: "round_ended", outcome}], room, null)[0];
+    return {panel: dialog.querySelector('.goat-note').textContent,
+            feed: feed.querySelector('.feed-goat').textContent};
+}"""
+
+
+def test_the_goat_is_told_with_its_points_and_the_goal(server: ServerProcess, browser: Any) -> None:
+    """Kozel's goat (K9) is said with the points it has, not "reached 101" whatever it has: "Bot 2
+    reached 160 points (101 or more)", on the final panel and in the feed; a goat pair (K10) is
+    named as the pair, its points once."""
+    room = server.create_room(variant="kozel", seats=4, bots=["greedy"] * 4, turn_timer_s=0)
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    alone = _fish([0, 120, 0, 0], [14, 160, 40, 30], [0, 0, 0, 0], [1])
+    pair = _fish([0, 12, 0, 12], [14, 105, 14, 105], [0, 0, 0, 0], [1, 3])
+    pairs = {**facts(4, pairs=True), "options": {"pairs": True}}
+    for lang in languages():
+        switch_language(page, lang)  # one page, drawn again in each language
+        said = page.evaluate(_GOAT_JS, [alone, facts(4)])
+        said_pair = page.evaluate(_GOAT_JS, [pair, pairs])
+        for text in (*said.values(), *said_pair.values()):
+            assert "101" in text and "⟦" not in text, (lang, text)
+        assert said["panel"] == said["feed"] and "160" in said["panel"], (lang, said)
+        assert said_pair["panel"] == said_pair["feed"] and said_pair["panel"].count("105") == 1, (
+            lang,
+            said_pair,
+        )
+        assert page.evaluate("() => window.__i18nMissing") == [], lang
+        if lang == "en":
+            assert (
+                said["panel"] == "Bot 2 reached 160 points (101 or more) and is the goat: the match is over."
+            )
+            assert said_pair["panel"] == (
+                "Bot 2 + Bot 4 reached 105 points (101 or more) and are the goat: the match is over."
+            )
+    watch.assert_clean()
+    context.close()
+
+
 _SHEET_TAGS_JS = """async ([outcome, facts]) => {
     const { roundEndPanel } = await import('/static/js/roundend.js');
     const view = {round: 3, match_over: false, outcome, log: [],

@@ -239,10 +239,21 @@ export function eventLine(event, room, lempa = null) {
     li.append(h("span", { class: "feed-title" }, outcomeTitle(o, room)));
     if (o.settlement) li.append(h("span", { class: "feed-detail" }, settlementSentence(o.settlement, room, o, { afterTitle: true })));
     if (o.written) li.append(h("span", { class: "feed-detail" }, writtenSentence(o, room)));
-    if (o.goat?.length) li.append(h("span", { class: "feed-detail feed-goat" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
+    if (o.goat?.length) li.append(h("span", { class: "feed-detail feed-goat" }, goatSentence(o, room)));
     if (o.camat_elected) li.append(h("span", { class: "feed-detail" }, tf("outcome.camat_short", { name: nameEl(room, o.camat) })));
   }
   return li;
+}
+
+/**
+ * Kozel's goat (K9, K10): "Katya reached 160 points (101 or more) and is the goat…", with the goat's
+ * recorded points (one amount: an exact tie's goats share it) and the view's ``goal``; with pairs
+ * each goat pair is named as a pair ("Ana + Boris").
+ */
+export function goatSentence(outcome, room) {
+  const sides = kozelGroups(room, outcome.points.length).filter((members) => outcome.goat.includes(members[0]));
+  const names = fragmentNode(list(sides.map((members) => groupEl(room, members))));
+  return tf("kozel.goat", { names, n: outcome.goat.length, points: outcome.points[outcome.goat[0]], goal: room.goal });
 }
 
 /** Kozel's seats as the score counts them (the view's ``sides``: each seat, or with pairs the two pairs, K10). */

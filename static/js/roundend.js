@@ -6,7 +6,7 @@
 import { api, verifyUrl } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t, tf } from "./i18n.js";
-import { blockDetails, byBotCounts, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { blockDetails, byBotCounts, goatSentence, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { reviewSection } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
@@ -127,7 +127,7 @@ function kozelBody(body, view, room, mySeat, snap) {
   const summary = h("div", { class: "panel-summary" });
   summary.append(h("p", {}, writtenSentence(o, room)));
   if (o.goat.length) {
-    summary.append(h("p", { class: "goat-note" }, tf("kozel.goat", { names: namesEl(room, o.goat), n: o.goat.length })));
+    summary.append(h("p", { class: "goat-note" }, goatSentence(o, room)));
   } else summary.append(h("p", {}, tf("outcome.next_leader", { name: nameEl(room, o.next_leader) })));
   body.append(summary);
   if (view.match_over) body.append(kozelStandings(view, room));
