@@ -582,6 +582,48 @@ def test_a_bots_plate_on_a_phone_shows_its_level_whole_in_every_language(
     context.close()
 
 
+_CAMAT_TAGS_JS = """([camat, elections]) => {
+    const c = window.__domeng;
+    c.view = {...c.view, camat, elections};
+    c.render([]);
+    return [...document.querySelectorAll('.plate')].map((plate) => ({
+        seat: Number(plate.dataset.seat),
+        tags: [...plate.querySelectorAll('.plate-tags .tag-camat, .plate-tags .tag-elections')]
+            .map((tag) => ({gold: tag.classList.contains('tag-camat'), text: tag.textContent}))}));
+}"""
+
+
+def test_the_camats_plate_says_camat_once(server: ServerProcess, browser: Any) -> None:
+    """The camat's plate carries one tag, not "camat" beside "camat ×1": the camat now says
+    "camat" (gold), or "camat ×2" from its second election; a seat elected before says its count."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, 0)
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    page.reload()
+    page.wait_for_selector(".plate .name-text")
+    page.wait_for_function("() => !!window.__domeng.view?.elections")
+    for lang in languages():
+        switch_language(page, lang)
+        page.wait_for_selector(".plate .name-text")
+        catalog = catalog_of(lang)
+        word = _filled(catalog["seat.camat"])
+        times = {n: _filled(catalog["seat.elections"], n=str(n)) for n in (1, 2)}
+        # seat 1 elected once and camat now; seat 3 elected before
+        plates = {p["seat"]: p["tags"] for p in page.evaluate(_CAMAT_TAGS_JS, [1, [0, 1, 0, 1, 0]])}
+        assert plates[1] == [{"gold": True, "text": word}], (lang, plates)
+        assert plates[3] == [{"gold": False, "text": times[1]}], (lang, plates)
+        assert plates[0] == plates[2] == plates[4] == [], (lang, plates)
+        # seat 3 elected again: camat for the second time
+        plates = {p["seat"]: p["tags"] for p in page.evaluate(_CAMAT_TAGS_JS, [3, [0, 1, 0, 2, 0]])}
+        assert plates[3] == [{"gold": True, "text": times[2]}], (lang, plates)
+        assert plates[1] == [{"gold": False, "text": times[1]}], (lang, plates)
+    watch.assert_clean()
+    context.close()
+
+
 _FEED_HEAD_JS = """() => {
     const box = (sel) => document.querySelector(sel).getBoundingClientRect();
     const title = document.querySelector('.feed-head h2');

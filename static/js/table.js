@@ -543,8 +543,11 @@ export class TableView {
     }
     if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
     if (this.ctl.seat !== null && !mine && view.sides?.some((side) => side.length > 1 && side.includes(seat) && side.includes(this.ctl.seat))) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
-    if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, tf("seat.camat")));
-    if (view.elections?.[seat]) tags.push(h("span", { class: "tag tag-elections" }, tf("seat.elections", { n: view.elections[seat] })));
+    // one tag for the camat: the camat now (gold) says "camat", or "camat ×2" from a second election
+    // on; a seat elected before but not now says its count ("camat ×1")
+    const elections = view.elections?.[seat] ?? 0;
+    if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, elections > 1 ? tf("seat.elections", { n: elections }) : tf("seat.camat")));
+    else if (elections) tags.push(h("span", { class: "tag tag-elections" }, tf("seat.elections", { n: elections })));
     const tagKey = tags.map((x) => x.textContent).join("|");
     if (plate.tagKey !== tagKey) {
       plate.tagKey = tagKey;
