@@ -581,6 +581,44 @@ def test_hostile_names_show_as_literal_text(server: ServerProcess, browser: Any)
 # -- 5. every language ---------------------------------------------------------------------------
 
 
+_NOT_FOUND_JS = """() => {
+    const header = document.querySelector('.page-header');
+    const nav = header?.querySelector('.page-nav');
+    return {brand: header?.querySelector('a.brand[href="/"]')?.textContent ?? null,
+            rules: !!nav?.querySelector('a[href="/rules"]'), language: !!nav?.querySelector('.lang-select'),
+            said: document.querySelector('main h1')?.textContent ?? null,
+            back: document.querySelector('main a[href="/"]')?.textContent ?? null,
+            fits: document.documentElement.scrollWidth <= innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_a_room_that_does_not_exist_is_said_under_the_sites_header(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """/r/<unknown code> is a page of the site like the others: its header (the brand, Rules, the
+    language menu), then "This table does not exist or was closed." and the way to the lobby, in
+    the language chosen in that header."""
+    context, page, watch = open_page(browser, viewport)
+    goto(page, f"{server.url}/r/NOSUCH")
+    for lang in ("en", "ru"):
+        switch_language(page, lang)
+        catalog = catalog_of(lang)
+        shown = page.evaluate(_NOT_FOUND_JS)
+        assert shown == {
+            "brand": catalog["app.title"],
+            "rules": True,
+            "language": True,
+            "said": catalog["room.not_found"],
+            "back": catalog["room.back_lobby"],
+            "fits": True,
+        }, (lang, shown)
+    screenshot(page, f"room-not-found-{viewport['width']}x{viewport['height']}")
+    assert [e for e in watch.errors if "404" not in e] == []  # only the browser's note of the answer
+    assert watch.dialogs == []
+    context.close()
+
+
 def test_every_catalog_has_exactly_the_english_keys() -> None:
     english = catalog_of("en")
     placeholder = re.compile(r"\{(\w+)\}")

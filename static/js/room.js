@@ -11,7 +11,7 @@ import { seatName } from "./narrate.js";
 import { roundEndPanel } from "./roundend.js";
 import { ChatBox } from "./chat.js";
 import { brandMark, TableView } from "./table.js";
-import { copyLinkButton, languageSelect, shareUrl } from "./ui.js";
+import { copyLinkButton, languageSelect, pageHeader, shareUrl } from "./ui.js";
 
 
 export class RoomController {
@@ -80,13 +80,15 @@ export class RoomController {
     this.connect();
   }
 
+  /** No such room: the site's header (brand, Rules, language), the reason and the way to the lobby. */
   notFound() {
     replace(
       this.root,
       h(
         "div",
-        { class: "page center-page" },
-        h("div", { class: "card narrow" }, h("h1", {}, t("room.not_found")), h("p", {}, h("a", { class: "btn btn-gold", href: "/" }, t("room.back_lobby")))),
+        { class: "page not-found-page" },
+        pageHeader(brandMark()),
+        h("main", { class: "card narrow not-found" }, h("h1", {}, t("room.not_found")), h("p", {}, h("a", { class: "btn btn-gold", href: "/" }, t("room.back_lobby")))),
       ),
     );
   }
