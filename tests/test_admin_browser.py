@@ -179,6 +179,30 @@ def _sign_in(page: Any, server: ServerProcess) -> None:
     page.wait_for_selector("body[data-ready] .match-row")
 
 
+def test_the_sign_in_form_sends_an_admin_already_signed_in_to_the_admin_area(
+    server: ServerProcess, browser: Any
+) -> None:
+    """/admin/login opened by an admin already signed in (a bookmark, the back button) goes to the
+    matches (303), not to a second sign-in form; signed out, the form is back."""
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_url("**/admin/matches")
+    page.wait_for_selector("body[data-ready] #admin-logout")
+    assert page.locator("#admin-secret").count() == 0
+    page.click("#admin-logout")
+    page.wait_for_url("**/admin/login")
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    assert page.url.endswith("/admin/login")
+    watch.assert_clean()
+    context.close()
+
+
 def _fits(page: Any) -> bool:
     return bool(page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"))
 

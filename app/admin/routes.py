@@ -369,10 +369,18 @@ def _page_file(request: Request) -> Response:
 
 @admin_pages.get("/admin/login")
 async def login_page(request: Request) -> Response:
-    """The sign-in form (or the "admin disabled" page)."""
+    """The sign-in form (or the "admin disabled" page); an admin already signed in (a live session
+    cookie) goes to the admin area instead (303 to /admin/matches, where signing in leads). When
+    the shared sessions do not answer, the form (signing in then says why)."""
     auth = admin_auth(request)
     if not auth.enabled:
         return _message_page("Domeng Online admin", "admin disabled: set DOMENG_ADMIN_TOKEN", 503)
+    try:
+        signed_in = await auth.session_of(request.cookies.get(COOKIE_NAME)) is not None
+    except AdminError:
+        signed_in = False
+    if signed_in:
+        return RedirectResponse("/admin/matches", status_code=303, headers=PAGE_HEADERS)
     return _page_file(request)
 
 
