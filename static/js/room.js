@@ -153,7 +153,7 @@ export class RoomController {
   onState(message) {
     const view = message.view;
     const match = message.room?.match ?? 1;
-    if (this.match !== null && match !== this.match) this.newMatch(match);
+    if (this.match !== null && match !== this.match) this.newMatch(match, message.room);
     this.match = match;
     if (view && !("log" in view)) {
       // An update: the view without its log, and the round's events from index `from` on.
@@ -189,13 +189,14 @@ export class RoomController {
    * press Play again in it), or until that match is dealt (`foldLastMatch`): the waiting room is
    * behind it.
    */
-  newMatch(match) {
+  newMatch(match, room) {
     const final = this.roundEnd?.view?.match_over ? this.roundEnd : null;
     if (final) this.lastMatchEnd = final;
     if (final && this.panel && this.againAskedIn !== this.match) {
       this.heldFinal = true;
       this.panel.foldOnDeal = true; // until that match is dealt (`foldLastMatch`)
-      this.panel.setNextMatch?.(match); // it says so, and its Play again joins that match
+      // it says so, and its Play again joins that match; a spectator's, its Take a seat
+      this.panel.setNextMatch?.(match, false, this.seatOffer(room));
     } else this.closePanel();
     this.againAskedIn = null;
     this.roundEnd = null;
@@ -469,6 +470,7 @@ export class RoomController {
       token: this.memory.token,
       nextStarted: started,
       onAgain: this.canPlayAgain() ? () => this.playAgain() : null,
+      watching: !this.canPlayAgain(), // a spectator: told how they come to play
       onClose: () => {
         this.dismissedRound = this.roundEnd?.round ?? null; // none once the next match began
         this.closePanel();
@@ -501,8 +503,21 @@ export class RoomController {
     this.panel.showModal();
     if (held) {
       this.heldFinal = true;
-      this.panel.setNextMatch?.(this.match, atTable);
+      this.panel.setNextMatch?.(this.match, atTable, this.seatOffer(this.room));
     }
+  }
+
+  /** For a spectator (no seat, not the host) while ``room`` waits for its match with a seat free
+   * or a bot's: what the final panel's Take a seat does (close it on the waiting room, the name
+   * box ready); else null. */
+  seatOffer(room) {
+    if (this.seat !== null || this.hostToken || room?.status !== "waiting") return null;
+    if (!room.seats.some((s) => s.kind === "empty" || s.kind === "bot")) return null;
+    return () => {
+      this.closePanel();
+      const name = this.screen?.nameInput;
+      if (name?.isConnected) name.focus();
+    };
   }
 
   /** Whether this page may ask to play again: it holds a seat, or the host's token. */

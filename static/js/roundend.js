@@ -15,8 +15,8 @@ import { miniTile, stoneSvg } from "./tiles.js";
 /**
  * ``snap``: {view, room, seed, commitment, round, seat} captured when the round ended (``room.match``:
  * the match's number in the room, whose round a review asks for).
- * ``opts``: {onClose, mySeat, nextStarted, onAgain, code, token} (``onAgain``: Play again at the match's
- * end, or null); with a seat and its token the panel offers "Review my round" (static/js/review.js).
+ * ``opts``: {onClose, mySeat, nextStarted, onAgain, watching, code, token} (``onAgain``: Play again at
+ * the match's end, or null; ``watching``: a spectator's, whose final panel says how they come to play); with a seat and its token the panel offers "Review my round" (static/js/review.js).
  */
 export function roundEndPanel(snap, opts) {
   const { view, room } = snap;
@@ -42,7 +42,9 @@ export function roundEndPanel(snap, opts) {
   }
   const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
   const note = h("p", { class: "panel-note", role: "status" });
-  note.textContent = view.match_over ? t(room.host_stop ? "panel.host_stopped" : "panel.match_over_note") : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
+  // a spectator's final panel says how they come to play: a seat in the next match (Play again)
+  const overNote = room.host_stop ? "panel.host_stopped" : opts.watching ? "table.watch_next" : "panel.match_over_note";
+  note.textContent = view.match_over ? t(overNote) : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
   if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
   if (view.match_over && opts.onAgain) foot.append(h("button", { class: "btn btn-again play-again", type: "button", onclick: () => opts.onAgain() }, t("panel.play_again")));
@@ -59,11 +61,14 @@ export function roundEndPanel(snap, opts) {
     note.classList.toggle("attention", !!myTurn);
   };
   // a match's final panel kept open while someone else already pressed Play again; ``started``:
-  // that match is dealt and played, which this panel's Play again can no longer join
-  dialog.setNextMatch = (n, started = false) => {
+  // that match is dealt and played, which this panel's Play again can no longer join;
+  // ``onSeat``: a spectator's way to that match's waiting room, where a seat is free for them
+  dialog.setNextMatch = (n, started = false, onSeat = null) => {
     note.textContent = t(started ? "panel.next_match_started" : "panel.next_match", { n });
     note.classList.add("attention");
     if (started) foot.querySelector(".play-again")?.remove();
+    foot.querySelector(".take-seat")?.remove();
+    if (!started && onSeat) foot.insertBefore(h("button", { class: "btn btn-gold take-seat", type: "button", onclick: () => onSeat() }, t("panel.take_seat")), close);
   };
   return dialog;
 }

@@ -144,6 +144,8 @@ export class TableView {
     this.stopBox = h("div", { class: "stop-note", role: "status", hidden: true });
     // the match is over: Play again and New table on the table itself, not only in the final panel
     this.overBox = h("div", { class: "over-actions", hidden: true });
+    // a spectator is told how they come to play: a seat in the next match's waiting room
+    this.watchNote = h("p", { class: "watch-note", hidden: true });
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
     this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
@@ -170,6 +172,7 @@ export class TableView {
       this.stopBox,
       this.hintNote,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
+      this.watchNote,
       this.overBox,
       this.choiceBox,
       this.lempasBox,
@@ -738,6 +741,7 @@ export class TableView {
       } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
     this.updateOver(over);
+    this.updateWatchNote();
     this.updateStop();
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {
@@ -831,6 +835,15 @@ export class TableView {
           ]
         : [],
     );
+  }
+
+  /** A spectator's way to play (not the host's page, nor a window whose seat went to another, nor
+   * a closed room's): when the host starts the next match (Play again), its waiting room offers
+   * the free seats and the bots' (`RoomController.hasOpenSeat`). */
+  updateWatchNote() {
+    const show = !this.ctl.canPlayAgain() && !this.ctl.connection?.replaced && !this.isClosed();
+    this.watchNote.hidden = !show;
+    setText(this.watchNote, show ? t("table.watch_next") : "");
   }
 
   chainLabels() {

@@ -1,0 +1,125 @@
+"""A friend who opens the room's link after the match has started, in Chromium: the table says they
+watch and how they come to play (a free seat or a bot's when the host starts the next match), in
+every language; at the match's end the final panel says it too, and once the host presses Play
+again that panel's Take a seat leads to the next match's waiting room, the name box ready, where
+they sit down and play. Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.browserkit import (
+    PANEL,
+    PHONE,
+    catalog_of,
+    goto,
+    hold_host,
+    hold_seat,
+    languages,
+    open_page,
+    screenshot,
+    switch_language,
+)
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-watch"),
+        env={"DOMENG_BOT_DELAY_S": "0.02", "DOMENG_ROUND_PAUSE_S": "0.3"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def _shown_text(page: Any, selector: str) -> str | None:
+    """The text of ``selector`` when it is shown (None when hidden or absent)."""
+    found = page.locator(selector)
+    return str(found.text_content()) if found.count() and found.is_visible() else None
+
+
+def test_a_late_friend_is_told_how_to_play_and_takes_a_seat_when_the_host_plays_again(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Five bots play a one-election match; Dewi opens the link once it has started. Her table
+    said only "You are watching. … is playing."; now a note under it says that she can take a
+    free seat or a bot's when the host starts the next match, in every language, and her final
+    panel says so in place of "Thanks for playing!". The host presses Play again: the panel says
+    match 2 is being set up and offers Take a seat, which closes it on the waiting room with the
+    name box focused; Enter sits her down in a bot's seat, and match 2 deals her a hand."""
+    en = catalog_of("en")
+    room = server.create_room(bots=["easy"] * 5, turn_timer_s=0, options={"camat_target": 1})
+    code, host_token = room["code"], room["host_token"]
+    assert server.start_match(code, host_token).status_code == 200
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        page.wait_for_selector(".table-screen")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector(".table-screen .watch-note")
+            assert _shown_text(page, ".watch-note") == catalog_of(lang)["table.watch_next"], lang
+        switch_language(page, "en")
+        screenshot(page, "watch-note-390x844-en")
+        page.wait_for_selector(f"{PANEL} .standings", timeout=600_000)  # the bots played match 1 out
+        assert page.text_content(f"{PANEL} .panel-note") == en["table.watch_next"]
+        assert page.locator(f"{PANEL} .play-again").count() == 0  # only the host or a seat asks that
+        assert _shown_text(page, ".watch-note") == en["table.watch_next"]  # at the table behind it too
+
+        reply = httpx.post(
+            f"{server.url}/api/rooms/{code}/again",
+            headers={"Authorization": f"Bearer {host_token}"},
+            timeout=20,
+        )
+        assert reply.status_code == 200, reply.text
+        page.wait_for_selector(".again-box", state="attached")
+        assert page.text_content(f"{PANEL} .panel-note") == en["panel.next_match"].replace("{n}", "2")
+        offer = page.locator(f"{PANEL} .take-seat")
+        assert offer.text_content() == en["panel.take_seat"]
+        screenshot(page, "watch-take-seat-390x844-en")
+        offer.click()
+        page.wait_for_selector(PANEL, state="detached")
+        page.wait_for_function("() => document.activeElement?.id === 'player-name'")
+        page.keyboard.type("Dewi")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => window.__domeng.seat !== null")
+        seat = page.evaluate("() => window.__domeng.seat")
+        page.wait_for_selector(f".seat-row.mine[data-seat='{seat}'] .seat-name")
+        assert page.text_content(f".seat-row.mine[data-seat='{seat}'] .seat-name") == "Dewi"
+
+        assert server.start_match(code, host_token).status_code == 200
+        page.wait_for_selector(".table-screen")
+        page.wait_for_function("() => window.__domeng.view?.hand?.length > 0")
+        assert _shown_text(page, ".watch-note") is None  # she plays now
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_a_seated_player_and_the_host_get_no_spectators_note(server: ServerProcess, browser: Any) -> None:
+    """The note is a spectator's only: the seated player's table and the host's (who holds no seat
+    here) say nothing of taking a seat."""
+    room = server.create_room(bots=[None, *["easy"] * 4], turn_timer_s=0)
+    code, host_token = room["code"], room["host_token"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    assert server.start_match(code, host_token).status_code == 200
+    for who in ("seat", "host"):
+        context, page, watch = open_page(browser, PHONE)
+        try:
+            goto(page, f"{server.url}/")
+            if who == "seat":
+                hold_seat(page, code, token, 0)
+            else:
+                hold_host(page, code, host_token)
+            goto(page, f"{server.url}/r/{code}")
+            page.wait_for_selector(".table-screen .me-status .status")
+            page.wait_for_function("() => !!document.querySelector('.me-status .status')?.textContent")
+            assert _shown_text(page, ".watch-note") is None, who
+            watch.assert_clean()
+        finally:
+            context.close()
