@@ -75,11 +75,35 @@ export function roomMemory(code) {
   }
 }
 
+/** Change what this browser holds for room ``code`` (a null value forgets that key); ``at`` says
+ * when (ms since the epoch: the lobby's "Your tables" lists the latest first). The new memory. */
 export function remember(code, changes) {
-  const next = { ...roomMemory(code), ...changes };
+  const next = { ...roomMemory(code), ...changes, at: Date.now() };
   for (const [key, value] of Object.entries(next)) if (value === null || value === undefined) delete next[key];
   localStorage.setItem(roomKey(code), JSON.stringify(next));
   return next;
+}
+
+/** The rooms this browser holds a host's or a seat's token for, the latest remembered first:
+ * [{code, host, seat, name}] (``host``: it holds the host's token; ``seat``: its seat, or null).
+ * Nothing of the tokens themselves. */
+export function heldRooms() {
+  const held = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (!key?.startsWith("domeng:room:")) continue;
+    const code = key.slice("domeng:room:".length);
+    const memory = roomMemory(code);
+    if (!memory.host_token && !memory.token) continue;
+    const seat = memory.token && Number.isInteger(memory.seat) ? memory.seat : null;
+    held.push({ code, host: !!memory.host_token, seat, name: memory.name || "", at: Number(memory.at) || 0 });
+  }
+  return held.sort((a, b) => b.at - a.at);
+}
+
+/** Forget room ``code`` (the server no longer knows it): its tokens go from this browser. */
+export function forgetRoom(code) {
+  localStorage.removeItem(roomKey(code));
 }
 
 export const savedName = () => localStorage.getItem("domeng:name") || "";

@@ -4,6 +4,7 @@ import { api, createRoom, remember } from "./api.js";
 import { BOT_LEVELS, botLabel, COVER_LEVEL } from "./bots.js";
 import { h, toast } from "./dom.js";
 import { t, tf } from "./i18n.js";
+import { myTablesSection } from "./mytables.js";
 import { openTablesSection } from "./opentables.js";
 import { brandMark } from "./table.js";
 import { pageHeader } from "./ui.js";
@@ -156,7 +157,7 @@ export function lobbyPage(root) {
     h("p", {}, h("a", { href: "/rules" }, t("lobby.read_rules"))),
   );
   root.replaceChildren(
-    h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, h("div", { class: "card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
+    h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, myTablesSection(), h("div", { class: "card new-table-card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
   );
   // "Find another table" (a room that filled before its Join, static/js/room.js) comes back here
   if (location.hash === "#open-tables") document.getElementById("open-tables")?.scrollIntoView();

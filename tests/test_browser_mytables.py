@@ -1,0 +1,116 @@
+"""The lobby's "Your tables" in Chromium: a host back in the lobby finds the rooms this browser holds
+a host's or a seat's token for (localStorage, static/js/api.js), each a link with its game and
+whether its match waits, is played or is over, in every language; a room the server no longer
+knows is forgotten, and no token goes to the server with the look-ups. Screenshots go to
+artifacts/screenshots/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    DESKTOP,
+    PHONE,
+    catalog_of,
+    create_room_in_lobby,
+    goto,
+    hold_seat,
+    languages,
+    open_page,
+    screenshot,
+    switch_language,
+)
+from tests.serverkit import ServerProcess
+
+GONE = "NoSuchRoomAnyMore0000a"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path_factory.mktemp("browser-mytables")).start()
+    yield process
+    process.stop()
+
+
+def _rows(page: Any) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = page.evaluate(
+        """() => [...document.querySelectorAll('#my-tables .my-table')].map((li) => ({
+            code: li.dataset.code, status: li.dataset.status, text: li.textContent,
+            href: li.querySelector('a').getAttribute('href')}))"""
+    )
+    return rows
+
+
+def _lobby(page: Any, url: str) -> None:
+    goto(page, url)
+    page.wait_for_selector("#my-tables[data-loaded]", state="attached")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
+def test_a_host_back_in_the_lobby_finds_their_tables(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """The browser created one room (the host's token) and sat in another (a seat's token); it
+    also holds a token for a room the server has forgotten. The lobby lists the two it knows,
+    latest first, with the game, the state and the role, and drops the third from the browser's
+    memory; once the host's match starts, the list says so. The look-ups carry no token."""
+    en = catalog_of("en")
+    context, page, watch = open_page(browser, viewport)
+    looked_up: list[dict[str, str]] = []
+    page.on("request", lambda r: looked_up.append(r.headers) if "/api/rooms/" in r.url else None)
+    try:
+        _lobby(page, f"{server.url}/")
+        assert page.locator("#my-tables").is_hidden()  # nothing held yet
+        page.evaluate(
+            "(key) => localStorage.setItem(key, JSON.stringify({host_token: 'x'.repeat(43), at: 1}))",
+            f"domeng:room:{GONE}",
+        )
+        seated = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+        hold_seat(page, seated["code"], server.claim(seated["code"], 0, "Ana").json()["token"], 0)
+        hosted = create_room_in_lobby(page, server.url, ["person", "easy", "easy", "easy", "easy"])
+        looked_up.clear()
+        _lobby(page, f"{server.url}/")
+        rows = _rows(page)
+        assert [r["code"] for r in rows] == [hosted, seated["code"]], rows
+        assert [r["status"] for r in rows] == ["waiting", "waiting"]
+        assert rows[0]["href"] == f"/r/{hosted}"
+        assert en["mine.host"] in rows[0]["text"] and en["mine.waiting"] in rows[0]["text"]
+        assert en["variant.domeng"] in rows[0]["text"]
+        assert en["seat.label"].replace("{n}", "1") in rows[1]["text"] and "Ana" in rows[1]["text"]
+        assert en["mine.host"] not in rows[1]["text"]
+        assert page.evaluate(f"() => localStorage.getItem('domeng:room:{GONE}')") is None
+        assert looked_up and all("authorization" not in headers for headers in looked_up), looked_up
+        if viewport == DESKTOP:  # beside the form, under the hero, as the open tables are
+            mine = page.locator("#my-tables").bounding_box()
+            form = page.locator(".new-table-card").bounding_box()
+            assert mine is not None and form is not None and mine["x"] + mine["width"] <= form["x"]
+        screenshot(page, f"my-tables-{viewport['width']}x{viewport['height']}-en")
+
+        host_token = page.evaluate(
+            f"() => JSON.parse(localStorage.getItem('domeng:room:{hosted}')).host_token"
+        )
+        assert server.start_match(hosted, host_token).status_code == 200
+        _lobby(page, f"{server.url}/")
+        row = page.locator(f"#my-tables .my-table[data-code='{hosted}']")
+        assert row.get_attribute("data-status") == "playing"
+        assert en["mine.playing"].replace("{n}", "1") in str(row.text_content())
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector("#my-tables[data-loaded]:not([hidden])")
+            words = catalog_of(lang)
+            assert page.text_content("#my-tables h2") == words["mine.heading"], lang
+            assert (
+                page.text_content(f"#my-tables .my-table[data-code='{hosted}'] .my-open")
+                == words["mine.open"]
+            )
+        page.click(f"#my-tables .my-table[data-code='{hosted}'] a")
+        page.wait_for_url(f"**/r/{hosted}")
+        page.wait_for_selector(".table-screen")
+        # the forgotten room's 404 is the browser's own line in the console, and the only one
+        watch.errors = [e for e in watch.errors if "status of 404" not in e]
+        watch.assert_clean()
+    finally:
+        context.close()
