@@ -114,7 +114,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--frame-bytes", type=int, default=2400, help="size of a state frame")
     parser.add_argument("--compression", choices=("none", "deflate"), default="none")
-    parser.add_argument("--loop", default=stack["loop"].default, help="uvicorn's event loop")
+    parser.add_argument(
+        "--loop", default=stack["loop"].get_default(call_default_factory=True), help="uvicorn's event loop"
+    )
     parser.add_argument("--ws", default=stack["ws_impl"].default, help="uvicorn's WebSocket implementation")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args()
