@@ -721,6 +721,82 @@ def test_a_phone_on_its_side_keeps_the_felt_when_the_match_ends(server: ServerPr
         context.close()
 
 
+# The tile in our hand that fits both ends of the chain on our turn (its key, "a-b"), when one
+# does: a tap on it asks which end (the Left end, Right end, Cancel row above the hand).
+BOTH_ENDS = """() => {
+    const s = window.__domeng?.screen;
+    if (!s || s.pending || !s.isMyTurn()) return null;
+    for (const [key, actions] of s.legalByTile()) {
+        const ends = new Set(actions.map((a) => a.end));
+        if (ends.has('L') && ends.has('R')) return key;
+    }
+    return null;
+}"""
+
+# No tile of the chain gliding to a new place or size (its CSS transitions, which a page with
+# reduced motion still runs): a box measured meanwhile is neither where it was nor where it goes.
+CHAIN_AT_REST = """() => [...document.querySelectorAll('.chain-tile')]
+    .every((el) => !el.getAnimations().length)"""
+
+
+# The end-choice row's buttons, the status line above the hand and every plate: their boxes, and
+# whether a button's words overflow it.
+CHOICE_SHOWN = """() => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const buttons = [...document.querySelectorAll('.choice:not(.lempas-choice) .btn')];
+    return {buttons: buttons.map(box), cut: buttons.filter((b) => b.scrollWidth > b.clientWidth
+                                                             || b.scrollHeight > b.clientHeight).length,
+            status: box(document.querySelector('.me-status')),
+            plates: [...document.querySelectorAll('.plate')].map(box)};
+}"""
+
+
+@pytest.mark.parametrize(
+    ("viewport", "locale"), [(LANDSCAPE[0], "en-US"), (LANDSCAPE[1], "ru-RU")], ids=["844x390", "740x360-ru"]
+)
+def test_a_phone_on_its_side_keeps_the_felt_still_while_an_end_is_chosen(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
+) -> None:
+    """Found by a tester: on a phone on its side, a tap on a tile that fits both ends showed the
+    Left end, Right end and Cancel row above the hand, 46 px taken from the felt: the felt shrank
+    and the chain was laid out anew while the player chose an end on it. The buttons stand beside
+    the hand, clear of the status line and the plates, and nothing on the felt moves."""
+    # a match without a limit (camat_target 0): the turn with such a tile comes before its end
+    room = server.create_room(bots=[None, *BOTS], turn_timer_s=0, options={"camat_target": 0})
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, viewport, locale)
+    try:
+        sit_and_start(page, server, room, token)
+        play_until(page, lambda: page.evaluate(BOTH_ENDS) is not None, timeout=300)
+        key = page.evaluate(BOTH_ENDS)
+        page.wait_for_function(CHAIN_AT_REST)  # the tile played before our turn has glided to its place
+        before = page.evaluate(SETTLED_PARTS)
+        page.click(f'.hand-tile[data-tile="{key}"]')
+        page.wait_for_selector(".choice:not(.lempas-choice):not([hidden]) .end-btn")
+        page.wait_for_function(CHAIN_AT_REST)
+        during = page.evaluate(SETTLED_PARTS)
+        assert page.evaluate("() => window.__domeng.screen.choosing") == key  # still choosing
+        on_felt = {name: box for name, box in before["parts"].items() if name.startswith(("felt", "chain"))}
+        moved = {
+            name: (box, during["parts"][name])
+            for name, box in on_felt.items()
+            if any(abs(a - b) > 0.5 for a, b in zip(box, during["parts"][name], strict=True))
+        }
+        assert moved == {}, moved
+        assert _outside(during) == {}, during
+        choice = page.evaluate(CHOICE_SHOWN)
+        assert len(choice["buttons"]) == 3 and choice["cut"] == 0, choice
+        parts = during["parts"]
+        for button in choice["buttons"]:
+            clear = [parts["hand"], parts["felt"], choice["status"], *choice["plates"]]
+            assert all(_apart(button, other) for other in clear), (button, clear)
+            assert min(button[:2]) >= 0 and button[2] <= during["w"] and button[3] <= during["h"], button
+        screenshot(page, f"choose-end-{viewport['width']}x{viewport['height']}-{locale}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
 # A chain board of its own on the page, 420x300 px, that ``chain`` grows on one tile at a time, as
 # a round's does, until a tile placed makes the rows wrap at other tiles (the chain takes a new
 # size): a tile that stood upright at a corner then lies along a row, or the other way. Two frames
