@@ -16,6 +16,7 @@ import pytest
 from tests.browserkit import (
     DESKTOP,
     PANEL,
+    PHONE,
     PLAYABLE,
     PageWatch,
     catalog_of,
@@ -205,6 +206,61 @@ def test_a_tablets_table_stays_in_place_under_the_reconnecting_banner(
         }
         assert moved == {}, moved
         assert during["covered"] == 0 and during["scrollH"] <= during["h"], during
+        page.wait_for_selector(".banner", state="hidden")  # and the page is back
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# A toast shown now (dom.js's, as the page shows one: "Not connected: your move was not sent."), and
+# once the page has drawn it: the boxes of the bar, the banner (null when hidden) and the toasts.
+TOAST_SHOWN = """async (text) => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const { toast } = await import('/static/js/dom.js');
+    toast(text, 'error');
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const banner = document.querySelector('.banner');
+    return {bar: box(document.querySelector('.bar')), banner: banner.hidden ? null : box(banner),
+            toasts: [...document.querySelectorAll('#toasts .toast')].map(box)};
+}"""
+
+
+@pytest.mark.parametrize(
+    ("viewport", "locale"), [(PHONE, "uk-UA"), (LANDSCAPE[1], "en-US")], ids=["390x844-uk", "740x360"]
+)
+def test_a_toast_at_the_table_shows_below_the_reconnecting_banner(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
+) -> None:
+    """Found by a tester: at the table toasts came 64 px from the top, where the "reconnecting"
+    banner floats over the table below its bar, and the toast said by a move made meanwhile ("Not
+    connected") covered the banner. The toasts come below the bar, and below the banner while it
+    shows."""
+    context, page, watch = _seated(server, browser, viewport, locale)
+    blocked = [True]
+
+    def socket(ws: Any) -> None:  # the page's new connections fail while blocked, the old one lives
+        if blocked[0]:
+            ws.close()
+        else:
+            ws.connect_to_server()
+
+    try:
+        text = catalog_of(locale[:2])["room.offline_action"]
+        alone = page.evaluate(TOAST_SHOWN, text)
+        assert alone["banner"] is None and alone["toasts"], alone
+        assert all(_apart(toast, alone["bar"]) for toast in alone["toasts"]), alone
+        page.evaluate("() => document.querySelectorAll('#toasts .toast').forEach((el) => el.remove())")
+        page.route_web_socket("**/ws/rooms/**", socket)
+        page.evaluate("() => window.__domeng.socket.ws.close()")
+        page.wait_for_selector('.banner[data-kind="reconnecting"]')
+        shown = page.evaluate(TOAST_SHOWN, text)
+        assert shown["banner"] and shown["toasts"], shown
+        for toast in shown["toasts"]:
+            assert _apart(toast, shown["banner"]) and _apart(toast, shown["bar"]), shown
+            assert toast[1] >= shown["banner"][3], shown  # below it, not above it over the bar
+        screenshot(page, f"toast-under-banner-{viewport['width']}x{viewport['height']}-{locale}")
+        blocked[0] = False
+        page.evaluate("() => window.__domeng.socket.reconnectNow()")
         page.wait_for_selector(".banner", state="hidden")  # and the page is back
         watch.assert_clean()
     finally:

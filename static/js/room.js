@@ -75,6 +75,15 @@ export class RoomController {
     // the banner takes its own strip above the page; at the table it shows over the table, below
     // its top bar, so a dropped connection moves nothing (static/css/app.css)
     this.page = h("div", { class: "room-page" }, this.banner, this.notice, this.main);
+    // at the table the toasts come under the top bar, and under this banner while it shows: its
+    // height (0 while hidden), heard from the layout, is said on the page's body, where the toasts
+    // are (#toasts in static/css/app.css)
+    this.bannerSized = new ResizeObserver(([entry]) => {
+      const height = Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? this.banner.offsetHeight);
+      if (height) document.body.style.setProperty("--banner-h", `${height}px`);
+      else document.body.style.removeProperty("--banner-h");
+    });
+    this.bannerSized.observe(this.banner);
     replace(this.root, this.page);
     this.render([]);
     this.connect();
