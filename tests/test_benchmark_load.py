@@ -29,4 +29,3 @@ def test_the_load_benchmark_runs_ours_beside_the_fan_out_baseline() -> None:
     assert _row(out, "connections failed")[:2] == ["0", "0"], out
     ours, fanout = (float(cell) for cell in _row(out, "deliveries/s")[:2])
     assert ours > 0 and fanout > 0, out
-    assert float(_row(out, "server CPU per delivery (µs)")[2]) > 0, out  # ours / fan-out

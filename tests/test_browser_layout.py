@@ -218,10 +218,20 @@ TOAST_SHOWN = """async (text) => {
     const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
     const { toast } = await import('/static/js/dom.js');
     toast(text, 'error');
-    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
     const banner = document.querySelector('.banner');
-    return {bar: box(document.querySelector('.bar')), banner: banner.hidden ? null : box(banner),
-            toasts: [...document.querySelectorAll('#toasts .toast')].map(box)};
+    const measure = () => ({bar: box(document.querySelector('.bar')),
+                            banner: banner.hidden ? null : box(banner),
+                            toasts: [...document.querySelectorAll('#toasts .toast')].map(box)});
+    // a few frames at most for the page to place them (the banner's height is heard from the
+    // layout, static/js/room.js): a run beside other work once read them before it had
+    let shown = measure();
+    for (let frame = 0; frame < 30; frame++) {
+        await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+        shown = measure();
+        const under = shown.banner ? shown.banner[3] : shown.bar[3];
+        if (shown.toasts.length && shown.toasts.every((t) => t[1] >= under)) break;
+    }
+    return shown;
 }"""
 
 
