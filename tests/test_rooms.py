@@ -438,6 +438,10 @@ class RefusingStore:
         self._check()
         await self.store.end_round(*args, **kwargs)
 
+    async def add_chat(self, *args: Any, **kwargs: Any) -> Any:
+        self._check()
+        return await self.store.add_chat(*args, **kwargs)
+
 
 def test_a_failed_write_changes_nothing_and_the_move_can_be_made_again(tmp_path: Path) -> None:
     async def body(table: Table) -> None:

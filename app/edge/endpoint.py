@@ -43,6 +43,7 @@ from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.ports import Outbox
 from app.rooms.room import Room
+from app.store import StoreError
 from engine.actions import Action
 from engine.errors import EngineError
 
@@ -328,7 +329,8 @@ CHAT_PER_S = 10.0
 async def _chat(room: Room, conn: Outbox, message: ChatMessage, budgets: tuple[MessageBudget, ...]) -> None:
     """A chat line, within each of the connection's chat allowances (``chat_too_fast`` past one,
     spending from none); the room's refusals come back as ``error`` messages, like a refused
-    action's (the client keeps the text)."""
+    action's (the client keeps the text), and so does a line the database failed to store
+    (``chat_not_saved``: nobody got it; the socket stays open)."""
     if not MessageBudget.take_all(budgets):
         room.refuse(conn, "chat_too_fast", "too many chat messages; wait a moment")
         return
@@ -336,6 +338,8 @@ async def _chat(room: Room, conn: Outbox, message: ChatMessage, budgets: tuple[M
         await room.call(lambda r: chat.say(r, conn, message.text, message.reaction))
     except RoomError as error:
         room.refuse(conn, error.code, error.message)
+    except StoreError:  # logged by the room (room_intent_failed)
+        room.refuse(conn, "chat_not_saved", "the server could not save your line; send it again")
 
 
 async def _name(room: Room, conn: Outbox, name: str | None, budgets: tuple[MessageBudget, ...]) -> None:
