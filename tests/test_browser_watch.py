@@ -123,3 +123,40 @@ def test_a_seated_player_and_the_host_get_no_spectators_note(server: ServerProce
             watch.assert_clean()
         finally:
             context.close()
+
+
+def test_a_friend_at_a_waiting_room_whose_every_seat_is_taken_is_told_so(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Five people hold the five seats before the start; a sixth opens the link. The waiting room
+    showed the seats and the chat and said nothing of why there was nowhere to sit: it says every
+    seat is taken and that a seat left before the start can be taken, in every language; when one
+    of the five leaves, the name box and Sit here show and the note goes."""
+    room = server.create_room(bots=[None] * 5, turn_timer_s=0)
+    code = room["code"]
+    tokens = [
+        server.claim(code, seat, name).json()["token"]
+        for seat, name in enumerate(("Ana", "Budi", "Cici", "Dodi", "Eka"))
+    ]
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        for lang in [*languages(), "en"]:
+            switch_language(page, lang)
+            page.wait_for_function(
+                "(text) => document.querySelector('.waiting-full')?.textContent === text",
+                arg=catalog_of(lang)["waiting.full"],
+            )
+        assert page.locator(".name-box").count() == 0
+        screenshot(page, "waiting-room-full-390x844-en")
+        left = httpx.delete(
+            f"{server.url}/api/rooms/{code}/seats/4",
+            headers={"Authorization": f"Bearer {tokens[4]}"},
+            timeout=10,
+        )
+        assert left.is_success, left.text
+        page.wait_for_selector(".name-box")
+        page.wait_for_selector(".waiting-full", state="detached")
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -820,6 +820,9 @@ class WaitingView {
     if (again && !started) parts.push(this.againBox(room, seated));
     parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
     if (!seated && ctl.hasOpenSeat()) parts.push(h("p", { class: "hint" }, t("join.watching")));
+    // every seat a person's before the start: said, so nobody looks for a seat that is not there
+    // (from the lobby's list the room's notice says it: `updateNotice`)
+    else if (!seated && !started && !host && !ctl.fromList) parts.push(h("p", { class: "hint waiting-full", role: "status" }, t("waiting.full")));
     if ((host || ctl.isDeputy) && !started) {
       parts.push(
         h(
