@@ -555,7 +555,7 @@ def test_a_saved_spectator_name_the_table_refuses_now_is_forgotten(
         assert page.text_content(".chat-name-said.field-error") == en["join.name_marked"]
         page.wait_for_function(f"() => ({kept})() === null")
         page.reload()
-        page.wait_for_function("() => window.__domeng.watcherTag")
+        page.wait_for_function("() => window.__domeng?.watcherTag")
         page.wait_for_selector(".chat-name-input")
         assert page.evaluate(kept) is None
         assert page.locator(".chat-name-said.field-error").count() == 0

@@ -4,6 +4,7 @@ score sheet show exactly the server's points; the table never shows a bazaar til
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ from tests.browserkit import (
     DESKTOP,
     PANEL,
     PHONE,
+    PlaywrightTimeoutError,
     catalog_of,
     close_panel,
     goto,
@@ -915,6 +917,16 @@ _FIRST_TURN_JS = """() => {
 }"""
 
 
+def _first_turn(page: Any, expected: dict[str, Any]) -> dict[str, Any]:
+    """`_FIRST_TURN_JS` once it reads ``expected``, or after 10 s as it is then: the table is drawn
+    again in the new words after a language change, and a busy machine can be read in between."""
+    reads = f"(want) => {{ const got = ({_FIRST_TURN_JS})();"
+    reads += " return Object.keys(want).every((k) => got[k] === want[k]); }"
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(reads, arg=expected, timeout=10_000)
+    return dict(page.evaluate(_FIRST_TURN_JS))
+
+
 def test_the_first_turn_says_who_opens_once(server: ServerProcess, browser: Any) -> None:
     """Kozel's first turn on an empty chain: the leader read both "The chain is empty: the leader
     opens." on the felt and "You lead: play a raised tile to open." above the hand. The leader
@@ -942,11 +954,11 @@ def test_the_first_turn_says_who_opens_once(server: ServerProcess, browser: Any)
         words = catalog_of(lang)
         for _, page, _ in pages:
             switch_language(page, lang)
-        led = pages[leader][1].evaluate(_FIRST_TURN_JS)
-        assert led == {"felt": "", "status": words["table.your_turn_open"], "chain": 0, "turn": leader}, lang
-        watched = other.evaluate(_FIRST_TURN_JS)
+        leads = {"felt": "", "status": words["table.your_turn_open"], "chain": 0, "turn": leader}
+        assert _first_turn(pages[leader][1], leads) == leads, lang
         waiting = words["table.waiting_for"].replace("{name}", ["Ana", "Budi"][leader])
-        assert watched == {"felt": words["chain.empty"], "status": waiting, "chain": 0, "turn": leader}, lang
+        watches = {"felt": words["chain.empty"], "status": waiting, "chain": 0, "turn": leader}
+        assert _first_turn(other, watches) == watches, lang
     screenshot(pages[leader][1], "kozel-first-turn-leader-390")
     # once opened, the leader's felt shows the chain, and no sentence over it
     pages[leader][1].locator(".hand-tile.playable").first.click()
