@@ -51,9 +51,21 @@ PARTS = """() => {
 # PARTS once the page has drawn its latest update: the chain reads its board's size when the page
 # is laid out for a frame (chain.js's ResizeObserver, before the frame is painted), so a measure
 # taken between an update that resized the board and that frame sees the chain drawn for the old
-# size, which no player ever sees
+# size, which no player ever sees. And the chain's tiles glide to their places (a CSS transition,
+# 0.01 ms with reduced motion, but it starts from the old place and size until the next frame): a
+# bot's move that arrives just before the measure leaves the tiles it moved where they were, beside
+# the new ones, in a picture no player sees either (stop 38's CI, at 740x360). So the measure is
+# taken in a task where no chain tile's transition runs, waiting a frame at a time (at most 60).
 SETTLED_PARTS = """async () => {
-    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const moving = () => document.getAnimations().some(
+        (a) => a.playState === 'running' && a.effect?.target?.closest?.('.chain-tile'));
+    await frame();
+    for (let i = 0; i < 60; i += 1) {
+        document.body.getBoundingClientRect();  // the styles of the latest update, its transitions started
+        if (!moving()) break;
+        await frame();
+    }
     return (PARTS)();
 }""".replace("PARTS", PARTS)
 
