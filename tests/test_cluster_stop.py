@@ -95,6 +95,14 @@ class Table:
             assert time.monotonic() < deadline, "the room was not taken over in time"
             time.sleep(0.1)  # the browser's first backoff is 0.4 s
 
+    def failover(self, killed: ServerProcess, to: ServerProcess) -> tuple[Client, dict[str, Any]]:
+        """``killed`` dies (``kill -9``): Ana's socket is closed 1013 (the room moved, reconnect),
+        and her browser gets the room's state from ``to`` once it has taken the room over. Her
+        client and that state."""
+        _kill(killed)
+        assert closed_code(self.ana) == CLOSE_TRY_AGAIN
+        return self.rejoin(to)
+
     def stop(self, stop: bool) -> dict[str, Any]:
         """The host's ``PUT …/stop`` from Ana's browser, as nginx passes it: to the relay first,
         which does not host the room (503 ``room_elsewhere``), then to the owner. Its reply."""
@@ -156,6 +164,12 @@ def _stored(database_url: str, code: str) -> tuple[MatchRow, dict[str, Any] | No
     return asyncio.run(load())
 
 
+def _watch(server: ServerProcess, code: str) -> tuple[Client, dict[str, Any]]:
+    """A spectator's browser on ``server``, and the first state it is sent."""
+    watcher = Client(server, code)
+    return watcher, watcher.wait_for(lambda m: m["type"] == "state")
+
+
 def _kill(server: ServerProcess) -> None:
     workers = server.children()
     server.kill()
@@ -185,13 +199,10 @@ def test_a_stop_asked_through_the_relay_ends_the_match_on_the_next_owner(
     for client in (table.ana, table.watcher):
         client.wait_for(_shown(asked["version"], True))
 
-    _kill(first)
-    assert closed_code(table.ana) == CLOSE_TRY_AGAIN  # room_moved: reconnect
-    ana, resumed = table.rejoin(second)
+    ana, resumed = table.failover(first, to=second)
     assert resumed["version"] == asked["version"] and resumed["room"]["host_stop"] is True
     assert resumed["view"]["round"] == waiting["view"]["round"] and resumed["view"]["phase"] == "playing"
-    watcher = Client(second, table.code)  # the spectator's browser, back on the new owner
-    watcher.wait_for(lambda m: m["type"] == "state")
+    watcher, _ = _watch(second, table.code)  # the spectator's browser, back on the new owner
 
     final = _play_on(ana, resumed, _over)  # the round ends by the rules, and the match with it
     assert final["room"]["status"] == "finished" and final["room"]["host_stop"] is True
@@ -217,11 +228,8 @@ def test_a_match_the_stop_ended_stays_ended_on_the_next_owner(
     assert final["room"]["status"] == "finished" and final["version"] > asked["version"]
     table.watcher.wait_for(lambda m: m["type"] == "state" and m["version"] == final["version"])
 
-    _kill(first)
-    assert closed_code(table.ana) == CLOSE_TRY_AGAIN
-    ana, resumed = table.rejoin(second)
-    watcher = Client(second, table.code)
-    seen = watcher.wait_for(lambda m: m["type"] == "state")
+    ana, resumed = table.failover(first, to=second)
+    watcher, seen = _watch(second, table.code)
     assert _public(resumed) == _public(final) == _public(seen)
     again = _put_stop(second, table.code, table.host, True)  # the host asks again: it is over
     assert again.status_code == 409 and again.json()["detail"]["code"] == "not_playing"
@@ -247,11 +255,8 @@ def test_a_stop_asked_between_rounds_ends_the_match_at_once_and_stays_ended(
     final = table.ana.wait_for(lambda m: m["type"] == "state" and m["version"] == asked["version"])
     assert final["view"]["match_over"] is True
 
-    _kill(first)
-    assert closed_code(table.ana) == CLOSE_TRY_AGAIN
-    ana, resumed = table.rejoin(second)
-    watcher = Client(second, table.code)
-    seen = watcher.wait_for(lambda m: m["type"] == "state")
+    ana, resumed = table.failover(first, to=second)
+    watcher, seen = _watch(second, table.code)
     assert _public(resumed) == _public(final) == _public(seen)
     _ended_by_host(database_url, table.code, final, rounds=between["view"]["round"])
     ana.close()
@@ -270,12 +275,9 @@ def test_a_stop_taken_back_through_the_relay_stays_taken_back_on_the_next_owner(
     for client in (table.ana, table.watcher):
         client.wait_for(_shown(back["version"], False))
 
-    _kill(first)
-    assert closed_code(table.ana) == CLOSE_TRY_AGAIN
-    ana, resumed = table.rejoin(second)
+    ana, resumed = table.failover(first, to=second)
     assert resumed["version"] == back["version"] and resumed["room"]["host_stop"] is False
-    watcher = Client(second, table.code)
-    watcher.wait_for(lambda m: m["type"] == "state")
+    watcher, _ = _watch(second, table.code)
     round_ = waiting["view"]["round"]
     dealt = _play_on(ana, resumed, lambda m: m["type"] == "state" and m["view"]["round"] > round_)
     assert dealt["room"]["status"] == "playing" and not dealt["view"]["match_over"]  # it plays on
@@ -338,15 +340,13 @@ def test_bots_playing_on_through_the_kill_end_the_match_with_the_round_asked(
     asked = table.stop(True)
     seen = host.wait_for(_shown(asked["version"], True))  # between rounds it ended the match at once
     asked_in = seen["view"]["round"]  # the round in play (or just ended) when the host asked
-    _kill(first)
-    assert closed_code(host) == CLOSE_TRY_AGAIN
 
-    host, resumed = table.rejoin(second)
+    host, resumed = table.failover(first, to=second)
     assert resumed["version"] >= asked["version"] and resumed["room"]["host_stop"] is True
     final = resumed if _over(resumed) else host.wait_for(_over, timeout=120)
     assert final["view"]["round"] == asked_in and final["room"]["status"] == "finished"
-    again = Client(second, table.code)
-    assert _public(again.wait_for(lambda m: m["type"] == "state")) == _public(final)
+    again, seen = _watch(second, table.code)
+    assert _public(seen) == _public(final)
     _ended_by_host(database_url, table.code, final, rounds=asked_in)
     host.close()
     again.close()
@@ -365,9 +365,7 @@ def test_a_match_ended_after_several_rounds_is_the_same_on_the_next_owner(
     seen = table.watcher.wait_for(lambda m: m["type"] == "state" and m["version"] == final["version"])
     assert _public(seen) == _public(final)
 
-    _kill(first)
-    assert closed_code(table.ana) == CLOSE_TRY_AGAIN
-    host, resumed = table.rejoin(second)
+    host, resumed = table.failover(first, to=second)
     assert _public(resumed) == _public(final)
     _ended_by_host(database_url, table.code, final, rounds=final["view"]["round"])
     host.close()
@@ -384,14 +382,11 @@ def test_a_stop_that_survived_a_failover_is_taken_back_through_a_relay_and_survi
     waiting = play_turns(table.ana, 2)
     asked = table.stop(True)
     table.ana.wait_for(_shown(asked["version"], True))
-    _kill(first)
-    assert closed_code(table.ana) == CLOSE_TRY_AGAIN
-    table.ana, _ = table.rejoin(second)  # Ana on the second owner for now
+    table.ana, _ = table.failover(first, to=second)  # Ana on the second owner for now
 
     third = ServerProcess(tmp_path / "c", env=first.env).start()  # the first process started again
     try:
-        table.watcher = Client(second, table.code)  # the owner's own socket: it keeps the room
-        table.watcher.wait_for(lambda m: m["type"] == "state")
+        table.watcher, _ = _watch(second, table.code)  # the owner's own socket: it keeps the room
         table.ana.close()
         table.owner, table.relay = second, third
         table.ana = table.connect(third)  # Ana's browser now reaches the new process: relayed
@@ -400,9 +395,7 @@ def test_a_stop_that_survived_a_failover_is_taken_back_through_a_relay_and_survi
         assert back["version"] == asked["version"] + 1
         table.ana.wait_for(_shown(back["version"], False))
 
-        _kill(second)
-        assert closed_code(table.ana) == CLOSE_TRY_AGAIN
-        ana, resumed = table.rejoin(third)
+        ana, resumed = table.failover(second, to=third)
         assert resumed["version"] == back["version"] and resumed["room"]["host_stop"] is False
         round_ = waiting["view"]["round"]
         dealt = _play_on(ana, resumed, lambda m: m["type"] == "state" and m["view"]["round"] > round_)
