@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.store import MatchRow, Store, upgrade_database
 from tests.serverkit import Client, ServerProcess
@@ -259,6 +260,31 @@ def new_table(owner: ServerProcess) -> tuple[str, str]:
     token = owner.claim(room["code"], 0, "Ana").json()["token"]
     assert owner.start_match(room["code"], room["host_token"]).status_code == 200
     return room["code"], token
+
+
+def join(
+    connect: Callable[[], Client], timeout: float, what: str = "the room was not taken over in time"
+) -> tuple[Client, dict[str, Any]]:
+    """Connect (``connect()``) as a browser does, trying again after each close 1013 (a process
+    that does not host the room yet), each handshake refused 502, 503 or 504 (nginx found no
+    process to answer) and each socket that sends nothing within 5 s (a loaded machine: the
+    browser gives up on it too), until one sends the room's state; the client and that state.
+    Fails with ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        client = None
+        try:  # the refusal may come before the hello is sent
+            client = connect()
+            return client, client.wait_for(lambda m: m["type"] == "state", timeout=5)
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
+        except InvalidStatus as refused:
+            assert refused.response.status_code in (502, 503, 504), refused
+        except TimeoutError:
+            if client is not None:
+                client.close()
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)  # the browser's first backoff is 0.4 s
 
 
 def closed_code(client: Client) -> int:

@@ -24,6 +24,7 @@ from tests.clusterkit import (
     LEASE_S,
     assert_log_whole,
     closed_code,
+    join,
     new_table,
     play_turns,
     stored_match,
@@ -58,21 +59,8 @@ def _refused(server: ServerProcess, code: str, token: str | None) -> int:
 def _join(
     server: ServerProcess, code: str, token: str | None, timeout: float
 ) -> tuple[Client, dict[str, Any]]:
-    """Connect to ``code`` on ``server`` as a browser does, trying again after each 1013, until it
-    sends the room's state; the client and that state."""
-    deadline = time.monotonic() + timeout
-    while True:
-        client = None
-        try:  # the refusal may come before the hello is sent
-            client = Client(server, code, token)
-            return client, client.wait_for(lambda m: m["type"] == "state", timeout=5)
-        except ConnectionClosed as closed:
-            assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
-        except TimeoutError:  # no answer yet (a loaded machine): give up on it, as a browser does
-            if client is not None:
-                client.close()
-        assert time.monotonic() < deadline, "the room was not taken over in time"
-        time.sleep(0.1)  # the browser's first backoff is 0.4 s
+    """`join` ``code`` on ``server`` with ``token`` (or as a spectator)."""
+    return join(lambda: Client(server, code, token), timeout)
 
 
 def _versions(client: Client, since: int) -> list[int]:

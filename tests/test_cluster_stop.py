@@ -11,7 +11,6 @@ Skipped without DOMENG_TEST_REDIS_URL and DOMENG_TEST_POSTGRES_URL."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.clusterkit import (
     ThreadedProxy,
     assert_log_whole,
     closed_code,
+    join,
     need_postgres,
     need_redis,
     play_turns,
@@ -81,19 +81,7 @@ class Table:
     def rejoin(self, server: ServerProcess) -> tuple[Client, dict[str, Any]]:
         """Ana's browser reconnecting to ``server`` after each 1013 (no process hosts the room
         yet) until it serves the room's state: the client and that state."""
-        deadline = time.monotonic() + TAKEOVER_S
-        while True:
-            client = None
-            try:  # the refusal may come before the hello is sent
-                client = self.connect(server)
-                return client, client.wait_for(lambda m: m["type"] == "state", timeout=5)
-            except ConnectionClosed as closed:
-                assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
-            except TimeoutError:  # no answer yet (a loaded machine): give up on it, as a browser does
-                if client is not None:
-                    client.close()
-            assert time.monotonic() < deadline, "the room was not taken over in time"
-            time.sleep(0.1)  # the browser's first backoff is 0.4 s
+        return join(lambda: self.connect(server), TAKEOVER_S)
 
     def failover(self, killed: ServerProcess, to: ServerProcess) -> tuple[Client, dict[str, Any]]:
         """``killed`` dies (``kill -9``): Ana's socket is closed 1013 (the room moved, reconnect),

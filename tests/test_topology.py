@@ -13,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed
 
 from tests.adminkit import COOKIE, SECRET
 from tests.clusterkit import (
@@ -33,6 +32,7 @@ from tests.clusterkit import (
     assert_log_whole,
     can_play,
     closed_code,
+    join,
     need_postgres,
     need_redis,
     new_table,
@@ -124,19 +124,8 @@ def _owner(topology: Topology, code: str) -> ServerProcess:
 def _join(
     front: ServerProcess, code: str, token: str | None, timeout: float
 ) -> tuple[Client, dict[str, Any]]:
-    """Connect through nginx as a browser does, trying again after each 1013 (a process that does
-    not host the room) or refused handshake (no process answered), until the room's state comes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            client = Client(front, code, token)
-            return client, client.wait_for(lambda m: m["type"] == "state")
-        except ConnectionClosed as closed:
-            assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
-        except InvalidStatus as refused:
-            assert refused.response.status_code in (502, 503, 504), refused
-        assert time.monotonic() < deadline, "the room was not served through nginx in time"
-        time.sleep(0.1)  # the browser's first backoff is 0.4 s
+    """`join` ``code`` through nginx with ``token`` (or as a spectator)."""
+    return join(lambda: Client(front, code, token), timeout, "the room was not served through nginx in time")
 
 
 def _play_from(client: Client, state: dict[str, Any], turns: int) -> dict[str, Any]:
