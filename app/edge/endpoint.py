@@ -282,30 +282,33 @@ def _seat_budget(budgets: _Budgets, room: Room, seat: int | None, amount: int, p
     return _budget(budgets, room, seat, amount, per_s)
 
 
-def _chat_budgets(room: Room, conn: Outbox) -> tuple[MessageBudget, ...]:
-    """The chat allowances a line of ``conn`` spends from, each a share of ``room``'s: a seat's
-    (all its connections together); a spectator's own, by its tag (all its sockets together,
-    `CHAT_BURST` per `CHAT_PER_S`), and its client address's (every spectator socket of one
-    address, or of one IPv6 /64, together: `CHAT_ADDRESS_BURST` per `CHAT_PER_S`), so that
+def _shared_budgets(
+    budgets: _Budgets, room: Room, conn: Outbox, burst: int, address_burst: int, per_s: float
+) -> tuple[MessageBudget, ...]:
+    """The allowances one kind of message of ``conn`` spends from, each a share of ``room``'s in
+    ``budgets``: a seat's (all its connections together, ``burst`` per ``per_s`` seconds); a
+    spectator's own, by its tag (all its sockets together), and its client address's (every
+    spectator socket of one address, or of one IPv6 /64, together: ``address_burst``), so that
     neither opening more sockets nor coming back as a new spectator gives a person more."""
     if conn.seat is not None:
-        return (_budget(_CHAT_BUDGETS, room, conn.seat, CHAT_BURST, CHAT_PER_S),)
-    own = _budget(_CHAT_BUDGETS, room, f"tag:{conn.watcher}", CHAT_BURST, CHAT_PER_S)
+        return (_budget(budgets, room, conn.seat, burst, per_s),)
+    own = _budget(budgets, room, f"tag:{conn.watcher}", burst, per_s)
     if conn.client is None:
         return (own,)
-    return own, _budget(_CHAT_BUDGETS, room, f"client:{conn.client}", CHAT_ADDRESS_BURST, CHAT_PER_S)
+    return own, _budget(budgets, room, f"client:{conn.client}", address_burst, per_s)
+
+
+def _chat_budgets(room: Room, conn: Outbox) -> tuple[MessageBudget, ...]:
+    """The chat allowances a line of ``conn`` spends from (`_shared_budgets`): `CHAT_BURST` per
+    `CHAT_PER_S` for a seat or a spectator, `CHAT_ADDRESS_BURST` for an address."""
+    return _shared_budgets(_CHAT_BUDGETS, room, conn, CHAT_BURST, CHAT_ADDRESS_BURST, CHAT_PER_S)
 
 
 def _name_budgets(room: Room, conn: Outbox) -> tuple[MessageBudget, ...]:
     """The allowances a ``name`` message of ``conn`` spends from, apart from the chat's and kept
-    as they are (`_chat_budgets`): a spectator's own, by its tag (`NAME_BURST` per `NAME_PER_S`),
-    and its client address's (`NAME_ADDRESS_BURST`); a seat's (it is only refused)."""
-    if conn.seat is not None:
-        return (_budget(_NAME_BUDGETS, room, conn.seat, NAME_BURST, NAME_PER_S),)
-    own = _budget(_NAME_BUDGETS, room, f"tag:{conn.watcher}", NAME_BURST, NAME_PER_S)
-    if conn.client is None:
-        return (own,)
-    return own, _budget(_NAME_BUDGETS, room, f"client:{conn.client}", NAME_ADDRESS_BURST, NAME_PER_S)
+    as they are (`_shared_budgets`): `NAME_BURST` per `NAME_PER_S` for a spectator (a seat's
+    is only refused), `NAME_ADDRESS_BURST` for an address."""
+    return _shared_budgets(_NAME_BUDGETS, room, conn, NAME_BURST, NAME_ADDRESS_BURST, NAME_PER_S)
 
 
 def _action_of(conn: Outbox, message: ActionMessage) -> Action | EngineError:
