@@ -35,6 +35,14 @@ async def _play_until(table: Table, done: object, limit: int = 400) -> None:
     raise AssertionError("never happened")
 
 
+async def _ana_to_move(table: Table, ana: FakeOutbox) -> dict[str, Any]:
+    """Play on until it is Ana's turn with a move to make; her first legal move."""
+    await _play_until(table, lambda: my_move(ana.last_state) is not None)
+    move = my_move(ana.last_state)
+    assert move is not None
+    return move
+
+
 def test_a_claim_is_stored_before_anyone_sees_it(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         watcher = await table.watch()
@@ -163,9 +171,7 @@ def test_a_stale_version_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
         await table.start()
-        await _play_until(table, lambda: my_move(ana.last_state) is not None)
-        move = my_move(ana.last_state)
-        assert move is not None
+        move = await _ana_to_move(table, ana)
         version = table.room.version
         await table.act(ana, move, version=version - 1)
         error = ana.of_type("error")[-1]
@@ -447,9 +453,7 @@ def test_a_failed_write_changes_nothing_and_the_move_can_be_made_again(tmp_path:
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
         await table.start()
-        await _play_until(table, lambda: my_move(ana.last_state) is not None)
-        move = my_move(ana.last_state)
-        assert move is not None
+        move = await _ana_to_move(table, ana)
         version, frames = table.room.version, len(ana.frames)
         refusing = table.room.store = RefusingStore(table.store)
         refusing.refusing = True
@@ -645,9 +649,7 @@ def test_a_move_made_before_a_change_that_is_not_a_move_still_stands(tmp_path: P
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
         await table.start()
-        await _play_until(table, lambda: my_move(ana.last_state) is not None)
-        move = my_move(ana.last_state)
-        assert move is not None
+        move = await _ana_to_move(table, ana)
         seen = table.room.version
 
         async def stop(room: Any) -> None:
