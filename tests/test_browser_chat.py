@@ -150,6 +150,18 @@ def server_match_id(server: ServerProcess, code: str) -> int:
     return int(items[0]["id"])
 
 
+def _host_at_waiting_room(page: Any, server: ServerProcess, room: dict[str, Any]) -> str:
+    """Claim seat 0 as Ana and open the waiting room ``room`` on ``page`` as its host would, seat
+    and host tokens kept (`hold_seat`, `hold_host`); the room's code."""
+    code: str = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    goto(page, f"{server.url}/r/{code}")
+    hold_seat(page, code, token, 0)
+    hold_host(page, code, room["host_token"])
+    page.reload()
+    return code
+
+
 def test_a_listed_table_with_no_seat_for_a_person_tells_the_host_the_lobby_hides_it(
     server: ServerProcess, browser: Any
 ) -> None:
@@ -158,15 +170,10 @@ def test_a_listed_table_with_no_seat_for_a_person_tells_the_host_the_lobby_hides
     a seat waits for a person again, and the table shows in the lobby."""
     en = catalog_of("en")
     room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
-    code = room["code"]
-    token = server.claim(code, 0, "Ana").json()["token"]
     host_ctx, host, host_watch = open_page(browser, DESKTOP, "en-US")
     guest_ctx, guest, guest_watch = open_page(browser, DESKTOP, "en-US")
     try:
-        goto(host, f"{server.url}/r/{code}")
-        hold_seat(host, code, token, 0)
-        hold_host(host, code, room["host_token"])
-        host.reload()
+        code = _host_at_waiting_room(host, server, room)
         host.wait_for_selector("#open-table")
         assert host.locator(".open-unseen").count() == 0  # not listed: nothing to say
         host.check("#open-table")
@@ -191,15 +198,10 @@ def test_an_open_table_shows_in_another_browsers_lobby_and_is_joined_from_there(
 ) -> None:
     uk = catalog_of("uk")
     room = server.create_room(variant="kozel", seats=3, bots=[None, None, "hard"], turn_timer_s=0)
-    code = room["code"]
-    token = server.claim(code, 0, "Ana").json()["token"]
     host_ctx, host, host_watch = open_page(browser, DESKTOP, "en-US")
     guest_ctx, guest, guest_watch = open_page(browser, PHONE, "uk-UA")
     try:
-        goto(host, f"{server.url}/r/{code}")
-        hold_seat(host, code, token, 0)
-        hold_host(host, code, room["host_token"])
-        host.reload()
+        code = _host_at_waiting_room(host, server, room)
         host.wait_for_selector("#open-table")
         goto(guest, f"{server.url}/")
         guest.wait_for_selector("#open-tables[data-loaded]")
@@ -247,15 +249,10 @@ def test_join_on_a_table_that_filled_meanwhile_says_the_page_only_watches(
     leaves the address (a reload or a shared link says nothing)."""
     ru = catalog_of("ru")
     room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
-    code = room["code"]
-    token = server.claim(code, 0, "Ana").json()["token"]
     host_ctx, host, host_watch = open_page(browser, DESKTOP, "en-US")
     guest_ctx, guest, guest_watch = open_page(browser, PHONE, "ru-RU")
     try:
-        goto(host, f"{server.url}/r/{code}")
-        hold_seat(host, code, token, 0)
-        hold_host(host, code, room["host_token"])
-        host.reload()
+        code = _host_at_waiting_room(host, server, room)
         host.check("#open-table")
         goto(guest, f"{server.url}/")
         join = guest.locator(f".open-table[data-code='{code}'] .open-join")
