@@ -521,22 +521,38 @@ def test_the_match_page_marks_the_moves_a_bot_made_for_a_player(server: ServerPr
     context.close()
 
 
-def test_a_table_closed_by_the_admin_stops_inviting_a_move(server: ServerProcess, browser: Any) -> None:
-    """Closed mid-round, on the player's turn: besides the banner, the table no longer says it is
-    their turn, raises no tile and offers no hint; its status says the table was closed."""
-    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0, hints=True)
+def _on_anas_turn(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], **options: Any
+) -> tuple[str, Any, Any, Any]:
+    """A five-seat Domeng table (``options`` as `ServerProcess.create_room` takes them), Ana in
+    seat 0 against four easy bots, open on a page at ``viewport`` on her turn: the room's code,
+    the page's context, the page and its watch."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], **options)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
-    context, page, watch = open_page(browser, PHONE)
+    context, page, watch = open_page(browser, viewport)
     sit_and_start(page, server, room, token)
     page.wait_for_selector(f"[data-my-turn='true'] {PLAYABLE}", timeout=60_000)
+    return room["code"], context, page, watch
+
+
+def _closed_by_the_admin(server: ServerProcess, page: Any, code: str) -> None:
+    """The admin closes room ``code`` (the API, with the secret); ``page`` shows the closed
+    banner and that it is nobody's turn there."""
     reply = httpx.post(
-        f"{server.url}/api/admin/rooms/{room['code']}/close",
+        f"{server.url}/api/admin/rooms/{code}/close",
         headers={"Authorization": f"Bearer {SECRET}"},
         timeout=20,
     )
     assert reply.status_code == 200, reply.text
     page.wait_for_selector(".banner[data-kind='closed']")
     page.wait_for_selector("[data-my-turn='false']")
+
+
+def test_a_table_closed_by_the_admin_stops_inviting_a_move(server: ServerProcess, browser: Any) -> None:
+    """Closed mid-round, on the player's turn: besides the banner, the table no longer says it is
+    their turn, raises no tile and offers no hint; its status says the table was closed."""
+    code, context, page, watch = _on_anas_turn(server, browser, PHONE, turn_timer_s=0, hints=True)
+    _closed_by_the_admin(server, page, code)
     assert page.locator(PLAYABLE).count() == 0 and page.locator(".hint-btn").is_hidden()
     assert page.inner_text(".me .status") == "This table was closed."
     screenshot(page, "closed-by-admin-390x844")
@@ -549,21 +565,10 @@ def test_a_table_closed_by_the_admin_shows_nobody_acting_and_no_clock(
 ) -> None:
     """Closed on the player's turn at a table with a turn timer: no plate says whose turn it is, no
     bot's dots, and no countdown goes on (nothing will move any more)."""
-    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=60)
-    token = server.claim(room["code"], 0, "Ana").json()["token"]
-    context, page, watch = open_page(browser, DESKTOP)
-    sit_and_start(page, server, room, token)
-    page.wait_for_selector(f"[data-my-turn='true'] {PLAYABLE}", timeout=60_000)
+    code, context, page, watch = _on_anas_turn(server, browser, DESKTOP, turn_timer_s=60)
     page.wait_for_selector(".plate.acting")
     page.wait_for_selector(".me-status .turn-timer:not([hidden])")
-    reply = httpx.post(
-        f"{server.url}/api/admin/rooms/{room['code']}/close",
-        headers={"Authorization": f"Bearer {SECRET}"},
-        timeout=20,
-    )
-    assert reply.status_code == 200, reply.text
-    page.wait_for_selector(".banner[data-kind='closed']")
-    page.wait_for_selector("[data-my-turn='false']")
+    _closed_by_the_admin(server, page, code)
     page.evaluate("() => window.__domeng.screen.tick()")  # the clock's next tick, at once
     assert page.locator(".plate.acting, .plate.bot-thinking").count() == 0
     assert page.locator(".plate-timer:not([hidden]), .turn-timer:not([hidden])").count() == 0
