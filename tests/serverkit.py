@@ -321,6 +321,17 @@ class ServerProcess:
             timeout=10,
         )
 
+    def let_spectators_chat(self, code: str, host_token: str) -> None:
+        """``PUT /api/rooms/{code}/chat`` ``{"spectators": true}`` as the host: spectators may
+        write in the room's chat. Asserts it is done."""
+        reply = httpx.put(
+            f"{self.url}/api/rooms/{code}/chat",
+            json={"spectators": True},
+            headers={"Authorization": f"Bearer {host_token}"},
+            timeout=10,
+        )
+        assert reply.status_code == 200, reply.text
+
     def room(self, code: str) -> dict[str, Any]:
         """``GET /api/rooms/{code}``."""
         result: dict[str, Any] = httpx.get(f"{self.url}/api/rooms/{code}", timeout=10).json()

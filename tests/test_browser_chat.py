@@ -385,10 +385,7 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
     code = room["code"]
     token = server.claim(code, 0, "Ana").json()["token"]
-    auth = {"Authorization": f"Bearer {room['host_token']}"}
-    assert httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
-    ).is_success
+    server.let_spectators_chat(code, room["host_token"])
     ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
     rude_ctx, rude, rude_watch = open_page(browser, PHONE, "ru-RU")
     kind_ctx, kind, kind_watch = open_page(browser, PHONE, "ru-RU")
@@ -456,10 +453,7 @@ def test_a_spectator_names_itself_and_the_players_page_shows_its_lines_under_tha
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
     code = room["code"]
     token = server.claim(code, 0, "Ana").json()["token"]
-    auth = {"Authorization": f"Bearer {room['host_token']}"}
-    assert httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
-    ).is_success
+    server.let_spectators_chat(code, room["host_token"])
     ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
     dewi_ctx, dewi, dewi_watch = open_page(browser, PHONE, "ru-RU")
     lines = ".chat-list .chat-line .who"
@@ -536,10 +530,7 @@ def test_a_saved_spectator_name_the_table_refuses_now_is_forgotten(
     en = catalog_of("en")
     room = server.create_room(bots=["easy"] * 5, turn_timer_s=0)
     code = room["code"]
-    auth = {"Authorization": f"Bearer {room['host_token']}"}
-    assert httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
-    ).is_success
+    server.let_spectators_chat(code, room["host_token"])
     assert server.start_match(code, room["host_token"]).is_success
     context, page, watch = open_page(browser, DESKTOP, "en-US")
     kept = "() => localStorage.getItem('domeng:spectator-name')"

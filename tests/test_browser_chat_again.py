@@ -56,10 +56,7 @@ def test_the_conversation_carries_on_after_play_again(server: ServerProcess, bro
     room = server.create_room(bots=["easy"] * 5, turn_timer_s=0, options={"camat_target": 1})
     code, host_token = room["code"], room["host_token"]
     auth = {"Authorization": f"Bearer {host_token}"}
-    rules = httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth, timeout=10
-    )
-    assert rules.status_code == 200
+    server.let_spectators_chat(code, host_token)
     ana_ctx, ana, ana_watch = open_page(browser, PHONE, "ru-RU")
     budi_ctx, budi, budi_watch = open_page(browser, DESKTOP, "en-US")
     try:

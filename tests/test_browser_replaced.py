@@ -126,10 +126,7 @@ def test_the_next_matchs_waiting_room_of_a_window_that_lost_its_seat_has_no_live
     auth = {"Authorization": f"Bearer {host_token}"}
     token = server.claim(code, 0, "Ana").json()["token"]
     # spectators may write: a window left without its seat (a spectator's) took lines it could not send
-    rules = httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth, timeout=10
-    )
-    assert rules.status_code == 200, rules.text
+    server.let_spectators_chat(code, host_token)
     fan = Client(server, code)
     assert server.start_match(code, host_token).status_code == 200
     stop = httpx.put(f"{server.url}/api/rooms/{code}/stop", json={"stop": True}, headers=auth, timeout=10)
@@ -186,10 +183,7 @@ def test_a_page_opened_in_the_next_matchs_waiting_room_has_the_tables_chat(
     code, host_token = room["code"], room["host_token"]
     auth = {"Authorization": f"Bearer {host_token}"}
     server.claim(code, 0, "Ana")  # Ana is not here: a bot covers her, so the bots play it out
-    rules = httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth, timeout=10
-    )
-    assert rules.status_code == 200, rules.text
+    server.let_spectators_chat(code, host_token)
     fan = Client(server, code)
     assert server.start_match(code, host_token).status_code == 200
     fan.send({"type": "chat", "text": "good game all"})

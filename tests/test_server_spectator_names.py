@@ -42,10 +42,7 @@ def table(server: ServerProcess) -> Iterator[tuple[dict[str, Any], Client, Clien
     room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
     code = room["code"]
     token = server.claim(code, 0, "Ana").json()["token"]
-    auth = {"Authorization": f"Bearer {room['host_token']}"}
-    assert httpx.put(
-        f"{server.url}/api/rooms/{code}/chat", json={"spectators": True}, headers=auth
-    ).is_success
+    server.let_spectators_chat(code, room["host_token"])
     ana = Client(server, code, token)
     ana.wait_for(lambda m: m["type"] == "chat_log")
     watcher = Client(server, code)
