@@ -16,8 +16,11 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
+
+from sqlalchemy import select, update
 
 from app.metrics import Metrics
 from app.rooms import host
@@ -27,6 +30,7 @@ from app.rooms.local import LocalBots
 from app.rooms.ports import BotPort, CloseReason
 from app.rooms.room import Room
 from app.store import MatchRow, Store, sqlite_url
+from app.store.models import Match, MatchAction, Round
 from engine.actions import Action, parse_action
 
 T = TypeVar("T")
@@ -234,6 +238,28 @@ async def reopen(table: Table) -> Table:
     room = await hub.open(table.room.code)
     assert room is not None
     return Table(hub, room, table.host_token, table.clock)
+
+
+async def age_store(table: Table, seconds: float) -> None:
+    """``seconds`` pass on the store's clock for ``table``'s match. The database's clock cannot be
+    moved, so every time stored for the match so far is made that much older instead: its rounds'
+    ``started_at``, its actions' ``created_at`` and, where the store keeps it, its turn's
+    ``turn_at``. Call it while the room is quiet (`Room.settled`)."""
+    match_id, back = table.room.match_id, timedelta(seconds=seconds)
+    async with table.store.engine.begin() as connection:
+        for stored in (Round.__table__, MatchAction.__table__):
+            column = stored.c.started_at if "started_at" in stored.c else stored.c.created_at
+            keys = list(stored.primary_key.columns)
+            ours = select(*keys, column).where(stored.c.match_id == match_id)
+            for row in (await connection.execute(ours)).all():
+                where = [key == row[i] for i, key in enumerate(keys)]
+                await connection.execute(update(stored).where(*where).values({column.name: row[-1] - back}))
+        matches = Match.__table__
+        if "turn_at" in matches.c:
+            turn_at = matches.c.turn_at
+            await connection.execute(
+                update(matches).where(matches.c.id == match_id).values({turn_at.name: turn_at - seconds})
+            )
 
 
 def my_move(frame: dict[str, Any]) -> dict[str, Any] | None:

@@ -241,3 +241,31 @@ def test_a_claim_is_not_held_up_by_the_row_lock_of_an_owner_paused_mid_transacti
     fence, woke = asyncio.run(main())
     assert fence == 2
     assert woke != "committed"
+
+
+def test_a_turn_is_timed_on_the_databases_clock_and_a_handoff_mark_lasts_one_owner(database_url: str) -> None:
+    """Each move stamps when the next turn began on the database's own clock, which `load_room`
+    reads with the row (`RoomRow.read_at`, `turn_at`): no server process's clock enters a turn's
+    age. An owner handing the room over stores the time its turn had used, marked as handed: the
+    next owner reads the mark; an owner after that one (the next one crashed, storing nothing)
+    does not, nor does anyone after a move."""
+
+    async def body(store: Store) -> None:
+        match_id, code = await fenced_match(store, token=1)  # its last write a move
+        row = await store.load_room(code)
+        assert row is not None and row.read_at is not None and row.turn_at is not None
+        assert 0.0 <= row.read_at - row.turn_at < 5.0 and not row.handed
+        await store.fenced(1).stamp_turn(match_id, 20.0, handed=True)  # its owner hands it over
+        for token, handed in ((2, True), (3, False)):  # 2 took it, then crashed; 3 took it
+            await store.claim_room(code, token)
+            row = await store.load_room(code)
+            assert row is not None and row.read_at is not None and row.turn_at is not None
+            assert 20.0 <= row.read_at - row.turn_at < 25.0 and row.handed is handed
+        await store.fenced(3).stamp_turn(match_id, 5.0, handed=True)
+        await store.fenced(3).append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")  # a move after all
+        await store.claim_room(code, 4)
+        row = await store.load_room(code)
+        assert row is not None and row.read_at is not None and row.turn_at is not None
+        assert 0.0 <= row.read_at - row.turn_at < 5.0 and not row.handed
+
+    with_store(database_url, body)

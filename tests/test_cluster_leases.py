@@ -23,9 +23,11 @@ from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
+from app.rooms.room import Room
+from app.rooms.timing import RESUMED_TURN_MIN_S
 from app.store import FencedOutError, Store, sqlite_url
 from tests.clusterkit import TcpProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
-from tests.roomkit import CONFIG, FakeClock, FakeOutbox
+from tests.roomkit import CONFIG, FakeClock, FakeOutbox, my_move
 from tests.test_cluster_fence import fenced_match, pass_of
 from tests.test_store import FIVE_EMPTY, _delete_postgres_matches, new_code
 
@@ -422,6 +424,69 @@ def test_a_room_is_handed_over_only_while_its_owner_has_no_socket_of_its_own(tmp
             assert taken.version == room.version and taken.seats[0].name == "Ana"
             assert other.open_rooms_of("10.0.0.7") == 1  # the creator's open rooms count it here now
             assert await here.answer({"code": room.code}) is None  # not held there any more
+
+    asyncio.run(main())
+
+
+def test_a_turn_handed_over_keeps_its_deadline_and_waits_only_for_a_player_not_back(tmp_path: Path) -> None:
+    """An orderly handoff (docs/cluster.md, "Handoff") with 3 s left of Ana's turn: the new owner
+    keeps those 3 s, so the deadline her page was told stands (after a crash it would get
+    `RESUMED_TURN_MIN_S`). Her page is not back when they run out (still reconnecting): the turn
+    waits for her until `RESUMED_TURN_MIN_S` after the room was taken, then runs out; back in
+    time, she is timed as ever. (The new owner gave a whole turn, 30 s, timed from the move.)"""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    timer_s = 30.0
+
+    async def main() -> None:
+        async with (
+            hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as owner,
+            hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as other,
+        ):
+            here, there = Handoff(owner, None), Handoff(other, None)
+            there.asker = _Peers(here)
+            first, later = owner.clock, other.clock
+            assert isinstance(first, FakeClock) and isinstance(later, FakeClock)
+            room, host_token = await owner.create_room(
+                "domeng", {"camat_target": 0}, 5, timer_s, [None, *["greedy"] * 4]
+            )
+            token = await room.call(lambda r: host.claim(r, 0, "Ana"))
+            ana = FakeOutbox()  # relayed: the owner's edge does not count it
+            await room.connect(ana, token)
+
+            async def start(r: Room) -> None:
+                host.check_host(r, host_token)
+                await host.begin_match(r)
+
+            await room.call(start)
+            for _ in range(400):  # the bots play until Ana has a tile to choose, her timer armed
+                if my_move(ana.last_state) is not None and room.turn_deadline is not None:
+                    break
+                await first.advance(room, CONFIG.bot_delay_s)
+            assert room.turn_deadline is not None
+            await first.advance(room, timer_s - 3.0, bots=False)  # 27 s of her 30 gone
+            version = room.version
+
+            taken = await there.open(room.code)  # the owner hands the room over
+            assert taken is not None and ana.closed_for == "room_moved"
+            assert taken.version == version and taken.turn_deadline is not None
+            assert later.time() + 2.0 < taken.turn_deadline <= later.time() + 3.0  # it stands
+            await later.advance(taken, 3.5, bots=False)  # ran out while her page was away: held
+            assert taken.version == version and taken.turn_deadline is not None
+            floor = RESUMED_TURN_MIN_S
+            assert later.time() - 3.5 + floor - 1.0 < taken.turn_deadline <= later.time() - 3.5 + floor
+            ana = FakeOutbox()
+            await taken.connect(ana, token)  # back: she sees the deadline it waits for
+            assert ana.last_state["room"]["turn"]["deadline_ms"] == int(taken.turn_deadline * 1000)
+            await later.advance(taken, floor - 3.5 - 1.0, bots=False)
+            assert taken.version == version  # hers still
+            await later.advance(taken, 1.0 + 2 * CONFIG.bot_delay_s)
+            assert taken.version > version  # then it ran out: a bot stood in
+            row = await other.store.load_match(taken.code)
+            assert row is not None
+            made = [a for r in row.rounds for a in r.actions if a.version == version + 1]
+            assert [(a.seat, a.actor) for a in made] == [(0, "timer")]
 
     asyncio.run(main())
 

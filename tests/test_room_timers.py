@@ -15,18 +15,19 @@ from typing import Any
 
 import pytest
 
-from app.rooms import host
+from app.rooms import host, making
 from app.rooms.frames import room_public, turn_public
 from app.rooms.local import LocalBots
+from app.rooms.recovery import resume
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
-from app.store import reads
+from app.store import repository
 from app.store.records import record_of
 from app.store.writer import now_utc
 from engine.actions import Action
 from engine.record import read_record
 from engine.views import PlayerView
-from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
+from tests.roomkit import FakeOutbox, Table, age_store, my_move, reopen, run_table
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
 TIMER_S = 30.0
@@ -354,9 +355,7 @@ def test_a_turn_kept_across_a_stop_runs_out_when_due_though_the_wall_clock_was_s
     run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})
 
 
-def test_a_turn_loaded_again_from_the_store_keeps_what_was_left_of_its_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_turn_loaded_again_from_the_store_keeps_what_was_left_of_its_time(tmp_path: Path) -> None:
     """A restart mid-turn (the room loaded again from the store, as after a restart or by another
     process) does not give the player a whole new turn: the turn began with the move before it
     (its stored time), so loaded 12 s later on the store's clock it has 18 s left of 30, and its
@@ -369,13 +368,13 @@ def test_a_turn_loaded_again_from_the_store_keeps_what_was_left_of_its_time(
         await table.start()
         for loaded_after_s, left_s in ((12.0, TIMER_S - 12.0), (TIMER_S + 60.0, RESUMED_TURN_MIN_S)):
             await until_turn(table, ana)
-            loaded_at = now_utc() + timedelta(seconds=loaded_after_s)
-            monkeypatch.setattr(reads, "now_utc", lambda at=loaded_at: at)
+            await table.room.settled()
+            await age_store(table, loaded_after_s)
             table = await reopen(table)
             ana = await table.watch(token)  # her page, back
             deadline = table.room.turn_deadline
             assert deadline is not None
-            # the move was stored a moment before `loaded_at` was taken: at most that much less left
+            # the move was stored a moment before the room was loaded: at most that much less left
             assert table.clock.time() + left_s - 5.0 < deadline <= table.clock.time() + left_s
             assert known_turn(ana) == {"seat": 0, "deadline_ms": int(deadline * 1000)}
             before = table.room.version
@@ -384,6 +383,91 @@ def test_a_turn_loaded_again_from_the_store_keeps_what_was_left_of_its_time(
             await table.clock.advance(table.room, 5.0 + 2 * table.hub.config.bot_delay_s)
             assert table.room.version > before  # ran out when it was due: a bot stood in
             assert (await actors_of(table, 0))[-1] in ("timer", "cover")
-            monkeypatch.undo()
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})
+
+
+def test_a_turn_loaded_again_is_timed_on_the_databases_clock_not_the_writers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process that stored the move before Ana's turn had its clock 20 s behind (another
+    machine, across a handoff): the room loaded again a moment later still gives her the whole
+    turn, both ends of its age being the database's own time. (The age mixed the writer's clock
+    with the reader's: 20 s of her turn were gone.)"""
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        behind = lambda: now_utc() - timedelta(seconds=20.0)  # noqa: E731
+        monkeypatch.setattr(repository, "now_utc", behind)  # the writing process's clock
+        await until_turn(table, ana)
+        await table.room.settled()
+        monkeypatch.undo()
+        table = await reopen(table)  # read by a process whose clock is right
+        await table.watch(token)
+        deadline = table.room.turn_deadline
+        assert deadline is not None
+        assert table.clock.time() + TIMER_S - 5.0 < deadline <= table.clock.time() + TIMER_S
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})
+
+
+def test_a_covered_players_turn_loaded_again_counts_from_their_return_not_the_move(tmp_path: Path) -> None:
+    """Ana's second timeout in a row (30 s after the move before her turn) lets a bot cover her;
+    she comes back while it thinks, and her turn's timer starts then, a whole one. Loaded again
+    right after, the turn still has nearly all of it: it began with her return, which the store
+    learnt, not with the move 30 s before. (It was counted from the move: 10 s were left.)"""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        await until_turn(table, ana)
+        await time_out(table)
+        await until_turn(table, ana)
+        bots.held = True  # the covering bot, asked for this very turn, waits
+        await table.clock.advance(table.room, TIMER_S, bots=False)  # the second: a bot covers her
+        assert table.room.seats[0].covered and bots.asked
+        assert table.room.state is not None and table.room.state.to_act == 0
+        await age_store(table, TIMER_S)  # those 30 s on the store's clock
+        table.room.back(ana)
+        await table.room.settled(bots=False)
+        assert not table.room.seats[0].covered and table.room.turn_deadline is not None
+        bots.release()
+        table = await reopen(table)
+        await table.watch(token)
+        deadline = table.room.turn_deadline
+        assert deadline is not None
+        assert table.clock.time() + TIMER_S - 5.0 < deadline <= table.clock.time() + TIMER_S
+
+    run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, bot_port=bots)
+
+
+def test_the_time_between_reading_a_room_and_arming_it_counts_in_its_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rebuilding the room loaded again took 5 s on a busy machine (its replay, between reading
+    its row and starting its timers): those 5 s count in Ana's turn too, as they would have on
+    the process that hosted it. (They were lost: counted from the read, armed from the rebuild.)"""
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        await until_turn(table, ana)
+        await table.room.settled()
+        clock = table.clock
+
+        def slow(*args: Any, **kwargs: Any) -> Any:
+            rebuilt = resume(*args, **kwargs)
+            clock.now += 5.0
+            return rebuilt
+
+        monkeypatch.setattr(making, "resume", slow)
+        table = await reopen(table)
+        monkeypatch.undo()
+        await table.watch(token)
+        deadline = table.room.turn_deadline
+        assert deadline is not None
+        assert clock.time() + TIMER_S - 5.0 - 3.0 < deadline <= clock.time() + TIMER_S - 5.0
 
     run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})

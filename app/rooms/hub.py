@@ -197,12 +197,13 @@ class Hub(LeasedRooms):
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
         row = await self.store.load_room(code)
+        read_at = self.clock.monotonic()  # the turn in play counts from here to its arming
         if row is None or row.match.status not in _LOADABLE:
             return None
         if code in self.rooms:  # created meanwhile (codes are random: never in practice)
             return self.rooms[code]
         try:
-            room = self.maker.restore(row, store)
+            room = self.maker.restore(row, store, read_at)
             last = row.match.rounds[-1] if row.match.rounds else None
             if last is not None and last.outcome is None and row.match.status == "playing":
                 # a round's last action stored without its end (older databases): store it now
@@ -332,7 +333,9 @@ class Hub(LeasedRooms):
         """Stop the sweeper and every room's task (connections are closed by the server's
         shutdown), then give up the rooms' leases and close them."""
         await self.sweeper.stop()
-        await asyncio.gather(*(room.stop() for room in self.rooms.values()), *self._stopping)
+        # with leases another process takes the rooms at once: each stores what is left of its turn
+        handed = self.ownership is not None
+        await asyncio.gather(*(room.stop(handed) for room in self.rooms.values()), *self._stopping)
         if self.ownership is not None:  # another process may take the rooms at once
             await self.ownership.close()
 

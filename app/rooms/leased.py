@@ -61,7 +61,7 @@ class LeasedRooms:
             return False
         self._take_out(room)
         try:
-            await room.stop()
+            await room.stop(hand_over=True)  # its turn's deadline stands on the next owner
         finally:
             room.close_all("room_moved")
             await self.release(code)

@@ -105,10 +105,13 @@ class RoomMaker:
         room.hints = hints
         return room
 
-    def restore(self, row: RoomRow, store: MatchStore | None = None) -> Room:
+    def restore(self, row: RoomRow, store: MatchStore | None = None, read_at: float | None = None) -> Room:
         """The room of a stored match, its game resumed from its last round's start
-        (`app.rooms.recovery.resume`), writing to ``store`` (default: the maker's); its task not
+        (`app.rooms.recovery.resume`), writing to ``store`` (default: the maker's), ``row`` read
+        at ``read_at`` on the clock's `monotonic` (default: now; the turn in play counts the time
+        from then until its room is armed, `app.rooms.timing.Timing.resume_turn`); its task not
         started. Raises ValueError, KeyError or `EngineError` when it cannot be rebuilt."""
+        read_at = self.clock.monotonic() if read_at is None else read_at
         match = row.match
         rules = make_rules(match.variant, match.options, match.seat_count)
         seats = [
@@ -134,8 +137,8 @@ class RoomMaker:
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
-        if game.turn_age_s is not None:
-            room.resume_turn(game.turn_age_s)  # what was left of it, not a full timer
+        if game.turn_age_s is not None:  # what was left of it, not a full timer
+            room.resume_turn(game.turn_age_s, read_at, handed=row.handed)
         last = None if room.state is None else room.state.round_index - 1
         room.hints_given = [_hint_given(h.seat, h.seq, game) for h in row.hints if h.round_index == last]
         return room

@@ -144,6 +144,10 @@ class MatchStore(Protocol):
         """Seat changes, a status change, a dealt round, the open-table choice and the match's
         options, turn timer and hints, the host's ask to end a no-limit match, together or alone."""
 
+    async def stamp_turn(self, match_id: int, used_s: float = 0.0, *, handed: bool = False) -> None:
+        """When the turn in play began: ``used_s`` seconds ago on the database's clock; with
+        ``handed``, the room is being handed over in an orderly way (no version)."""
+
     async def end_round(
         self,
         match_id: int,

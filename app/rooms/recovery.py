@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from app.store.models import BY_BOT
@@ -103,15 +102,21 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
     rebuilt = _replay(state, match.rounds)
     if match.status == "finished" and match.host_stop and state.phase is Phase.READY and rules.host_stops:
         state.stop()
-    if state.phase is Phase.PLAYING and row.loaded_at is not None:
-        rebuilt.turn_age_s = turn_age_s(match.rounds[-1], row.loaded_at)
+    if state.phase is Phase.PLAYING and row.read_at is not None:
+        rebuilt.turn_age_s = turn_age_s(match.rounds[-1], row.read_at, row.turn_at)
     return rebuilt
 
 
-def turn_age_s(playing: RoundRow, loaded_at: datetime) -> float:
-    """Seconds from the start of the turn in play of round ``playing`` to ``loaded_at``, both on
-    the store's clock (at least 0): a turn begins with the move before it (its action's
-    ``created_at``), the round's first with its deal (``started_at``). A non-move version (the
-    host's stop, a seat claimed) keeps the turn, as it keeps its deadline (`app.rooms.timing`)."""
-    began = playing.actions[-1].created_at if playing.actions else playing.started_at
-    return max(0.0, (loaded_at - began).total_seconds())
+def turn_age_s(playing: RoundRow, read_at: float, turn_at: float | None = None) -> float:
+    """Seconds from the start of the turn in play of round ``playing`` to ``read_at`` (at least
+    0), both in seconds since the epoch on the database's own clock: the turn began at
+    ``turn_at`` (`app.store.models.Match.turn_at`: the move before it, the deal, a timer started
+    afresh, or a handoff's shifted start), so no server process's clock enters it, and two
+    processes whose clocks differ agree on it. A non-move version (the host's stop, a seat
+    claimed) keeps the turn, as it keeps its deadline (`app.rooms.timing`). Without ``turn_at``
+    (a turn begun before the store kept it) the turn began with its move's ``created_at``, or the
+    round's ``started_at``, on the clock of the process that stored it."""
+    if turn_at is None:
+        began = playing.actions[-1].created_at if playing.actions else playing.started_at
+        turn_at = began.timestamp()
+    return max(0.0, read_at - turn_at)

@@ -44,7 +44,7 @@ from app.rooms.ports import BotPort, Clock, MatchStore, Outbox
 from app.rooms.presence import Presence
 from app.rooms.seats import SeatInfo
 from app.rooms.timing import Timing
-from app.store import FencedOutError
+from app.store import FencedOutError, StoreError
 from engine.actions import Action
 from engine.core import State
 from engine.errors import EngineError
@@ -141,14 +141,43 @@ class Room(Commits, Timing, Moves, Presence):
         if not self.host_conns:
             self.start_host_grace()  # loaded without the host: their grace runs from now
 
-    async def stop(self) -> None:
-        """Stop the task after the intents already queued."""
+    async def stop(self, hand_over: bool = False) -> None:
+        """Stop the task after the intents already queued; with ``hand_over`` (another process
+        is to take the room in an orderly way: a handoff, a clean shutdown), store what is left
+        of the turn in play first, so that its deadline stands there (`store_turn_left`)."""
         if self.task is None:
             return
         self.queue.put_nowait(None)
         await self.task
+        if hand_over:
+            await self.store_turn_left()
         self.cancel_timers()
         self.cancel_host_timer()
+
+    async def store_turn_start(self) -> None:
+        """If a turn's timer started afresh without a move (`Timing.stamp_due`: a covered player
+        back on their own turn), store when it began (`MatchStore.stamp_turn`), so the room loaded
+        again counts the turn from then, not from its move. A failure is logged: the turn then
+        counts from its move, as a room loaded again did before."""
+        if not self.stamp_due:
+            return
+        self.stamp_due = False
+        try:
+            await self.store.stamp_turn(self.match_id)
+        except StoreError as error:
+            _log.warning("turn_start_not_saved", room=self.code, error=str(error))
+
+    async def store_turn_left(self) -> None:
+        """The room is handed over: store the time its timed turn has used (`MatchStore.stamp_turn`
+        with ``handed``), if a turn timer is armed. A failure is logged: the next owner then
+        counts the turn as after a crash."""
+        left = self.turn_left_s()
+        if left is None:
+            return
+        try:
+            await self.store.stamp_turn(self.match_id, self.turn_timer_s - left, handed=True)
+        except StoreError as error:
+            _log.warning("turn_left_not_saved", room=self.code, error=str(error))
 
     def cancel_timers(self) -> None:
         """Disarm every timer (the room is stopping) and forget pending bot decisions."""
@@ -185,6 +214,7 @@ class Room(Commits, Timing, Moves, Presence):
                 self._busy = False
                 if not isinstance(intent, Command) or intent.touch:
                     self.last_active = self.clock.time()
+            await self.store_turn_start()
 
     async def _ask(self, intent: Intent) -> Any:
         if self.retired:  # unloaded in between: the caller opens the room again from the store

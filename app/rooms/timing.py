@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import dataclass
 
 from app.rooms.config import RoomConfig
 from app.rooms.intents import Auto, Intent, NextRound
@@ -22,10 +23,24 @@ __all__ = [
 ]
 
 RESUMED_TURN_MIN_S = 10.0
-"""Seconds a turn loaded again from the store keeps at least (or its whole timer if shorter): the
-time the server was down, or the room was moving to another process, is nobody's fault, and the
-player's page needs a moment to reconnect (its retries start at 0.25 s, `static/js/connection.js`)
-and to show the board again before the turn can be taken from them."""
+"""Seconds a turn loaded again from the store after a crash keeps at least (or its whole timer if
+shorter): the time the server was down, or its lease ran out, is nobody's fault, and the player's
+page needs a moment to reconnect (its retries start at 0.25 s, `static/js/connection.js`) and to
+show the board again before the turn can be taken from them. After an orderly handoff the turn
+keeps what was left of it, and waits this long only for a player who is not back yet
+(`Timing.resume_turn`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Resumed:
+    """A turn loaded again (`Timing.resume_turn`): its ``state``, its age ``age_s`` (seconds, on the
+    database's clock) when the row was read, at ``read_at`` on the room clock's `monotonic`, and
+    whether its room was ``handed`` over in an orderly way."""
+
+    state: State
+    age_s: float
+    read_at: float
+    handed: bool
 
 
 class Timing:
@@ -51,6 +66,18 @@ class Timing:
         # seat to act, and when it is due on the clock's `monotonic` (a wall clock set back or
         # forward meanwhile must not move it)
         self._timed_turn: tuple[State, int, float] | None = None
+        self._resumed: _Resumed | None = None
+        """A turn loaded again, until `schedule` first arms the room (`resume_turn`)."""
+        self._hold: tuple[State, float] | None = None
+        """A turn resumed after a handoff, and until when on `monotonic` it waits for its player
+        if they are not back when it runs out (`hold_for_absent`)."""
+        self._seen: State | None = None
+        """The state `schedule` last armed a wait for: a turn timer started afresh on a state
+        already seen began without a move (`stamp_due`)."""
+        self.stamp_due = False
+        """A turn timer started afresh without a move (a covered player back on their turn, a
+        person taking a bot's seat on its turn): the store is to learn when it began
+        (`app.rooms.room.Room.store_turn_start`), as it learns it by itself from a move."""
 
     def current_wait(self) -> Wait | None:
         """What the room waits for now (`app.rooms.schedule.next_wait`)."""
@@ -69,8 +96,11 @@ class Timing:
         restarts under them. Nor does a new version that is not a move (the host's stop or its
         taking back, a seat claimed): the same turn (the same state, every move making a new one,
         and seat) keeps its deadline, what is left of it measured on the clock's `monotonic` (the
-        wall clock may be set meanwhile); a move, a Kozel draw among them, starts a full one."""
+        wall clock may be set meanwhile); a move, a Kozel draw among them, starts a full one. The
+        first arming of a room loaded again keeps what was left of its turn (`resume_turn`)."""
         wait = self.current_wait()
+        resumed, self._resumed = self._resumed, None  # the first arming only: what was loaded
+        seen, self._seen = self._seen, self.state
         if wait is not None and wait == self._wait and self._timer is not None:
             return
         self.disarm()
@@ -82,8 +112,13 @@ class Timing:
         if wait.reason == "timer":
             assert self.state is not None and wait.seat is not None
             now = self.clock.monotonic()
-            if deadline is None or turn is None or turn[0] is not self.state or turn[1] != wait.seat:
+            if resumed is not None and resumed.state is self.state:
+                left = self._resumed_left(resumed, now)
+                deadline, due = self.clock.time() + left, now + left
+            elif deadline is None or turn is None or turn[0] is not self.state or turn[1] != wait.seat:
                 deadline, due = self.clock.time() + self.turn_timer_s, now + self.turn_timer_s
+                if seen is self.state:  # no move began it: it begins now
+                    self.stamp_due = True
             else:
                 due = turn[2]
             self._timed_turn = (self.state, wait.seat, due)
@@ -105,18 +140,61 @@ class Timing:
             play_at = self.clock.time() + pause
             self._timer = self.clock.call_later(0.0, lambda: put(Auto(wait.version, "bot", play_at)))
 
-    def resume_turn(self, age_s: float) -> None:
+    def resume_turn(self, age_s: float, read_at: float, handed: bool = False) -> None:
         """The turn in play (a room loaded again from the store: a restart, another process taking
-        it) began ``age_s`` seconds ago (`app.rooms.recovery.turn_age_s`): when `schedule` arms
-        its timer it keeps what is left of it, never more than a whole turn, and at least
-        `RESUMED_TURN_MIN_S` of it (a turn past its end is not taken the moment the room is back).
+        it) was ``age_s`` seconds old (`app.rooms.recovery.turn_age_s`, on the database's clock)
+        when its row was read, at ``read_at`` on the clock's `monotonic`. When `schedule` first
+        arms the room (its task started) the turn keeps what is left of it then, the time since
+        the read counted too, never more than a whole turn:
+
+        - after a crash (the owner died, its lease ran out, one process restarted) at least
+          `RESUMED_TURN_MIN_S` from the arming (the whole timer if shorter): the player's page
+          was reconnecting through the outage, which was not theirs;
+        - after an orderly handoff (``handed``: its owner handed it over or shut down cleanly,
+          storing what was left, `app.store.Store.stamp_turn`) exactly what was left, so the
+          deadline the pages were told stands (the handoff took a moment, and the pages come
+          back at once); only if it runs out while its player has no connection here (their
+          page still reconnecting) does it wait for them, until `RESUMED_TURN_MIN_S` after the
+          arming at most (`hold_for_absent`).
+
         Otherwise the deadline the pages were told stands, give or take the difference between the
-        store's clock and the room's."""
+        room clock's rate and the database's."""
         assert self.state is not None
-        left = self.turn_timer_s - min(max(0.0, age_s), self.turn_timer_s)
-        left = max(left, min(RESUMED_TURN_MIN_S, self.turn_timer_s))
-        self.turn_deadline = self.clock.time() + left
-        self._timed_turn = (self.state, self.state.to_act, self.clock.monotonic() + left)
+        self._resumed = _Resumed(self.state, max(0.0, age_s), read_at, handed)
+        self._seen = self.state
+
+    def _resumed_left(self, resumed: _Resumed, now: float) -> float:
+        """Seconds left of a resumed turn armed at ``now`` (`resume_turn`)."""
+        age = resumed.age_s + max(0.0, now - resumed.read_at)
+        left = self.turn_timer_s - min(age, self.turn_timer_s)
+        floor = min(RESUMED_TURN_MIN_S, self.turn_timer_s)
+        if resumed.handed:
+            self._hold = (resumed.state, now + floor)
+            return left
+        return max(left, floor)
+
+    def hold_for_absent(self) -> bool:
+        """The turn's timer ran out: if it is a turn resumed after an orderly handoff whose player
+        has no connection here (their page still reconnecting), and the room was armed less than
+        `RESUMED_TURN_MIN_S` ago, it waits for them until then (once; everyone is told the new
+        deadline). Whether it did."""
+        hold, self._hold = self._hold, None
+        if hold is None or self.state is None or hold[0] is not self.state:
+            return False
+        seat, now = self.state.to_act, self.clock.monotonic()
+        if self.seats[seat].connections > 0 or hold[1] <= now:
+            return False
+        self.turn_deadline = self.clock.time() + (hold[1] - now)
+        self._timed_turn = (self.state, seat, hold[1])
+        self.rearm()
+        return True
+
+    def turn_left_s(self) -> float | None:
+        """Seconds left of the turn whose timer is armed (at least 0), or None when none is."""
+        turn = self._timed_turn
+        if turn is None or self.state is None or turn[0] is not self.state:
+            return None
+        return max(0.0, turn[2] - self.clock.monotonic())
 
     def hold(self, delay_s: float, intent: Intent) -> None:
         """Queue ``intent`` again in ``delay_s`` seconds, as the wait's one timer (a bot's move
@@ -138,5 +216,5 @@ class Timing:
 
     def forget_wait(self) -> None:
         """Disarm and forget the wait (the room is stopping or its match changes)."""
-        self._wait, self._timed_turn = None, None
+        self._wait, self._timed_turn, self._hold = None, None, None
         self.disarm()

@@ -12,11 +12,12 @@ from typing import Any, Final, Generic, TypeVar
 from sqlalchemy import bindparam, insert, update
 from sqlalchemy.engine import Connection
 
+from app.store.dbclock import db_now_s
 from app.store.errors import NotFoundError, store_error
 from app.store.fencing import Refused, check_fence, lock_fences
 from app.store.models import Match, MatchAction
 
-__all__ = ["Op", "answer", "drain", "insert_actions", "run_ops", "set_version"]
+__all__ = ["Op", "answer", "began_turn", "drain", "insert_actions", "run_ops", "set_version"]
 
 _T = TypeVar("_T")
 
@@ -39,6 +40,12 @@ _INSERT_ACTIONS: Final = insert(MatchAction)
 _SET_VERSIONS: Final = (
     update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
 )
+_SET_TURNS: Final = (
+    update(Match)
+    .where(Match.id == bindparam("match"))
+    .values(version=bindparam("new_version"), turn_at=db_now_s(), handed_fence=None)
+)
+"""A move's version, and the next turn beginning now on the database's clock (`Match.turn_at`)."""
 
 
 def drain(queue: asyncio.Queue[Op[Any] | None]) -> list[Op[Any]]:
@@ -95,10 +102,22 @@ def run_ops(connection: Connection, ops: Sequence[Op[Any]]) -> list[Any]:
 
 
 def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
-    """Insert action ``rows`` (one executemany) and set each match's version to its last row's."""
+    """Insert action ``rows`` (one executemany) and set each match's version to its last row's;
+    each move begins the next turn (`Match.turn_at`, on the database's clock), in the same
+    statement."""
     connection.execute(_INSERT_ACTIONS, rows)
     last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
-    connection.execute(_SET_VERSIONS, [{"match": m, "new_version": v} for m, v in last.items()])
+    connection.execute(_SET_TURNS, [{"match": m, "new_version": v} for m, v in last.items()])
+
+
+def began_turn(connection: Connection, match_id: int, used_s: float = 0.0, handed: bool = False) -> None:
+    """The match's turn in play began ``used_s`` seconds ago (0: now, a deal or a timer started
+    afresh), on the database's clock (`Match.turn_at`); with ``handed``, its owner is handing the
+    room over in an orderly way (`Match.handed_fence` := the fence its writes carry), otherwise that
+    mark is cleared. Inside a transaction."""
+    values: dict[str, Any] = {"turn_at": db_now_s() - used_s, "handed_fence": Match.fence if handed else None}
+    if connection.execute(update(Match).where(Match.id == match_id).values(values)).rowcount != 1:
+        raise NotFoundError(f"no match {match_id}")
 
 
 def set_version(connection: Connection, match_id: int, version: int) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, case, func, select, update
 from sqlalchemy.engine import Connection
 
 from app.store.errors import FencedOutError, NotFoundError
@@ -29,7 +29,12 @@ _RAISE_FENCE: Final = (
 _RAISE_ROOM_FENCE: Final = (
     update(Match)
     .where(Match.code == bindparam("room"), Match.fence <= bindparam("token"))
-    .values(fence=bindparam("new_fence"))
+    .values(
+        fence=bindparam("new_fence"),
+        # a handoff's mark stands only for the owner right after the one that handed over: if
+        # another owner claimed the room since (and perhaps crashed), it is no handoff any more
+        handed_fence=case((Match.handed_fence == Match.fence, Match.handed_fence), else_=None),
+    )
 )
 
 

@@ -180,6 +180,18 @@ class Match(Base):
     """The highest fencing token a write of this match carried (docs/cluster.md): a write with a
     lower one, from an owner that lost the room's lease, is refused (`app.store.FencedOutError`). 0
     when the server runs without Redis (no write carries a token)."""
+    turn_at: Mapped[float | None] = mapped_column(Float)
+    """When the turn in play began, in seconds since the epoch on the database's own clock
+    (`app.store.dbclock.db_now_s`, never a server process's): set by each move and each deal, by a
+    turn timer started afresh without a move (a covered player back on their turn), and, shifted
+    back by the time already used, when its owner hands the room over (`handed_fence`). None: a
+    turn begun before this column (its move's ``created_at`` tells)."""
+    handed_fence: Mapped[int | None] = mapped_column(BigInteger)
+    """The fencing token of the owner that handed the room over in an orderly way during the turn
+    in play (docs/cluster.md, "Handoff"; a clean shutdown), storing what was left of the turn in
+    `turn_at`; kept by the next owner's claim only while no other owner came in between
+    (`app.store.fencing.claim_fences`), cleared by the next move. None: not handed over (a crash,
+    a lost lease, one process)."""
 
 
 class Seat(Base):

@@ -13,6 +13,7 @@ from sqlalchemy import ColumnElement, Select, and_, exists, func, not_, or_, sel
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from app.store.dbclock import db_now_s
 from app.store.errors import NotFoundError, StoreClosedError, store_error
 from app.store.hints import HintRow
 from app.store.models import (
@@ -32,7 +33,6 @@ from app.store.rows import (
     SeatRow,
     TallyRow,
 )
-from app.store.writer import now_utc
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -145,9 +145,16 @@ class MatchReads:
         if self._read_engine is None:
             raise StoreClosedError("the store is not started")
         async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session, session.begin():
-            match = await session.scalar(select(Match).where(Match.id == _latest(code).scalar_subquery()))
-            if match is None:
+            # the database's own clock with the row: how long ago its turn began, on one clock
+            first_row = (
+                await session.execute(
+                    select(Match, db_now_s()).where(Match.id == _latest(code).scalar_subquery())
+                )
+            ).first()
+            if first_row is None:
                 return None
+            match, read_at = first_row
+            turn_at, handed = match.turn_at, match.handed_fence is not None
             mid = match.id
             seats = list(await session.scalars(select(Seat).where(Seat.match_id == mid).order_by(Seat.seat)))
             ended = (
@@ -193,7 +200,15 @@ class MatchReads:
         received = [0] * row.seat_count
         for seat, total in sums:
             received[seat] = int(total or 0)
-        return RoomRow(row, tuple(o for o in outcomes if o is not None), tuple(received), hints, now_utc())
+        return RoomRow(
+            row,
+            tuple(o for o in outcomes if o is not None),
+            tuple(received),
+            hints,
+            read_at=float(read_at),
+            turn_at=turn_at,
+            handed=handed,
+        )
 
     async def count_active(self) -> int:
         """How many matches are ``waiting`` or ``playing``."""

@@ -18,7 +18,7 @@ from typing import Any, Final
 from sqlalchemy import bindparam, func, insert, literal, update
 from sqlalchemy.engine import Connection
 
-from app.store.batches import insert_actions, set_version
+from app.store.batches import began_turn, insert_actions, set_version
 from app.store.chat import ChatStore
 from app.store.errors import NotFoundError
 from app.store.hints import HintStore
@@ -117,6 +117,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
                     "started_at": now,
                 }
                 connection.execute(_INSERT_ROUND, row)
+                began_turn(connection, match_id)
             settings: dict[str, Any] = {}
             if open_table is not None:
                 settings["open_table"] = open_table
@@ -207,6 +208,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
                 )
             )
             set_version(connection, match_id, version)
+            began_turn(connection, match_id)
 
         await self._submit(run, match=match_id)
 
@@ -250,6 +252,20 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         def run(connection: Connection) -> None:
             insert_actions(connection, [row])
             _write_round_end(connection, match_id, round_index, round_end, version, now)
+
+        await self._submit(run, match=match_id)
+
+    async def stamp_turn(self, match_id: int, used_s: float = 0.0, *, handed: bool = False) -> None:
+        """Store when the turn in play began (`Match.turn_at`): ``used_s`` seconds ago on the
+        database's clock (0: now). A room calls it when a turn's timer starts afresh without a
+        move (a covered player back on their turn, a person taking a bot's seat on its turn: a
+        move or a deal stores it by itself), and, with ``handed``, when it hands the room over in
+        an orderly way (docs/cluster.md, "Handoff"), with the time the turn had used (seconds, at
+        least 0). Raises NotFoundError for an unknown match."""
+        used = max(0.0, used_s)
+
+        def run(connection: Connection) -> None:
+            began_turn(connection, match_id, used, handed)
 
         await self._submit(run, match=match_id)
 

@@ -214,9 +214,17 @@ class RoomRow:
     received_before: tuple[int, ...] = ()
     hints: tuple[HintRow, ...] = ()
     """The hints used in its last round (the one in play, or the last ended one)."""
-    loaded_at: datetime | None = None
-    """When it was read, on the store's clock (the one its actions' ``created_at`` are on): how
-    long ago the turn in play began (`app.rooms.recovery.resume`)."""
+    read_at: float | None = None
+    """When it was read, in seconds since the epoch on the database's own clock (the one
+    ``turn_at`` is on, `app.store.dbclock.db_now_s`); None: not known."""
+    turn_at: float | None = None
+    """When the turn in play began, on that same clock (`app.store.models.Match.turn_at`; None for
+    a turn begun before the store kept it): with ``read_at``, how long ago it began
+    (`app.rooms.recovery.resume`), whatever the clocks of the processes that wrote and read it."""
+    handed: bool = False
+    """The room was handed over in an orderly way during the turn in play, by the owner right
+    before this reader (`app.store.models.Match.handed_fence`): the turn's time did not stop for
+    a crash (`app.rooms.timing.Timing.resume_turn`)."""
 
 
 def seat_display_name(seat: SeatRow) -> str:
