@@ -75,7 +75,7 @@ _FORKS.set_forkserver_preload(list(PRELOADED))
 _forked: list[multiprocessing.process.BaseProcess] = []
 
 
-def _serve(argv: list[str], env: dict[str, str], log_path: str, nofile: int | None) -> None:
+def _serve(argv: list[str], env: dict[str, str], log_path: str, nofile: tuple[int, int] | None) -> None:
     """A forked server's body: the environment, working directory, output and open-files limit
     that ``python -m app.cli serve`` would have had, then `app.cli.main`."""
     os.environ.clear()
@@ -86,7 +86,7 @@ def _serve(argv: list[str], env: dict[str, str], log_path: str, nofile: int | No
     os.dup2(log, 2)
     os.close(log)
     if nofile is not None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
     from app.cli import main  # noqa: PLC0415 - imported already, by the fork server
 
     sys.exit(main(argv))
@@ -142,10 +142,11 @@ class Forked:
 
 _LIMITED = (
     "import os, resource, sys; "
-    "resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
+    "resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard})); "
     "os.execv(sys.executable, [sys.executable, '-m', 'app.cli', *sys.argv[1:]])"
 )
-"""``python -c`` that sets the open-files limit, then runs ``app.cli`` with the same arguments."""
+"""``python -c`` that sets the open-files limits (soft and hard), then runs ``app.cli`` with the same
+arguments."""
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -202,19 +203,20 @@ class ServerProcess:
         data_dir: Path,
         env: dict[str, str] | None = None,
         database_url: str | None = None,
-        nofile: int | None = None,
+        nofile: int | tuple[int, int] | None = None,
         *,
         fresh: bool = FRESH,
         host: str | None = None,
         port: int = 0,
     ) -> None:
-        """``nofile``: the server's open-files limit (RLIMIT_NOFILE), else this process's.
+        """``nofile``: the server's open-files limit (RLIMIT_NOFILE), soft and hard (the server
+        raises its soft limit to its hard one at start), or ``(soft, hard)``; else this process's.
         ``fresh``: a new interpreter rather than a fork of the fork server (module docstring).
         ``host``: the address to listen on (`lan_address`, say), else 127.0.0.1. ``port``: the
         port to listen on (a stopped server's, to start it again where its pages are), else a
         free one."""
         self.data_dir = data_dir
-        self.nofile = nofile
+        self.nofile = (nofile, nofile) if isinstance(nofile, int) else nofile
         self.host = host
         self.port = port
         self.fresh = fresh
@@ -234,7 +236,7 @@ class ServerProcess:
         if self.fresh:
             command = [sys.executable, "-m", "app.cli", *argv]
             if self.nofile is not None:  # the limit set in the child, which then becomes the server
-                command[1:3] = ["-c", _LIMITED.format(nofile=self.nofile)]
+                command[1:3] = ["-c", _LIMITED.format(soft=self.nofile[0], hard=self.nofile[1])]
             with self.log_path.open("wb") as log:
                 self.proc = subprocess.Popen(
                     command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT

@@ -285,9 +285,52 @@ def test_a_low_open_files_limit_is_named_at_start_with_how_to_raise_it(tmp_path:
         assert warnings[0]["level"] == "warning"
         assert warnings[0]["open_files_limit"] == 40 and warnings[0]["max_connections"] == 8
         assert "ulimit -n" in str(warnings[0]["message"])
+        assert _logged(server, "open_files_limit_raised") == []  # its hard limit is 40 too
         assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
     finally:
         server.stop()
+
+
+def test_the_soft_open_files_limit_is_raised_to_the_hard_one_at_start(tmp_path: Path) -> None:
+    """A shell's ``ulimit -n`` often leaves the soft limit (here 256) far below the hard one (here
+    4,096): the server raises it to the hard limit at start, as Go's runtime and the JVM do, and
+    says so; its cap of connections follows the raised limit, and no warning is needed."""
+    server = ServerProcess(tmp_path, {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0"}, nofile=(256, 4096)).start()
+    try:
+        assert server.proc is not None
+        assert _open_files_limits(server.proc.pid) == (4096, 4096)
+        raised = _logged(server, "open_files_limit_raised")
+        assert len(raised) == 1, server.log()[-2000:]
+        assert (raised[0]["raised_from"], raised[0]["raised_to"]) == (256, 4096)
+        assert _logged(server, "open_files_limit_low") == []
+    finally:
+        server.stop()
+
+
+def test_a_hard_limit_too_low_is_still_named_once_the_soft_one_is_raised(tmp_path: Path) -> None:
+    """Soft 40, hard 80: raised to 80, which leaves 48 connections beside the reserve, too few for
+    a few players: the warning names the raised limit."""
+    server = ServerProcess(tmp_path, {"DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0"}, nofile=(40, 80)).start()
+    try:
+        assert server.proc is not None and _open_files_limits(server.proc.pid) == (80, 80)
+        raised = _logged(server, "open_files_limit_raised")
+        assert [(e["raised_from"], e["raised_to"]) for e in raised] == [(40, 80)], server.log()[-2000:]
+        warnings = _logged(server, "open_files_limit_low")
+        assert len(warnings) == 1 and warnings[0]["level"] == "warning"
+        assert (warnings[0]["open_files_limit"], warnings[0]["hard_limit"]) == (80, 80)
+        assert warnings[0]["max_connections"] == 48
+    finally:
+        server.stop()
+
+
+def _open_files_limits(pid: int) -> tuple[int, int]:
+    """Process ``pid``'s open-files limits, soft and hard, as the kernel shows them
+    (/proc/PID/limits, "Max open files")."""
+    for line in (Path("/proc") / str(pid) / "limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return int(soft), int(hard)
+    raise AssertionError(f"no open-files limit for process {pid}")
 
 
 def test_a_low_open_files_limit_is_warned_of_and_a_large_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:

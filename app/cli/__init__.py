@@ -211,7 +211,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.edge.heard import heard_protocol  # noqa: PLC0415
     from app.edge.refusals import secure_refusals  # noqa: PLC0415
     from app.web.app import create_app  # noqa: PLC0415
-    from app.web.guard import ConnectionGuard, connections_cap, guarded_protocol  # noqa: PLC0415
+    from app.web.guard import (  # noqa: PLC0415
+        ConnectionGuard,
+        connections_cap,
+        guarded_protocol,
+        raise_open_files_limit,
+    )
     from app.web.middleware import security_headers  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
@@ -234,7 +239,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             where = ".".join(str(part) for part in problem["loc"]) or "settings"
             print(f"domeng serve: {where}: {problem['msg']}", file=sys.stderr)
         return 2
-    app = create_app(settings)
+    app = create_app(settings)  # the logs' format too
+    raise_open_files_limit()  # the soft limit to the hard one, before the cap is read from it
     total = connections_cap(settings.max_connections)  # warns of a low open-files limit
     guard = ConnectionGuard.from_settings(
         settings.max_connections_per_address, settings.forwarded_allow_ips, total=total

@@ -52,6 +52,7 @@ __all__ = [
     "connections_cap",
     "guarded_protocol",
     "open_files_cap",
+    "raise_open_files_limit",
 ]
 
 _log = structlog.get_logger("domeng.guard")
@@ -169,6 +170,27 @@ ENOUGH_CONNECTIONS: Final = 64
 """An open-files limit that leaves fewer connections than this beside the server's own files is
 named in a warning at start (`connections_cap`): a browser opens up to six connections to one host
 and a room's socket besides, so a handful of players' pages fill it."""
+
+
+def raise_open_files_limit() -> tuple[int, int]:
+    """Raise the process's soft open-files limit (RLIMIT_NOFILE) to its hard limit, as Go's
+    runtime and the JVM do at start: the soft limit (often 1,024) is what a shell's ``ulimit -n``
+    left, the hard one what the process may use. Never above the hard limit; an unlimited hard
+    limit is not asked for (Linux refuses it for open files): the soft limit stays. Returns the
+    soft limit before and after (equal when nothing was raised, ``RLIM_INFINITY`` for unlimited).
+    Logs ``open_files_limit_raised`` (info: ``raised_from``, ``raised_to``) when it raised it, and
+    ``open_files_limit_not_raised`` (a warning, with the system's reason) when the system refused;
+    a hard limit too low for a few players is then named by `connections_cap`."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if resource.RLIM_INFINITY in (soft, hard) or soft >= hard:
+        return soft, soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (OSError, ValueError) as error:
+        _log.warning("open_files_limit_not_raised", open_files_limit=soft, hard_limit=hard, error=str(error))
+        return soft, soft
+    _log.info("open_files_limit_raised", raised_from=soft, raised_to=hard)
+    return soft, hard
 
 
 def open_files_cap(reserve_fraction: float = 0.05, reserve_min: int = 32) -> int:

@@ -166,8 +166,9 @@ class Settings(BaseSettings):
     (app/web/guard.py). Default: a little below the open-files limit (`open_files_cap`: 5% of it,
     at least 32 descriptors, kept for the database, the bot workers and the logs), so the accept
     loop never runs out of descriptors; a limit that leaves fewer than 64 is named in a warning at
-    start (``open_files_limit_low``). 0: no cap. Raise the limit itself (``ulimit -n``, systemd's
-    ``LimitNOFILE``) for thousands of players."""
+    start (``open_files_limit_low``). The server raises its soft open-files limit to the hard one
+    at start (`app.web.guard.raise_open_files_limit`). 0: no cap. Raise the hard limit itself
+    (``ulimit -Hn`` as root, systemd's ``LimitNOFILE``) for thousands of players."""
     request_timeout_s: Annotated[float, Field(gt=0, le=10)] = 10.0
     """A connection that has not sent a whole request this long after opening (or after its last
     response) is closed: half-sent headers hold nothing for long (at most 10 s)."""
