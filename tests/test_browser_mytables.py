@@ -54,13 +54,18 @@ def test_a_host_back_in_the_lobby_finds_their_tables(
     server: ServerProcess, browser: Any, viewport: dict[str, int]
 ) -> None:
     """The browser created one room (the host's token) and sat in another (a seat's token); it
-    also holds a token for a room the server has forgotten. The lobby lists the two it knows,
-    latest first, with the game, the state and the role, and drops the third from the browser's
-    memory; once the host's match starts, the list says so. The look-ups carry no token."""
+        also holds a token for a room the server has forgotten. The lobby lists the two it knows,
+        latest first, with the game, the state and the role, and drops the third from the browser's
+        memory; once the host's match starts, the list says so. One status read looks them all up, and
+    carries no token."""
     en = catalog_of("en")
     context, page, watch = open_page(browser, viewport)
     looked_up: list[dict[str, str]] = []
-    page.on("request", lambda r: looked_up.append(r.headers) if "/api/rooms/" in r.url else None)
+    urls: list[str] = []
+    page.on(
+        "request",
+        lambda r: (looked_up.append(r.headers), urls.append(r.url)) if "/api/rooms/" in r.url else None,
+    )
     try:
         _lobby(page, f"{server.url}/")
         assert page.locator("#my-tables").is_hidden()  # nothing held yet
@@ -72,7 +77,12 @@ def test_a_host_back_in_the_lobby_finds_their_tables(
         hold_seat(page, seated["code"], server.claim(seated["code"], 0, "Ana").json()["token"], 0)
         hosted = create_room_in_lobby(page, server.url, ["person", "easy", "easy", "easy", "easy"])
         looked_up.clear()
+        urls.clear()
         _lobby(page, f"{server.url}/")
+        # one status read for them all, which loads no room on the server (GET /api/rooms/{code} would)
+        assert len(urls) == 1 and urls[0].startswith(
+            f"{server.url}/api/rooms/status?codes={hosted},{seated['code']}"
+        )
         rows = _rows(page)
         assert [r["code"] for r in rows] == [hosted, seated["code"]], rows
         assert [r["status"] for r in rows] == ["waiting", "waiting"]

@@ -215,3 +215,58 @@ def test_every_refused_socket_handshake_has_the_security_headers_of_every_respon
         for watcher in watchers:
             watcher.close()
         server.stop()
+
+
+def _rooms_loaded(server: ServerProcess) -> int:
+    """How many rooms the server has loaded from the store since it started (the metric)."""
+    metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
+    found = re.search(r"^domeng_rooms_loaded_total (\d+(?:\.\d+)?)$", metrics, re.MULTILINE)
+    assert found, metrics[:500]
+    return int(float(found.group(1)))
+
+
+def test_the_lobbys_status_read_answers_without_loading_a_room(tmp_path: Path) -> None:
+    """The lobby's "Your tables" asks about up to 8 rooms on every visit: one read answers each
+    room's status, game and seats from the store, and the rooms that had left memory stay out of
+    it (opening a room's link loads it: the public read of one room does). A room in memory is
+    answered from memory, the same as the public read tells anyone; an unknown code is null."""
+    server = ServerProcess(tmp_path, {"DOMENG_ROOM_UNLOAD_AFTER_S": "0.5"}).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            waiting = server.create_room(**KOZEL)["code"]
+            assert server.claim(waiting, 0, "Ana").status_code == 201
+            made = server.create_room(**KOZEL)
+            playing = made["code"]
+            assert server.claim(playing, 0, "Budi").status_code == 201
+            assert server.start_match(playing, made["host_token"]).status_code == 200
+            _until_in_memory(server, 0)
+            loaded = _rooms_loaded(server)
+            gone = "NoSuchRoomAnyMore0000a"
+            reply = http.get("/api/rooms/status", params={"codes": f"{waiting},{playing},{gone},{waiting}"})
+            assert reply.status_code == 200, reply.text
+            rooms = reply.json()["rooms"]
+            assert list(rooms) == [waiting, playing, gone] and rooms[gone] is None
+            assert [rooms[c]["status"] for c in (waiting, playing)] == ["waiting", "playing"]
+            assert rooms[waiting]["seats"][0] == {
+                "seat": 0,
+                "kind": "human",
+                "name": "Ana",
+                "bot_level": None,
+            }
+            assert rooms[playing]["seats"][1]["kind"] == "bot" and rooms[playing]["variant"] == "kozel"
+            assert _rooms_in_memory(server) == 0 and _rooms_loaded(server) == loaded  # nothing loaded
+            assert '"room_loaded"' not in server.log()
+
+            public = http.get(f"/api/rooms/{playing}").json()  # a link opened: loaded
+            assert _rooms_in_memory(server) == 1 and _rooms_loaded(server) == loaded + 1
+            for stored in (
+                rooms[playing],
+                http.get(f"/api/rooms/status?codes={playing}").json()["rooms"][playing],
+            ):
+                assert {k: public[k] for k in ("code", "match", "variant", "status")} == {
+                    k: stored[k] for k in ("code", "match", "variant", "status")
+                }
+                assert stored["seats"] == [{k: s[k] for k in stored["seats"][0]} for s in public["seats"]]
+            assert _rooms_loaded(server) == loaded + 1
+    finally:
+        server.stop()

@@ -861,3 +861,40 @@ def test_play_again_and_options_refuse_what_they_must(server: ServerProcess) -> 
     stranger = again("not-a-token")
     assert (stranger.status_code, stranger.json()["detail"]["code"]) == (403, "again_refused")
     assert server.room(code)["match"] == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "codes=",
+        "codes=a,,b",
+        "codes=a%20b",
+        "codes=a/b",
+        "codes=" + ",".join("abcdefghi"),
+        "codes=" + "x" * 65,
+    ],
+    ids=["none", "empty", "empty-code", "space", "slash", "nine", "too-long"],
+)
+def test_the_status_read_refuses_what_is_not_up_to_8_room_codes(server: ServerProcess, query: str) -> None:
+    """``GET /api/rooms/status`` (the lobby's "Your tables") answers 1 to 8 room codes, nothing else."""
+    reply = httpx.get(f"{server.url}/api/rooms/status?{query}", timeout=10)
+    assert reply.status_code == 422, reply.text
+
+
+def test_the_status_read_answers_8_codes_and_null_for_the_unknown(server: ServerProcess) -> None:
+    room = server.create_room(variant="kozel", seats=3, bots=[None, None, "easy"])
+    codes = [room["code"], *"abcdefg"]
+    rooms = httpx.get(f"{server.url}/api/rooms/status", params={"codes": ",".join(codes)}, timeout=10).json()
+    assert rooms == {"rooms": {**dict.fromkeys(codes), room["code"]: rooms["rooms"][room["code"]]}}
+    assert rooms["rooms"][room["code"]] == {
+        "code": room["code"],
+        "match": 1,
+        "variant": "kozel",
+        "status": "waiting",
+        "seats": [
+            {"seat": 0, "kind": "empty", "name": None, "bot_level": None},
+            {"seat": 1, "kind": "empty", "name": None, "bot_level": None},
+            {"seat": 2, "kind": "bot", "name": None, "bot_level": "easy"},
+        ],
+    }

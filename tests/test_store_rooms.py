@@ -16,7 +16,7 @@ from alembic.config import Config
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_NAME_GRAPHEMES, check_name
 from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, SeatSpec, Store, sqlite_url
 from app.store.models import NAME_LENGTH
-from app.store.reads import RoomMatch
+from app.store.reads import RoomMatch, RoomStatus
 from app.store.rows import SeatChange
 from tests.test_store import (  # noqa: F401  (fixtures)
     _delete_postgres_matches,
@@ -71,6 +71,31 @@ def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> N
     ]
     assert (room.id, room.room_match, room.version) == (latest.id, 2, 9)
     assert (first.room_match, first.version, first.status, first.code) == (1, 7, "finished", latest.code)
+
+
+def test_the_status_of_several_rooms_is_each_ones_latest_match(database_url: str) -> None:  # noqa: F811
+    """`Store.room_statuses` ("Your tables"): per room code its latest match's number, game,
+    status and seats, in one read; an unknown code is left out."""
+
+    async def body(store: Store) -> tuple[str, str, dict[str, RoomStatus]]:
+        first, code = await new_match(store, seats=PEOPLE)
+        await store.save_room(first, 7, status="finished")
+        await store.create_match(code, "domeng", {}, 5, 30.0, "host-hash", PEOPLE, room_match=2, version=8)
+        other, other_code = await new_match(
+            store, variant="kozel", options={}, seat_count=3, seats=PEOPLE[:3]
+        )
+        await store.save_room(other, 3, status="abandoned")
+        return code, other_code, await store.room_statuses([code, other_code, new_code()])
+
+    code, other_code, found = with_store(database_url, body)
+    assert sorted(found) == sorted([code, other_code])
+    room, other = found[code], found[other_code]
+    assert (room.code, room.number, room.variant, room.status) == (code, 2, "domeng", "waiting")
+    assert (other.code, other.number, other.variant, other.status) == (other_code, 1, "kozel", "abandoned")
+    assert [(s.seat, s.kind, s.name, s.bot_level) for s in room.seats] == [
+        (p.seat, p.kind, p.name, p.bot_level) for p in PEOPLE
+    ]
+    assert [s.seat for s in other.seats] == [0, 1, 2]
 
 
 def test_a_room_number_is_taken_once_and_a_new_room_needs_a_free_code(database_url: str) -> None:  # noqa: F811

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -14,7 +14,7 @@ from app.metrics import Metrics
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.leased import LeasedRooms
-from app.rooms.lobby import open_tables
+from app.rooms.lobby import open_tables, room_status, stored_status
 from app.rooms.local import LocalBots, LoopClock
 from app.rooms.making import RoomMaker
 from app.rooms.ownership import Ownership, unavailable
@@ -89,6 +89,26 @@ class Hub(LeasedRooms):
     def open_tables(self) -> list[dict[str, Any]]:
         """The rooms listed in the lobby (`app.rooms.lobby.open_tables`)."""
         return open_tables(self.rooms.values(), self.clock.time())
+
+    async def statuses(self, codes: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+        """The lobby's "Your tables": each room of ``codes`` as `app.rooms.lobby.room_status`
+        shows it, from memory when it is loaded here, else from the store without loading it
+        (`app.store.Store.room_statuses`: its latest match and seats, no round); None for a code
+        whose link opens no room (unknown, abandoned). Raises `RoomError` ``room_unavailable``
+        (503, ``Retry-After``) when the store cannot be read."""
+        shown: dict[str, dict[str, Any] | None] = {
+            code: room_status(room) for code in codes if (room := self.rooms.get(code)) is not None
+        }
+        missing = [code for code in codes if code not in shown]
+        try:
+            stored = await self.store.room_statuses(missing) if missing else {}
+        except StoreError as error:
+            _log.warning("room_statuses_failed", rooms=len(missing), error=str(error))
+            raise unavailable("the rooms cannot be read right now; try again") from error
+        for code in missing:
+            row = stored.get(code)
+            shown[code] = None if row is None else stored_status(row)
+        return {code: shown[code] for code in codes}
 
     async def open(self, code: str) -> Room | None:
         """The room with this code, loaded from the store when it is not in memory (its latest

@@ -1,13 +1,18 @@
-"""The lobby's list of open tables: rooms a host listed that are waiting for players."""
+"""The lobby's lists: open tables (rooms a host listed that are waiting for players), and the
+status of the rooms a browser holds a token for ("Your tables")."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from app.rooms.room import Room
+from app.store.reads import RoomStatus
 
-__all__ = ["open_tables"]
+__all__ = ["SHOWN_STATUSES", "open_tables", "room_status", "stored_status"]
+
+SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
+"""The statuses of a room its link opens (an abandoned one's no longer does: unknown)."""
 
 
 def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
@@ -35,3 +40,36 @@ def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
         )
     listed.sort(key=lambda t: -t["waiting_s"])
     return listed
+
+
+def room_status(room: Room) -> dict[str, Any]:
+    """A room in memory as "Your tables" shows it: ``{"code": …, "match": 1, "variant":
+    "domeng", "status": "waiting" | "playing" | "finished", "seats": [{"seat": 0, "kind": "human",
+    "name": "Ana", "bot_level": null}, …]}``, a part of what `app.rooms.frames.room_public` tells
+    anyone with the code."""
+    seats = ((s.seat, s.kind, s.name, s.bot_level) for s in room.seats)
+    return _status(room.code, room.room_match, room.rules.name, room.status, seats)
+
+
+def stored_status(row: RoomStatus) -> dict[str, Any] | None:
+    """A room's stored latest match as `room_status` shows it, or None when its link no longer
+    opens it (abandoned)."""
+    if row.status not in SHOWN_STATUSES:
+        return None
+    seats = ((s.seat, s.kind, s.name, s.bot_level) for s in row.seats)
+    return _status(row.code, row.number, row.variant, row.status, seats)
+
+
+def _status(
+    code: str, match: int, variant: str, status: str, seats: Iterable[tuple[int, str, str | None, str | None]]
+) -> dict[str, Any]:
+    return {
+        "code": code,
+        "match": match,
+        "variant": variant,
+        "status": status,
+        "seats": [
+            {"seat": seat, "kind": kind, "name": name, "bot_level": level}
+            for seat, kind, name, level in seats
+        ],
+    }

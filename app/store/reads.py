@@ -12,6 +12,7 @@ from typing import Any, Final, TypeVar
 from sqlalchemy import ColumnElement, Select, and_, exists, func, not_, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.orm import aliased
 
 from app.store.dbclock import db_now_s
 from app.store.errors import NotFoundError, StoreClosedError, store_error
@@ -38,6 +39,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "MatchReads",
     "RoomMatch",
+    "RoomStatus",
     "idle_since",
 ]
 
@@ -78,6 +80,19 @@ class RoomMatch:
     status: str
 
 
+@dataclass(frozen=True, slots=True)
+class RoomStatus:
+    """A room's latest match as the lobby's "Your tables" lists it (`MatchReads.room_statuses`):
+    the room ``code``, the match's ``number`` in the room (from 1), ``variant``, ``status`` and
+    ``seats`` (in seat order)."""
+
+    code: str
+    number: int
+    variant: str
+    status: str
+    seats: tuple[SeatRow, ...]
+
+
 _CHUNK = 500  # ids per IN (...) list when loading many matches
 
 
@@ -115,6 +130,33 @@ class MatchReads:
                 .order_by(Match.room_match)
             )
             return [RoomMatch(r.id, r.room_match, r.status) for r in await session.execute(query)]
+
+    async def room_statuses(self, codes: Sequence[str]) -> dict[str, RoomStatus]:
+        """The latest match of each room in ``codes`` (`RoomStatus`: no round, no action), by
+        code; an unknown code is left out. Two reads, whatever the matches' length: what a list
+        of rooms costs without loading them. Raises `app.store.StoreError` for a database failure."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        if not codes:
+            return {}
+        other = aliased(Match)
+        latest = select(func.max(other.room_match)).where(other.code == Match.code).scalar_subquery()
+        async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session, session.begin():
+            query = select(Match.id, Match.code, Match.room_match, Match.variant, Match.status).where(
+                Match.code.in_(list(codes)), Match.room_match == latest
+            )
+            matches = (await session.execute(query)).all()
+            seats = _by_match(await _select_for(session, Seat, [m.id for m in matches], Seat.seat))
+            return {
+                m.code: RoomStatus(
+                    m.code,
+                    m.room_match,
+                    m.variant,
+                    m.status,
+                    tuple(_seat_row(s) for s in seats.get(m.id, [])),
+                )
+                for m in matches
+            }
 
     async def load_match_by_id(self, match_id: int) -> MatchRow | None:
         """The match with id ``match_id``, or None."""

@@ -41,6 +41,7 @@ from engine.variants import make_rules
 
 __all__ = [
     "DOCS_DIR",
+    "MY_TABLES_MAX",
     "STATIC_DIR",
     "claim_seat",
     "create_room",
@@ -58,6 +59,7 @@ __all__ = [
     "review_round",
     "room_defaults",
     "room_page",
+    "room_statuses",
     "rooms",
     "rules_document",
     "rules_document_page",
@@ -191,6 +193,28 @@ async def room_defaults(hub: HubDep) -> dict[str, Any]:
     """What a room created without them gets: ``{"turn_timer_s": 30.0}`` (seconds; 0: no timer),
     the server's ``DOMENG_TURN_TIMER_S``; the lobby's form starts from it."""
     return {"turn_timer_s": hub.config.turn_timer_s}
+
+
+MY_TABLES_MAX: Final = 8
+"""How many rooms one status read (`room_statuses`) asks about: the lobby lists this many."""
+
+_CODES: Final = rf"^[A-Za-z0-9_-]{{1,64}}(?:,[A-Za-z0-9_-]{{1,64}}){{0,{MY_TABLES_MAX - 1}}}$"
+"""1 to `MY_TABLES_MAX` room codes (token_urlsafe: letters, digits, ``-`` and ``_``), by commas."""
+
+
+@rooms.get("/rooms/status")
+async def room_statuses(
+    hub: HubDep, codes: Annotated[str, Query(max_length=MY_TABLES_MAX * 65, pattern=_CODES)]
+) -> dict[str, Any]:
+    """The lobby's "Your tables": ``?codes=CODE,CODE`` (1 to 8 room codes) answered with
+    ``{"rooms": {"CODE": {"code": "CODE", "match": 1, "variant": "domeng", "status": "playing",
+    "seats": [{"seat": 0, "kind": "human", "name": "Ana", "bot_level": null}, …]}, "GONE":
+    null}}``: each room's status (``waiting``, ``playing`` or ``finished``), game and seats, a part
+    of what `get_room` tells anyone with the code, or null where `get_room` answers 404. A room
+    not in memory is read from the store, not loaded (`app.rooms.hub.Hub.statuses`). 422 for more
+    than 8 codes or one that is not a room code; 503 ``room_unavailable`` when the store cannot be
+    read."""
+    return {"rooms": await hub.statuses(list(dict.fromkeys(codes.split(","))))}
 
 
 @rooms.get("/rooms/{code}")

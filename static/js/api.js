@@ -34,6 +34,8 @@ export async function api(method, path, body, hostToken) {
 
 export const createRoom = (body) => api("POST", "/api/rooms", body);
 export const getRoom = (code) => api("GET", `/api/rooms/${encodeURIComponent(code)}`);
+// "Your tables": up to 8 rooms' status, game and seats at once, without loading them on the server
+export const roomStatuses = (codes) => api("GET", `/api/rooms/status?codes=${codes.map(encodeURIComponent).join(",")}`);
 // the spectator key this browser holds (connection.js keeps it): a host's mute of this spectator
 // goes with them to the seat, and one of another person at this address does not
 export const claimSeat = (code, seat, name) => {

@@ -1,24 +1,38 @@
 // The lobby's "Your tables": the rooms this browser holds a host's or a seat's token for (kept in
 // localStorage, static/js/api.js `heldRooms`), each a link to its page with what the server tells
-// anyone of it (GET /api/rooms/{code}: the game and whether its match waits, is played or is over).
-// A room the server no longer knows (404) is forgotten here. No token leaves the browser.
+// anyone of it (GET /api/rooms/status?codes=…, one read for them all that loads no room on the
+// server: the game, the seats and whether its match waits, is played or is over). A room the
+// server no longer knows (null) is forgotten here. No token leaves the browser.
 
-import { forgetRoom, getRoom, heldRooms } from "./api.js";
+import { forgetRoom, heldRooms, roomStatuses } from "./api.js";
 import { h, replace } from "./dom.js";
 import { has, t } from "./i18n.js";
 
-/** How many of the latest rooms the lobby looks up and lists. */
+/** How many of the latest rooms the lobby looks up and lists (the server answers at most 8). */
 export const MY_TABLES_MAX = 8;
 
-/** The room's public facts for the list: ``room`` as the server tells it, or null (not known now). */
-async function lookUp(entry) {
+/** A room code as the server makes them (token_urlsafe); anything else names no room. */
+const CODE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The entries with the room's public facts, ``room`` as the server tells it or null (not known
+ * now); the rooms the server no longer knows are forgotten and left out. */
+async function lookUp(entries) {
+  for (const entry of entries.filter(({ code }) => !CODE.test(code))) forgetRoom(entry.code);
+  const held = entries.filter(({ code }) => CODE.test(code));
+  if (!held.length) return [];
+  let rooms;
   try {
-    return { ...entry, room: await getRoom(entry.code) };
-  } catch (error) {
-    if (error.status !== 404) return { ...entry, room: null }; // the server busy or away: the link stays
-    forgetRoom(entry.code);
-    return null;
+    ({ rooms } = await roomStatuses(held.map(({ code }) => code)));
+  } catch {
+    return held.map((entry) => ({ ...entry, room: null })); // the server busy or away: the links stay
   }
+  const known = [];
+  for (const entry of held) {
+    const room = Object.hasOwn(rooms, entry.code) ? rooms[entry.code] : undefined;
+    if (room === null) forgetRoom(entry.code);
+    else known.push({ ...entry, room: room ?? null });
+  }
+  return known;
 }
 
 function row({ code, host, seat, name, room }) {
@@ -41,8 +55,7 @@ function row({ code, host, seat, name, room }) {
 export function myTablesSection() {
   const list = h("ol", { class: "open-list my-list" });
   const section = h("section", { class: "card my-tables", id: "my-tables", hidden: true }, h("h2", {}, t("mine.heading")), list);
-  Promise.all(heldRooms().slice(0, MY_TABLES_MAX).map(lookUp)).then((rows) => {
-    const known = rows.filter(Boolean);
+  lookUp(heldRooms().slice(0, MY_TABLES_MAX)).then((known) => {
     replace(list, known.map(row));
     section.hidden = known.length === 0;
     section.dataset.loaded = "true";
