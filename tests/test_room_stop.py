@@ -104,6 +104,8 @@ def test_the_match_ends_after_the_round_in_play_with_its_standings(tmp_path: Pat
         stored = await table.stored()
         assert (stored.status, stored.host_stop) == ("finished", True) and stored.finished_at is not None
         assert [r.is_finished for r in stored.rounds] == [True, True]
+        # the last round's stored outcome says the match ended with it (as its status does)
+        assert [r.outcome["match_over"] for r in stored.rounds if r.outcome] == [False, True]
         record = await table.store.export_record(stored.id)
         assert record is not None and record["ended_by"] == "host"
         report = replay(json.loads(json.dumps(record)))  # RECORD.md's contract: it replays
@@ -123,6 +125,8 @@ def test_asked_between_rounds_the_match_ends_at_once(tmp_path: Path) -> None:
         spectator = await table.watch()
         await table.start()
         await _until(table, lambda: room.state is not None and room.state.phase is Phase.READY)
+        ended = (await table.stored()).rounds[-1].outcome
+        assert ended is not None and ended["match_over"] is False  # the match played on, then
         await _stop(table, table.host_token)
         assert room.status == "finished" and room.state is not None and room.state.phase is Phase.OVER
         assert spectator.last_state["view"]["match_over"] is True
@@ -130,6 +134,9 @@ def test_asked_between_rounds_the_match_ends_at_once(tmp_path: Path) -> None:
         assert room.state.round_index == 1  # the next deal never came
         stored = await table.stored()
         assert (stored.status, stored.host_stop, len(stored.rounds)) == ("finished", True, 1)
+        # its last round's stored outcome now says the match ended with it, and nothing else changed
+        assert stored.rounds[-1].outcome == {**ended, "match_over": True}
+        assert stored.version == room.version
 
     run_table(tmp_path, body, bots=BOTS, options=NO_LIMIT)
 
@@ -229,6 +236,8 @@ def test_the_ask_and_the_end_survive_a_restart(tmp_path: Path) -> None:
         assert spectator.last_state["room"]["host_stop"] is True
         await _until(table, lambda: room.status == "finished")
         assert room.state is not None and room.state.round_index == 1
+        outcome = (await table.stored()).rounds[-1].outcome
+        assert outcome is not None and outcome["match_over"] is True
 
         table = await reopen(table)  # and again once it is over: the final panel's view comes back
         watcher = await table.watch()

@@ -105,6 +105,7 @@ class Commits:
         turn_timer_s: float | None = None,
         hints: bool | None = None,
         host_stop: bool | None = None,
+        ended_round: tuple[int, dict[str, Any]] | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction; returns
         that version. The caller adopts the change (`adopt`) only after this returns."""
@@ -120,6 +121,7 @@ class Commits:
             turn_timer_s=turn_timer_s,
             hints=hints,
             host_stop=host_stop,
+            ended_round=ended_round,
         )
         return version
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from app.rooms import chat, frames
 from app.rooms.errors import RoomError
+from app.rooms.recovery import round_end
 from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
 from app.store.rows import SeatChange, SeatSpec
@@ -176,7 +177,10 @@ async def stop_match(room: Room, stop: bool) -> None:
     if stop and state.phase is Phase.READY:
         fork = state.fork()
         fork.stop()
-        version = await room.save(status="finished", host_stop=True)
+        # the last round's stored outcome says the match ended with it, as when a round in play
+        # ends after the ask (`app.rooms.recovery.round_end`)
+        ended = (fork.round_index - 1, round_end(fork).outcome)
+        version = await room.save(status="finished", host_stop=True, ended_round=ended)
         room.state, room.host_stop = fork, True
         room.adopt(version, status="finished")
         room.after_move(fork)  # no bot plays for anyone any more

@@ -140,9 +140,11 @@ class MatchStore(Protocol):
         turn_timer_s: float | None = None,
         hints: bool | None = None,
         host_stop: bool | None = None,
+        ended_round: tuple[int, dict[str, Any]] | None = None,
     ) -> None:
         """Seat changes, a status change, a dealt round, the open-table choice and the match's
-        options, turn timer and hints, the host's ask to end a no-limit match, together or alone."""
+        options, turn timer and hints, the host's ask to end a no-limit match, an ended round's
+        outcome rewritten (``(index, outcome)``), together or alone."""
 
     async def stamp_turn(self, match_id: int, used_s: float = 0.0, *, handed: bool = False) -> None:
         """When the turn in play began: ``used_s`` seconds ago on the database's clock; with

@@ -28,10 +28,14 @@ def move_events(log: Sequence[Event], start: int) -> list[int]:
 
 def round_end(state: State) -> RoundEnd:
     """What the store keeps of the round ``state`` has just ended (`engine.tally.round_tally`):
-    its outcome, the table's stones, each seat's tally, whether the match ended with it."""
+    its outcome, the table's stones, each seat's tally, whether the match ended with it. The
+    outcome's ``match_over`` says whether the match ended with this round, as the match's
+    ``finished`` status and its record's replay do (docs/record.md): by its options, or because
+    the host stopped it (`State.stop`, then the engine's outcome still says False)."""
     tally = round_tally(state)
     tallies = [TallySpec(s.seat, s.received, s.paid, s.stones, s.points, s.pending) for s in tally.seats]
-    return RoundEnd(outcome_to_json(tally.outcome), tally.table, tallies, tally.match_over)
+    outcome = {**outcome_to_json(tally.outcome), "match_over": tally.match_over}
+    return RoundEnd(outcome, tally.table, tallies, tally.match_over)
 
 
 @dataclass

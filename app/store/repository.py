@@ -87,16 +87,20 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         turn_timer_s: float | None = None,
         hints: bool | None = None,
         host_stop: bool | None = None,
+        ended_round: tuple[int, dict[str, Any]] | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
         store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``), the
         match's ``options`` (RECORD.md's), ``turn_timer_s`` and ``hints`` (the host's, before the
-        start), and ``host_stop`` (the host's ask to end a no-limit match, `Match.host_stop`), each
-        when given. All of it, or none.
+        start), ``host_stop`` (the host's ask to end a no-limit match, `Match.host_stop`), and
+        ``ended_round`` ``(index, outcome)``: the stored outcome of that ended round rewritten (the
+        host's stop between rounds: its last round's outcome then says ``match_over``), each when
+        given. All of it, or none.
 
         Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
-        or seat, ConflictError when the round is already stored.
+        or seat or an ``ended_round`` not stored as ended, ConflictError when the round is already
+        stored.
         """
         if status is not None and status not in MATCH_STATUSES:
             raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
@@ -129,6 +133,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
                 settings["hints"] = hints
             if host_stop is not None:
                 settings["host_stop"] = host_stop
+            if ended_round is not None:
+                _rewrite_outcome(connection, match_id, *ended_round)
             if settings:
                 connection.execute(update(Match).where(Match.id == match_id).values(settings))
             if status is not None:
@@ -291,6 +297,17 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         await self._submit(
             lambda conn: _write_round_end(conn, match_id, index, end, version, now), match=match_id
         )
+
+
+def _rewrite_outcome(connection: Connection, match_id: int, index: int, outcome: dict[str, Any]) -> None:
+    """The stored outcome of ended round ``index`` of match ``match_id`` replaced by ``outcome``."""
+    changed = connection.execute(
+        update(Round)
+        .where(Round.match_id == match_id, Round.index == index, Round.ended_at.is_not(None))
+        .values(outcome=outcome)
+    )
+    if changed.rowcount != 1:
+        raise NotFoundError(f"match {match_id} has no ended round {index}")
 
 
 def _check_deal(deal: dict[str, Any]) -> None:
