@@ -171,6 +171,10 @@ def test_the_lobby_and_a_room_through_nginx_and_the_game_goes_on_after_its_owner
     assert httpx.post(f"{front.url}/api/admin/logout", headers=session, timeout=10).status_code == 204
     code, token = new_table(front)  # create, claim and start: 503s from non-owners retried by nginx
     assert httpx.get(f"{front.url}/r/{code}", timeout=10).status_code == 200
+    # the lobby's status read has no room to hash: any process answers it, from the store
+    for _ in range(4):
+        mine = httpx.get(f"{front.url}/api/rooms/status", params={"codes": code}, timeout=10)
+        assert mine.status_code == 200 and mine.json()["rooms"][code]["status"] == "playing", mine.text
     player, first = _join(front, code, token, timeout=20)
     # a review has a location of its own (a longer wait): it reaches the server, which answers
     bearer = {"Authorization": f"Bearer {token}"}
