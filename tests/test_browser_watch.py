@@ -37,6 +37,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
+LANDSCAPE = {"width": 740, "height": 360}
+
+# The note ``selector`` names: its text, whether it is shown within the window and whether its
+# words are whole (not cut by its line limit).
+NOTE_SHOWN = """(selector) => {
+    const note = document.querySelector(selector), r = note.getBoundingClientRect();
+    return {text: note.textContent, box: [r.left, r.top, r.right, r.bottom],
+            shown: r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight,
+            whole: note.scrollHeight <= note.clientHeight + 1 && note.scrollWidth <= note.clientWidth + 1};
+}"""
+
+
 def _shown_text(page: Any, selector: str) -> str | None:
     """The text of ``selector`` when it is shown (None when hidden or absent)."""
     found = page.locator(selector)
@@ -49,9 +61,11 @@ def test_a_late_friend_is_told_how_to_play_and_takes_a_seat_when_the_host_plays_
     """Five bots play a one-election match; Dewi opens the link once it has started. Her table
     said only "You are watching. … is playing."; now a note under it says that she can take a
     free seat or a bot's when the host starts the next match, in every language, and her final
-    panel says so in place of "Thanks for playing!". The host presses Play again: the panel says
-    match 2 is being set up and offers Take a seat, which closes it on the waiting room with the
-    name box focused; Enter sits her down in a bot's seat, and match 2 deals her a hand."""
+    panel says so in place of "Thanks for playing!", on a phone upright and on its side too, whole
+    (a phone's final panel dropped that line as a player's thanks). The host presses Play again:
+    the panel says match 2 is being set up and offers Take a seat, which closes it on the waiting
+    room with the name box focused; Enter sits her down in a bot's seat, and match 2 deals her a
+    hand."""
     en = catalog_of("en")
     room = server.create_room(bots=["easy"] * 5, turn_timer_s=0, options={"camat_target": 1})
     code, host_token = room["code"], room["host_token"]
@@ -68,6 +82,17 @@ def test_a_late_friend_is_told_how_to_play_and_takes_a_seat_when_the_host_plays_
         screenshot(page, "watch-note-390x844-en")
         page.wait_for_selector(f"{PANEL} .standings", timeout=600_000)  # the bots played match 1 out
         assert page.text_content(f"{PANEL} .panel-note") == en["table.watch_next"]
+        # and shown whole, as the table shows it: a phone's final panel dropped its note line
+        for viewport in (PHONE, LANDSCAPE):
+            page.set_viewport_size(viewport)
+            for lang in [*languages(), "en"]:
+                switch_language(page, lang)
+                page.wait_for_function("(w) => innerWidth === w", arg=viewport["width"])
+                note = page.evaluate(NOTE_SHOWN, f"{PANEL} .panel-note")
+                assert note["text"] == catalog_of(lang)["table.watch_next"], (viewport, lang, note)
+                assert note["shown"] and note["whole"], (viewport, lang, note)
+            screenshot(page, f"watch-final-panel-{viewport['width']}x{viewport['height']}-en")
+        page.set_viewport_size(PHONE)
         assert page.locator(f"{PANEL} .play-again").count() == 0  # only the host or a seat asks that
         assert _shown_text(page, ".watch-note") == en["table.watch_next"]  # at the table behind it too
 

@@ -41,9 +41,11 @@ export function roundEndPanel(snap, opts) {
     body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token, room.match ?? 1), body.children[1] || null);
   }
   const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
-  const note = h("p", { class: "panel-note", role: "status" });
-  // a spectator's final panel says how they come to play: a seat in the next match (Play again)
+  // a spectator's final panel says how they come to play: a seat in the next match (Play again),
+  // as their table does, and a phone shows it where it drops a player's thanks line
   const overNote = room.host_stop ? "panel.host_stopped" : opts.watching ? "table.watch_next" : "panel.match_over_note";
+  const watchNext = view.match_over && overNote === "table.watch_next";
+  const note = h("p", { class: `panel-note${watchNext ? " watch-next" : ""}`, role: "status" });
   note.textContent = view.match_over ? t(overNote) : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
   if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
