@@ -180,7 +180,8 @@ def test_a_tablet_held_upright_gives_the_felt_and_the_hand_the_screens_width(
 
 
 # The table's parts (PARTS) when the connection banner shows, taken as it shows (the banner is
-# gone again once the page reconnects), with the top bar's controls that it covers.
+# gone again once the page reconnects), with the top bar's controls that it covers, the names on
+# the plates that it covers, and whether its words are cut.
 BANNER_SHOWN = """() => new Promise((done) => {
     const banner = document.querySelector('.banner');
     const seen = new MutationObserver(() => {
@@ -188,10 +189,13 @@ BANNER_SHOWN = """() => new Promise((done) => {
         seen.disconnect();
         const shown = (PARTS)();
         const b = banner.getBoundingClientRect();
-        shown.covered = [...document.querySelectorAll('.bar .round-label, .bar .pile, .bar-actions > *')]
+        const under = (selector) => [...document.querySelectorAll(selector)]
             .map((el) => el.getBoundingClientRect())
             .filter((r) => r.width && r.left < b.right && b.left < r.right)
             .filter((r) => r.top < b.bottom && b.top < r.bottom).length;
+        shown.covered = under('.bar .round-label, .bar .pile, .bar-actions > *');
+        shown.names = under('.plate .plate-name');
+        shown.cut = banner.scrollWidth > banner.clientWidth || banner.scrollHeight > banner.clientHeight;
         shown.kind = banner.dataset.kind;
         done(shown);
     });
@@ -200,13 +204,19 @@ BANNER_SHOWN = """() => new Promise((done) => {
 })""".replace("PARTS", PARTS)
 
 
+@pytest.mark.parametrize(
+    ("viewport", "locale"), [(TABLET, "en-US"), (DESKTOP, "hu-HU")], ids=["768x1024", "1280x800-hu"]
+)
 def test_a_tablets_table_stays_in_place_under_the_reconnecting_banner(
-    server: ServerProcess, browser: Any
+    server: ServerProcess, browser: Any, viewport: dict[str, int], locale: str
 ) -> None:
     """Found by a tester: on a tablet the "reconnecting" banner took a strip of its own above the
     table, and every part of the table jumped down 40 px as the connection dropped (and back up as it
-    came back). The banner shows over the table, below its top bar, and nothing of the table moves."""
-    context, page, watch = _seated(server, browser, TABLET, "en-US")
+    came back). The banner shows over the table, below its top bar, and nothing of the table moves.
+    Found by another: on a desktop the banner, centred there, covered the names on the plates
+    across; it sits in the table's empty upper-left corner, its words (Hungarian's, the longest)
+    whole. A tablet held upright has its four plates in that row: no corner is free there."""
+    context, page, watch = _seated(server, browser, viewport, locale)
     try:
         before = page.evaluate(SETTLED_PARTS)
         during = page.evaluate(BANNER_SHOWN)
@@ -218,6 +228,9 @@ def test_a_tablets_table_stays_in_place_under_the_reconnecting_banner(
         }
         assert moved == {}, moved
         assert during["covered"] == 0 and during["scrollH"] <= during["h"], during
+        assert not during["cut"], during
+        if viewport == DESKTOP:
+            assert during["names"] == 0, during
         page.wait_for_selector(".banner", state="hidden")  # and the page is back
         watch.assert_clean()
     finally:
