@@ -3,7 +3,8 @@ the chain and every plate without scrolling, and its moves are played there (the
 the chain included); a tablet held upright (768×1024) gives the felt and the hand the screen's
 width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole; a
 phone upright keeps every button of the bar on the screen; a tablet's chain grows with its felt,
-and fits it; a phone on its side seats a table of two, three or four around the felt."""
+and fits it; a phone on its side seats a table of two, three or four around the felt, and its toasts
+leave the felt in view."""
 
 from __future__ import annotations
 
@@ -297,6 +298,51 @@ def test_a_toast_at_the_table_shows_below_the_reconnecting_banner(
         blocked[0] = False
         page.evaluate("() => window.__domeng.socket.reconnectNow()")
         page.wait_for_selector(".banner", state="hidden")  # and the page is back
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# Toasts shown now (dom.js's, oldest first, each for a minute), then, once the page has laid them
+# out for the viewport it has: the felt's box, and each toast's box (null when it is not shown) and
+# whether its words are cut.
+TOASTS_SHOWN = """async (texts) => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const { toast } = await import('/static/js/dom.js');
+    document.querySelectorAll('#toasts .toast').forEach((el) => el.remove());
+    texts.forEach((text, i) => toast(text, i % 2 ? 'info' : 'error', 60000));
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    return {felt: box(document.querySelector('.felt')),
+            toasts: [...document.querySelectorAll('#toasts .toast')].map((el) => ({
+                box: el.getClientRects().length ? box(el) : null,
+                cut: el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight}))};
+}"""
+
+
+def test_toasts_on_a_phone_on_its_side_leave_the_felt_in_view(server: ServerProcess, browser: Any) -> None:
+    """Found by a tester: on a phone on its side four toasts (notices, then an error) stacked down
+    from the bar over the whole felt, and the chain under them. The newest shows whole, the one
+    before it on one line, older ones not: they keep to the felt's upper half, in Ukrainian (long
+    words) at 844x390 and at 740x360."""
+    words = catalog_of("uk")
+    keys = ["alerts.notify_insecure", "alerts.notify_blocked", "room.seat_lost", "room.offline_action"]
+    context, page, watch = _seated(server, browser, LANDSCAPE[0], "uk-UA")
+    try:
+        for viewport in LANDSCAPE:
+            page.set_viewport_size(viewport)
+            page.wait_for_function("(w) => innerWidth === w", arg=viewport["width"])
+            shown = page.evaluate(TOASTS_SHOWN, [words[key] for key in keys])
+            toasts, felt = shown["toasts"], shown["felt"]
+            assert len(toasts) == len(keys), shown  # none lost: hidden ones show once the newer go
+            newest = toasts[-1]
+            assert newest["box"] and not newest["cut"], shown
+            boxes = [toast["box"] for toast in toasts if toast["box"]]
+            assert len(boxes) <= 2, shown
+            line = newest["box"][3] - newest["box"][1]  # "Not connected: …", one line
+            assert all(b[3] - b[1] <= line + 1 for b in boxes), shown  # the one before it too
+            middle = (felt[1] + felt[3]) / 2
+            assert max(b[3] for b in boxes) <= middle, (viewport, shown)
+            screenshot(page, f"toasts-{viewport['width']}x{viewport['height']}-uk")
         watch.assert_clean()
     finally:
         context.close()
