@@ -23,6 +23,7 @@ from tests.browserkit import (
     catalog_of,
     close_panel,
     goto,
+    languages,
     open_page,
     play_until,
     screenshot,
@@ -876,13 +877,17 @@ CHAIN_AT_REST = """() => [...document.querySelectorAll('.chain-tile')]
     .every((el) => !el.getAnimations().length)"""
 
 
-# The end-choice row's buttons, the status line above the hand and every plate: their boxes, and
-# whether a button's words overflow it.
+# The end-choice row's buttons, the status line above the hand and every plate: their boxes,
+# whether a button's words overflow it, and the lines each button's words take.
 CHOICE_SHOWN = """() => {
     const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el);
+                            return new Set([...r.getClientRects()].filter((b) => b.width)
+                                                                  .map((b) => Math.round(b.bottom))).size; };
     const buttons = [...document.querySelectorAll('.choice:not(.lempas-choice) .btn')];
     return {buttons: buttons.map(box), cut: buttons.filter((b) => b.scrollWidth > b.clientWidth
                                                              || b.scrollHeight > b.clientHeight).length,
+            words: buttons.map((b) => [b.textContent, lines(b)]),
             status: box(document.querySelector('.me-status')),
             plates: [...document.querySelectorAll('.plate')].map(box)};
 }"""
@@ -897,7 +902,8 @@ def test_a_phone_on_its_side_keeps_the_felt_still_while_an_end_is_chosen(
     """Found by a tester: on a phone on its side, a tap on a tile that fits both ends showed the
     Left end, Right end and Cancel row above the hand, 46 px taken from the felt: the felt shrank
     and the chain was laid out anew while the player chose an end on it. The buttons stand beside
-    the hand, clear of the status line and the plates, and nothing on the felt moves."""
+    the hand, clear of the status line and the plates, and nothing on the felt moves. Their words
+    take at most two lines (Russian's "Правый конец (5) ▶" took three), in every language there."""
     # a match without a limit (camat_target 0): the turn with such a tile comes before its end
     room = server.create_room(bots=[None, *BOTS], turn_timer_s=0, options={"camat_target": 0})
     token = server.claim(room["code"], 0, "Ana").json()["token"]
@@ -923,12 +929,20 @@ def test_a_phone_on_its_side_keeps_the_felt_still_while_an_end_is_chosen(
         assert _outside(during) == {}, during
         choice = page.evaluate(CHOICE_SHOWN)
         assert len(choice["buttons"]) == 3 and choice["cut"] == 0, choice
+        assert all(lines <= 2 for _, lines in choice["words"]), choice
         parts = during["parts"]
         for button in choice["buttons"]:
             clear = [parts["hand"], parts["felt"], choice["status"], *choice["plates"]]
             assert all(_apart(button, other) for other in clear), (button, clear)
             assert min(button[:2]) >= 0 and button[2] <= during["w"] and button[3] <= during["h"], button
         screenshot(page, f"choose-end-{viewport['width']}x{viewport['height']}-{locale}")
+        if viewport == LANDSCAPE[1]:  # the narrowest: the same choice in every language
+            for lang in languages():
+                switch_language(page, lang)  # the table drawn again, the choice gone with it
+                page.click(f'.hand-tile.playable[data-tile="{key}"]')
+                page.wait_for_selector(".choice:not(.lempas-choice):not([hidden]) .end-btn")
+                choice = page.evaluate(CHOICE_SHOWN)
+                assert choice["cut"] == 0 and all(lines <= 2 for _, lines in choice["words"]), (lang, choice)
         watch.assert_clean()
     finally:
         context.close()
