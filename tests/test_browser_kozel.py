@@ -214,6 +214,46 @@ def _show(page: Any, changes: dict[str, Any]) -> None:
     )
 
 
+# The felt's and the hand's boxes and each hand tile's, once the page has drawn its latest state.
+_HAND_AND_FELT = """async () => {
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    return {felt: box(document.querySelector('.felt')), hand: box(document.querySelector('.hand')),
+            tiles: [...document.querySelectorAll('.hand-tile')].map(box)};
+}"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 844, "height": 390}, {"width": 740, "height": 360}], ids=["844x390", "740x360"]
+)
+def test_a_hand_grown_from_the_bazaar_keeps_one_row_on_a_phone_on_its_side(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """A two-seat Kozel hand that drew from the bazaar (K3) to twelve tiles wrapped past eight to a
+    second row on a phone on its side, and the felt fell to 100 px of 360 (seen in stop 38's
+    layout test): the tiles shrink and close up to keep one row, the felt its share of the height.
+    A hand of seven keeps its tiles' full size."""
+    context, page, watch, _ = _seated_page(server, browser, viewport)
+    try:
+        hand = [f"{a}-{b}" for a in range(7) for b in range(a, 7)][:12]
+        sizes: dict[int, float] = {}
+        for count in (7, 12):
+            _show(page, {"hand": hand[:count], "hand_counts": [count, 7], "legal": []})
+            page.wait_for_function(f"() => document.querySelectorAll('.hand-tile').length === {count}")
+            drawn = page.evaluate(_HAND_AND_FELT)
+            felt, box, tiles = drawn["felt"], drawn["hand"], drawn["tiles"]
+            assert len({round(t[1]) for t in tiles}) == 1, (count, tiles)  # one row
+            assert all(box[0] <= t[0] and t[2] <= box[2] for t in tiles), (count, box, tiles)
+            assert felt[3] - felt[1] > 0.38 * viewport["height"], (count, felt)
+            sizes[count] = tiles[0][2] - tiles[0][0]
+        hand_w = min(max(30, 0.094 * viewport["height"]), 44)  # --hand-w here: clamp(30px, 9.4vh, 44px)
+        assert sizes[12] >= 0.6 * hand_w - 0.5 and sizes[7] >= sizes[12], (sizes, hand_w)
+        screenshot(page, f"kozel-long-hand-{viewport['width']}x{viewport['height']}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
 def test_the_two_lempas_move_is_one_button_that_sends_both_tiles(server: ServerProcess, browser: Any) -> None:
     context, page, watch, _ = _seated_page(server, browser)
     legal = [

@@ -754,7 +754,10 @@ def test_a_phone_on_its_side_seats_a_two_seat_tables_opponent_across(
             parts = shown["parts"]
             bar, felt, hand = parts["bar"], parts["felt"], parts["hand"]
             across, mine = parts["plate0"], parts["plate1"]  # one's own is the last
-            assert felt[3] - felt[1] > 0.38 * viewport["height"], felt
+            # twelve tiles keep one row (test_browser_kozel: a hand grown from the bazaar); a hand
+            # that drew more wraps, and the felt gives it the room
+            if len([name for name in parts if name.startswith("tile")]) <= 12:
+                assert felt[3] - felt[1] > 0.38 * viewport["height"], felt
             assert bar[3] <= across[1] and across[3] <= felt[1], (bar, across, felt)  # above it
             assert abs((across[0] + across[2]) / 2 - (felt[0] + felt[2]) / 2) <= 1, (across, felt)
             chain = [box for name, box in parts.items() if name.startswith("chain")]
