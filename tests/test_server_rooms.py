@@ -365,6 +365,7 @@ def test_spectator_sees_no_hand(server: ServerProcess) -> None:
         ('{"type": "dance"}', 1007),
         ('{"type": "hello", "since": "3"}', 1007),  # a field of the wrong JSON type is not converted
         ('{"type": "hello", "token": 12345}', 1007),
+        ('{"type": "hello", "protocol": true}', 1007),  # not the integer 1, though it equals 1
         ('{"type": "action", "version": 0, "action": {"play": "1-2"}}', 1008),  # before hello
         ("x" * 10_000, 1009),
     ],
@@ -386,6 +387,10 @@ def test_hostile_first_frames_close_the_socket(server: ServerProcess, frame: str
         '{"type": "action", "version": 1.0, "action": {"play": "1-2"}}',
         '{"type": "action", "version": 1, "action": {"pass": 1}}',
         '{"type": "chat", "text": 5}',
+        '{"type": "hello", "protocol": true}',
+        '{"type": "hello", "protocol": 1.0}',
+        '{"type": "hello", "protocol": "1"}',
+        '{"type": "hello", "protocol": 2}',
     ],
 )
 def test_a_field_of_the_wrong_json_type_breaks_the_protocol(frame: str) -> None:
@@ -395,6 +400,7 @@ def test_a_field_of_the_wrong_json_type_breaks_the_protocol(frame: str) -> None:
         parse_client_message(frame)
     assert broken.value.close_code == CLOSE_INVALID
     assert parse_client_message('{"type": "action", "version": 1, "action": {"pass": true}}')
+    assert parse_client_message('{"type": "hello", "protocol": 1}')
 
 
 def test_a_socket_that_never_says_hello_is_closed(server: ServerProcess) -> None:

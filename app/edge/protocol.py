@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from app.rooms.watchers import KEY_PATTERN
 from engine.actions import Action, parse_action
@@ -100,6 +100,15 @@ class HelloMessage(_Message):
     since: int | None = Field(None, ge=0)
     host: str | None = Field(None, max_length=128)
     watcher: str | None = Field(None, pattern=KEY_PATTERN)
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _protocol_is_an_integer(cls, value: object) -> object:
+        """Only the JSON integer 1 names version 1: strict mode still lets ``true`` and ``1.0``
+        through a ``Literal[1]`` (they equal 1), which would break the protocol unseen (1007)."""
+        if type(value) is not int:
+            raise ValueError("the protocol version is the integer 1")
+        return value
 
 
 class ActionPayload(_Message):
