@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.web.middleware import security_headers
 from tests.serverkit import Client, ServerProcess
@@ -111,6 +111,14 @@ def test_rooms_opened_again_count_against_both_caps(tmp_path: Path) -> None:
             reply = other.get(f"/api/rooms/{first[1]}")
             assert reply.status_code == 503 and reply.json()["detail"]["code"] == "server_full", reply.text
             assert _rooms_in_memory(server) == 3
+            # a code that names no room is told so, full or not: no room is loaded for it, nor
+            # one that is idle unloaded to make room (a stranger's made-up links never do that)
+            unknown = other.get("/api/rooms/AAAAAAAAAAAAAAAAAAAAAA")
+            assert unknown.status_code == 404, unknown.text
+            assert unknown.json()["detail"]["code"] == "no_such_room"
+            with pytest.raises(ConnectionClosed) as closed:
+                Client(server, "AAAAAAAAAAAAAAAAAAAAAA").recv(timeout=10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4003
     finally:
         for watcher in watchers:
             watcher.close()

@@ -129,6 +129,8 @@ class Hub(LeasedRooms):
             return None
         loading = self._loading.get(code)
         if loading is None:
+            if self._full() and not await self._names_a_room(code):
+                return None  # a made-up code neither unloads a room nor is told the server is full
             await self._check_room_for(code)
             loading = self._loading.get(code)  # another caller may have started it meanwhile
         if loading is None:
@@ -140,12 +142,28 @@ class Hub(LeasedRooms):
         """Whether one more room fits in memory (``max_rooms``, counting those being loaded); when
         none does, the room idle longest (`Room.idle_s`: nobody connected, nothing to do) is
         unloaded first: it comes back from the store when its link is opened."""
-        if len(self.rooms) + len(self._loading) < self.config.max_rooms:
+        if not self._full():
             return True
         idlest = max(self.rooms.values(), key=lambda room: room.idle_s(), default=None)
         if idlest is not None and idlest.idle_s() > 0.0:
             await self.unload(idlest)
-        return len(self.rooms) + len(self._loading) < self.config.max_rooms
+        return not self._full()
+
+    def _full(self) -> bool:
+        """Whether ``max_rooms`` rooms are in memory or being loaded: one more needs another to
+        leave memory first (`make_room`)."""
+        return len(self.rooms) + len(self._loading) >= self.config.max_rooms
+
+    async def _names_a_room(self, code: str) -> bool:
+        """Whether ``code`` names a room the store can open (its latest match waiting, playing
+        or finished), asked before a full server makes room for it. Raises `RoomError`
+        ``room_unavailable`` (503, ``Retry-After``) when the database cannot be read now."""
+        try:
+            matches = await self.store.room_matches(code)
+        except StoreError as error:
+            _log.warning("room_load_failed", room=code, error=str(error))
+            raise unavailable("the room cannot be loaded right now; try again") from error
+        return bool(matches) and matches[-1].status in _LOADABLE
 
     async def _check_room_for(self, code: str) -> None:
         """Raises `RoomError` when loading room ``code`` would pass a cap (see `open`)."""
