@@ -245,20 +245,19 @@ export function eventLine(event, room, lempa = null) {
   return li;
 }
 
-/** Kozel's goal when a view does not say it (K9: 101 recorded points make the goat), as the
- * catalogs' rule texts say it: a goat's sentence never shows an empty "( or more)". */
-const KOZEL_GOAL = 101;
-
 /**
  * Kozel's goat (K9, K10): "Katya reached 160 points (101 or more) and is the goat…", with the goat's
- * recorded points (one amount: an exact tie's goats share it) and the view's ``goal`` (views carry
- * it; `KOZEL_GOAL` without it); with pairs each goat pair is named as a pair ("Ana + Boris").
+ * recorded points (one amount: an exact tie's goats share it) and the view's ``goal``; a view
+ * without it (views carry it) is said without the goal, never with an empty "( or more)" (the
+ * client holds no rule fact: tests/test_rule_facts_placement.py); with pairs each goat pair is
+ * named as a pair ("Ana + Boris").
  */
 export function goatSentence(outcome, room) {
   const sides = kozelGroups(room, outcome.points.length).filter((members) => outcome.goat.includes(members[0]));
   const names = fragmentNode(list(sides.map((members) => groupEl(room, members))));
-  const goal = Number.isFinite(room?.goal) ? room.goal : KOZEL_GOAL;
-  return tf("kozel.goat", { names, n: outcome.goat.length, points: outcome.points[outcome.goat[0]], goal });
+  const said = { names, n: outcome.goat.length, points: outcome.points[outcome.goat[0]] };
+  if (!Number.isFinite(room?.goal)) return tf("kozel.goat_no_goal", said);
+  return tf("kozel.goat", { ...said, goal: room.goal });
 }
 
 /** Kozel's seats as the score counts them (the view's ``sides``: each seat, or with pairs the two pairs, K10). */
