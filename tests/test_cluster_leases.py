@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 
 from app.cluster import RedisLease, RedisLeases
 from app.edge.handoff import HANDOFF, Handoff
@@ -26,6 +27,7 @@ from app.rooms.local import LocalBots
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
 from app.store import FencedOutError, Store, sqlite_url
+from app.store.models import Match
 from tests.clusterkit import TcpProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
 from tests.roomkit import CONFIG, FakeClock, FakeOutbox, my_move
 from tests.test_cluster_fence import fenced_match, pass_of
@@ -497,6 +499,67 @@ def test_a_turn_handed_over_keeps_its_deadline_and_waits_only_for_a_player_not_b
             assert row is not None
             made = [a for r in row.rounds for a in r.actions if a.version == version + 1]
             assert [(a.seat, a.actor) for a in made] == [(0, "timer")]
+
+    asyncio.run(main())
+
+
+def test_a_turn_whose_deadline_passed_while_no_server_had_its_room_keeps_the_floor(tmp_path: Path) -> None:
+    """Every process stops cleanly (a restart of them all) with 3 s left of Ana's turn, and the
+    room is opened again 20 s later on the database's clock, by her page reconnecting: her
+    deadline passed while no server had the room, so she could not act; the turn keeps
+    `RESUMED_TURN_MIN_S` from its arming, as after a crash. (It was taken at once: the handoff's
+    mark kept no floor, and her page, connected, got no wait.)"""
+    redis_url = need_redis()
+    prefix = key_prefix()
+    database = sqlite_url(tmp_path)
+    timer_s = 30.0
+
+    async def main() -> None:
+        async with hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as owner:
+            clock = owner.clock
+            assert isinstance(clock, FakeClock)
+            room, host_token = await owner.create_room(
+                "domeng", {"camat_target": 0}, 5, timer_s, [None, *["greedy"] * 4]
+            )
+            token = await room.call(lambda r: host.claim(r, 0, "Ana"))
+            ana = FakeOutbox()
+            await room.connect(ana, token)
+
+            async def start(r: Room) -> None:
+                host.check_host(r, host_token)
+                await host.begin_match(r)
+
+            await room.call(start)
+            for _ in range(400):  # the bots play until Ana has a tile to choose, her timer armed
+                if my_move(ana.last_state) is not None and room.turn_deadline is not None:
+                    break
+                await clock.advance(room, CONFIG.bot_delay_s)
+            assert room.turn_deadline is not None
+            await clock.advance(room, timer_s - 3.0, bots=False)  # 27 s of her 30 gone
+            version = room.version
+            await owner.stop()  # a clean shutdown: it stores the 27 s, marked as handed over
+            async with owner.store.engine.begin() as connection:  # 20 s pass on the database's clock
+                await connection.execute(
+                    update(Match).where(Match.code == room.code).values(turn_at=Match.turn_at - 20.0)
+                )
+
+        async with hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as restarted:
+            later = restarted.clock
+            assert isinstance(later, FakeClock)
+            taken = await restarted.open(room.code)  # her page, reconnecting, opens it
+            assert taken is not None
+            ana = FakeOutbox()
+            await taken.connect(ana, token)
+            await later.advance(taken, 0.0, bots=False)
+            assert taken.version == version  # hers still
+            deadline = taken.turn_deadline
+            assert deadline is not None
+            assert later.time() + RESUMED_TURN_MIN_S - 5.0 < deadline <= later.time() + RESUMED_TURN_MIN_S
+            assert ana.last_state["room"]["turn"]["deadline_ms"] == int(deadline * 1000)
+            await later.advance(taken, deadline - later.time() - 1.0, bots=False)
+            assert taken.version == version  # still hers a second before it
+            await later.advance(taken, 1.0 + 2 * CONFIG.bot_delay_s)
+            assert taken.version > version  # then it ran out: a bot stood in
 
     asyncio.run(main())
 

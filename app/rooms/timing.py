@@ -155,7 +155,9 @@ class Timing:
           deadline the pages were told stands (the handoff took a moment, and the pages come
           back at once); only if it runs out while its player has no connection here (their
           page still reconnecting) does it wait for them, until `RESUMED_TURN_MIN_S` after the
-          arming at most (`hold_for_absent`).
+          arming at most (`hold_for_absent`). A handed turn already past its deadline when armed
+          ran out while no process had the room (every process restarting after a clean
+          shutdown, say): it keeps `RESUMED_TURN_MIN_S`, as after a crash.
 
         Otherwise the deadline the pages were told stands, give or take the difference between the
         room clock's rate and the database's."""
@@ -168,7 +170,9 @@ class Timing:
         age = resumed.age_s + max(0.0, now - resumed.read_at)
         left = self.turn_timer_s - min(age, self.turn_timer_s)
         floor = min(RESUMED_TURN_MIN_S, self.turn_timer_s)
-        if resumed.handed:
+        # a handed turn whose deadline passed before it was armed ran out while no process had the
+        # room (all of them restarting, say): nobody could act then, as after a crash
+        if resumed.handed and left > 0.0:
             self._hold = (resumed.state, now + floor)
             return left
         return max(left, floor)
