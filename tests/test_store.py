@@ -28,7 +28,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, select, text
+from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection
 
 from app.store import (
@@ -43,11 +43,12 @@ from app.store import (
     TallySpec,
     sqlite_url,
 )
-from app.store.batches import Op
+from app.store.batches import Op, run_ops
 from app.store.db import make_engine
 from app.store.group_commit import checkpoint_loop, unreachable, write_loop
-from app.store.models import Base, MatchAction
+from app.store.models import Base, Match, MatchAction
 from app.store.rows import SeatChange
+from app.store.writer import now_utc
 from engine.core import Deal, Phase, State
 from engine.events import DomengOutcome, Passed, Settlement
 from engine.hashing import commitment_of
@@ -493,6 +494,57 @@ def test_group_commit_stores_200_concurrent_actions_in_order_in_few_transactions
     assert [(a.seq, a.version, a.seat) for a in row.rounds[0].actions] == [
         (s, 10 + s, s % 5) for s in range(200)
     ]
+
+
+def test_a_batch_of_moves_runs_one_insert_and_one_update_that_stamps_each_turn(tmp_path: Path) -> None:
+    """The hot path of the load benchmark: a batch of action rows of two matches is one INSERT
+    (executemany) and one UPDATE (executemany) setting each match's version and the start of its
+    next turn on the database's clock (`Match.turn_at`, migration 0011), whatever the batch's size;
+    no statement per move is added."""
+    url = sqlite_url(tmp_path)
+
+    async def made(store: Store) -> tuple[int, int]:
+        return (await new_round(store))[0], (await new_round(store))[0]
+
+    first, second = with_store(url, made)
+    loop = asyncio.new_event_loop()
+    rows = [
+        {
+            "match_id": match_id,
+            "round_index": 0,
+            "seq": seq,
+            "version": 2 + seq,
+            "seat": seq % 5,
+            "action": a_pass(seq % 5),
+            "actor": "bot",
+            "created_at": now_utc(),
+        }
+        for match_id in (first, second)
+        for seq in range(4)
+    ]
+    ops: list[Op[Any]] = [Op(loop.create_future(), row=row) for row in rows]
+    engine = create_engine(f"sqlite:///{tmp_path / 'domeng.sqlite3'}")
+    statements: list[tuple[str, bool]] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, _params: Any, _context: Any, many: bool) -> None:
+        statements.append((statement.split(maxsplit=1)[0], many))
+
+    try:
+        with engine.begin() as connection:
+            event.listen(engine, "before_cursor_execute", count)
+            run_ops(connection, ops)
+            event.remove(engine, "before_cursor_execute", count)
+            stamped = connection.execute(
+                select(Match.id, Match.version, Match.turn_at, text("julianday('now')"))
+            ).all()
+    finally:
+        engine.dispose()
+        loop.close()
+    assert statements == [("INSERT", True), ("UPDATE", True)]
+    assert sorted((row.id, row.version) for row in stamped) == [(first, 5), (second, 5)]
+    for row in stamped:
+        now_s = (row[3] - 2440587.5) * 86400.0
+        assert row.turn_at is not None and 0.0 <= now_s - row.turn_at < 60.0
 
 
 def test_a_group_commit_window_lets_writes_called_after_the_first_share_its_transaction(
