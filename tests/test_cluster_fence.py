@@ -261,11 +261,14 @@ def test_a_turn_is_timed_on_the_databases_clock_and_a_handoff_mark_lasts_one_own
             row = await store.load_room(code)
             assert row is not None and row.read_at is not None and row.turn_at is not None
             assert 20.0 <= row.read_at - row.turn_at < 25.0 and row.handed is handed
+            # when it was handed over, 20 s into the turn (the next owner's read counts no later)
+            assert (row.handed_at is not None) is handed
+            assert row.handed_at is None or abs(row.handed_at - row.turn_at - 20.0) < 0.5
         await store.fenced(3).stamp_turn(match_id, 5.0, handed=True)
         await store.fenced(3).append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")  # a move after all
         await store.claim_room(code, 4)
         row = await store.load_room(code)
         assert row is not None and row.read_at is not None and row.turn_at is not None
-        assert 0.0 <= row.read_at - row.turn_at < 5.0 and not row.handed
+        assert 0.0 <= row.read_at - row.turn_at < 5.0 and not row.handed and row.handed_at is None
 
     with_store(database_url, body)

@@ -45,7 +45,8 @@ class Rebuilt:
     ``marks`` (versions of the round in play → its log's length then, for ``hello.since``),
     ``by_bot`` (the round in play's log indexes of the events of moves a bot made for a person) and
     ``starts`` (the round in play's log index where each of its actions' events begin, by ``seq``)
-    and ``turn_age_s`` (seconds since the turn in play began, when `resume` knows: `turn_age_s`)."""
+    and ``turn_age_s`` (seconds since the turn in play began, when `resume` knows: `turn_age_s`;
+    for a room handed over in an orderly way, its age at the handoff, `RoomRow.handed_at`)."""
 
     state: State | None = None
     seed: str | None = None
@@ -107,7 +108,10 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
     if match.status == "finished" and match.host_stop and state.phase is Phase.READY and rules.host_stops:
         state.stop()
     if state.phase is Phase.PLAYING and row.read_at is not None:
-        rebuilt.turn_age_s = turn_age_s(match.rounds[-1], row.read_at, row.turn_at)
+        # handed over in an orderly way: the turn's time stopped with the handoff, as no process
+        # had the room until this read (a restart of every process, say, took that long)
+        until = row.handed_at if row.handed and row.handed_at is not None else row.read_at
+        rebuilt.turn_age_s = turn_age_s(match.rounds[-1], until, row.turn_at)
     return rebuilt
 
 

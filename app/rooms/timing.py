@@ -34,8 +34,9 @@ keeps what was left of it, and waits this long only for a player who is not back
 @dataclass(frozen=True, slots=True)
 class _Resumed:
     """A turn loaded again (`Timing.resume_turn`): its ``state``, its age ``age_s`` (seconds, on the
-    database's clock) when the row was read, at ``read_at`` on the room clock's `monotonic`, and
-    whether its room was ``handed`` over in an orderly way."""
+    database's clock) when the row was read (when it was handed over, if ``handed``), the read at
+    ``read_at`` on the room clock's `monotonic`, and whether its room was ``handed`` over in an
+    orderly way."""
 
     state: State
     age_s: float
@@ -143,7 +144,8 @@ class Timing:
     def resume_turn(self, age_s: float, read_at: float, handed: bool = False) -> None:
         """The turn in play (a room loaded again from the store: a restart, another process taking
         it) was ``age_s`` seconds old (`app.rooms.recovery.turn_age_s`, on the database's clock)
-        when its row was read, at ``read_at`` on the clock's `monotonic`. When `schedule` first
+        when its row was read (when its room was handed over, if ``handed``), the read at
+        ``read_at`` on the clock's `monotonic`. When `schedule` first
         arms the room (its task started) the turn keeps what is left of it then, the time since
         the read counted too, never more than a whole turn:
 
@@ -151,13 +153,15 @@ class Timing:
           `RESUMED_TURN_MIN_S` from the arming (the whole timer if shorter): the player's page
           was reconnecting through the outage, which was not theirs;
         - after an orderly handoff (``handed``: its owner handed it over or shut down cleanly,
-          storing what was left, `app.store.Store.stamp_turn`) exactly what was left, so the
-          deadline the pages were told stands (the handoff took a moment, and the pages come
-          back at once); only if it runs out while its player has no connection here (their
-          page still reconnecting) does it wait for them, until `RESUMED_TURN_MIN_S` after the
-          arming at most (`hold_for_absent`). A handed turn already past its deadline when armed
-          ran out while no process had the room (every process restarting after a clean
-          shutdown, say): it keeps `RESUMED_TURN_MIN_S`, as after a crash.
+          storing what was left, `app.store.Store.stamp_turn`) exactly what was left when it was
+          handed over (``age_s`` is its age then: the time no process had the room, a moment in
+          a handoff, a restart of every process after a clean shutdown, is nobody's turn), so the
+          deadline the pages were told stands, later by that moment; only if it runs out while
+          its player has no connection here (their page still reconnecting) does it wait for
+          them, until `RESUMED_TURN_MIN_S` after the arming at most (`hold_for_absent`). A handed
+          turn with nothing left when armed (handed over as it ran out, or by a version that did
+          not store when, `app.store.models.Match.handed_at`) keeps `RESUMED_TURN_MIN_S`, as after
+          a crash.
 
         Otherwise the deadline the pages were told stands, give or take the difference between the
         room clock's rate and the database's."""
@@ -170,8 +174,8 @@ class Timing:
         age = resumed.age_s + max(0.0, now - resumed.read_at)
         left = self.turn_timer_s - min(age, self.turn_timer_s)
         floor = min(RESUMED_TURN_MIN_S, self.turn_timer_s)
-        # a handed turn whose deadline passed before it was armed ran out while no process had the
-        # room (all of them restarting, say): nobody could act then, as after a crash
+        # a handed turn with nothing left (handed as it ran out, or its handoff's moment unknown,
+        # every process restarting meanwhile): nobody could act since, as after a crash
         if resumed.handed and left > 0.0:
             self._hold = (resumed.state, now + floor)
             return left

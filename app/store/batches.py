@@ -43,7 +43,7 @@ _SET_VERSIONS: Final = (
 _SET_TURNS: Final = (
     update(Match)
     .where(Match.id == bindparam("match"))
-    .values(version=bindparam("new_version"), turn_at=db_now_s(), handed_fence=None)
+    .values(version=bindparam("new_version"), turn_at=db_now_s(), handed_fence=None, handed_at=None)
 )
 """A move's version, and the next turn beginning now on the database's clock (`Match.turn_at`)."""
 
@@ -113,9 +113,13 @@ def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
 def began_turn(connection: Connection, match_id: int, used_s: float = 0.0, handed: bool = False) -> None:
     """The match's turn in play began ``used_s`` seconds ago (0: now, a deal or a timer started
     afresh), on the database's clock (`Match.turn_at`); with ``handed``, its owner is handing the
-    room over in an orderly way (`Match.handed_fence` := the fence its writes carry), otherwise that
-    mark is cleared. Inside a transaction."""
-    values: dict[str, Any] = {"turn_at": db_now_s() - used_s, "handed_fence": Match.fence if handed else None}
+    room over in an orderly way (`Match.handed_fence` := the fence its writes carry, `Match.handed_at`
+    := now), otherwise that mark is cleared. Inside a transaction."""
+    values: dict[str, Any] = {
+        "turn_at": db_now_s() - used_s,
+        "handed_fence": Match.fence if handed else None,
+        "handed_at": db_now_s() if handed else None,
+    }
     if connection.execute(update(Match).where(Match.id == match_id).values(values)).rowcount != 1:
         raise NotFoundError(f"no match {match_id}")
 

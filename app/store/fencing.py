@@ -34,6 +34,7 @@ _RAISE_ROOM_FENCE: Final = (
         # a handoff's mark stands only for the owner right after the one that handed over: if
         # another owner claimed the room since (and perhaps crashed), it is no handoff any more
         handed_fence=case((Match.handed_fence == Match.fence, Match.handed_fence), else_=None),
+        handed_at=case((Match.handed_fence == Match.fence, Match.handed_at), else_=None),
     )
 )
 

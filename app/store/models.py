@@ -192,6 +192,11 @@ class Match(Base):
     `turn_at`; kept by the next owner's claim only while no other owner came in between
     (`app.store.fencing.claim_fences`), cleared by the next move. None: not handed over (a crash,
     a lost lease, one process)."""
+    handed_at: Mapped[float | None] = mapped_column(Float)
+    """When it was handed over (with `handed_fence`, kept and cleared with it), in seconds since
+    the epoch on the database's own clock: the turn's time stops there until the next owner reads
+    the room, since no process had it meanwhile (migration 0012). None: not handed over, or handed
+    over before this column (the turn then counts until the room is read)."""
 
 
 class Seat(Base):

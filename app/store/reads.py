@@ -197,6 +197,7 @@ class MatchReads:
                 return None
             match, read_at = first_row
             turn_at, handed = match.turn_at, match.handed_fence is not None
+            handed_at = match.handed_at if handed else None
             mid = match.id
             seats = list(await session.scalars(select(Seat).where(Seat.match_id == mid).order_by(Seat.seat)))
             ended = (
@@ -250,6 +251,7 @@ class MatchReads:
             read_at=float(read_at),
             turn_at=turn_at,
             handed=handed,
+            handed_at=handed_at,
         )
 
     async def count_active(self) -> int:

@@ -225,6 +225,10 @@ class RoomRow:
     """The room was handed over in an orderly way during the turn in play, by the owner right
     before this reader (`app.store.models.Match.handed_fence`): the turn's time did not stop for
     a crash (`app.rooms.timing.Timing.resume_turn`)."""
+    handed_at: float | None = None
+    """When it was handed over, on the database's clock (`app.store.models.Match.handed_at`), if
+    ``handed`` and the store knows: the turn's age stops there (no process had the room between
+    then and ``read_at``)."""
 
 
 def seat_display_name(seat: SeatRow) -> str:
