@@ -503,7 +503,7 @@ def test_a_turn_handed_over_keeps_its_deadline_and_waits_only_for_a_player_not_b
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("handed_at", ["stored", "unknown"])
+@pytest.mark.parametrize("handed_at", ["stored", "unknown", "stale"])
 def test_the_time_no_server_had_a_handed_room_does_not_count_in_its_turn(
     tmp_path: Path, handed_at: str
 ) -> None:
@@ -511,9 +511,10 @@ def test_the_time_no_server_had_a_handed_room_does_not_count_in_its_turn(
     room is opened again 20 s later on the database's clock, by her page reconnecting: nobody
     could act meanwhile, so her turn keeps the 3 s it had when its server handed it over (the time
     the room had no server is nobody's), with her page told the deadline. Handed over by a server
-    that did not store when (``unknown``: revision 0011), the turn, past its deadline, keeps
-    `RESUMED_TURN_MIN_S` as after a crash. (Her deadline had passed while no server had the room:
-    the turn was taken the moment she was back.)"""
+    that did not store when (``unknown``: revision 0011; ``stale``: an earlier handoff's time left
+    by such a server, before the turn began), the turn, past its deadline, keeps
+    `RESUMED_TURN_MIN_S` as after a crash (a stale time gave a whole new turn). (Her deadline had
+    passed while no server had the room: the turn was taken the moment she was back.)"""
     redis_url = need_redis()
     prefix = key_prefix()
     database = sqlite_url(tmp_path)
@@ -545,8 +546,8 @@ def test_the_time_no_server_had_a_handed_room_does_not_count_in_its_turn(
             await owner.stop()  # a clean shutdown: it stores the 27 s, marked as handed over
             async with owner.store.engine.begin() as connection:  # 20 s pass on the database's clock
                 ago = {"turn_at": Match.turn_at - 20.0, "handed_at": Match.handed_at - 20.0}
-                if handed_at == "unknown":
-                    ago["handed_at"] = None
+                if handed_at != "stored":
+                    ago["handed_at"] = None if handed_at == "unknown" else Match.turn_at - 100.0
                 await connection.execute(update(Match).where(Match.code == room.code).values(ago))
 
         async with hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as restarted:

@@ -109,8 +109,12 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
         state.stop()
     if state.phase is Phase.PLAYING and row.read_at is not None:
         # handed over in an orderly way: the turn's time stopped with the handoff, as no process
-        # had the room until this read (a restart of every process, say, took that long)
-        until = row.handed_at if row.handed and row.handed_at is not None else row.read_at
+        # had the room until this read (a restart of every process, say, took that long); a
+        # handed_at before the turn began is another handoff's (an 0011 process handed it over
+        # since, storing none): not this turn's, so the turn counts until the read
+        handed_at = row.handed_at if row.handed else None
+        fits = handed_at is not None and (row.turn_at is None or handed_at >= row.turn_at)
+        until = handed_at if fits and handed_at is not None else row.read_at
         rebuilt.turn_age_s = turn_age_s(match.rounds[-1], until, row.turn_at)
     return rebuilt
 
