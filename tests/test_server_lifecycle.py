@@ -278,3 +278,23 @@ def test_the_lobbys_status_read_answers_without_loading_a_room(tmp_path: Path) -
             assert _rooms_loaded(server) == loaded + 1
     finally:
         server.stop()
+
+
+def test_a_socket_refused_at_its_addresss_cap_loads_no_room(tmp_path: Path) -> None:
+    """A socket past ``DOMENG_MAX_SOCKETS_PER_ADDRESS`` is refused (1008) before its room is looked
+    up: a room that had left memory stays out of it (nor is it loaded and unloaded again)."""
+    env = {"DOMENG_MAX_SOCKETS_PER_ADDRESS": "1", "DOMENG_ROOM_UNLOAD_AFTER_S": "0.5"}
+    server = ServerProcess(tmp_path, env).start()
+    try:
+        held, left = (server.create_room(**KOZEL)["code"] for _ in range(2))
+        _until_in_memory(server, 0)
+        watcher = _watch(server, held)  # the address's one socket
+        loaded = _rooms_loaded(server)
+        with pytest.raises(ConnectionClosed) as closed:
+            Client(server, left).recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        assert "too many connections" in closed.value.rcvd.reason
+        assert _rooms_loaded(server) == loaded and _rooms_in_memory(server) == 1  # only the watched one
+        watcher.close()
+    finally:
+        server.stop()

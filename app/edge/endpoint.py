@@ -92,16 +92,33 @@ class SocketCounter:
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
     (an IPv6 client: its /64, `app.addresses`) holds at most ``max_sockets_per_address`` of them at
-    once (1008 past that). A room another server process hosts (docs/cluster.md) is first asked of
+    once (1008 past that, checked before the room is looked up: a refused socket brings no room
+    into memory from the store). A room another server process hosts (docs/cluster.md) is first asked of
     it (`app.edge.handoff`), and served through that process (`app.edge.remote`, the relay) if it
     keeps it; when it does not answer, the socket closes with 1013 and the client tries again. When
     this process cannot serve the room at all now (``room_unavailable``: its leases or its database
     cannot be reached), the handshake itself is refused with HTTP 503 and ``Retry-After``, so that
     a proxy in front (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process."""
     state = websocket.app.state
+    counter: SocketCounter = state.sockets
+    address = counted_address(websocket.client.host) if websocket.client else ""  # an IPv6 /64 is one
+    if not counter.admit(address):  # before the room is looked up: a refused socket loads nothing
+        state.hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
+        await websocket.accept()
+        await websocket.close(CLOSE_POLICY, "too many connections from this address")
+        return
+    try:
+        await _open_room(websocket, code, address)
+    finally:
+        counter.release(address)
+
+
+async def _open_room(websocket: WebSocket, code: str, address: str) -> None:
+    """`room_socket` once the socket counts against its client ``address``'s cap: the room
+    loaded (or handed over, or relayed), then the connection served until it closes."""
+    state = websocket.app.state
     hub: Hub = state.hub
     handoff: Handoff = state.handoff
-    counter: SocketCounter = state.sockets
     relay: RelayPort | None = state.relay
     relayed = False
     try:
@@ -114,11 +131,6 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     await websocket.accept()
     if found is None and not relayed:
         await websocket.close(CLOSE_ROOM_CLOSED, "no room with this code")
-        return
-    address = counted_address(websocket.client.host) if websocket.client else ""  # an IPv6 /64 is one
-    if not counter.admit(address):
-        hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
-        await websocket.close(CLOSE_POLICY, "too many connections from this address")
         return
     if found is not None:  # from now on the room stays here (no handoff) while this socket is open
         handoff.arrived(code)
@@ -154,7 +166,6 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     except (WebSocketDisconnect, TimeoutError):
         pass
     finally:
-        counter.release(address)
         if found is not None:
             handoff.left(code)
         if room is not None:  # its grace counts from the client's last word (`app.edge.heard`)
