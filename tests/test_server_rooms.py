@@ -17,7 +17,7 @@ import pytest
 from pydantic import ValidationError
 from websockets.exceptions import ConnectionClosed
 
-from app.edge.protocol import CLOSE_INVALID, ProtocolError, parse_client_message
+from app.edge.protocol import CLOSE_INVALID, ActionMessage, ProtocolError, parse_client_message
 from app.rooms.moves import refusal_message
 from app.web.documents import render_document
 from app.web.settings import Settings
@@ -267,6 +267,53 @@ def test_illegal_action_gets_an_error_only_for_the_sender(server: ServerProcess)
     assert server.room(code)["version"] == message["version"]
     watcher.close()
     client.close()
+
+
+_MISSHAPEN_ACTIONS = [
+    {"pass": True, "end": "L"},  # a pass has no end: it was dropped unseen
+    {"draw": True, "end": "R"},
+    {"play": ["6-6", "5-5"], "end": "L"},  # two lempas go each on the end showing its number
+    {"play": "6-6", "pass": True},
+    {"play": "6-6", "end": None},  # an end is "L" or "R", or left out
+    {"pass": False},
+    {"play": ["6-6"]},
+    {},
+]
+
+
+def test_an_action_of_no_shape_of_the_protocol_closes_the_socket_and_changes_nothing(
+    server: ServerProcess,
+) -> None:
+    """docs/protocol.md: an action is one of its four shapes and nothing more; an extra field (an
+    ``end`` beside a pass) is not dropped but breaks the protocol (1007), at the player's turn too."""
+    code, token, _ = _room_with_one_human(server)
+    turn = None
+    for action in _MISSHAPEN_ACTIONS:
+        client = Client(server, code, token)
+        turn = client.wait_for(my_turn_to_place)
+        client.send({"type": "action", "version": turn["version"], "action": action})
+        with pytest.raises(ConnectionClosed) as closed:
+            client.wait_for(lambda m: m["type"] == "error", timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007, action
+    assert turn is not None and server.room(code)["version"] == turn["version"]
+
+
+@pytest.mark.parametrize("action", _MISSHAPEN_ACTIONS)
+def test_an_action_is_one_shape_alone(action: dict[str, Any]) -> None:
+    frame = json.dumps({"type": "action", "version": 3, "action": action})
+    with pytest.raises(ProtocolError) as broken:
+        parse_client_message(frame)
+    assert broken.value.close_code == CLOSE_INVALID
+
+
+@pytest.mark.parametrize(
+    "action",
+    [{"play": "3-6"}, {"play": "6-3", "end": "L"}, {"play": ["2-2", "5-5"]}, {"pass": True}, {"draw": True}],
+)
+def test_each_shape_of_an_action_parses(action: dict[str, Any]) -> None:
+    message = parse_client_message(json.dumps({"type": "action", "version": 3, "action": action}))
+    assert isinstance(message, ActionMessage)
+    assert message.action.model_dump(by_alias=True, exclude_none=True) == action
 
 
 def _log_lines(server: ServerProcess, event: str, count: int) -> list[str]:

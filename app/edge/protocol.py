@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from app.rooms.watchers import KEY_PATTERN
 from engine.actions import Action, parse_action
@@ -111,16 +119,45 @@ class HelloMessage(_Message):
         return value
 
 
-class ActionPayload(_Message):
-    """An action in RECORD.md notation, without the seat (the token says whose it is).
+_ACTION_SHAPES = ({"play"}, {"play", "end"}, {"pass"}, {"draw"})
+"""The keys of an action (docs/protocol.md): a tile with or without its end, two lempas (a
+``play`` list, no end), a pass, a draw."""
 
-    One of ``play`` (a tile, or two lempas for Kozel's K4), ``pass`` or ``draw``.
+
+class ActionPayload(_Message):
+    """An action in RECORD.md notation, without the seat (the token says whose it is): exactly one
+    of its four shapes, and nothing else (a field it does not take breaks the protocol, 1007,
+    rather than being dropped).
+
+    ``{"play": "3-6", "end": "R"}`` (``end`` may be left out), ``{"play": ["2-2", "5-5"]}`` (Kozel's
+    two lempas, K4: no ``end``), ``{"pass": true}``, ``{"draw": true}`` (Kozel).
     """
 
-    play: Annotated[str, Field(max_length=8)] | Annotated[list[str], Field(max_length=2)] | None = None
+    play: (
+        Annotated[str, Field(max_length=8)]
+        | Annotated[list[Annotated[str, Field(max_length=8)]], Field(min_length=2, max_length=2)]
+        | None
+    ) = None
     end: Literal["L", "R"] | None = None
     pass_: bool | None = Field(None, alias="pass")
     draw: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_shape(cls, value: object) -> object:
+        """Only the keys of one shape, none of them null, and ``pass`` or ``draw`` the JSON
+        ``true`` (strict mode lets ``1`` and ``1.0`` equal it elsewhere)."""
+        if not isinstance(value, dict):
+            return value  # not an object: the model's own error
+        keys = set(value)
+        if keys not in _ACTION_SHAPES or any(v is None for v in value.values()):
+            raise ValueError("an action is a play (with or without its end), a pass or a draw, alone")
+        if "end" in keys and isinstance(value["play"], list):
+            raise ValueError("a two-lempas play takes no end")
+        for kind in keys & {"pass", "draw"}:
+            if value[kind] is not True:
+                raise ValueError(f"{kind} is true")
+        return value
 
 
 class ActionMessage(_Message):
@@ -209,7 +246,8 @@ def parse_client_message(frame: str) -> AnyClientMessage:
 
 def to_engine_action(seat: int, payload: ActionPayload) -> Action:
     """The engine action for ``seat`` (via RECORD.md's `parse_action`); raises `EngineError`
-    (``invalid_action``, ``invalid_tile``) for a payload that is not one action."""
+    ``invalid_tile`` for a tile that is not one of the set (``"9-9"``): the payload's shape is
+    `ActionPayload`'s to check."""
     record: dict[str, Any] = payload.model_dump(by_alias=True, exclude_none=True)
     record["seat"] = seat
     return parse_action(record)
