@@ -150,3 +150,22 @@ def test_a_muted_spectator_stays_muted_on_a_new_tag_and_a_claimed_seat(server: S
     for client in (housemate, reloaded, neighbour, seated):
         assert "203.0.113" not in json.dumps(client.messages)
         client.close()
+
+
+def test_a_mute_names_a_seat_only_by_its_number_and_a_bad_one_is_no_such_seat(server: ServerProcess) -> None:
+    """``PUT …/chat`` ``muted`` takes a seat by its canonical number, ``"0"`` to ``"4"`` within the
+    table; any other key (one that only converts to a seat, or past the table) is answered as a
+    seat's path answers a seat the table does not have: 404 ``no_such_seat``, nothing changed."""
+    room = _open_chat(server)
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    missing = httpx.post(f"{server.url}/api/rooms/{code}/seats/5", json={"name": "Eko"}, timeout=10)
+    assert missing.status_code == 404 and missing.json()["detail"]["code"] == "no_such_seat"
+    with httpx.Client(base_url=server.url, headers=host, timeout=10) as http:
+        for key in (" 1", "01", "1 ", "+1", "1.0", "١", "5", "-1", "x", ""):
+            reply = http.put(f"/api/rooms/{code}/chat", json={"muted": {key: True}})
+            assert reply.status_code == 404, (key, reply.text)
+            assert reply.json()["detail"]["code"] == "no_such_seat", key
+        unchanged = http.put(f"/api/rooms/{code}/chat", json={"spectators": True})
+        assert unchanged.status_code == 200 and unchanged.json()["muted"] == [], unchanged.text
+        reply = http.put(f"/api/rooms/{code}/chat", json={"muted": {"4": True, "1": True}})
+        assert reply.status_code == 200 and reply.json()["muted"] == [1, 4], reply.text

@@ -46,6 +46,7 @@ from app.rooms.names import (
 )
 from app.rooms.ports import ChatLineOut, Outbox
 from app.rooms.room import Room
+from app.rooms.seats import seat_at
 from app.rooms.watchers import client_hash, is_tag, watcher_of
 
 __all__ = [
@@ -370,12 +371,11 @@ async def set_rules(
     """The host's chat rules: whether spectators may write, seats muted or unmuted, and spectators
     muted or unmuted by their tags (`app.rooms.watchers`; ``{"3fa9c1d2": true}``), each mute with
     the client addresses of whom it mutes (`_hold`); stored, then sent to everyone (without the
-    addresses). Returns the rules (`ChatRoom.rules`). Raises `RoomError`: ``bad_seat``,
+    addresses). Returns the rules (`ChatRoom.rules`). Raises `RoomError`: ``no_such_seat`` (404),
     ``bad_spectator`` (not a tag), ``too_many_muted`` (past `MAX_MUTED_SPECTATORS`)."""
     chat = await _chat_of(room)
     for seat in muted:
-        if not 0 <= seat < len(room.seats):
-            raise RoomError("bad_seat", f"no seat {seat} at this table")
+        seat_at(room.seats, seat)
     watchers = muted_spectators or {}
     for tag in watchers:
         if not is_tag(tag):

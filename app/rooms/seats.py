@@ -24,6 +24,7 @@ __all__ = [
     "check_leave",
     "hash_token",
     "seat_at",
+    "seat_named",
     "seat_of_token",
 ]
 
@@ -134,6 +135,17 @@ def seat_at(seats: list[SeatInfo], seat: int) -> SeatInfo:
     if not 0 <= seat < len(seats):
         raise RoomError("no_such_seat", f"no seat {seat} at this {len(seats)}-seat table", 404)
     return seats[seat]
+
+
+def seat_named(seats: list[SeatInfo], text: str) -> int:
+    """The seat that ``text`` names (a JSON object's key, ``{"muted": {"2": true}}``): only its
+    canonical decimal form, ``"0"`` to ``"4"`` within the table's seats (never ``"01"``, ``" 1"`` or
+    ``"1.0"``). Raises `RoomError` (``no_such_seat``, 404) for any other text, as `seat_at` does
+    for a seat the table does not have."""
+    for info in seats:
+        if str(info.seat) == text:
+            return info.seat
+    raise RoomError("no_such_seat", f"no seat {text[:8]!r} at this {len(seats)}-seat table", 404)
 
 
 def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_hash: str) -> SeatSpec:

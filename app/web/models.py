@@ -157,7 +157,9 @@ class ChatRulesSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     spectators: StrictBool | None = None
-    muted: dict[int, StrictBool] = Field(default_factory=dict, max_length=16)
+    muted: dict[Annotated[str, Field(max_length=8)], StrictBool] = Field(default_factory=dict, max_length=16)
+    """By seat number as text, checked against the table's seats (`app.rooms.seats.seat_named`):
+    a JSON key that only converts to one (``"01"``, ``" 1"``) names no seat."""
     muted_spectators: dict[Annotated[str, Field(pattern=TAG_PATTERN)], StrictBool] = Field(
         default_factory=dict, max_length=16
     )

@@ -17,6 +17,7 @@ from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.reviewing import reviewable, reviewable_earlier
 from app.rooms.room import Room
+from app.rooms.seats import seat_named
 from app.rooms.seeds import check_deal_proof
 from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatToken
 from app.web.documents import render_document
@@ -325,13 +326,15 @@ async def open_tables(request: Request, hub: HubDep) -> dict[str, Any]:
 
 @rooms.put("/rooms/{code}/chat")
 async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> dict[str, Any]:
-    """Host only: let spectators write in the chat or not, mute or unmute seats and spectators (by
-    their tags); returns the chat rules (``{"spectators": bool, "muted": [seat, …],
+    """Host only: let spectators write in the chat or not, mute or unmute seats (by their numbers,
+    ``"0"`` to ``"4"``: anything else is 404 ``no_such_seat``, as a seat's path answers) and
+    spectators (by their tags); returns the chat rules (``{"spectators": bool, "muted": [seat, …],
     "muted_spectators": [tag, …]}``)."""
 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_host(r, host)
-        return await chat.set_rules(r, body.spectators, body.muted, body.muted_spectators)
+        muted = {seat_named(r.seats, key): on for key, on in body.muted.items()}
+        return await chat.set_rules(r, body.spectators, muted, body.muted_spectators)
 
     result: dict[str, Any] = await room.call(run)
     return result
