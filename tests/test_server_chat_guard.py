@@ -169,3 +169,19 @@ def test_a_mute_names_a_seat_only_by_its_number_and_a_bad_one_is_no_such_seat(se
         assert unchanged.status_code == 200 and unchanged.json()["muted"] == [], unchanged.text
         reply = http.put(f"/api/rooms/{code}/chat", json={"muted": {"4": True, "1": True}})
         assert reply.status_code == 200 and reply.json()["muted"] == [1, 4], reply.text
+
+
+def test_one_request_mutes_or_unmutes_at_most_16_spectators(server: ServerProcess) -> None:
+    """docs/protocol.md: ``muted_spectators`` lists at most 16 tags per request (422 past that)."""
+    room = _open_chat(server)
+    host = {"Authorization": f"Bearer {room['host_token']}"}
+    with httpx.Client(base_url=server.url, headers=host, timeout=10) as http:
+        tags = [f"{n:08x}" for n in range(17)]
+        reply = http.put(
+            f"/api/rooms/{room['code']}/chat", json={"muted_spectators": dict.fromkeys(tags, True)}
+        )
+        assert reply.status_code == 422, reply.text
+        reply = http.put(
+            f"/api/rooms/{room['code']}/chat", json={"muted_spectators": dict.fromkeys(tags[:16], True)}
+        )
+        assert reply.status_code == 200 and reply.json()["muted_spectators"] == sorted(tags[:16]), reply.text
