@@ -798,6 +798,49 @@ _BESIDE_JS = """async () => {
 }"""
 
 
+_TERM_GAPS_JS = """(selector) => [...document.querySelectorAll(selector)].flatMap((tag) =>
+    [...tag.querySelectorAll('.term')].filter((term) => term.nextSibling?.nodeType === Node.TEXT_NODE)
+        .map((term) => {
+            const range = document.createRange();
+            range.selectNodeContents(term.nextSibling);
+            return {text: tag.textContent,
+                    gap: range.getClientRects()[0].left - term.getBoundingClientRect().right};
+        }))"""
+"""For each term inside the tags ``selector`` finds that words follow: how far (px) the words start
+from the term's end. The catalog's own text (a colon, a space) stands there; a flex box's gap never."""
+
+
+_MAPPAKULING_JS = """async () => {
+    const narrate = await import('/static/js/narrate.js');
+    const names = ['Ana', 'Budi', 'Citra', 'Dewi', 'Eko'];
+    const room = {variant: 'domeng', seats: names.map((name) => ({kind: 'human', name}))};
+    const feed = document.body.appendChild(document.createElement('ul'));
+    feed.className = 'feed-list';
+    feed.append(narrate.eventLine(
+        {type: 'placed', seat: 2, tile: '1-3', end: 'R', ends: [3, 3], mappakuling: true}, room));
+}"""
+
+
+def test_the_feeds_mappakuling_line_has_no_space_before_its_colon(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The feed's tag for a mappakuling reads "MAPPAKULING: both ends show 3" in every language, the
+    colon right after the term: the tag's flex gap stood between them ("MAPPAKULING : …")."""
+    context, page, watch = open_page(browser, DESKTOP)
+    goto(page, f"{server.url}/")
+    for lang in languages():
+        switch_language(page, lang)
+        page.evaluate(_MAPPAKULING_JS)
+        gaps = page.evaluate(_TERM_GAPS_JS, ".feed-line .tag")
+        said = _filled(catalog_of(lang)["feed.mappakuling"], n="3")
+        assert [g["text"] for g in gaps] == [said] and ": " in said, (lang, gaps)
+        assert abs(gaps[0]["gap"]) < 0.5, (lang, gaps)
+        page.evaluate("() => document.querySelector('.feed-list').remove()")
+    assert page.evaluate("() => window.__i18nMissing") == []
+    watch.assert_clean()
+    context.close()
+
+
 def _filled(template: str, **values: str) -> str:
     """A catalog's message as the page shows it: its terms by their label, ``{x}`` by ``values``."""
     shown = re.sub(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", lambda m: m.group(2) or m.group(1), template)

@@ -136,6 +136,11 @@ export function tf(key, params = {}) {
   return fragment;
 }
 
+/** A message as one inline span (`tf`): inside a flex box such as a `.tag`, its terms and its words
+ * stay one run of text, so no box's gap stands between a term and the colon or word after it
+ * ("MAPPAKULING : …"). */
+export const tfSpan = (key, params = {}) => h("span", {}, tf(key, params));
+
 /** One of the game's terms, shown as written (or as ``shown``), with its definition as tooltip and
  * description. */
 export function termEl(text, shown = text) {

@@ -2,7 +2,7 @@
 // built from the settlement data the server sends (receiver, from_table, from_payers, cancelled).
 
 import { h } from "./dom.js";
-import { list, t, tf } from "./i18n.js";
+import { list, t, tf, tfSpan } from "./i18n.js";
 import { isLempa, miniTile } from "./tiles.js";
 
 /** A seat's display name: the person's name, or "Bot 3", or "Seat 3" while empty. */
@@ -225,7 +225,7 @@ export function eventLine(event, room, lempa = null) {
     li.append(tf(key, p));
     if (event.mappakuling && room?.variant !== "kozel") {
       li.classList.add("feed-highlight");
-      li.append(" ", h("span", { class: "tag" }, tf("feed.mappakuling", { n: event.ends[0] })));
+      li.append(" ", h("span", { class: "tag" }, tfSpan("feed.mappakuling", { n: event.ends[0] })));
     }
   } else if (event.type === "passed") {
     if (event.settlement) li.append(settlementSentence(event.settlement, room));
