@@ -171,6 +171,29 @@ def test_a_mute_names_a_seat_only_by_its_number_and_a_bad_one_is_no_such_seat(se
         assert reply.status_code == 200 and reply.json()["muted"] == [1, 4], reply.text
 
 
+def test_a_seats_path_names_it_only_by_its_number(server: ServerProcess) -> None:
+    """``…/seats/{seat}`` takes the seat's canonical number alone, as the chat's mutes do: a path
+    that only converts to a seat (``01``, ``+1``, `` 1``, ``1_0``) names none, 404 ``no_such_seat``
+    for each of the three seat endpoints, and nothing changes; ``1`` takes seat 1."""
+    room = _open_chat(server)
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    before = server.room(code)["seats"]
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        for path in ("01", "+1", "%201", "1%20", "1_0", "%D9%A1", "x", "-1"):
+            replies = (
+                http.post(f"/api/rooms/{code}/seats/{path}", json={"name": "Eko"}),
+                http.delete(f"/api/rooms/{code}/seats/{path}", headers={"Authorization": "Bearer nope"}),
+                http.put(f"/api/rooms/{code}/seats/{path}/bot", json={"level": "easy"}, headers=host),
+            )
+            for reply in replies:
+                assert reply.status_code == 404, (path, reply.request.method, reply.text)
+                assert reply.json()["detail"]["code"] == "no_such_seat", (path, reply.text)
+        assert server.room(code)["seats"] == before
+        taken = http.post(f"/api/rooms/{code}/seats/1", json={"name": "Eko"})
+        assert taken.status_code == 201, taken.text
+        assert server.room(code)["seats"][1]["name"] == "Eko"
+
+
 def test_one_request_mutes_or_unmutes_at_most_16_spectators(server: ServerProcess) -> None:
     """docs/protocol.md: ``muted_spectators`` lists at most 16 tags per request (422 past that)."""
     room = _open_chat(server)

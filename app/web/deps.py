@@ -18,6 +18,7 @@ __all__ = [
     "HubDep",
     "ReviewsDep",
     "RoomDep",
+    "SeatPath",
     "SeatToken",
 ]
 
@@ -27,6 +28,19 @@ def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None
         return authorization[7:].strip()
     return None
 
+
+def _seat_path(seat: str) -> int:
+    """The seat a path names (``…/seats/{seat}``): its canonical decimal number alone, ``"0"`` to
+    ``"9"``. Anything else (``"01"``, ``"+1"``, ``" 1"``, ``"1_0"``, ``"١"``) names no seat: 404
+    ``no_such_seat``, as a seat the table does not have (`app.rooms.seats.seat_at`) and a chat mute's
+    seat (`app.rooms.seats.seat_named`) are answered."""
+    if len(seat) != 1 or seat not in "0123456789":
+        raise HTTPException(404, detail={"code": "no_such_seat", "message": "no such seat at this table"})
+    return int(seat)
+
+
+SeatPath = Annotated[int, Depends(_seat_path)]
+"""A seat's number from the path, strictly (`_seat_path`)."""
 
 HostToken = Annotated[str | None, Depends(_bearer)]
 SeatToken = Annotated[str | None, Depends(_bearer)]

@@ -19,7 +19,7 @@ from app.rooms.reviewing import reviewable, reviewable_earlier
 from app.rooms.room import Room
 from app.rooms.seats import seat_named
 from app.rooms.seeds import check_deal_proof
-from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatToken
+from app.web.deps import HostToken, HubDep, ReviewsDep, RoomDep, SeatPath, SeatToken
 from app.web.documents import render_document
 from app.web.models import (
     BotSet,
@@ -232,7 +232,7 @@ def _client_address(request: Request) -> str | None:
 
 
 @rooms.post("/rooms/{code}/seats/{seat}", status_code=201)
-async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate, request: Request) -> SeatClaimed:
+async def claim_seat(room: RoomDep, seat: SeatPath, body: ClaimCreate, request: Request) -> SeatClaimed:
     """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409). A chat
     mute that holds the claimer (their spectator ``watcher`` key's, or their address's) comes
     with them to the seat."""
@@ -242,7 +242,7 @@ async def claim_seat(room: RoomDep, seat: int, body: ClaimCreate, request: Reque
 
 
 @rooms.delete("/rooms/{code}/seats/{seat}")
-async def leave_seat(room: RoomDep, seat: int, token: SeatToken) -> dict[str, Any]:
+async def leave_seat(room: RoomDep, seat: SeatPath, token: SeatToken) -> dict[str, Any]:
     """The seat's player (``Authorization: Bearer <seat token>``) leaves it before the start: it
     is empty again. 403 ``not_your_seat``, 409 ``already_started``."""
 
@@ -255,7 +255,7 @@ async def leave_seat(room: RoomDep, seat: int, token: SeatToken) -> dict[str, An
 
 
 @rooms.put("/rooms/{code}/seats/{seat}/bot")
-async def set_bot(room: RoomDep, seat: int, body: BotSet, host: HostToken) -> dict[str, Any]:
+async def set_bot(room: RoomDep, seat: SeatPath, body: BotSet, host: HostToken) -> dict[str, Any]:
     """Host only: put a bot of ``level`` in the seat (or empty it before the start); during the
     match this replaces an absent player with a bot."""
 
