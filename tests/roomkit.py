@@ -162,10 +162,13 @@ class Table:
     def store(self) -> Store:
         return self.hub.store
 
-    async def watch(self, token: str | None = None, since: int | None = None) -> FakeOutbox:
-        """Connect a new outbox (a seat's with ``token``, else a spectator's)."""
+    async def watch(
+        self, token: str | None = None, since: int | None = None, host: bool = False
+    ) -> FakeOutbox:
+        """Connect a new outbox (a seat's with ``token``, else a spectator's; with ``host``, the
+        host's too)."""
         conn = FakeOutbox()
-        await self.room.connect(conn, token, since)
+        await self.room.connect(conn, token, since, self.host_token if host else None)
         return conn
 
     async def sit(self, seat: int, name: str) -> tuple[str, FakeOutbox]:

@@ -341,7 +341,8 @@ class ServerProcess:
 
 
 class Client:
-    """A blocking WebSocket client of one room (a seat with ``token``, or a spectator)."""
+    """A blocking WebSocket client of one room (a seat with ``token``, or a spectator; the host's
+    too with ``host``, the room's host token)."""
 
     def __init__(
         self,
@@ -350,6 +351,7 @@ class Client:
         token: str | None = None,
         hello: bool = True,
         headers: dict[str, str] | None = None,
+        host: str | None = None,
     ) -> None:
         """``headers``: more headers of the opening handshake (say, a trusted proxy's
         ``X-Forwarded-For``)."""
@@ -366,7 +368,7 @@ class Client:
         self.whole = False
         """Whether the last ``state`` was a whole state (connect, sync) rather than an update."""
         if hello:
-            self.send({"type": "hello", "protocol": 1, "token": token})
+            self.send({"type": "hello", "protocol": 1, "token": token, **({"host": host} if host else {})})
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one JSON message."""

@@ -502,12 +502,15 @@ def test_an_open_table_is_listed_while_it_waits_with_someone_there(tmp_path: Pat
         table.room.disconnect(ana)  # the room empties: it leaves the list
         await table.room.settled()
         assert table.hub.open_tables() == []
-        _, ana = await table.sit(1, "Budi")
+        budi, ana = await table.sit(1, "Budi")
         assert [t["people"] for t in table.hub.open_tables()] == [["Ana", "Budi"]]
         again = await reopen(table)  # the choice is stored: listed again once someone is there
         assert again.room.open_table is True and again.hub.open_tables() == []
-        await again.watch()
+        watcher = await again.watch()
+        assert again.hub.open_tables() == []  # a spectator alone does not list it
+        await again.watch(budi)
         assert len(again.hub.open_tables()) == 1
+        again.room.disconnect(watcher)
         await again.start()
         assert again.hub.open_tables() == []  # started: no longer waiting for players
         with pytest.raises(RoomError) as late:

@@ -106,7 +106,7 @@ def test_an_open_table_handed_over_is_listed_once_by_every_process(
     code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
     opened = httpx.put(f"{first.url}/api/rooms/{code}/open", json={"open": True}, headers=host, timeout=10)
     assert opened.status_code == 200, opened.text
-    watcher = Client(second, code)  # someone at the table (it is listed then), through the second
+    watcher = Client(second, code, host=room["host_token"])  # the host there lists it, through the second
     watcher.wait_for(lambda m: m["type"] == "state")
     assert len(_events(second, "room_taken_over", code)) == 1
     for process in (first, second):  # the first sees the second's board at its next publication

@@ -114,9 +114,9 @@ def test_a_table_listed_on_one_process_is_in_the_other_lobby_and_its_admin_close
         timeout=10,
     )
     assert listed.status_code == 200, listed.text
-    spectator = Client(first, code)  # a table is listed while someone is there
+    host = Client(first, code, host=room["host_token"])  # listed while its host is there
     try:
-        spectator.wait_for(lambda m: m["type"] == "state")
+        host.wait_for(lambda m: m["type"] == "state")
 
         def in_lobby() -> dict[str, Any] | None:
             tables = httpx.get(f"{second.url}/api/open-tables", timeout=10).json()["tables"]
@@ -137,11 +137,11 @@ def test_a_table_listed_on_one_process_is_in_the_other_lobby_and_its_admin_close
             assert closed.json()["status"] == "abandoned" and closed.json()["disconnected"] == 1
         with pytest.raises(ConnectionClosed) as ended:
             while True:
-                spectator.recv()
+                host.recv()
         assert ended.value.rcvd is not None and ended.value.rcvd.code == ROOM_CLOSED
         wait_for(lambda: in_lobby() is None)  # closed: off every lobby
     finally:
-        spectator.close()
+        host.close()
 
 
 def test_a_room_whose_host_does_not_answer_is_named_with_its_process(

@@ -215,7 +215,7 @@ def test_the_next_match_comes_back_from_the_store_and_a_left_seat_is_free(tmp_pa
         assert [s.ready for s in room.seats][:2] == [True, False]
         assert room.open_table and [s.bot_level for s in room.seats[2:]] == LEVELS
         await room.call(lambda r: host.leave(r, 1, tokens[1]))
-        watcher = await table.watch()
+        watcher = await table.watch(host=True)  # the host there lists it
         assert [t["code"] for t in table.hub.open_tables()] == [room.code]
         assert table.hub.open_tables()[0]["free"] == 1
         _, cici = await table.sit(1, "Cici")

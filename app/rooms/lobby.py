@@ -16,15 +16,16 @@ SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 
 
 def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
-    """The rooms listed in the lobby: open, waiting for players, with a free seat and someone
-    there (a room that empties leaves the list), longest waiting first. Each: ``code``,
+    """The rooms listed in the lobby: open, waiting for players, with a free seat and a seated
+    person or the host connected (a spectator's socket alone does not list a table; one that
+    loses its players and host leaves the list), longest waiting first. Each: ``code``,
     ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated), ``bots``
     (their levels), ``turn_timer_s``, ``waiting_s`` (seconds since listed, at clock time
     ``now``)."""
     listed: list[dict[str, Any]] = []
     for room in rooms:
         free = sum(1 for s in room.seats if s.kind == "empty")
-        if not room.open_table or room.status != "waiting" or not free or not room.conns:
+        if not room.open_table or room.status != "waiting" or not free or not _hosted(room):
             continue
         listed.append(
             {
@@ -40,6 +41,11 @@ def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
         )
     listed.sort(key=lambda t: -t["waiting_s"])
     return listed
+
+
+def _hosted(room: Room) -> bool:
+    """Whether a person who holds a seat, or the host, is connected to ``room``."""
+    return bool(room.host_conns) or any(c.seat is not None for c in room.conns)
 
 
 def room_status(room: Room) -> dict[str, Any]:
