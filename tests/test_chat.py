@@ -495,6 +495,7 @@ def test_an_open_table_is_listed_while_it_waits_with_someone_there(tmp_path: Pat
             "seats": 5,
             "free": 2,
             "people": ["Ana"],
+            "here": 1,
             "bots": ["greedy", "greedy"],
             "turn_timer_s": 0.0,
             "waiting_s": 90.0,

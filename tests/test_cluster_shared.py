@@ -25,11 +25,16 @@ import redis
 from websockets.exceptions import ConnectionClosed
 
 from app.cluster import RedisShared
+from app.rooms import host
+from app.rooms.lobby import OPEN_TABLES_SHOWN
+from app.rooms.room import Room
 from app.store import upgrade_database
 from app.web.app import create_app
 from app.web.settings import Settings
+from app.web.shared import Board
 from tests.adminkit import COOKIE, SECRET, login
 from tests.clusterkit import POSTGRES_URL, TcpProxy, key_prefix, need_redis
+from tests.roomkit import Table, run_table
 from tests.serverkit import Client, ServerProcess
 
 ROOM_CLOSED = 4003
@@ -231,6 +236,34 @@ def test_a_board_is_read_by_the_others_and_leaves_with_its_process() -> None:
             await b.close()
 
     asyncio.run(main())
+
+
+def test_the_lobby_of_every_process_is_ranked_and_cut_as_one_process_lists_it(tmp_path: Path) -> None:
+    """`Board.open_tables`: another process's many tables that waited long (made up, say, and
+    published without ``here`` as an older release does) come after this process's new table with
+    a person there, newest first, and the lobby shows `OPEN_TABLES_SHOWN` of them."""
+
+    async def body(table: Table) -> None:
+        other, mine = shared_pair()
+        try:
+            olds = [{**TABLE, "code": f"X{i:02}", "people": [], "waiting_s": 100.0 + i} for i in range(40)]
+            await other.publish(olds, {})
+            await table.room.call(lambda r: _listed(r, table.host_token))
+            await table.sit(0, "Ana")
+            tables = await Board(table.hub, mine).open_tables()
+            assert len(tables) == OPEN_TABLES_SHOWN
+            assert tables[0]["code"] == table.room.code and tables[0]["here"] == 1
+            assert [t["code"] for t in tables[1:]] == [f"X{i:02}" for i in range(OPEN_TABLES_SHOWN - 1)]
+        finally:
+            await other.close()
+            await mine.close()
+
+    run_table(tmp_path, body, bots=[None, None, None, "greedy", "greedy"])
+
+
+async def _listed(room: Room, host_token: str) -> None:
+    host.check_host(room, host_token)
+    await host.set_open(room, True)
 
 
 def test_a_process_that_stops_publishing_drops_off_the_board() -> None:

@@ -1,4 +1,5 @@
-"""The lobby's open tables over real sockets: who keeps a table listed (`app.rooms.lobby.open_tables`)."""
+"""The lobby's open tables over real sockets: who keeps a table listed, how many are shown and in
+which order (`app.rooms.lobby.open_tables`, `rank_tables`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.rooms.lobby import OPEN_TABLES_SHOWN
 from tests.serverkit import Client, ServerProcess
 
 
@@ -71,7 +73,7 @@ def test_a_table_is_listed_while_a_seated_person_or_the_host_is_there_not_for_sp
     assert code not in _codes(_tables(server))  # a spectator's socket alone lists nothing
     host = _connect(server, code, host=room["host_token"])
     (table,) = [t for t in _tables(server) if t["code"] == code]
-    assert table["people"] == []
+    assert table["people"] == [] and table["here"] == 0
     host.close()
     _until(server, lambda tables: code not in _codes(tables))  # the spectator still watches
     claim = server.claim(code, 0, "Ana")
@@ -79,7 +81,34 @@ def test_a_table_is_listed_while_a_seated_person_or_the_host_is_there_not_for_sp
     assert code not in _codes(_tables(server))  # a seat claimed, nobody on it
     ana = _connect(server, code, token=claim.json()["token"])
     (table,) = [t for t in _tables(server) if t["code"] == code]
-    assert table["people"] == ["Ana"]
+    assert table["people"] == ["Ana"] and table["here"] == 1
     ana.close()
     _until(server, lambda tables: code not in _codes(tables))
     spectator.close()
+
+
+def test_the_lobby_shows_a_bounded_list_with_people_there_then_newest_first(server: ServerProcess) -> None:
+    """Older tables than the lobby shows (made up, say, each held by its host's socket alone) do
+    not push a new table out: the new one comes first, the oldest are the ones left off."""
+    hosts: list[Client] = []
+    try:
+        old = [_open_table(server) for _ in range(OPEN_TABLES_SHOWN + 1)]
+        hosts += [_connect(server, r["code"], host=r["host_token"]) for r in old]
+        old_codes = {r["code"] for r in old}
+        # the old tables have waited a while (so the new ones are strictly newer, to the tenth)
+        _until(server, lambda ts: min(t["waiting_s"] for t in ts if t["code"] in old_codes) >= 0.3)
+        new = _open_table(server)
+        hosts.append(_connect(server, new["code"], host=new["host_token"]))
+        full = _open_table(server)  # a person seated and there ranks above them all
+        claim = server.claim(full["code"], 0, "Ana")
+        assert claim.status_code == 201, claim.text
+        hosts.append(_connect(server, full["code"], token=claim.json()["token"]))
+        tables = _tables(server)
+        assert len(tables) == OPEN_TABLES_SHOWN
+        assert _codes(tables)[:2] == [full["code"], new["code"]]
+        assert set(_codes(tables[2:])) <= old_codes
+        waits = [t["waiting_s"] for t in tables[1:]]
+        assert waits == sorted(waits)  # among tables with nobody seated there: newest first
+    finally:
+        for client in hosts:
+            client.close()

@@ -9,7 +9,18 @@ from typing import Any, Final
 from app.rooms.room import Room
 from app.store.reads import RoomStatus
 
-__all__ = ["SHOWN_STATUSES", "open_tables", "room_status", "stored_status"]
+__all__ = [
+    "OPEN_TABLES_SHOWN",
+    "SHOWN_STATUSES",
+    "open_tables",
+    "rank_tables",
+    "room_status",
+    "stored_status",
+]
+
+OPEN_TABLES_SHOWN: Final = 30
+"""How many open tables the lobby is answered at most (`rank_tables`): a screenful a player reads,
+and a bound on what anyone listing made-up tables from many addresses can put before them."""
 
 SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 """The statuses of a room its link opens (an abandoned one's no longer does: unknown)."""
@@ -18,10 +29,10 @@ SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
     """The rooms listed in the lobby: open, waiting for players, with a free seat and a seated
     person or the host connected (a spectator's socket alone does not list a table; one that
-    loses its players and host leaves the list), longest waiting first. Each: ``code``,
-    ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated), ``bots``
-    (their levels), ``turn_timer_s``, ``waiting_s`` (seconds since listed, at clock time
-    ``now``)."""
+    loses its players and host leaves the list), in `rank_tables`' order and number. Each:
+    ``code``, ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated),
+    ``here`` (how many of them are connected), ``bots`` (their levels), ``turn_timer_s``,
+    ``waiting_s`` (seconds since listed, at clock time ``now``)."""
     listed: list[dict[str, Any]] = []
     for room in rooms:
         free = sum(1 for s in room.seats if s.kind == "empty")
@@ -34,13 +45,28 @@ def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
                 "seats": len(room.seats),
                 "free": free,
                 "people": [s.name for s in room.seats if s.kind == "human"],
+                "here": sum(1 for s in room.seats if s.kind == "human" and s.connections > 0),
                 "bots": [s.bot_level for s in room.seats if s.kind == "bot"],
                 "turn_timer_s": room.turn_timer_s,
                 "waiting_s": round(max(0.0, now - (room.listed_at or now)), 1),
             }
         )
-    listed.sort(key=lambda t: -t["waiting_s"])
-    return listed
+    return rank_tables(listed)
+
+
+def rank_tables(tables: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first `OPEN_TABLES_SHOWN` of ``tables`` (`open_tables`' shape, one process's or
+    several's): the most seated people connected (``here``) first, then the newest listing (least
+    ``waiting_s``).
+
+    Most people there first: the table nearest to its start is the one a joining player wants,
+    and a made-up table must hold a live socket for each person it counts (a seat is claimed
+    without one). Newest next: a table listed long ago is the likeliest to have lost its people,
+    and a lobby ordered longest waiting first would keep the oldest made-up tables at the top for
+    good, the cap cutting the real ones off."""
+    # .get: a process of an older release, during a rolling update, publishes no ``here``
+    ranked = sorted(tables, key=lambda t: (-t.get("here", 0), t["waiting_s"], t["code"]))
+    return ranked[:OPEN_TABLES_SHOWN]
 
 
 def _hosted(room: Room) -> bool:

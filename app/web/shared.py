@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from app.rooms.hub import Hub
+from app.rooms.lobby import rank_tables
 
 if TYPE_CHECKING:
     from app.cluster import AskHandler, RedisShared
@@ -92,8 +93,9 @@ class Board:
             await asyncio.sleep(self.every_s)
 
     async def open_tables(self) -> list[dict[str, Any]]:
-        """The lobby's open tables of every process (`app.rooms.lobby.open_tables`), longest
-        waiting first, each room once; this process's alone when Redis does not answer."""
+        """The lobby's open tables of every process (`app.rooms.lobby.open_tables`), each room
+        once, in `app.rooms.lobby.rank_tables`' order and number; this process's alone when Redis
+        does not answer."""
         tables = self.hub.open_tables()
         try:
             others = await self.shared.tables()
@@ -104,8 +106,7 @@ class Board:
             if table["code"] not in listed:
                 listed.add(table["code"])
                 tables.append({k: v for k, v in table.items() if k != "process"})
-        tables.sort(key=lambda t: -t["waiting_s"])
-        return tables
+        return rank_tables(tables)
 
     async def rooms_of(self, address: str) -> int:
         """Unfinished rooms ``address`` created on every process: this one's now, the others' as
