@@ -369,6 +369,10 @@ _STONES_UNDER_DRAWER_JS = """async () => {
         if (feed.contains(hit)) return 'drawer';
         return hit.closest('.flights') ? 'stone' : hit.className.baseVal ?? hit.className;
     };
+    // a draw's "+1" at a bot's plate may still be rising when this starts (the events before this
+    // turn, shown once the page stopped reducing motion): the settlement's "+4" is the new one
+    const earlier = new Set(document.querySelectorAll('.flights .burst'));
+    const fresh = () => [...document.querySelectorAll('.flights .burst')].find((b) => !earlier.has(b));
     c.screen.animate([{type: 'passed', seat: payer,
                        settlement: {receiver, from_table: 2, from_payers: [[payer, 2]], received: 4}}]);
     const looks = [];
@@ -384,10 +388,10 @@ _STONES_UNDER_DRAWER_JS = """async () => {
         flight.finish();
     }
     await new Promise((done) => {
-        const look = () => document.querySelector('.flights .burst') ? done() : requestAnimationFrame(look);
+        const look = () => fresh() ? done() : requestAnimationFrame(look);
         look();
     });
-    const burst = document.querySelector('.flights .burst');
+    const burst = fresh();
     return {seats, looks, burst: {text: burst.textContent, seen: covered(burst)}};
 }"""
 
