@@ -127,7 +127,11 @@ def test_the_host_ends_a_no_limit_match_and_everyone_sees_the_final_panel(
     for page in (host, budi, fan):
         page.wait_for_function("() => !!window.__domeng?.view?.match_over")
         page.wait_for_selector(f"{PANEL} .standings")  # the final panel, with the standings
-        assert page.text_content(f"{PANEL} .panel-note") == words["panel.host_stopped"], describe(page)
+        # the host and the player are thanked; the spectator is told how to play the next match
+        note = words["table.watch_next" if page is fan else "panel.host_stopped"]
+        assert page.text_content(f"{PANEL} .panel-note") == note, describe(page)
+        kicker = words["panel.host_ended"].replace("{n}", str(at_round))
+        assert page.text_content(f"{PANEL} .panel-kicker") == kicker, describe(page)
         assert page.evaluate("() => [window.__domeng.view.round, window.__domeng.room.status]") == [
             at_round,
             "finished",

@@ -42,8 +42,9 @@ export function roundEndPanel(snap, opts) {
   }
   const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
   // a spectator's final panel says how they come to play: a seat in the next match (Play again),
-  // as their table does, and a phone shows it where it drops a player's thanks line
-  const overNote = room.host_stop ? "panel.host_stopped" : opts.watching ? "table.watch_next" : "panel.match_over_note";
+  // as their table does, and a phone shows it where it drops a player's thanks line; after the
+  // host's stop too (its kicker says the host ended the match, and a spectator was not playing)
+  const overNote = opts.watching ? "table.watch_next" : room.host_stop ? "panel.host_stopped" : "panel.match_over_note";
   const watchNext = view.match_over && overNote === "table.watch_next";
   const note = h("p", { class: `panel-note${watchNext ? " watch-next" : ""}`, role: "status" });
   note.textContent = view.match_over ? t(overNote) : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
