@@ -430,6 +430,33 @@ def test_a_room_is_handed_over_only_while_its_owner_has_no_socket_of_its_own(tmp
     asyncio.run(main())
 
 
+async def _anas_turn_nearly_gone(hub: Hub, timer_s: float) -> tuple[Room, str, FakeOutbox]:
+    """A no-limit Domeng room on ``hub``: Ana (seat 0, connected) against four bots, started and
+    played by the bots until her turn, its timer of ``timer_s`` armed, then run to 3 s before its
+    end on ``hub``'s fake clock. The room, her seat token and her outbox."""
+    clock = hub.clock
+    assert isinstance(clock, FakeClock)
+    room, host_token = await hub.create_room(
+        "domeng", {"camat_target": 0}, 5, timer_s, [None, *["greedy"] * 4]
+    )
+    token = await room.call(lambda r: host.claim(r, 0, "Ana"))
+    ana = FakeOutbox()  # where another process takes the room, relayed: its owner's edge does not count it
+    await room.connect(ana, token)
+
+    async def start(r: Room) -> None:
+        host.check_host(r, host_token)
+        await host.begin_match(r)
+
+    await room.call(start)
+    for _ in range(400):  # the bots play until Ana has a tile to choose, her timer armed
+        if my_move(ana.last_state) is not None and room.turn_deadline is not None:
+            break
+        await clock.advance(room, CONFIG.bot_delay_s)
+    assert room.turn_deadline is not None
+    await clock.advance(room, timer_s - 3.0, bots=False)  # 27 s of her 30 gone
+    return room, token, ana
+
+
 @pytest.mark.parametrize("how", ["handoff", "shutdown"])
 def test_a_turn_handed_over_keeps_its_deadline_and_waits_only_for_a_player_not_back(
     tmp_path: Path, how: str
@@ -452,26 +479,9 @@ def test_a_turn_handed_over_keeps_its_deadline_and_waits_only_for_a_player_not_b
         ):
             here, there = Handoff(owner, None), Handoff(other, None)
             there.asker = _Peers(here)
-            first, later = owner.clock, other.clock
-            assert isinstance(first, FakeClock) and isinstance(later, FakeClock)
-            room, host_token = await owner.create_room(
-                "domeng", {"camat_target": 0}, 5, timer_s, [None, *["greedy"] * 4]
-            )
-            token = await room.call(lambda r: host.claim(r, 0, "Ana"))
-            ana = FakeOutbox()  # relayed: the owner's edge does not count it
-            await room.connect(ana, token)
-
-            async def start(r: Room) -> None:
-                host.check_host(r, host_token)
-                await host.begin_match(r)
-
-            await room.call(start)
-            for _ in range(400):  # the bots play until Ana has a tile to choose, her timer armed
-                if my_move(ana.last_state) is not None and room.turn_deadline is not None:
-                    break
-                await first.advance(room, CONFIG.bot_delay_s)
-            assert room.turn_deadline is not None
-            await first.advance(room, timer_s - 3.0, bots=False)  # 27 s of her 30 gone
+            later = other.clock
+            assert isinstance(later, FakeClock)
+            room, token, ana = await _anas_turn_nearly_gone(owner, timer_s)
             version = room.version
 
             if how == "handoff":
@@ -522,26 +532,7 @@ def test_the_time_no_server_had_a_handed_room_does_not_count_in_its_turn(
 
     async def main() -> None:
         async with hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as owner:
-            clock = owner.clock
-            assert isinstance(clock, FakeClock)
-            room, host_token = await owner.create_room(
-                "domeng", {"camat_target": 0}, 5, timer_s, [None, *["greedy"] * 4]
-            )
-            token = await room.call(lambda r: host.claim(r, 0, "Ana"))
-            ana = FakeOutbox()
-            await room.connect(ana, token)
-
-            async def start(r: Room) -> None:
-                host.check_host(r, host_token)
-                await host.begin_match(r)
-
-            await room.call(start)
-            for _ in range(400):  # the bots play until Ana has a tile to choose, her timer armed
-                if my_move(ana.last_state) is not None and room.turn_deadline is not None:
-                    break
-                await clock.advance(room, CONFIG.bot_delay_s)
-            assert room.turn_deadline is not None
-            await clock.advance(room, timer_s - 3.0, bots=False)  # 27 s of her 30 gone
+            room, token, ana = await _anas_turn_nearly_gone(owner, timer_s)
             version = room.version
             await owner.stop()  # a clean shutdown: it stores the 27 s, marked as handed over
             async with owner.store.engine.begin() as connection:  # 20 s pass on the database's clock
