@@ -25,6 +25,7 @@ __all__ = [
     "hash_token",
     "seat_at",
     "seat_named",
+    "seat_number",
     "seat_of_token",
 ]
 
@@ -137,15 +138,20 @@ def seat_at(seats: list[SeatInfo], seat: int) -> SeatInfo:
     return seats[seat]
 
 
+def seat_number(text: str) -> int:
+    """The seat ``text`` names (a path's ``{seat}``, a JSON object's key ``{"muted": {"2": true}}``):
+    only its canonical decimal form, ``"0"`` to ``"9"`` (never ``"01"``, ``" 1"``, ``"+1"``,
+    ``"1_0"`` or ``"1.0"``, which Python's ``int`` would read). Raises `RoomError`
+    (``no_such_seat``, 404) for any other text, as `seat_at` does for a seat the table lacks."""
+    if len(text) != 1 or text not in "0123456789":
+        raise RoomError("no_such_seat", f"no seat {text[:8]!r} at this table", 404)
+    return int(text)
+
+
 def seat_named(seats: list[SeatInfo], text: str) -> int:
-    """The seat that ``text`` names (a JSON object's key, ``{"muted": {"2": true}}``): only its
-    canonical decimal form, ``"0"`` to ``"4"`` within the table's seats (never ``"01"``, ``" 1"`` or
-    ``"1.0"``). Raises `RoomError` (``no_such_seat``, 404) for any other text, as `seat_at` does
-    for a seat the table does not have."""
-    for info in seats:
-        if str(info.seat) == text:
-            return info.seat
-    raise RoomError("no_such_seat", f"no seat {text[:8]!r} at this {len(seats)}-seat table", 404)
+    """The seat of ``seats`` that ``text`` names (`seat_number`), within the table's seats. Raises
+    `RoomError` (``no_such_seat``, 404) for any other text or a seat the table does not have."""
+    return seat_at(seats, seat_number(text)).seat
 
 
 def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_hash: str) -> SeatSpec:

@@ -12,6 +12,7 @@ from app.bots.reviews import ReviewWorkers
 from app.edge.handoff import Handoff
 from app.rooms.hub import Hub
 from app.rooms.room import Room
+from app.rooms.seats import seat_number
 
 __all__ = [
     "HostToken",
@@ -30,13 +31,10 @@ def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None
 
 
 def _seat_path(seat: str) -> int:
-    """The seat a path names (``…/seats/{seat}``): its canonical decimal number alone, ``"0"`` to
-    ``"9"``. Anything else (``"01"``, ``"+1"``, ``" 1"``, ``"1_0"``, ``"١"``) names no seat: 404
-    ``no_such_seat``, as a seat the table does not have (`app.rooms.seats.seat_at`) and a chat mute's
-    seat (`app.rooms.seats.seat_named`) are answered."""
-    if len(seat) != 1 or seat not in "0123456789":
-        raise HTTPException(404, detail={"code": "no_such_seat", "message": "no such seat at this table"})
-    return int(seat)
+    """The seat a path names (``…/seats/{seat}``), strictly: `app.rooms.seats.seat_number` (its
+    number alone, ``"0"`` to ``"9"``; anything else is 404 ``no_such_seat``, as a seat the table
+    does not have and a chat mute's seat are answered)."""
+    return seat_number(seat)
 
 
 SeatPath = Annotated[int, Depends(_seat_path)]
