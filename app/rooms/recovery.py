@@ -112,9 +112,10 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
         # had the room until this read (a restart of every process, say, took that long); a
         # handed_at before the turn began is another handoff's (an 0011 process handed it over
         # since, storing none): not this turn's, so the turn counts until the read
+        until = row.read_at
         handed_at = row.handed_at if row.handed else None
-        fits = handed_at is not None and (row.turn_at is None or handed_at >= row.turn_at)
-        until = handed_at if fits and handed_at is not None else row.read_at
+        if handed_at is not None and (row.turn_at is None or handed_at >= row.turn_at):
+            until = handed_at
         rebuilt.turn_age_s = turn_age_s(match.rounds[-1], until, row.turn_at)
     return rebuilt
 
