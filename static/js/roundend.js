@@ -5,7 +5,7 @@
 
 import { api, verifyUrl } from "./api.js";
 import { h, replace } from "./dom.js";
-import { t, tf } from "./i18n.js";
+import { t, tf, tfSpan } from "./i18n.js";
 import { blockDetails, byBotCounts, goatSentence, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { reviewSection } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
@@ -157,7 +157,7 @@ function kozelStandings(view, room) {
       "tr",
       { class: `${places[i] === 1 ? "champion" : ""}${goat ? " goat-row" : ""}`.trim(), dataset: { seat: String(members[0]), points: String(o.points[members[0]]), place: String(places[i]) } },
       h("td", {}, String(places[i])),
-      h("td", {}, groupEl(room, members), goat ? [" ", h("span", { class: "tag tag-goat" }, tf("sheet.goat"))] : null),
+      h("td", {}, groupEl(room, members), goat ? [" ", h("span", { class: "tag tag-goat" }, tfSpan("sheet.goat"))] : null),
       h("td", { class: "num" }, String(o.points[members[0]])),
       h("td", { class: "num" }, String(o.pending[members[0]])),
     );
@@ -204,7 +204,7 @@ function kozelHands(view, room, mySeat) {
   const rows = view.reveal.hands.map((hand, seat) => {
     const roles = [];
     if (winners.includes(seat)) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
-    if (o.goat.includes(seat)) roles.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
+    if (o.goat.includes(seat)) roles.push(h("span", { class: "tag tag-goat" }, tfSpan("sheet.goat")));
     if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const lone = hand.length === 1 && hand[0] === "0-0";
     const tiles = hand.length
@@ -246,10 +246,10 @@ function hands(view, room, mySeat) {
   const rows = view.reveal.hands.map((hand, seat) => {
     const roles = [];
     if (seat === o.winner) roles.push(h("span", { class: "tag tag-win" }, t("panel.role_winner")));
-    if (seat === o.first_cappu) roles.push(h("span", { class: "tag" }, tf("panel.role_first_cappu")));
-    if (seat === o.cucuq) roles.push(h("span", { class: "tag tag-warn" }, tf("panel.role_cucuq")));
-    if (seat === o.manguno) roles.push(h("span", { class: "tag tag-warn" }, tf("panel.role_manguno")));
-    if (o.mattikkeng.includes(seat)) roles.push(h("span", { class: "tag" }, tf("panel.role_mattikkeng")));
+    if (seat === o.first_cappu) roles.push(h("span", { class: "tag" }, tfSpan("panel.role_first_cappu")));
+    if (seat === o.cucuq) roles.push(h("span", { class: "tag tag-warn" }, tfSpan("panel.role_cucuq")));
+    if (seat === o.manguno) roles.push(h("span", { class: "tag tag-warn" }, tfSpan("panel.role_manguno")));
+    if (o.mattikkeng.includes(seat)) roles.push(h("span", { class: "tag" }, tfSpan("panel.role_mattikkeng")));
     if (byBot[seat]) roles.push(byBotTag(byBot[seat]));
     const tiles = hand.length
       ? revealTiles(hand)

@@ -3,7 +3,7 @@
 // panel. Every rule fact comes from the server: the view's goal and sides, the score's opened.
 
 import { h } from "./dom.js";
-import { t, tf } from "./i18n.js";
+import { t, tf, tfSpan } from "./i18n.js";
 import { kozelGroups, namesEl, seatName } from "./narrate.js";
 
 /** The rows of the sheet: each side the view names (each seat, or each pair: P1+P3 and P2+P4 on screen). */
@@ -52,11 +52,11 @@ export function scoreSheet(room, score, mySeat = null, compact = false) {
   const body = rows.map((row) => {
     const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
     const marks = [];
-    if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tf("sheet.goat")));
+    if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tfSpan("sheet.goat")));
     else if (near.has(row) && row.points < room.goal) marks.push(closestTag(room.goal - row.points, compact));
     const opened = compact
       ? h("span", { class: "opened-check", title: t("sheet.opened"), "aria-label": t("sheet.opened") }, "✓")
-      : h("span", { class: "tag tag-win" }, tf("sheet.opened"));
+      : h("span", { class: "tag tag-win" }, tfSpan("sheet.opened"));
     return h(
       "tr",
       {

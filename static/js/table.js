@@ -7,7 +7,7 @@ import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
 import { arrowsAlong, h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
-import { t, tf } from "./i18n.js";
+import { t, tf, tfSpan } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
 import { loneLempa, optionText } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
@@ -544,13 +544,13 @@ export class TableView {
       if (this.ctl.hostToken && !mine && room.status === "playing") tags.push(this.replaceButton(seat));
       else tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
     }
-    if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tf("seat.last_mappano")));
+    if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tfSpan("seat.last_mappano")));
     if (this.ctl.seat !== null && !mine && view.sides?.some((side) => side.length > 1 && side.includes(seat) && side.includes(this.ctl.seat))) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
     // one tag for the camat: the camat now (gold) says "camat", or "camat ×2" from a second election
     // on; a seat elected before but not now says its count ("camat ×1")
     const elections = view.elections?.[seat] ?? 0;
-    if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, elections > 1 ? tf("seat.elections", { n: elections }) : tf("seat.camat")));
-    else if (elections) tags.push(h("span", { class: "tag tag-elections" }, tf("seat.elections", { n: elections })));
+    if (view.camat === seat) tags.push(h("span", { class: "tag tag-camat" }, elections > 1 ? tfSpan("seat.elections", { n: elections }) : tfSpan("seat.camat")));
+    else if (elections) tags.push(h("span", { class: "tag tag-elections" }, tfSpan("seat.elections", { n: elections })));
     const tagKey = tags.map((x) => x.textContent).join("|");
     if (plate.tagKey !== tagKey) {
       plate.tagKey = tagKey;
