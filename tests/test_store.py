@@ -605,6 +605,63 @@ def test_a_lone_write_on_a_quiet_store_does_not_wait_for_the_group_commit_window
     assert asyncio.run(main()) == 3
 
 
+def test_the_group_commit_window_ends_as_soon_as_its_batch_has_its_target_of_writes(
+    database_url: str,
+) -> None:
+    """``batch_target`` (DOMENG_GROUP_COMMIT_WRITES): under load the writer waits for company only
+    until that many writes are at hand. With a 90 s window and a target of 4, four writes called
+    together are committed in one transaction without waiting out the window (the 30 s bound only
+    keeps the old writer's failure short: it would have waited 90 s), and the next lone write too."""
+
+    async def main() -> tuple[int, int, MatchRow | None]:
+        async with Store(database_url, batch_window_s=90.0, batch_target=4) as store:
+            match_id, code = await new_round(store)
+            # two writes queued together: one batch of two, so the writer knows it is under load
+            await asyncio.gather(
+                store.claim_seat(match_id, 0, "Ana", "a"), store.claim_seat(match_id, 1, "Bo", "b")
+            )
+            before, written = store.transactions_committed, store.writes_committed
+            four = [
+                store.append_action(match_id, 0, seq, 10 + seq, seq % 5, a_pass(seq % 5), "bot")
+                for seq in range(4)
+            ]
+            await asyncio.wait_for(asyncio.gather(*four), timeout=30)
+            return (
+                store.transactions_committed - before,
+                store.writes_committed - written,
+                await store.load_match(code),
+            )
+
+    transactions, writes, row = asyncio.run(main())
+    assert (writes, transactions) == (4, 1)
+    assert row is not None and [a.seq for a in row.rounds[0].actions] == list(range(4))
+    with pytest.raises(ValueError, match="batch_target"):
+        Store(database_url, batch_target=-1)
+
+
+def test_closing_the_store_ends_the_group_commit_window_at_once(database_url: str) -> None:
+    """A write the writer holds in its window (under load, waiting for its target of company) is
+    committed as soon as the store closes, not after the window: the end marker ends the wait."""
+
+    async def main() -> tuple[int, MatchRow | None]:
+        store = Store(database_url, batch_window_s=90.0, batch_target=50)
+        await store.start()
+        match_id, code = await new_round(store)
+        await asyncio.gather(
+            store.claim_seat(match_id, 0, "Ana", "a"), store.claim_seat(match_id, 1, "Bo", "b")
+        )
+        held = asyncio.ensure_future(store.append_action(match_id, 0, 0, 10, 0, a_pass(0), "bot"))
+        while not store._queue.empty():  # the writer took it and now waits for company
+            await asyncio.sleep(0)
+        await asyncio.wait_for(store.close(), timeout=30)
+        await held
+        async with Store(database_url) as again:
+            return again.writes_committed, await again.load_match(code)
+
+    _writes, row = asyncio.run(main())
+    assert row is not None and [a.seq for a in row.rounds[0].actions] == [0]
+
+
 def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancelled() -> None:
     """A write the writer took and holds while it waits for company (the window, under load) is
     answered with `StoreClosedError` when the writer is cancelled then, like every write it has

@@ -50,7 +50,13 @@ from app.store.db import (
 )
 from app.store.errors import FencedOutError, StoreClosedError
 from app.store.fencing import claim_fences
-from app.store.group_commit import checkpoint_loop, commit_batch, pg_transaction, write_loop
+from app.store.group_commit import (
+    WriteQueue,
+    checkpoint_loop,
+    commit_batch,
+    pg_transaction,
+    write_loop,
+)
 from app.store.sqlite_thread import SqliteThread
 
 _T = TypeVar("_T")
@@ -88,6 +94,7 @@ class Writer:
         *,
         batch_limit: int = 500,
         batch_window_s: float = 0.0,
+        batch_target: int = 0,
         checkpoint_interval_s: float = 1.0,
         on_commit: Callable[[float, int], None] | None = None,
         migrate: bool = True,
@@ -97,6 +104,8 @@ class Writer:
             raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
         if batch_window_s < 0:
             raise ValueError(f"batch_window_s must be >= 0, got {batch_window_s}")
+        if batch_target < 0:
+            raise ValueError(f"batch_target must be >= 0, got {batch_target}")
         if checkpoint_interval_s <= 0:
             raise ValueError(f"checkpoint_interval_s must be > 0, got {checkpoint_interval_s}")
         if database_timeout_s <= 0:
@@ -106,6 +115,8 @@ class Writer:
         self.batch_window_s = batch_window_s
         """Seconds the writer waits after a batch's first write for more to join it, when the last
         batch held more than one (under load)."""
+        self.batch_target = batch_target
+        """Writes in a batch at which that wait ends early (0: it lasts the whole window)."""
         self.checkpoint_interval_s = checkpoint_interval_s
         self.checkpoints = 0
         """SQLite: background checkpoints run so far."""
@@ -126,7 +137,7 @@ class Writer:
         self._read_engine: AsyncEngine | None = None
         self._sqlite: SqliteThread | None = None
         """SQLite: the writer's one connection, in its own thread."""
-        self._queue: asyncio.Queue[Op[Any] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[Op[Any] | None] = WriteQueue()
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._closing = False
@@ -207,9 +218,13 @@ class Writer:
             )
         self._engine = engine
         self._closing = False
-        self._queue = asyncio.Queue()
+        self._queue = WriteQueue()
         loop = write_loop(
-            self._queue, self._commit, batch_limit=self.batch_limit, batch_window_s=self.batch_window_s
+            self._queue,
+            self._commit,
+            batch_limit=self.batch_limit,
+            batch_window_s=self.batch_window_s,
+            batch_target=self.batch_target,
         )
         self._writer = asyncio.create_task(loop, name="store-writer")
         if self.is_sqlite:

@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     store = Store(
         settings.resolved_database_url(),
         batch_window_s=settings.group_commit_s,
+        batch_target=settings.group_commit_writes,
         database_timeout_s=settings.database_timeout_s,
         on_commit=metrics.observe_commit,
         migrate=settings.migrate,
@@ -114,6 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
             # the stack an operator chose (or the defaults): uvloop's loop or asyncio's, group commit
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
             group_commit_s=settings.group_commit_s,
+            group_commit_writes=settings.group_commit_writes,
             **cluster,
         )
         yield

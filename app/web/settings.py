@@ -197,6 +197,9 @@ class Settings(BaseSettings):
     commits what is already queued at once. Measured (issue 15, benchmarks/load.py, with uvloop):
     at 5,000 connections p99 25.6 ms against 108.7 ms for asyncio without it; at 2,000 the median
     move costs about 3 ms more for 15% less CPU."""
+    group_commit_writes: Annotated[int, Field(ge=0, le=500)] = 0
+    """Writes at which the group commit's wait (``group_commit_s``) ends early: a batch that has
+    this many commits at once (0: the wait always lasts ``group_commit_s``)."""
     send_queue_size: Annotated[int, Field(ge=4)] = 64
     ping_interval_s: Annotated[float, Field(gt=0)] = 10.0
     """Seconds between the WebSocket pings the server sends each socket (the browser answers them
