@@ -60,10 +60,17 @@ p99, the servers' CPU summed over their processes (from /proc) and per delivered
 and the load generator's CPU, and the ratio of CPU per delivered update with the most processes
 against the fewest (goal ≤ 1.15×: near-linear scaling). No fan-out baseline in this mode.
 
+From the server's ``/metrics`` it also reports the store's transactions per second and writes per
+transaction over the window (the group commit's batches, `app.store.group_commit`).
+``--server-env DOMENG_X=VALUE`` (repeatable) sets one of our server's settings for the run, e.g.
+the group commit's, to measure a setting against the defaults. ``--repeat N`` runs ours and the
+fan-out N times in turn and prints every pair's CPU per delivery, ratio, latency and batches with
+their medians (the table is the median pair's): one pair is a single sample of a shared machine.
+
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
 [--database-url postgresql+asyncpg://…] [--compression none|deflate] [--loop L] [--ws W] [--skip-baseline]
 [--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]]
-[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--profile DIR] [--json]``.
+[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--profile DIR] [--repeat N] [--server-env DOMENG_X=V] [--json]``.
 
 With ``--profile DIR`` each server is sampled by py-spy over the window (100 Hz) and its busy
 samples are printed by stage beside the others (`benchmarks/profile_stages.py`): where the CPU
@@ -260,6 +267,7 @@ def domeng_server(
         "DOMENG_MAX_ROOMS_PER_ADDRESS": "0",
         "DOMENG_WS_COMPRESSION": "true" if args.compression == "deflate" else "false",
     }
+    env.update(dict(args.server_env))
     env.update(extra_env or {})
     if bots and args.bot_workers:
         env["DOMENG_BOT_WORKERS"] = str(args.bot_workers)
@@ -723,6 +731,8 @@ async def drive(
     stats.window = (playing + args.warmup, playing + args.warmup + args.seconds)
     await asyncio.sleep(max(0.0, stats.window[0] - loop.time()))
     proxy = server.proxy_cpu_seconds if isinstance(server, Cluster) else lambda: 0.0
+    metrics = isinstance(server, ServerProcess) and http_setup
+    store0 = await store_counts(server.url) if metrics else None
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     proxy0 = proxy()
     spy = None
@@ -732,6 +742,7 @@ async def drive(
     await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
     cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     proxy1 = proxy()
+    store1 = await store_counts(server.url) if metrics else None
     stats.stopping = True
     await wait_for(lambda: not any(t.pending for t in tables), DRAIN_S)
     stats.lost = sum(len(t.pending) for t in tables)
@@ -743,6 +754,10 @@ async def drive(
         await sampler
     result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
     result["bot_seats"] = bot_seats
+    if store0 is not None and store1 is not None:
+        transactions, writes = store1[0] - store0[0], store1[1] - store0[1]
+        result["store_transactions_per_s"] = round(transactions / args.seconds, 1)
+        result["writes_per_transaction"] = round(writes / transactions, 2) if transactions else math.nan
     if spy is not None:
         stacks, process = spy
         _, errors = await asyncio.to_thread(process.communicate)
@@ -758,6 +773,28 @@ async def drive(
         offered = args.tables * args.pace
         result["saturated"] = result["client_actions_per_s"] < 0.95 * offered
     return result
+
+
+STORE_METRICS = ("domeng_store_batch_writes_count", "domeng_store_batch_writes_sum")
+"""The server's Prometheus counters of store transactions and of the writes in them (app/metrics.py)."""
+
+
+async def store_counts(url: str) -> tuple[float, float] | None:
+    """Store transactions and writes committed so far, read from the server's ``/metrics``; None
+    when it does not answer or lacks them."""
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            text = (await http.get(url + "/metrics")).text
+    except httpx.HTTPError:
+        return None
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in STORE_METRICS:
+            found[name] = float(value)
+    if len(found) != len(STORE_METRICS):
+        return None
+    return found[STORE_METRICS[0]], found[STORE_METRICS[1]]
 
 
 async def close_clients(tables: list[Table]) -> None:
@@ -873,9 +910,45 @@ async def run_processes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Ours, then the fan-out baseline with frames as large as ours (or `run_processes`)."""
+    """Ours, then the fan-out baseline with frames as large as ours (or `run_processes`); with
+    ``--repeat N``, that pair N times in turn, reported by the pair whose CPU ratio is the median
+    (`run_repeated`)."""
     if args.processes:
         return await run_processes(args)
+    if args.repeat > 1:
+        return await run_repeated(args)
+    return await run_once(args)
+
+
+REPEAT_FIGURES = (
+    ("ours µs/delivery", lambda r: r["ours"]["server_cpu_us_per_delivery"]),
+    ("fan-out µs/delivery", lambda r: r["baseline"]["server_cpu_us_per_delivery"]),
+    ("ratio", lambda r: r["ratio"]["server_cpu_us_per_delivery"]),
+    ("ours p50 ms", lambda r: r["ours"]["latency_ms"]["p50"]),
+    ("ours p99 ms", lambda r: r["ours"]["latency_ms"]["p99"]),
+    ("ours CPU %", lambda r: r["ours"]["server_cpu_pct"]),
+    ("writes/transaction", lambda r: r["ours"].get("writes_per_transaction", math.nan)),
+)
+"""What `run_repeated` lists of each pair, and the median of."""
+
+
+async def run_repeated(args: argparse.Namespace) -> dict[str, Any]:
+    """``--repeat N``: ours and the fan-out, N times in turn (the machine's speed drifts, so each
+    ratio compares two runs a minute apart); the report is the pair with the median CPU ratio,
+    with every pair's figures and their medians beside it."""
+    pairs = [await run_once(args) for _ in range(args.repeat)]
+    pairs.sort(key=lambda r: r["ratio"]["server_cpu_us_per_delivery"])
+    result = dict(pairs[len(pairs) // 2])
+    result["load_average_before"] = pairs[0]["load_average_before"]
+    result["repeats"] = [{name: get(r) for name, get in REPEAT_FIGURES} for r in pairs]
+    result["repeat_medians"] = {
+        name: round(statistics.median(get(r) for r in pairs), 3) for name, get in REPEAT_FIGURES
+    }
+    return result
+
+
+async def run_once(args: argparse.Namespace) -> dict[str, Any]:
+    """One run of ours (and the bot run), then the fan-out's, as the options say."""
     with tempfile.TemporaryDirectory(prefix="domeng-load-") as tmp:
         data_dir = Path(tmp)
         result: dict[str, Any] = {"config": config_of(args), "load_average_before": load_average()}
@@ -943,6 +1016,7 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "code": code_revision(),
+        "server_env": dict(args.server_env),
     }
 
 
@@ -991,6 +1065,8 @@ ROWS = (
     ("server VmHWM (MB)", "server_rss_mb_hwm", "{:.1f}"),
     ("server CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
     ("server CPU per delivery (µs)", "server_cpu_us_per_delivery", "{:.1f}"),
+    ("store transactions/s", "store_transactions_per_s", "{:.1f}"),
+    ("store writes per transaction", "writes_per_transaction", "{:.2f}"),
     ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),
     ("client CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
     ("setup (s)", "setup_s", "{:.1f}"),
@@ -1011,7 +1087,9 @@ def cell(figures: dict[str, Any] | None, key: str, fmt: str) -> str:
         return "-"
     if key in ("p50", "p99", "max", "samples"):
         return fmt.format(figures["latency_ms"][key])
-    return fmt.format(figures.get(key, math.nan))
+    if key not in figures:
+        return "-"
+    return fmt.format(figures[key])
 
 
 PROCESS_ROWS = (
@@ -1069,6 +1147,10 @@ def print_report(result: dict[str, Any]) -> None:
         f"{c['compression']} · round pause {c['round_pause_s']} s · Python {c['python']} · {c['cpus']} CPUs"
         f" · one uvicorn worker · code {c['code']}"
     )
+    if c.get("server_env"):
+        print(
+            "our server's settings for this run: " + " ".join(f"{k}={v}" for k, v in c["server_env"].items())
+        )
     ours, base, ratio = result.get("ours"), result.get("baseline"), result.get("ratio", {})
     bots = result.get("ours_bots")
     if bots:
@@ -1100,8 +1182,25 @@ def print_report(result: dict[str, Any]) -> None:
     for name, figures in (("ours", ours), ("with bots", bots), ("fan-out", base)):
         if figures and "profile_error" in figures:
             print(f"{name}: py-spy failed: {figures['profile_error']}")
+    repeats = result.get("repeats")
+    if repeats:
+        names = [name for name, _ in REPEAT_FIGURES]
+        print(f"{len(repeats)} pairs, ours then the fan-out each time (the table above is the median pair):")
+        print(f"{'':10}" + "".join(f"{name:>21}" for name in names))
+        for index, figures in enumerate(repeats, 1):
+            print(f"{'pair ' + str(index):10}" + "".join(f"{figures[name]:>21.3f}" for name in names))
+        medians = result["repeat_medians"]
+        print(f"{'medians':10}" + "".join(f"{medians[name]:>21.3f}" for name in names))
     for goal, met in result.get("goals", {}).items():
         print(f"goal {goal:44} {'meets' if met else 'MISSES'}")
+
+
+def server_env(text: str) -> tuple[str, str]:
+    """``DOMENG_X=VALUE`` as a (name, value) pair; ArgumentTypeError for anything else."""
+    name, equals, value = text.partition("=")
+    if not equals or not re.fullmatch(r"DOMENG_[A-Z0-9_]+", name):
+        raise argparse.ArgumentTypeError(f"expected DOMENG_NAME=VALUE, got {text!r}")
+    return name, value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1163,8 +1262,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="sample each server with py-spy over the window: stacks in DIR, shares by stage printed"
         " (benchmarks/profile_stages.py)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run ours and the fan-out N times in turn and report the pair with the median CPU ratio,"
+        " with every pair's figures (default 1)",
+    )
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        type=server_env,
+        metavar="DOMENG_X=VALUE",
+        help="a setting of our server for this run (repeatable), e.g. DOMENG_GROUP_COMMIT_S=0.005",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)
+    if args.repeat < 1 or (args.repeat > 1 and (args.skip_baseline or args.baseline_only or args.processes)):
+        parser.error(
+            "--repeat N ≥ 1; above 1 it runs ours and the fan-out: not with --skip-baseline,"
+            " --baseline-only or --processes"
+        )
     if args.profile:
         if args.processes:
             parser.error("--profile samples one server process: not with --processes")

@@ -21,11 +21,27 @@ def _row(output: str, label: str) -> list[str]:
 
 
 def test_the_load_benchmark_runs_ours_beside_the_fan_out_baseline() -> None:
+    """Two pairs (``--repeat 2``), our server with a setting of the run's own (``--server-env``):
+    every pair is listed with the medians, and ours reports the store's transactions from its
+    ``/metrics`` (the fan-out has none: a dash)."""
     command = [sys.executable, "benchmarks/load.py", "--tables", "2", "--seconds", "2", "--warmup", "1"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    command += ["--repeat", "2", "--server-env", "DOMENG_GROUP_COMMIT_WRITES=4"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert _row(out, "connections opened")[:2] == ["10", "10"], out
     assert _row(out, "connections failed")[:2] == ["0", "0"], out
     ours, fanout = (float(cell) for cell in _row(out, "deliveries/s")[:2])
     assert ours > 0 and fanout > 0, out
+    transactions = _row(out, "store transactions/s")
+    assert float(transactions[0]) > 0 and transactions[1] == "-", out
+    assert "our server's settings for this run: DOMENG_GROUP_COMMIT_WRITES=4" in out, out
+    assert "2 pairs, ours then the fan-out each time" in out, out
+    assert len(_row(out, "pair 1")) == len(_row(out, "pair 2")) == len(_row(out, "medians")) == 7, out
+
+
+def test_the_load_benchmark_refuses_a_setting_that_is_not_ours() -> None:
+    """``--server-env`` takes only ``DOMENG_…=value``: anything else is a usage error, not a run."""
+    command = [sys.executable, "benchmarks/load.py", "--server-env", "PATH=/tmp"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "expected DOMENG_NAME=VALUE" in done.stderr, done.stderr
