@@ -149,6 +149,39 @@ def test_a_table_listed_on_one_process_is_in_the_other_lobby_and_its_admin_close
         host.close()
 
 
+def test_a_table_listed_again_keeps_its_first_listing_time_in_the_other_lobby(
+    servers: tuple[ServerProcess, ServerProcess],
+) -> None:
+    """Taking a table off and listing it again on its process does not make it new in the other
+    process's lobby either: its ``waiting_s`` goes on from the match's first listing."""
+    first, second = servers
+    room = first.create_room(bots=[None, None, "greedy", "greedy", "greedy"])
+    code, auth = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+
+    def set_open(open_table: bool) -> None:  # on its process, which publishes before it answers
+        reply = httpx.put(
+            f"{first.url}/api/rooms/{code}/open", json={"open": open_table}, headers=auth, timeout=10
+        )
+        assert reply.status_code == 200, reply.text
+
+    def in_lobby() -> dict[str, Any] | None:
+        tables = httpx.get(f"{second.url}/api/open-tables", timeout=10).json()["tables"]
+        return next((t for t in tables if t["code"] == code), None)
+
+    set_open(True)
+    host = Client(first, code, host=room["host_token"])  # listed while its host is there
+    try:
+        host.wait_for(lambda m: m["type"] == "state")
+        wait_for(lambda: (table := in_lobby()) is not None and table["waiting_s"] >= 0.5)
+        set_open(False)
+        assert in_lobby() is None
+        set_open(True)
+        table = in_lobby()
+        assert table is not None and table["waiting_s"] >= 0.5, table
+    finally:
+        host.close()
+
+
 def test_a_room_whose_host_does_not_answer_is_named_with_its_process(
     servers: tuple[ServerProcess, ServerProcess],
 ) -> None:

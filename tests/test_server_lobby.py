@@ -26,14 +26,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 def _open_table(server: ServerProcess) -> dict[str, Any]:
     """A new room (two free seats, three bots) its host listed in the lobby: the create reply."""
     room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+    _set_open(server, room, True)
+    return room
+
+
+def _set_open(server: ServerProcess, room: dict[str, Any], open_table: bool) -> None:
+    """The host of ``room`` (the create reply) lists it in the lobby or takes it off."""
     listed = httpx.put(
         f"{server.url}/api/rooms/{room['code']}/open",
-        json={"open": True},
+        json={"open": open_table},
         headers={"Authorization": f"Bearer {room['host_token']}"},
         timeout=10,
     )
     assert listed.status_code == 200, listed.text
-    return room
 
 
 def _connect(server: ServerProcess, code: str, token: str | None = None, host: str | None = None) -> Client:
@@ -109,6 +114,27 @@ def test_the_lobby_shows_a_bounded_list_with_people_there_then_newest_first(serv
         assert set(_codes(tables[2:])) <= old_codes
         waits = [t["waiting_s"] for t in tables[1:]]
         assert waits == sorted(waits)  # among tables with nobody seated there: newest first
+    finally:
+        for client in hosts:
+            client.close()
+
+
+def test_listing_a_table_again_keeps_its_first_listing_time(server: ServerProcess) -> None:
+    """A host who takes their table off and lists it again does not make it the newest: it keeps
+    the match's first listing time, and a table listed since stays above it."""
+    hosts: list[Client] = []
+    try:
+        old = _open_table(server)
+        hosts.append(_connect(server, old["code"], host=old["host_token"]))
+        _until(server, lambda ts: any(t["code"] == old["code"] and t["waiting_s"] >= 0.3 for t in ts))
+        new = _open_table(server)
+        hosts.append(_connect(server, new["code"], host=new["host_token"]))
+        _set_open(server, old, False)
+        assert old["code"] not in _codes(_tables(server))
+        _set_open(server, old, True)
+        tables = [t for t in _tables(server) if t["code"] in (old["code"], new["code"])]
+        assert _codes(tables) == [new["code"], old["code"]], tables
+        assert tables[1]["waiting_s"] >= 0.3
     finally:
         for client in hosts:
             client.close()

@@ -102,13 +102,16 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
 
 async def set_open(room: Room, open_table: bool) -> None:
     """List the room in the lobby's open tables (or take it off) while it waits for players.
-    Raises `RoomError` (``already_started``) once the match has begun."""
+    The listing time (`Room.listed_at`) is the match's first: taking the table off and listing it
+    again does not make it new in the lobby (`app.rooms.lobby.rank_tables`). Raises `RoomError`
+    (``already_started``) once the match has begun."""
     if room.status != "waiting":
         raise RoomError("already_started", "the match has already started")
     version = await room.save(open_table=open_table)
     room.adopt(version)
     room.open_table = open_table
-    room.listed_at = room.clock.time() if open_table else None
+    if open_table and room.listed_at is None:
+        room.listed_at = room.clock.time()
     frames.send_updates(room, room.conns, _log_length(room))
 
 

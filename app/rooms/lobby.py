@@ -32,7 +32,8 @@ def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
     loses its players and host leaves the list), in `rank_tables`' order and number. Each:
     ``code``, ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated),
     ``here`` (how many of them are connected), ``bots`` (their levels), ``turn_timer_s``,
-    ``waiting_s`` (seconds since listed, at clock time ``now``)."""
+    ``waiting_s`` (seconds since the match was first listed, at clock time ``now``: taking a table
+    off and listing it again does not reset it)."""
     listed: list[dict[str, Any]] = []
     for room in rooms:
         free = sum(1 for s in room.seats if s.kind == "empty")
