@@ -1,4 +1,5 @@
-// A few line icons (drawn here, no icon font): link, book, list, flag, sound, mute, bell, bell-off, globe, stop.
+// A few line icons (drawn here, no icon font): link, book, list, flag, sound, mute, bell, bell-off, globe, stop,
+// people.
 
 import { s } from "./dom.js";
 
@@ -12,6 +13,7 @@ const PATHS = {
   bell: ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4"],
   "bell-off": ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4", "M3.5 3.5l17 17"],
   stop: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M9 9h6v6H9z"],
+  people: ["M9 11a3.5 3.5 0 1 0 0-7a3.5 3.5 0 1 0 0 7z", "M2.5 20a6.5 6.5 0 0 1 13 0", "M16 4.3a3.5 3.5 0 0 1 0 6.4", "M18 14.2a6.5 6.5 0 0 1 3.5 5.8"],
   globe: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M3 12h18", "M12 3c2.8 3 2.8 15 0 18", "M12 3c-2.8 3-2.8 15 0 18"],
 };
 

@@ -4,13 +4,27 @@
 import { api } from "./api.js";
 import { botLabel } from "./bots.js";
 import { h, replace } from "./dom.js";
-import { t } from "./i18n.js";
+import { num, t } from "./i18n.js";
+import { icon } from "./icons.js";
 
 const REFRESH_MS = 4000;
 
 function waited(seconds) {
   const minutes = Math.floor(seconds / 60);
   return minutes < 1 ? t("open.waiting_new") : t("open.waiting_min", { n: minutes });
+}
+
+/** How many seated people are at the table now (``here``: those holding a socket, what the list
+ * ranks by): a people icon and the number, read out whole ("2 people here"). */
+function here(count) {
+  const words = t("open.here", { n: count });
+  return h(
+    "span",
+    { class: count ? "open-here" : "open-here open-here-none", title: words, dataset: { here: String(count) } },
+    icon("people"),
+    h("span", { "aria-hidden": "true" }, num(count)),
+    h("span", { class: "sr-only" }, words),
+  );
 }
 
 function row(table) {
@@ -22,6 +36,8 @@ function row(table) {
     h(
       "div",
       { class: "open-facts" },
+      // ``?? 0``: a process of an older release, during a rolling update, publishes no ``here``
+      here(table.here ?? 0),
       h("b", {}, variant),
       " · ",
       t("open.free", { free: table.free, seats: table.seats }),

@@ -1,0 +1,97 @@
+"""The lobby's open tables in Chromium: each listed table shows how many seated people are there
+now (``here``, what the list ranks by) as a people icon and a number, read out whole in the page's
+language with its plural forms, and kept fresh as people come and go."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.browserkit import PHONE, catalog_of, goto, open_page, screenshot, switch_language
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path_factory.mktemp("browser-open-tables"), env={"DOMENG_TURN_TIMER_S": "0"})
+    process.start()
+    yield process
+    process.stop()
+
+
+def _listed(server: ServerProcess) -> dict[str, Any]:
+    """A new room (three free seats, two bots) its host listed in the lobby: the create reply."""
+    room = server.create_room(bots=[None, None, None, "greedy", "greedy"], turn_timer_s=0)
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{room['code']}/open",
+        json={"open": True},
+        headers={"Authorization": f"Bearer {room['host_token']}"},
+        timeout=10,
+    )
+    assert reply.status_code == 200, reply.text
+    return room
+
+
+def _seated(server: ServerProcess, code: str, seat: int, name: str) -> Client:
+    """``name`` claims ``seat`` of room ``code`` and holds a socket on it."""
+    claim = server.claim(code, seat, name)
+    assert claim.status_code == 201, claim.text
+    client = Client(server, code, claim.json()["token"])
+    client.wait_for(lambda m: m["type"] == "state")
+    return client
+
+
+def _here(page: Any, code: str, count: int) -> dict[str, Any]:
+    """What the table ``code``'s count shows once it is ``count``: its spoken words, its tooltip,
+    the number shown, and whether the icon and the number are hidden from a screen reader."""
+    badge = f".open-table[data-code='{code}'] .open-here[data-here='{count}']"
+    page.wait_for_selector(badge)  # the list refreshes by itself
+    shown: dict[str, Any] = page.eval_on_selector(
+        badge,
+        """(el) => ({
+            said: el.querySelector('.sr-only').textContent,
+            title: el.title,
+            number: el.querySelector('[aria-hidden=true]:not(svg)').textContent,
+            quiet: el.querySelector('svg').getAttribute('aria-hidden') === 'true',
+        })""",
+    )
+    return shown
+
+
+def test_each_open_table_shows_how_many_people_are_there(server: ServerProcess, browser: Any) -> None:
+    ru, en = catalog_of("ru"), catalog_of("en")
+    lively, quiet = _listed(server), _listed(server)
+    ana = _seated(server, lively["code"], 0, "Ana")
+    budi = _seated(server, lively["code"], 1, "Budi")
+    host = Client(server, quiet["code"], host=quiet["host_token"])  # listed, nobody seated there
+    host.wait_for(lambda m: m["type"] == "state")
+    context, page, watch = open_page(browser, PHONE, "ru-RU")
+    try:
+        goto(page, f"{server.url}/")
+        two = ru["open.here"]["few"].replace("{n}", "2")
+        assert _here(page, lively["code"], 2) == {"said": two, "title": two, "number": "2", "quiet": True}
+        nobody = ru["open.here"]["many"].replace("{n}", "0")
+        assert _here(page, quiet["code"], 0) == {
+            "said": nobody,
+            "title": nobody,
+            "number": "0",
+            "quiet": True,
+        }
+        codes = page.eval_on_selector_all(".open-table", "els => els.map((e) => e.dataset.code)")
+        assert codes.index(lively["code"]) < codes.index(quiet["code"])  # the livelier table first
+        assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+        page.locator("#open-tables").scroll_into_view_if_needed()
+        screenshot(page, "open-tables-here-390x844-ru")
+        budi.close()  # one left
+        assert _here(page, lively["code"], 1)["said"] == ru["open.here"]["one"].replace("{n}", "1")
+        switch_language(page, "en")
+        assert _here(page, lively["code"], 1)["said"] == en["open.here"]["one"].replace("{n}", "1")
+        assert _here(page, quiet["code"], 0)["said"] == en["open.here"]["other"].replace("{n}", "0")
+        watch.assert_clean()
+    finally:
+        context.close()
+        for client in (ana, budi, host):
+            client.close()
