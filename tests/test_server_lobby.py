@@ -13,6 +13,9 @@ import pytest
 from app.rooms.lobby import OPEN_TABLES_SHOWN
 from tests.serverkit import Client, ServerProcess
 
+LISTED = {"code", "variant", "seats", "free", "people", "here", "bots", "turn_timer_s", "waiting_s"}
+"""What the lobby tells anyone of an open table (docs/protocol.md, ``GET /api/open-tables``)."""
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
@@ -87,6 +90,7 @@ def test_a_table_is_listed_while_a_seated_person_or_the_host_is_there_not_for_sp
     ana = _connect(server, code, token=claim.json()["token"])
     (table,) = [t for t in _tables(server) if t["code"] == code]
     assert table["people"] == ["Ana"] and table["here"] == 1
+    assert set(table) == LISTED  # what anyone reads: no token, address or seat of a person
     ana.close()
     _until(server, lambda tables: code not in _codes(tables))
     spectator.close()
