@@ -135,6 +135,7 @@ export class ChainBoard {
     this.chain = [];
     this.ends = null;
     this.choosing = null;
+    this.clearTop = 0; // px at the board's top that a toast or a banner covers (setClearTop)
     // the board's size is read only here, where the layout is fresh: reading it in draw() after a
     // state's changes would make the browser lay the page out once more for every update
     this.size = { width: 0, height: 0, cap: 44 };
@@ -150,6 +151,17 @@ export class ChainBoard {
   destroy() {
     this.observer.disconnect();
     for (const timer of this.turningTimers.values()) clearTimeout(timer);
+  }
+
+  /**
+   * Keep the chain out of the board's top ``px`` (a number of CSS pixels, 0 for none), where a
+   * toast or a banner shows over it: a chain that reaches there is drawn again below it.
+   */
+  setClearTop(px) {
+    const clear = Math.max(0, Math.ceil(px));
+    if (clear === this.clearTop) return;
+    this.clearTop = clear;
+    this.draw();
   }
 
   /** New chain (oriented "a-b" strings, left to right), ends, and the tile being placed (or null). */
@@ -176,11 +188,22 @@ export class ChainBoard {
       return;
     }
     const items = [{ lempa: false }, ...this.chain.map((t) => ({ lempa: isLempa(t) })), { lempa: false }];
-    const maxUnit = Math.max(14, Math.min(cap, Math.floor(Math.min(width / 10.5, height / 5))));
-    const fit = fitChain(items, this.opening + 1, width - 8, height - 8, { maxUnit, minUnit: 10 });
+    const fitIn = (room) => {
+      const maxUnit = Math.max(14, Math.min(cap, Math.floor(Math.min(width / 10.5, room / 5))));
+      const fit = fitChain(items, this.opening + 1, width - 8, room - 8, { maxUnit, minUnit: 10 });
+      return { ...fit, top: Math.max(4, (room - fit.box.height * fit.unit) / 2) };
+    };
+    // a toast or a banner over the board's top (``clearTop`` px of it): a chain drawn clear of it
+    // stays as it is; one that reached under it is drawn again in the rest of the board
+    let fit = fitIn(height);
+    const clear = Math.min(this.clearTop, Math.max(0, height - 60));
+    if (clear > 0 && fit.top < clear) {
+      fit = fitIn(height - clear);
+      fit.top += clear;
+    }
     const { unit, rects, box } = fit;
     const offX = (width - box.width * unit) / 2 - box.minX * unit;
-    const offY = Math.max(4, (height - box.height * unit) / 2) - box.minY * unit;
+    const offY = fit.top - box.minY * unit;
     setStyle(this.el, "--unit", `${unit}px`);
     const overflowing = box.height * unit > height;
     if (this.el.classList.contains("overflowing") !== overflowing) this.el.classList.toggle("overflowing", overflowing);
