@@ -214,7 +214,7 @@ def test_a_tablets_table_stays_in_place_under_the_reconnecting_banner(
 ) -> None:
     """Found by a tester: on a tablet the "reconnecting" banner took a strip of its own above the
     table, and every part of the table jumped down 40 px as the connection dropped (and back up as it
-    came back). The banner shows over the table, below its top bar, and nothing of the table moves.
+    came back). The banner shows over the table (over the felt's top), and nothing of the table moves.
     Found by another: on a desktop the banner, centred there, covered the names on the plates
     across; it sits in the table's empty upper-left corner, its words (Hungarian's, the longest)
     whole. A tablet held upright has its four plates in that row: no corner is free there."""

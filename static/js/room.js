@@ -72,8 +72,8 @@ export class RoomController {
     // the link shared or kept is the room's own, without the lobby's mark
     if (this.fromList) history.replaceState(history.state, "", location.pathname);
     this.main = h("div", { class: "room-main" });
-    // the banner takes its own strip above the page; at the table it shows over the table, below
-    // its top bar, so a dropped connection moves nothing (static/css/app.css)
+    // the banner takes its own strip above the page; at the table it shows over the felt's top,
+    // so a dropped connection moves nothing but a chain under it (static/css/app.css)
     this.page = h("div", { class: "room-page" }, this.banner, this.notice, this.main);
     // at the table the toasts come under the top bar, and under this banner while it shows: its
     // height (0 while hidden), heard from the layout, is said on the page's body, where the toasts

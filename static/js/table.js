@@ -68,7 +68,8 @@ export class TableView {
     this.feedSized.disconnect();
     this.meSized.disconnect();
     this.barSized.disconnect();
-    document.body.style.removeProperty("--bar-bottom");
+    this.overSized.disconnect();
+    for (const name of ["--bar-bottom", "--felt-top", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
     cancelAnimationFrame(this.feedFrame);
   }
 
@@ -214,10 +215,10 @@ export class TableView {
       this.el.style.setProperty("--me-h", meHeight);
     });
     this.meSized.observe(this.me);
-    // the feed drawer (a phone's or tablet's overlay) and the connection banner (room.js, over the
-    // table) start below the top bar, whose height is its buttons' rows (a host's End match and
-    // Last round wrap a phone's bar to two lines): heard from the layout, said on the page's body
-    // (the banner is outside the table)
+    // the feed drawer (a phone's or tablet's overlay), the toasts and a desktop's reconnecting
+    // banner (room.js, over the table) start below the top bar, whose height is its buttons' rows (a
+    // host's End match and Last round wrap a phone's bar to two lines): heard from the layout, said
+    // on the page's body (the toasts and the banner are outside the table)
     this.barBottom = "";
     this.barSized = new ResizeObserver(() => {
       const barBottom = `${Math.ceil(this.bar.getBoundingClientRect().bottom)}px`;
@@ -225,6 +226,11 @@ export class TableView {
       this.barBottom = barBottom;
       document.body.style.setProperty("--bar-bottom", barBottom);
     });
+    // a toast (dom.js) and the connection banner (room.js) show over the table's top: the banner
+    // at the felt's top, over the felt only (said on the page's body, where both are), so that it
+    // covers no plate; the chain keeps clear of both (the board's top they cover, ChainBoard.setClearTop).
+    // Their boxes, the felt's and the bar's are heard from the layout.
+    this.overSized = new ResizeObserver(() => this.clearOverlays());
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
     this.feed = h(
@@ -264,6 +270,26 @@ export class TableView {
     );
     this.barSized.observe(this.bar);
     this.barSized.observe(this.el);
+    for (const el of [this.bar, this.felt, document.getElementById("toasts"), this.ctl.banner]) if (el) this.overSized.observe(el);
+  }
+
+  /** Say the felt's inner box on the page's body (--felt-top, --felt-left, --felt-right: px from the
+   * window's edges) and keep the chain clear of the toasts and the banner over the board's top. */
+  clearOverlays() {
+    const felt = this.felt.getBoundingClientRect();
+    const style = document.body.style;
+    style.setProperty("--felt-top", `${Math.round(felt.top + this.felt.clientTop)}px`);
+    style.setProperty("--felt-left", `${Math.round(felt.left + this.felt.clientLeft)}px`);
+    style.setProperty("--felt-right", `${Math.round(window.innerWidth - felt.right + this.felt.clientLeft)}px`);
+    const board = this.chain.el.getBoundingClientRect();
+    let clear = 0;
+    for (const el of [document.getElementById("toasts"), this.ctl.banner]) {
+      if (!el || el.hidden) continue;
+      const r = el.getBoundingClientRect();
+      if (!r.height || r.right <= board.left || r.left >= board.right || r.top >= board.bottom || r.bottom <= board.top) continue;
+      clear = Math.max(clear, r.bottom + 6 - board.top);
+    }
+    this.chain.setClearTop(clear);
   }
 
   /** The host's "give the seat to a bot" for an absent player: a second click within 4 s confirms. */
