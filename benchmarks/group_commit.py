@@ -69,7 +69,8 @@ async def measure(url: str, rooms: int, pace: float, seconds: float, window_s: f
             while at < window[1]:
                 await asyncio.sleep(max(0.0, at - loop.time()))
                 called = loop.time()
-                await store.append_action(match_id, 0, seq, seq + 2, seq % 5, {"seat": seq % 5, "pass": True}, "bot")
+                action = {"seat": seq % 5, "pass": True}
+                await store.append_action(match_id, 0, seq, seq + 2, seq % 5, action, "bot")
                 if window[0] <= called < window[1]:
                     waits.append(loop.time() - called)
                 seq += 1
@@ -132,8 +133,8 @@ def main() -> None:
     settings = args.setting or [(0.005, 0), default]
     if args.child:
         window_s, target = settings[0]
-        figures = asyncio.run(measure(args.database_url, args.rooms, args.pace, args.seconds, window_s, target))
-        print(json.dumps(figures))
+        run = measure(args.database_url, args.rooms, args.pace, args.seconds, window_s, target)
+        print(json.dumps(asyncio.run(run)))
         return
     before = [round(x, 2) for x in os.getloadavg()]
     runs: dict[tuple[float, int], list[dict]] = {s: [] for s in settings}
@@ -154,8 +155,10 @@ def main() -> None:
         label = f"{setting[0]:g} : {setting[1]}"
         print(f"{label:>18}" + "".join(f"{medians[n]:>24.2f}" for n in names))
         cpu = ", ".join(f"{f['cpu_us_per_write']:.0f}" for f in figures)
-        print(f"{'':>18}  CPU per write in each run: {cpu} µs; vs the first setting: "
-              f"{medians['cpu_us_per_write'] / first['cpu_us_per_write']:.3f}x")
+        print(
+            f"{'':>18}  CPU per write in each run: {cpu} µs; vs the first setting: "
+            f"{medians['cpu_us_per_write'] / first['cpu_us_per_write']:.3f}x"
+        )
     after = [round(x, 2) for x in os.getloadavg()]
     print(f"load average (1/5/15 min): before {before}, after {after} on {os.cpu_count()} CPUs")
 
