@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -657,7 +657,12 @@ class State:
         """End the match between rounds because the host stopped it: a match whose options set no
         end (`engine.rules.base.Rules.host_stops`, RULES.md "Match end (room option)") is over
         once its last round has ended; no round is cut. The score and standings stay as they stand
-        (Domeng: most camat elections, then fewest stones received).
+        (Domeng: most camat elections, then fewest stones received). That last round's outcome then
+        says ``match_over`` (the match ended with it): ``outcome`` and the last of ``history``;
+        nothing else in it changes (its ``next_leader`` stays what the rules gave, though nobody
+        leads again). The round's `RoundEnded` in ``log`` keeps the outcome the rules gave when it
+        ended: events are what happened then, and a client that was sent it keeps it (its log is
+        ``log[:from] + events``, docs/protocol.md), as one that reloads after the stop gets it.
 
         Raises `IllegalActionError`: ``not_stoppable`` (the options end the match themselves),
         ``round_in_play`` (a round is being played: stop once it has ended), ``match_over``.
@@ -669,6 +674,13 @@ class State:
         if self.phase is Phase.OVER:
             raise IllegalActionError("match_over", "the match is over already")
         self.phase = Phase.OVER
+        ended = self.outcome
+        if ended is None:  # no round was played: nothing says the match went on
+            return
+        over = replace(ended, match_over=True)
+        self.outcome = over
+        if self.history and self.history[-1].outcome is ended:
+            self.history = (*self.history[:-1], replace(self.history[-1], outcome=over))
 
     def forget_rounds(self, keep: int = 1) -> None:
         """Drop all but the last ``keep`` finished rounds from ``history`` (a server that plays a

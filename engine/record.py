@@ -258,22 +258,21 @@ def read_record(doc: object) -> Replay:
     for step in replay_rounds(state, stored_rounds(raw_rounds), state.rest_name):
         if step.action is None and step.round:
             logs.append(state.history[-1])
+    ended_by = doc.get("ended_by") if isinstance(doc, Mapping) else None
+    if ended_by == "host":
+        if state.phase is Phase.PLAYING:
+            raise _fail(
+                "unfinished_round", "the host stops a match only once its last round has ended", len(logs)
+            )
+        try:
+            state.stop()  # the last round's outcome now says the match ended with it
+        except EngineError as error:
+            raise _fail(error.code, error.message) from None
     if raw_rounds:
         last = state.round_log()
         assert last is not None
         logs.append(last)
-    ended_by = doc.get("ended_by") if isinstance(doc, Mapping) else None
-    if ended_by != "host":
-        return Replay(rules, seats, tuple(logs), state)
-    if state.phase is Phase.PLAYING:
-        raise _fail(
-            "unfinished_round", "the host stops a match only once its last round has ended", len(logs) - 1
-        )
-    try:
-        state.stop()
-    except EngineError as error:
-        raise _fail(error.code, error.message) from None
-    return Replay(rules, seats, tuple(logs), state, "host")
+    return Replay(rules, seats, tuple(logs), state, "host" if ended_by == "host" else None)
 
 
 def stored_rounds(raw_rounds: list[object]) -> Iterator[StoredRound]:

@@ -6,6 +6,7 @@ ends a no-limit Domeng match between rounds, never in one; a record says so with
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,12 @@ import pytest
 
 from engine.core import Phase, State
 from engine.errors import IllegalActionError
+from engine.events import RoundEnded
+from engine.narration import describe_outcome
 from engine.record import build_record, read_record, replay, write_record
 from engine.rules.domeng import DomengState
 from engine.variants import make_rules
+from engine.views import player_view
 from tests.conftest import (
     PASSEBUNGE_HANDS,
     PASSEBUNGE_PLAY,
@@ -68,6 +72,25 @@ def test_stop_ends_the_match_between_rounds_with_its_standings() -> None:
     with pytest.raises(IllegalActionError) as again:
         state.stop()
     assert again.value.code == "match_over"
+
+
+def test_the_last_outcome_says_the_match_ended_with_it_once_stopped() -> None:
+    state = no_limit_match(2)
+    before = state.outcome
+    assert before is not None and not before.match_over  # the match was going on
+    parent = state.fork()
+    state.stop()
+    outcome = state.outcome
+    assert outcome is not None and outcome.match_over
+    assert outcome == replace(before, match_over=True)  # nothing else about the round changes
+    assert state.history[-1].outcome == outcome and state.round_log() == state.history[-1]
+    assert state.log[-1] == RoundEnded(before)  # the event is what the rules said when it ended
+    for seat in (0, None):  # what every seat and a spectator see
+        view = player_view(state, seat).to_json()
+        assert view["match_over"] is True and view["outcome"]["match_over"] is True
+    # a fork stopped leaves its parent as it was (a room stores the stop before adopting it)
+    assert parent.outcome == before
+    assert parent.history[-1].outcome == before and parent.phase is Phase.READY
 
 
 def test_stop_never_cuts_a_round_in_play() -> None:
@@ -141,5 +164,23 @@ def test_domeng_replay_tells_the_host_ended_the_match(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("Round ") == 3
     assert done.stdout.endswith("Match over: the host ended it after this round.\n")
+    last = done.stdout.split("Round 3 ")[1]
+    assert "next leader" not in last  # nobody leads after the stop: no round follows
+    assert done.stdout.count("next leader") == 2  # rounds 1 and 2 each had one
     as_json = domeng_cli("replay", path, "--json")
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["ended_by"] == "host"
+
+
+def test_a_stopped_record_narrates_its_last_round_as_the_end() -> None:
+    result = read_record(stopped_record())
+    last = result.rounds[-1].outcome
+    assert last is not None and last.match_over  # the round the host's stop ended the match with
+    assert [log.outcome.match_over for log in result.rounds if log.outcome] == [False, False, True]
+    lines = describe_outcome(last, SEATS)
+    assert not any(line.startswith("next leader") for line in lines)
+    earlier = result.rounds[0].outcome
+    assert earlier is not None
+    assert describe_outcome(earlier, SEATS)[-1] == f"next leader {SEATS[earlier.next_leader]}"
+    # RECORD.md's report keeps its fields: every round still has its next_leader
+    report = result.report()
+    assert report["rounds"][-1]["next_leader"] == last.next_leader and report["match_over"] is True
