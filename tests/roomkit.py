@@ -211,15 +211,16 @@ def run_table(
     bot_port: BotPort | None = None,
     hints: bool = False,
     options: dict[str, object] | None = None,
+    database_url: str | None = None,
 ) -> T:
     """Run ``body`` on a new room (its seats bots of the given levels, or empty; ``hints``: the
     host allows hints; ``options``: the variant's, e.g. ``{"camat_target": 0}`` for a match that
-    never ends) on a fresh store in ``tmp_path``; the room's task and the store are stopped
-    afterwards."""
+    never ends) on a fresh store in ``tmp_path`` (or on ``database_url``'s, e.g. a scratch
+    PostgreSQL database); the room's task and the store are stopped afterwards."""
 
     async def main() -> T:
         clock = FakeClock()
-        async with Store(sqlite_url(tmp_path)) as store:
+        async with Store(database_url or sqlite_url(tmp_path)) as store:
             hub = Hub(config, store, Metrics(), clock=clock, bots=bot_port or LocalBots())
             room, token = await hub.create_room(
                 variant, options or {}, len(bots), turn_timer_s, list(bots), hints=hints

@@ -27,7 +27,7 @@ from app.admin.schemas import (
 from app.store import MatchRow, RoundRow
 from engine.core import Phase, State
 from engine.errors import EngineError
-from engine.events import Event, Passed, Settlement
+from engine.events import Event, Passed, RoundEnded, Settlement
 from engine.narration import describe_events, describe_outcome, describe_settlement
 from engine.replay import replay_rounds
 from engine.tally import round_settlements
@@ -63,13 +63,28 @@ def _stored(stored: RoundRow) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return stored.deal, [a.action for a in stored.actions]
 
 
-def _round_detail(state: State, stored: RoundRow, names: Sequence[str], variant: str) -> RoundDetail:
-    """Play ``stored`` on ``state`` (its round is dealt here) and describe it."""
+def _host_stop(row: MatchRow, state: State, last: bool) -> bool:
+    """The host's stop after the ``last`` round of ``row``, once ``state`` has ended it, if the
+    host ended the match (`State.stop`, as `app.rooms.recovery.resume` does): that round's outcome
+    then says the match ended with it. Whether it stopped."""
+    if not (last and row.ended_by_host and state.rules.host_stops and state.phase is Phase.READY):
+        return False
+    state.stop()
+    return True
+
+
+def _round_detail(
+    row: MatchRow, state: State, stored: RoundRow, names: Sequence[str], last: bool
+) -> RoundDetail:
+    """Play ``stored`` on ``state`` (its round is dealt here) and describe it; the round the host
+    ended the match with (`_host_stop`) is described as the match's last."""
+    variant = row.variant
     transfers: list[Transfer] = []
     for step in replay_rounds(state, [_stored(stored)]):
         for event in step.events:
             if type(event) is Passed and event.settlement is not None:
                 transfers.append(_transfer(event.settlement, step.action, names))
+    _host_stop(row, state, last)
     finished = state.phase is not Phase.PLAYING
     if finished:  # the round end's settlement (Domeng), after the passes' ones
         transfers += [_transfer(s, None, names) for s in round_settlements(state)[len(transfers) :]]
@@ -150,8 +165,8 @@ def match_detail(row: MatchRow, cutoff: datetime, live: bool) -> MatchDetail:
     error = None
     try:
         state = _new_state(row)
-        for stored in row.rounds:
-            rounds.append(_round_detail(state, stored, names, row.variant))
+        for at, stored in enumerate(row.rounds):
+            rounds.append(_round_detail(row, state, stored, names, at == len(row.rounds) - 1))
     except (EngineError, ValueError, KeyError) as failure:
         error = f"round {len(rounds)}: {failure}"
         rounds += [_plain_round(r, row.variant) for r in row.rounds[len(rounds) :]]
@@ -220,7 +235,10 @@ def _frame(
 
 def round_replay(row: MatchRow, index: int) -> RoundReplay:
     """Every step of round ``index`` (from 0) of a stored match: frame 0 as dealt, then one frame
-    after each stored action, with every hand visible.
+    after each stored action, with every hand visible. The last round of a match the host ended
+    ends as the stop left it: its last frame's outcome, and the round's end among its events and
+    in its text, say the match ended with it (no next leader; the table's log keeps the event as
+    the rules gave it then, `engine.core.State.stop`).
 
     Raises LookupError for a round that is not stored, and `EngineError` when the stored actions
     do not replay (they were checked by the same rules when played, so this means a damaged store).
@@ -231,6 +249,7 @@ def round_replay(row: MatchRow, index: int) -> RoundReplay:
     state = _new_state(row)
     frames: list[ReplayFrame] = []
     stored = row.rounds[index]
+    last = index == len(row.rounds) - 1
     for step in replay_rounds(state, [_stored(r) for r in row.rounds[: index + 1]]):
         if step.round != index:
             continue
@@ -238,9 +257,11 @@ def round_replay(row: MatchRow, index: int) -> RoundReplay:
             frames.append(_frame(state, 0, None, None, [], names))
         else:
             action = stored.actions[step.action]
-            frames.append(
-                _frame(state, step.action + 1, action.action, action.actor, list(step.events), names)
-            )
+            events = list(step.events)
+            if _host_stop(row, state, last) and state.outcome is not None:
+                over = RoundEnded(state.outcome)  # the round's end told as the stop left it
+                events = [over if type(e) is RoundEnded else e for e in events]
+            frames.append(_frame(state, step.action + 1, action.action, action.actor, events, names))
     return RoundReplay(
         match_id=row.id,
         round=index,

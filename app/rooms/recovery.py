@@ -31,11 +31,10 @@ def round_end(state: State) -> RoundEnd:
     its outcome, the table's stones, each seat's tally, whether the match ended with it. The
     outcome's ``match_over`` says whether the match ended with this round, as the match's
     ``finished`` status and its record's replay do (docs/record.md): by its options, or because
-    the host stopped it (`State.stop`, then the engine's outcome still says False)."""
+    the host stopped it (`State.stop` makes the engine's outcome say so)."""
     tally = round_tally(state)
     tallies = [TallySpec(s.seat, s.received, s.paid, s.stones, s.points, s.pending) for s in tally.seats]
-    outcome = {**outcome_to_json(tally.outcome), "match_over": tally.match_over}
-    return RoundEnd(outcome, tally.table, tallies, tally.match_over)
+    return RoundEnd(outcome_to_json(tally.outcome), tally.table, tallies, tally.match_over)
 
 
 @dataclass
@@ -105,8 +104,8 @@ def resume(row: RoomRow, rules: Rules) -> Rebuilt:
         return Rebuilt()
     state = resume_match(rules, match.start, row.outcomes_before, row.received_before)
     rebuilt = _replay(state, match.rounds)
-    if match.status == "finished" and match.host_stop and state.phase is Phase.READY and rules.host_stops:
-        state.stop()
+    if match.ended_by_host and state.phase is Phase.READY and rules.host_stops:
+        state.stop()  # and its last round's outcome says so, as when it ended (`State.stop`)
     if state.phase is Phase.PLAYING and row.read_at is not None:
         # handed over in an orderly way: the turn's time stopped with the handoff, as no process
         # had the room until this read (a restart of every process, say, took that long); a

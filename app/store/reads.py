@@ -41,6 +41,7 @@ __all__ = [
     "RoomMatch",
     "RoomStatus",
     "idle_since",
+    "read_outcome",
 ]
 
 ACTIVE_STATUSES: Final = ("waiting", "playing")
@@ -326,6 +327,20 @@ def _seat_row(s: Seat) -> SeatRow:
     return SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready)
 
 
+def read_outcome(match: Match, stored: Round, last: bool) -> dict[str, Any] | None:
+    """Round ``stored``'s outcome as the store reads it (None while it is played): as stored, but
+    when it is the ``last`` round of a match the host ended (``finished`` with ``host_stop``), its
+    ``match_over`` is true, as the match's status says: the match ended with that round (RULES.md
+    "Match end"). A release before the per-round ``match_over`` counted the host's stop stored it
+    false, and an older process still running beside a newer one (docs/cluster.md) can still do
+    so: the status, stored with the stop in one transaction by every release, decides."""
+    outcome = stored.outcome
+    ended_by_host = match.status == "finished" and match.host_stop
+    if last and ended_by_host and outcome is not None and not outcome.get("match_over"):
+        return {**outcome, "match_over": True}
+    return outcome
+
+
 def _assemble(
     matches: Sequence[Match],
     seats: Sequence[Seat],
@@ -374,7 +389,7 @@ def _assemble(
                     deal=r.deal,
                     started_at=r.started_at,
                     ended_at=r.ended_at,
-                    outcome=r.outcome,
+                    outcome=read_outcome(m, r, last=r is rounds_of[m.id][-1]),
                     table_after=r.table_after,
                     actions=tuple(actions_of[m.id, r.index]),
                     tallies=tuple(tallies_of[m.id, r.index]),

@@ -23,7 +23,7 @@ def record_of(match: MatchRow) -> dict[str, Any]:
     rounds = [
         RecordRound(r.deal, [_action(a) for a in r.actions], r.seed, r.commitment) for r in match.rounds
     ]
-    ended_by = "host" if match.status == "finished" and match.host_stop else None
+    ended_by = "host" if match.ended_by_host else None
     return build_record(
         rules, match.seat_names(), rounds, match.start, options=match.options, ended_by=ended_by
     )

@@ -146,7 +146,9 @@ class TallyRow:
 class RoundRow:
     """A stored round: ``deal`` is ``{"hands": [[tile, ...], ...], "rest": [tile, ...]}``;
     ``outcome``, ``ended_at`` and ``table_after`` are None while it is played. ``actions`` are in
-    ``seq`` order, ``tallies`` in seat order (empty until the round ends)."""
+    ``seq`` order, ``tallies`` in seat order (empty until the round ends). The last round of a
+    match the host ended reads with ``match_over`` true in its outcome, whatever the release that
+    stored it wrote (`app.store.reads.read_outcome`)."""
 
     index: int
     seed: str
@@ -196,6 +198,12 @@ class MatchRow:
     """The host allows hints (issue 16)."""
     host_stop: bool = False
     """The host asked to end it after the round in play; once finished, the host ended it."""
+
+    @property
+    def ended_by_host(self) -> bool:
+        """Whether the host ended it (``finished`` with ``host_stop``): it is over after its last
+        round, which the host's stop never cuts (RULES.md "Match end"; a record's ``ended_by``)."""
+        return self.status == "finished" and self.host_stop
 
     def seat_names(self) -> list[str]:
         """Display names in seat order (`seat_display_name`)."""
