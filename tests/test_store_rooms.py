@@ -6,18 +6,25 @@ name is stored whole, however long the table lets it be."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import update
 
+from app.metrics import Metrics
+from app.rooms import host
+from app.rooms.hub import Hub
+from app.rooms.local import LocalBots
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_NAME_GRAPHEMES, check_name
 from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, SeatSpec, Store, sqlite_url
-from app.store.models import NAME_LENGTH
+from app.store.models import NAME_LENGTH, Match
 from app.store.reads import RoomMatch, RoomStatus
-from app.store.rows import SeatChange
+from app.store.rows import RoomRow, SeatChange
+from tests.roomkit import CONFIG, FakeClock
 from tests.test_store import (  # noqa: F401  (fixtures)
     _delete_postgres_matches,
     database_url,
@@ -181,3 +188,95 @@ def test_the_longest_names_a_person_may_give_are_stored_whole(database_url: str)
 
     match, said_by = with_store(database_url, body)
     assert match is not None and match.seats[0].name == said_by == LONGEST_NAME
+
+
+async def _listed(store: Store, code: str) -> tuple[float | None, float]:
+    """How long ago (seconds, on the database's clock) room ``code``'s latest match was first
+    listed (None: never), and when it was read."""
+    row = await store.load_room(code)
+    assert row is not None and row.read_at is not None
+    return (None if row.listed_at is None else row.read_at - row.listed_at), row.read_at
+
+
+async def _list_earlier(store: Store, match_id: int, seconds: float) -> None:
+    """Make match ``match_id``'s first listing ``seconds`` older (the database's clock cannot be moved)."""
+    async with store.engine.begin() as connection:
+        listed = Match.__table__.c.listed_at
+        await connection.execute(
+            update(Match.__table__).where(Match.__table__.c.id == match_id).values(listed_at=listed - seconds)
+        )
+
+
+def test_a_matchs_first_listing_is_stored_on_the_databases_clock_and_kept(database_url: str) -> None:  # noqa: F811
+    """`Match.listed_at`: stamped by the match's first listing (`Store.save_room` with
+    ``open_table``), kept when its table is taken off and listed again; the next match of the room
+    (Play again) listed is listed now, one not listed has none."""
+
+    async def body(store: Store) -> list[float | None]:
+        first, code = await new_match(store, seats=PEOPLE)
+        ages = [(await _listed(store, code))[0]]
+        await store.save_room(first, 1, open_table=True)
+        ages.append((await _listed(store, code))[0])
+        await _list_earlier(store, first, 100.0)
+        await store.save_room(first, 2, open_table=False)
+        await store.save_room(first, 3, open_table=True)
+        ages.append((await _listed(store, code))[0])
+        await store.save_room(first, 4, status="finished")
+        args = (code, "domeng", {"camat_target": 1}, 5, 30.0, "host-hash", PEOPLE)
+        second = await store.create_match(*args, room_match=2, version=5, open_table=True)
+        ages.append((await _listed(store, code))[0])
+        await store.save_room(second, 6, status="finished")
+        await store.create_match(*args, room_match=3, version=7)
+        ages.append((await _listed(store, code))[0])
+        return ages
+
+    never, listed, again_listed, next_match, unlisted = with_store(database_url, body)
+    assert never is None and unlisted is None
+    assert listed is not None and 0.0 <= listed < 5.0
+    assert again_listed is not None and again_listed >= 100.0
+    assert next_match is not None and 0.0 <= next_match < 5.0
+
+
+def test_a_room_loaded_again_keeps_its_tables_first_listing_time(database_url: str) -> None:  # noqa: F811
+    """A listed table's room loaded again from the store (a restart, another process, an idle
+    unload) keeps how long ago the match was first listed, on this process's clock whatever the
+    database's says (`Room.listed_at`, the lobby's ``waiting_s``), also once taken off and
+    listed again; the next match (Play again) is listed anew."""
+
+    async def main() -> tuple[float | None, float | None, float | None]:
+        clock = FakeClock()
+        clock.set_wall(-5000.0)  # this process's clock is far from the database's
+        async with Store(database_url) as store:
+            _, code = await new_match(store, seats=PEOPLE[:2] + [SeatSpec()] * 3)
+            hub = Hub(CONFIG, store, Metrics(), clock=clock, bots=LocalBots())
+            room = await hub.open(code)
+            assert room is not None
+            await room.call(lambda r: host.set_open(r, True))
+            await _list_earlier(store, room.match_id, 100.0)
+            await hub.stop()
+
+            hub = Hub(CONFIG, store, Metrics(), clock=clock, bots=LocalBots())
+            room = await hub.open(code)
+            assert room is not None
+            reloaded = None if room.listed_at is None else clock.time() - room.listed_at
+            await room.call(lambda r: host.set_open(r, False))
+            await hub.stop()
+
+            hub = Hub(CONFIG, store, Metrics(), clock=clock, bots=LocalBots())
+            room = await hub.open(code)
+            assert room is not None
+            await room.call(lambda r: host.set_open(r, True))
+            relisted = None if room.listed_at is None else clock.time() - room.listed_at
+            await hub.stop()
+            stored = await store.load_room(code)
+            assert stored is not None
+            return reloaded, relisted, _age(stored)
+
+    reloaded, relisted, stored = asyncio.run(main())
+    assert reloaded is not None and 100.0 <= reloaded < 105.0
+    assert relisted is not None and 100.0 <= relisted < 105.0
+    assert stored is not None and stored >= 100.0
+
+
+def _age(row: RoomRow) -> float | None:
+    return None if row.listed_at is None or row.read_at is None else row.read_at - row.listed_at

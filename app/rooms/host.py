@@ -102,8 +102,10 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
 
 async def set_open(room: Room, open_table: bool) -> None:
     """List the room in the lobby's open tables (or take it off) while it waits for players.
-    The listing time (`Room.listed_at`) is the match's first: taking the table off and listing it
-    again does not make it new in the lobby (`app.rooms.lobby.rank_tables`). Raises `RoomError`
+    The listing time (`Room.listed_at`) is the match's first, stored on the database's clock with
+    the first listing (`app.store.models.Match.listed_at`): taking the table off and listing it
+    again, or loading its room again on another process, does not make it new in the lobby
+    (`app.rooms.lobby.rank_tables`). Raises `RoomError`
     (``already_started``) once the match has begun."""
     if room.status != "waiting":
         raise RoomError("already_started", "the match has already started")

@@ -131,7 +131,7 @@ class RoomMaker:
             store=store,
         )
         room.open_table = match.open_table
-        room.listed_at = self.clock.time() if match.open_table else None
+        room.listed_at = _listed_at(row, self.clock.time())
         room.hints = match.hints
         room.host_stop = match.host_stop
         game = resume(row, rules)
@@ -174,6 +174,16 @@ class RoomMaker:
             bots=self.bots,
             metrics=self.metrics,
         )
+
+
+def _listed_at(row: RoomRow, now: float) -> float | None:
+    """When the stored match was first listed in the lobby, on this process's clock (``now``: its
+    `Clock.time`): as long ago as the database's clock tells (`RoomRow.listed_at`, `RoomRow.read_at`),
+    so loading the room again does not make its table new (`app.rooms.lobby.rank_tables`); now for
+    a table listed before the store kept the time; None for one never listed."""
+    if row.listed_at is not None and row.read_at is not None:
+        return now - max(0.0, row.read_at - row.listed_at)
+    return now if row.match.open_table else None
 
 
 def _hint_given(seat: int, seq: int, game: Rebuilt) -> dict[str, int]:

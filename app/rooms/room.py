@@ -122,10 +122,10 @@ class Room(Commits, Timing, Moves, Presence):
         """The last hint given: the version it was for and its action (asking again gets it)."""
         """Listed in the lobby while it waits for players (the host's choice, stored)."""
         self.listed_at: float | None = None
-        """When (epoch seconds) the host first listed the match in the lobby (None: not yet); kept
-        while it is taken off and listed again (`app.rooms.host.set_open`), so a toggle does not
-        make it new. The next match (Play again) and a room loaded from the store start it again
-        if listed."""
+        """When (epoch seconds, on `clock`) the host first listed the match in the lobby (None: not
+        yet); kept while it is taken off and listed again (`app.rooms.host.set_open`) and when the
+        room is loaded again from the store (`app.store.models.Match.listed_at`, on the database's
+        clock), so neither makes it new. The next match (Play again) starts it again if listed."""
         self.chat: ChatRoom | None = None
         """The chat's rules and recent lines, loaded on first use (`app.rooms.chat`)."""
         self.last_active = clock.time()

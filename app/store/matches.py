@@ -12,6 +12,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
 from app.store.batches import set_version
+from app.store.dbclock import db_now_s
 from app.store.errors import FencedOutError, NotFoundError
 from app.store.models import (
     Match,
@@ -52,7 +53,8 @@ class MatchWrites(Writer):
 
         ``options`` and ``start`` are RECORD.md's objects; ``seats`` lists ``seat_count`` seats.
         A new room's first match is ``room_match`` 1 at ``version`` 0; Play again stores the
-        room's next match (`next_match`). Raises ValueError when the seats do not number
+        room's next match (`next_match`); one stored ``open_table`` is listed now, on the
+        database's clock (`Match.listed_at`). Raises ValueError when the seats do not number
         ``seat_count`` or one is out of place, ConflictError when the room ``code`` already has a
         match numbered ``room_match`` (for 1: the code is taken). From a `fenced` view (the room
         owner's token, docs/cluster.md) the new match holds the token, and Play again's is refused
@@ -84,6 +86,7 @@ class MatchWrites(Writer):
                     host_token_hash=host_token_hash,
                     room_match=room_match,
                     open_table=open_table,
+                    listed_at=db_now_s() if open_table else None,
                     chat_rules=chat_rules,
                     hints=hints,
                     fence=fence or 0,

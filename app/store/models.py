@@ -197,6 +197,12 @@ class Match(Base):
     the epoch on the database's own clock: the turn's time stops there until the next owner reads
     the room, since no process had it meanwhile (migration 0012). None: not handed over, or handed
     over before this column (the turn then counts until the room is read)."""
+    listed_at: Mapped[float | None] = mapped_column(Float)
+    """When the host first listed this match in the lobby's open tables (`open_table`), in seconds
+    since the epoch on the database's own clock (`app.store.dbclock.db_now_s`): kept when the
+    table is taken off and listed again, and when its room is loaded again elsewhere, so neither
+    makes it new in the lobby (`app.rooms.lobby.rank_tables`); a match of Play again starts over
+    (migration 0013). None: never listed, or listed before this column."""
 
 
 class Seat(Base):

@@ -199,6 +199,7 @@ class MatchReads:
             match, read_at = first_row
             turn_at, handed = match.turn_at, match.handed_fence is not None
             handed_at = match.handed_at if handed else None
+            listed_at = match.listed_at
             mid = match.id
             seats = list(await session.scalars(select(Seat).where(Seat.match_id == mid).order_by(Seat.seat)))
             ended = (
@@ -253,6 +254,7 @@ class MatchReads:
             turn_at=turn_at,
             handed=handed,
             handed_at=handed_at,
+            listed_at=listed_at,
         )
 
     async def count_active(self) -> int:

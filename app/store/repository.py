@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 
 from app.store.batches import began_turn, insert_actions, set_version
 from app.store.chat import ChatStore
+from app.store.dbclock import db_now_s
 from app.store.errors import NotFoundError
 from app.store.hints import HintStore
 from app.store.matches import MatchWrites
@@ -91,7 +92,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
-        store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``), the
+        store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``: the
+        first listing stamps `Match.listed_at` on the database's clock, a later one keeps it), the
         match's ``options`` (RECORD.md's), ``turn_timer_s`` and ``hints`` (the host's, before the
         start), ``host_stop`` (the host's ask to end a no-limit match, `Match.host_stop`), and
         ``ended_round`` ``(index, outcome)``: the stored outcome of that ended round rewritten (the
@@ -125,6 +127,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             settings: dict[str, Any] = {}
             if open_table is not None:
                 settings["open_table"] = open_table
+            if open_table:  # the match's first listing, on the database's clock (`Match.listed_at`)
+                settings["listed_at"] = func.coalesce(Match.listed_at, db_now_s())
             if options is not None:
                 settings["options"] = options
             if turn_timer_s is not None:

@@ -237,6 +237,10 @@ class RoomRow:
     """When it was handed over, on the database's clock (`app.store.models.Match.handed_at`), if
     ``handed`` and the store knows: the turn's age stops there (no process had the room between
     then and ``read_at``)."""
+    listed_at: float | None = None
+    """When the match was first listed in the lobby's open tables, on the database's clock
+    (`app.store.models.Match.listed_at`; None: never listed, or before the store kept it): with
+    ``read_at``, how long ago, whichever process listed it."""
 
 
 def seat_display_name(seat: SeatRow) -> str:
