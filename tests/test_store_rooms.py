@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
@@ -24,10 +25,13 @@ from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, SeatSpec, Store, 
 from app.store.models import NAME_LENGTH, Match
 from app.store.reads import RoomMatch, RoomStatus
 from app.store.rows import RoomRow, SeatChange
+from engine.hashing import commitment_of
+from engine.variants import make_rules
 from tests.roomkit import CONFIG, FakeClock
 from tests.test_store import (  # noqa: F401  (fixtures)
     _delete_postgres_matches,
     database_url,
+    deal_json,
     new_code,
     new_match,
     with_store,
@@ -280,3 +284,34 @@ def test_a_room_loaded_again_keeps_its_tables_first_listing_time(database_url: s
 
 def _age(row: RoomRow) -> float | None:
     return None if row.listed_at is None or row.read_at is None else row.read_at - row.listed_at
+
+
+def test_your_tables_shows_no_room_whose_link_cannot_open_it(database_url: str) -> None:  # noqa: F811
+    """`Hub.statuses` ("Your tables") agrees with `Hub.open` (``GET /api/rooms/{code}``: 404) on a
+    stored room that cannot be rebuilt: one whose rules cannot be made again is not shown, without
+    loading it; one whose rounds do not replay is not shown once opening it has failed here. A
+    sound room is shown, and the status read loads no room."""
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], bool, bool, int]:
+        async with Store(database_url) as store:
+            hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+            _, sound = await new_match(store, seats=PEOPLE)
+            _, odd = await new_match(store, seats=PEOPLE, options={"camat_target": "many"})
+            broken_id, broken = await new_match(store, seats=PEOPLE)
+            deal = make_rules("domeng").deal_from_seed("s")
+            await store.save_room(broken_id, 1, status="playing")
+            await store.start_round(broken_id, 0, "s", commitment_of("s"), deal_json(deal), 2)
+            await store.append_action(broken_id, 0, 0, 3, 0, {"seat": 0, "tile": "9-9"}, "human")
+            before = await hub.statuses([sound, odd, broken])
+            loaded = len(hub.rooms)
+            odd_opens, broken_opens = await hub.open(odd) is not None, await hub.open(broken) is not None
+            after = await hub.statuses([sound, odd, broken])
+            await hub.stop()
+            return before, after, odd_opens, broken_opens, loaded
+
+    before, after, odd_opens, broken_opens, loaded = asyncio.run(main())
+    assert (odd_opens, broken_opens, loaded) == (False, False, 0)
+    sound, odd, broken = before
+    assert before[broken] is not None and before[broken]["status"] == "playing"  # its rounds not read
+    assert before[sound] is not None and before[sound]["status"] == "waiting" and before[odd] is None
+    assert after[sound] is not None and after[odd] is None and after[broken] is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -27,6 +27,7 @@ from engine.core import Phase
 from engine.errors import EngineError
 
 __all__ = [
+    "UNOPENABLE_KEPT",
     "Hub",
     "store_finished_round",
 ]
@@ -34,6 +35,10 @@ __all__ = [
 _log = structlog.get_logger("domeng.hub")
 
 _LOADABLE = ("waiting", "playing", "finished")
+
+UNOPENABLE_KEPT: Final = 1024
+"""How many rooms whose stored match could not be rebuilt a hub remembers (`Hub.statuses`), the
+oldest forgotten first: a bound on what made-up broken rooms hold in memory."""
 
 
 class Hub(LeasedRooms):
@@ -71,6 +76,10 @@ class Hub(LeasedRooms):
         process, which this one would never hear of, so entries kept here would grow without
         bound in a long-running process."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        self._unopenable: dict[str, int] = {}
+        """The rooms (code → their latest match's id) whose stored match failed to rebuild here
+        (`_load_row`: the room's link answers 404), the last `UNOPENABLE_KEPT`: "Your tables" does
+        not show them as open (`statuses`)."""
         self.maker = RoomMaker(config, store, metrics, self.clock, self.bots)
         """Builds the rooms: new ones and those restored from the store."""
         self.sweeper = Sweeper(self)
@@ -94,7 +103,9 @@ class Hub(LeasedRooms):
         """The lobby's "Your tables": each room of ``codes`` as `app.rooms.lobby.room_status`
         shows it, from memory when it is loaded here, else from the store without loading it
         (`app.store.Store.room_statuses`: its latest match and seats, no round); None for a code
-        whose link opens no room (unknown, abandoned). Raises `RoomError` ``room_unavailable``
+        whose link opens no room (`open`): unknown, abandoned, or its match cannot be rebuilt (its
+        rules cannot be made again, `app.rooms.lobby.stored_status`, or its restore already
+        failed here: its rounds are not read for this). Raises `RoomError` ``room_unavailable``
         (503, ``Retry-After``) when the store cannot be read."""
         shown: dict[str, dict[str, Any] | None] = {
             code: room_status(room) for code in codes if (room := self.rooms.get(code)) is not None
@@ -107,7 +118,8 @@ class Hub(LeasedRooms):
             raise unavailable("the rooms cannot be read right now; try again") from error
         for code in missing:
             row = stored.get(code)
-            shown[code] = None if row is None else stored_status(row)
+            broken = row is not None and self._unopenable.get(code) == row.id
+            shown[code] = None if row is None or broken else stored_status(row)
         return {code: shown[code] for code in codes}
 
     async def open(self, code: str) -> Room | None:
@@ -248,7 +260,12 @@ class Hub(LeasedRooms):
                 await store_finished_round(room)
         except (EngineError, ValueError, KeyError) as error:
             _log.error("room_restore_failed", room=code, error=str(error))
+            self._unopenable.pop(code, None)  # the latest failure is the last to be forgotten
+            self._unopenable[code] = row.match.id
+            while len(self._unopenable) > UNOPENABLE_KEPT:
+                del self._unopenable[next(iter(self._unopenable))]
             return None
+        self._unopenable.pop(code, None)
         self._add(room)
         self.metrics.rooms_loaded.inc()
         _log.info("room_loaded", room=code, status=room.status, version=room.version)

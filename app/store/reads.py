@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -85,13 +85,17 @@ class RoomMatch:
 class RoomStatus:
     """A room's latest match as the lobby's "Your tables" lists it (`MatchReads.room_statuses`):
     the room ``code``, the match's ``number`` in the room (from 1), ``variant``, ``status`` and
-    ``seats`` (in seat order)."""
+    ``seats`` (in seat order); its ``id``, ``options`` (RECORD.md's) and ``seat_count``, with
+    which the rules of its game are made again (whether its room can be opened)."""
 
     code: str
     number: int
     variant: str
     status: str
     seats: tuple[SeatRow, ...]
+    id: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+    seat_count: int = 0
 
 
 _CHUNK = 500  # ids per IN (...) list when loading many matches
@@ -143,9 +147,15 @@ class MatchReads:
         other = aliased(Match)
         latest = select(func.max(other.room_match)).where(other.code == Match.code).scalar_subquery()
         async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session, session.begin():
-            query = select(Match.id, Match.code, Match.room_match, Match.variant, Match.status).where(
-                Match.code.in_(list(codes)), Match.room_match == latest
-            )
+            query = select(
+                Match.id,
+                Match.code,
+                Match.room_match,
+                Match.variant,
+                Match.status,
+                Match.options,
+                Match.seat_count,
+            ).where(Match.code.in_(list(codes)), Match.room_match == latest)
             matches = (await session.execute(query)).all()
             seats = _by_match(await _select_for(session, Seat, [m.id for m in matches], Seat.seat))
             return {
@@ -155,6 +165,9 @@ class MatchReads:
                     m.variant,
                     m.status,
                     tuple(_seat_row(s) for s in seats.get(m.id, [])),
+                    m.id,
+                    dict(m.options or {}),
+                    m.seat_count,
                 )
                 for m in matches
             }
