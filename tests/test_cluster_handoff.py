@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -120,3 +121,38 @@ def test_an_open_table_handed_over_is_listed_once_by_every_process(
             assert time.monotonic() < deadline, (process.url, tables)
             time.sleep(0.2)
     watcher.close()
+
+
+def test_an_open_table_handed_over_keeps_its_first_listing_time(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    """A host who reconnects through another process does not make their table new in the lobby:
+    the room loaded there keeps the match's first listing time (stored on the database's clock,
+    ``matches.listed_at``), so its ``waiting_s`` goes on."""
+    first, second, _ = servers
+    room = first.create_room(bots=[None, None, "greedy", "random", "greedy"], turn_timer_s=0)
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    opened = httpx.put(f"{first.url}/api/rooms/{code}/open", json={"open": True}, headers=host, timeout=10)
+    assert opened.status_code == 200, opened.text
+
+    def listed(process: ServerProcess) -> dict[str, Any] | None:
+        tables = httpx.get(f"{process.url}/api/open-tables", timeout=10).json()["tables"]
+        return next((t for t in tables if t["code"] == code and t.get("here") is not None), None)
+
+    def until(ok: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 30
+        while not ok():
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+    there = Client(first, code, host=room["host_token"])  # listed while its host is there
+    there.wait_for(lambda m: m["type"] == "state")
+    until(lambda: (table := listed(first)) is not None and table["waiting_s"] >= 2.0)
+    there.close()
+    again = Client(second, code, host=room["host_token"])  # the host again, through the second
+    again.wait_for(lambda m: m["type"] == "state")
+    until(lambda: len(_events(second, "room_taken_over", code)) == 1)
+    until(lambda: listed(second) is not None)
+    table = listed(second)
+    assert table is not None and table["waiting_s"] >= 2.0, table
+    again.close()
