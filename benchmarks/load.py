@@ -70,7 +70,8 @@ their medians (the table is the median pair's): one pair is a single sample of a
 Usage: ``python benchmarks/load.py [--tables 400] [--pace 1.0] [--seconds 30] [--warmup 5]
 [--database-url postgresql+asyncpg://…] [--compression none|deflate] [--loop L] [--ws W] [--skip-baseline]
 [--bot-seats 3 [--bot-level hard] [--bot-delay 0.7] [--bot-workers N]]
-[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--profile DIR] [--repeat N] [--server-env DOMENG_X=V] [--json]``.
+[--processes 1 2 --redis-url redis://… [--no-room-hashing]] [--profile DIR] [--repeat N]
+[--server-env DOMENG_X=V] [--json]``.
 
 With ``--profile DIR`` each server is sampled by py-spy over the window (100 Hz) and its busy
 samples are printed by stage beside the others (`benchmarks/profile_stages.py`): where the CPU

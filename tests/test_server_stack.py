@@ -1,5 +1,6 @@
 """The server's stack is a setting (issue 15): by default uvicorn runs on uvloop (libuv's event
-loop) and the store's writer waits ``DOMENG_GROUP_COMMIT_S`` (5 ms) for more writes under load;
+loop) and the store's writer waits ``DOMENG_GROUP_COMMIT_S`` (20 ms, or until
+``DOMENG_GROUP_COMMIT_WRITES``, 16, are at hand) for more writes under load;
 ``DOMENG_LOOP=asyncio`` and ``DOMENG_GROUP_COMMIT_S=0`` give the standard library's loop and a
 writer that never waits. A table plays on either exactly alike: a move is stored, adopted and sent
 back, bots answer, and a restart resumes the room where it was."""
@@ -35,7 +36,8 @@ def test_a_table_plays_and_resumes_on_either_stack(tmp_path: Path, env: dict[str
         # the operator reads which in the log
         ready = next(json.loads(line) for line in server.log().splitlines() if '"server_ready"' in line)
         assert ready["loop"] == ("uvloop" if uvloop else "asyncio")
-        assert ready["group_commit_s"] == float(env.get("DOMENG_GROUP_COMMIT_S", "0.005"))
+        assert ready["group_commit_s"] == float(env.get("DOMENG_GROUP_COMMIT_S", "0.02"))
+        assert ready["group_commit_writes"] == 16
         room = server.create_room(bots=[None, "medium", "easy", "medium", "easy"], turn_timer_s=0)
         token = server.claim(room["code"], 0, "Ana").json()["token"]
         assert server.start_match(room["code"], room["host_token"]).status_code == 200

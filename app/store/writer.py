@@ -1,8 +1,9 @@
 """The store's writer: one task that commits every write ("group commit", `app.store.group_commit`).
-Callers queue operations; the writer takes the first, waits ``batch_window_s`` for more while
-writes come faster than it commits them one by one (the last batch held more than one;
-`app.web.settings.Settings.group_commit_s`: a few milliseconds of each move under load for fewer
-transactions), drains up to ``batch_limit`` queued ones, runs them all in one
+Callers queue operations; the writer takes the first, waits ``batch_window_s`` for more (or
+until ``batch_target`` are at hand) while writes come faster than it commits them one by one (the
+last batch held more than one; `app.web.settings.Settings.group_commit_s` and
+``group_commit_writes``: a few milliseconds of each move under load for far fewer transactions),
+drains up to ``batch_limit`` queued ones, runs them all in one
 transaction and commits, and only then answers each caller. A write is therefore durable when its
 ``await`` returns, and writes are applied in the order they were called. When a batch fails, the
 writer retries its operations one by one, so a bad operation fails only its own caller. A write
