@@ -315,3 +315,40 @@ def test_your_tables_shows_no_room_whose_link_cannot_open_it(database_url: str) 
     assert before[broken] is not None and before[broken]["status"] == "playing"  # its rounds not read
     assert before[sound] is not None and before[sound]["status"] == "waiting" and before[odd] is None
     assert after[sound] is not None and after[odd] is None and after[broken] is None
+
+
+def test_a_seat_a_bot_plays_for_is_stored_until_the_seat_is_rewritten(database_url: str) -> None:  # noqa: F811
+    """Whether a bot plays for a person's seat is stored without a version (`Store.cover_seats`)
+    and read with the room; rewriting the seat in any way (a change with the room's version, a
+    seat left, a seat claimed) clears it: the seat is someone else's now. A value that is not a
+    cover is refused."""
+
+    async def body(store: Store) -> list[list[str | None]]:
+        match_id, code = await new_match(store, seats=PEOPLE)
+        seen = []
+
+        async def covers() -> None:
+            room = await store.load_room(code)
+            assert room is not None
+            seen.append([s.cover for s in room.match.seats])
+
+        await store.cover_seats(match_id, {0: "covered", 1: "stand_in"})
+        await covers()
+        await store.cover_seats(match_id, {1: "timed_out"})
+        await covers()
+        await store.save_room(match_id, 1, seats=[SeatChange(0, PEOPLE[0])])
+        await store.update_seat(match_id, 1, name=None, kind="empty", bot_level=None, token_hash=None)
+        await covers()
+        await store.cover_seats(match_id, {1: "covered"})
+        assert await store.claim_seat(match_id, 1, "Citra", "c")
+        await covers()
+        with pytest.raises(ValueError, match="seat cover"):
+            await store.cover_seats(match_id, {0: "asleep"})
+        return seen
+
+    assert with_store(database_url, body) == [
+        ["covered", "stand_in", None, None, None],
+        ["covered", "timed_out", None, None, None],
+        [None, None, None, None, None],
+        [None, None, None, None, None],
+    ]

@@ -134,6 +134,7 @@ class MatchWrites(Writer):
             "kind": kind,
             "bot_level": bot_level,
             "token_hash": token_hash,
+            "cover": None,
             "updated_at": now_utc(),
         }
 
@@ -171,7 +172,9 @@ class MatchWrites(Writer):
             changed = connection.execute(
                 update(Seat)
                 .where(Seat.match_id == match_id, Seat.seat == seat, Seat.kind.in_(kinds))
-                .values(name=name, kind="human", bot_level=None, token_hash=token_hash, updated_at=now)
+                .values(
+                    name=name, kind="human", bot_level=None, token_hash=token_hash, cover=None, updated_at=now
+                )
             )
             if changed.rowcount != 1:
                 return False

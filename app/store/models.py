@@ -48,6 +48,7 @@ __all__ = [
     "MATCH_STATUSES",
     "NAME_LENGTH",
     "NAMING_CONVENTION",
+    "SEAT_COVERS",
     "SEAT_KINDS",
     "Base",
     "ChatLine",
@@ -71,6 +72,12 @@ which PostgreSQL refused for a name of joined emoji (32 times 👩🏽‍💻 is
 
 SEAT_KINDS: Final = ("empty", "human", "bot")
 """``seats.kind``: nobody sits there, a player (holding a token), or a bot of ``bot_level``."""
+
+SEAT_COVERS: Final = ("covered", "stand_in", "timed_out")
+"""``seats.cover``, a person's seat a bot plays for (NULL: the person plays their own turns): a bot
+``covered`` it until they are back (two turn timers in a row ran out, or they were away past the
+grace); it ``stand_in``: their turn timer ran out, a bot plays this one turn; their last turn's timer
+``timed_out`` (the next to run out in a row covers the seat). `app.rooms.seats.SeatInfo`."""
 
 ACTORS: Final = ("human", "bot", "timer", "cover", "server")
 """``actions.actor``: who made the move: the seat's player, its bot, a bot for the player whose turn
@@ -222,6 +229,9 @@ class Seat(Base):
     token_hash: Mapped[str | None] = mapped_column(String(128))
     ready: Mapped[bool] = mapped_column(Boolean, server_default=false())
     """The seat's person said they play this match (Play again; a claim is ready at once)."""
+    cover: Mapped[str | None] = mapped_column(String(10))
+    """Whether a bot plays for the seat's person (`SEAT_COVERS`; NULL: they play), kept so that a
+    room loaded again goes on as it was; cleared whenever the seat is rewritten (migration 0014)."""
     updated_at: Mapped[datetime]
 
 

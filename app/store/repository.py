@@ -11,7 +11,7 @@ ValueError at once, before anything is queued.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -27,6 +27,7 @@ from app.store.matches import MatchWrites
 from app.store.models import (
     ACTORS,
     MATCH_STATUSES,
+    SEAT_COVERS,
     Match,
     Round,
     Seat,
@@ -279,6 +280,24 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
 
         await self._submit(run, match=match_id)
 
+    async def cover_seats(self, match_id: int, covers: Mapping[int, str | None]) -> None:
+        """Store whether a bot plays for each person's seat of ``covers`` (seat → one of
+        `app.store.models.SEAT_COVERS`, or None: the person plays), as a room's presence changes
+        (no version; `app.rooms.seats.SeatInfo.cover`), so that the room loaded again goes on as
+        it was. Raises ValueError for a value not in ``SEAT_COVERS``, NotFoundError for an unknown
+        match or seat."""
+        bad = sorted(str(c) for c in covers.values() if c is not None and c not in SEAT_COVERS)
+        if bad:
+            raise ValueError(f"seat cover must be one of {SEAT_COVERS} or None, got {bad}")
+
+        def run(connection: Connection) -> None:
+            for seat, cover in covers.items():
+                where = (Seat.match_id == match_id, Seat.seat == seat)
+                if connection.execute(update(Seat).where(*where).values(cover=cover)).rowcount != 1:
+                    raise NotFoundError(f"match {match_id} has no seat {seat}")
+
+        await self._submit(run, match=match_id)
+
     async def end_round(
         self,
         match_id: int,
@@ -326,6 +345,7 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
         "bot_level": spec.bot_level,
         "token_hash": spec.token_hash,
         "ready": spec.ready,
+        "cover": None,  # a seat rewritten is nobody's a bot plays for
         "updated_at": now,
     }
     changed = connection.execute(

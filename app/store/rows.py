@@ -116,6 +116,8 @@ class SeatRow:
     token_hash: str | None
     updated_at: datetime
     ready: bool = False
+    cover: str | None = None
+    """Whether a bot plays for the seat's person (`app.store.models.SEAT_COVERS`; None: they do)."""
 
 
 @dataclass(frozen=True, slots=True)
