@@ -28,6 +28,7 @@ from engine.actions import Action
 from engine.record import read_record
 from engine.views import PlayerView
 from tests.roomkit import FakeOutbox, Table, age_store, my_move, reopen, run_table
+from tests.test_store import database_url  # noqa: F401  (a fixture: SQLite, and PostgreSQL when set)
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
 TIMER_S = 30.0
@@ -471,3 +472,113 @@ def test_the_time_between_reading_a_room_and_arming_it_counts_in_its_turn(
         assert clock.time() + TIMER_S - 5.0 - 3.0 < deadline <= clock.time() + TIMER_S - 5.0
 
     run_table(tmp_path, body, bots=[None, *BOTS4], turn_timer_s=TIMER_S, options={"camat_target": 0})
+
+
+async def _reload_on_covered_turn(table: Table, bots: HeldSeat) -> Table:
+    """Hold the bot asked for Ana's (seat 0's) turn, then load the room again (a restart): the
+    reloaded room, with a spectator watching, her turn in play."""
+    bots.held = True
+    for _ in range(400):  # (not waiting for bots: the held one would never come)
+        if bots.asked:
+            break
+        await table.clock.advance(table.room, table.hub.config.bot_delay_s, bots=False)
+    assert bots.asked and table.room.state is not None and table.room.state.to_act == 0
+    await table.room.settled(bots=False)
+    bots.held = False  # the reloaded room's bot decides at once (the held decision is cancelled)
+    await age_store(table, 60.0)  # the restart took a minute
+    table = await reopen(table)
+    await table.watch()
+    assert table.room.state is not None and table.room.state.to_act == 0
+    return table
+
+
+def test_a_seat_a_bot_covers_stays_covered_when_the_room_is_loaded_again(
+    tmp_path: Path,
+    database_url: str,  # noqa: F811
+) -> None:
+    """Ana's seat is covered (two timeouts in a row) and her page is gone; the room is loaded
+    again (a restart, a handoff, an idle room opened again) on her turn: the bot goes on covering
+    her seat, playing her turn after its usual pause, with no deadline for her, and on until she
+    is back (``hello``), when her turns are hers again, and stay so through the next reload. (The
+    reloaded room forgot the cover: her turn was a person's again, timed with the floor of
+    `RESUMED_TURN_MIN_S`, and the bot came back only past her grace.)"""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        for _ in range(2):
+            await until_turn(table, ana)
+            await time_out(table)
+        assert table.room.seats[0].covered
+        table.room.disconnect(ana)
+        await table.room.settled(bots=False)
+        table = await _reload_on_covered_turn(table, bots)
+        seat = table.room.seats[0]
+        assert seat.covered and not seat.stand_in and table.room.turn_deadline is None
+        watcher = await table.watch()
+        assert watcher.last_state["room"]["seats"][0]["covered"] is True
+        before = table.room.version
+        await table.clock.advance(table.room, 2 * table.hub.config.bot_delay_s)
+        assert table.room.version > before  # the bot played her turn after its pause
+        assert (await actors_of(table, 0))[-1] == "cover"
+        # she is back: her turns are hers again, and the store knows it
+        ana = await table.watch(token)
+        await table.room.settled()  # (the room stores covers once it has handled her hello)
+        assert not table.room.seats[0].covered
+        assert [s.cover for s in (await table.stored()).seats] == [None] * 5
+        await until_turn(table, ana)
+        table = await reopen(table)
+        ana = await table.watch(token)
+        assert not table.room.seats[0].covered and table.room.turn_deadline is not None
+
+    run_table(
+        tmp_path,
+        body,
+        bots=[None, *BOTS4],
+        turn_timer_s=TIMER_S,
+        bot_port=bots,
+        options={"camat_target": 0},
+        database_url=database_url,
+    )
+
+
+def test_a_stand_in_and_a_timeout_in_a_row_outlast_a_reload(
+    tmp_path: Path,
+    database_url: str,  # noqa: F811
+) -> None:
+    """Ana's turn timer ran out once: a bot stands in for that turn, and the room is loaded again
+    while it thinks. The reloaded room lets the bot play that turn after its pause (stored as the
+    timer's), and her next turn is hers, timed; it running out too is her second in a row, so a
+    bot covers her seat, as if the room had never been reloaded. (The reloaded room gave her the
+    turn the bot was playing, timed, and forgot her first timeout.)"""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        await until_turn(table, ana)
+        bots.held = True  # the bot standing in waits
+        await table.clock.advance(table.room, TIMER_S, bots=False)  # a bot stands in
+        assert table.room.seats[0].stand_in
+        table = await _reload_on_covered_turn(table, bots)
+        seat = table.room.seats[0]
+        assert seat.stand_in and not seat.covered and table.room.turn_deadline is None
+        before = table.room.version
+        await table.clock.advance(table.room, 2 * table.hub.config.bot_delay_s)
+        assert table.room.version > before and (await actors_of(table, 0))[-1] == "timer"
+        ana = await table.watch(token)
+        await until_turn(table, ana)
+        assert not table.room.seats[0].stand_in and table.room.seats[0].timeouts == 1
+        await table.clock.advance(table.room, TIMER_S, bots=False)  # the second in a row
+        assert table.room.seats[0].covered
+
+    run_table(
+        tmp_path,
+        body,
+        bots=[None, *BOTS4],
+        turn_timer_s=TIMER_S,
+        bot_port=bots,
+        options={"camat_target": 0},
+        database_url=database_url,
+    )

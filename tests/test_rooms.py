@@ -448,6 +448,10 @@ class RefusingStore:
         self._check()
         await self.store.stamp_turn(*args, **kwargs)
 
+    async def cover_seats(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await self.store.cover_seats(*args, **kwargs)
+
     async def add_chat(self, *args: Any, **kwargs: Any) -> Any:
         self._check()
         return await self.store.add_chat(*args, **kwargs)

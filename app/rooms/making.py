@@ -4,7 +4,7 @@ this module only builds."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.metrics import Metrics
@@ -14,8 +14,9 @@ from app.rooms.ports import BotPort, Clock, MatchStore
 from app.rooms.recovery import Rebuilt, resume
 from app.rooms.room import Room
 from app.rooms.seats import SeatInfo, hash_token
-from app.store import RoomRow, SeatSpec
+from app.store import RoomRow, SeatRow, SeatSpec
 from engine.bots import BOTS
+from engine.core import Phase
 from engine.errors import EngineError
 from engine.rules.base import Rules
 from engine.variants import make_rules
@@ -137,6 +138,7 @@ class RoomMaker:
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot
+        _adopt_covers(room, match.seats)
         if game.turn_age_s is not None:  # what was left of it, not a full timer
             room.resume_turn(game.turn_age_s, read_at, handed=row.handed)
         last = None if room.state is None else room.state.round_index - 1
@@ -184,6 +186,20 @@ def _listed_at(row: RoomRow, now: float) -> float | None:
     if row.listed_at is not None and row.read_at is not None:
         return now - max(0.0, row.read_at - row.listed_at)
     return now if row.match.open_table else None
+
+
+def _adopt_covers(room: Room, stored: Sequence[SeatRow]) -> None:
+    """The rebuilt ``room``'s seats covered as ``stored`` (`app.rooms.seats.SeatInfo.cover`): a
+    bot goes on covering a person's seat until they are back, as before the room was loaded. A
+    stand-in is for the turn in play only: stored for a seat not to act (its turn was played, the
+    room stopped before its end was stored), the seat's timer ran out once, no more."""
+    state = room.state
+    to_act = state.to_act if state is not None and state.phase is Phase.PLAYING else None
+    for info, row in zip(room.seats, stored, strict=True):
+        info.adopt_cover(row.cover)
+        if info.stand_in and info.seat != to_act:
+            info.stand_in = False
+    room.covers_stored = (room.match_id, [row.cover for row in stored])
 
 
 def _hint_given(seat: int, seq: int, game: Rebuilt) -> dict[str, int]:

@@ -9,7 +9,7 @@ bring fakes (a clock whose timers they advance, an outbox that keeps what it was
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from app.store.rows import NewRound, RoundEnd, SeatChange, SeatSpec
@@ -149,6 +149,10 @@ class MatchStore(Protocol):
     async def stamp_turn(self, match_id: int, used_s: float = 0.0, *, handed: bool = False) -> None:
         """When the turn in play began: ``used_s`` seconds ago on the database's clock; with
         ``handed``, the room is being handed over in an orderly way (no version)."""
+
+    async def cover_seats(self, match_id: int, covers: Mapping[int, str | None]) -> None:
+        """Whether a bot plays for each person's seat of ``covers`` (seat → ``"covered"``,
+        ``"stand_in"``, ``"timed_out"``, or None: they play; `app.rooms.seats.SeatInfo.cover`)."""
 
     async def end_round(
         self,

@@ -130,6 +130,8 @@ class Room(Commits, Timing, Moves, Presence):
         """The chat's rules and recent lines, loaded on first use (`app.rooms.chat`)."""
         self.last_active = clock.time()
         """When (clock seconds) the room last handled something or last had a connection."""
+        self.covers_stored: tuple[int, list[str | None]] = (match_id, [s.cover for s in seats])
+        """The match and its seats' covers as last stored (`store_covers`)."""
         self.retired = False
         """Unloaded from memory (`app.rooms.hub.Hub.unload`): it takes no more intents."""
         self._busy = False
@@ -169,6 +171,30 @@ class Room(Commits, Timing, Moves, Presence):
             await self.store.stamp_turn(self.match_id)
         except StoreError as error:
             _log.warning("turn_start_not_saved", room=self.code, error=str(error))
+
+    async def store_covers(self) -> None:
+        """Store each seat's cover that changed since last stored (`SeatInfo.cover`: a bot covering
+        it, standing in, the person's timer run out, or none of these; `MatchStore.cover_seats`),
+        so that the room loaded again goes on covering the seats it covered. A failure is logged
+        and tried again after the next intent: the room loaded again meanwhile has the seat as
+        last stored (before this was stored at all, every seat was loaded uncovered)."""
+        match_id, stored = self.covers_stored
+        if match_id != self.match_id:  # the next match (Play again): its seats were stored uncovered
+            stored = [None] * len(self.seats)
+        now = [s.cover for s in self.seats]
+        changed = {
+            seat: cover for seat, (cover, was) in enumerate(zip(now, stored, strict=True)) if cover != was
+        }
+        if not changed:
+            self.covers_stored = (self.match_id, stored)
+            return
+        try:
+            await self.store.cover_seats(self.match_id, changed)
+        except StoreError as error:
+            _log.warning("seat_covers_not_saved", room=self.code, error=str(error))
+            self.covers_stored = (self.match_id, stored)
+            return
+        self.covers_stored = (self.match_id, now)
 
     async def store_turn_left(self) -> None:
         """The room is handed over: store the time its timed turn has used (`MatchStore.stamp_turn`
@@ -218,6 +244,7 @@ class Room(Commits, Timing, Moves, Presence):
                 if not isinstance(intent, Command) or intent.touch:
                     self.last_active = self.clock.time()
             await self.store_turn_start()
+            await self.store_covers()
 
     async def _ask(self, intent: Intent) -> Any:
         if self.retired:  # unloaded in between: the caller opens the room again from the store

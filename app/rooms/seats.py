@@ -48,9 +48,11 @@ class SeatInfo:
     turn timer ran out once: a bot plays that one turn, the next is the player's again;
     ``timeouts`` counts the player's turn timers that ran out in a row (their own move resets it);
     ``connections`` counts the sockets open on it; ``replaced`` is the level of the bot a person
-    took this seat from before the start, which comes back when they leave it. All are presence:
-    never stored (a room loaded again leaves the seat empty). ``ready`` is stored: the seat's person
-    said they play this match (a claim, or Play again).
+    took this seat from before the start, which comes back when they leave it. These are presence,
+    sent and not versioned; ``covered``, ``stand_in`` and ``timeouts`` are stored too, as the seat's
+    `cover` (`app.store.models.Seat.cover`), so that a room loaded again goes on covering the seat
+    until its person is back; the others are not (a room loaded again leaves the seat empty).
+    ``ready`` is stored: the seat's person said they play this match (a claim, or Play again).
     """
 
     seat: int
@@ -64,6 +66,27 @@ class SeatInfo:
     timeouts: int = 0
     connections: int = 0
     replaced: str | None = None
+
+    @property
+    def cover(self) -> str | None:
+        """Whether a bot plays for this seat's person, as the store keeps it
+        (`app.store.models.SEAT_COVERS`): ``"covered"``, ``"stand_in"``, ``"timed_out"`` (their
+        last turn's timer ran out: the next in a row covers the seat), None (none of these)."""
+        if self.covered:
+            return "covered"
+        if self.stand_in:
+            return "stand_in"
+        return "timed_out" if self.timeouts else None
+
+    def adopt_cover(self, cover: str | None) -> None:
+        """Take the stored ``cover`` (`cover`; anything else is None) for a person's seat."""
+        self.release()
+        if self.kind != "human":
+            return
+        if cover == "covered":
+            self.covered = True
+        elif cover in ("stand_in", "timed_out"):
+            self.stand_in, self.timeouts = cover == "stand_in", 1
 
     def public(self) -> dict[str, Any]:
         """What everyone may know about the seat."""
