@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 
 from app.rooms import host, making
 from app.rooms.frames import room_public, turn_public
@@ -22,12 +24,13 @@ from app.rooms.recovery import resume
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
 from app.store import repository
+from app.store.models import Match
 from app.store.records import record_of
 from app.store.writer import now_utc
 from engine.actions import Action
 from engine.record import read_record
 from engine.views import PlayerView
-from tests.roomkit import FakeOutbox, Table, age_store, my_move, reopen, run_table
+from tests.roomkit import CONFIG, FakeOutbox, Table, age_store, my_move, reopen, run_table
 from tests.test_store import database_url  # noqa: F401  (a fixture: SQLite, and PostgreSQL when set)
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
@@ -579,6 +582,63 @@ def test_a_stand_in_and_a_timeout_in_a_row_outlast_a_reload(
         bots=[None, *BOTS4],
         turn_timer_s=TIMER_S,
         bot_port=bots,
+        options={"camat_target": 0},
+        database_url=database_url,
+    )
+
+
+def test_a_turn_unloaded_when_idle_keeps_what_was_left_of_it(
+    tmp_path: Path,
+    database_url: str,  # noqa: F811
+) -> None:
+    """Ana's page is gone on her turn of 600 s (her grace longer still); the room, idle, leaves
+    memory after 300 s, and is opened again an hour later: her turn has the 300 s left it had
+    when it was unloaded, as after an orderly handoff (the hour out of memory is nobody's turn).
+    That handoff is spent once the room is loaded: 200 s later its server restarts (no handoff),
+    and the turn has the 99 s left of it, not the 299 s again. (An idle unload stored nothing:
+    the turn, an hour old, got `RESUMED_TURN_MIN_S`.)"""
+    timer_s, idle_s = 600.0, 301.0
+    config = replace(CONFIG, unload_after_s=300.0, disconnect_grace_s=3600.0)
+
+    async def body(table: Table) -> None:
+        token, ana = await table.sit(0, "Ana")
+        await table.start()
+        await until_turn(table, ana)
+        table.room.disconnect(ana)
+        await table.room.settled()
+        await table.clock.advance(table.room, idle_s, bots=False)
+        await age_store(table, idle_s)  # those seconds on the store's clock too
+        version, code = table.room.version, table.room.code
+        assert await table.hub.sweep() == (1, 0)
+        async with table.store.engine.begin() as connection:  # an hour passes on the database's clock
+            ago: dict[Any, Any] = {"turn_at": Match.turn_at - 3600.0, "handed_at": Match.handed_at - 3600.0}
+            await connection.execute(update(Match).where(Match.code == code).values(ago))
+        room = await table.hub.open(code)  # her page, back, opens it
+        assert room is not None and room.version == version
+        table = Table(table.hub, room, table.host_token, table.clock)
+        ana = await table.watch(token)
+        deadline = room.turn_deadline
+        assert deadline is not None
+        left_s = timer_s - idle_s
+        assert table.clock.time() + left_s - 5.0 < deadline <= table.clock.time() + left_s
+        assert known_turn(ana) == {"seat": 0, "deadline_ms": int(deadline * 1000)}
+        await table.clock.advance(table.room, 200.0, bots=False)
+        async with table.store.engine.begin() as connection:  # those 200 s on the database's clock
+            ago = {"turn_at": Match.turn_at - 200.0, "handed_at": Match.handed_at - 200.0}
+            await connection.execute(update(Match).where(Match.code == code).values(ago))
+        table = await reopen(table)  # a restart: no handoff
+        await table.watch(token)
+        deadline = table.room.turn_deadline
+        assert deadline is not None
+        left_s = timer_s - idle_s - 200.0
+        assert table.clock.time() + left_s - 5.0 < deadline <= table.clock.time() + left_s
+
+    run_table(
+        tmp_path,
+        body,
+        bots=[None, *BOTS4],
+        turn_timer_s=timer_s,
+        config=config,
         options={"camat_target": 0},
         database_url=database_url,
     )

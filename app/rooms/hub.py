@@ -360,11 +360,13 @@ class Hub(LeasedRooms):
     async def unload(self, room: Room) -> bool:
         """Take ``room`` out of memory if it is idle (`Room.idle_s`); everything it holds is
         stored, and `open` brings it back (its lease, if any, is released after its task stopped).
+        An orderly handoff: the time its turn in play has used is stored (`Room.stop`), so the
+        room loaded again keeps what was left of the turn, however long it was out of memory.
         Whether it was unloaded."""
         keep_creator = self.ownership is None and room.status != "finished"  # see `owners`
         if not self._retire(room, keep_creator):
             return False
-        await room.stop()
+        await room.stop(hand_over=True)
         await self.release(room.code)
         self.metrics.rooms_unloaded.inc()
         _log.info("room_unloaded", room=room.code, status=room.status, version=room.version)

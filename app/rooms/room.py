@@ -162,13 +162,16 @@ class Room(Commits, Timing, Moves, Presence):
     async def store_turn_start(self) -> None:
         """If a turn's timer started afresh without a move (`Timing.stamp_due`: a covered player
         back on their own turn), store when it began (`MatchStore.stamp_turn`), so the room loaded
-        again counts the turn from then, not from its move. A failure is logged: the turn then
-        counts from its move, as a room loaded again did before."""
+        again counts the turn from then, not from its move; for a turn resumed after a handoff,
+        when it began as its time left says, its handoff's mark cleared. A failure is logged: the
+        turn then counts from its move (or its handoff), as a room loaded again did before."""
         if not self.stamp_due:
             return
         self.stamp_due = False
+        left = self.turn_left_s()
+        used = 0.0 if left is None else max(0.0, self.turn_timer_s - left)
         try:
-            await self.store.stamp_turn(self.match_id)
+            await self.store.stamp_turn(self.match_id, used)
         except StoreError as error:
             _log.warning("turn_start_not_saved", room=self.code, error=str(error))
 

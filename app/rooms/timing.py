@@ -77,8 +77,10 @@ class Timing:
         already seen began without a move (`stamp_due`)."""
         self.stamp_due = False
         """A turn timer started afresh without a move (a covered player back on their turn, a
-        person taking a bot's seat on its turn): the store is to learn when it began
-        (`app.rooms.room.Room.store_turn_start`), as it learns it by itself from a move."""
+        person taking a bot's seat on its turn), or a turn handed over resumed: the store is to
+        learn when it began (`app.rooms.room.Room.store_turn_start`), as it learns it by itself
+        from a move, and, for the handed turn, that its handoff is spent (a server without leases
+        never raises the fence that would drop the mark, `app.store.models.Match.handed_fence`)."""
 
     def current_wait(self) -> Wait | None:
         """What the room waits for now (`app.rooms.schedule.next_wait`)."""
@@ -116,6 +118,9 @@ class Timing:
             if resumed is not None and resumed.state is self.state:
                 left = self._resumed_left(resumed, now)
                 deadline, due = self.clock.time() + left, now + left
+                # the handoff's mark is spent: a crash from now on counts the turn from here on
+                # (the room loaded then has no handoff of its own), not from the mark again
+                self.stamp_due = resumed.handed
             elif deadline is None or turn is None or turn[0] is not self.state or turn[1] != wait.seat:
                 deadline, due = self.clock.time() + self.turn_timer_s, now + self.turn_timer_s
                 if seen is self.state:  # no move began it: it begins now
