@@ -1,6 +1,7 @@
 """Who is at the table: connections coming and going, the grace an absent player gets, the bot
 covering a seat, and whether the host is here (or who starts the match in their stead). Presence
-is sent, never stored, and does not change the room's version."""
+is sent and does not change the room's version; of it only whether a bot plays for a seat is
+stored (`app.rooms.room.Room.store_covers`), so a room loaded again goes on covering the seat."""
 
 from __future__ import annotations
 
