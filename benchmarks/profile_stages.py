@@ -60,6 +60,13 @@ IDLE_LEAVES = (
     "Queue.get",
     "Condition.wait",
     "_connection_worker_thread",
+    # uvloop waits for its sockets in C, under Python's `Runner.run`: py-spy shows that frame as the
+    # innermost one, and on some kernels (this machine's) reports the thread busy while it waits.
+    # Work uvloop does in C outside any Python frame (dispatching ready sockets) is left out too.
+    "Runner.run (",
+    # the bots' process pool's manager thread waits on its pipes
+    "_PollLikeSelector.select",
+    "wait (multiprocessing/connection.py",
 )
 
 
