@@ -169,9 +169,9 @@ class Match(Base):
     finished_at: Mapped[datetime | None]
     host_token_hash: Mapped[str] = mapped_column(String(128))
     open_table: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """Listed in the lobby's open tables while it waits for players (the host's choice)."""
     hints: Mapped[bool] = mapped_column(Boolean, server_default=false())
     """The host allows hints: a player may ask for the hard bot's choice on their turn (issue 16)."""
-    """Listed in the lobby's open tables while it waits for players (the host's choice)."""
     chat_rules: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     """The host's chat rules: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
     …]}`` (None: the defaults, seated players chat, spectators read; rules stored before spectators
