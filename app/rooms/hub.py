@@ -24,7 +24,6 @@ from app.rooms.room import Room
 from app.rooms.sweeper import Sweeper
 from app.store import Store, StoreError
 from engine.core import Phase
-from engine.errors import EngineError
 
 __all__ = [
     "UNOPENABLE_KEPT",
@@ -246,7 +245,20 @@ class Hub(LeasedRooms):
         return room
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
-        row = await self.store.load_room(code)
+        """Room ``code`` rebuilt from its stored latest match (`open`), writing to ``store``;
+        None when there is none to open, or when that match cannot be rebuilt, whatever fails:
+        reading it back (`app.store.Store.load_room`: an earlier round without its end, a stored
+        row that is not what it should be) or replaying it (`RoomMaker.restore`: rules, start,
+        outcomes, deals or actions that do not replay). Such a failure is logged once
+        (``room_restore_failed``, with the room's code) and remembered for `statuses`. Raises
+        `app.store.StoreError` for a database failure (`open` answers 503)."""
+        try:
+            row = await self.store.load_room(code)
+        except StoreError:
+            raise
+        except Exception as error:  # whatever a stored match that does not read back raises
+            await self._restore_failed(code, None, error)
+            return None
         read_at = self.clock.monotonic()  # the turn in play counts from here to its arming
         if row is None or row.match.status not in _LOADABLE:
             return None
@@ -258,18 +270,31 @@ class Hub(LeasedRooms):
             if last is not None and last.outcome is None and row.match.status == "playing":
                 # a round's last action stored without its end (older databases): store it now
                 await store_finished_round(room)
-        except (EngineError, ValueError, KeyError) as error:
-            _log.error("room_restore_failed", room=code, error=str(error))
-            self._unopenable.pop(code, None)  # the latest failure is the last to be forgotten
-            self._unopenable[code] = row.match.id
-            while len(self._unopenable) > UNOPENABLE_KEPT:
-                del self._unopenable[next(iter(self._unopenable))]
+        except StoreError:
+            raise
+        except Exception as error:  # whatever a stored match that does not replay raises
+            await self._restore_failed(code, row.match.id, error)
             return None
         self._unopenable.pop(code, None)
         self._add(room)
         self.metrics.rooms_loaded.inc()
         _log.info("room_loaded", room=code, status=room.status, version=room.version)
         return room
+
+    async def _restore_failed(self, code: str, match_id: int | None, error: Exception) -> None:
+        """Log that room ``code``'s stored match ``match_id`` (None: its latest, not read back)
+        cannot be rebuilt, by the error's kind and message (no row, no token), and remember it
+        for `statuses`. Raises `app.store.StoreError` when the match's id cannot be read."""
+        _log.error("room_restore_failed", room=code, kind=type(error).__name__, error=str(error))
+        if match_id is None:
+            matches = await self.store.room_matches(code)
+            if not matches:
+                return
+            match_id = matches[-1].id
+        self._unopenable.pop(code, None)  # the latest failure is the last to be forgotten
+        self._unopenable[code] = match_id
+        while len(self._unopenable) > UNOPENABLE_KEPT:
+            del self._unopenable[next(iter(self._unopenable))]
 
     def open_rooms_of(self, address: str) -> int:
         """Rooms in memory created by ``address`` whose match is not over."""

@@ -8,7 +8,6 @@ from typing import Any, Final
 
 from app.rooms.room import Room
 from app.store.reads import RoomStatus
-from engine.errors import EngineError
 from engine.variants import make_rules
 
 __all__ = [
@@ -89,13 +88,13 @@ def room_status(room: Room) -> dict[str, Any]:
 def stored_status(row: RoomStatus) -> dict[str, Any] | None:
     """A room's stored latest match as `room_status` shows it, or None when its link no longer
     opens it: abandoned, or its game cannot be made again (its variant unknown, its options or
-    seats not the variant's: `engine.variants.make_rules` raises, as loading the room would,
-    `app.rooms.making.RoomMaker.restore`)."""
+    seats not the variant's, its stored options no object: `engine.variants.make_rules` raises,
+    whatever it raises, as loading the room would, `app.rooms.making.RoomMaker.restore`)."""
     if row.status not in SHOWN_STATUSES:
         return None
     try:
         make_rules(row.variant, row.options, row.seat_count)
-    except EngineError:
+    except Exception:  # EngineError, or what options that are no object make it raise
         return None
     seats = ((s.seat, s.kind, s.name, s.bot_level) for s in row.seats)
     return _status(row.code, row.number, row.variant, row.status, seats)

@@ -85,8 +85,9 @@ class RoomMatch:
 class RoomStatus:
     """A room's latest match as the lobby's "Your tables" lists it (`MatchReads.room_statuses`):
     the room ``code``, the match's ``number`` in the room (from 1), ``variant``, ``status`` and
-    ``seats`` (in seat order); its ``id``, ``options`` (RECORD.md's) and ``seat_count``, with
-    which the rules of its game are made again (whether its room can be opened)."""
+    ``seats`` (in seat order); its ``id``, ``options`` (RECORD.md's, as stored: a broken row's
+    may be no object) and ``seat_count``, with which the rules of its game are made again
+    (whether its room can be opened)."""
 
     code: str
     number: int
@@ -166,7 +167,7 @@ class MatchReads:
                     m.status,
                     tuple(_seat_row(s) for s in seats.get(m.id, [])),
                     m.id,
-                    dict(m.options or {}),
+                    {} if m.options is None else m.options,  # as stored: a broken row's may be no object
                     m.seat_count,
                 )
                 for m in matches
