@@ -13,9 +13,11 @@ import httpx
 import pytest
 
 from tests.browserkit import (
+    DESKTOP,
     PANEL,
     PHONE,
     catalog_of,
+    close_panel,
     goto,
     hold_host,
     hold_seat,
@@ -121,6 +123,69 @@ def test_a_late_friend_is_told_how_to_play_and_takes_a_seat_when_the_host_plays_
         page.wait_for_selector(".table-screen")
         page.wait_for_function("() => window.__domeng.view?.hand?.length > 0")
         assert _shown_text(page, ".watch-note") is None  # she plays now
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# The open round-end panel as a person reads it (once its fair-deal check is done): its note, the
+# note's classes, its foot's buttons and every word in it.
+PANEL_SHOWN = """(selector) => {
+    const panel = document.querySelector(selector), note = panel.querySelector('.panel-note');
+    const foot = [...panel.querySelectorAll('.panel-foot > *')];
+    return {note: note.textContent, classes: note.className, text: panel.textContent,
+            foot: foot.map((e) => e.className + ': ' + e.textContent),
+            mine: panel.querySelectorAll('.mine').length};
+}"""
+
+
+def _panel_shown(page: Any) -> dict[str, Any]:
+    page.wait_for_selector(f"{PANEL} .fair-result[data-ok]")
+    shown: dict[str, Any] = page.evaluate(PANEL_SHOWN, PANEL)
+    return shown
+
+
+def test_a_spectators_last_match_from_the_waiting_room_is_the_panel_shown_at_its_end(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Dewi watches five bots play a one-election match out: its final panel tells her how she
+    comes to play, with no Play again. She closes it and the host presses Play again; the waiting
+    room's Last match opens that panel again as it was shown (it said "Thanks for playing!", a
+    player's thanks, as if she had played), drawn again in another language too, and still so once
+    she has taken a seat in match 2 (she held none in match 1: no seat of it is hers)."""
+    en = catalog_of("en")
+    room = server.create_room(bots=["easy"] * 5, turn_timer_s=0, options={"camat_target": 1})
+    code, host_token = room["code"], room["host_token"]
+    assert server.start_match(code, host_token).status_code == 200
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        page.wait_for_selector(f"{PANEL} .standings", timeout=600_000)  # the bots played match 1 out
+        live = _panel_shown(page)
+        assert live["note"] == en["table.watch_next"] and "watch-next" in live["classes"], live
+        close_panel(page)
+        reply = httpx.post(
+            f"{server.url}/api/rooms/{code}/again",
+            headers={"Authorization": f"Bearer {host_token}"},
+            timeout=20,
+        )
+        assert reply.status_code == 200, reply.text
+        page.wait_for_selector(".again-box .last-match")
+        page.click(".again-box .last-match")
+        page.wait_for_selector(f"{PANEL} .standings")
+        assert _panel_shown(page) == live
+        screenshot(page, "watch-last-match-1280x800-en")
+        switch_language(page, "id")  # drawn again, the panel with it
+        page.wait_for_selector(f"{PANEL} .standings")
+        assert _panel_shown(page)["note"] == catalog_of("id")["table.watch_next"]
+        switch_language(page, "en")
+        close_panel(page)
+        page.fill("#player-name", "Dewi")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => window.__domeng.seat !== null")
+        page.click(".again-box .last-match")
+        page.wait_for_selector(f"{PANEL} .standings")
+        assert _panel_shown(page) == live
         watch.assert_clean()
     finally:
         context.close()

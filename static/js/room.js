@@ -495,14 +495,18 @@ export class RoomController {
    * with ``held``, as it was kept while read when the next match began (`newMatch`), drawn again
    * in another language: it then still says the next match is being set up, and its Play again
    * joins it. Its "Review my round" asks for that match's last round (by the match's number), for
-   * the seat this page held in it. */
+   * the seat this page held in it. It is the panel shown when that match ended (`openRoundEnd`),
+   * for the seat this page held then: a spectator's says how they come to play, not a player's
+   * thanks. */
   openLastMatch({ held = false } = {}) {
-    if (!this.lastMatchEnd) return;
+    const last = this.lastMatchEnd;
+    if (!last) return;
     this.closePanel();
     const onAgain = held && this.canPlayAgain() ? () => this.playAgain() : null;
-    const mine = this.lastMatchEnd.seat === this.seat; // the same seat (and token) as in that match
+    const mine = last.seat === this.seat; // the same seat (and token) as in that match
     const review = mine ? { code: this.code, token: this.memory.token } : {};
-    this.panel = roundEndPanel(this.lastMatchEnd, { mySeat: this.seat, nextStarted: false, onAgain, onClose: () => this.closePanel(), ...review });
+    const watching = last.seat === null && !this.hostToken; // `canPlayAgain` as that match ended
+    this.panel = roundEndPanel(last, { mySeat: last.seat, nextStarted: false, onAgain, watching, onClose: () => this.closePanel(), ...review });
     this.panel.lastMatch = !held;
     // opened before the next match was dealt, it folds away once it is (`foldLastMatch`); asked
     // for at the table (the bar's "last match"), it stays until closed
