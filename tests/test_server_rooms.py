@@ -17,7 +17,13 @@ import pytest
 from pydantic import ValidationError
 from websockets.exceptions import ConnectionClosed
 
-from app.edge.protocol import CLOSE_INVALID, ActionMessage, ProtocolError, parse_client_message
+from app.edge.protocol import (
+    CLOSE_INVALID,
+    ActionMessage,
+    HelloMessage,
+    ProtocolError,
+    parse_client_message,
+)
 from app.rooms.moves import refusal_message
 from app.web.documents import render_document
 from app.web.settings import Settings
@@ -365,6 +371,81 @@ def test_reconnect_regains_the_seat_and_a_second_socket_replaces_the_first(serve
     second.close()
 
 
+def _welcome(client: Client) -> dict[str, Any]:
+    return client.wait_for(lambda m: m["type"] == "welcome")
+
+
+def _resume(server: ServerProcess, code: str, token: str, connection: str) -> Client:
+    """An automatic reconnect's socket: its hello names the seat connection it follows."""
+    client = Client(server, code, hello=False)
+    client.send({"type": "hello", "protocol": 1, "token": token, "resume": connection})
+    return client
+
+
+def _closed_with(client: Client) -> tuple[int, str]:
+    """Receive until ``client``'s socket closes; its close code and reason."""
+    with pytest.raises(ConnectionClosed) as closed:
+        client.wait_for(lambda m: False, timeout=10)
+    assert closed.value.rcvd is not None
+    return closed.value.rcvd.code, closed.value.rcvd.reason
+
+
+def _live(client: Client) -> None:
+    """``client``'s socket is open and answered."""
+    client.send({"type": "ping"})
+    client.wait_for(lambda m: m["type"] == "pong")
+
+
+def test_an_automatic_reconnect_does_not_take_the_seat_from_a_later_window(server: ServerProcess) -> None:
+    """Window A's network drops; meanwhile the player opens window B, which takes the seat. A's
+    automatic reconnect (``hello.resume``: the connection its welcome named) is closed as replaced,
+    with the usual reason, and B keeps the seat; "Play here" (a fresh hello) takes it back."""
+    code, token, _ = _room_with_one_human(server)
+    first = Client(server, code, token)
+    connection = _welcome(first)["connection"]
+    first.wait_for(lambda m: m["type"] == "state")
+    first.close()  # A's network drops
+    window = Client(server, code, token)  # the player opens window B
+    assert _welcome(window)["seat"] == 0
+    window.wait_for(lambda m: m["type"] == "state")
+    retry = _resume(server, code, token, connection)  # A's network is back: its retry
+    assert _closed_with(retry) == (4001, "this seat was opened in another window")
+    _live(window)  # B still holds the seat, and plays on
+    here = Client(server, code, token)  # "Play here" in A: a fresh hello takes the seat
+    assert _welcome(here)["seat"] == 0
+    assert _closed_with(window)[0] == 4001
+    here.close()
+
+
+def test_an_automatic_reconnect_with_no_other_window_gets_the_seat_back(server: ServerProcess) -> None:
+    """A reconnect that follows the seat's latest connection takes the seat: its old socket still
+    open (a network that died without a word, not noticed yet) is replaced, and one reconnect after
+    another each follows the one before."""
+    code, token, _ = _room_with_one_human(server)
+    first = Client(server, code, token)
+    before = first.wait_for(my_turn_to_place)
+    connection = first.messages[0]["connection"]
+    assert re.fullmatch(r"[0-9a-f]{16}", connection)
+    retry = _resume(server, code, token, connection)  # while the server still holds the old socket
+    welcome = _welcome(retry)
+    assert welcome["seat"] == 0 and welcome["connection"] != connection
+    assert retry.wait_for(lambda m: m["type"] == "state")["view"]["hand"] == before["view"]["hand"]
+    assert _closed_with(first)[0] == 4001
+    retry.close()  # the network drops again, and nobody else said hello for the seat
+    again = _resume(server, code, token, welcome["connection"])
+    assert _welcome(again)["seat"] == 0
+    assert again.wait_for(my_turn_to_place)["view"]["hand"] == before["view"]["hand"]
+    _live(again)
+    again.close()
+
+
+def test_a_spectators_welcome_names_no_connection(server: ServerProcess) -> None:
+    code, _, _ = _room_with_one_human(server)
+    spectator = Client(server, code)
+    assert "connection" not in _welcome(spectator)
+    spectator.close()
+
+
 def test_reconnect_after_missed_versions_gets_what_it_missed(server: ServerProcess) -> None:
     """``hello.since``: a client that comes back gets only the events it missed while the server
     still has them (an update from where its log stopped), else the whole state; either way its
@@ -413,6 +494,7 @@ def test_spectator_sees_no_hand(server: ServerProcess) -> None:
         ('{"type": "hello", "since": "3"}', 1007),  # a field of the wrong JSON type is not converted
         ('{"type": "hello", "token": 12345}', 1007),
         ('{"type": "hello", "protocol": true}', 1007),  # not the integer 1, though it equals 1
+        ('{"type": "hello", "token": "x", "resume": "not a connection"}', 1007),
         ('{"type": "action", "version": 0, "action": {"play": "1-2"}}', 1008),  # before hello
         ("x" * 10_000, 1009),
     ],
@@ -438,6 +520,11 @@ def test_hostile_first_frames_close_the_socket(server: ServerProcess, frame: str
         '{"type": "hello", "protocol": 1.0}',
         '{"type": "hello", "protocol": "1"}',
         '{"type": "hello", "protocol": 2}',
+        '{"type": "hello", "resume": 12345}',
+        '{"type": "hello", "resume": ""}',
+        '{"type": "hello", "resume": "9F3AC1D2E4B5A697"}',  # lowercase hex only
+        '{"type": "hello", "resume": "9f3ac1d2e4b5a6970"}',  # 16 digits exactly
+        '{"type": "hello", "resume": "9f3ac1d2e4b5a69"}',
     ],
 )
 def test_a_field_of_the_wrong_json_type_breaks_the_protocol(frame: str) -> None:
@@ -448,6 +535,8 @@ def test_a_field_of_the_wrong_json_type_breaks_the_protocol(frame: str) -> None:
     assert broken.value.close_code == CLOSE_INVALID
     assert parse_client_message('{"type": "action", "version": 1, "action": {"pass": true}}')
     assert parse_client_message('{"type": "hello", "protocol": 1}')
+    resumed = parse_client_message('{"type": "hello", "token": "kq1", "resume": "9f3ac1d2e4b5a697"}')
+    assert isinstance(resumed, HelloMessage) and resumed.resume == "9f3ac1d2e4b5a697"
 
 
 def test_a_socket_that_never_says_hello_is_closed(server: ServerProcess) -> None:

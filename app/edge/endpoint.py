@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.websockets import WebSocketDisconnect
 
 from app.addresses import counted_address
+from app.edge.closes import close_for
 from app.edge.connection import Connection, MessageBudget
 from app.edge.handoff import Handoff
 from app.edge.heard import silent_s
@@ -194,8 +195,8 @@ async def join_room(
     """Admit ``conn`` to room ``code`` on this process with its ``hello``, from client ``address``
     (`app.addresses.counted_address`; None: not known): `app.rooms.room.Room.connect`; the room.
     Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or cannot be
-    reached, 4003 when there is no such room, 4004 for a bad token, 1008 for the room's
-    other refusals."""
+    reached, 4003 when there is no such room, 4004 for a bad token, 4001 for a ``resume`` of a
+    seat another connection said hello for since, 1008 for the room's other refusals."""
     for _ in range(3):  # the room may have been unloaded while the hello was awaited
         try:
             room = await hub.open(code)
@@ -204,9 +205,13 @@ async def join_room(
         if room is None:
             raise ProtocolError(CLOSE_ROOM_CLOSED, "no room with this code")
         try:
-            await room.connect(conn, hello.token, hello.since, hello.host, hello.watcher, address)
+            await room.connect(
+                conn, hello.token, hello.since, hello.host, hello.watcher, address, hello.resume
+            )
             return room
         except RoomError as error:
+            if error.code == "replaced":  # an automatic reconnect, after another window took the seat
+                raise ProtocolError(*close_for("replaced")) from None
             if error.code != "room_reloading":
                 close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
                 raise ProtocolError(close_code, error.message) from None

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.rooms.presence import CONNECTION_PATTERN
 from app.rooms.watchers import KEY_PATTERN
 from engine.actions import Action, parse_action
 
@@ -66,7 +67,8 @@ CLOSE_TRY_AGAIN = 1013
 """Try again later (RFC 6455's registered code): the room is hosted by another server process, or
 moved to one, or its ownership cannot be checked now (docs/cluster.md). The client reconnects."""
 CLOSE_REPLACED = 4001
-"""Another connection took this seat with the same token."""
+"""Another connection took this seat with the same token (or had taken it when an automatic
+reconnect's ``hello`` came: ``resume``)."""
 CLOSE_TOO_SLOW = 4002
 """The client did not read its messages fast enough (its send queue filled up)."""
 CLOSE_ROOM_CLOSED = 4003
@@ -97,9 +99,14 @@ class _Message(BaseModel):
 class HelloMessage(_Message):
     """First frame: who is connecting. ``token`` is a seat token (None: watch as a spectator);
     ``host`` the room's host token when this browser holds it (the server learns the host is here);
-    ``watcher`` a spectator's key, as an earlier ``welcome`` gave it (`app.rooms.watchers`).
+    ``watcher`` a spectator's key, as an earlier ``welcome`` gave it (`app.rooms.watchers`);
+    ``resume`` an automatic reconnect's: the ``connection`` its seat's last ``welcome`` gave
+    (`app.rooms.presence.CONNECTION_PATTERN`), so that it does not take the seat from a window
+    that said hello after it (closed with `CLOSE_REPLACED` instead); None: a fresh hello (a page
+    load, "Play here"), which takes the seat.
 
-    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12, "host": "…", "watcher": "…"}``
+    ``{"type": "hello", "protocol": 1, "token": "…", "since": 12, "host": "…", "watcher": "…",
+    "resume": "9f3ac1d2e4b5a697"}``
     """
 
     type: Literal["hello"]
@@ -108,6 +115,7 @@ class HelloMessage(_Message):
     since: int | None = Field(None, ge=0)
     host: str | None = Field(None, max_length=128)
     watcher: str | None = Field(None, pattern=KEY_PATTERN)
+    resume: str | None = Field(None, pattern=CONNECTION_PATTERN)
 
     @field_validator("protocol", mode="before")
     @classmethod

@@ -149,12 +149,18 @@ def error_frame(code: str, message: str, version: int) -> str:
     return dumps({"type": "error", "code": code, "message": message, "version": version})
 
 
-def welcome_frame(seat: int | None, watcher: str | None = None, tag: str | None = None) -> str:
+def welcome_frame(
+    seat: int | None, watcher: str | None = None, tag: str | None = None, connection: str | None = None
+) -> str:
     """The first frame on a connection: the protocol and the seat it holds (None: watching); a
-    spectator's own ``watcher`` key (for its next ``hello``), public ``tag`` (`app.rooms.watchers`)
-    and ``name`` in the chat, None on a new socket: its presence tells the client this server takes
-    a ``name`` message (`app.rooms.chat.name_spectator`), which an older one closes with 1007."""
+    seat connection's identity, ``connection`` (`app.rooms.presence.new_connection_id`: the
+    ``resume`` of its automatic reconnects' hellos); a spectator's own ``watcher`` key (for its
+    next ``hello``), public ``tag`` (`app.rooms.watchers`) and ``name`` in the chat, None on a new
+    socket: its presence tells the client this server takes a ``name`` message
+    (`app.rooms.chat.name_spectator`), which an older one closes with 1007."""
     frame: dict[str, Any] = {"type": "welcome", "protocol": PROTOCOL_VERSION, "seat": seat}
+    if connection is not None:
+        frame["connection"] = connection
     if seat is None:
         frame |= {"watcher": watcher, "tag": tag, "name": None}
     return dumps(frame)

@@ -52,8 +52,9 @@ class Intent:
 class Connect(Intent):
     """A connection's ``hello``: its seat ``token`` (None: watch), the version it last saw, the
     room's ``host`` token when this browser holds it (None: not the host), and a spectator's
-    ``watcher`` key (`app.rooms.watchers`; None: a new spectator, or a seat), and its client
-    ``address`` (`app.addresses.counted_address`; None: not known)."""
+    ``watcher`` key (`app.rooms.watchers`; None: a new spectator, or a seat), its client
+    ``address`` (`app.addresses.counted_address`; None: not known), and the identity of the seat
+    connection an automatic reconnect ``resume``s (None: a fresh hello)."""
 
     conn: Outbox
     token: str | None
@@ -61,6 +62,7 @@ class Connect(Intent):
     host: str | None = None
     watcher: str | None = None
     address: str | None = None
+    resume: str | None = None
 
 
 @dataclass

@@ -6,6 +6,7 @@ stored (`app.rooms.room.Room.store_covers`), so a room loaded again goes on cove
 from __future__ import annotations
 
 import hmac
+import secrets
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -25,9 +26,19 @@ if TYPE_CHECKING:
     from app.rooms.seats import SeatInfo
     from engine.core import State
 
-__all__ = ["Presence"]
+__all__ = ["CONNECTION_PATTERN", "Presence", "new_connection_id"]
 
 _log = structlog.get_logger("domeng.room")
+
+CONNECTION_PATTERN = r"^[0-9a-f]{16}$"
+"""A seat connection's identity as its ``welcome`` gives it and an automatic reconnect's
+``hello`` sends it back (``resume``): 16 lowercase hex digits."""
+
+
+def new_connection_id() -> str:
+    """A new seat connection's identity (`CONNECTION_PATTERN`): 64 random bits, so that one a
+    room gave before it was loaded again (here or on another process) names no connection now."""
+    return secrets.token_hex(8)
 
 
 class Presence:
@@ -49,6 +60,9 @@ class Presence:
         self.conns: set[Outbox] = set()
         self._grace: dict[int, Timer] = {}
         self._epoch = 0
+        self.latest: dict[int, str] = {}
+        """Each seat's connection that said ``hello`` last, by its identity (`new_connection_id`),
+        since the room was loaded: an automatic reconnect of an earlier one is refused."""
         self.host_conns: set[Outbox] = set()
         """The connections whose ``hello`` carried the room's host token."""
         self.host_away = False
@@ -70,6 +84,7 @@ class Presence:
         host: str | None = None,
         watcher: str | None = None,
         address: str | None = None,
+        resume: str | None = None,
     ) -> None:
         """Admit ``conn``: a seat's by ``token`` (its other connection is closed, its grace ends),
         else a spectator, known by its ``watcher`` key (a new one when it has none:
@@ -77,15 +92,25 @@ class Presence:
         `app.rooms.watchers.client_hash`, in ``conn.client``), the host's too when ``host`` is the
         room's host token (anything else there is ignored), then the welcome (a spectator's with
         its key and tag, to it alone) and the state, whole or only what was missed since version ``since``.
-        Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``."""
+        A seat's welcome gives the connection its identity (`new_connection_id`). With ``resume``,
+        the identity of the seat's connection an automatic reconnect follows, the seat is taken
+        only when no other connection said hello for it since that one (as far as this room
+        remembers, `latest`): a window the player opened meanwhile keeps it.
+        Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``, and
+        ``replaced`` for a reconnect that would take the seat from a later connection."""
         seat = None if token is None else seat_of_token(self.seats, token)
+        if seat is not None and resume is not None and self.latest.get(seat, resume) != resume:
+            _log.info("resume_refused", room=self.code, seat=seat)
+            raise RoomError("replaced", "this seat was opened in another window")
         limit = self.config.max_spectators
         if seat is None and limit and sum(1 for c in self.conns if c.seat is None) >= limit:
             raise RoomError("spectators_full", f"this room has as many spectators as it takes ({limit})", 503)
+        connection = None
         if seat is not None:
             for other in [c for c in self.conns if c.seat == seat]:
                 self.close(other, "replaced")
             self.seats[seat].connections += 1
+            connection = self.latest[seat] = new_connection_id()
             self._epoch += 1
             grace = self._grace.pop(seat, None)
             if grace is not None:
@@ -98,7 +123,7 @@ class Presence:
         host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)
         if host_back:
             self.host_here(conn)
-        conn.send(frames.welcome_frame(seat, key, conn.watcher))
+        conn.send(frames.welcome_frame(seat, key, conn.watcher, connection))
         missed_from = None if since is None or since > self.version else self.marks.get(since)
         if missed_from is not None and self.state is not None:
             frames.send_updates(self, [conn], missed_from)  # type: ignore[arg-type]

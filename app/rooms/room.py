@@ -276,12 +276,16 @@ class Room(Commits, Timing, Moves, Presence):
         host: str | None = None,
         watcher: str | None = None,
         address: str | None = None,
+        resume: str | None = None,
     ) -> None:
         """Admit ``conn`` (a seat's by ``token``, else a spectator, known by its ``watcher`` key
         when it has one; the host's too with the room's ``host`` token), from client ``address``
         (`app.addresses.counted_address`; None: not known), and send it the state, or only what
-        it missed since version ``since``; raises `RoomError` (``bad_token``)."""
-        await self._ask(Connect(conn, token, since, host, watcher, address))
+        it missed since version ``since``. ``resume``: the identity of the seat's connection an
+        automatic reconnect follows (`app.rooms.presence.Presence.on_connect`). Raises `RoomError`
+        (``bad_token``; ``replaced``: another connection said hello for the seat since the one
+        ``resume`` names; ``spectators_full``)."""
+        await self._ask(Connect(conn, token, since, host, watcher, address, resume))
 
     def act(self, conn: Outbox, version: int, action: Action | EngineError) -> None:
         """Queue a client's action made at ``version`` (or the error its frame parsed to)."""
@@ -326,7 +330,13 @@ class Room(Commits, Timing, Moves, Presence):
                 await self.on_decided(intent)
             case Connect():
                 self.on_connect(
-                    intent.conn, intent.token, intent.since, intent.host, intent.watcher, intent.address
+                    intent.conn,
+                    intent.token,
+                    intent.since,
+                    intent.host,
+                    intent.watcher,
+                    intent.address,
+                    intent.resume,
                 )
             case Disconnect():
                 self.on_disconnect(intent.conn, intent.silent_s)
