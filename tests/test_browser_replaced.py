@@ -26,6 +26,7 @@ from tests.browserkit import (
     hold_seat,
     languages,
     open_page,
+    play_turn,
     screenshot,
     sit_and_start,
     switch_language,
@@ -203,3 +204,50 @@ def test_a_page_opened_in_the_next_matchs_waiting_room_has_the_tables_chat(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_a_window_back_from_a_dropped_network_leaves_the_seat_to_the_window_opened_meanwhile(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Ana's network dropped, she opened her seat in a second window and played
+    on there; when the first window's network came back, its reconnect took the seat back and the
+    window she was using said another window had it. The reconnect says which connection it
+    resumes (``hello.resume``): the server closes it as replaced, the first window shows so, and
+    the second plays on; "Play here" in the first is what takes the seat back."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    sit_and_start(page, server, room, token, host=True)
+    page.wait_for_selector(".hand-tile")
+    offline = [True]
+
+    def socket(ws: Any) -> None:  # the first window's new connections fail while its network is down
+        if offline[0]:
+            ws.close()
+        else:
+            ws.connect_to_server()
+
+    page.route_web_socket("**/ws/rooms/**", socket)
+    page.evaluate("() => window.__domeng.socket.ws.close()")  # its network drops
+    page.wait_for_selector(".banner[data-kind='reconnecting']")
+
+    other = context.new_page()  # Ana goes on in a second window
+    goto(other, page.url)
+    other.wait_for_selector(".hand-tile")
+    other.wait_for_function("() => window.__domeng.seat === 0")
+
+    offline[0] = False  # the first window's network is back: its retry is refused, not served
+    page.evaluate("() => window.dispatchEvent(new Event('online'))")
+    page.wait_for_selector(".banner[data-kind='replaced']")
+    page.wait_for_function("() => window.__domeng.seat === null")
+    assert other.evaluate("() => window.__domeng.seat") == 0
+    assert other.locator(".banner[data-kind='replaced']").count() == 0
+    wait_for_a_tile_to_place(other)  # the second window plays on
+    assert play_turn(other)
+
+    page.click(".banner[data-kind='replaced'] button")  # "Play here": the seat comes back
+    page.wait_for_function("() => window.__domeng.seat === 0")
+    other.wait_for_selector(".banner[data-kind='replaced']")
+    page.wait_for_selector(".banner", state="hidden")
+    watch.assert_clean()
+    context.close()

@@ -1,5 +1,7 @@
 // The room's WebSocket (docs/protocol.md): hello with the seat token, state updates, actions,
 // and reconnection with backoff after a drop (same token; the next `state` restores everything).
+// A reconnect of its own says which connection it resumes, so it never takes the seat from a
+// window the player opened meanwhile; only a new socket or "Play here" does (`playHere`).
 
 // Waits before each new try after a drop, the last repeated (each plus up to 30% at random, so a
 // restarted server's tables do not all come back at once). Capped low: a server restart takes a few
@@ -29,6 +31,8 @@ export class RoomSocket {
     this.attempt = 0;
     this.stopped = false;
     this.welcomed = false;
+    this.connection = null; // the seat's connection the last welcome named: a reconnect resumes it
+    this.resumeSent = false; // this socket's hello carried `resume`
     this.savedNameSent = false; // the name kept in this browser went with this socket's first words
     this.retryTimer = null;
     this.pingTimer = null;
@@ -77,6 +81,12 @@ export class RoomSocket {
     return true;
   }
 
+  /** "Play here": take the seat back from the window that has it (a hello without `resume`). */
+  playHere() {
+    this.connection = null;
+    this.reconnectNow();
+  }
+
   reconnectNow() {
     if (this.stopped || this.online) return;
     clearTimeout(this.retryTimer);
@@ -104,6 +114,10 @@ export class RoomSocket {
       // a spectator is known by the key the server gave this browser (the host can mute one)
       const watcher = !this.token && localStorage.getItem(WATCHER_KEY);
       if (watcher) hello.watcher = watcher;
+      // a reconnect of this socket's own takes the seat only if no other window said hello for it
+      // since (the server closes it as replaced otherwise)
+      this.resumeSent = !!(this.token && this.connection);
+      if (this.resumeSent) hello.resume = this.connection;
       ws.send(JSON.stringify(hello));
     };
     ws.onmessage = (event) => this.receive(event.data);
@@ -145,6 +159,7 @@ export class RoomSocket {
       case "welcome":
         this.welcomed = true;
         this.attempt = 0;
+        this.connection = message.connection ?? null;
         this.on.status?.({ online: true, reconnecting: false });
         if (message.watcher) localStorage.setItem(WATCHER_KEY, message.watcher);
         // a spectator's name in the chat is its socket's: each new one is told it again, when the
@@ -191,6 +206,7 @@ export class RoomSocket {
   }
 
   closed(event) {
+    const unwelcomed = !this.welcomed;
     this.ws = null;
     this.welcomed = false;
     clearInterval(this.pingTimer);
@@ -201,6 +217,8 @@ export class RoomSocket {
     if (event.code === 4005) return this.on.seatLeft?.(); // the seat was left (here or in another window)
     if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
     this.parked = false;
+    // a server from before `resume` (an upgrade under way) takes no hello with it: the next without
+    if (event.code === 1007 && this.resumeSent && unwelcomed) this.connection = null;
     this.on.status?.({ online: false, reconnecting: true });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;

@@ -457,7 +457,7 @@ export class RoomController {
     else if (c.replaced)
       content = [
         h("span", {}, t("room.replaced")),
-        h("button", { class: "btn btn-small", type: "button", onclick: () => this.socket.reconnectNow() }, t("room.use_here")),
+        h("button", { class: "btn btn-small", type: "button", onclick: () => this.socket.playHere() }, t("room.use_here")),
       ];
     else if (c.reconnecting) content = [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", {}, t("room.reconnecting"))];
     this.banner.hidden = !content;
