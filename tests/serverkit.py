@@ -352,9 +352,11 @@ class Client:
         hello: bool = True,
         headers: dict[str, str] | None = None,
         host: str | None = None,
+        resume: str | None = None,
     ) -> None:
         """``headers``: more headers of the opening handshake (say, a trusted proxy's
-        ``X-Forwarded-For``)."""
+        ``X-Forwarded-For``); ``resume``: the hello's, an automatic reconnect's (the ``connection``
+        of the seat's welcome it follows, docs/protocol.md)."""
         self.ws: ClientConnection = connect(
             # max_queue=None: the client's reader never pauses, so it always answers the server's pings
             f"{server.ws_base}/ws/rooms/{code}",
@@ -368,7 +370,8 @@ class Client:
         self.whole = False
         """Whether the last ``state`` was a whole state (connect, sync) rather than an update."""
         if hello:
-            self.send({"type": "hello", "protocol": 1, "token": token, **({"host": host} if host else {})})
+            hello = {"type": "hello", "protocol": 1, "token": token, "host": host, "resume": resume}
+            self.send({k: v for k, v in hello.items() if v is not None or k == "token"})
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one JSON message."""

@@ -157,6 +157,39 @@ def test_a_relayed_player_moves_when_the_owner_stops_cleanly(
     assert_log_whole(stored_match(database_url, code))
 
 
+def test_a_reconnect_through_the_relay_does_not_take_the_seat_from_a_later_window(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    """The relay passes ``hello.resume`` on and the owner decides, for its own sockets and relayed
+    ones alike: Ana's relayed window drops, she opens the seat on the owner; the relayed window's
+    reconnect is closed as replaced, and the owner's socket keeps the seat. A relayed reconnect of
+    the seat's latest connection takes it."""
+    first, second, _ = servers
+    code, token = new_table(first)
+    relayed = Client(second, code, token)  # through the other process
+    connection = relayed.wait_for(lambda m: m["type"] == "welcome")["connection"]
+    relayed.wait_for(lambda m: m["type"] == "state")
+    relayed.close()  # its network drops
+    window = Client(first, code, token)  # a window on the owner
+    latest = window.wait_for(lambda m: m["type"] == "welcome")["connection"]
+    window.wait_for(lambda m: m["type"] == "state")
+    retry = Client(second, code, token, resume=connection)
+    with pytest.raises(ConnectionClosed) as closed:
+        retry.wait_for(lambda m: False, timeout=10)
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (
+        4001,
+        "this seat was opened in another window",
+    )
+    window.send({"type": "ping"})
+    window.wait_for(lambda m: m["type"] == "pong")  # still the seat's
+    window.close()
+    back = Client(second, code, token, resume=latest)  # that window's reconnect, through the relay
+    assert back.wait_for(lambda m: m["type"] == "welcome")["seat"] == 0
+    back.wait_for(lambda m: m["type"] == "state")
+    back.close()
+
+
 def test_a_relay_with_no_owner_answering_says_try_again(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:

@@ -25,6 +25,7 @@ from app.edge.protocol import (
     parse_client_message,
 )
 from app.rooms.moves import refusal_message
+from app.rooms.presence import CONNECTION_PATTERN
 from app.web.documents import render_document
 from app.web.settings import Settings
 from engine.hashing import commitment_of
@@ -63,7 +64,8 @@ def test_join_claims_a_seat_and_the_socket_shows_only_that_hand(server: ServerPr
     code, token, _ = _room_with_one_human(server)
     client = Client(server, code, token)
     welcome = client.recv()
-    assert welcome == {"type": "welcome", "protocol": 1, "seat": 0}
+    assert welcome == {"type": "welcome", "protocol": 1, "seat": 0, "connection": welcome["connection"]}
+    assert re.fullmatch(CONNECTION_PATTERN, welcome["connection"])  # hello.resume's, docs/protocol.md
     state = client.recv()
     assert state["type"] == "state" and state["view"]["seat"] == 0
     assert len(state["view"]["hand"]) == 5 or state["view"]["phase"] != "playing" or state["view"]["log"]
@@ -375,13 +377,6 @@ def _welcome(client: Client) -> dict[str, Any]:
     return client.wait_for(lambda m: m["type"] == "welcome")
 
 
-def _resume(server: ServerProcess, code: str, token: str, connection: str) -> Client:
-    """An automatic reconnect's socket: its hello names the seat connection it follows."""
-    client = Client(server, code, hello=False)
-    client.send({"type": "hello", "protocol": 1, "token": token, "resume": connection})
-    return client
-
-
 def _closed_with(client: Client) -> tuple[int, str]:
     """Receive until ``client``'s socket closes; its close code and reason."""
     with pytest.raises(ConnectionClosed) as closed:
@@ -408,7 +403,7 @@ def test_an_automatic_reconnect_does_not_take_the_seat_from_a_later_window(serve
     window = Client(server, code, token)  # the player opens window B
     assert _welcome(window)["seat"] == 0
     window.wait_for(lambda m: m["type"] == "state")
-    retry = _resume(server, code, token, connection)  # A's network is back: its retry
+    retry = Client(server, code, token, resume=connection)  # A's network is back: its retry
     assert _closed_with(retry) == (4001, "this seat was opened in another window")
     _live(window)  # B still holds the seat, and plays on
     here = Client(server, code, token)  # "Play here" in A: a fresh hello takes the seat
@@ -425,14 +420,13 @@ def test_an_automatic_reconnect_with_no_other_window_gets_the_seat_back(server: 
     first = Client(server, code, token)
     before = first.wait_for(my_turn_to_place)
     connection = first.messages[0]["connection"]
-    assert re.fullmatch(r"[0-9a-f]{16}", connection)
-    retry = _resume(server, code, token, connection)  # while the server still holds the old socket
+    retry = Client(server, code, token, resume=connection)  # while the server still holds the old socket
     welcome = _welcome(retry)
     assert welcome["seat"] == 0 and welcome["connection"] != connection
     assert retry.wait_for(lambda m: m["type"] == "state")["view"]["hand"] == before["view"]["hand"]
     assert _closed_with(first)[0] == 4001
     retry.close()  # the network drops again, and nobody else said hello for the seat
-    again = _resume(server, code, token, welcome["connection"])
+    again = Client(server, code, token, resume=welcome["connection"])
     assert _welcome(again)["seat"] == 0
     assert again.wait_for(my_turn_to_place)["view"]["hand"] == before["view"]["hand"]
     _live(again)
