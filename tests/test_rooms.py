@@ -367,6 +367,33 @@ def test_a_new_connection_replaces_the_old_one_of_its_seat(tmp_path: Path) -> No
     run_table(tmp_path, body, bots=[None, *BOTS4])
 
 
+def test_a_resumed_connection_takes_the_seat_only_if_it_was_the_latest(tmp_path: Path) -> None:
+    """``hello.resume`` (an automatic reconnect): the seat is taken only when no connection said
+    hello for it after the one resumed; refused, nothing changes (the later one keeps the seat)."""
+
+    async def body(table: Table) -> None:
+        token, first = await table.sit(0, "Ana")
+        resumed = first.of_type("welcome")[0]["connection"]
+        table.room.disconnect(first)  # its network drops
+        second = await table.watch(token)  # another window: a fresh hello takes the seat
+        latest = second.of_type("welcome")[0]["connection"]
+        with pytest.raises(RoomError) as refused:
+            await table.room.connect(FakeOutbox(), token, resume=resumed)
+        assert refused.value.code == "replaced"
+        assert not second.closed and table.room.seats[0].connections == 1
+        back = FakeOutbox()
+        await table.room.connect(back, token, resume=latest)  # the latest one's reconnect
+        assert second.closed_for == "replaced" and back.of_type("welcome")[0]["seat"] == 0
+        assert table.room.seats[0].connections == 1
+        with pytest.raises(RoomError):  # the connection it resumed is not the latest any more
+            await table.room.connect(FakeOutbox(), token, resume=latest)
+        spectator = FakeOutbox()
+        await table.room.connect(spectator, None, resume=latest)  # no seat: nothing to resume
+        assert "connection" not in spectator.of_type("welcome")[0]
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
 def test_hello_since_sends_only_what_was_missed(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         token, ana = await table.sit(0, "Ana")
