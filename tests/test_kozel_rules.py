@@ -397,6 +397,16 @@ def test_bad_options_and_seat_counts_are_refused(options: dict[str, object], sea
     assert caught.value.code == code
 
 
+@pytest.mark.parametrize("variant", ["domeng", "kozel"])
+@pytest.mark.parametrize("options", [["pairs", True], "pairs", 5, [1]])
+def test_options_that_are_not_an_object_are_refused_as_options(variant: str, options: object) -> None:
+    """Stored or sent options may be anything JSON holds: what is not an object is
+    ``invalid_options``, as the docstring of ``from_options`` says, not an AttributeError."""
+    with pytest.raises(EngineError) as caught:
+        make_rules(variant, options)  # type: ignore[arg-type]
+    assert caught.value.code == "invalid_options"
+
+
 def test_options_default_to_rules_md() -> None:
     assert make_rules("kozel").options() == {"two_lempas": True, "pairs": False}
     assert make_rules("kozel").seats == 4

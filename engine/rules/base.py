@@ -132,6 +132,11 @@ class Rules(ABC):
 
     @staticmethod
     def _check_keys(options: Mapping[str, object], known: Mapping[str, type]) -> None:
+        """Raise `EngineError` (``invalid_options``) unless ``options`` is a mapping whose every key
+        is ``known`` with a value of its type (RECORD.md's ``options`` object; a stored or sent one
+        may be anything JSON holds)."""
+        if not isinstance(options, Mapping):
+            raise EngineError("invalid_options", f"options must be an object, got {type(options).__name__}")
         for key, value in options.items():
             if key not in known:
                 raise EngineError("invalid_options", f"unknown option {key!r}")
