@@ -60,6 +60,8 @@ p99, the servers' CPU summed over their processes (from /proc) and per delivered
 and the load generator's CPU, and the ratio of CPU per delivered update with the most processes
 against the fewest (goal ≤ 1.15×: near-linear scaling). No fan-out baseline in this mode.
 
+Of the server's CPU per delivery it also reports the share of the main thread, the event loop's
+(the rest is the store writer's thread and other threads'), from ``/proc/PID/task/PID/stat``.
 From the server's ``/metrics`` it also reports the store's transactions per second and writes per
 transaction over the window (the group commit's batches, `app.store.group_commit`).
 ``--server-env DOMENG_X=VALUE`` (repeatable) sets one of our server's settings for the run, e.g.
@@ -234,6 +236,17 @@ class ServerProcess:
         assert self.proc is not None
         with open(f"/proc/{self.proc.pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def loop_thread_cpu_seconds(self) -> float:
+        """utime + stime so far of the process's main thread alone (the event loop's: its thread
+        id is the process id), in seconds; 0 when it cannot be read."""
+        assert self.proc is not None
+        try:
+            with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
@@ -734,7 +747,9 @@ async def drive(
     proxy = server.proxy_cpu_seconds if isinstance(server, Cluster) else lambda: 0.0
     metrics = isinstance(server, ServerProcess) and http_setup
     store0 = await store_counts(server.url) if metrics else None
+    loop_thread = server.loop_thread_cpu_seconds if isinstance(server, ServerProcess) else None
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
+    loop0 = loop_thread() if loop_thread else 0.0
     proxy0 = proxy()
     spy = None
     if args.profile and isinstance(server, ServerProcess) and server.proc is not None:
@@ -742,6 +757,7 @@ async def drive(
         spy = (stacks, start_py_spy(server.proc.pid, args.seconds, stacks))
     await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
     cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
+    loop1 = loop_thread() if loop_thread else 0.0
     proxy1 = proxy()
     store1 = await store_counts(server.url) if metrics else None
     stats.stopping = True
@@ -755,6 +771,8 @@ async def drive(
         await sampler
     result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
     result["bot_seats"] = bot_seats
+    if loop_thread is not None and stats.deliveries:
+        result["loop_thread_cpu_us_per_delivery"] = round(1e6 * (loop1 - loop0) / stats.deliveries, 1)
     if store0 is not None and store1 is not None:
         transactions, writes = store1[0] - store0[0], store1[1] - store0[1]
         result["store_transactions_per_s"] = round(transactions / args.seconds, 1)
@@ -1066,6 +1084,7 @@ ROWS = (
     ("server VmHWM (MB)", "server_rss_mb_hwm", "{:.1f}"),
     ("server CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
     ("server CPU per delivery (µs)", "server_cpu_us_per_delivery", "{:.1f}"),
+    ("  of it the loop's thread (µs)", "loop_thread_cpu_us_per_delivery", "{:.1f}"),
     ("store transactions/s", "store_transactions_per_s", "{:.1f}"),
     ("store writes per transaction", "writes_per_transaction", "{:.2f}"),
     ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),

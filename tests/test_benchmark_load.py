@@ -33,6 +33,8 @@ def test_the_load_benchmark_runs_ours_beside_the_fan_out_baseline() -> None:
     assert _row(out, "connections failed")[:2] == ["0", "0"], out
     ours, fanout = (float(cell) for cell in _row(out, "deliveries/s")[:2])
     assert ours > 0 and fanout > 0, out
+    loop_thread = _row(out, "  of it the loop's thread (µs)")
+    assert float(loop_thread[0]) >= 0 and loop_thread[1] != "-", out  # both servers are one process
     transactions = _row(out, "store transactions/s")
     assert float(transactions[0]) > 0 and transactions[1] == "-", out
     assert "our server's settings for this run: DOMENG_GROUP_COMMIT_WRITES=4" in out, out
