@@ -1045,8 +1045,13 @@ def ratios(ours: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
     def ratio(a: float, b: float) -> float:
         return round(a / b, 3) if b else math.nan
 
-    keys = ("actions_per_s", "deliveries_per_s", "server_cpu_us_per_delivery")
-    result = {key: ratio(ours[key], base[key]) for key in keys}
+    keys = (
+        "actions_per_s",
+        "deliveries_per_s",
+        "server_cpu_us_per_delivery",
+        "loop_thread_cpu_us_per_delivery",
+    )
+    result = {key: ratio(ours[key], base[key]) for key in keys if key in ours and key in base}
     for key in ("p50", "p99", "max"):
         result[f"latency_{key}"] = ratio(ours["latency_ms"][key], base["latency_ms"][key])
     return result
@@ -1095,6 +1100,7 @@ RATIO_KEYS = {
     "actions_per_s": "actions_per_s",
     "deliveries_per_s": "deliveries_per_s",
     "server_cpu_us_per_delivery": "server_cpu_us_per_delivery",
+    "loop_thread_cpu_us_per_delivery": "loop_thread_cpu_us_per_delivery",
     "p50": "latency_p50",
     "p99": "latency_p99",
     "max": "latency_max",
