@@ -369,10 +369,13 @@ _STONES_UNDER_DRAWER_JS = """async () => {
         if (feed.contains(hit)) return 'drawer';
         return hit.closest('.flights') ? 'stone' : hit.className.baseVal ?? hit.className;
     };
-    // a draw's "+1" at a bot's plate may still be rising when this starts (the events before this
-    // turn, shown once the page stopped reducing motion): the settlement's "+4" is the new one
+    // the events before this turn are shown once the page stopped reducing motion: a draw's "+1"
+    // or a pass's own settlement ("+1": one pass) may still be rising when this starts, or start
+    // while it runs (a settlement's burst comes 0.7 s after its stones), so this settlement's
+    // burst is the new "+4"
     const earlier = new Set(document.querySelectorAll('.flights .burst'));
-    const fresh = () => [...document.querySelectorAll('.flights .burst')].find((b) => !earlier.has(b));
+    const fresh = () => [...document.querySelectorAll('.flights .burst')]
+        .find((b) => !earlier.has(b) && !b.dataset.n && b.textContent === '+4');
     c.screen.animate([{type: 'passed', seat: payer,
                        settlement: {receiver, from_table: 2, from_payers: [[payer, 2]], received: 4}}]);
     const looks = [];
