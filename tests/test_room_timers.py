@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -495,6 +496,22 @@ async def _reload_on_covered_turn(table: Table, bots: HeldSeat) -> Table:
     return table
 
 
+def _run_covered_table(
+    tmp_path: Path, body: Callable[[Table], Awaitable[None]], bots: HeldSeat, url: str
+) -> None:
+    """Run ``body`` on a match that never ends, Ana's seat 0 against four bots held by ``bots``,
+    turns timed at `TIMER_S`, on the store at ``url``."""
+    run_table(
+        tmp_path,
+        body,
+        bots=[None, *BOTS4],
+        turn_timer_s=TIMER_S,
+        bot_port=bots,
+        options={"camat_target": 0},
+        database_url=url,
+    )
+
+
 def test_a_seat_a_bot_covers_stays_covered_when_the_room_is_loaded_again(
     tmp_path: Path,
     database_url: str,  # noqa: F811
@@ -535,15 +552,7 @@ def test_a_seat_a_bot_covers_stays_covered_when_the_room_is_loaded_again(
         ana = await table.watch(token)
         assert not table.room.seats[0].covered and table.room.turn_deadline is not None
 
-    run_table(
-        tmp_path,
-        body,
-        bots=[None, *BOTS4],
-        turn_timer_s=TIMER_S,
-        bot_port=bots,
-        options={"camat_target": 0},
-        database_url=database_url,
-    )
+    _run_covered_table(tmp_path, body, bots, database_url)
 
 
 def test_a_stand_in_and_a_timeout_in_a_row_outlast_a_reload(
@@ -576,15 +585,7 @@ def test_a_stand_in_and_a_timeout_in_a_row_outlast_a_reload(
         await table.clock.advance(table.room, TIMER_S, bots=False)  # the second in a row
         assert table.room.seats[0].covered
 
-    run_table(
-        tmp_path,
-        body,
-        bots=[None, *BOTS4],
-        turn_timer_s=TIMER_S,
-        bot_port=bots,
-        options={"camat_target": 0},
-        database_url=database_url,
-    )
+    _run_covered_table(tmp_path, body, bots, database_url)
 
 
 def test_a_turn_unloaded_when_idle_keeps_what_was_left_of_it(
