@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,20 +43,12 @@ WARMUP_S = 2.0
 
 async def measure(url: str, rooms: int, pace: float, seconds: float, window_s: float, target: int) -> dict:
     """One run in this process: the figures of the module docstring."""
-    from app.store import SeatSpec, Store  # noqa: PLC0415 (imported in the child only)
-    from engine.hashing import commitment_of  # noqa: PLC0415
-    from engine.variants import make_rules  # noqa: PLC0415
+    from app.store import Store  # noqa: PLC0415 (imported in the child only)
+    from benchmarks.store_write import playing_match  # noqa: PLC0415
 
-    deal = make_rules("domeng").deal_from_seed("s")
-    dealt = {"hands": [[str(t) for t in hand] for hand in deal.hands], "rest": [str(t) for t in deal.rest]}
     rng = random.Random(1)
     async with Store(url, batch_window_s=window_s, batch_target=target) as store:
-        matches = []
-        for _ in range(rooms):
-            code = f"bench-{uuid.uuid4().hex[:12]}"
-            match_id = await store.create_match(code, "domeng", {}, 5, 30.0, "h", [SeatSpec()] * 5)
-            await store.start_round(match_id, 0, "s", commitment_of("s"), dealt, 1)
-            matches.append(match_id)
+        matches = [await playing_match(store) for _ in range(rooms)]
         loop = asyncio.get_running_loop()
         start = loop.time() + 0.5
         window = (start + WARMUP_S, start + WARMUP_S + seconds)

@@ -29,24 +29,34 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-async def measure(url: str, writes: int, fence: int | None) -> dict[str, float]:
-    """CPU and wall microseconds per one-write transaction, in this process."""
-    sys.path.insert(0, str(Path.cwd()))
-    from app.store import SeatSpec, Store  # noqa: PLC0415 (the tree the process runs in)
+async def playing_match(store: Any) -> int:
+    """A new Domeng match of five empty seats in ``store`` (an `app.store.Store` or a fenced view
+    of one), its first round dealt from seed ``"s"``: its id, for actions to be appended to."""
+    from app.store import SeatSpec  # noqa: PLC0415 (the tree the process runs in)
     from engine.hashing import commitment_of  # noqa: PLC0415
     from engine.variants import make_rules  # noqa: PLC0415
 
     deal = make_rules("domeng").deal_from_seed("s")
     dealt = {"hands": [[str(t) for t in hand] for hand in deal.hands], "rest": [str(t) for t in deal.rest]}
+    code = f"bench-{uuid.uuid4().hex[:12]}"
+    match_id: int = await store.create_match(code, "domeng", {}, 5, 30.0, "h", [SeatSpec()] * 5)
+    await store.start_round(match_id, 0, "s", commitment_of("s"), dealt, 1)
+    return match_id
+
+
+async def measure(url: str, writes: int, fence: int | None) -> dict[str, float]:
+    """CPU and wall microseconds per one-write transaction, in this process."""
+    sys.path.insert(0, str(Path.cwd()))
+    from app.store import Store  # noqa: PLC0415 (the tree the process runs in)
+
     async with Store(url) as store:
         owner = store if fence is None else store.fenced(fence)
-        code = f"bench-{uuid.uuid4().hex[:12]}"
-        match_id = await owner.create_match(code, "domeng", {}, 5, 30.0, "h", [SeatSpec()] * 5)
-        await owner.start_round(match_id, 0, "s", commitment_of("s"), dealt, 1)
+        match_id = await playing_match(owner)
 
         async def write(seq: int) -> None:
             action = {"seat": seq % 5, "pass": True}
