@@ -97,7 +97,7 @@ async def write_loop(
             batch = [first]  # held from here: failed in `finally` if cancelled in the window
             if batch_window_s and busy and queue.empty():
                 # let more writes join this one
-                if batch_target > 1 and isinstance(queue, WriteQueue):
+                if batch_target and isinstance(queue, WriteQueue):
                     await queue.filled(min(batch_target, batch_limit) - 1, batch_window_s)
                 else:
                     await asyncio.sleep(batch_window_s)
