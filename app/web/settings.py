@@ -198,7 +198,7 @@ class Settings(BaseSettings):
     once. A transaction's CPU is mostly fixed (SQLite: about 220 µs for one write, 30 µs for each
     further one), so under load the window is what makes a move's write cheap. Measured (issue 15,
     benchmarks/group_commit.py, SQLite, CPU per write against the old 5 ms with no target, medians
-    of runs side by side): 0.60x at 540 writes/s (2,000 connections) and 0.74x at 1,350 (5,000),
+    of runs side by side): 0.60–0.65x at 540 writes/s (2,000 connections) and 0.74x at 1,350 (5,000),
     for a median wait of 6–12 ms."""
     group_commit_writes: Annotated[int, Field(ge=0, le=500)] = 16
     """Writes at which the group commit's wait (``group_commit_s``) ends early: a batch that has
