@@ -182,3 +182,35 @@ def test_the_pause_varies_with_the_seed_and_is_shorter_when_forced() -> None:
         pause_s(random.Random(3), 0.7, False)
     ] * 2
     assert pause_s(rng, 0, False) == 0.0
+
+
+def _a_choice(state: State) -> PlayerView:
+    """The first view in ``state``'s round with two legal actions or more (a search to make)."""
+    while True:
+        view = player_view(state, state.to_act)
+        if len(view.legal) > 1:
+            return view
+        state.apply(view.legal[0])
+
+
+def test_a_heuristic_level_never_waits_behind_a_search() -> None:
+    """With every worker searching (say, another client's many hard-bot tables), an easy or medium
+    decision (a room's easy bot, the bot covering an absent player) is made at once in-process
+    while the search goes on, not after it: no room's cheap bots queue behind other rooms' hard
+    ones."""
+
+    async def main() -> None:
+        told: list[tuple[str, bool]] = []
+        tell = lambda level, seconds, fallback: told.append((level, fallback))  # noqa: E731
+        async with WorkerBots(1, hard_budget_ms=2000, on_decision=tell) as bots:
+            view = _a_choice(next(_rounds("kozel", {}, 3, 1)))
+            search = asyncio.create_task(bots.decide("hard", view, 1))
+            await asyncio.sleep(0)  # the search takes the one worker
+            for level in ("medium", "easy"):
+                assert await bots.decide(level, view, 2) == decide_in_process(level, view, 2)
+            assert not search.done()
+            assert await search in view.legal
+            assert told == [("medium", False), ("easy", False), ("hard", False)]
+            assert (bots.replaced, bots.fallbacks) == (0, 0)
+
+    asyncio.run(main())

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from app.bots.workers import FALLBACK_LEVEL, WorkerBots, decide_in_process
+from app.bots.workers import FALLBACK_LEVEL, SEARCHING_LEVELS, WorkerBots, decide_in_process
 
-__all__ = ["FALLBACK_LEVEL", "WorkerBots", "decide_in_process"]
+__all__ = ["FALLBACK_LEVEL", "SEARCHING_LEVELS", "WorkerBots", "decide_in_process"]

@@ -16,6 +16,11 @@ Failures never cost a turn:
   killed and replaced) or a bot raises: the decision is made in-process by the cheap
   `FALLBACK_LEVEL` (microseconds), and logged.
 
+Only a search waits for a worker. While every worker is busy (many rooms' hard bots), a level
+outside `SEARCHING_LEVELS` (easy, medium and the cover bot: microseconds a decision) decides
+in-process at once, so one client's hard-bot tables never hold up another room's easy bots or the
+bot covering an absent player by the seconds their searches queue.
+
 `WorkerBots.close` shuts the pool down and waits for its processes, so none outlives the app.
 Workers run at a lower CPU priority (``nice`` +5): on a small machine, sockets come first.
 """
@@ -43,6 +48,7 @@ from engine.views import PlayerView
 __all__ = [
     "FALLBACK_LEVEL",
     "PARENT_CHECK_S",
+    "SEARCHING_LEVELS",
     "WORKER_NICENESS",
     "WorkerBots",
     "decide_in_process",
@@ -56,6 +62,10 @@ _log = structlog.get_logger("domeng.bots")
 FALLBACK_LEVEL = COVER_LEVEL
 """The level that decides in-process when the workers cannot: the medium heuristic (well under a
 millisecond a decision)."""
+
+SEARCHING_LEVELS = frozenset({HardBot.name})
+"""The levels whose decision is a search (for the hard budget); every other level decides in
+microseconds, and never waits behind a search for a worker (`WorkerBots.decide`)."""
 
 WORKER_NICENESS = 5
 """How much lower a worker's CPU priority is than the server's (``os.nice``)."""
@@ -177,9 +187,15 @@ class WorkerBots:
 
     async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
         """The action a bot of ``level`` takes in ``view`` (its seat's view, its turn), computed in
-        a worker; ``seed`` seeds the bot's choices. Never raises for a worker's failure: the
-        fallback decides instead (see the module docstring). Raises RuntimeError once closed."""
+        a worker (a level outside `SEARCHING_LEVELS` here, when every worker is busy); ``seed``
+        seeds the bot's choices. Never raises for a worker's failure: the fallback decides instead
+        (see the module docstring). Raises RuntimeError once closed."""
         started = time.perf_counter()
+        if level not in SEARCHING_LEVELS and self._slots.locked():
+            self._current_pool()  # raises once closed
+            action = decide_in_process(level, view, seed)  # every worker searches: no queueing
+            self._told(level, started, fallback=False)
+            return action
         for attempt in (1, 2):
             # At most one decision per worker in the pool at a time: the others wait here, so the
             # timeout measures a decision's own computing, never the queue before it (a queue of
