@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 from pydantic import ValidationError
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.edge.protocol import (
     CLOSE_INVALID,
@@ -1034,3 +1034,19 @@ def test_the_status_read_answers_8_codes_and_null_for_the_unknown(server: Server
             {"seat": 2, "kind": "bot", "name": None, "bot_level": "easy"},
         ],
     }
+
+
+def test_a_socket_opened_from_another_sites_page_is_refused(server: ServerProcess) -> None:
+    """A page elsewhere cannot make its visitors' browsers open room sockets here (and spend their
+    address's socket cap, or fill a room's spectators): a handshake whose ``Origin`` is another
+    site gets 403; the server's own pages and clients that send no ``Origin`` are served."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"])
+    with pytest.raises(InvalidStatus) as refused:
+        Client(server, room["code"], headers={"Origin": "https://evil.example"})
+    assert refused.value.response.status_code == 403
+    ours = server.url.replace("http://", "https://")  # the scheme is not compared, host and port are
+    for headers in ({"Origin": ours}, None):
+        assert (
+            Client(server, room["code"], headers=headers).wait_for(lambda m: m["type"] == "welcome")["seat"]
+            is None
+        )

@@ -8,6 +8,7 @@ import asyncio
 import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
@@ -58,6 +59,7 @@ __all__ = [
     "NAME_BURST",
     "NAME_PER_S",
     "SocketCounter",
+    "is_foreign_origin",
     "join_room",
     "room_socket",
     "serve",
@@ -89,6 +91,25 @@ class SocketCounter:
             del self._open[address]
 
 
+def is_foreign_origin(origin: str | None, host: str | None, public_url: str | None) -> bool:
+    """Whether a handshake's ``Origin`` header names a page of another site than this server: its
+    host and port are neither the request's ``Host`` nor ``DOMENG_PUBLIC_URL``'s. A client that
+    sends no ``Origin`` (not a browser) is not foreign; the scheme is not compared (a TLS proxy
+    that does not say so leaves the server seeing http).
+
+    >>> is_foreign_origin("http://evil.example", "127.0.0.1:8000", None)
+    True
+    >>> is_foreign_origin("https://Play.example", "play.example", None)
+    False
+    """
+    if origin is None:
+        return False
+    ours = {(host or "").lower()}
+    if public_url:
+        ours.add(urlsplit(public_url).netloc.lower())
+    return urlsplit(origin).netloc.lower() not in ours
+
+
 @sockets.websocket("/ws/rooms/{code}")
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
@@ -99,8 +120,14 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     keeps it; when it does not answer, the socket closes with 1013 and the client tries again. When
     this process cannot serve the room at all now (``room_unavailable``: its leases or its database
     cannot be reached), the handshake itself is refused with HTTP 503 and ``Retry-After``, so that
-    a proxy in front (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process."""
+    a proxy in front (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process.
+    A browser's handshake from another site's page (`is_foreign_origin`) is refused with HTTP 403
+    before it counts: no page elsewhere spends its visitors' sockets here."""
     state = websocket.app.state
+    headers = websocket.headers
+    if is_foreign_origin(headers.get("origin"), headers.get("host"), state.settings.public_url):
+        await websocket.close(CLOSE_POLICY)  # before accept: the handshake is answered 403
+        return
     counter: SocketCounter = state.sockets
     address = counted_address(websocket.client.host) if websocket.client else ""  # an IPv6 /64 is one
     if not counter.admit(address):  # before the room is looked up: a refused socket loads nothing
