@@ -140,7 +140,7 @@ class SlowBots:
         self.gate = asyncio.Event()
         self._local = LocalBots()
 
-    async def decide(self, level: str, view: Any, seed: int) -> Action:
+    async def decide(self, level: str, view: Any, seed: int, share: str = "") -> Action:
         self.asked += 1
         await self.gate.wait()
         return await self._local.decide(level, view, seed)

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from app.bots import FALLBACK_LEVEL, WorkerBots, decide_in_process
+from app.bots.fair import FairSlots
+from app.bots.workers import MIN_HARD_BUDGET_MS, hard_budget_for
 from app.rooms.pace import pause_s
 from engine.bots import PLAYER_LEVELS
 from engine.core import Phase, State
@@ -212,5 +214,57 @@ def test_a_heuristic_level_never_waits_behind_a_search() -> None:
             assert await search in view.legal
             assert told == [("medium", False), ("easy", False), ("hard", False)]
             assert (bots.replaced, bots.fallbacks) == (0, 0)
+
+    asyncio.run(main())
+
+
+def test_another_rooms_search_is_served_before_a_flood_of_queued_searches() -> None:
+    """Four clients' forty hard-bot rooms each have a search queued for the one worker; another
+    room's hard bot asks last, yet its search is served after one of each client's (the workers
+    go round-robin by share, `FairSlots`), not after all forty (first come first served)."""
+
+    async def main() -> None:
+        done: list[str] = []
+
+        async def decide(share: str, seed: int) -> None:
+            assert await bots.decide("hard", view, seed, share) in view.legal
+            done.append(share)
+
+        async with WorkerBots(1) as bots:
+            view = _a_choice(next(_rounds("domeng", {"camat_target": 1}, None, 1)))
+            flood = [f"client-{seed % 4}" for seed in range(41)]  # the first takes the worker
+            tasks = [asyncio.create_task(decide(share, seed)) for seed, share in enumerate(flood)]
+            tasks.append(asyncio.create_task(decide("another-room", 99)))
+            await asyncio.gather(*tasks)
+            assert sorted(done) == sorted([*flood, "another-room"])
+            assert done.index("another-room") <= 1 + 4  # the search running, one of each client's
+            assert (bots.replaced, bots.fallbacks) == (0, 0)
+
+    asyncio.run(main())
+
+
+def test_a_queued_search_gets_a_smaller_budget_never_under_the_floor() -> None:
+    assert hard_budget_for(100.0, 1, 1) == 100.0  # nothing queued: the full budget
+    assert hard_budget_for(100.0, 2, 2) == 100.0
+    assert hard_budget_for(100.0, 2, 5) == 40.0  # the workers over the searches
+    assert hard_budget_for(100.0, 1, 80) == MIN_HARD_BUDGET_MS
+    assert hard_budget_for(10.0, 1, 80) == 10.0  # never more than asked for
+
+
+def test_fair_slots_skip_a_cancelled_waiter() -> None:
+    async def main() -> None:
+        slots = FairSlots(1)
+        await slots.acquire("a")
+        gone = asyncio.create_task(slots.acquire("a"))
+        kept = asyncio.create_task(slots.acquire("b"))
+        await asyncio.sleep(0)
+        assert slots.locked() and slots.waiting == 2 and slots.demand == 3
+        gone.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+        slots.release()
+        await kept
+        slots.release()
+        assert not slots.locked() and slots.demand == 0
 
     asyncio.run(main())

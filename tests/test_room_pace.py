@@ -79,7 +79,7 @@ class OneAtATime:
         self.asked = self.released = 0
         self._permits = asyncio.Semaphore(0)
 
-    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+    async def decide(self, level: str, view: PlayerView, seed: int, share: str = "") -> Action:
         self.asked += 1
         await self._permits.acquire()
         return make_bot(level, random.Random(seed)).choose(view)

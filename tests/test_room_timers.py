@@ -47,7 +47,7 @@ class HeldSeat:
         self.gate = asyncio.Event()
         self._local = LocalBots()
 
-    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+    async def decide(self, level: str, view: PlayerView, seed: int, share: str = "") -> Action:
         if self.held and view.seat == self.seat:
             self.asked += 1
             await self.gate.wait()

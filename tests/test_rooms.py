@@ -5,19 +5,24 @@ it is stored (docs/architecture.md)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.metrics import Metrics
 from app.rooms import host
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
-from app.store import Store, StoreError
+from app.rooms.hub import Hub
+from app.rooms.local import LocalBots
+from app.store import Store, StoreError, sqlite_url
 from engine.actions import Action, parse_action
 from engine.events import Drew
-from tests.roomkit import CONFIG, FakeOutbox, SlowBots, Table, my_move, reopen, run_table
+from engine.views import PlayerView
+from tests.roomkit import CONFIG, FakeClock, FakeOutbox, SlowBots, Table, my_move, reopen, run_table
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
 
@@ -706,3 +711,38 @@ def test_a_move_made_before_a_change_that_is_not_a_move_still_stands(tmp_path: P
         assert ana.of_type("error")[-1]["code"] == "stale_version"
 
     run_table(tmp_path, body, bots=[None, *BOTS4], options={"camat_target": 0})
+
+
+class _SharesBots(LocalBots):
+    """The in-process bots, noting whom each decision counts for."""
+
+    def __init__(self) -> None:
+        self.shares: list[str] = []
+
+    async def decide(self, level: str, view: PlayerView, seed: int, share: str = "") -> Action:
+        self.shares.append(share)
+        return await super().decide(level, view, seed)
+
+
+def test_a_rooms_bot_decisions_count_for_its_creator(tmp_path: Path) -> None:
+    """The workers are shared out by client (app.bots.fair): a room's bots ask for its creator's
+    address, or for the room itself when the hub does not know who created it."""
+
+    async def main() -> None:
+        bots, clock = _SharesBots(), FakeClock()
+        async with Store(sqlite_url(tmp_path)) as store:
+            hub = Hub(CONFIG, store, Metrics(), clock=clock, bots=bots)
+            try:
+                owned, token = await hub.create_room(
+                    "domeng", {}, 5, 0.0, ["greedy", *BOTS4], owner="203.0.113.7"
+                )
+                unknown, _ = await hub.create_room("domeng", {}, 5, 0.0, ["greedy", *BOTS4])
+                assert (owned.bot_share, unknown.bot_share) == ("203.0.113.7", unknown.code)
+                table = Table(hub, owned, token, clock)
+                await table.start()
+                await _play_until(table, lambda: len(bots.shares) >= 3)
+                assert set(bots.shares) == {"203.0.113.7"}
+            finally:
+                await hub.stop()
+
+    asyncio.run(main())

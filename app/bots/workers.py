@@ -21,6 +21,17 @@ outside `SEARCHING_LEVELS` (easy, medium and the cover bot: microseconds a decis
 in-process at once, so one client's hard-bot tables never hold up another room's easy bots or the
 bot covering an absent player by the seconds their searches queue.
 
+The searches themselves are shared out so that no client can make other rooms' hard bots take
+seconds a move (issue: eighty rooms of five hard bots from four addresses on one worker made
+another room's hard bot wait 4.4 s a decision):
+
+- fairly: a freed worker goes round-robin to the next *share* with a search waiting (the room's
+  creator's address, else its code; `FairSlots`), not to the oldest decision, so a room waits for
+  about one search of each other client with searches queued, never for all of them;
+- with a budget that follows demand: the hard search is anytime, and while searches queue each
+  gets `hard_budget_for` (the budget times the workers over the searches running and waiting),
+  never under `MIN_HARD_BUDGET_MS`, so the pool's throughput grows with the queue.
+
 `WorkerBots.close` shuts the pool down and waits for its processes, so none outlives the app.
 Workers run at a lower CPU priority (``nice`` +5): on a small machine, sockets come first.
 """
@@ -41,18 +52,22 @@ from concurrent.futures.process import BrokenProcessPool
 
 import structlog
 
+from app.bots.fair import FairSlots
 from engine.actions import Action
 from engine.bots import COVER_LEVEL, HardBot, make_bot
+from engine.bots.hard import DEFAULT_BUDGET_MS
 from engine.views import PlayerView
 
 __all__ = [
     "FALLBACK_LEVEL",
+    "MIN_HARD_BUDGET_MS",
     "PARENT_CHECK_S",
     "SEARCHING_LEVELS",
     "WORKER_NICENESS",
     "WorkerBots",
     "decide_in_process",
     "exit_with_parent",
+    "hard_budget_for",
     "kill_pool",
     "pool_processes",
 ]
@@ -70,8 +85,23 @@ microseconds, and never waits behind a search for a worker (`WorkerBots.decide`)
 WORKER_NICENESS = 5
 """How much lower a worker's CPU priority is than the server's (``os.nice``)."""
 
-_HARD_BUDGET_MS: float | None = None
-"""In a worker: the hard level's thinking budget (set by `_init_worker`); None: the bot's default."""
+MIN_HARD_BUDGET_MS = 20.0
+"""The least a queued hard search gets (milliseconds): about 40 worlds at 0.3–0.5 ms each, and
+the hard bot with 40 worlds played level with its 100 ms default against medium (docs/bots.md:
+the search's own choice is worth a few hundredths of a stone a decision however many worlds it
+gets)."""
+
+
+def hard_budget_for(budget_ms: float, workers: int, demand: int) -> float:
+    """The hard budget (milliseconds) of a search that starts while ``demand`` searches run or
+    wait for ``workers`` workers: ``budget_ms`` scaled by ``workers / demand`` once demand exceeds
+    the workers, never under `MIN_HARD_BUDGET_MS` (nor over ``budget_ms``).
+
+    >>> hard_budget_for(100.0, 1, 1), hard_budget_for(100.0, 2, 4), hard_budget_for(100.0, 1, 80)
+    (100.0, 50.0, 20.0)
+    """
+    scaled = budget_ms * workers / max(workers, demand)
+    return min(budget_ms, max(MIN_HARD_BUDGET_MS, scaled))
 
 
 def decide_in_process(level: str, view: PlayerView, seed: int, hard_budget_ms: float | None = None) -> Action:
@@ -106,20 +136,18 @@ def exit_with_parent(period_s: float = PARENT_CHECK_S) -> threading.Thread:
     return thread
 
 
-def _init_worker(hard_budget_ms: float | None) -> None:
-    """A worker's start: remember the budget, yield the CPU to the server, leave Ctrl+C to it, and
-    end with the server (`exit_with_parent`)."""
-    global _HARD_BUDGET_MS  # noqa: PLW0603 - one value per worker process, set once at its start
-    _HARD_BUDGET_MS = hard_budget_ms
+def _init_worker() -> None:
+    """A worker's start: yield the CPU to the server, leave Ctrl+C to it, and end with the server
+    (`exit_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent shuts the pool down
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
     exit_with_parent()
 
 
-def _decide(level: str, view: PlayerView, seed: int) -> Action:
+def _decide(level: str, view: PlayerView, seed: int, hard_budget_ms: float) -> Action:
     """In a worker: one decision (see `decide_in_process`)."""
-    return decide_in_process(level, view, seed, _HARD_BUDGET_MS)
+    return decide_in_process(level, view, seed, hard_budget_ms)
 
 
 def _pid() -> int:
@@ -130,7 +158,8 @@ def _pid() -> int:
 class WorkerBots:
     """A bot port whose decisions run in ``workers`` processes (see the module docstring).
 
-    ``hard_budget_ms`` is the hard level's thinking budget per decision (None: the bot's default);
+    ``hard_budget_ms`` is the hard level's thinking budget per decision (None: the bot's default),
+    less while searches queue (`hard_budget_for`);
     ``timeout_s`` how long a decision may take before the in-process fallback plays instead
     (default: 10 s plus the hard budget); ``on_decision(level, seconds, fallback)`` is told of
     every decision (the server's metrics). Use it as an async context manager, or call `start`
@@ -149,6 +178,7 @@ class WorkerBots:
             raise ValueError(f"a bot pool needs at least one worker, got {workers}")
         self.workers = workers
         self.hard_budget_ms = hard_budget_ms
+        self._budget_ms = DEFAULT_BUDGET_MS if hard_budget_ms is None else hard_budget_ms
         self.on_decision = on_decision
         self.timeout_s = timeout_s if timeout_s is not None else 10.0 + (hard_budget_ms or 0) / 1000
         self.replaced = 0
@@ -158,7 +188,7 @@ class WorkerBots:
         self._context = multiprocessing.get_context("spawn")
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._closed = False
-        self._slots = asyncio.Semaphore(workers)
+        self._slots = FairSlots(workers)
 
     async def __aenter__(self) -> WorkerBots:
         await self.start()
@@ -185,11 +215,12 @@ class WorkerBots:
             return frozenset(p.pid for p in pool_processes(pool) if p.pid is not None)
         raise BrokenProcessPool("the bot workers fail to start")
 
-    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
+    async def decide(self, level: str, view: PlayerView, seed: int, share: str = "") -> Action:
         """The action a bot of ``level`` takes in ``view`` (its seat's view, its turn), computed in
         a worker (a level outside `SEARCHING_LEVELS` here, when every worker is busy); ``seed``
-        seeds the bot's choices. Never raises for a worker's failure: the fallback decides instead
-        (see the module docstring). Raises RuntimeError once closed."""
+        seeds the bot's choices; ``share`` is who the decision counts for when searches queue (the
+        room's creator's address, else its code: `FairSlots`). Never raises for a worker's
+        failure: the fallback decides instead (see the module docstring). Raises RuntimeError once closed."""
         started = time.perf_counter()
         if level not in SEARCHING_LEVELS and self._slots.locked():
             self._current_pool()  # raises once closed
@@ -200,10 +231,12 @@ class WorkerBots:
             # At most one decision per worker in the pool at a time: the others wait here, so the
             # timeout measures a decision's own computing, never the queue before it (a queue of
             # many rooms' bots would otherwise time out and kill a healthy pool).
-            async with self._slots:
+            await self._slots.acquire(share)
+            try:
                 pool = self._current_pool()
+                budget_ms = hard_budget_for(self._budget_ms, self.workers, self._slots.demand)
                 try:
-                    future = asyncio.wrap_future(pool.submit(_decide, level, view, seed))
+                    future = asyncio.wrap_future(pool.submit(_decide, level, view, seed, budget_ms))
                     action = await asyncio.wait_for(future, self.timeout_s)
                 except BrokenProcessPool:
                     _log.warning("bot_pool_broken", level=level, attempt=attempt)
@@ -216,6 +249,8 @@ class WorkerBots:
                 except Exception:
                     _log.exception("bot_decision_failed", level=level)
                     break
+            finally:
+                self._slots.release()
             self._told(level, started, fallback=False)
             return action
         action = self._fallback(level, view, seed, started)
@@ -238,7 +273,6 @@ class WorkerBots:
                 self.workers,
                 mp_context=self._context,
                 initializer=_init_worker,
-                initargs=(self.hard_budget_ms,),
             )
         return self._pool
 

@@ -69,7 +69,7 @@ async def ask(room: Room, conn: Outbox) -> None:
         action = (
             view.legal[0]
             if len(view.legal) == 1
-            else await room.bots.decide(HINT_LEVEL, view, secrets.randbits(32))
+            else await room.bots.decide(HINT_LEVEL, view, secrets.randbits(32), room.bot_share)
         )
 
         async def give(r: Room) -> dict[str, Any]:

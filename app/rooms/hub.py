@@ -222,7 +222,10 @@ class Hub(LeasedRooms):
     async def _load(self, code: str) -> Room | None:
         ownership = self.ownership
         if ownership is None:
-            return await self._load_row(code, self.store)
+            room = await self._load_row(code, self.store)
+            if room is not None and (owner := self.owners.get(code)) is not None:
+                room.bot_share = owner
+            return room
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
             return None  # no lease (nor fence counter) for a code that names no room
@@ -242,6 +245,7 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
             if creator is not None:
                 self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
+                room.bot_share = creator
         return room
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
@@ -343,6 +347,7 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
         if owner is not None:
             self.owners[code] = owner
+            room.bot_share = owner
         _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
 

@@ -35,6 +35,7 @@ class LocalBots:
     """The `BotPort` computed in this process (a bot's choice is quick: microseconds to a few
     milliseconds), the default until decisions move to worker processes."""
 
-    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
-        """A new bot of ``level`` with ``random.Random(seed)`` chooses from ``view``."""
+    async def decide(self, level: str, view: PlayerView, seed: int, share: str = "") -> Action:
+        """A new bot of ``level`` with ``random.Random(seed)`` chooses from ``view`` (nothing
+        queues here: ``share`` is not needed)."""
         return make_bot(level, random.Random(seed)).choose(view)

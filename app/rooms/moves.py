@@ -86,6 +86,7 @@ class Moves:
     state: State | None
     seats: list[SeatInfo]
     bots: BotPort
+    bot_share: str
     clock: Clock
     queue: asyncio.Queue[Intent | None]
     _rng: random.Random
@@ -163,7 +164,7 @@ class Moves:
         view, seed, play_at = player_view(state, seat), self._rng.getrandbits(64), intent.play_at
 
         async def decide() -> None:
-            action = await self.bots.decide(level, view, seed)
+            action = await self.bots.decide(level, view, seed, self.bot_share)
             self.queue.put_nowait(Decided(asked, action, actor, play_at))
 
         task = asyncio.create_task(decide(), name=f"room-{self.code[:8]}-bot")

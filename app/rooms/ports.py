@@ -80,8 +80,10 @@ class BotPort(Protocol):
     """Bot decisions. The room awaits them outside its state: a decision is applied only while
     the room is still at the version it was asked at (a stale one is dropped, the wait re-armed)."""
 
-    async def decide(self, level: str, view: PlayerView, seed: int) -> Action:
-        """The action a bot of ``level`` chooses from ``view`` (its rng seeded with ``seed``)."""
+    async def decide(self, level: str, view: PlayerView, seed: int, share: str = "") -> Action:
+        """The action a bot of ``level`` chooses from ``view`` (its rng seeded with ``seed``);
+        ``share`` is who it counts for when decisions queue (`Room.bot_share`): a port shares its
+        workers out between shares, never first come first served."""
 
 
 class ChatLineOut(Protocol):

@@ -97,6 +97,10 @@ class Room(Commits, Timing, Moves, Presence):
         self.turn_timer_s, self.seats, self.host_token_hash = turn_timer_s, seats, host_token_hash
         self.status, self.version = status, version
         self.config, self.store, self.clock, self.bots, self.metrics = config, store, clock, bots, metrics
+        self.bot_share = code
+        """Who this room's bot decisions count for when they queue for the workers (`BotPort`): its
+        creator's client address when the hub knows it (`Hub.owners`), so all the rooms one
+        client opened share one turn, else the room's own code."""
         self.state: State | None = None
         self.seed: str | None = None
         self.commitment: str | None = None
