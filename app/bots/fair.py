@@ -3,10 +3,10 @@
 A slot is a worker's turn to search. When all are taken, a decision waits in the line of its
 ``share`` (who it is counted for: a room's creator's address, else the room's code), and a freed
 slot goes to the head of the next share in turn: one decision each, round the shares. A client
-that opened eighty hard-bot rooms has one decision served per turn of the shares, like a room
-with a single hard bot, so that room waits for one decision of each other share with searches
-queued, never for all the queued ones (a line first come first served would serve each room
-once a turn too, and a client's rooms would be eighty of its turns).
+that opened eighty hard-bot rooms gets one decision per turn of the shares, like any other room,
+which then waits for about one decision of each other share with searches queued, never for all
+of them. (Shares by room would not do: a room asks one decision at a time, so eighty rooms would
+be eighty turns, first come first served again.)
 """
 
 from __future__ import annotations
