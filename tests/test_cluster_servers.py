@@ -190,6 +190,39 @@ def test_a_reconnect_through_the_relay_does_not_take_the_seat_from_a_later_windo
     back.close()
 
 
+def _seat0_connected(connected: bool) -> Any:
+    """A predicate: a ``presence`` frame telling that seat 0 is (or is not) connected."""
+    return lambda m: m["type"] == "presence" and m["seats"][0]["connected"] is connected
+
+
+def test_a_reconnect_takes_the_seat_back_once_the_relayed_later_window_closed(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    """Ana's window on the owner drops; she opens the seat through the relay, then closes that
+    window: once the owner knows the relayed socket ended, the first window's automatic
+    reconnect takes the seat back."""
+    first, second, _ = servers
+    code, token = new_table(first)
+    watcher = Client(first, code)  # sees the seat's connections come and go
+    watcher.wait_for(lambda m: m["type"] == "state")
+    own = Client(first, code, token)
+    connection = own.wait_for(lambda m: m["type"] == "welcome")["connection"]
+    own.wait_for(lambda m: m["type"] == "state")
+    watcher.wait_for(_seat0_connected(True))
+    own.close()  # its network drops
+    watcher.wait_for(_seat0_connected(False))
+    relayed, _ = _join(second, code, token, timeout=30)  # a window through the other process
+    assert relayed.messages[0]["type"] == "welcome" and relayed.messages[0]["seat"] == 0
+    watcher.wait_for(_seat0_connected(True))
+    relayed.close()  # the player closes it
+    watcher.wait_for(_seat0_connected(False))  # the owner knows it ended
+    back = Client(first, code, token, resume=connection)
+    assert back.wait_for(lambda m: m["type"] == "welcome")["seat"] == 0
+    back.wait_for(lambda m: m["type"] == "state")
+    back.close()
+    watcher.close()
+
+
 def test_a_relay_with_no_owner_answering_says_try_again(
     servers: tuple[ServerProcess, ServerProcess, str],
 ) -> None:

@@ -372,6 +372,23 @@ def test_a_new_connection_replaces_the_old_one_of_its_seat(tmp_path: Path) -> No
     run_table(tmp_path, body, bots=[None, *BOTS4])
 
 
+def test_a_resumed_connection_takes_the_seat_once_the_later_one_ended(tmp_path: Path) -> None:
+    """``hello.resume`` is refused only while a later connection holds the seat: the window the
+    player opened meanwhile has closed, so the reconnect takes the seat back."""
+
+    async def body(table: Table) -> None:
+        token, first = await table.sit(0, "Ana")
+        resumed = first.of_type("welcome")[0]["connection"]
+        table.room.disconnect(first)  # its network drops
+        second = await table.watch(token)  # another window...
+        table.room.disconnect(second)  # ...closed again
+        back = FakeOutbox()
+        await table.room.connect(back, token, resume=resumed)
+        assert back.of_type("welcome")[0]["seat"] == 0 and table.room.seats[0].connections == 1
+
+    run_table(tmp_path, body, bots=[None, *BOTS4])
+
+
 def test_a_resumed_connection_takes_the_seat_only_if_it_was_the_latest(tmp_path: Path) -> None:
     """``hello.resume`` (an automatic reconnect): the seat is taken only when no connection said
     hello for it after the one resumed; refused, nothing changes (the later one keeps the seat)."""

@@ -412,6 +412,39 @@ def test_an_automatic_reconnect_does_not_take_the_seat_from_a_later_window(serve
     here.close()
 
 
+def _seat_connected(connected: bool) -> Any:
+    """A predicate: a ``presence`` frame telling that seat 0 is (or is not) connected."""
+    return lambda m: m["type"] == "presence" and m["seats"][0]["connected"] is connected
+
+
+def test_an_automatic_reconnect_gets_the_seat_back_once_the_later_window_closed(
+    server: ServerProcess,
+) -> None:
+    """Window A's network drops; the player opens window B, then closes it. A's automatic
+    reconnect (``hello.resume``) takes the seat back: only a later window still connected keeps it."""
+    code, token, _ = _room_with_one_human(server)
+    spectator = Client(server, code)  # sees the seat's connections come and go
+    spectator.wait_for(lambda m: m["type"] == "state")
+    first = Client(server, code, token)
+    connection = _welcome(first)["connection"]
+    first.wait_for(lambda m: m["type"] == "state")
+    spectator.wait_for(_seat_connected(True))
+    first.close()  # A's network drops
+    spectator.wait_for(_seat_connected(False))
+    window = Client(server, code, token)  # the player opens window B...
+    assert _welcome(window)["seat"] == 0
+    spectator.wait_for(_seat_connected(True))
+    window.close()  # ...and closes it
+    spectator.wait_for(_seat_connected(False))
+    retry = Client(server, code, token, resume=connection)  # A's network is back: its retry
+    welcome = _welcome(retry)
+    assert welcome["seat"] == 0 and welcome["connection"] != connection
+    retry.wait_for(lambda m: m["type"] == "state")
+    _live(retry)
+    retry.close()
+    spectator.close()
+
+
 def test_an_automatic_reconnect_with_no_other_window_gets_the_seat_back(server: ServerProcess) -> None:
     """A reconnect that follows the seat's latest connection takes the seat: its old socket still
     open (a network that died without a word, not noticed yet) is replaced, and one reconnect after

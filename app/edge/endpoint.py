@@ -223,7 +223,7 @@ async def join_room(
     (`app.addresses.counted_address`; None: not known): `app.rooms.room.Room.connect`; the room.
     Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or cannot be
     reached, 4003 when there is no such room, 4004 for a bad token, 4001 for a ``resume`` of a
-    seat another connection said hello for since, 1008 for the room's other refusals."""
+    seat another connection said hello for since and still holds, 1008 for the room's other refusals."""
     for _ in range(3):  # the room may have been unloaded while the hello was awaited
         try:
             room = await hub.open(code)

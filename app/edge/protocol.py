@@ -102,8 +102,8 @@ class HelloMessage(_Message):
     ``watcher`` a spectator's key, as an earlier ``welcome`` gave it (`app.rooms.watchers`);
     ``resume`` an automatic reconnect's: the ``connection`` its seat's last ``welcome`` gave
     (`app.rooms.presence.CONNECTION_PATTERN`), so that it does not take the seat from a window
-    that said hello after it (closed with `CLOSE_REPLACED` instead); None: a fresh hello (a page
-    load, "Play here"), which takes the seat.
+    that said hello after it and is still open (closed with `CLOSE_REPLACED` instead); None: a
+    fresh hello (a page load, "Play here"), which takes the seat.
 
     ``{"type": "hello", "protocol": 1, "token": "…", "since": 12, "host": "…", "watcher": "…",
     "resume": "9f3ac1d2e4b5a697"}``

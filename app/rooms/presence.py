@@ -62,7 +62,8 @@ class Presence:
         self._epoch = 0
         self.latest: dict[int, str] = {}
         """Each seat's connection that said ``hello`` last, by its identity (`new_connection_id`),
-        since the room was loaded: an automatic reconnect of an earlier one is refused."""
+        since the room was loaded: an automatic reconnect of an earlier one is refused while that
+        one is connected (`held_since`)."""
         self.host_conns: set[Outbox] = set()
         """The connections whose ``hello`` carried the room's host token."""
         self.host_away = False
@@ -94,12 +95,12 @@ class Presence:
         its key and tag, to it alone) and the state, whole or only what was missed since version ``since``.
         A seat's welcome gives the connection its identity (`new_connection_id`). With ``resume``,
         the identity of the seat's connection an automatic reconnect follows, the seat is taken
-        only when no other connection said hello for it since that one (as far as this room
-        remembers, `latest`): a window the player opened meanwhile keeps it.
+        unless a later connection holds it (`held_since`): a window the player opened meanwhile
+        keeps it while it is open, and once it has closed the reconnect takes the seat back.
         Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``, and
         ``replaced`` for a reconnect that would take the seat from a later connection."""
         seat = None if token is None else seat_of_token(self.seats, token)
-        if seat is not None and resume is not None and self.latest.get(seat, resume) != resume:
+        if seat is not None and resume is not None and self.held_since(seat, resume):
             _log.info("resume_refused", room=self.code, seat=seat)
             raise RoomError("replaced", "this seat was opened in another window")
         limit = self.config.max_spectators
@@ -134,6 +135,13 @@ class Presence:
         elif seat is not None or host_back:
             self.send_presence()
         self.schedule()  # the first to come back to an unwatched table lets the next deal come
+
+    def held_since(self, seat: int, resume: str) -> bool:
+        """Whether a connection that said hello for ``seat`` after the one ``resume`` names holds
+        the seat now: the seat's latest is another (as far as this room remembers, `latest`) and
+        is still connected (a relayed one: until its relay says it ended). A seat has at most one
+        connection (a hello closes the others), so a connected one is the latest."""
+        return self.latest.get(seat, resume) != resume and self.seats[seat].connections > 0
 
     def cover(self, seat: int, why: str) -> None:
         """A bot plays for the human at ``seat`` until they are back (two turn timers in a row ran

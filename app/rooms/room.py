@@ -288,7 +288,7 @@ class Room(Commits, Timing, Moves, Presence):
         it missed since version ``since``. ``resume``: the identity of the seat's connection an
         automatic reconnect follows (`app.rooms.presence.Presence.on_connect`). Raises `RoomError`
         (``bad_token``; ``replaced``: another connection said hello for the seat since the one
-        ``resume`` names; ``spectators_full``)."""
+        ``resume`` names and still holds it; ``spectators_full``)."""
         await self._ask(Connect(conn, token, since, host, watcher, address, resume))
 
     def act(self, conn: Outbox, version: int, action: Action | EngineError) -> None:
