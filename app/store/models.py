@@ -219,6 +219,7 @@ class Seat(Base):
     __table_args__ = (
         CheckConstraint(_one_of("kind", SEAT_KINDS), name="kind"),
         CheckConstraint("seat >= 0", name="seat"),
+        CheckConstraint(_one_of("cover", SEAT_COVERS), name="cover"),
     )
 
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
@@ -231,7 +232,8 @@ class Seat(Base):
     """The seat's person said they play this match (Play again; a claim is ready at once)."""
     cover: Mapped[str | None] = mapped_column(String(10))
     """Whether a bot plays for the seat's person (`SEAT_COVERS`; NULL: they play), kept so that a
-    room loaded again goes on as it was; cleared whenever the seat is rewritten (migration 0014)."""
+    room loaded again goes on as it was; cleared whenever the seat is rewritten (migration 0014;
+    0015 checks its values)."""
     updated_at: Mapped[datetime]
 
 
