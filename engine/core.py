@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.actions import Action, Draw, End, Pass, Play, PlayLempas
 from engine.errors import IllegalActionError, InvalidActionError
-from engine.events import Event, Outcome, Placed
+from engine.events import Event, Outcome, Placed, RoundEnded
 from engine.tiles import FULL_SET, PIP_MASKS, TILES, Tile, mask_of, pip_sum, tiles_of
 
 if TYPE_CHECKING:
@@ -660,9 +660,9 @@ class State:
         (Domeng: most camat elections, then fewest stones received). That last round's outcome then
         says ``match_over`` (the match ended with it): ``outcome`` and the last of ``history``;
         nothing else in it changes (its ``next_leader`` stays what the rules gave, though nobody
-        leads again). The round's `RoundEnded` in ``log`` keeps the outcome the rules gave when it
-        ended: events are what happened then, and a client that was sent it keeps it (its log is
-        ``log[:from] + events``, docs/protocol.md), as one that reloads after the stop gets it.
+        leads again). The round's `RoundEnded`, the last of ``log``, says so too, so the round's
+        events agree with its outcome (a server that stops a match between rounds sends its
+        clients the whole state again, docs/protocol.md: they keep no event from before the stop).
 
         Raises `IllegalActionError`: ``not_stoppable`` (the options end the match themselves),
         ``round_in_play`` (a round is being played: stop once it has ended), ``match_over``.
@@ -681,6 +681,8 @@ class State:
         self.outcome = over
         if self.history and self.history[-1].outcome is ended:
             self.history = (*self.history[:-1], replace(self.history[-1], outcome=over))
+        if self.log and isinstance(self.log[-1], RoundEnded) and self.log[-1].outcome is ended:
+            self.log[-1] = RoundEnded(over)  # the list is this state's own (`fork` copies it)
 
     def forget_rounds(self, keep: int = 1) -> None:
         """Drop all but the last ``keep`` finished rounds from ``history`` (a server that plays a

@@ -84,12 +84,12 @@ def test_the_last_outcome_says_the_match_ended_with_it_once_stopped() -> None:
     assert outcome is not None and outcome.match_over
     assert outcome == replace(before, match_over=True)  # nothing else about the round changes
     assert state.history[-1].outcome == outcome and state.round_log() == state.history[-1]
-    assert state.log[-1] == RoundEnded(before)  # the event is what the rules said when it ended
+    assert state.log[-1] == RoundEnded(outcome)  # the round's end among its events says so too
     for seat in (0, None):  # what every seat and a spectator see
         view = player_view(state, seat).to_json()
         assert view["match_over"] is True and view["outcome"]["match_over"] is True
     # a fork stopped leaves its parent as it was (a room stores the stop before adopting it)
-    assert parent.outcome == before
+    assert parent.outcome == before and parent.log[-1] == RoundEnded(before)
     assert parent.history[-1].outcome == before and parent.phase is Phase.READY
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "presence_frame",
     "room_public",
     "send_updates",
+    "send_whole",
     "turn_public",
     "welcome_frame",
 ]
@@ -116,6 +117,20 @@ def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
             private = orjson.dumps(private_view_json(state, seat))[:-1]
             frame = frames[seat] = (head + private + shared + own).decode()
         conn.send(frame)
+
+
+def send_whole(room: Room, conns: Iterable[Outbox]) -> None:
+    """Send each connection its whole state (`full_frame`), as after a ``sync``: for a change to
+    an event it was sent already (the host's stop between rounds rewrites the round's end,
+    `engine.core.State.stop`), which an update's ``log[:from] + events`` cannot carry."""
+    conns = list(conns)
+    if room.conns.issubset(conns):
+        room.told_turn = turn_public(room)
+    frames: dict[int | None, str] = {}
+    for conn in conns:
+        if conn.seat not in frames:
+            frames[conn.seat] = full_frame(room, conn.seat)
+        conn.send(frames[conn.seat])
 
 
 def full_frame(room: Room, seat: int | None) -> str:

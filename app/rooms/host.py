@@ -190,7 +190,7 @@ async def stop_match(room: Room, stop: bool) -> None:
         room.adopt(version, status="finished")
         room.after_move(fork)  # no bot plays for anyone any more
         room.schedule()  # the next deal is off
-        frames.send_updates(room, room.conns, len(fork.log))
+        frames.send_whole(room, room.conns)  # the round's end they were sent now says so too
         return
     version = await room.save(host_stop=stop)
     room.adopt(version)
