@@ -24,7 +24,7 @@ from app.rooms.local import LocalBots
 from app.rooms.recovery import resume
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
-from app.store import repository
+from app.store import StoreError, repository
 from app.store.models import Match
 from app.store.records import record_of
 from app.store.writer import now_utc
@@ -643,3 +643,54 @@ def test_a_turn_unloaded_when_idle_keeps_what_was_left_of_it(
         options={"camat_target": 0},
         database_url=database_url,
     )
+
+
+class CoversLost:
+    """The room's `MatchStore`: the real store, except that once ``lost`` a cover stored on its
+    own (`cover_seats`) never lands, as when the process dies right after the write before it."""
+
+    def __init__(self, store: Any) -> None:
+        self.store, self.lost = store, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def cover_seats(self, *args: Any, **kwargs: Any) -> None:
+        if self.lost:
+            raise StoreError("the process died before this write")
+        await self.store.cover_seats(*args, **kwargs)
+
+
+def test_a_move_stores_the_covers_it_changes_with_it(
+    tmp_path: Path,
+    database_url: str,  # noqa: F811
+) -> None:
+    """Ana's timer runs out (a bot stands in: stored as her seat's cover); the bot's move for her
+    ends the stand-in, and her seat's cover, ``timed_out`` now (the next timeout in a row covers
+    her), is stored in the move's own transaction: a crash after the move cannot lose it, and
+    a room loaded again covers her seat at her next timeout. Then her own move, which clears it."""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        lossy = table.room.store = CoversLost(table.store)
+        await table.start()
+        await until_turn(table, ana)
+        bots.held = True  # the bot standing in for her waits
+        await table.clock.advance(table.room, TIMER_S, bots=False)  # the timer runs out
+        await table.room.settled(bots=False)
+        assert (await table.stored()).seats[0].cover == "stand_in"
+        lossy.lost = True  # from here on, only what is stored with a move lands
+        version = table.room.version
+        bots.release()
+        await table.clock.advance(table.room, 2 * table.hub.config.bot_delay_s)  # the bot's move for her
+        assert (await actors_of(table, 0))[-1] == "timer" and table.room.version > version
+        assert table.room.seats[0].cover == "timed_out"
+        assert (await table.stored()).seats[0].cover == "timed_out"
+        await until_turn(table, ana)
+        move = my_move(ana.last_state)
+        assert move is not None
+        await table.act(ana, move)  # her own move: no timeouts counted any more
+        assert [s.cover for s in (await table.stored()).seats] == [None] * 5
+
+    _run_covered_table(tmp_path, body, bots, database_url)

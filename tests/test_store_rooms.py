@@ -21,7 +21,7 @@ from app.rooms import host
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_NAME_GRAPHEMES, check_name
-from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, SeatSpec, Store, sqlite_url
+from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, NotFoundError, SeatSpec, Store, sqlite_url
 from app.store.models import NAME_LENGTH, Match
 from app.store.reads import RoomMatch, RoomStatus
 from app.store.rows import RoomRow, SeatChange
@@ -315,6 +315,30 @@ def test_your_tables_shows_no_room_whose_link_cannot_open_it(database_url: str) 
     assert before[broken] is not None and before[broken]["status"] == "playing"  # its rounds not read
     assert before[sound] is not None and before[sound]["status"] == "waiting" and before[odd] is None
     assert after[sound] is not None and after[odd] is None and after[broken] is None
+
+
+def test_an_action_stores_the_covers_it_changed_in_its_own_transaction(database_url: str) -> None:  # noqa: F811
+    """`Store.append_action` with ``covers``: the action and the seats' covers are stored
+    together, or neither (a seat the match lacks refuses both)."""
+
+    async def body(store: Store) -> tuple[list[str | None], list[int]]:
+        match_id, code = await new_match(store, seats=PEOPLE)
+        await store.set_status(match_id, "playing", 1)
+        deal = make_rules("domeng").deal_from_seed("s")
+        await store.start_round(match_id, 0, "s", commitment_of("s"), deal_json(deal), 2)
+        await store.cover_seats(match_id, {0: "stand_in"})
+        with pytest.raises(NotFoundError):
+            await store.append_action(
+                match_id, 0, 0, 3, 0, {"seat": 0, "pass": True}, "timer", covers={9: None}
+            )
+        await store.append_action(
+            match_id, 0, 0, 3, 0, {"seat": 0, "pass": True}, "timer", covers={0: "timed_out"}
+        )
+        row = await store.load_match(code)
+        assert row is not None
+        return [s.cover for s in row.seats], [a.version for r in row.rounds for a in r.actions]
+
+    assert with_store(database_url, body) == (["timed_out", None, None, None, None], [3])
 
 
 def test_a_seat_a_bot_plays_for_is_stored_until_the_seat_is_rewritten(database_url: str) -> None:  # noqa: F811

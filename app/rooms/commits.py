@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.metrics import Metrics
@@ -27,6 +28,15 @@ __all__ = [
 ]
 
 
+def _after_move(seats: Sequence[SeatInfo], state: State, finished: bool) -> None:
+    """`Commits.after_move` on ``seats`` (``finished``: the match is over)."""
+    for info in seats:
+        if finished:
+            info.release()
+        elif info.stand_in and (state.phase is not Phase.PLAYING or state.to_act != info.seat):
+            info.stand_in = False
+
+
 class Commits:
     """The commit half of `app.rooms.room.Room` (which provides the attributes declared here)."""
 
@@ -42,6 +52,7 @@ class Commits:
     marks: dict[int, int]
     by_bot: list[int]
     seats: list[SeatInfo]
+    covers_stored: tuple[int, list[str | None]]
     conns: set[Outbox]
     open_table: bool
     host_stop: bool
@@ -54,6 +65,7 @@ class Commits:
 
         def schedule(self) -> None: ...
         def cancel_timers(self) -> None: ...
+        def stored_covers(self) -> list[str | None]: ...
 
     async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
         """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
@@ -66,6 +78,7 @@ class Commits:
         if self.host_stop and fork.phase is Phase.READY and fork.rules.host_stops:
             fork.stop()
         before, version = len(old.log), self.version + 1
+        covers = self.covers_after(fork)
         await self.store.append_action(
             self.match_id,
             old.round_index - 1,
@@ -75,6 +88,7 @@ class Commits:
             action.to_json(),
             actor,
             round_end=None if fork.phase is Phase.PLAYING else round_end(fork),
+            covers=covers or None,
         )
         if fork.phase is Phase.OVER:
             self.status = "finished"
@@ -83,6 +97,7 @@ class Commits:
         if actor in BY_BOT:
             self.by_bot.extend(move_events(fork.log, before))
         self.after_move(fork)
+        self.covers_stored = (self.match_id, [info.cover for info in self.seats])
         self.metrics.actions.inc()
         if fork.phase is not Phase.PLAYING:
             fork.forget_rounds(1)  # only the last round's reveal stays in memory
@@ -128,11 +143,16 @@ class Commits:
     def after_move(self, state: State) -> None:
         """A stand-in's one turn is over once the turn moved on (a Kozel draw keeps it); at the
         match's end no bot plays for anyone any more."""
-        for info in self.seats:
-            if self.status == "finished":
-                info.release()
-            elif info.stand_in and (state.phase is not Phase.PLAYING or state.to_act != info.seat):
-                info.stand_in = False
+        _after_move(self.seats, state, self.status == "finished")
+
+    def covers_after(self, fork: State) -> dict[int, str | None]:
+        """The seats' covers that the move to ``fork`` changes from the stored ones
+        (`after_move`, on copies of the seats; `app.rooms.room.Room.stored_covers`): stored
+        with the move, so that no crash comes between them."""
+        later = [replace(info) for info in self.seats]
+        _after_move(later, fork, self.status == "finished" or fork.phase is Phase.OVER)
+        stored = self.stored_covers()
+        return {i: s.cover for i, (s, was) in enumerate(zip(later, stored, strict=True)) if s.cover != was}
 
     def adopt(self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None) -> None:
         """Adopt a stored change: its version, seats and status (then the caller sends)."""

@@ -126,8 +126,10 @@ class MatchStore(Protocol):
         action: dict[str, Any],
         actor: str,
         round_end: RoundEnd | None = None,
+        covers: Mapping[int, str | None] | None = None,
     ) -> None:
-        """One action (and, with ``round_end``, the round's end and the match's finish)."""
+        """One action (and, with ``round_end``, the round's end and the match's finish; with
+        ``covers``, the seats' covers it changed, as `cover_seats` takes them)."""
 
     async def save_room(
         self,

@@ -179,15 +179,22 @@ class Room(Commits, Timing, Moves, Presence):
         except StoreError as error:
             _log.warning("turn_start_not_saved", room=self.code, error=str(error))
 
+    def stored_covers(self) -> list[str | None]:
+        """Each seat's cover as last stored for this match (`covers_stored`; a move stores those
+        it changes with it, `app.rooms.commits.Commits.commit`, `store_covers` the others)."""
+        match_id, stored = self.covers_stored
+        if match_id != self.match_id:  # the next match (Play again): its seats were stored uncovered
+            return [None] * len(self.seats)
+        return stored
+
     async def store_covers(self) -> None:
         """Store each seat's cover that changed since last stored (`SeatInfo.cover`: a bot covering
-        it, standing in, the person's timer run out, or none of these; `MatchStore.cover_seats`),
+        it, standing in, the person's timer run out, or none of these; `MatchStore.cover_seats`;
+        a move stores those it changes itself, in its own transaction: `Commits.commit`),
         so that the room loaded again goes on covering the seats it covered. A failure is logged
         and tried again after the next intent: the room loaded again meanwhile has the seat as
         last stored (before this was stored at all, every seat was loaded uncovered)."""
-        match_id, stored = self.covers_stored
-        if match_id != self.match_id:  # the next match (Play again): its seats were stored uncovered
-            stored = [None] * len(self.seats)
+        stored = self.stored_covers()
         now = [s.cover for s in self.seats]
         changed = {
             seat: cover for seat, (cover, was) in enumerate(zip(now, stored, strict=True)) if cover != was

@@ -233,18 +233,23 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         action: dict[str, Any],
         actor: str,
         round_end: RoundEnd | None = None,
+        covers: Mapping[int, str | None] | None = None,
     ) -> None:
         """Append one action: RECORD.md's action object (``{"seat": 2, "play": "3-6", "end":
         "R"}``), its ``seq`` in the round (from 0), the room ``version`` it produced, and who made
         it (``human``, ``bot``, ``timer`` or ``server``). With ``round_end`` (the action ended the
-        round), the round's end and tallies, and the match's finish, are stored in the same
-        transaction: all of it is stored, or none of it (`end_round`).
+        round), the round's end and tallies, and the match's finish, and with ``covers`` the seats'
+        covers the action changed (as `cover_seats` takes them), are stored in the same
+        transaction: all of it is stored, or none of it (`end_round`). An action with neither
+        goes in with other rooms' actions (the group commit's batched rows).
 
-        Raises ValueError for an unknown actor, ConflictError when ``seq`` is already stored for
-        the round or the round is not stored (or already ended), NotFoundError for an unknown match.
+        Raises ValueError for an unknown actor or cover, ConflictError when ``seq`` is already
+        stored for the round or the round is not stored (or already ended), NotFoundError for an
+        unknown match or seat.
         """
         if actor not in ACTORS:
             raise ValueError(f"actor must be one of {ACTORS}, got {actor!r}")
+        _check_covers(covers or {})
         now = now_utc()
         row = {
             "match_id": match_id,
@@ -256,13 +261,16 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             "actor": actor,
             "created_at": now,
         }
-        if round_end is None:
+        if round_end is None and not covers:
             await self._submit(None, row, match=match_id)
             return
 
         def run(connection: Connection) -> None:
             insert_actions(connection, [row])
-            _write_round_end(connection, match_id, round_index, round_end, version, now)
+            if covers:
+                _write_covers(connection, match_id, covers)
+            if round_end is not None:
+                _write_round_end(connection, match_id, round_index, round_end, version, now)
 
         await self._submit(run, match=match_id)
 
@@ -286,15 +294,10 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         (no version; `app.rooms.seats.SeatInfo.cover`), so that the room loaded again goes on as
         it was. Raises ValueError for a value not in ``SEAT_COVERS``, NotFoundError for an unknown
         match or seat."""
-        bad = sorted(str(c) for c in covers.values() if c is not None and c not in SEAT_COVERS)
-        if bad:
-            raise ValueError(f"seat cover must be one of {SEAT_COVERS} or None, got {bad}")
+        _check_covers(covers)
 
         def run(connection: Connection) -> None:
-            for seat, cover in covers.items():
-                where = (Seat.match_id == match_id, Seat.seat == seat)
-                if connection.execute(update(Seat).where(*where).values(cover=cover)).rowcount != 1:
-                    raise NotFoundError(f"match {match_id} has no seat {seat}")
+            _write_covers(connection, match_id, covers)
 
         await self._submit(run, match=match_id)
 
@@ -331,6 +334,21 @@ def _rewrite_outcome(connection: Connection, match_id: int, index: int, outcome:
     )
     if changed.rowcount != 1:
         raise NotFoundError(f"match {match_id} has no ended round {index}")
+
+
+def _check_covers(covers: Mapping[int, str | None]) -> None:
+    """Raise ValueError for a cover not in ``SEAT_COVERS`` (None aside)."""
+    bad = sorted(str(c) for c in covers.values() if c is not None and c not in SEAT_COVERS)
+    if bad:
+        raise ValueError(f"seat cover must be one of {SEAT_COVERS} or None, got {bad}")
+
+
+def _write_covers(connection: Connection, match_id: int, covers: Mapping[int, str | None]) -> None:
+    """Set each seat's cover of ``covers`` (seat → cover); NotFoundError for a seat not stored."""
+    for seat, cover in covers.items():
+        where = (Seat.match_id == match_id, Seat.seat == seat)
+        if connection.execute(update(Seat).where(*where).values(cover=cover)).rowcount != 1:
+            raise NotFoundError(f"match {match_id} has no seat {seat}")
 
 
 def _check_deal(deal: dict[str, Any]) -> None:
