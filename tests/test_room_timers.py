@@ -480,7 +480,10 @@ def test_the_time_between_reading_a_room_and_arming_it_counts_in_its_turn(
 
 async def _reload_on_covered_turn(table: Table, bots: HeldSeat) -> Table:
     """Hold the bot asked for Ana's (seat 0's) turn, then load the room again (a restart): the
-    reloaded room, with a spectator watching, her turn in play."""
+    reloaded room, with a spectator watching, her turn in play. A spectator watches from the start:
+    with nobody connected, a round that ends before her turn is not followed by a deal (`schedule`),
+    and her turn would never come."""
+    await table.watch()
     bots.held = True
     for _ in range(400):  # (not waiting for bots: the held one would never come)
         if bots.asked:
