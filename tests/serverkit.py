@@ -353,10 +353,13 @@ class Client:
         headers: dict[str, str] | None = None,
         host: str | None = None,
         resume: str | None = None,
+        source: str | None = None,
     ) -> None:
         """``headers``: more headers of the opening handshake (say, a trusted proxy's
         ``X-Forwarded-For``); ``resume``: the hello's, an automatic reconnect's (the ``connection``
-        of the seat's welcome it follows, docs/protocol.md)."""
+        of the seat's welcome it follows, docs/protocol.md); ``source``: the address the socket
+        leaves from (127.0.0.0/8: another client address, for the per-address limits)."""
+        where = {} if source is None else {"source_address": (source, 0)}
         self.ws: ClientConnection = connect(
             # max_queue=None: the client's reader never pauses, so it always answers the server's pings
             f"{server.ws_base}/ws/rooms/{code}",
@@ -364,6 +367,7 @@ class Client:
             max_queue=None,
             open_timeout=10,
             additional_headers=headers,
+            **where,
         ).__enter__()
         self.messages: list[dict[str, Any]] = []
         self.state: dict[str, Any] | None = None

@@ -26,7 +26,7 @@ from websockets.exceptions import ConnectionClosed
 
 from app.cluster import RedisShared
 from app.rooms import host
-from app.rooms.lobby import OPEN_TABLES_SHOWN
+from app.rooms.lobby import OPEN_TABLES_PER_ADDRESS, OPEN_TABLES_SHOWN
 from app.rooms.room import Room
 from app.store import upgrade_database
 from app.web.app import create_app
@@ -180,6 +180,63 @@ def test_a_table_listed_again_keeps_its_first_listing_time_in_the_other_lobby(
         assert table is not None and table["waiting_s"] >= 0.5, table
     finally:
         host.close()
+
+
+def _listed_from(server: ServerProcess, address: str, bots: list[str | None]) -> dict[str, Any]:
+    """A room created and listed on ``server`` from ``address`` (127.0.0.0/8): the create reply."""
+    with server.http_from(address) as http:
+        created = http.post("/api/rooms", json={"bots": bots, "turn_timer_s": 0})
+        assert created.status_code == 201, created.text
+        room: dict[str, Any] = created.json()
+        auth = {"Authorization": f"Bearer {room['host_token']}"}
+        listed = http.put(f"/api/rooms/{room['code']}/open", json={"open": True}, headers=auth)
+        assert listed.status_code == 200, listed.text
+    return room
+
+
+def _seated(server: ServerProcess, code: str, seat: int, address: str) -> Client:
+    """A person at ``address`` who claimed ``seat`` of room ``code`` and is connected to it."""
+    with server.http_from(address) as http:
+        claim = http.post(f"/api/rooms/{code}/seats/{seat}", json={"name": f"P{seat}"})
+    assert claim.status_code == 201, claim.text
+    client = Client(server, code, claim.json()["token"], source=address)
+    client.wait_for(lambda m: m["type"] == "state")
+    return client
+
+
+def test_the_lobby_counts_an_address_once_across_processes(
+    servers: tuple[ServerProcess, ServerProcess],
+) -> None:
+    """One address's tables hosted by both processes are listed `OPEN_TABLES_PER_ADDRESS` at
+    most in either lobby; a table of two people at two addresses comes before one of three
+    sockets at one address hosted by the other process; no address is told."""
+    first, second = servers
+    bots: list[str | None] = [None, None, None, "greedy", "greedy"]
+    sockets: list[Client] = []
+    try:
+        spread = [_listed_from(s, "127.0.2.1", bots) for s in (first, first, first, second, second)]
+        for server, room in zip((first, first, first, second, second), spread, strict=True):
+            sockets.append(Client(server, room["code"], host=room["host_token"]))
+        trio = _listed_from(first, "127.0.2.4", [None, None, None, None, "greedy"])
+        sockets += [_seated(first, trio["code"], seat, "127.0.2.4") for seat in range(3)]
+        pair = _listed_from(second, "127.0.2.5", bots)
+        sockets += [_seated(second, pair["code"], seat, f"127.0.2.{2 + seat}") for seat in range(2)]
+        ours = {r["code"] for r in [*spread, trio, pair]}
+        for server in (first, second):
+
+            def lobby(server: ServerProcess = server) -> list[dict[str, Any]] | None:
+                tables = httpx.get(f"{server.url}/api/open-tables", timeout=10).json()["tables"]
+                mine = [t for t in tables if t["code"] in ours]
+                here = {t["code"]: t["here"] for t in mine}
+                return mine if here.get(trio["code"]) == 3 and here.get(pair["code"]) == 2 else None
+
+            tables = wait_for(lobby)
+            assert [t["code"] for t in tables[:2]] == [pair["code"], trio["code"]], tables
+            assert len(tables) == 2 + OPEN_TABLES_PER_ADDRESS, tables
+            assert all("owner" not in t and "distinct" not in t and "process" not in t for t in tables)
+    finally:
+        for client in sockets:
+            client.close()
 
 
 def test_a_room_whose_host_does_not_answer_is_named_with_its_process(

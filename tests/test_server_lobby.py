@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.rooms.lobby import OPEN_TABLES_SHOWN
+from app.rooms.lobby import OPEN_TABLES_PER_ADDRESS, OPEN_TABLES_SHOWN
 from tests.serverkit import Client, ServerProcess
 
 LISTED = {"code", "variant", "seats", "free", "people", "here", "bots", "turn_timer_s", "waiting_s"}
@@ -26,9 +26,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     proc.stop()
 
 
-def _open_table(server: ServerProcess) -> dict[str, Any]:
-    """A new room (two free seats, three bots) its host listed in the lobby: the create reply."""
-    room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
+def _open_table(server: ServerProcess, address: str = "127.0.0.1") -> dict[str, Any]:
+    """A new room (two free seats, three bots) its host created from ``address`` (127.0.0.0/8)
+    and listed in the lobby: the create reply."""
+    body = {"bots": [None, None, "greedy", "greedy", "greedy"], "turn_timer_s": 0}
+    with server.http_from(address) as http:
+        created = http.post("/api/rooms", json=body)
+    assert created.status_code == 201, created.text
+    room: dict[str, Any] = created.json()
     _set_open(server, room, True)
     return room
 
@@ -101,7 +106,8 @@ def test_the_lobby_shows_a_bounded_list_with_people_there_then_newest_first(serv
     not push a new table out: the new one comes first, the oldest are the ones left off."""
     hosts: list[Client] = []
     try:
-        old = [_open_table(server) for _ in range(OPEN_TABLES_SHOWN + 1)]
+        # from as many addresses: one address's tables are listed `OPEN_TABLES_PER_ADDRESS` at most
+        old = [_open_table(server, f"127.0.1.{n + 1}") for n in range(OPEN_TABLES_SHOWN + 1)]
         hosts += [_connect(server, r["code"], host=r["host_token"]) for r in old]
         old_codes = {r["code"] for r in old}
         # the old tables have waited a while (so the new ones are strictly newer, to the tenth)
@@ -141,4 +147,62 @@ def test_listing_a_table_again_keeps_its_first_listing_time(server: ServerProces
         assert tables[1]["waiting_s"] >= 0.3
     finally:
         for client in hosts:
+            client.close()
+
+
+def _party_table(server: ServerProcess, address: str) -> tuple[str, list[Client]]:
+    """A Kozel table one party made from ``address`` (127.0.0.0/8): created and listed from it,
+    three of its four seats claimed and held by a socket each from it. Its code and sockets."""
+    with server.http_from(address) as http:
+        created = http.post("/api/rooms", json={"variant": "kozel", "seats": 4, "turn_timer_s": 0})
+        assert created.status_code == 201, created.text
+        room = created.json()
+        listed = http.put(
+            f"/api/rooms/{room['code']}/open",
+            json={"open": True},
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+        )
+        assert listed.status_code == 200, listed.text
+        tokens = []
+        for seat in range(3):
+            claim = http.post(f"/api/rooms/{room['code']}/seats/{seat}", json={"name": f"P{seat}"})
+            assert claim.status_code == 201, claim.text
+            tokens.append(claim.json()["token"])
+    sockets = [Client(server, room["code"], token, source=address) for token in tokens]
+    for client in sockets:
+        client.wait_for(lambda m: m["type"] == "state")
+    return room["code"], sockets
+
+
+def test_one_party_from_a_few_addresses_cannot_push_the_other_tables_off_the_lobby(
+    server: ServerProcess,
+) -> None:
+    """A security tester's lobby spam: from 4 addresses, more tables than the lobby shows, three
+    sockets seated at each. Each address lists `OPEN_TABLES_PER_ADDRESS` of its tables at most,
+    and their sockets count once per address: a table of two people at two addresses, listed
+    later, comes first, and a table of one person is still listed."""
+    sockets: list[Client] = []
+    try:
+        party = [f"127.0.0.{2 + n % 4}" for n in range(OPEN_TABLES_SHOWN + 2)]
+        made = [_party_table(server, address) for address in party]
+        sockets += [client for _, clients in made for client in clients]
+        spam = {code for code, _ in made}
+        alone = _open_table(server)  # the host's socket alone at it: nobody seated yet
+        sockets.append(_connect(server, alone["code"], host=alone["host_token"]))
+        pair = server.create_room(bots=[None, None, None, "greedy", "greedy"], turn_timer_s=0)
+        _set_open(server, pair, True)
+        for seat, (name, address) in enumerate([("Ana", "127.0.0.8"), ("Ben", "127.0.0.9")]):
+            with server.http_from(address) as http:
+                claim = http.post(f"/api/rooms/{pair['code']}/seats/{seat}", json={"name": name})
+            assert claim.status_code == 201, claim.text
+            sockets.append(Client(server, pair["code"], claim.json()["token"], source=address))
+        tables = _until(server, lambda ts: any(t["code"] == pair["code"] and t["here"] == 2 for t in ts))
+        codes = _codes(tables)
+        assert codes[0] == pair["code"], tables
+        assert alone["code"] in codes
+        assert len(spam & set(codes)) == 4 * OPEN_TABLES_PER_ADDRESS
+        assert all(set(t) == LISTED for t in tables)  # the ranking's addresses are not told
+        assert [t["here"] for t in tables if t["code"] in spam] == [3] * 4 * OPEN_TABLES_PER_ADDRESS
+    finally:
+        for client in sockets:
             client.close()

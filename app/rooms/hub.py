@@ -94,9 +94,10 @@ class Hub(LeasedRooms):
         """The room with this code if it is in memory, or None (`open` loads it)."""
         return self.rooms.get(code)
 
-    def open_tables(self) -> list[dict[str, Any]]:
-        """The rooms listed in the lobby (`app.rooms.lobby.open_tables`)."""
-        return open_tables(self.rooms.values(), self.clock.time())
+    def open_tables(self, *, private: bool = False) -> list[dict[str, Any]]:
+        """The rooms listed in the lobby (`app.rooms.lobby.open_tables`; with ``private``, with
+        what ranks them that nobody is told, `app.rooms.lobby.PRIVATE`)."""
+        return open_tables(self.rooms.values(), self.clock.time(), self.owners, private=private)
 
     async def statuses(self, codes: Sequence[str]) -> dict[str, dict[str, Any] | None]:
         """The lobby's "Your tables": each room of ``codes`` as `app.rooms.lobby.room_status`

@@ -3,7 +3,8 @@ status of the rooms a browser holds a token for ("Your tables")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from app.rooms.room import Room
@@ -11,7 +12,9 @@ from app.store.reads import RoomStatus
 from engine.variants import make_rules
 
 __all__ = [
+    "OPEN_TABLES_PER_ADDRESS",
     "OPEN_TABLES_SHOWN",
+    "PRIVATE",
     "SHOWN_STATUSES",
     "open_tables",
     "rank_tables",
@@ -23,18 +26,36 @@ OPEN_TABLES_SHOWN: Final = 30
 """How many open tables the lobby is answered at most (`rank_tables`): a screenful a player reads,
 and a bound on what anyone listing made-up tables from many addresses can put before them."""
 
+OPEN_TABLES_PER_ADDRESS: Final = 3
+"""How many open tables created from one client address (`app.addresses.counted_address`: an IPv6
+/64 as one) the lobby lists at once (`rank_tables`), the others of that address left off until one
+of those leaves the list. A person hosts one table at a time; a household or a club behind one
+address may host two or three (a Domeng and a Kozel table, one listed again by Play again). Three
+keeps them all listed, while a party listing made-up tables gets no more than three of the
+`OPEN_TABLES_SHOWN` places per address it holds: 4 addresses fill 12 at most, not all 30."""
+
+PRIVATE: Final = ("owner", "distinct")
+"""What `open_tables` gives a table for ranking it that nobody is told (`rank_tables` leaves it
+out): ``owner``, the client address that created the room (None: not known); ``distinct``, how
+many distinct client addresses its connected seated people are at."""
+
 SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 """The statuses of a room its link opens (an abandoned one's no longer does: unknown)."""
 
 
-def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
+def open_tables(
+    rooms: Iterable[Room], now: float, owners: Mapping[str, str] | None = None, *, private: bool = False
+) -> list[dict[str, Any]]:
     """The rooms listed in the lobby: open, waiting for players, with a free seat and a seated
     person or the host connected (a spectator's socket alone does not list a table; one that
-    loses its players and host leaves the list), in `rank_tables`' order and number. Each:
+    loses its players and host leaves the list), in `rank_tables`' order and number, each room's
+    creator's address in ``owners`` (code → address; a room not in it: not known). Each:
     ``code``, ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated),
     ``here`` (how many of them are connected), ``bots`` (their levels), ``turn_timer_s``,
     ``waiting_s`` (seconds since the match was first listed, at clock time ``now``: taking a table
-    off and listing it again does not reset it)."""
+    off and listing it again does not reset it); with ``private``, `PRIVATE` too (a process
+    publishes them to the others: `app.web.shared.Board`)."""
+    owners = owners or {}
     listed: list[dict[str, Any]] = []
     for room in rooms:
         free = sum(1 for s in room.seats if s.kind == "empty")
@@ -51,24 +72,51 @@ def open_tables(rooms: Iterable[Room], now: float) -> list[dict[str, Any]]:
                 "bots": [s.bot_level for s in room.seats if s.kind == "bot"],
                 "turn_timer_s": room.turn_timer_s,
                 "waiting_s": round(max(0.0, now - (room.listed_at or now)), 1),
+                "owner": owners.get(room.code),
+                "distinct": _distinct(room),
             }
         )
-    return rank_tables(listed)
+    return rank_tables(listed, private=private)
 
 
-def rank_tables(tables: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The first `OPEN_TABLES_SHOWN` of ``tables`` (`open_tables`' shape, one process's or
-    several's): the most seated people connected (``here``) first, then the newest listing (least
-    ``waiting_s``).
+def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> list[dict[str, Any]]:
+    """The first `OPEN_TABLES_SHOWN` of ``tables`` (`open_tables`' shape with `PRIVATE`, one
+    process's or several's), at most `OPEN_TABLES_PER_ADDRESS` of them created from one address:
+    the most distinct client addresses among the seated people connected (``distinct``) first,
+    then the most seated people connected (``here``), then the newest listing (least
+    ``waiting_s``). Without ``private``, what anyone is told: `PRIVATE` left out.
 
-    Most people there first: the table nearest to its start is the one a joining player wants,
-    and a made-up table must hold a live socket for each person it counts (a seat is claimed
-    without one). Newest next: a table listed long ago is the likeliest to have lost its people,
-    and a lobby ordered longest waiting first would keep the oldest made-up tables at the top for
-    good, the cap cutting the real ones off."""
-    # .get: a process of an older release, during a rolling update, publishes no ``here``
-    ranked = sorted(tables, key=lambda t: (-t.get("here", 0), t["waiting_s"], t["code"]))
-    return ranked[:OPEN_TABLES_SHOWN]
+    Most people there first: the table nearest to its start is the one a joining player wants.
+    People counted by their addresses, and tables by their creator's: a made-up table must hold a
+    live socket for each person it counts (a seat is claimed without one), and sockets from one
+    address count once, so that one party cannot put its tables before everyone else's by opening
+    more sockets, nor fill the list by creating more tables. Newest next: a table listed long ago
+    is the likeliest to have lost its people, and a lobby ordered longest waiting first would keep
+    the oldest made-up tables at the top for good, the cap cutting the real ones off."""
+    # .get: a process of an older release, during a rolling update, publishes no ``here`` nor `PRIVATE`
+    ranked = sorted(
+        tables,
+        key=lambda t: (-t.get("distinct", t.get("here", 0)), -t.get("here", 0), t["waiting_s"], t["code"]),
+    )
+    hosted: Counter[str] = Counter()
+    shown: list[dict[str, Any]] = []
+    for table in ranked:
+        owner = table.get("owner")
+        if owner is not None:
+            hosted[owner] += 1
+            if hosted[owner] > OPEN_TABLES_PER_ADDRESS:
+                continue
+        shown.append(table if private else {k: v for k, v in table.items() if k not in PRIVATE})
+        if len(shown) == OPEN_TABLES_SHOWN:
+            break
+    return shown
+
+
+def _distinct(room: Room) -> int:
+    """How many distinct client addresses the seated people connected to ``room`` are at (by the
+    room's hashes of them, ``conn.client``; a connection whose address is not known counts alone)."""
+    clients = {c.client or id(c) for c in room.conns if c.seat is not None}
+    return len(clients)
 
 
 def _hosted(room: Room) -> bool:

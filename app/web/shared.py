@@ -74,7 +74,7 @@ class Board:
     async def publish(self) -> None:
         """Publish this process's listed tables and open rooms per address once; raises
         ConnectionError when Redis does not answer."""
-        await self.shared.publish(self.hub.open_tables(), open_rooms_by_address(self.hub))
+        await self.shared.publish(self.hub.open_tables(private=True), open_rooms_by_address(self.hub))
         self.published += 1
 
     async def _loop(self) -> None:
@@ -96,11 +96,11 @@ class Board:
         """The lobby's open tables of every process (`app.rooms.lobby.open_tables`), each room
         once, in `app.rooms.lobby.rank_tables`' order and number; this process's alone when Redis
         does not answer."""
-        tables = self.hub.open_tables()
+        tables = self.hub.open_tables(private=True)
         try:
             others = await self.shared.tables()
         except ConnectionError:
-            return tables
+            return rank_tables(tables)
         listed = {t["code"] for t in tables}
         for table in others:  # a room just handed over may still be on its former host's board
             if table["code"] not in listed:
