@@ -21,7 +21,7 @@ from app.rooms import chat, host, watchers
 from app.rooms.errors import RoomError
 from app.rooms.room import Room
 from tests.roomkit import FakeOutbox, Table, reopen, run_table
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 BOTS4 = [None, None, "greedy", "greedy", "greedy"]
 HOSTILE = "<img src=x onerror=alert(1)> ' \" & </script>"
@@ -460,6 +460,31 @@ def test_a_spectator_muted_over_http_stays_muted_on_a_new_socket(server: ServerP
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
 
     asyncio.run(later())
+
+
+def test_a_chat_line_is_known_by_its_number_in_its_room(server: ServerProcess) -> None:
+    """A security tester saw two fresh rooms' first lines carry ids 42 and 43: the database's
+    counter of every room's lines, which tells anyone how much chat the whole server holds. Each
+    room's lines are numbered 1, 2, … in it, and a socket that joins later gets the same numbers."""
+    ids: list[list[int]] = []
+    for _ in range(2):
+        room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"])
+        claim = server.claim(room["code"], 0, "Ana")
+        assert claim.status_code == 201, claim.text
+        ana = Client(server, room["code"], claim.json()["token"])
+        try:
+            ana.wait_for(lambda m: m["type"] == "chat_log")
+            for text in ("hi", "anyone?"):
+                ana.send({"type": "chat", "text": text})
+                said = ana.wait_for(lambda m, text=text: m["type"] == "chat" and m["line"]["text"] == text)
+            late = Client(server, room["code"])
+            log = late.wait_for(lambda m: m["type"] == "chat_log")
+            late.close()
+        finally:
+            ana.close()
+        assert said["line"]["id"] == 2
+        ids.append([line["id"] for line in log["lines"]])
+    assert ids == [[1, 2], [1, 2]]
 
 
 async def _until(ws: Any, kind: str, count: int = 1) -> list[dict[str, Any]]:

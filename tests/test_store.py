@@ -942,3 +942,37 @@ def test_a_seat_change_is_stored_with_its_version_in_one_transaction(database_ur
     assert saved is not None and after is not None
     assert (saved.version, saved.seats[0].kind, saved.seats[0].name) == (1, "human", "Ana")
     assert (after.version, after.seats[0].kind, after.seats[0].name) == (1, "human", "Ana")
+
+
+def test_a_chat_line_is_numbered_in_its_room_not_by_every_rooms_lines(database_url: str) -> None:
+    """Two fresh rooms' first lines are both line 1 (the database's counter of every room's lines
+    would tell anyone how much chat the server holds); Play again's match numbers on from the
+    room's earlier lines; every read gives a line the number it was stored with."""
+
+    async def body(store: Store) -> None:
+        first, code = await new_match(store)
+        other, _ = await new_match(store)
+        said = [
+            await store.add_chat(first, 0, "Ana", text="hi"),
+            await store.add_chat(other, 1, "Budi", text="yo"),
+        ]
+        said.append(await store.add_chat(first, None, "", reaction="nice", watcher="3fa9c1d2"))
+        assert [line.id for line in said] == [1, 1, 2]
+        again, _ = await new_match(store, code=code, room_match=2, version=3)
+        said.append(await store.add_chat(again, 2, "Citra", text="again", room_match=2))
+        assert said[-1].id == 3
+        _, room = await store.load_room_chat(again)
+        assert [(line.id, line.room_match, line.text) for line in room] == [
+            (1, 1, "hi"),
+            (2, 1, None),
+            (3, 2, "again"),
+        ]
+        _, last = await store.load_room_chat(again, last=2)
+        assert [line.id for line in last] == [2, 3]
+        _, own = await store.load_chat(again)  # the admin's lines of one match: the room's numbers
+        assert [(line.id, line.text) for line in own] == [(3, "again")]
+        _, earlier = await store.load_chat(first)
+        assert [line.id for line in earlier] == [1, 2]
+        assert [line.to_json()["id"] for line in earlier] == [1, 2]
+
+    with_store(database_url, body)

@@ -2,7 +2,10 @@
 stood) and the host's chat rules. Chat never changes a room's version: it is not game state.
 
 Each line belongs to one match (the admin reads a match's own lines, `ChatStore.load_chat`); the
-table shows the room's conversation across its matches (`ChatStore.load_room_chat`)."""
+table shows the room's conversation across its matches (`ChatStore.load_room_chat`). A line is
+known by its number in its room (1, 2, … across the room's matches, `ChatRow.id`), never by the
+database's counter of every room's lines, which would tell anyone how much the whole server's chat
+holds."""
 
 from __future__ import annotations
 
@@ -10,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.orm import aliased
 
 from app.store.errors import NotFoundError, StoreClosedError
 from app.store.models import ChatLine, Match
@@ -57,10 +61,11 @@ class ChatRow:
         }
 
     @classmethod
-    def of(cls, line: ChatLine, room_match: int) -> ChatRow:
-        """The row of a stored line of the room's match number ``room_match``."""
+    def of(cls, line: ChatLine, room_match: int, number: int) -> ChatRow:
+        """The row of a stored line of the room's match number ``room_match``, the room's line
+        number ``number``."""
         return cls(
-            line.id,
+            number,
             line.seat,
             line.name,
             line.text,
@@ -112,12 +117,13 @@ class ChatStore(Writer):
         }
 
         def run(connection: Connection) -> int:
-            return int(
-                connection.execute(insert(ChatLine).values(**values).returning(ChatLine.id)).scalar_one()
-            )
+            line_id = connection.execute(
+                insert(ChatLine).values(**values).returning(ChatLine.id)
+            ).scalar_one()
+            return int(connection.execute(_room_number(match_id, line_id)).scalar_one())
 
-        line_id = await self._submit(run, match=match_id)
-        return ChatRow(line_id, seat, name, text, reaction, round_index, seq, now, room_match, watcher)
+        number = await self._submit(run, match=match_id)
+        return ChatRow(number, seat, name, text, reaction, round_index, seq, now, room_match, watcher)
 
     async def set_chat_rules(self, match_id: int, rules: dict[str, Any]) -> None:
         """Store the host's chat rules (``{"spectators": bool, "muted": [seat, …], "muted_spectators":
@@ -161,14 +167,36 @@ class ChatStore(Writer):
             if match is None:
                 return None, []
             rules, code, number = match
-            query = select(ChatLine, Match.room_match).join(Match, Match.id == ChatLine.match_id)
-            if room:
-                query = query.where(Match.code == code, Match.room_match <= number)
-            else:
-                query = query.where(ChatLine.match_id == match_id)
-            query = query.order_by(ChatLine.id.desc())
+            numbered = (
+                select(
+                    ChatLine,
+                    Match.room_match.label("room_match"),
+                    func.row_number().over(order_by=ChatLine.id).label("number"),
+                )
+                .join(Match, Match.id == ChatLine.match_id)
+                .where(Match.code == code, Match.room_match <= number)
+                .subquery()
+            )
+            line = aliased(ChatLine, numbered)
+            query = select(line, numbered.c.room_match, numbered.c.number)
+            if not room:
+                query = query.where(numbered.c.match_id == match_id)
+            query = query.order_by(numbered.c.number.desc())
             if last is not None:
                 query = query.limit(last)
-            rows = [ChatRow.of(line, n) for line, n in await session.execute(query)]
+            rows = [ChatRow.of(row, n, at) for row, n, at in await session.execute(query)]
         rows.reverse()
         return rules, rows
+
+
+def _room_number(match_id: int, line_id: int) -> Any:
+    """The query of line ``line_id``'s number among the lines of match ``match_id``'s room (its
+    matches' lines stored up to it: the room's writes are one after another, so no other line of
+    the room is stored between its insert and this count)."""
+    code = select(Match.code).where(Match.id == match_id).scalar_subquery()
+    return (
+        select(func.count())
+        .select_from(ChatLine)
+        .join(Match, Match.id == ChatLine.match_id)
+        .where(Match.code == code, ChatLine.id <= line_id)
+    )
