@@ -44,6 +44,9 @@ FAST = {
     # nor may one address create more than 60 rooms a minute, and a fast machine runs a module's
     # tests quicker than that (the limit's own tests set it low)
     "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",
+    # nor make more than 240 public reads a minute, and tests poll the lobby and rooms faster than
+    # any page does (the limit's own tests set it)
+    "DOMENG_READ_LIMIT": "100000 per minute",
 }
 
 PRELOADED = (

@@ -265,6 +265,7 @@ def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> N
         "DOMENG_ROOM_CREATE_LIMIT": "4 per minute",
         "DOMENG_MAX_ROOMS_PER_ADDRESS": "2",
         "DOMENG_ADMIN_LOGIN_LIMIT": "2 per minute",
+        "DOMENG_READ_LIMIT": "6 per minute",
     }
     with two_servers(tmp_path, **tight) as (first, second):
 
@@ -285,6 +286,14 @@ def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> N
         assert login(second, "not the secret at all").status_code == 401
         refused = login(first)  # the right secret, but this address spent its failed attempts
         assert refused.status_code == 429 and refused.json()["detail"]["code"] == "too_many_attempts"
+
+        for server in (first, second, first):  # public reads: 6, across both processes
+            for path in ("/api/open-tables", "/api/room-defaults"):
+                assert httpx.get(f"{server.url}{path}", timeout=10).status_code == 200
+        for server in (first, second):
+            read = httpx.get(f"{server.url}/api/open-tables", timeout=10)
+            assert read.status_code == 429 and read.json()["detail"]["code"] == "too_many_reads"
+            assert int(read.headers["Retry-After"]) >= 1
 
 
 # -- app.cluster.RedisShared on its own ----------------------------------------------------------

@@ -156,6 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         "peers": shared,  # several processes: the admin's live rooms (app.admin.live.Peers)
         "limit": parse_limit(settings.rate_limit),
         "create_limit": parse_limit(settings.room_create_limit),
+        "read_limit": parse_limit(settings.read_limit),
     }
     for name, part in parts.items():
         setattr(app.state, name, part)

@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -33,7 +33,7 @@ from app.web.models import (
     SeatClaimed,
     StopSet,
 )
-from app.web.ratelimit import RateLimits
+from app.web.ratelimit import LimitsUnavailableError, RateLimits
 from app.web.reviews import run_review
 from app.web.shared import Board
 from engine.deal_json import deal_to_json
@@ -159,6 +159,29 @@ def _document_page(path: FilePath) -> str:
     return render_document(path.read_text(encoding="utf-8"), _DOCUMENTS[path.stem], served=_DOCUMENTS)
 
 
+async def _count_read(request: Request) -> None:
+    """Count one public read (`READ`) of the request's client address (an IPv6 client: its /64)
+    against ``DOMENG_READ_LIMIT`` (with several processes, in Redis: spent through one, spent on
+    all). Raises `RoomError` ``too_many_reads`` (429, ``Retry-After``) when it is spent. When the
+    shared counters do not answer the read goes on: a lobby does not go down with Redis."""
+    state = request.app.state
+    limiter: RateLimits = state.limiter
+    client = f"read-{_client_address(request) or 'unknown'}"
+    try:
+        if await limiter.hit(state.read_limit, client):
+            return
+        retry = str(await limiter.retry_after_s(state.read_limit, client))
+    except LimitsUnavailableError:
+        return
+    message = "too many requests from this address; wait a little, then reload the page"
+    raise RoomError("too_many_reads", message, 429, {"Retry-After": retry})
+
+
+READ: Final = [Depends(_count_read)]
+"""The dependencies of a public read that costs the server work (`_count_read`): counted before
+anything else of the request is done, a room loaded or the store read."""
+
+
 @rooms.post("/rooms", status_code=201)
 async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
     """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
@@ -189,7 +212,7 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
 
 
-@rooms.get("/room-defaults")
+@rooms.get("/room-defaults", dependencies=READ)
 async def room_defaults(hub: HubDep) -> dict[str, Any]:
     """What a room created without them gets: ``{"turn_timer_s": 30.0}`` (seconds; 0: no timer),
     the server's ``DOMENG_TURN_TIMER_S``; the lobby's form starts from it."""
@@ -203,7 +226,7 @@ _CODES: Final = rf"^[A-Za-z0-9_-]{{1,64}}(?:,[A-Za-z0-9_-]{{1,64}}){{0,{MY_TABLE
 """1 to `MY_TABLES_MAX` room codes (token_urlsafe: letters, digits, ``-`` and ``_``), by commas."""
 
 
-@rooms.get("/rooms/status")
+@rooms.get("/rooms/status", dependencies=READ)
 async def room_statuses(
     hub: HubDep, codes: Annotated[str, Query(max_length=MY_TABLES_MAX * 65, pattern=_CODES)]
 ) -> dict[str, Any]:
@@ -218,7 +241,7 @@ async def room_statuses(
     return {"rooms": await hub.statuses(list(dict.fromkeys(codes.split(","))))}
 
 
-@rooms.get("/rooms/{code}")
+@rooms.get("/rooms/{code}", dependencies=READ)
 async def get_room(room: RoomDep) -> dict[str, Any]:
     """The room as everyone may see it (RoomPublic)."""
     result: dict[str, Any] = await room.call(room_public)
@@ -315,7 +338,7 @@ async def stop_match(room: RoomDep, body: StopSet, host: HostToken) -> dict[str,
     return result
 
 
-@rooms.get("/open-tables")
+@rooms.get("/open-tables", dependencies=READ)
 async def open_tables(request: Request, hub: HubDep) -> dict[str, Any]:
     """The rooms waiting for players that their hosts listed: ``{"tables": [...]}`` (see
     `app.rooms.hub.Hub.open_tables`), with several processes those of every process
@@ -369,7 +392,7 @@ async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
     return result
 
 
-@rooms.get("/rooms/{code}/rounds/{round_index}/review")
+@rooms.get("/rooms/{code}/rounds/{round_index}/review", dependencies=READ)
 async def review_round(
     room: RoomDep,
     round_index: Annotated[int, Path(ge=0, le=100_000)],
@@ -394,7 +417,7 @@ async def review_round(
     return RoundReview.model_validate(await run_review(reviews, match_id, round_index, seat))
 
 
-@rooms.get("/deals/verify")
+@rooms.get("/deals/verify", dependencies=READ)
 async def verify_deal(
     seed: Annotated[str, Query(max_length=256)],
     commitment: Annotated[str, Query(max_length=256)],

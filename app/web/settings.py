@@ -120,6 +120,15 @@ class Settings(BaseSettings):
     """Unfinished rooms in memory one client address may have created (0: no limit); one more,
     created or loaded again, answers 429 ``too_many_open_rooms``. With ``redis_url``: in every
     process's memory."""
+    read_limit: str = "240 per minute"
+    """Public reads one client address (an IPv6 client: its /64) may make (a `limits` expression;
+    with ``redis_url``: counted across every process): the lobby's open tables and "Your tables",
+    a room, the room defaults, a round's review, a deal's check. Over it: 429 ``too_many_reads``
+    with ``Retry-After``. A lobby polls the open tables every 4 s (15 a minute) and reads the rest
+    once when it opens, a room page reads its room once: 240 lets a dozen lobbies left open behind
+    one address (a home, a café, a school's NAT) and their page loads through, while a flood from
+    one address (238 reads a second, measured) gets 4 a second answered, the rest refused before
+    any work."""
     room_create_limit: str = "60 per minute"
     """Rooms one client address may create (a `limits` expression); over it: 429. With
     ``redis_url``: counted across every process."""
