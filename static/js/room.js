@@ -65,6 +65,7 @@ export class RoomController {
       this.room = await getRoom(this.code);
     } catch (error) {
       if (error.status === 404) return this.notFound();
+      if (error.code === "too_many_reads") return this.notFound("error.too_many_reads");
       throw error;
     }
     this.banner = h("div", { class: "banner", hidden: true, role: "status", "aria-live": "assertive" });
@@ -90,14 +91,17 @@ export class RoomController {
   }
 
   /** No such room: the site's header (brand, Rules, language), the reason and the way to the lobby. */
-  notFound() {
+  /** The page of a room that cannot be shown: not found, or ``reason`` (a catalog key: the
+   * address read too much, docs/protocol.md), with the way back to the lobby. */
+  notFound(reason = null) {
+    this.refused = reason;
     replace(
       this.root,
       h(
         "div",
         { class: "page not-found-page" },
         pageHeader(brandMark()),
-        h("main", { class: "card narrow not-found" }, h("h1", {}, t("room.not_found")), h("p", {}, h("a", { class: "btn btn-gold", href: "/" }, t("room.back_lobby")))),
+        h("main", { class: "card narrow not-found" }, h("h1", {}, t(reason ?? "room.not_found")), h("p", {}, h("a", { class: "btn btn-gold", href: "/" }, t("room.back_lobby")))),
       ),
     );
   }
@@ -377,7 +381,7 @@ export class RoomController {
     this.screen?.destroy?.();
     this.screen = null;
     this.langKey = String(Date.now());
-    if (!this.main) return this.notFound();
+    if (!this.main) return this.notFound(this.refused);
     // which panel: the last match's final one kept while it is read, the same from the waiting
     // room's "Last match" button, or the last round's
     const reopen = !this.panel ? null : this.heldFinal ? "held" : this.panel.lastMatch ? "last" : "round";
