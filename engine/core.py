@@ -15,7 +15,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from engine.actions import Action, Draw, End, Pass, Play, PlayLempas
 from engine.errors import IllegalActionError, InvalidActionError
@@ -59,6 +59,11 @@ class Deal:
     rest: tuple[Tile, ...]
     _hands: tuple[tuple[Tile, ...], ...] | None
 
+    def __new__(cls, *args: object) -> Self:
+        """A blank instance (`Deal.shuffled` fills it without `__init__`'s check): spelled out so a
+        mypyc-compiled class, whose own ``__new__`` would run ``__init__``, allows it too."""
+        return object.__new__(cls)
+
     def __init__(self, hands: Sequence[Sequence[Tile]], rest: Sequence[Tile]) -> None:
         dealt = tuple(tuple(hand) for hand in hands)
         aside = tuple(rest)
@@ -72,10 +77,9 @@ class Deal:
     def _init(
         self, masks: tuple[int, ...], rest: tuple[Tile, ...], hands: tuple[tuple[Tile, ...], ...] | None
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "masks", masks)
-        setattr_(self, "rest", rest)
-        setattr_(self, "_hands", hands)
+        object.__setattr__(self, "masks", masks)
+        object.__setattr__(self, "rest", rest)
+        object.__setattr__(self, "_hands", hands)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Deal is immutable (cannot set {name!r})")
@@ -125,7 +129,7 @@ class Deal:
         if at > len(TILES):
             raise ValueError(f"cannot deal {at} of {len(TILES)} tiles")
         # A permutation of the set is a valid deal by construction: skip __init__'s check.
-        deal = object.__new__(Deal)
+        deal = Deal.__new__(Deal)
         deal._init(tuple(masks), tuple(map(_TILE_AT, order[at:])), None)
         return deal
 
@@ -333,6 +337,11 @@ class State:
     placed: int
     outcome: Outcome | None
     start: Mapping[str, object] | None
+
+    def __new__(cls, *args: object) -> Self:
+        """A blank instance (a variant's `fork` fills it with `_fork_core`): spelled out so a
+        mypyc-compiled class, whose own ``__new__`` would run ``__init__``, allows it too."""
+        return object.__new__(cls)
 
     def _init_core(self, rules: Rules, leader: int | None, start: Mapping[str, object] | None) -> None:
         self.rules = rules

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from engine.actions import Action, Play
 from engine.bots import make_bot
 from engine.bots.hard import ROULETTE_LEVEL, choose_from, roulette, world_losses
 from engine.bots.inference import REST, Knowledge, infer, public_missing, sample_hidden, sample_weighted
@@ -168,11 +169,12 @@ def test_weighted_sampler_marginals_match_a_uniform_draw_over_consistent_deals()
 
 def test_choose_from_reads_weights_at_any_scale() -> None:
     """Weights are only relative: tiny (or huge) ones give the same choice as moderate ones."""
-    legal = ["a", "b", "c"]
+    a, b, c = (Play(0, Tile.parse(text), None) for text in ("6-6", "5-5", "4-4"))
+    legal: list[Action] = [a, b, c]
     rows = [[1.0, 0.0, 2.0], [1.0, 0.5, 0.0], [2.0, 0.0, 1.0], [1.0, 0.2, 1.0]]
     weights = [1.0, 0.5, 2.0, 1.0]
-    chosen = choose_from(legal, rows, weights, "a")  # type: ignore[arg-type]
-    assert chosen == "b"
+    chosen = choose_from(legal, rows, weights, a)
+    assert chosen == b
     for scale in (1e-320, 1e-200, 1e200):
-        assert choose_from(legal, rows, [w * scale for w in weights], "a") == chosen  # type: ignore[arg-type]
-    assert choose_from(legal, rows, [0.0] * 4, "a") == "b"  # type: ignore[arg-type]
+        assert choose_from(legal, rows, [w * scale for w in weights], a) == chosen
+    assert choose_from(legal, rows, [0.0] * 4, a) == b

@@ -147,7 +147,7 @@ def evaluate_options(
     rows, weights = world_losses(view, rng, samples, deadline)
     if not rows:
         return {}
-    total = sum(weights)
+    total = sum(weights, 0.0)
     return {
         action: sum(w * row[i] for row, w in zip(rows, weights, strict=True)) / total
         for i, action in enumerate(view.legal)
@@ -166,7 +166,7 @@ def choose_from(
     ``margin`` standard errors: then ``preferred``."""
     top = max(weights, default=0.0)
     weights = [w / top for w in weights] if top > 0 else [1.0] * len(rows)
-    total = sum(weights)
+    total = sum(weights, 0.0)
     effective = total * total / sum(w * w for w in weights)
     base = legal.index(preferred)
     best, best_gain = preferred, 0.0

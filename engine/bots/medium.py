@@ -214,7 +214,7 @@ def _domeng_scores(sit: Situation, legal: Sequence[Action]) -> list[float]:
         tile = action.tile
         remaining = hand & ~tile.bit
         if ends is None:
-            left, right = _ends_after(ends, action)
+            left, right = _ends_after(None, action)
             mappakuling = False
         else:
             left, right = ends

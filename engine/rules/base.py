@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +26,7 @@ def check_seat(value: object, seats: int, what: str) -> int | None:
     return value
 
 
-class Rules(ABC):
+class Rules:
     """A variant with its options fixed: it deals rounds and starts matches.
 
     Subclasses are frozen dataclasses named in `engine.variants.VARIANTS`.

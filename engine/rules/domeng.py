@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from engine.actions import Pass
 from engine.core import _FIT_MASKS, Deal, Phase, State
@@ -89,18 +89,24 @@ def domeng_standing_key(elections: Sequence[int], received: Sequence[int], seat:
     return (-elections[seat], received[seat])
 
 
-@dataclass(frozen=True, slots=True)
-class Domeng(Rules):
-    """Domeng's rules: 5 seats, 5 tiles each, 3 unused (D10).
-
-    ``camat_target``: the match ends at that many camat elections; 0 plays on until the host stops.
-    """
+class _DomengFacts(Rules):
+    """Domeng's class-level facts, kept out of `Domeng`'s dataclass body (a mypyc-compiled dataclass
+    would take a class variable with a value for a field: docs/engine.md, "Compiled build")."""
 
     name: ClassVar[str] = "domeng"
     rest_name: ClassVar[str] = "unused"
     unit: ClassVar[str] = "stones"
     mappakuling_counts: ClassVar[bool] = True
     opening_order: ClassVar[tuple[Tile, ...]] = OPENING_LEMPAS
+
+
+@dataclass(frozen=True, slots=True)
+class Domeng(_DomengFacts):
+    """Domeng's rules: 5 seats, 5 tiles each, 3 unused (D10).
+
+    ``camat_target``: the match ends at that many camat elections; 0 plays on until the host stops.
+    """
+
     seats: int = 5
     camat_target: int = 1
 
@@ -207,12 +213,16 @@ class DomengState(State):
     __slots__ = ("table", "stones", "camat", "elections", "received")
     variant: ClassVar[str] = "domeng"
 
-    rules: Domeng
     table: int
     stones: list[int]
     camat: int | None
     elections: list[int]
     received: list[int]
+
+    @property
+    def _rules(self) -> Domeng:
+        """``rules`` as `Domeng` (the core declares `Rules`: a compiled build keeps the declared type)."""
+        return cast(Domeng, self.rules)
 
     def __init__(
         self,
@@ -407,7 +417,7 @@ class DomengState(State):
             self.elections[first_cappu] += 1
             self.table = CYCLE_STONES
             self.stones = [0] * self.seats
-        target = self.rules.camat_target
+        target = self._rules.camat_target
         match_over = target > 0 and sum(self.elections) >= target
         next_leader = self.camat if self.camat is not None else winner
         outcome = DomengOutcome(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
@@ -81,19 +81,25 @@ def _sides(seats: int, pairs: bool) -> tuple[tuple[int, ...], ...]:
     return ((0, 2), (1, 3)) if pairs else tuple((seat,) for seat in range(seats))
 
 
-@dataclass(frozen=True, slots=True)
-class Kozel(Rules):
-    """Kozel's rules: 2, 3 or 4 seats; 7 tiles each with 2 seats, else 5; the rest is the bazaar (K1).
-
-    ``two_lempas``: the two-lempas move (K4, default on). ``pairs``: P0+P2 against P1+P3 (K10, 4
-    seats only, default off).
-    """
+class _KozelFacts(Rules):
+    """Kozel's class-level facts, kept out of `Kozel`'s dataclass body (a mypyc-compiled dataclass
+    would take a class variable with a value for a field: docs/engine.md, "Compiled build")."""
 
     name: ClassVar[str] = "kozel"
     rest_name: ClassVar[str] = "bazaar"
     unit: ClassVar[str] = "points"
     opening_order: ClassVar[tuple[Tile, ...]] = OPENING_ORDER
     draws_from_rest: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
+class Kozel(_KozelFacts):
+    """Kozel's rules: 2, 3 or 4 seats; 7 tiles each with 2 seats, else 5; the rest is the bazaar (K1).
+
+    ``two_lempas``: the two-lempas move (K4, default on). ``pairs``: P0+P2 against P1+P3 (K10, 4
+    seats only, default off).
+    """
+
     seats: int = 4
     two_lempas: bool = True
     pairs: bool = False
@@ -223,10 +229,14 @@ class KozelState(State):
     variant: ClassVar[str] = "kozel"
     extra_moves: ClassVar[bool] = True
 
-    rules: Kozel
     bazaar: list[Tile]
     points: list[int]
     pending: list[int]
+
+    @property
+    def _rules(self) -> Kozel:
+        """``rules`` as `Kozel` (the core declares `Rules`: a compiled build keeps the declared type)."""
+        return cast(Kozel, self.rules)
 
     def __init__(
         self,
@@ -294,7 +304,7 @@ class KozelState(State):
 
     def _two_lempas_move(self, seat: int) -> PlayLempas | None:
         left, right = self.left, self.right
-        if not self.rules.two_lempas or left < 0 or left == right:
+        if not self._rules.two_lempas or left < 0 or left == right:
             return None
         pair = (_LEMPAS[left], _LEMPAS[right])
         hand = self.hands[seat]
@@ -343,7 +353,7 @@ class KozelState(State):
         seat = action.seat
         first, second = action.tiles
         left, right = self.left, self.right
-        if not self.rules.two_lempas:
+        if not self._rules.two_lempas:
             raise IllegalActionError(
                 "not_two_lempas", f"{action}: this table plays without two lempas ({self.position()})"
             )
@@ -384,7 +394,7 @@ class KozelState(State):
         their hand value (the other pair, its pair's hand value)."""
         values = self._hand_values()
         side_values = self._side_values(values)
-        rules = self.rules
+        rules = self._rules
         won = rules.side_of(winner)
         written = tuple(
             0 if rules.side_of(s) == won else side_values[rules.side_of(s)] for s in range(self.seats)
@@ -397,7 +407,7 @@ class KozelState(State):
         pair); ties go to the first in seat order after the last placer. A tie: no winner."""
         values = self._hand_values()
         side_values = self._side_values(values)
-        rules = self.rules
+        rules = self._rules
         sides = [rules.side_of(s) for s in range(self.seats)]
         low = min(side_values.values())
         lowest = [side for side, v in side_values.items() if v == low]
@@ -421,7 +431,7 @@ class KozelState(State):
     def _side_values(self, values: Sequence[int]) -> dict[int, int]:
         sides: dict[int, int] = {}
         for seat, value in enumerate(values):
-            side = self.rules.side_of(seat)
+            side = self._rules.side_of(seat)
             sides[side] = sides.get(side, 0) + value
         return sides
 
