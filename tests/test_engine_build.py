@@ -1,0 +1,74 @@
+"""The engine's build: compiled modules are used only while they match the sources (engine/__init__.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = "import engine, engine.core, engine.bots.hard; print(engine.BUILD, Path(engine.core.__file__).name)"
+
+
+def probe(root: Path, **env: str) -> tuple[str, str]:
+    """What ``import engine`` picks in a fresh process whose ``engine`` is ``root/engine``: its
+    stdout (the build and engine.core's file name) and its stderr."""
+    clean = {k: v for k, v in os.environ.items() if k != "DOMENG_PURE_ENGINE"}
+    done = subprocess.run(
+        [sys.executable, "-c", f"from pathlib import Path; {PROBE}"],
+        cwd=root,
+        env={**clean, "PYTHONPATH": str(root), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip(), done.stderr.strip()
+
+
+def copy_engine(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_the_record_lists_every_compiled_module() -> None:
+    digests = engine.source_digests()
+    assert list(digests) == list(engine.COMPILED)
+    assert all(len(d) == 64 for d in digests.values())
+
+
+def test_without_a_record_the_engine_is_pure(tmp_path: Path) -> None:
+    root = copy_engine(tmp_path)
+    (root / "engine" / "compiled.json").unlink(missing_ok=True)
+    assert probe(root) == ("pure core.py", "")
+
+
+def test_a_stale_record_falls_back_to_the_sources_and_says_so(tmp_path: Path) -> None:
+    """Whether or not this checkout is compiled: a record that no longer matches a source means
+    every engine module comes from its .py file, extension modules beside them or not."""
+    root = copy_engine(tmp_path)
+    digests = engine.source_digests()
+    digests["engine.core"] = "0" * 64
+    (root / "engine" / "compiled.json").write_text(json.dumps({"sources": digests}))
+    out, err = probe(root)
+    assert out == "pure core.py"
+    assert "a source changed since scripts/compile_engine.py built it" in err
+
+
+def test_pure_python_is_forced_by_the_environment(tmp_path: Path) -> None:
+    root = copy_engine(tmp_path)
+    assert probe(root, DOMENG_PURE_ENGINE="1") == ("pure core.py", "")
+
+
+def test_a_current_build_is_used() -> None:
+    record = ROOT / "engine" / "compiled.json"
+    if not record.exists() or json.loads(record.read_text())["sources"] != engine.source_digests():
+        pytest.skip("no current compiled build here (scripts/compile_engine.py)")
+    out, _ = probe(ROOT)
+    assert out.startswith("compiled core.") and out.endswith(".so")
