@@ -59,7 +59,7 @@ class Deal:
     rest: tuple[Tile, ...]
     _hands: tuple[tuple[Tile, ...], ...] | None
 
-    def __new__(cls, *args: object) -> Self:
+    def __new__(cls, *args: object, **kwargs: object) -> Self:
         """A blank instance (`Deal.shuffled` fills it without `__init__`'s check): spelled out so a
         mypyc-compiled class, whose own ``__new__`` would run ``__init__``, allows it too."""
         return object.__new__(cls)
@@ -338,7 +338,7 @@ class State:
     outcome: Outcome | None
     start: Mapping[str, object] | None
 
-    def __new__(cls, *args: object) -> Self:
+    def __new__(cls, *args: object, **kwargs: object) -> Self:
         """A blank instance (a variant's `fork` fills it with `_fork_core`): spelled out so a
         mypyc-compiled class, whose own ``__new__`` would run ``__init__``, allows it too."""
         return object.__new__(cls)

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 import engine
+from engine.core import Deal
+from engine.rules.domeng import Domeng, DomengState
+from engine.tiles import TILES
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "import engine, engine.core, engine.bots.hard; print(engine.BUILD, Path(engine.core.__file__).name)"
@@ -72,3 +75,12 @@ def test_a_current_build_is_used() -> None:
         pytest.skip("no current compiled build here (scripts/compile_engine.py)")
     out, _ = probe(ROOT)
     assert out.startswith("compiled core.") and out.endswith(".so")
+
+
+def test_spelled_out_new_keeps_keyword_construction() -> None:
+    """`Deal.__new__` and `State.__new__` (written for the compiled build) accept what __init__ does."""
+    hands = [TILES[i : i + 5] for i in range(0, 25, 5)]
+    assert Deal(hands=hands, rest=TILES[25:]) == Deal(hands, TILES[25:])
+    rules = Domeng()
+    state = DomengState(rules=rules, table=25, stones=[0] * 5, camat=None, leader=None, start=None)
+    assert state.fork().table == 25
