@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from engine.errors import InvalidActionError
+from engine.pickling import pickle_by_fields
 from engine.tiles import Tile
 
 __all__ = ["Action", "Draw", "End", "Pass", "Play", "PlayLempas", "parse_action", "parse_end"]
@@ -145,3 +146,6 @@ def parse_action(obj: object) -> Action:
     text = str(play).strip()
     flip = not tile.is_lempa and int(text[0]) > int(text[-1])
     return Play(seat, tile, parse_end(obj.get("end")), flip)
+
+
+pickle_by_fields(Play, Pass, Draw, PlayLempas)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from engine.actions import Action, Draw, End, Pass, Play, PlayLempas
 from engine.errors import IllegalActionError, InvalidActionError
 from engine.events import Event, Outcome, Placed, RoundEnded
+from engine.pickling import pickle_by_fields
 from engine.tiles import FULL_SET, PIP_MASKS, TILES, Tile, mask_of, pip_sum, tiles_of
 
 if TYPE_CHECKING:
@@ -710,3 +711,6 @@ class State:
     def _next_seat(self, seat: int) -> int:
         seat += 1
         return 0 if seat == self.seats else seat
+
+
+pickle_by_fields(RoundLog)

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from engine.actions import End
+from engine.pickling import pickle_by_fields
 from engine.tiles import Tile
 
 __all__ = [
@@ -175,3 +176,6 @@ class RoundEnded:
 
 
 Event: TypeAlias = Placed | Passed | Drew | RoundEnded
+
+
+pickle_by_fields(Settlement, Placed, Passed, DomengOutcome, KozelOutcome, RoundEnded)

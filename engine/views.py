@@ -26,6 +26,7 @@ from engine.events import (
     RoundEnded,
     Settlement,
 )
+from engine.pickling import pickle_by_fields
 from engine.tiles import Tile
 
 __all__ = [
@@ -337,3 +338,6 @@ def event_to_json(event: Event) -> dict[str, Any]:
         return {"type": "drew", "seat": event.seat, "tile": None if event.tile is None else str(event.tile)}
     assert type(event) is RoundEnded
     return {"type": "round_ended", "outcome": outcome_to_json(event.outcome)}
+
+
+pickle_by_fields(Reveal, PlayerView)

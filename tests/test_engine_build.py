@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
+import random
 import shutil
 import subprocess
 import sys
@@ -12,9 +14,13 @@ from pathlib import Path
 import pytest
 
 import engine
-from engine.core import Deal
+from engine.bots.inference import infer
+from engine.bots.medium import situation_of
+from engine.core import Deal, Phase
 from engine.rules.domeng import Domeng, DomengState
 from engine.tiles import TILES
+from engine.variants import make_rules
+from engine.views import player_view
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "import engine, engine.core, engine.bots.hard; print(engine.BUILD, Path(engine.core.__file__).name)"
@@ -84,3 +90,21 @@ def test_spelled_out_new_keeps_keyword_construction() -> None:
     rules = Domeng()
     state = DomengState(rules=rules, table=25, stones=[0] * 5, camat=None, leader=None, start=None)
     assert state.fork().table == 25
+
+
+@pytest.mark.parametrize("variant", ["domeng", "kozel"])
+def test_views_rounds_and_rules_cross_processes(variant: str) -> None:
+    """What the bot and review workers receive and send pickles to an equal value, on either build
+    (engine.pickling: a compiled frozen dataclass cannot be unpickled through its default state)."""
+    rules = make_rules(variant, {}, None)
+    rng = random.Random(3)
+    state = rules.new_match()
+    state.start_round(rules.deal(rng))
+    values: list[object] = [rules]
+    while state.phase is Phase.PLAYING:
+        view = player_view(state, state.to_act)
+        values += [view, situation_of(view), infer(view)]
+        state.apply(rng.choice(view.legal))
+    values += [state.history, state.log, state.outcome, state.deal]
+    for value in values:
+        assert pickle.loads(pickle.dumps(value)) == value

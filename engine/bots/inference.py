@@ -36,6 +36,7 @@ from math import comb
 
 from engine.bots.facts import rules_of
 from engine.events import Drew, Passed, Placed
+from engine.pickling import pickle_by_fields
 from engine.rules.base import Rules
 from engine.tiles import FULL_SET, PIP_MASKS, Tile, iter_mask, mask_of
 from engine.views import PlayerView
@@ -320,3 +321,6 @@ def _as_deal(
         else:
             hands[cell.owner] |= mask
     return hands, rest
+
+
+pickle_by_fields(Cell, Knowledge)

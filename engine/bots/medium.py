@@ -40,6 +40,7 @@ from engine.actions import Action, Play, PlayLempas
 from engine.bots.base import Bot, forced_action
 from engine.bots.facts import facts_of
 from engine.bots.inference import Knowledge, allowed_tiles, infer
+from engine.pickling import pickle_by_fields
 from engine.rules.domeng import Domeng
 from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS, Kozel
 from engine.tiles import PIP_MASKS, TILES, Tile, pip_sum
@@ -314,3 +315,6 @@ class MediumBot(Bot):
             return forced
         best = best_actions(situation_of(view), view.legal)
         return best[0] if len(best) == 1 else self.rng.choice(best)
+
+
+pickle_by_fields(Situation)

@@ -14,6 +14,7 @@ from engine.actions import Pass
 from engine.core import _FIT_MASKS, Deal, Phase, State
 from engine.errors import EngineError
 from engine.events import DomengOutcome, Passed, Placed, Reason, RoundEnded, Settlement, Termination
+from engine.pickling import pickle_by_fields
 from engine.rules.base import Rules, check_seat
 from engine.score import DomengScore
 from engine.tiles import Tile, mask_of, pip_sum
@@ -438,3 +439,6 @@ class DomengState(State):
         )
         self.log.append(RoundEnded(outcome))
         self._finish_round(outcome, next_leader, match_over)
+
+
+pickle_by_fields(Domeng)

@@ -17,6 +17,7 @@ from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
 from engine.errors import EngineError, IllegalActionError
 from engine.events import Drew, Event, KozelOutcome, Passed, Placed, RoundEnded, Termination
+from engine.pickling import pickle_by_fields
 from engine.rules.base import Rules, check_seat
 from engine.score import KozelScore
 from engine.tiles import Tile, mask_of, pip_sum
@@ -467,3 +468,6 @@ class KozelState(State):
         )
         self.log.append(RoundEnded(outcome))
         self._finish_round(outcome, next_leader, bool(goat))
+
+
+pickle_by_fields(Kozel)
