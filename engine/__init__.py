@@ -5,8 +5,9 @@ typed sources: the extension modules sit beside their ``.py`` files, which Pytho
 then prefers, and ``engine/compiled.json`` records each source's SHA-256 as it was built. Here,
 before any of those modules is imported, the engine falls back to its ``.py`` sources, all of them
 and for the whole process, when the record is missing or no longer matches a source (an edit
-since the build: a stale extension must never shadow the rules as written), or when the
-environment sets ``DOMENG_PURE_ENGINE=1``. `BUILD` says which it is: ``compiled`` or ``pure``.
+since the build: a stale extension must never shadow the rules as written; the next
+`scripts/bootstrap --dev` rebuilds), or when the environment sets ``DOMENG_PURE_ENGINE=1``.
+`BUILD` says which it is: ``compiled`` or ``pure``.
 """
 
 from __future__ import annotations
@@ -85,10 +86,7 @@ def _compiled_is_current() -> bool:
     except (OSError, ValueError, KeyError, TypeError):
         built = None
     if built != source_digests():
-        print(
-            "engine: pure Python (a source changed since scripts/compile_engine.py built it)", file=sys.stderr
-        )
-        return False
+        return False  # silently: a process's stderr may be read (the next bootstrap rebuilds)
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     return all((_ROOT / (name.replace(".", "/") + suffix)).exists() for name in COMPILED)
 

@@ -58,16 +58,14 @@ def test_without_a_record_the_engine_is_pure(tmp_path: Path) -> None:
     assert probe(root) == ("pure core.py", "")
 
 
-def test_a_stale_record_falls_back_to_the_sources_and_says_so(tmp_path: Path) -> None:
+def test_a_stale_record_falls_back_to_the_sources(tmp_path: Path) -> None:
     """Whether or not this checkout is compiled: a record that no longer matches a source means
     every engine module comes from its .py file, extension modules beside them or not."""
     root = copy_engine(tmp_path)
     digests = engine.source_digests()
     digests["engine.core"] = "0" * 64
     (root / "engine" / "compiled.json").write_text(json.dumps({"sources": digests}))
-    out, err = probe(root)
-    assert out == "pure core.py"
-    assert "a source changed since scripts/compile_engine.py built it" in err
+    assert probe(root) == ("pure core.py", "")  # silently: a process's stderr may be read
 
 
 def test_pure_python_is_forced_by_the_environment(tmp_path: Path) -> None:
