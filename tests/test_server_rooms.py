@@ -957,6 +957,45 @@ def test_the_rules_page_serves_the_rulebook_and_the_record_format(server: Server
         assert "/work/" not in text and "team's" not in text and "seeds/" not in text
 
 
+DEVELOPER_PHRASES = (
+    "use these words in code",
+    "engine/",
+    "engine.md",
+    "tests/",
+    "test_",
+    "docstring",
+    "For developers",
+    "camat_target",
+    "test positions",
+    "developers --",
+)
+"""What a player reading the whole rulebook (``/rules/rules``) must not meet: notes for the code."""
+
+
+def test_the_rulebook_page_players_read_holds_no_notes_for_developers(server: ServerProcess) -> None:
+    """A player found "The whole rulebook" written for developers ("use these words in code…",
+    engine/ paths): the page leaves out what docs/rules.md keeps between its ``developers``
+    comments; the Markdown served for tools keeps it, and the page keeps every rule."""
+    page = httpx.get(f"{server.url}/rules/rules", timeout=5)
+    assert page.status_code == 200
+    for phrase in DEVELOPER_PHRASES:
+        assert phrase.casefold() not in page.text.casefold(), phrase
+    assert "<h2>Glossary</h2>" in page.text and "<h3>Worked examples</h3>" in page.text
+    assert "(D11)" in page.text and "(K9)" in page.text and "No limit" in page.text
+    source = httpx.get(f"{server.url}/rules/rules.md", timeout=5).text
+    assert "use these words in code" in source and "tests/test_kozel_examples.py" in source
+
+
+def test_a_document_page_leaves_out_notes_for_developers() -> None:
+    source = (
+        "# T\n\nRule.\n<!-- developers -->\nSee `engine/`.\n<!-- /developers -->\n\n"
+        "## A<!-- developers --> (x)<!-- /developers -->\n"
+    )
+    page = render_document(source, "T")
+    assert "engine/" not in page and "(x)" not in page and "developers" not in page
+    assert "<p>Rule.</p>" in page and "<h2>A</h2>" in page
+
+
 def test_a_document_page_shows_markup_in_its_source_as_text() -> None:
     page = render_document("# T\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "X <y>")
     assert "<script>" not in page and "&lt;script&gt;" in page

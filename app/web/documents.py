@@ -1,6 +1,8 @@
 """The repository's own documents (docs/rules.md, docs/record.md) as pages to read: Markdown
 rendered to HTML by markdown-it-py, inside a page of the site's style (static/css/app.css,
-``.doc-page``)."""
+``.doc-page``). A page is for players: the text a document keeps between ``<!-- developers -->``
+and ``<!-- /developers -->`` (notes on the code and its tests) is left out of it; the Markdown
+itself, served for tools and their authors, keeps it."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Final
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-__all__ = ["render_document"]
+__all__ = ["DEVELOPER_NOTES", "player_text", "render_document"]
 
 _PAGE = """<!doctype html>
 <html lang="en">
@@ -40,17 +42,35 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
+DEVELOPER_NOTES: Final = re.compile(
+    r"^<!-- developers -->\n.*?^<!-- /developers -->\n|<!-- developers -->.*?<!-- /developers -->",
+    re.DOTALL | re.MULTILINE,
+)
+"""A note for developers in a document's Markdown with the comments around it: lines of their own
+(the comments each alone on a line), or words within a line."""
+
+
+def player_text(markdown: str) -> str:
+    """``markdown`` without its notes for developers (`DEVELOPER_NOTES`).
+
+    >>> player_text("## Glossary<!-- developers --> (use these words in code)<!-- /developers -->")
+    '## Glossary'
+    """
+    return DEVELOPER_NOTES.sub("", markdown)
+
+
 _SIBLING: Final = re.compile(r"(?P<name>[a-z][a-z0-9_-]*)\.md(?P<fragment>#[^\s]*)?")
 """A link to another document beside this one in docs/ (``record.md``, ``engine.md#views``)."""
 
 
 def render_document(markdown: str, title: str, served: Collection[str] = ()) -> str:
-    """A whole HTML page (str) of ``markdown`` (CommonMark with tables) titled ``title``; markup in
-    the source is escaped, never passed through. A link to a sibling document (``record.md``) leads
-    to its page (``/rules/record``) when its name is in ``served``; one the server does not serve
-    (``engine.md``) is shown as its words alone, never as a link to a 404."""
+    """A whole HTML page (str) of ``markdown`` (CommonMark with tables) titled ``title``, without
+    its notes for developers (`player_text`); markup in the source is escaped, never passed
+    through. A link to a sibling document (``record.md``) leads to its page (``/rules/record``)
+    when its name is in ``served``; one the server does not serve (``engine.md``) is shown as its
+    words alone, never as a link to a 404."""
     parser = _markdown()
-    tokens = parser.parse(markdown)
+    tokens = parser.parse(player_text(markdown))
     for block in tokens:
         if block.children:
             block.children = _sibling_links(block.children, served)
