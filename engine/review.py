@@ -15,7 +15,13 @@ minus stones paid (D5: a seat wants the fewest stones; `engine.bots.worlds.round
 points written (K7; with pairs, the pair's, K10). An option's ``lost`` is its cost above the best
 option's. A decision is *marked* when the chosen option lost more than the threshold and more
 than `NOISE_SE` standard errors of the paired difference over the worlds (sampling noise never
-marks a decision).
+marks a decision). A choice that lost more than the threshold but not more than that margin is
+*too close to tell* (`Decision.within_noise`): it is shown with its margin, never called a mistake
+nor said to be within the threshold.
+
+A move that a bot made for the seat's person (the record's optional ``by_bot``: their turn timer
+ran out, or a bot covered their seat while they were away) is not theirs: it is never judged, only
+listed (`RoundReview.by_bot`), and never counts in the summary.
 
 With a fixed ``samples`` and ``seed`` the review is deterministic (it never reads the clock).
 """
@@ -25,7 +31,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from math import sqrt
+from math import isfinite, sqrt
 from typing import Any
 
 from engine.actions import Action, parse_action
@@ -101,6 +107,17 @@ class Decision:
         """The option with the lowest expected cost."""
         return self.options[0].action
 
+    @property
+    def margin(self) -> float:
+        """The estimate's margin on ``lost``: `NOISE_SE` standard errors (a choice is marked only
+        when it lost more than this); infinite when the worlds cannot tell."""
+        return NOISE_SE * self.noise
+
+    def within_noise(self, threshold: float) -> bool:
+        """Whether the choice lost more than ``threshold`` but not more than the estimate's
+        margin: too close to tell (neither a mistake nor within the threshold)."""
+        return self.lost > threshold and not self.marked
+
     def to_json(self) -> dict[str, Any]:
         """The decision as JSON (actions as RECORD.md writes them, figures to 3 decimals)."""
         return {
@@ -109,7 +126,8 @@ class Decision:
             "best": self.best.to_json(),
             "options": [o.to_json() for o in self.options],
             "lost": round(self.lost, 3),
-            "noise": round(self.noise, 3),
+            "noise": _finite(self.noise),
+            "margin": _finite(self.margin),
             "worlds": self.worlds,
             "marked": self.marked,
             "chain": [list(pair) for pair in self.chain],
@@ -121,7 +139,8 @@ class Decision:
 class RoundReview:
     """The review of ``seat``'s decisions in round ``round`` (from 0) of a ``variant`` match:
     ``decisions`` with a choice in play order, ``threshold`` the marking threshold, ``unit``
-    ``"stones"`` or ``"points"``."""
+    ``"stones"`` or ``"points"``; ``by_bot`` the indexes in the round (from 0) of the seat's
+    actions that a bot made for its person (never judged: not in ``decisions``)."""
 
     variant: str
     round: int
@@ -131,11 +150,17 @@ class RoundReview:
     samples: int
     seed: int
     decisions: tuple[Decision, ...]
+    by_bot: tuple[int, ...] = ()
 
     @property
     def marked(self) -> tuple[Decision, ...]:
         """The decisions marked as mistakes."""
         return tuple(d for d in self.decisions if d.marked)
+
+    @property
+    def within_noise(self) -> tuple[Decision, ...]:
+        """The decisions too close to tell: a gap above the threshold, inside the margin."""
+        return tuple(d for d in self.decisions if d.within_noise(self.threshold))
 
     @property
     def lost(self) -> float:
@@ -144,7 +169,9 @@ class RoundReview:
 
     def to_json(self) -> dict[str, Any]:
         """``{"variant", "round", "seat", "unit", "threshold", "samples", "seed", "lost",
-        "marked", "decisions": [...]}``; ``marked`` counts the marked decisions."""
+        "marked", "decisions": [...], "by_bot": [...]}``; ``marked`` counts the marked decisions;
+        each decision says ``within_noise`` (`Decision.within_noise`), its ``noise`` and ``margin``
+        (null when infinite)."""
         return {
             "variant": self.variant,
             "round": self.round,
@@ -155,8 +182,16 @@ class RoundReview:
             "seed": self.seed,
             "lost": round(self.lost, 3),
             "marked": len(self.marked),
-            "decisions": [d.to_json() for d in self.decisions],
+            "decisions": [
+                {**d.to_json(), "within_noise": d.within_noise(self.threshold)} for d in self.decisions
+            ],
+            "by_bot": list(self.by_bot),
         }
+
+
+def _finite(x: float) -> float | None:
+    """``x`` to 3 decimals for JSON, or None when it is infinite (JSON has no infinity)."""
+    return round(x, 3) if isfinite(x) else None
 
 
 def review_decision(
@@ -203,10 +238,11 @@ def _paired_se(rows: list[list[float]], weights: list[float], a: int, b: int) ->
     return sqrt(spread / (effective - 1)) if effective > 1 else float("inf")
 
 
-def _decisions(doc: object, round_index: int, seat: int) -> Iterator[tuple[int, PlayerView, Action]]:
+def _decisions(doc: object, round_index: int, seat: int) -> Iterator[tuple[int, PlayerView | None, Action]]:
     """Replay ``doc`` (a RECORD.md document) up to round ``round_index`` and yield, for each of
     ``seat``'s turns in it with two or more legal actions, the action's index, the seat's view just
-    before it and the action taken."""
+    before it and the action taken; for each of its turns that a bot played for its person (the
+    action's ``by_bot``, with a choice or not), the index, None and the action."""
     rules, seats, start, raw_rounds = read_header(doc)
     if not 0 <= seat < len(seats):
         raise RecordError("invalid_seat", f"seat {seat} is not at this {len(seats)}-seat table")
@@ -228,12 +264,20 @@ def _decisions(doc: object, round_index: int, seat: int) -> Iterator[tuple[int, 
             continue
         if at >= len(actions):  # an unfinished round: nothing was chosen here yet
             continue
+        if _by_bot(actions[at]):
+            yield at, None, parse_action(actions[at])
+            continue
         view = player_view(state, seat)
         if len(view.legal) < 2:
             continue
         yield at, view, parse_action(actions[at])
     if state.phase is Phase.PLAYING:  # the slice ends with the round reviewed
         raise RecordError("unfinished_round", "a round is reviewed only after it has ended", round_index)
+
+
+def _by_bot(raw: object) -> bool:
+    """Whether a recorded action was a bot's for the seat's person (its optional ``by_bot``)."""
+    return isinstance(raw, Mapping) and bool(raw.get("by_bot"))
 
 
 def review_record(
@@ -247,21 +291,22 @@ def review_record(
     """Review ``seat``'s decisions in round ``round_index`` (both from 0) of ``doc``, a parsed
     RECORD.md document, with ``samples`` worlds per decision; decision ``at`` draws its worlds
     from ``random.Random(f"{seed}:{round_index}:{seat}:{at}")``, so a seed fixes the review.
-    ``threshold`` (default `THRESHOLDS` of the variant) marks the mistakes.
+    ``threshold`` (default `THRESHOLDS` of the variant) marks the mistakes. The seat's actions a
+    bot made for its person (``by_bot``) are not judged, only listed in ``by_bot``.
 
     Raises `RecordError`: every code of `engine.record.read_record` for an invalid record, and
     ``invalid_seat``, ``invalid_round`` (not in the record) or ``unfinished_round`` (a round is
     reviewed only once it has ended)."""
-    found: list[tuple[int, PlayerView, Action]] = list(_decisions(doc, round_index, seat))
+    turns = list(_decisions(doc, round_index, seat))
+    found = [(at, view, chosen) for at, view, chosen in turns if view is not None]
     variant = found[0][1].variant if found else _variant_of(doc)
     decisions = tuple(
-        review_decision(
-            view, chosen, at, random.Random(f"{seed}:{round_index}:{seat}:{at}"), samples, threshold
-        )
+        review_decision(view, chosen, at, _rng(seed, round_index, seat, at), samples, threshold)
         for at, view, chosen in found
     )
     limit = THRESHOLDS[variant] if threshold is None else threshold
-    return RoundReview(variant, round_index, seat, UNITS[variant], limit, samples, seed, decisions)
+    by_bot = tuple(at for at, view, _chosen in turns if view is None)
+    return RoundReview(variant, round_index, seat, UNITS[variant], limit, samples, seed, decisions, by_bot)
 
 
 def _rng(seed: int, round_index: int, seat: int, at: int) -> random.Random:
@@ -275,9 +320,21 @@ def _variant_of(doc: object) -> str:
 
 
 def summary(review: RoundReview) -> str:
-    """One line: ``about 1.4 stones lost to 2 decisions this round`` (or that none lost more than
-    the threshold)."""
-    if not review.marked:
-        return f"no decision lost more than {review.threshold:g} {review.unit} this round"
-    n = len(review.marked)
-    return f"about {review.lost:.1f} {review.unit} lost to {n} decision{'s' if n != 1 else ''} this round"
+    """One line: ``about 1.4 stones lost to 2 decisions this round`` or ``no clear mistake: no
+    choice lost more than 0.25 stones by more than the estimate's margin this round``, then how
+    many choices were too close to tell and how many moves a bot made for the seat (not judged)."""
+    if review.marked:
+        n = len(review.marked)
+        line = f"about {review.lost:.1f} {review.unit} lost to {n} decision{'s' if n != 1 else ''} this round"
+    else:
+        line = (
+            f"no clear mistake: no choice lost more than {review.threshold:g} {review.unit} "
+            "by more than the estimate's margin this round"
+        )
+    close = len(review.within_noise)
+    if close:
+        line += f"; {close} choice{'s' if close != 1 else ''} lost more but too close to tell"
+    bots = len(review.by_bot)
+    if bots:
+        line += f"; {bots} move{'s' if bots != 1 else ''} played by a bot for this seat, not judged"
+    return line

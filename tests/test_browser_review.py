@@ -27,6 +27,7 @@ from tests.browserkit import (
     play_until,
     screenshot,
     sit_and_start,
+    switch_language,
 )
 from tests.serverkit import Client, ServerProcess, play_to_match_over
 
@@ -253,3 +254,76 @@ def test_the_kept_final_panel_reviews_its_own_matchs_last_round_after_play_again
     newcomer = server.claim(code, 0, "Budi").json()["token"]
     refused = _asked_review(server, code, last_round, newcomer, match=1)
     assert refused.status_code == 403 and refused.json()["detail"]["code"] == "bad_token", refused.text
+
+
+# A Kozel review as the server sends it: no choice marked, one that lost 3.56 points (14.48 against
+# 10.92, above the 2-point threshold) too close to tell (margin ± 4.2), and two moves a bot made
+# for the player while they were away (never judged: not among the decisions).
+_CLOSE_REVIEW = {
+    "variant": "kozel", "round": 0, "seat": 0, "unit": "points", "threshold": 2.0, "samples": 200,
+    "seed": 0, "lost": 0.0, "marked": 0, "by_bot": [7, 9],
+    "decisions": [{
+        "at": 4,
+        "chosen": {"seat": 0, "play": "4-2", "end": "R"},
+        "best": {"seat": 0, "play": "5-1", "end": "L"},
+        "options": [{"action": {"seat": 0, "play": "5-1", "end": "L"}, "cost": 10.92, "lost": 0.0},
+                    {"action": {"seat": 0, "play": "4-2", "end": "R"}, "cost": 14.48, "lost": 3.56}],
+        "lost": 3.56, "noise": 2.1, "margin": 4.2, "worlds": 200, "marked": False, "within_noise": True,
+        "chain": [[5, 6], [6, 6], [6, 4]], "hand": ["4-2", "5-1", "3-3"],
+    }],
+}  # fmt: skip
+
+_RENDER_REVIEW_JS = """async (review) => {
+    const { reviewList } = await import('/static/js/review.js');
+    const { t } = await import('/static/js/i18n.js');
+    const box = reviewList(review);
+    const text = (sel) => box.querySelector(sel)?.textContent ?? null;
+    const amount = t('points.count', {n: 3.56}), margin = t('points.count', {n: 4.2});
+    return {summary: text('.review-summary'), close: text('.review-close'), byBot: text('.review-by-bot'),
+            decisions: box.querySelectorAll('.review-decision').length, all: box.textContent,
+            wanted: {close: t('review.too_close', {amount, margin}),
+                     byBot: t('review.by_bot', {moves: '8, 10', n: 2}), amount, margin}};
+}"""
+
+
+def test_a_review_says_what_is_true_of_a_close_gap_and_the_bots_moves(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A user read "No clear mistake… within 2 points of the best" above a choice at 14.48 against
+    10.92 (a gap unmarked only because it was inside the estimate's margin), and the moves a bot
+    made while their tab was away judged as theirs. In every language: the summary says no choice
+    lost more than the threshold *by more than the margin*, the close choice says it is too close to
+    tell with its margin, the bot's moves are listed apart, never among the decisions."""
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, server.url)
+        for lang in languages():
+            switch_language(page, lang)
+            catalog = catalog_of(lang)
+            shown = page.evaluate(_RENDER_REVIEW_JS, _CLOSE_REVIEW)
+            assert "⟦" not in shown["all"], (lang, shown["all"])
+            assert shown["summary"] == catalog["review.none_points"].replace("{threshold}", "2"), lang
+            assert shown["decisions"] == 1  # the bot's moves are not judged
+            assert shown["close"] == shown["wanted"]["close"], lang
+            for figure in ("3", "56", "4", "2"):  # the gap and its margin, in the language's format
+                assert figure in shown["close"], (lang, shown["close"])
+            assert shown["byBot"] == shown["wanted"]["byBot"] and "8, 10" in shown["byBot"], lang
+            if lang == "en":
+                assert "within 2 points" not in shown["summary"]
+                assert shown["summary"].startswith("No clear mistake this round: no choice of yours lost")
+                assert shown["close"] == (
+                    "3.56 points more than the best, within the estimate's margin (± 4.2 points): "
+                    "too close to tell"
+                )
+                assert shown["byBot"] == (
+                    "Moves 8, 10 of the round were played for you by the bot while you were away: "
+                    "they are not judged here."
+                )
+            # a round whose every choice was the bot's says so, not "every move was forced"
+            only_bot = {**_CLOSE_REVIEW, "decisions": [], "by_bot": [3]}
+            alone = page.evaluate(_RENDER_REVIEW_JS, only_bot)
+            assert alone["summary"] == catalog["review.no_own_choices"], lang
+            assert alone["byBot"] is not None and "4" in alone["byBot"], lang  # the move's number
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from app.cli.review import review_text
 from engine.actions import parse_action
 from engine.bots import make_bot
 from engine.core import Deal, Phase, State
 from engine.deal_json import parse_deal
 from engine.errors import RecordError
-from engine.record import read_record, write_record
+from engine.record import read_header, read_record, write_record
 from engine.review import THRESHOLDS, review_record, summary
 from engine.simulate import play_round
 from engine.variants import make_rules
@@ -157,7 +158,78 @@ def test_mistakes_are_marked_and_summed_in_one_line() -> None:
         f"about {review.lost:.1f} stones lost to {n} decision{'s' if n != 1 else ''} this round"
     )
     quiet = review_record(_match("domeng", 5, {}, 0), 0, 0, samples=SAMPLES, threshold=1e9)
-    assert summary(quiet) == "no decision lost more than 1e+09 stones this round"
+    assert summary(quiet) == (
+        "no clear mistake: no choice lost more than 1e+09 stones "
+        "by more than the estimate's margin this round"
+    )
+
+
+def test_a_gap_above_the_threshold_inside_the_margin_is_too_close_to_tell_never_within() -> None:
+    """A choice that lost more than the threshold but not more than two standard errors is not
+    marked: the review must not then say every choice was within the threshold (a player read
+    "within 2 points of the best" above a choice at 14.48 against 10.92). The summary says no
+    choice lost more than the threshold *by more than the margin*, counts the close ones, and the
+    decision says it is too close to tell, with its margin."""
+    reviews = (
+        (review_record(doc, 0, seat, samples=SAMPLES, seed=0), doc)
+        for variant, seats in (("kozel", 3), ("domeng", 5))
+        for seed in range(6)
+        for doc in [_match(variant, seats, {}, seed)]
+        for seat in range(seats)
+    )
+    review, doc = next(((r, d) for r, d in reviews if r.within_noise and not r.marked), (None, None))
+    assert review is not None and doc is not None, "a sampled review has a gap too close to tell"
+    close = review.within_noise
+    assert all(d.lost > review.threshold >= 0 and d.lost <= d.margin and not d.marked for d in close)
+    line = summary(review)
+    assert f"within {review.threshold:g}" not in line and "no decision lost more than" not in line
+    n = len(close)
+    assert line == (
+        f"no clear mistake: no choice lost more than {review.threshold:g} {review.unit} by more than "
+        f"the estimate's margin this round; {n} choice{'s' if n != 1 else ''} lost more but too close to tell"
+    )
+    shown = review.to_json()
+    for decision, raw in zip(review.decisions, shown["decisions"], strict=True):
+        assert raw["within_noise"] == (decision in close)
+        assert raw["margin"] == pytest.approx(2 * raw["noise"], abs=0.002)
+    text = review_text(review, read_header(doc)[1])
+    for decision in close:
+        head = next(line for line in text.splitlines() if line.startswith(f"Action {decision.at + 1}: "))
+        assert head.endswith(f"too close to tell (margin ± {decision.margin:.2f})"), head
+
+
+def test_moves_a_bot_made_for_the_player_are_listed_never_judged() -> None:
+    """The moves a bot made for a person (their turn timer ran out, or it covered their seat while
+    they were away: the record's ``by_bot``) are not theirs: the review leaves them out of its
+    decisions and its verdict, and lists them."""
+    found = (
+        (doc, seat, review)
+        for seed in range(12)
+        for doc in [_match("domeng", 5, {}, seed)]
+        for seat in (1, 3)  # the easy seats
+        for review in [review_record(doc, 0, seat, samples=60, seed=0)]
+        if review.marked
+    )
+    doc, seat, plain = next(found)
+    first = plain.marked[0].at
+    actions = doc["rounds"][0]["actions"]
+    covered = [at for at, action in enumerate(actions) if action["seat"] == seat and at >= first]
+    for at in covered:  # a bot covered the seat from its first marked choice on
+        actions[at]["by_bot"] = "covering"
+    review = review_record(doc, 0, seat, samples=60, seed=0)
+    assert review.by_bot == tuple(covered) and review.to_json()["by_bot"] == covered
+    assert review.decisions == tuple(d for d in plain.decisions if d.at < first)
+    assert all(d.at not in covered for d in review.marked)
+    assert review.lost == pytest.approx(sum(d.lost for d in plain.marked if d.at < first))
+    n = len(covered)
+    assert summary(review).endswith(
+        f"; {n} move{'s' if n != 1 else ''} played by a bot for this seat, not judged"
+    )
+    if not review.marked:
+        assert summary(review).startswith("no clear mistake")
+    text = review_text(review, read_header(doc)[1]).splitlines()
+    for at in covered:
+        assert f"Action {at + 1}: played by a bot for this seat's player, not judged" in text
 
 
 def test_only_an_ended_round_in_the_record_of_a_seat_at_the_table_is_reviewed() -> None:

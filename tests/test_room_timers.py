@@ -29,7 +29,9 @@ from app.store.models import Match
 from app.store.records import record_of
 from app.store.writer import now_utc
 from engine.actions import Action
+from engine.core import Phase
 from engine.record import read_record
+from engine.review import review_record
 from engine.views import PlayerView
 from tests.roomkit import CONFIG, FakeOutbox, Table, age_store, my_move, reopen, run_table
 from tests.test_store import database_url  # noqa: F401  (a fixture: SQLite, and PostgreSQL when set)
@@ -697,3 +699,44 @@ def test_a_move_stores_the_covers_it_changes_with_it(
         assert [s.cover for s in (await table.stored()).seats] == [None] * 5
 
     _run_covered_table(tmp_path, body, bots, database_url)
+
+
+def test_a_review_never_judges_the_moves_a_bot_made_for_the_player(tmp_path: Path) -> None:
+    """A Kozel round where Ana plays her first turn, then her timer runs out twice and a bot covers
+    her seat to the round's end: her review (from the stored match, as the server's review workers
+    read it) judges only her own moves, and lists the bot's (the record's ``by_bot``) apart."""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.watch()
+        await table.start()
+        await until_turn(table, ana)
+        await table.act(ana, my_move(ana.last_state))  # type: ignore[arg-type]
+        await until_turn(table, ana)
+        await time_out(table)  # a bot stands in for this turn
+        await until_turn(table, ana)
+        await table.clock.advance(table.room, TIMER_S)  # the second in a row: a bot covers her
+        assert table.room.seats[0].covered
+        for _ in range(400):  # the covering bot plays her turns to the round's end
+            state = table.room.state
+            if state is not None and (state.round_index > 1 or state.phase is not Phase.PLAYING):
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        else:
+            raise AssertionError("the round never ended")
+        doc = await table.store.export_record(table.room.code)
+        actions = doc["rounds"][0]["actions"]
+        by_bot = [at for at, a in enumerate(actions) if a["seat"] == 0 and "by_bot" in a]
+        assert {actions[at]["by_bot"] for at in by_bot} == {"timeout", "covering"}
+        review = review_record(doc, 0, 0, samples=8)
+        assert list(review.by_bot) == by_bot
+        assert all(d.at not in by_bot for d in review.decisions)
+        # the same round as if Ana had made every move: the bot's choices (nearly always some; all
+        # of its turns may have been forced) were decisions there
+        mine = {d.at for d in review.decisions}
+        for action in actions:
+            action.pop("by_bot", None)
+        every = {d.at for d in review_record(doc, 0, 0, samples=8).decisions}
+        assert mine == every - set(by_bot)
+
+    run_table(tmp_path, body, variant="kozel", bots=[None, "medium"], turn_timer_s=TIMER_S)

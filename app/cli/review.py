@@ -44,7 +44,7 @@ def add_review_parser(sub: Any) -> None:
     review.set_defaults(func=cmd_review)
 
 
-def _decision_text(decision: Decision, unit: str) -> list[str]:
+def _decision_text(decision: Decision, unit: str, threshold: float) -> list[str]:
     head = f"Action {decision.at + 1}: {decision.chosen}"
     if decision.lost > 0:
         head += f": best {decision.best} (lost {decision.lost:.2f} ± {decision.noise:.2f} {unit})"
@@ -52,6 +52,8 @@ def _decision_text(decision: Decision, unit: str) -> list[str]:
         head += ": the best option"
     if decision.marked:
         head += "  MARKED"
+    elif decision.within_noise(threshold):
+        head += f"  too close to tell (margin ± {decision.margin:.2f})"
     lines = [head]
     for option in decision.options:
         mark = "  <- chosen" if option.action == decision.chosen else ""
@@ -61,16 +63,20 @@ def _decision_text(decision: Decision, unit: str) -> list[str]:
 
 def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
     """The review as readable lines: a header, each decision with its options (expected cost in
-    the review's unit, best first) and the one-line summary."""
+    the review's unit, best first; a gap too close to tell says so with its margin), the actions a
+    bot made for the seat's player (not judged) and the one-line summary."""
     name = names[review.seat]
     out = [
         f"{review.variant} · round {review.round + 1} · P{review.seat} ({name}) · "
         f"{review.samples} worlds per decision, seed {review.seed} · costs in {review.unit} this round"
     ]
     if not review.decisions:
-        out.append("No decision with a choice: every action of this seat was forced.")
+        other = " other" if review.by_bot else ""
+        out.append(f"No decision with a choice: every{other} action of this seat was forced.")
     for decision in review.decisions:
-        out += _decision_text(decision, review.unit)
+        out += _decision_text(decision, review.unit, review.threshold)
+    for at in review.by_bot:
+        out.append(f"Action {at + 1}: played by a bot for this seat's player, not judged")
     out.append(summary(review).capitalize() + ".")
     return "\n".join(out)
 

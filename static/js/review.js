@@ -1,8 +1,10 @@
 // "Review my round" (issue 16): the round-end panel's section that asks the server for the review of
 // this seat's decisions in the round just ended (docs/protocol.md, "Round review") and shows it:
-// a one-line summary, then each decision with a choice: the chain as it stood, the tile played and
-// the better one marked on it, and every option with its expected cost this round (stones or
-// points, fewer is better). The admin replay viewer draws the same list (static/js/admin/replay.js).
+// a one-line summary (and the moves a bot made for the player, never judged), then each decision
+// with a choice: the chain as it stood, the tile played and the better one marked on it, every
+// option with its expected cost this round (stones or points, fewer is better), and a gap the
+// estimate cannot tell from its noise said so, with its margin. The admin replay viewer draws the
+// same list (static/js/admin/replay.js).
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
@@ -101,7 +103,14 @@ function decisionItem(decision, review, index, words) {
     }),
   );
   const head = h("p", { class: "review-move" }, t("review.move", { n: decision.at + 1 }));
-  if (decision.marked) head.append(" · ", h("strong", {}, t("review.lost", { amount: t(unit, { n: rounded(decision.lost) }) })));
+  const amount = t(unit, { n: rounded(decision.lost) });
+  if (decision.marked) head.append(" · ", h("strong", {}, t("review.lost", { amount })));
+  // a gap above the threshold that the estimate cannot tell from noise: shown with its margin,
+  // neither a mistake nor "within the threshold"
+  else if (decision.within_noise) {
+    const close = decision.margin == null ? t("review.too_close_plain", { amount }) : t("review.too_close", { amount, margin: t(unit, { n: rounded(decision.margin) }) });
+    head.append(" · ", h("span", { class: "review-close" }, close));
+  }
   return h("li", { class: `review-decision${decision.marked ? " marked" : ""}`, dataset: { at: decision.at, index } }, head, chainLine(decision, words), options);
 }
 
@@ -112,7 +121,9 @@ function decisionItem(decision, review, index, words) {
  */
 export const OWN_WORDS = {
   noChoices: () => t("review.no_choices"),
+  noOwnChoices: () => t("review.no_own_choices"),
   none: (unit, threshold) => t(`review.none_${unit}`, { threshold }),
+  byBot: (moves, n) => t("review.by_bot", { moves, n }),
   intro: (unit) => t(`review.intro_${unit}`),
   choice: () => t("review.your_choice"),
   chainLabel: () => t("review.chain_label"),
@@ -122,9 +133,13 @@ export const OWN_WORDS = {
 export function reviewList(review, words = OWN_WORDS) {
   const box = h("div", { class: "review" });
   const unitKey = review.unit === "points" ? "points" : "stones";
-  if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, words.noChoices()));
+  // the moves a bot made for the seat's person (away, or out of time) are theirs to know of, never
+  // judged: the summary's verdict is about the person's own choices only
+  const byBot = review.by_bot || [];
+  if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, byBot.length ? words.noOwnChoices() : words.noChoices()));
   else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: rounded(review.lost) })));
   else box.append(h("p", { class: "review-summary" }, words.none(unitKey, review.threshold)));
+  if (byBot.length) box.append(h("p", { class: "review-by-bot" }, words.byBot(byBot.map((at) => at + 1).join(", "), byBot.length)));
   // the row of tiles in each decision is the chain as it stood: said once, above them (a row of
   // tiles with no word could be read as the hand)
   if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("p", { class: "review-legend" }, words.chainLabel()), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));

@@ -39,7 +39,9 @@ export function seatReviewWords(name) {
   const expect = { stones: `stones ${name} could expect from this round`, points: `points ${name} could expect to write this round` };
   return {
     noChoices: () => `Every move ${name} made this round was forced: nothing to review.`,
-    none: (unit, threshold) => `No clear mistake: each choice of ${name} was within ${threshold} ${unit} of the best, or too close to call.`,
+    noOwnChoices: () => `The other moves ${name} made this round were forced: nothing else to review.`,
+    none: (unit, threshold) => `No clear mistake: no choice of ${name} lost more than ${threshold} ${unit} to the best by more than the estimate's margin of error.`,
+    byBot: (moves, n) => `${n === 1 ? "Move" : "Moves"} ${moves} of the round ${n === 1 ? "was" : "were"} played for ${name} by a bot (away or out of time): not judged.`,
     intro: (unit) => `Each option was played out on hundreds of deals that fit what ${name} could see then (never the hands revealed now). The number is the ${expect[unit]}: fewer is better.`,
     choice: () => `${name}'s choice`,
     chainLabel: () => `The line of play at that moment, with ${name}'s tile and the better one`,
