@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.web.models import RoundReview
 from engine.review import review_record
 from tests.adminkit import SECRET, admin_client
 from tests.conftest import domeng_cli
@@ -197,3 +198,38 @@ def test_a_long_review_never_holds_up_another_tables_play(slow_reviews: ServerPr
         asking.join(300)
         player.close()
     assert results and results[0].status_code == 200, results and results[0].text
+
+
+def test_the_served_review_keeps_every_figure_the_engine_gives_even_an_unknown_margin() -> None:
+    """The route's response model passes on what `engine.review.RoundReview.to_json` writes: the
+    bot's moves (``by_bot``), each decision's ``margin`` and ``within_noise``, and a ``noise`` and
+    ``margin`` of null (worlds that cannot tell: JSON has no infinity), which must not be a 500."""
+    option = {"action": {"seat": 0, "play": "3-5", "end": "R"}, "cost": 1.0, "lost": 0.0}
+    decision = {
+        "at": 2,
+        "chosen": {"seat": 0, "play": "2-5", "end": "R"},
+        "best": option["action"],
+        "options": [option, {**option, "action": {"seat": 0, "play": "2-5", "end": "R"}, "lost": 0.4}],
+        "lost": 0.4,
+        "noise": None,
+        "margin": None,
+        "worlds": 1,
+        "marked": False,
+        "within_noise": True,
+        "chain": [[3, 5]],
+        "hand": ["2-5", "3-5"],
+    }
+    review = {
+        "variant": "domeng",
+        "round": 0,
+        "seat": 0,
+        "unit": "stones",
+        "threshold": 0.25,
+        "samples": 8,
+        "seed": 0,
+        "lost": 0.0,
+        "marked": 0,
+        "decisions": [decision],
+        "by_bot": [4, 7],
+    }
+    assert RoundReview.model_validate(review).model_dump(mode="json") == review

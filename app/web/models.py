@@ -178,7 +178,9 @@ class ReviewOption(BaseModel):
 class ReviewDecision(BaseModel):
     """A decision with two or more legal actions (engine.review.Decision): ``at`` is the action's
     index in the round (from 0); ``options`` best first; ``lost`` what the choice cost against the
-    best, ``noise`` its standard error over ``worlds`` sampled worlds; ``marked`` a mistake;
+    best, ``noise`` its standard error over ``worlds`` sampled worlds and ``margin`` the margin a
+    mistake must exceed (both null when the worlds cannot tell); ``marked`` a mistake;
+    ``within_noise`` a loss above the threshold but inside the margin (too close to tell);
     ``chain`` (oriented pip pairs, left to right) and ``hand`` (tiles "a-b") as the seat saw them."""
 
     at: int
@@ -186,9 +188,11 @@ class ReviewDecision(BaseModel):
     best: dict[str, object]
     options: list[ReviewOption]
     lost: float
-    noise: float
+    noise: float | None
+    margin: float | None
     worlds: int
     marked: bool
+    within_noise: bool
     chain: list[list[int]]
     hand: list[str]
 
@@ -196,7 +200,8 @@ class ReviewDecision(BaseModel):
 class RoundReview(BaseModel):
     """A seat's review of one ended round (issue 16; engine.review.RoundReview): ``round`` from 0
     (the record's index), ``unit`` "stones" or "points", ``threshold`` the marking threshold in it,
-    ``lost`` the marked decisions' total, ``marked`` their number."""
+    ``lost`` the marked decisions' total, ``marked`` their number; ``by_bot`` the indexes in the
+    round (from 0) of the seat's moves a bot made for its person (not judged)."""
 
     variant: str
     round: int
@@ -208,3 +213,4 @@ class RoundReview(BaseModel):
     lost: float
     marked: int
     decisions: list[ReviewDecision]
+    by_bot: list[int]

@@ -43,6 +43,7 @@ from engine.variants import make_rules
 __all__ = [
     "DOCS_DIR",
     "MY_TABLES_MAX",
+    "READ",
     "STATIC_DIR",
     "claim_seat",
     "create_room",
