@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import engine
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 pytest.importorskip("uvloop", reason="uvloop is not installed")
@@ -38,6 +39,7 @@ def test_a_table_plays_and_resumes_on_either_stack(tmp_path: Path, env: dict[str
         assert ready["loop"] == ("uvloop" if uvloop else "asyncio")
         assert ready["group_commit_s"] == float(env.get("DOMENG_GROUP_COMMIT_S", "0.02"))
         assert ready["group_commit_writes"] == 16
+        assert ready["engine"] == engine.BUILD  # the build this checkout runs, compiled or pure
         room = server.create_room(bots=[None, "medium", "easy", "medium", "easy"], turn_timer_s=0)
         token = server.claim(room["code"], 0, "Ana").json()["token"]
         assert server.start_match(room["code"], room["host_token"]).status_code == 200

@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from limits import parse as parse_limit
 from secure.middleware import SecureASGIMiddleware
 
+import engine
 from app.admin.auth import AdminAuth, MemorySessions
 from app.admin.live import answer
 from app.admin.routes import install_admin
@@ -116,6 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
             group_commit_s=settings.group_commit_s,
             group_commit_writes=settings.group_commit_writes,
+            engine=engine.BUILD,  # the rules compiled with mypyc, or pure Python (docs/engine.md)
             **cluster,
         )
         yield
