@@ -194,7 +194,8 @@ def test_dockerfile_builds_on_python_311_slim() -> None:
 
 def test_dockerfile_installs_the_project_with_pip() -> None:
     runs = " ".join(args for key, args in _instructions() if key == "RUN")
-    assert "pip install -e ." in runs  # editable: app/store/database.py finds migrations/ beside `app`
+    # editable: app/store/database.py finds migrations/ beside `app`; with mypyc (the `compiled` extra)
+    assert 'pip install -e ".[compiled]"' in runs
     copies = [args for key, args in _instructions() if key == "COPY"]
     assert any("pyproject.toml" in args for args in copies)
     assert any(args.startswith("migrations") for args in copies)
@@ -236,6 +237,17 @@ def test_dockerfile_ships_the_rulebook_and_builds_pyicu_against_debians_icu() ->
     assert "libicu-dev" in runs and "pkg-config" in runs and "g++" in runs
 
 
+def test_dockerfile_compiles_the_engine_while_it_has_a_compiler() -> None:
+    """The image runs the rules compiled by mypyc (docs/engine.md, "Compiled build"), built before
+    the compiler is purged, and still builds (pure Python) if that fails."""
+    runs = [args for keyword, args in _instructions() if keyword == "RUN"]
+    build = next(args for args in runs if "compile_engine.py" in args)
+    assert build.index("compile_engine.py") < build.index("apt-get purge -y --auto-remove g++")
+    assert "(python scripts/compile_engine.py || true)" in build
+    copies = [args for keyword, args in _instructions() if keyword == "COPY"]
+    assert "scripts/compile_engine.py ./scripts/" in copies
+
+
 def test_scripts_run_installs_the_server_and_scripts_test_the_test_tools() -> None:
     """The README's two commands: `scripts/run` needs only the server's packages, `scripts/test`
     brings the test tools (the ``dev`` extra)."""
@@ -244,7 +256,9 @@ def test_scripts_run_installs_the_server_and_scripts_test_the_test_tools() -> No
     assert "bash scripts/bootstrap\n" in run and "--dev" not in run
     assert "bash scripts/bootstrap --dev" in test
     bootstrap = (ROOT / "scripts" / "bootstrap").read_text()
-    assert 'pip install --quiet -e ".${extras}"' in bootstrap and 'extras="[dev]"' in bootstrap
+    assert 'pip install --quiet -e ".${wanted}"' in bootstrap and 'extras="[dev]"' in bootstrap
+    assert 'wanted="${extras:-[compiled]}"' in bootstrap  # the server's install brings mypyc
+    assert "scripts/compile_engine.py" in bootstrap
     project = (ROOT / "pyproject.toml").read_text()
     start, end = project.index("dependencies = ["), project.index("[project.optional-dependencies]")
     server_deps = project[start:end]
