@@ -635,3 +635,26 @@ def test_a_kozel_replay_speaks_kozel_with_no_stray_separator(server: ServerProce
     screenshot(page, "admin-kozel-replay-1280x800")
     watch.assert_clean()
     context.close()
+
+
+# Each status word of the match list, as the lines it takes: a word broken inside ("finishe/d")
+# takes two.
+STATUS_LINES = """() => [...document.querySelectorAll('.match-row .status')].map((s) => {
+    const lines = new Set([...s.getClientRects()].map((r) => Math.round(r.top)));
+    return [s.textContent, lines.size];
+})"""
+
+
+@pytest.mark.parametrize("width", [700, 1024])
+def test_the_match_lists_status_words_never_break(server: ServerProcess, browser: Any, width: int) -> None:
+    """A status ("finished", "abandoned") is one word on one line, on a phone's cards and in a
+    desktop's table squeezed by its long seat names and results (it broke as "finishe/d")."""
+    play_bot_match(server)
+    context, page, watch = open_page(browser, {"width": width, "height": 800})
+    _sign_in(page, server)
+    page.wait_for_selector(".match-row .status-finished")
+    shown = page.evaluate(STATUS_LINES)
+    screenshot(page, f"admin-status-words-{width}")
+    assert shown and all(lines == 1 for _, lines in shown), shown
+    watch.assert_clean()
+    context.close()
