@@ -251,3 +251,40 @@ def test_a_window_back_from_a_dropped_network_leaves_the_seat_to_the_window_open
     page.wait_for_selector(".banner", state="hidden")
     watch.assert_clean()
     context.close()
+
+
+# The seat each plate shows, the bottom one (one's own) first, and what the table says of it.
+_SEATS_JS = """() => ({
+    seat: Number(document.querySelector('.plate-me').dataset.seat),
+    others: [...document.querySelectorAll('.plate:not(.plate-me)')].map((p) => Number(p.dataset.seat)),
+    me: document.querySelector('.plate-me .name-text').textContent,
+    mine: document.querySelector('.plate-me').classList.contains('mine'),
+    spectating: document.querySelector('.table-screen').classList.contains('spectating')})"""
+
+
+def test_a_window_that_lost_its_seat_still_shows_the_table_from_that_seat(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Ana sits in the third seat. When her second window takes it, the first showed seat 0's
+    player at the bottom, as if that were hers, and her own plate among the others, greyed: it keeps
+    her seat at the bottom, hers, and not as a spectator's table, before and after "Play here"."""
+    room = server.create_room(bots=["easy", "easy", None, "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 2, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    sit_and_start(page, server, room, token, seat=2, host=True)
+    page.wait_for_function("() => window.__domeng.seat === 2")
+    ana = {"seat": 2, "others": [3, 4, 0, 1], "me": "Ana", "mine": True, "spectating": False}
+    assert page.evaluate(_SEATS_JS) == ana
+    other = context.new_page()
+    goto(other, page.url)
+    other.wait_for_selector(".hand-tile")
+    page.wait_for_selector(".banner[data-kind='replaced']")
+    screenshot(page, "replaced-window-seat-2-390")
+    assert page.evaluate(_SEATS_JS) == ana
+    other.close()
+    page.click(".banner[data-kind='replaced'] button")
+    page.wait_for_function("() => window.__domeng.seat === 2")
+    page.wait_for_selector(".table-screen:not(.replaced)")
+    assert page.evaluate(_SEATS_JS) == ana
+    watch.assert_clean()
+    context.close()

@@ -23,6 +23,9 @@ export class RoomController {
     this.view = null;
     this.version = null;
     this.seat = null;
+    // the seat a window showed when another window took it (the socket's 4001): the table goes on
+    // showing it from there, dimmed, never from another seat or as a spectator's (table.js ownSeat)
+    this.replacedSeat = null;
     this.watcherTag = null; // a spectator's public tag in this room (static/js/chat.js: the host may mute it)
     this.spectatorName = null; // the name the server holds for this spectator's socket in the chat (null: none)
     this.deadline = null;
@@ -135,6 +138,7 @@ export class RoomController {
         // Another window has the seat now: this one stops acting for it (no "your turn", no moves)
         // until "use it here" reconnects; the page's memory keeps the token for that.
         this.connection = { ...this.connection, online: false, replaced: true };
+        this.replacedSeat = this.seat ?? this.replacedSeat;
         this.seat = null;
         this.closePanel(); // nothing may stand between the player and "play here"
         this.updateBanner();
@@ -159,6 +163,7 @@ export class RoomController {
 
   onWelcome(seat, tag) {
     this.seat = seat;
+    this.replacedSeat = null;
     this.watcherTag = tag;
     if (seat !== null && this.memory.seat !== seat) this.memory = remember(this.code, { seat });
   }

@@ -367,7 +367,7 @@ export class TableView {
     // the table's own attributes only when they change: a change restyles everything under it
     setAttr(this.el, "data-my-turn", String(myTurn));
     setAttr(this.el, "data-phase", view.phase);
-    if (this.el.classList.contains("spectating") !== (this.ctl.seat === null)) this.el.classList.toggle("spectating");
+    if (this.el.classList.contains("spectating") !== (this.ownSeat() === null)) this.el.classList.toggle("spectating");
     // this window lost its seat to another and follows the table no more: what it still shows is
     // dimmed (static/css/app.css), without what looked live (who is away or covered, whose turn,
     // its timer), and its chat takes no line until "Play here"
@@ -394,7 +394,7 @@ export class TableView {
     const hurry = this.ctl.myTimerRuns();
     this.lastRoundBtn.disabled = hurry;
     setAttr(this.lastRoundBtn, "title", hurry ? t("table.last_round_after_turn") : null);
-    const base = this.ctl.seat ?? 0;
+    const base = this.ownSeat() ?? 0;
     const n = this.seatCount;
     for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
     this.updatePlate(this.mePlate, base);
@@ -500,6 +500,13 @@ export class TableView {
     return view.chain.length === 0 && this.isMyTurn() && !this.isCovered() && (view.legal || []).some((a) => a.play !== undefined);
   }
 
+  /** The seat this table is shown from: this window's, or the one another window took from it
+   * (shown dimmed from there until "Play here", rather than as another player's); null for a
+   * spectator. Acting goes by ``ctl.seat`` alone. */
+  ownSeat() {
+    return this.ctl.seat ?? this.ctl.replacedSeat ?? null;
+  }
+
   /** Whether this window follows the table: false once another window took its seat (the room's
    * ``connection.replaced``), until "Play here". */
   isLive() {
@@ -535,7 +542,7 @@ export class TableView {
     // a window that lost its seat, or a closed table, says nothing of who is here, or acts
     const live = this.isLive() && !this.isClosed();
     const acting = live && view.phase === "playing" && view.to_act === seat;
-    const mine = seat === this.ctl.seat;
+    const mine = seat === this.ownSeat();
     const el = plate.el;
     el.dataset.seat = String(seat);
     el.classList.toggle("acting", acting);
@@ -571,7 +578,7 @@ export class TableView {
       else tags.push(h("span", { class: "tag tag-offline" }, t("seat.offline")));
     }
     if (view.last_placer === seat && view.phase === "playing" && !this.kozel) tags.push(h("span", { class: "tag tag-mappano" }, tfSpan("seat.last_mappano")));
-    if (this.ctl.seat !== null && !mine && view.sides?.some((side) => side.length > 1 && side.includes(seat) && side.includes(this.ctl.seat))) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
+    if (this.ownSeat() !== null && !mine && view.sides?.some((side) => side.length > 1 && side.includes(seat) && side.includes(this.ownSeat()))) tags.push(h("span", { class: "tag tag-partner" }, t("seat.partner")));
     // one tag for the camat: the camat now (gold) says "camat", or "camat ×2" from a second election
     // on; a seat elected before but not now says its count ("camat ×1")
     const elections = view.elections?.[seat] ?? 0;
