@@ -636,6 +636,16 @@ def test_every_catalog_has_exactly_the_english_keys() -> None:
                 assert wanted <= set(placeholder.findall(form)), (lang, key, form)
 
 
+def test_the_round_results_button_does_not_read_as_the_final_round() -> None:
+    """The bar's button that opens the last round's panel says "round results", never what the
+    host's "Last round: the host ends the match…" says: in English both said "Last round"."""
+    for lang in languages():
+        words = catalog_of(lang)
+        label = words["table.last_round"].casefold()
+        final = words["stop.note"].split(":")[0].casefold()  # "Last round: the host ends the match …"
+        assert final not in label and label not in final, (label, final)
+
+
 def _shown_start(message: str) -> str:
     """What a message shows first: a term's label (``[[fish|Fish]]``) or the term itself."""
     term = re.match(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", message)
