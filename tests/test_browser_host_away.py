@@ -12,6 +12,10 @@ Play again is on the table itself, and the round-end panel stays open while it i
   at its end, and keeps following when the list gets shorter between the page's scroll to a new
   line and the report of that scroll (a frame later; the window's height settling after its width
   did that, about one run in three): the page's own scroll never counts as the reader's.
+- On a phone (a touch screen, no hover: a new user's report), the round-end panel stays past the
+  next deal for its reading time (static/js/roundend.js ``readingTime``) and then goes by itself;
+  touched, it is the reader's until they close it, past that time and their own turn, which it
+  says; closed, the turn is theirs to play, and the bar's "Round results" opens it again.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from tests.browserkit import (
     hold_seat,
     open_page,
     play_turn,
+    play_until,
     screenshot,
     version_of,
     wait_for_version,
@@ -315,3 +320,80 @@ def test_a_scroll_to_the_end_follows_though_a_move_lands_before_the_page_hears_i
     _feed_follows(page)
     watch.assert_clean()
     context.close()
+
+
+def _phone(browser: Any) -> tuple[Any, Any]:
+    """A phone's context (a touch screen, no hover) and page."""
+    context = browser.new_context(
+        viewport=PHONE, locale="en-US", reduced_motion="reduce", has_touch=True, is_mobile=True
+    )
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    return context, page
+
+
+_DEALT_BEHIND = """() => { const c = window.__domeng;
+    return !!c.view && !!c.roundEnd && c.view.round > c.roundEnd.round; }"""
+"""Whether the round after the panel's is dealt."""
+
+_PANEL_NOTE = "() => document.querySelector('dialog.round-end[open] .panel-note')?.textContent ?? null"
+
+
+def _to_round_end(page: Any) -> int:
+    """Play our turns until a round-end panel is open; the round it tells."""
+    play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
+    return int(page.evaluate("() => window.__domeng.roundEnd.round"))
+
+
+def test_a_phone_keeps_the_round_end_panel_while_it_is_read(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(
+        bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0, options={"camat_target": 0}
+    )
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page = _phone(browser)
+    try:
+        goto(page, f"{server.url}/r/{room['code']}")
+        hold_seat(page, room["code"], token, 0)
+        assert server.start_match(room["code"], room["host_token"]).status_code == 200
+        page.reload()
+        page.wait_for_selector(".table-screen")
+        assert page.evaluate("() => matchMedia('(any-hover: hover)').matches") is False
+
+        # untouched: the next round is dealt behind it, and it stays (on the old page it went then)
+        ended = _to_round_end(page)
+        page.wait_for_function(_DEALT_BEHIND)
+        assert page.locator(PANEL).count() == 1, "the panel went at the next deal, unread"
+        assert page.evaluate("() => window.__domeng.roundEnd.round") == ended
+        assert page.evaluate(_PANEL_NOTE) in (
+            catalog_of("en")["panel.next_started"],
+            catalog_of("en")["panel.next_your_turn"],
+        )
+        # ... until it has been open its reading time: then it goes by itself
+        page.wait_for_selector(PANEL, state="detached")
+
+        # touched: it is the reader's until they close it, past its reading time and their turn
+        ended = _to_round_end(page)
+        page.locator(f"{PANEL} .panel-head h2").tap()
+        page.wait_for_function(_DEALT_BEHIND)
+        until = page.evaluate("() => window.__domeng.panel.readUntil()")
+        page.wait_for_function("(t) => performance.now() > t + 1500", arg=until)
+        page.wait_for_function(f"() => ({_PANEL_NOTE})() === {catalog_of('en')['panel.next_your_turn']!r}")
+        assert (
+            page.locator(PANEL).count() == 1
+            and page.evaluate("() => window.__domeng.roundEnd.round") == ended
+        )
+        assert page.locator(f"{PANEL} .panel-note.attention").is_visible()
+        screenshot(page, "host-away-panel-your-turn-390x844")
+        page.locator(f"{PANEL} .panel-foot .btn-gold").tap()  # Close
+        page.wait_for_selector(PANEL, state="detached")
+        page.wait_for_selector(".table-screen[data-my-turn='true']")
+        screenshot(page, "host-away-round-results-390x844")  # the bar's "Round results" reopens it
+        assert page.locator(".last-round-btn").is_visible()
+        seen = page.evaluate("() => window.__domeng.version")
+        assert play_turn(page, at_version=seen), "the turn could not be played after the panel"
+        page.set_viewport_size(DESKTOP)
+        page.locator(".last-round-btn").tap()  # the bar's "Round results": the panel again
+        page.wait_for_selector(PANEL)
+        screenshot(page, "host-away-round-results-1280x800")
+    finally:
+        context.close()

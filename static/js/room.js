@@ -241,12 +241,13 @@ export class RoomController {
 
   /**
    * Nothing covers the hand while its turn timer runs: on this player's turn with a timer, the
-   * round-end panel folds away (the bar's "last round" reopens it after the move) and the feed
+   * round-end panel folds away (the bar's "round results" reopens it after the move) and the feed
    * drawer closes. Once the next round is dealt, the panel folds away too, but not while the
-   * player is reading it (a mouse over it, or a scroll, touch or key in it lately: ``panel.inUse``)
-   * or asked for it again (the bar's "last round"): it says the next round has started, or that
-   * it is their turn, and goes when they are done (looked at again every second) or when a turn
-   * timer of theirs starts. Without a turn timer nothing hurries them, so it may stay on their turn.
+   * player is reading it (``panel.inUse``: a phone's panel for its reading time, and once touched
+   * until closed; a mouse over it, or a scroll, click or key in it lately) or asked for it again
+   * (the bar's "round results"): it says the next round has started, or that it is their turn,
+   * and goes when they are done (looked at again every second) or when a turn timer of theirs
+   * starts. Without a turn timer nothing hurries them, so it may stay on their turn, saying so.
    */
   clearTheHand() {
     const dealt = this.roundEnd && this.view && this.view.round > this.roundEnd.round;
@@ -474,7 +475,7 @@ export class RoomController {
     if (content) replace(this.banner, content);
   }
 
-  /** The last round's panel; ``asked``: the player asked for it (the bar's "last round"), so it
+  /** The last round's panel; ``asked``: the player asked for it (the bar's "round results"), so it
    * stays until they close it or a turn timer of theirs starts (`clearTheHand`). */
   openRoundEnd({ asked = false } = {}) {
     if (!this.roundEnd) return;

@@ -76,17 +76,40 @@ export function roundEndPanel(snap, opts) {
   return dialog;
 }
 
-/** How long after the last scroll, touch, click or key inside the panel it still counts as being read. */
+/** How long after the last scroll, wheel, click or key inside the panel it still counts as being read. */
 export const READING_MS = 6000;
 
+/** How long a panel stays, at least, once open on a device without hover (a phone: no mouse
+ * resting over it tells that someone reads), however little its reader does with it: its text at
+ * ``READ_CHARS_PER_S``, between ``READ_MIN_MS`` and ``READ_MAX_MS``. People read running text at
+ * about 240 words a minute (Brysbaert 2019), some 22 characters a second, and skim a list of
+ * alike lines ("Bot 2 passes and takes 1 stone") faster: 25. Round panels measured 1,045 to 1,452
+ * characters (Domeng and Kozel, four rounds each): 42 to 45 s; a short one at least 15 s. */
+export const READ_CHARS_PER_S = 25;
+export const READ_MIN_MS = 15000;
+export const READ_MAX_MS = 45000;
+
+/** The least time ``dialog`` stays open (milliseconds), from the length of its text. */
+export function readingTime(dialog) {
+  const chars = (dialog.textContent || "").replace(/\s+/g, " ").length;
+  return Math.min(READ_MAX_MS, Math.max(READ_MIN_MS, (chars / READ_CHARS_PER_S) * 1000));
+}
+
 /**
- * ``dialog.inUse()``: whether the player is reading the panel now: a mouse resting over it, or a
- * scroll, wheel, touch, click or key inside it in the last ``READING_MS``. The room keeps the panel
- * open past the next deal while it is in use (static/js/room.js ``clearTheHand``).
+ * ``dialog.inUse()``: whether the player is (or may still be) reading the panel: on a device without
+ * hover, for ``readingTime`` after it opened; then (and with a mouse, from the start) while a mouse
+ * rests over it, or a scroll, wheel, click or key inside it came in the last ``READING_MS``. A
+ * touch on it (a finger, a pen: no hover says when they are done) makes it the reader's: it stays
+ * until they close it. The room keeps the
+ * panel open past the next deal while it is in use, saying that the round has started or that it
+ * is the reader's turn, and folds it away at once when a turn timer of theirs starts
+ * (static/js/room.js ``clearTheHand``).
  */
 function watchReading(dialog) {
   let last = -Infinity;
   let hovering = false;
+  let held = false; // touched: the reader closes it
+  let until = -Infinity; // set once the panel is open (its text is laid out)
   const touch = () => {
     last = performance.now();
   };
@@ -101,10 +124,22 @@ function watchReading(dialog) {
   dialog.addEventListener("pointerleave", () => {
     hovering = false;
   });
-  for (const type of ["scroll", "wheel", "touchstart", "pointerdown", "keydown"]) {
+  for (const type of ["scroll", "wheel", "pointerdown", "keydown"]) {
     dialog.addEventListener(type, (e) => (type !== "pointerdown" || over(e)) && touch(), { capture: true, passive: true });
   }
-  dialog.inUse = () => hovering || performance.now() - last < READING_MS;
+  // a finger or a pen on the panel (a swipe to scroll it too), not on its backdrop
+  const hold = (e) => {
+    if (e.pointerType !== "mouse" && over(e)) held = true;
+  };
+  dialog.addEventListener("pointerdown", hold, { capture: true, passive: true });
+  const showModal = dialog.showModal.bind(dialog);
+  dialog.showModal = () => {
+    showModal();
+    const hover = window.matchMedia("(any-hover: hover)").matches; // a mouse says it by resting there
+    until = hover ? -Infinity : performance.now() + readingTime(dialog);
+  };
+  dialog.inUse = () => held || hovering || performance.now() < until || performance.now() - last < READING_MS;
+  dialog.readUntil = () => until; // for the tests: when its reading time ends, on performance.now()'s clock
 }
 
 /** "Hints used this round: Ana (2), Budi (1)": every hint is told (issue 16). */
