@@ -3,7 +3,9 @@ on a desktop in English. A message and a reaction reach the other (the reaction 
 plate too), a hostile message shows as text, the phone's feed button counts what is unread, the
 host mutes a seat that then cannot chat, and the admin match page shows what was said. A phone's
 drawer keeps its head in view while it scrolls, and an empty chat says so; it stays open, with
-what the player is writing, when their turn comes."""
+what the player is writing, when their turn comes. The first match's waiting room has the chat
+too (a new user's report: only the next match's had it): the host and a friend talk there before
+the start."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from tests.browserkit import (
     screenshot,
     sit_and_start,
     switch_language,
+    take_seat,
     version_of,
     wait_for_a_tile_to_place,
     wait_for_version,
@@ -859,3 +862,48 @@ def test_a_phones_drawer_stays_open_for_a_line_being_written_when_the_turn_comes
     finally:
         budi.close()
         context.close()
+
+
+def _say_waiting(page: Any, text: str) -> None:
+    page.fill(".waiting-chat .chat-input", text)
+    page.press(".waiting-chat .chat-input", "Enter")
+
+
+def _waiting_lines(page: Any) -> list[str]:
+    return list(
+        page.eval_on_selector_all(".waiting-chat .chat-line .said", "els => els.map((e) => e.textContent)")
+    )
+
+
+def test_the_host_and_a_friend_talk_in_the_first_waiting_room(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    host_ctx, host, host_watch = open_page(browser, DESKTOP)
+    friend_ctx, friend, friend_watch = open_page(browser, PHONE)
+    try:
+        goto(host, f"{server.url}/r/{code}")
+        hold_host(host, code, room["host_token"])
+        host.reload()
+        host.wait_for_selector(".start-box")
+        take_seat(host, 0, "Ana")
+        goto(friend, f"{server.url}/r/{code}")
+        take_seat(friend, 1, "Budi")
+        for page in (host, friend):
+            page.wait_for_selector(".waiting-chat .chat-input")
+        _say_waiting(host, "hi, one more friend is coming")
+        friend.wait_for_function("() => document.querySelectorAll('.waiting-chat .chat-line').length === 1")
+        _say_waiting(friend, "great, I'll wait")
+        host.wait_for_function("() => document.querySelectorAll('.waiting-chat .chat-line').length === 2")
+        assert (
+            _waiting_lines(host)
+            == _waiting_lines(friend)
+            == ["hi, one more friend is coming", "great, I'll wait"]
+        )
+        screenshot(host, "chat-waiting-chat-1280x800")
+        friend.locator(".waiting-chat").scroll_into_view_if_needed()
+        screenshot(friend, "chat-waiting-chat-390x844")
+        for watch in (host_watch, friend_watch):
+            watch.assert_clean()
+    finally:
+        host_ctx.close()
+        friend_ctx.close()

@@ -745,12 +745,13 @@ class WaitingView {
     this.addChat();
   }
 
-  /** The next match's waiting room (Play again): the table's conversation goes on here too. Known
-   * from the first state when the page was opened in that waiting room (the room read over HTTP
-   * before it may not say which match it is at): `update` asks again. */
+  /** The room's chat, in every waiting room: the first match's (people talk while they wait for a
+   * friend) and the next one's (Play again: the table's conversation goes on). The server takes
+   * lines before the start as after (docs/protocol.md, `chat`): seated people, and spectators when
+   * the host allows. */
   addChat() {
     const ctl = this.ctl;
-    if (this.chatBox || (ctl.match ?? ctl.room?.match ?? 1) <= 1) return;
+    if (this.chatBox) return;
     this.chatBox = new ChatBox(ctl, { onReaction: () => {}, onUnread: () => {} });
     this.chatBox.setOpen(true);
     this.el.append(h("section", { class: "card waiting-chat" }, this.chatBox.el));
