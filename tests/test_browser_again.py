@@ -2,7 +2,9 @@
 their own language, play a whole Domeng match (the shortest the rules allow: the first camat
 election ends it; the bots quick), both press Play again at its end, see who is ready, and play
 the second match in the same seats while the bots keep their levels. The admin's match page links
-the room's two matches. Screenshots go to artifacts/screenshots/."""
+the room's two matches. In the next match's waiting room the ready count counts the people who are
+here (a new user's report: the host's browser closed, it still counted them): an absent one's
+seat says "away", counted apart. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -274,3 +276,68 @@ def test_the_last_matchs_panel_kept_while_read_folds_away_once_the_next_match_is
     finally:
         context.close()
         ana.stop()
+
+
+def _play_out(pages: list[Any]) -> None:
+    """Both players play their turns until the match is over on both pages."""
+    deadline = time.monotonic() + 180
+    while not all(p.evaluate("() => !!window.__domeng?.view?.match_over") for p in pages):
+        moved = False
+        for p in pages:
+            if p.locator(PANEL).count() == 0 and not p.evaluate("() => !!window.__domeng?.view?.match_over"):
+                moved = play_turn(p) or moved
+        assert time.monotonic() < deadline, "the match did not end"
+        if not moved:
+            wait_for_version(pages[0], pages[0].evaluate("() => window.__domeng.version"))
+
+
+def test_the_ready_count_counts_who_is_here(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(
+        bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0, options={"camat_target": 0}
+    )
+    code, host_token = room["code"], room["host_token"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))]
+    host_ctx, host, _ = open_page(browser, DESKTOP)
+    budi_ctx, budi, budi_watch = open_page(browser, PHONE)
+    try:
+        for page, seat in ((host, 0), (budi, 1)):
+            goto(page, f"{server.url}/r/{code}")
+            hold_seat(page, code, tokens[seat], seat)
+        hold_host(host, code, host_token)
+        assert server.start_match(code, host_token).status_code == 200
+        auth = {"Authorization": f"Bearer {host_token}"}
+        assert (
+            httpx.put(
+                f"{server.url}/api/rooms/{code}/stop", json={"stop": True}, headers=auth, timeout=10
+            ).status_code
+            == 200
+        )
+        for page in (host, budi):
+            page.reload()
+            page.wait_for_selector(".table-screen")
+        _play_out([host, budi])
+        for token in tokens:  # both are in for match 2
+            reply = httpx.post(
+                f"{server.url}/api/rooms/{code}/again",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=10,
+            )
+            assert reply.status_code == 200, reply.text
+        budi.wait_for_selector(".again-box[data-ready='2'][data-people='2']")
+        host_ctx.close()  # the host's browser closes
+        budi.wait_for_selector(".seat-row[data-seat='0'] .conn.off")
+        box = budi.locator(".again-box")  # Budi alone is here, and ready
+        assert (box.get_attribute("data-ready"), box.get_attribute("data-people")) == ("1", "1")
+        count = budi.text_content(".ready-count")
+        words = catalog_of("en")
+        expected = f"{words['again.ready_count']} {words['again.away_count']}".format(n=1, total=1)
+        assert count == expected, count
+        assert budi.text_content(".seat-row[data-seat='0'] .ready-tag") == words["again.away"]
+        if budi.locator(PANEL).count():
+            budi.locator(f"{PANEL} .panel-foot .btn-gold").click()
+        screenshot(budi, "again-ready-away-390x844")
+        budi_watch.assert_clean()
+    finally:
+        budi_ctx.close()
+        if host_ctx.pages:
+            host_ctx.close()

@@ -931,14 +931,17 @@ class WaitingView {
    * and the last match's result. */
   againBox(room, seated) {
     const ctl = this.ctl;
-    const people = room.seats.filter((s) => s.kind === "human");
+    // who is here: a person away (their browser closed) is covered by a bot at the start, so
+    // neither counts as ready nor is waited for; said apart
+    const people = room.seats.filter((s) => s.kind === "human" && s.connected);
+    const away = room.seats.filter((s) => s.kind === "human" && !s.connected).length;
     const ready = people.filter((s) => s.ready).length;
     const mine = seated ? room.seats[ctl.seat] : null;
     const box = h(
       "div",
       { class: "again-box", dataset: { ready: String(ready), people: String(people.length) } },
       h("p", { class: "hint" }, t("again.intro")),
-      h("p", { class: "ready-count", role: "status" }, t("again.ready_count", { n: ready, total: people.length })),
+      h("p", { class: "ready-count", role: "status" }, t("again.ready_count", { n: ready, total: people.length }), away ? ` ${t("again.away_count", { n: away })}` : ""),
     );
     if (mine && !mine.ready) box.append(h("button", { class: "btn btn-gold btn-big ready-button", type: "button", dataset: { focusKey: "ready" }, onclick: () => ctl.playAgain() }, t("again.ready_button")));
     else if (mine) box.append(h("p", { class: "you-ready" }, t("again.you_ready")));
@@ -967,7 +970,10 @@ class WaitingView {
     else if (info.kind === "bot") who = h("span", { class: "seat-who bot" }, botLabel(info.bot_level));
     else who = h("span", { class: "seat-who empty" }, t("waiting.empty"));
     // who is ready for the next match: beside the seat's number, never squeezing the name
-    const ready = again && !started && info.kind === "human" ? h("span", { class: `tag ready-tag${info.ready ? " tag-win" : ""}`, dataset: { ready: String(!!info.ready) } }, t(info.ready ? "again.ready" : "again.not_ready")) : "";
+    // (a person away is neither: a bot covers them if the match starts without them)
+    const here = info.connected;
+    const readyKey = !here ? "again.away" : info.ready ? "again.ready" : "again.not_ready";
+    const ready = again && !started && info.kind === "human" ? h("span", { class: `tag ready-tag${here && info.ready ? " tag-win" : ""}`, dataset: { ready: String(here && !!info.ready) } }, t(readyKey)) : "";
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
     if (!seated && open && !started) {
