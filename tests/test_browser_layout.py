@@ -1003,3 +1003,52 @@ def test_a_chain_tile_that_turns_a_corner_keeps_its_shape(server: ServerProcess,
         watch.assert_clean()
     finally:
         context.close()
+
+
+# Each button and language menu the bar shows, as the player sees it: a button's words are whole
+# (`cut`: its label is narrower than its text), or it is its icon alone, named by its hidden words
+# and with a tooltip.
+BAR_CONTROLS = """() => [...document.querySelectorAll('.bar-actions > .icon-btn')]
+    .filter((b) => b.offsetWidth > 0).map((b) => {
+        const lbl = b.querySelector('.lbl'); const r = lbl?.getBoundingClientRect() ?? {width: 0};
+        return {cls: b.className, words: lbl?.textContent ?? '', iconOnly: r.width <= 1,
+                cut: r.width > 1 && lbl.scrollWidth > Math.ceil(r.width) + 0.5,
+                title: b.getAttribute('title'),
+                name: b.getAttribute('aria-label') || b.textContent,
+                right: b.getBoundingClientRect().right}; })"""
+
+
+def test_the_bar_keeps_the_language_menu_whole_after_a_round(server: ServerProcess, browser: Any) -> None:
+    """After a round the bar's "Round results" (and the host's End match in a no-limit match) joins
+    Copy link, Rules and the language menu: in Ukrainian the menu was squeezed to "Украї…" at
+    1280x800 (73 px against English's 165). Now the buttons give up their words for their icon
+    (with a tooltip) before the menu narrows, in every language and size; a button shown as its icon
+    alone (always on a phone's and a tablet's bar) has a tooltip."""
+    room = server.create_room(bots=[None, *BOTS], turn_timer_s=0, options={"camat_target": 0})
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token, host=True)
+        play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
+        close_panel(page)
+        page.wait_for_selector(".last-round-btn[data-opens='round']:not([hidden])")
+        for viewport in (DESKTOP, {"width": 1024, "height": 768}, PHONE):
+            page.set_viewport_size(viewport)
+            for lang in languages():
+                switch_language(page, lang)
+                page.wait_for_function("() => !document.querySelector('.stop-btn').hidden")
+                size = f"{viewport['width']}x{viewport['height']}"
+                for menu in page.evaluate(MENUS):
+                    assert menu["width"] >= menu["whole"] - 0.5, (size, lang, menu)
+                controls = page.evaluate(BAR_CONTROLS)
+                for control in controls:
+                    assert not control["cut"], (size, lang, control)
+                    assert control["right"] <= viewport["width"] + 1, (size, lang, control)
+                    assert control["name"].strip(), (size, lang, control)
+                    if control["iconOnly"]:
+                        assert control["title"], (size, lang, control)
+                if lang in ("en", "uk"):
+                    screenshot(page, f"bar-after-round-{size}-{lang}", always=True)
+        watch.assert_clean()
+    finally:
+        context.close()

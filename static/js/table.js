@@ -125,8 +125,10 @@ export class TableView {
       h("a", { class: "brand", href: "/", "aria-label": t("app.title") }, brandMark(), h("span", { class: "brand-text" }, t("app.title"))),
       this.roundLabel,
       this.kozel ? this.bazaar : this.pile,
-      h("div", { class: "bar-actions" }, this.stopBtn, this.lastRoundBtn, this.feedToggle, ...topBarActions(ctl)),
+      (this.barActions = h("div", { class: "bar-actions" }, this.stopBtn, this.lastRoundBtn, this.feedToggle, ...topBarActions(ctl))),
     );
+    this.barFit = ""; // what the bar's fit was measured for (fitBar)
+    this.barIcons = new Set(); // the class of each bar button shown as its icon alone (fitBar)
 
     this.chain = new ChainBoard({
       onEnd: (end) => this.playEnd(end),
@@ -221,6 +223,7 @@ export class TableView {
     // on the page's body (the toasts and the banner are outside the table)
     this.barBottom = "";
     this.barSized = new ResizeObserver(() => {
+      this.fitBar();
       const barBottom = `${Math.ceil(this.bar.getBoundingClientRect().bottom)}px`;
       if (this.barBottom === barBottom) return;
       this.barBottom = barBottom;
@@ -393,7 +396,7 @@ export class TableView {
     // the round-end panel would cover the hand: not while one's turn timer runs (after the move)
     const hurry = this.ctl.myTimerRuns();
     this.lastRoundBtn.disabled = hurry;
-    setAttr(this.lastRoundBtn, "title", hurry ? t("table.last_round_after_turn") : null);
+    this.lastRoundHurry = hurry; // its tooltip: fitBar, from updateStop (the bar's last change)
     const base = this.ownSeat() ?? 0;
     const n = this.seatCount;
     for (let pos = 1; pos < n; pos += 1) this.updatePlate(this.opps[pos - 1], (base + pos) % n);
@@ -417,6 +420,46 @@ export class TableView {
     // a turn with a tile to choose (a forced pass is the server's, a Kozel draw the page's own)
     const choosing = myTurn && (view.legal || []).some((a) => a.play !== undefined);
     this.alerts.update(view, events, choosing, t("alerts.turn_body", { code: this.ctl.code }));
+  }
+
+  /** A wide screen's bar shows its buttons' words; where they and the language's name do not all
+   * fit (after a round in Ukrainian or Russian, "Round results" and "Copy link" beside the menu),
+   * the buttons give their words up one by one for their icon: first Copy link, then Rules, then
+   * End match, then Round results; only then does the language menu narrow (static/css/app.css,
+   * data-tight). A button shown as its icon alone (here, or always on a phone's and a tablet's bar)
+   * is still named by its hidden words, and has them as its tooltip. Measured when what the bar
+   * holds or its width changes. */
+  fitBar() {
+    const { bar, barActions } = this;
+    const key = [
+      bar.clientWidth,
+      document.documentElement.lang,
+      this.stopBtn.hidden,
+      this.lastRoundBtn.hidden,
+      this.lastRoundLabel.textContent,
+    ].join("|");
+    if (key !== this.barFit) {
+      this.barFit = key;
+      // its whole width (past the bar's edge where it does not fit), without transitions: a reduced
+      // motion's 0.01 ms one (app.css) still shows the old value to a measure in the same task
+      bar.classList.add("measuring");
+      let level = 0;
+      for (; level < 4; level += 1) {
+        bar.dataset.tight = String(level);
+        if (bar.scrollWidth <= bar.clientWidth) break;
+      }
+      bar.dataset.tight = String(level);
+      // the buttons whose words are hidden (their class, as in the words' tooltips below)
+      const hidden = (b) => (b.querySelector(".lbl")?.getBoundingClientRect().width ?? 2) <= 1;
+      this.barIcons = new Set([...barActions.querySelectorAll(".icon-btn")].filter(hidden).map((b) => b.classList[1]));
+      bar.classList.remove("measuring");
+    }
+    const tip = (el, words) => setAttr(el, "title", this.barIcons.has(el.classList[1]) ? words : null);
+    tip(barActions.querySelector(".copy-link"), t("room.copy_link"));
+    tip(barActions.querySelector(".rules-link"), t("nav.rules"));
+    tip(this.feedToggle, t("table.feed"));
+    tip(this.lastRoundBtn, this.lastRoundLabel.textContent);
+    if (this.lastRoundHurry) setAttr(this.lastRoundBtn, "title", t("table.last_round_after_turn"));
   }
 
   /** Where the opening tile sits in the chain: one place further right for each tile laid on L. */
@@ -817,6 +860,7 @@ export class TableView {
     if (!host || asked) this.stopAsking = false;
     this.stopBtn.hidden = !host || asked;
     this.stopBtn.disabled = this.stopAsking;
+    this.fitBar();
     // between rounds the stop ends the match at once: the confirm step asks that, not "when this
     // round ends" (a round that ends while it is shown changes its question)
     const between = this.ctl.view?.phase !== "playing";

@@ -63,7 +63,7 @@ export function copyLinkButton(code, cls = "btn") {
 export function topBarActions(ctl) {
   return [
     copyLinkButton(ctl.code, "icon-btn"),
-    h("a", { class: "icon-btn", href: "/rules", target: "_blank", rel: "noopener" }, icon("book"), h("span", { class: "lbl" }, t("nav.rules"))),
+    h("a", { class: "icon-btn rules-link", href: "/rules", target: "_blank", rel: "noopener" }, icon("book"), h("span", { class: "lbl" }, t("nav.rules"))),
     ...alertButtons(),
     languageSelect(),
   ];
