@@ -646,6 +646,28 @@ def test_the_round_results_button_does_not_read_as_the_final_round() -> None:
         assert final not in label and label not in final, (label, final)
 
 
+def test_the_previous_match_buttons_do_not_read_as_the_final_match() -> None:
+    """The bar's button and the waiting room's button that open the previous match's final panel
+    say "previous match" (English said "Last match", read as the final match, as "Last round" was).
+    Every language names the same thing in both places: its bar label is in its waiting room's."""
+    en = catalog_of("en")
+    for key in ("table.last_match", "again.last_match"):
+        assert "last" not in en[key].casefold().split(), (key, en[key])
+        assert "previous" in en[key].casefold(), (key, en[key])
+    stems = {
+        "en": "previous match",
+        "et": "eelmi",
+        "hu": "előző meccs",
+        "id": "pertandingan sebelumnya",
+        "ru": "прошл",
+        "uk": "минул",
+    }
+    for lang in languages():
+        words = catalog_of(lang)
+        for key in ("table.last_match", "again.last_match"):
+            assert stems[lang] in words[key].casefold(), (lang, key, words[key])
+
+
 def _shown_start(message: str) -> str:
     """What a message shows first: a term's label (``[[fish|Fish]]``) or the term itself."""
     term = re.match(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", message)
