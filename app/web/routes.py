@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cache
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from limits import RateLimitItem
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.addresses import counted_address
@@ -166,16 +168,19 @@ async def _count_read(request: Request) -> None:
     all). Raises `RoomError` ``too_many_reads`` (429, ``Retry-After``) when it is spent. When the
     shared counters do not answer the read goes on: a lobby does not go down with Redis."""
     state = request.app.state
-    limiter: RateLimits = state.limiter
-    client = f"read-{_client_address(request) or 'unknown'}"
-    try:
-        if await limiter.hit(state.read_limit, client):
-            return
-        retry = str(await limiter.retry_after_s(state.read_limit, client))
-    except LimitsUnavailableError:
-        return
     message = "too many requests from this address; wait a little, then reload the page"
-    raise RoomError("too_many_reads", message, 429, {"Retry-After": retry})
+    key = f"read-{_client_address(request) or 'unknown'}"
+    with contextlib.suppress(LimitsUnavailableError):
+        await _spend(state.limiter, state.read_limit, key, "too_many_reads", message)
+
+
+async def _spend(limiter: RateLimits, limit: RateLimitItem, key: str, code: str, message: str) -> None:
+    """Count one ``key`` against ``limit``. Raises `RoomError` ``code`` with ``message`` (429, with
+    ``Retry-After``) when it is spent, and `LimitsUnavailableError` when the shared counters do
+    not answer (the caller decides what that means)."""
+    if not await limiter.hit(limit, key):
+        retry = str(await limiter.retry_after_s(limit, key))
+        raise RoomError(code, message, 429, {"Retry-After": retry})
 
 
 READ: Final = [Depends(_count_read)]
@@ -191,10 +196,8 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     limiter: RateLimits = state.limiter
     board: Board | None = state.board
     try:
-        if not await limiter.hit(state.create_limit, f"create-{client}"):
-            retry = {"Retry-After": str(await limiter.retry_after_s(state.create_limit, f"create-{client}"))}
-            message = "too many rooms created from this address; try again soon"
-            raise RoomError("too_many_rooms", message, 429, retry)
+        message = "too many rooms created from this address; try again soon"
+        await _spend(limiter, state.create_limit, f"create-{client}", "too_many_rooms", message)
         cap = state.settings.max_rooms_per_address
         if cap and (hub.open_rooms_of(client) if board is None else await board.rooms_of(client)) >= cap:
             message = f"this address already has {cap} open rooms; finish or leave one first"
