@@ -28,12 +28,13 @@ from app.store import StoreError, repository
 from app.store.models import Match
 from app.store.records import record_of
 from app.store.writer import now_utc
-from engine.actions import Action
+from engine.actions import Action, parse_action
 from engine.core import Phase
 from engine.record import read_record
 from engine.review import review_record
 from engine.views import PlayerView
 from tests.roomkit import CONFIG, FakeOutbox, Table, age_store, my_move, reopen, run_table
+from tests.test_rooms import RefusingStore
 from tests.test_store import database_url  # noqa: F401  (a fixture: SQLite, and PostgreSQL when set)
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
@@ -697,6 +698,51 @@ def test_a_move_stores_the_covers_it_changes_with_it(
         assert move is not None
         await table.act(ana, move)  # her own move: no timeouts counted any more
         assert [s.cover for s in (await table.stored()).seats] == [None] * 5
+
+    _run_covered_table(tmp_path, body, bots, database_url)
+
+
+def test_a_move_the_store_refused_leaves_the_cover_as_it_was(
+    tmp_path: Path,
+    database_url: str,  # noqa: F811
+) -> None:
+    """Ana's seat is covered (two timeouts in a row) and the bot playing her turn waits; she makes
+    her move herself, which would end the cover, but the store refuses the write: the move is not
+    made, and her seat is still covered, in memory as in the store (the room released it before the
+    write, so it said her seat was hers while the store said covered, and stored that after the next
+    intent, the move never made). Once the store is back, the same move ends the cover with it."""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        await until_turn(table, ana)
+        await time_out(table)
+        await until_turn(table, ana)
+        bots.held = True  # the bot covering her waits
+        await table.clock.advance(table.room, TIMER_S, bots=False)  # the second in a row: covered
+        await table.room.settled(bots=False)
+        assert table.room.seats[0].covered and (await table.stored()).seats[0].cover == "covered"
+        move = my_move(ana.last_state)
+        assert move is not None
+        version = table.room.version
+        refusing = table.room.store = RefusingStore(table.store)
+        refusing.refusing = True
+        heard = len(ana.frames)
+        table.room.act(ana, version, parse_action({**move, "seat": 0}))
+        await table.room.settled(bots=False)
+        assert [f["code"] for f in ana.frames[heard:] if f["type"] == "error"] == ["not_saved"]
+        assert table.room.version == version
+        assert table.room.seats[0].cover == "covered"
+        refusing.refusing = False
+        await table.room.settled(bots=False)  # the next intent stores what changed in memory
+        assert (await table.stored()).seats[0].cover == "covered"
+        table.room.act(ana, version, parse_action({**move, "seat": 0}))
+        await table.room.settled(bots=False)
+        assert table.room.version == version + 1 and table.room.seats[0].cover is None
+        assert (await table.stored()).seats[0].cover is None
+        assert (await actors_of(table, 0))[-1] == "human"
+        bots.release()
 
     _run_covered_table(tmp_path, body, bots, database_url)
 

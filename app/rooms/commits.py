@@ -67,10 +67,15 @@ class Commits:
         def cancel_timers(self) -> None: ...
         def stored_covers(self) -> list[str | None]: ...
 
-    async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None:
+    async def commit(
+        self, fork: State, action: Action, actor: Actor, received: float, back: int | None = None
+    ) -> None:
         """Store ``action`` (and the round's end with it, in one transaction), adopt ``fork``, then
-        send everyone their view. A failed write raises and changes nothing: the room keeps its
-        state, and the action can be made again. When the host has asked to end the match
+        send everyone their view. ``back``: the seat whose person chose this move themselves, who
+        is back (`SeatInfo.release`: no bot plays for them, their timeouts count from 0), stored
+        with the move as the seats' covers and adopted only once it is. A failed write raises and
+        changes nothing, the seats' covers included: the room keeps its state, and the action can
+        be made again. When the host has asked to end the match
         (``host_stop``) and ``action`` ends the round, the match ends with it (`State.stop`),
         stored in the same transaction (RULES.md "Match end": the round is finished, never cut)."""
         old = self.state
@@ -78,7 +83,7 @@ class Commits:
         if self.host_stop and fork.phase is Phase.READY and fork.rules.host_stops:
             fork.stop()
         before, version = len(old.log), self.version + 1
-        covers = self.covers_after(fork)
+        covers = self.covers_after(fork, back)
         await self.store.append_action(
             self.match_id,
             old.round_index - 1,
@@ -93,6 +98,8 @@ class Commits:
         if fork.phase is Phase.OVER:
             self.status = "finished"
         self.state, self.version = fork, version
+        if back is not None:
+            self.seats[back].release()
         self.marks[version] = len(fork.log)
         if actor in BY_BOT:
             self.by_bot.extend(move_events(fork.log, before))
@@ -145,11 +152,14 @@ class Commits:
         match's end no bot plays for anyone any more."""
         _after_move(self.seats, state, self.status == "finished")
 
-    def covers_after(self, fork: State) -> dict[int, str | None]:
-        """The seats' covers that the move to ``fork`` changes from the stored ones
-        (`after_move`, on copies of the seats; `app.rooms.room.Room.stored_covers`): stored
-        with the move, so that no crash comes between them."""
+    def covers_after(self, fork: State, back: int | None = None) -> dict[int, str | None]:
+        """The seats' covers that the move to ``fork`` changes from the stored ones (seat →
+        cover, `SeatInfo.cover`), with seat ``back``'s person back (`commit`) and `after_move`,
+        on copies of the seats (`app.rooms.room.Room.stored_covers`): stored with the move, so
+        that no crash comes between them."""
         later = [replace(info) for info in self.seats]
+        if back is not None:
+            later[back].release()
         _after_move(later, fork, self.status == "finished" or fork.phase is Phase.OVER)
         stored = self.stored_covers()
         return {i: s.cover for i, (s, was) in enumerate(zip(later, stored, strict=True)) if s.cover != was}

@@ -102,7 +102,9 @@ class Moves:
         def hold_for_absent(self) -> bool: ...
         def hold(self, delay_s: float, intent: Intent) -> None: ...
         def current_wait(self) -> Wait | None: ...
-        async def commit(self, fork: State, action: Action, actor: Actor, received: float) -> None: ...
+        async def commit(
+            self, fork: State, action: Action, actor: Actor, received: float, back: int | None = None
+        ) -> None: ...
         async def save(self, *, new_round: NewRound) -> int: ...
         def adopt(
             self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None
@@ -129,9 +131,10 @@ class Moves:
         except EngineError as error:
             _log.info("action_refused", room=self.code, seat=seat, code=error.code, detail=error.message)
             return self.refuse(conn, error.code, refusal_message(error.code))
-        if not isinstance(intent.action, Draw):  # a Kozel draw is the client's own, not a choice
-            self.seats[seat].release()  # choosing a move is coming back: no bot, no timeouts counted
-        await self.commit(fork, intent.action, "human", intent.received)
+        # choosing a move is coming back: no bot, no timeouts counted, released with the stored
+        # move (`Commits.commit`); a Kozel draw is the client's own, not a choice
+        back = None if isinstance(intent.action, Draw) else seat
+        await self.commit(fork, intent.action, "human", intent.received, back=back)
         return None
 
     async def on_auto(self, intent: Auto) -> None:
