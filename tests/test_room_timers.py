@@ -747,6 +747,48 @@ def test_a_move_the_store_refused_leaves_the_cover_as_it_was(
     _run_covered_table(tmp_path, body, bots, database_url)
 
 
+def test_the_hosts_stop_between_rounds_ends_the_covers_in_its_own_transaction(
+    tmp_path: Path,
+    database_url: str,  # noqa: F811
+) -> None:
+    """Ana's seat is covered when a round of a no-limit match ends; the host ends the match before
+    the next deal. No bot plays for anyone after the match: her seat's cover ends with the stop,
+    stored in the stop's own transaction, so a crash right after it cannot leave the finished match
+    stored with her seat covered (the room stored that cover on its own after the stop, a write
+    this test makes never land)."""
+    bots = HeldSeat(0)
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        lossy = table.room.store = CoversLost(table.store)
+        await table.start()
+        await until_turn(table, ana)
+        await time_out(table)
+        await until_turn(table, ana)
+        await table.clock.advance(table.room, TIMER_S)  # the second in a row: a bot covers her
+        assert table.room.seats[0].covered
+        for _ in range(400):  # the round plays out; its end's pause is longer than a bot's
+            state = table.room.state
+            if state is not None and state.phase is Phase.READY:
+                break
+            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
+        else:
+            raise AssertionError("the round never ended")
+        assert table.room.seats[0].covered and (await table.stored()).seats[0].cover == "covered"
+        lossy.lost = True  # from here on, a cover stored on its own never lands
+
+        async def stop(room: Room) -> None:
+            host.check_host(room, table.host_token)
+            await host.stop_match(room, True)
+
+        await table.room.call(stop)
+        assert table.room.status == "finished" and table.room.seats[0].cover is None
+        stored = await table.stored()
+        assert stored.status == "finished" and [s.cover for s in stored.seats] == [None] * 5
+
+    _run_covered_table(tmp_path, body, bots, database_url)
+
+
 def test_a_review_never_judges_the_moves_a_bot_made_for_the_player(tmp_path: Path) -> None:
     """A Kozel round where Ana plays her first turn, then her timer runs out twice and a bot covers
     her seat to the round's end: her review (from the stored match, as the server's review workers

@@ -341,6 +341,27 @@ def test_an_action_stores_the_covers_it_changed_in_its_own_transaction(database_
     assert with_store(database_url, body) == (["timed_out", None, None, None, None], [3])
 
 
+def test_a_rooms_change_stores_the_covers_it_changed_in_its_own_transaction(database_url: str) -> None:  # noqa: F811
+    """`Store.save_room` with ``covers`` (the host's stop between rounds ends every cover): the
+    change and the seats' covers are stored together, or neither (a seat the match lacks refuses
+    both; an unknown cover is refused before anything is queued)."""
+
+    async def body(store: Store) -> tuple[list[str | None], str, int]:
+        match_id, code = await new_match(store, seats=PEOPLE)
+        await store.set_status(match_id, "playing", 1)
+        await store.cover_seats(match_id, {0: "covered", 1: "timed_out"})
+        with pytest.raises(NotFoundError):
+            await store.save_room(match_id, 2, status="finished", covers={0: None, 9: None})
+        with pytest.raises(ValueError, match="seat cover"):
+            await store.save_room(match_id, 2, status="finished", covers={0: "asleep"})
+        await store.save_room(match_id, 2, status="finished", covers={0: None, 1: None})
+        row = await store.load_match(code)
+        assert row is not None
+        return [s.cover for s in row.seats], row.status, row.version
+
+    assert with_store(database_url, body) == ([None] * 5, "finished", 2)
+
+
 def test_a_seat_a_bot_plays_for_is_stored_until_the_seat_is_rewritten(database_url: str) -> None:  # noqa: F811
     """Whether a bot plays for a person's seat is stored without a version (`Store.cover_seats`)
     and read with the room; rewriting the seat in any way (a change with the room's version, a

@@ -6,7 +6,7 @@ three for a move; `Commits.save` stores any other change and returns its version
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +104,7 @@ class Commits:
         if actor in BY_BOT:
             self.by_bot.extend(move_events(fork.log, before))
         self.after_move(fork)
-        self.covers_stored = (self.match_id, [info.cover for info in self.seats])
+        self.covers_adopted()
         self.metrics.actions.inc()
         if fork.phase is not Phase.PLAYING:
             fork.forget_rounds(1)  # only the last round's reveal stays in memory
@@ -128,9 +128,12 @@ class Commits:
         hints: bool | None = None,
         host_stop: bool | None = None,
         ended_round: tuple[int, dict[str, Any]] | None = None,
+        covers: Mapping[int, str | None] | None = None,
     ) -> int:
-        """Store a change that is not a move with the next version, in one transaction; returns
-        that version. The caller adopts the change (`adopt`) only after this returns."""
+        """Store a change that is not a move with the next version, in one transaction (with
+        ``covers``, the seats' covers it changes: seat → `SeatInfo.cover`); returns that version.
+        The caller adopts the change (`adopt`) only after this returns (and, with ``covers``,
+        calls `covers_adopted` once its seats have them)."""
         version = self.version + 1
         await self.store.save_room(
             self.match_id,
@@ -144,6 +147,7 @@ class Commits:
             hints=hints,
             host_stop=host_stop,
             ended_round=ended_round,
+            covers=covers,
         )
         return version
 
@@ -151,6 +155,11 @@ class Commits:
         """A stand-in's one turn is over once the turn moved on (a Kozel draw keeps it); at the
         match's end no bot plays for anyone any more."""
         _after_move(self.seats, state, self.status == "finished")
+
+    def covers_adopted(self) -> None:
+        """The seats' covers as they are now were stored (with a move or a change: `commit`,
+        `save`), so `app.rooms.room.Room.store_covers` has nothing of them to store."""
+        self.covers_stored = (self.match_id, [info.cover for info in self.seats])
 
     def covers_after(self, fork: State, back: int | None = None) -> dict[int, str | None]:
         """The seats' covers that the move to ``fork`` changes from the stored ones (seat →

@@ -185,10 +185,13 @@ async def stop_match(room: Room, stop: bool) -> None:
         # the last round's stored outcome says the match ended with it, as when a round in play
         # ends after the ask (`app.rooms.recovery.round_end`)
         ended = (fork.round_index - 1, round_end(fork).outcome)
-        version = await room.save(status="finished", host_stop=True, ended_round=ended)
+        # no bot plays for anyone any more: the covers end with the match, in its transaction
+        covers = room.covers_after(fork) or None
+        version = await room.save(status="finished", host_stop=True, ended_round=ended, covers=covers)
         room.state, room.host_stop = fork, True
         room.adopt(version, status="finished")
-        room.after_move(fork)  # no bot plays for anyone any more
+        room.after_move(fork)
+        room.covers_adopted()
         room.schedule()  # the next deal is off
         frames.send_whole(room, room.conns)  # the round's end they were sent now says so too
         return

@@ -90,6 +90,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         hints: bool | None = None,
         host_stop: bool | None = None,
         ended_round: tuple[int, dict[str, Any]] | None = None,
+        covers: Mapping[int, str | None] | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
@@ -98,10 +99,12 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
         match's ``options`` (RECORD.md's), ``turn_timer_s`` and ``hints`` (the host's, before the
         start), ``host_stop`` (the host's ask to end a no-limit match, `Match.host_stop`), and
         ``ended_round`` ``(index, outcome)``: the stored outcome of that ended round rewritten (the
-        host's stop between rounds: its last round's outcome then says ``match_over``), each when
-        given. All of it, or none.
+        host's stop between rounds: its last round's outcome then says ``match_over``), and
+        ``covers``, the seats' covers the change ends or starts (seat → one of
+        `app.store.models.SEAT_COVERS` or None, as `cover_seats` takes them; a seat of ``seats``
+        is stored uncovered anyway), each when given. All of it, or none.
 
-        Raises ValueError for an unknown status or a bad deal, NotFoundError for an unknown match
+        Raises ValueError for an unknown status, cover or a bad deal, NotFoundError for an unknown match
         or seat or an ``ended_round`` not stored as ended, ConflictError when the round is already
         stored.
         """
@@ -109,11 +112,14 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
         if new_round is not None:
             _check_deal(new_round.deal)
+        _check_covers(covers or {})
         now = now_utc()
 
         def run(connection: Connection) -> None:
             for change in seats:
                 _write_seat(connection, match_id, change.seat, change.spec, now)
+            if covers:
+                _write_covers(connection, match_id, covers)
             if new_round is not None:
                 row = {
                     "match_id": match_id,
