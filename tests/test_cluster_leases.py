@@ -184,6 +184,7 @@ def test_a_room_taken_over_counts_for_the_address_that_created_it(tmp_path: Path
             taken = await hub_b.open(first.code)
             assert taken is not None and taken.status == "waiting"
             assert hub_b.open_rooms_of(maker) == 1 and hub_b.owners[first.code] == maker
+            assert taken.bot_share == first.bot_share != first.code  # its bots count for its creator
             with pytest.raises(RoomError) as capped:
                 await hub_b.open(second.code)  # its creator has 1 open room here already
             assert (capped.value.code, capped.value.status) == ("too_many_open_rooms", 429)
@@ -192,6 +193,7 @@ def test_a_room_taken_over_counts_for_the_address_that_created_it(tmp_path: Path
             # whatever its creator holds, a finished room is shown and an abandoned one is gone
             shown = await hub_b.open(finished.code)
             assert shown is not None and shown.status == "finished"
+            assert shown.bot_share == finished.bot_share  # its bots (Play again) still count for it
             assert await hub_b.open(abandoned.code) is None
 
     asyncio.run(main())

@@ -14,10 +14,12 @@ import pytest
 
 from app.metrics import Metrics
 from app.rooms import host
+from app.rooms.again import play_again
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
+from app.rooms.making import share_of
 from app.store import Store, StoreError, sqlite_url
 from engine.actions import Action, parse_action
 from engine.events import Drew
@@ -754,12 +756,48 @@ def test_a_rooms_bot_decisions_count_for_its_creator(tmp_path: Path) -> None:
                     "domeng", {}, 5, 0.0, ["greedy", *BOTS4], owner="203.0.113.7"
                 )
                 unknown, _ = await hub.create_room("domeng", {}, 5, 0.0, ["greedy", *BOTS4])
-                assert (owned.bot_share, unknown.bot_share) == ("203.0.113.7", unknown.code)
+                assert (owned.bot_share, unknown.bot_share) == (share_of("203.0.113.7"), unknown.code)
                 table = Table(hub, owned, token, clock)
                 await table.start()
                 await _play_until(table, lambda: len(bots.shares) >= 3)
-                assert set(bots.shares) == {"203.0.113.7"}
+                assert set(bots.shares) == {share_of("203.0.113.7")}
             finally:
                 await hub.stop()
+
+    asyncio.run(main())
+
+
+def test_a_rooms_bot_decisions_count_for_its_creator_once_loaded_again(tmp_path: Path) -> None:
+    """A room's share of the bot workers (`Room.bot_share`) is stored with its match: loaded
+    again after its server restarted (one process: nothing of its creator is kept but the store),
+    after it left memory, and in the match Play again stores after its room was loaded again
+    finished, its bots' decisions still count for the client that created it, with that client's
+    other rooms, never for the room alone."""
+
+    async def main() -> None:
+        bots, clock = _SharesBots(), FakeClock()
+        async with Store(sqlite_url(tmp_path)) as store:
+            hub = Hub(CONFIG, store, Metrics(), clock=clock, bots=bots)
+            room, token = await hub.create_room("domeng", {}, 5, 0.0, ["greedy", *BOTS4], owner="203.0.113.7")
+            share = room.bot_share
+            table = Table(hub, room, token, clock)
+            await table.start()
+            await _play_until(table, lambda: len(bots.shares) >= 2)
+            table = await reopen(table)  # the server restarts: a new hub, the same store
+            assert table.room.bot_share == share != table.room.code
+            bots.shares.clear()
+            await _play_until(table, lambda: len(bots.shares) >= 2)
+            assert set(bots.shares) == {share}
+            other, _ = await table.hub.create_room(
+                "domeng", {}, 5, 0.0, [*BOTS4, "greedy"], owner="203.0.113.7"
+            )
+            assert other.bot_share == share  # the same client's rooms: one share
+            await store.set_status(table.room.match_id, "finished", table.room.version)
+            table = await reopen(table)  # loaded again finished, then played again
+            assert table.room.status == "finished" and table.room.bot_share == share
+            await table.room.call(lambda r: play_again(r, token))
+            table = await reopen(table)  # the next match, loaded again
+            assert table.room.room_match == 2 and table.room.bot_share == share
+            await table.hub.stop()
 
     asyncio.run(main())

@@ -97,6 +97,7 @@ async def _next_match(room: Room, asker: int | None) -> None:
         open_table=room.open_table,
         chat_rules=rules,
         hints=room.hints,
+        bot_share=None if room.bot_share == room.code else room.bot_share,
     )
     room.next_match(match_id, number, version, specs)
     await chat_room.carry_on(room)

@@ -16,7 +16,7 @@ from app.rooms.errors import RoomError
 from app.rooms.leased import LeasedRooms
 from app.rooms.lobby import open_tables, room_status, stored_status
 from app.rooms.local import LocalBots, LoopClock
-from app.rooms.making import RoomMaker
+from app.rooms.making import RoomMaker, share_of
 from app.rooms.ownership import Ownership, unavailable
 from app.rooms.ports import BotPort, Clock, Leases, MatchStore
 from app.rooms.recovery import round_end
@@ -224,8 +224,8 @@ class Hub(LeasedRooms):
         ownership = self.ownership
         if ownership is None:
             room = await self._load_row(code, self.store)
-            if room is not None and (owner := self.owners.get(code)) is not None:
-                room.bot_share = owner
+            if room is not None:
+                _share_with(room, self.owners.get(code))
             return room
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
@@ -246,7 +246,7 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
             if creator is not None:
                 self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
-                room.bot_share = creator
+            _share_with(room, creator)
         return room
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
@@ -338,7 +338,8 @@ class Hub(LeasedRooms):
         )
         store: MatchStore = self.store if ownership is None or lease is None else ownership.fenced(lease)
         try:
-            room = await self.maker.create(plan, code, host_token, hints, store)
+            share = None if owner is None else share_of(owner)
+            room = await self.maker.create(plan, code, host_token, hints, store, share)
             self._add(room)
         except BaseException:
             if ownership is not None and lease is not None:
@@ -348,7 +349,6 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
         if owner is not None:
             self.owners[code] = owner
-            room.bot_share = owner
         _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
 
@@ -426,6 +426,14 @@ class Hub(LeasedRooms):
         await asyncio.gather(*(room.stop(handed) for room in self.rooms.values()), *self._stopping)
         if self.ownership is not None:  # another process may take the rooms at once
             await self.ownership.close()
+
+
+def _share_with(room: Room, creator: str | None) -> None:
+    """A room loaded again whose match stored no share (`app.store.models.Match.bot_share`: stored
+    before it was kept) shares the bot workers with its ``creator``'s rooms when the hub knows it
+    (None: it counts alone, by its code)."""
+    if creator is not None and room.bot_share == room.code:
+        room.bot_share = share_of(creator)
 
 
 async def store_finished_round(room: Room) -> None:

@@ -18,10 +18,25 @@ from app.store import RoomRow, SeatRow, SeatSpec
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
+from engine.hashing import sha256_hex
 from engine.rules.base import Rules
 from engine.variants import make_rules
 
-__all__ = ["RoomMaker", "RoomPlan"]
+__all__ = ["RoomMaker", "RoomPlan", "share_of"]
+
+
+def share_of(address: str) -> str:
+    """Whom the bot decisions of the rooms a client created count for (`Room.bot_share`), from
+    its ``address`` (`app.addresses.counted_address`): 16 hex digits of SHA-256 over it, the same
+    on every process and after a restart, stored with the room's match
+    (`app.store.models.Match.bot_share`) in place of the address.
+
+    >>> share_of("203.0.113.7") == share_of("203.0.113.7") != share_of("198.51.100.2")
+    True
+    >>> len(share_of("203.0.113.7"))
+    16
+    """
+    return sha256_hex(f"bot-share:{address}")[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +91,18 @@ class RoomMaker:
         return RoomPlan(rules, timer, seats)
 
     async def create(
-        self, plan: RoomPlan, code: str, host_token: str, hints: bool, store: MatchStore
+        self,
+        plan: RoomPlan,
+        code: str,
+        host_token: str,
+        hints: bool,
+        store: MatchStore,
+        bot_share: str | None = None,
     ) -> Room:
         """A new waiting room ``code`` of ``plan``, its match stored first in ``store``; its task
-        not started. ``hints``: players may ask for hints (issue 16). Raises the store's errors."""
+        not started. ``hints``: players may ask for hints (issue 16); ``bot_share``: whom its bot
+        decisions count for (`share_of` its creator; None: the room alone, by its code), stored
+        with it. Raises the store's errors."""
         rules = plan.rules
         match_id = await store.create_match(
             code=code,
@@ -91,6 +114,7 @@ class RoomMaker:
             seats=[SeatSpec(kind=s.kind, bot_level=s.bot_level, seat=s.seat) for s in plan.seats],
             start=None,
             hints=hints,
+            bot_share=bot_share,
         )
         room = self.room(
             match_id,
@@ -104,6 +128,7 @@ class RoomMaker:
             store=store,
         )
         room.hints = hints
+        room.bot_share = bot_share or code
         return room
 
     def restore(self, row: RoomRow, store: MatchStore | None = None, read_at: float | None = None) -> Room:
@@ -135,6 +160,7 @@ class RoomMaker:
         room.listed_at = _listed_at(row, self.clock.time())
         room.hints = match.hints
         room.host_stop = match.host_stop
+        room.bot_share = match.bot_share or match.code
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot

@@ -113,8 +113,11 @@ class MatchStore(Protocol):
         open_table: bool = False,
         chat_rules: dict[str, Any] | None = None,
         hints: bool = False,
+        bot_share: str | None = None,
     ) -> int:
-        """The room's next match (Play again: ``room_match`` > 1), waiting, with its seats; its id."""
+        """The room's next match (Play again: ``room_match`` > 1), waiting, with its seats, and
+        whom its bot decisions count for (``bot_share``, `BotPort.decide`'s ``share``; None: the
+        room's code); its id."""
 
     async def append_action(
         self,

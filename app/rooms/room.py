@@ -98,9 +98,11 @@ class Room(Commits, Timing, Moves, Presence):
         self.status, self.version = status, version
         self.config, self.store, self.clock, self.bots, self.metrics = config, store, clock, bots, metrics
         self.bot_share = code
-        """Who this room's bot decisions count for when they queue for the workers (`BotPort`): its
-        creator's client address when the hub knows it (`Hub.owners`), so all the rooms one
-        client opened share one turn, else the room's own code."""
+        """Who this room's bot decisions count for when they queue for the workers (`BotPort`): a
+        key made from its creator's client address (`app.rooms.making.share_of`), so all the rooms
+        one client opened share one turn, else the room's own code. Stored with the match
+        (`app.store.models.Match.bot_share`) and carried to the next by Play again: a room loaded
+        again (a restart, a handoff) keeps it."""
         self.state: State | None = None
         self.seed: str | None = None
         self.commitment: str | None = None

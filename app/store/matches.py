@@ -48,13 +48,15 @@ class MatchWrites(Writer):
         open_table: bool = False,
         chat_rules: dict[str, Any] | None = None,
         hints: bool = False,
+        bot_share: str | None = None,
     ) -> int:
         """Store a new match (status ``waiting``) with its seats; returns its id.
 
         ``options`` and ``start`` are RECORD.md's objects; ``seats`` lists ``seat_count`` seats.
         A new room's first match is ``room_match`` 1 at ``version`` 0; Play again stores the
         room's next match (`next_match`); one stored ``open_table`` is listed now, on the
-        database's clock (`Match.listed_at`). Raises ValueError when the seats do not number
+        database's clock (`Match.listed_at`); ``bot_share``: whom its room's bot decisions count
+        for (`Match.bot_share`; None: not known). Raises ValueError when the seats do not number
         ``seat_count`` or one is out of place, ConflictError when the room ``code`` already has a
         match numbered ``room_match`` (for 1: the code is taken). From a `fenced` view (the room
         owner's token, docs/cluster.md) the new match holds the token, and Play again's is refused
@@ -89,6 +91,7 @@ class MatchWrites(Writer):
                     listed_at=db_now_s() if open_table else None,
                     chat_rules=chat_rules,
                     hints=hints,
+                    bot_share=bot_share,
                     fence=fence or 0,
                 )
                 .returning(Match.id)

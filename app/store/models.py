@@ -15,7 +15,8 @@ lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
 ``matches.room_match`` (Play again), and adds ``seats.ready``; 0006 adds ``matches.hints`` (the host
 allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the fencing token of
 the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag); 0009
-adds ``matches.host_stop`` (the host ends a no-limit match).
+adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches.bot_share``
+(whom its room's bot decisions count for).
 """
 
 from __future__ import annotations
@@ -210,6 +211,12 @@ class Match(Base):
     table is taken off and listed again, and when its room is loaded again elsewhere, so neither
     makes it new in the lobby (`app.rooms.lobby.rank_tables`); a match of Play again starts over
     (migration 0013). None: never listed, or listed before this column."""
+    bot_share: Mapped[str | None] = mapped_column(String(32))
+    """Whom the room's bot decisions count for when they queue for the bot workers
+    (`app.rooms.room.Room.bot_share`): a key made from its creator's client address
+    (`app.rooms.making.share_of`, a hash: no address is stored), carried to the room's next match
+    by Play again, so that the room loaded again still shares the workers with its creator's
+    other rooms (migration 0016). None: its creator not known, or stored before this column."""
 
 
 class Seat(Base):

@@ -396,6 +396,7 @@ def _assemble(
             chat_rules=m.chat_rules,
             hints=m.hints,
             host_stop=m.host_stop,
+            bot_share=m.bot_share,
             seats=tuple(_seat_row(s) for s in seats_of[m.id]),
             rounds=tuple(
                 RoundRow(

@@ -200,6 +200,8 @@ class MatchRow:
     """The host allows hints (issue 16)."""
     host_stop: bool = False
     """The host asked to end it after the round in play; once finished, the host ended it."""
+    bot_share: str | None = None
+    """Whom its room's bot decisions count for (`app.store.models.Match.bot_share`; None: not known)."""
 
     @property
     def ended_by_host(self) -> bool:
