@@ -3,9 +3,9 @@ stood) and the host's chat rules. Chat never changes a room's version: it is not
 
 Each line belongs to one match (the admin reads a match's own lines, `ChatStore.load_chat`); the
 table shows the room's conversation across its matches (`ChatStore.load_room_chat`). A line is
-known by its number in its room (1, 2, … across the room's matches, `ChatRow.id`), never by the
-database's counter of every room's lines, which would tell anyone how much the whole server's chat
-holds."""
+known by its number in its room (1, 2, … across the room's matches, `ChatRow.id`), stored with it
+in its insert (`app.store.models.ChatLine.number`), never by the database's counter of every room's
+lines, which would tell anyone how much the whole server's chat holds."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from sqlalchemy.orm import aliased
 
 from app.store.errors import NotFoundError, StoreClosedError
 from app.store.models import ChatLine, Match
@@ -61,11 +60,10 @@ class ChatRow:
         }
 
     @classmethod
-    def of(cls, line: ChatLine, room_match: int, number: int) -> ChatRow:
-        """The row of a stored line of the room's match number ``room_match``, the room's line
-        number ``number``."""
+    def of(cls, line: ChatLine, room_match: int) -> ChatRow:
+        """The row of a stored line of the room's match number ``room_match``."""
         return cls(
-            number,
+            line.number,
             line.seat,
             line.name,
             line.text,
@@ -99,8 +97,9 @@ class ChatStore(Writer):
         """Store one chat line (a ``text`` or a ``reaction``; ``watcher``: a spectator's public tag,
         `app.rooms.watchers.watcher_tag`) of match ``match_id``, the room's match number
         ``room_match`` (as the room knows it; reads take it from the match); returns it as stored.
-        Raises ValueError unless exactly one of ``text`` and ``reaction`` is given; `FencedOutError`
-        from a stale `fenced` view (`app.store.Store`)."""
+        Its number in the room (`ChatRow.id`) is given in the same statement that stores it: one
+        more than the room's last line's. Raises ValueError unless exactly one of ``text`` and
+        ``reaction`` is given; `FencedOutError` from a stale `fenced` view (`app.store.Store`)."""
         if (text is None) == (reaction is None):
             raise ValueError("a chat line is a text or a reaction")
         now = now_utc()
@@ -117,10 +116,8 @@ class ChatStore(Writer):
         }
 
         def run(connection: Connection) -> int:
-            line_id = connection.execute(
-                insert(ChatLine).values(**values).returning(ChatLine.id)
-            ).scalar_one()
-            return int(connection.execute(_room_number(match_id, line_id)).scalar_one())
+            numbered = insert(ChatLine).values(**values, number=_next_number(match_id))
+            return int(connection.execute(numbered.returning(ChatLine.number)).scalar_one())
 
         number = await self._submit(run, match=match_id)
         return ChatRow(number, seat, name, text, reaction, round_index, seq, now, room_match, watcher)
@@ -167,36 +164,28 @@ class ChatStore(Writer):
             if match is None:
                 return None, []
             rules, code, number = match
-            numbered = (
-                select(
-                    ChatLine,
-                    Match.room_match.label("room_match"),
-                    func.row_number().over(order_by=ChatLine.id).label("number"),
-                )
-                .join(Match, Match.id == ChatLine.match_id)
-                .where(Match.code == code, Match.room_match <= number)
-                .subquery()
-            )
-            line = aliased(ChatLine, numbered)
-            query = select(line, numbered.c.room_match, numbered.c.number)
-            if not room:
-                query = query.where(numbered.c.match_id == match_id)
-            query = query.order_by(numbered.c.number.desc())
+            query = select(ChatLine, Match.room_match).join(Match, Match.id == ChatLine.match_id)
+            if room:
+                query = query.where(Match.code == code, Match.room_match <= number)
+            else:
+                query = query.where(ChatLine.match_id == match_id)
+            query = query.order_by(ChatLine.number.desc())
             if last is not None:
                 query = query.limit(last)
-            rows = [ChatRow.of(row, n, at) for row, n, at in await session.execute(query)]
+            rows = [ChatRow.of(line, n) for line, n in await session.execute(query)]
         rows.reverse()
         return rules, rows
 
 
-def _room_number(match_id: int, line_id: int) -> Any:
-    """The query of line ``line_id``'s number among the lines of match ``match_id``'s room (its
-    matches' lines stored up to it: the room's writes are one after another, so no other line of
-    the room is stored between its insert and this count)."""
+def _next_number(match_id: int) -> Any:
+    """The number of the next line of match ``match_id``'s room, as a scalar subquery of its
+    insert: one more than the highest of the room's lines (its matches', which share its code), 1
+    for its first. The room's writes are one after another, so no other line of the room is
+    numbered between this and its insert; two that were would break the unique (match, number)."""
     code = select(Match.code).where(Match.id == match_id).scalar_subquery()
     return (
-        select(func.count())
-        .select_from(ChatLine)
+        select(func.coalesce(func.max(ChatLine.number), 0) + 1)
         .join(Match, Match.id == ChatLine.match_id)
-        .where(Match.code == code, ChatLine.id <= line_id)
+        .where(Match.code == code)
+        .scalar_subquery()
     )

@@ -16,7 +16,8 @@ lets ``actions.actor`` be ``cover`` (a bot covering a person's seat); 0004 adds
 allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the fencing token of
 the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag); 0009
 adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches.bot_share``
-(whom its room's bot decisions count for).
+(whom its room's bot decisions count for); 0017 adds ``chat.number`` (a line's number in its
+room).
 """
 
 from __future__ import annotations
@@ -322,9 +323,14 @@ class ChatLine(Base):
     round before it), so the admin can read it beside the play."""
 
     __tablename__ = "chat"
+    __table_args__ = (UniqueConstraint("match_id", "number"),)
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int]
+    """The line's number among its room's lines (1, 2, … across the room's matches, Play again),
+    given in its insert (`app.store.chat.ChatStore.add_chat`; migration 0017): what a client and
+    the admin know the line by, never `id`, the database's counter of every room's lines."""
     seat: Mapped[int | None]
     name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     text: Mapped[str | None] = mapped_column(String(1024))
