@@ -19,9 +19,10 @@ marks a decision). A choice that lost more than the threshold but not more than 
 *too close to tell* (`Decision.within_noise`): it is shown with its margin, never called a mistake
 nor said to be within the threshold.
 
-A move that a bot made for the seat's person (the record's optional ``by_bot``: their turn timer
-ran out, or a bot covered their seat while they were away) is not theirs: it is never judged, only
-listed (`RoundReview.by_bot`), and never counts in the summary.
+A move that a bot made for the seat's person (the record's optional ``by_bot``: ``"timeout"``,
+their turn timer ran out and a bot played that one turn, or ``"covering"``, a bot covered their
+seat while they were away) is not theirs: it is never judged, only listed (`RoundReview.by_bot`,
+those of the timer also in `RoundReview.by_timer`), and never counts in the summary.
 
 With a fixed ``samples`` and ``seed`` the review is deterministic (it never reads the clock).
 """
@@ -140,7 +141,9 @@ class RoundReview:
     """The review of ``seat``'s decisions in round ``round`` (from 0) of a ``variant`` match:
     ``decisions`` with a choice in play order, ``threshold`` the marking threshold, ``unit``
     ``"stones"`` or ``"points"``; ``by_bot`` the indexes in the round (from 0) of the seat's
-    actions that a bot made for its person (never judged: not in ``decisions``)."""
+    actions that a bot made for its person (never judged: not in ``decisions``), and ``by_timer``
+    those of them it made because the person's turn timer ran out (the record's ``by_bot``
+    ``"timeout"``: one turn); the others it made while it covered their seat."""
 
     variant: str
     round: int
@@ -151,6 +154,12 @@ class RoundReview:
     seed: int
     decisions: tuple[Decision, ...]
     by_bot: tuple[int, ...] = ()
+    by_timer: tuple[int, ...] = ()
+
+    @property
+    def by_cover(self) -> tuple[int, ...]:
+        """The seat's actions a bot made while it covered the seat (``by_bot`` less ``by_timer``)."""
+        return tuple(at for at in self.by_bot if at not in self.by_timer)
 
     @property
     def marked(self) -> tuple[Decision, ...]:
@@ -169,9 +178,9 @@ class RoundReview:
 
     def to_json(self) -> dict[str, Any]:
         """``{"variant", "round", "seat", "unit", "threshold", "samples", "seed", "lost",
-        "marked", "decisions": [...], "by_bot": [...]}``; ``marked`` counts the marked decisions;
-        each decision says ``within_noise`` (`Decision.within_noise`), its ``noise`` and ``margin``
-        (null when infinite)."""
+        "marked", "decisions": [...], "by_bot": [...], "by_timer": [...]}``; ``marked`` counts the
+        marked decisions; each decision says ``within_noise`` (`Decision.within_noise`), its
+        ``noise`` and ``margin`` (null when infinite)."""
         return {
             "variant": self.variant,
             "round": self.round,
@@ -186,6 +195,7 @@ class RoundReview:
                 {**d.to_json(), "within_noise": d.within_noise(self.threshold)} for d in self.decisions
             ],
             "by_bot": list(self.by_bot),
+            "by_timer": list(self.by_timer),
         }
 
 
@@ -280,6 +290,12 @@ def _by_bot(raw: object) -> bool:
     return isinstance(raw, Mapping) and bool(raw.get("by_bot"))
 
 
+def _by_timer(raw: object) -> bool:
+    """Whether a recorded action was a bot's for the seat's person because their turn timer ran
+    out (its ``by_bot`` is ``"timeout"``)."""
+    return isinstance(raw, Mapping) and raw.get("by_bot") == "timeout"
+
+
 def review_record(
     doc: object,
     round_index: int,
@@ -292,7 +308,8 @@ def review_record(
     RECORD.md document, with ``samples`` worlds per decision; decision ``at`` draws its worlds
     from ``random.Random(f"{seed}:{round_index}:{seat}:{at}")``, so a seed fixes the review.
     ``threshold`` (default `THRESHOLDS` of the variant) marks the mistakes. The seat's actions a
-    bot made for its person (``by_bot``) are not judged, only listed in ``by_bot``.
+    bot made for its person (``by_bot``) are not judged, only listed in ``by_bot`` (and those
+    of the turn timer, ``"timeout"``, in ``by_timer``).
 
     Raises `RecordError`: every code of `engine.record.read_record` for an invalid record, and
     ``invalid_seat``, ``invalid_round`` (not in the record) or ``unfinished_round`` (a round is
@@ -306,7 +323,19 @@ def review_record(
     )
     limit = THRESHOLDS[variant] if threshold is None else threshold
     by_bot = tuple(at for at, view, _chosen in turns if view is None)
-    return RoundReview(variant, round_index, seat, UNITS[variant], limit, samples, seed, decisions, by_bot)
+    actions = _actions_of(doc, round_index)
+    by_timer = tuple(at for at in by_bot if _by_timer(actions[at]))
+    return RoundReview(
+        variant, round_index, seat, UNITS[variant], limit, samples, seed, decisions, by_bot, by_timer
+    )
+
+
+def _actions_of(doc: object, round_index: int) -> Sequence[object]:
+    """The recorded actions of round ``round_index`` of ``doc`` (a record `_decisions` read)."""
+    _rules, _seats, _start, raw_rounds = read_header(doc)
+    raw = raw_rounds[round_index]
+    actions = raw.get("actions", []) if isinstance(raw, Mapping) else []
+    return actions if isinstance(actions, Sequence) else []
 
 
 def _rng(seed: int, round_index: int, seat: int, at: int) -> random.Random:
@@ -334,7 +363,10 @@ def summary(review: RoundReview) -> str:
     close = len(review.within_noise)
     if close:
         line += f"; {close} choice{'s' if close != 1 else ''} lost more but too close to tell"
-    bots = len(review.by_bot)
+    bots, timer = len(review.by_bot), len(review.by_timer)
     if bots:
-        line += f"; {bots} move{'s' if bots != 1 else ''} played by a bot for this seat, not judged"
+        line += f"; {bots} move{'s' if bots != 1 else ''} played by a bot for this seat"
+        if timer:
+            line += f" ({timer} when its turn timer ran out)"
+        line += ", not judged"
     return line

@@ -280,9 +280,12 @@ _RENDER_REVIEW_JS = """async (review) => {
     const text = (sel) => box.querySelector(sel)?.textContent ?? null;
     const amount = t('points.count', {n: 3.56}), margin = t('points.count', {n: 4.2});
     return {summary: text('.review-summary'), close: text('.review-close'), byBot: text('.review-by-bot'),
+            byTimer: text('.review-by-timer'),
             decisions: box.querySelectorAll('.review-decision').length, all: box.textContent,
             wanted: {close: t('review.too_close', {amount, margin}),
-                     byBot: t('review.by_bot', {moves: '8, 10', n: 2}), amount, margin}};
+                     byBot: t('review.by_bot', {moves: '8, 10', n: 2}), amount, margin,
+                     coveredOne: t('review.by_bot', {moves: '8', n: 1}),
+                     timedOne: t('review.by_timer', {moves: '10', n: 1})}};
 }"""
 
 
@@ -318,6 +321,17 @@ def test_a_review_says_what_is_true_of_a_close_gap_and_the_bots_moves(
                 assert shown["byBot"] == (
                     "Moves 8, 10 of the round were played for you by the bot while you were away: "
                     "they are not judged here."
+                )
+            assert shown["byTimer"] is None  # no move of these was the turn timer's
+            # a move the turn timer left to a bot is told from those of a bot covering the seat
+            mixed = page.evaluate(_RENDER_REVIEW_JS, {**_CLOSE_REVIEW, "by_timer": [9]})
+            assert mixed["byBot"] == mixed["wanted"]["coveredOne"] and "8" in mixed["byBot"], lang
+            assert mixed["byTimer"] == mixed["wanted"]["timedOne"] and "10" in mixed["byTimer"], lang
+            assert catalog["review.by_timer"] != catalog["review.by_bot"], lang
+            if lang == "en":
+                assert mixed["byTimer"] == (
+                    "Move 10 of the round was played for you by the bot when your turn's time ran out: "
+                    "it is not judged here."
                 )
             # a round whose every choice was the bot's says so, not "every move was forced"
             only_bot = {**_CLOSE_REVIEW, "decisions": [], "by_bot": [3]}

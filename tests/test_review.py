@@ -232,6 +232,36 @@ def test_moves_a_bot_made_for_the_player_are_listed_never_judged() -> None:
         assert f"Action {at + 1}: played by a bot for this seat's player, not judged" in text
 
 
+def test_a_move_the_turn_timer_left_to_a_bot_is_told_from_one_a_covering_bot_made() -> None:
+    """A bot plays for a person two ways: one turn when their turn timer ran out (the record's
+    ``by_bot`` ``"timeout"``), or every turn while it covers their seat (``"covering"``). Neither is
+    judged; the review lists both in ``by_bot`` and the timer's also in ``by_timer``, and its words
+    say which were the timer's."""
+    doc = _match("domeng", 5, {}, 3)
+    seat = 1
+    actions = doc["rounds"][0]["actions"]
+    mine = [at for at, action in enumerate(actions) if action["seat"] == seat]
+    assert len(mine) >= 3
+    timed, covered = mine[0], mine[1:]
+    actions[timed]["by_bot"] = "timeout"
+    for at in covered:
+        actions[at]["by_bot"] = "covering"
+    review = review_record(doc, 0, seat, samples=SAMPLES, seed=0)
+    assert review.by_bot == tuple(mine) and review.by_timer == (timed,)
+    assert review.by_cover == tuple(covered) and not review.decisions
+    made = review.to_json()
+    assert (made["by_bot"], made["by_timer"]) == (mine, [timed])
+    n = len(mine)
+    assert summary(review).endswith(
+        f"; {n} moves played by a bot for this seat (1 when its turn timer ran out), not judged"
+    )
+    text = review_text(review, read_header(doc)[1]).splitlines()
+    timer_line = f"Action {timed + 1}: played by a bot for this seat's player when their turn timer ran out"
+    assert f"{timer_line}, not judged" in text
+    for at in covered:
+        assert f"Action {at + 1}: played by a bot for this seat's player, not judged" in text
+
+
 def test_only_an_ended_round_in_the_record_of_a_seat_at_the_table_is_reviewed() -> None:
     rules = make_rules("domeng", {}, 5)
     state = rules.new_match(None)

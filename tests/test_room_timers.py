@@ -818,6 +818,9 @@ def test_a_review_never_judges_the_moves_a_bot_made_for_the_player(tmp_path: Pat
         assert {actions[at]["by_bot"] for at in by_bot} == {"timeout", "covering"}
         review = review_record(doc, 0, 0, samples=8)
         assert list(review.by_bot) == by_bot
+        # the timer's one turn (its draws too) told from the covering bot's turns
+        assert {actions[at]["by_bot"] for at in review.by_timer} == {"timeout"}
+        assert {actions[at]["by_bot"] for at in review.by_cover} == {"covering"}
         assert all(d.at not in by_bot for d in review.decisions)
         # the same round as if Ana had made every move: the bot's choices (nearly always some; all
         # of its turns may have been forced) were decisions there

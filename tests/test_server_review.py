@@ -231,5 +231,6 @@ def test_the_served_review_keeps_every_figure_the_engine_gives_even_an_unknown_m
         "marked": 0,
         "decisions": [decision],
         "by_bot": [4, 7],
+        "by_timer": [4],
     }
     assert RoundReview.model_validate(review).model_dump(mode="json") == review

@@ -76,7 +76,8 @@ def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
     for decision in review.decisions:
         out += _decision_text(decision, review.unit, review.threshold)
     for at in review.by_bot:
-        out.append(f"Action {at + 1}: played by a bot for this seat's player, not judged")
+        why = " when their turn timer ran out" if at in review.by_timer else ""
+        out.append(f"Action {at + 1}: played by a bot for this seat's player{why}, not judged")
     out.append(summary(review).capitalize() + ".")
     return "\n".join(out)
 

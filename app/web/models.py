@@ -201,7 +201,9 @@ class RoundReview(BaseModel):
     """A seat's review of one ended round (issue 16; engine.review.RoundReview): ``round`` from 0
     (the record's index), ``unit`` "stones" or "points", ``threshold`` the marking threshold in it,
     ``lost`` the marked decisions' total, ``marked`` their number; ``by_bot`` the indexes in the
-    round (from 0) of the seat's moves a bot made for its person (not judged)."""
+    round (from 0) of the seat's moves a bot made for its person (not judged), ``by_timer`` those
+    of them it made because the person's turn timer ran out (one turn; the others: while it
+    covered their seat)."""
 
     variant: str
     round: int
@@ -214,3 +216,4 @@ class RoundReview(BaseModel):
     marked: int
     decisions: list[ReviewDecision]
     by_bot: list[int]
+    by_timer: list[int] = []

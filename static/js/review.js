@@ -124,6 +124,7 @@ export const OWN_WORDS = {
   noOwnChoices: () => t("review.no_own_choices"),
   none: (unit, threshold) => t(`review.none_${unit}`, { threshold }),
   byBot: (moves, n) => t("review.by_bot", { moves, n }),
+  byTimer: (moves, n) => t("review.by_timer", { moves, n }),
   intro: (unit) => t(`review.intro_${unit}`),
   choice: () => t("review.your_choice"),
   chainLabel: () => t("review.chain_label"),
@@ -133,13 +134,19 @@ export const OWN_WORDS = {
 export function reviewList(review, words = OWN_WORDS) {
   const box = h("div", { class: "review" });
   const unitKey = review.unit === "points" ? "points" : "stones";
-  // the moves a bot made for the seat's person (away, or out of time) are theirs to know of, never
-  // judged: the summary's verdict is about the person's own choices only
+  // the moves a bot made for the seat's person are theirs to know of, never judged: the summary's
+  // verdict is about the person's own choices only. Those their turn timer left to a bot (one turn
+  // each, ``by_timer``) are told apart from those of a bot covering their seat while they were away
   const byBot = review.by_bot || [];
+  const timed = new Set(review.by_timer || []);
+  const covered = byBot.filter((at) => !timed.has(at));
+  const outOfTime = byBot.filter((at) => timed.has(at));
+  const moves = (ats) => ats.map((at) => at + 1).join(", ");
   if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, byBot.length ? words.noOwnChoices() : words.noChoices()));
   else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: rounded(review.lost) })));
   else box.append(h("p", { class: "review-summary" }, words.none(unitKey, review.threshold)));
-  if (byBot.length) box.append(h("p", { class: "review-by-bot" }, words.byBot(byBot.map((at) => at + 1).join(", "), byBot.length)));
+  if (covered.length) box.append(h("p", { class: "review-by-bot" }, words.byBot(moves(covered), covered.length)));
+  if (outOfTime.length) box.append(h("p", { class: "review-by-bot review-by-timer" }, words.byTimer(moves(outOfTime), outOfTime.length)));
   // the row of tiles in each decision is the chain as it stood: said once, above them (a row of
   // tiles with no word could be read as the hand)
   if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("p", { class: "review-legend" }, words.chainLabel()), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));
