@@ -9,6 +9,7 @@ RECORD.md's notation, exact stones and winners are asserted.
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import subprocess
@@ -267,11 +268,56 @@ PROCESSES = re.compile(r"\bServerProcess\(|\bservers?\b: |\bcluster\b")
 """A test module whose tests run real server processes (or a cluster of them)."""
 
 
+ENGINE_DIR = Path(__file__).parent.parent / "engine"
+ENGINE_KITS = frozenset({"engine", "tests.conftest", "tests.kozelkit"})
+"""What an engine test (`engine_module`) may import of this project: the engine and the test kits
+that are the engine's alone (each imports nothing of the project but the engine)."""
+
+
+def engine_module(path: Path) -> bool:
+    """Whether the test module at ``path`` is one of the engine's own tests, which scripts/test
+    runs again on the engine's pure-Python sources (marker ``engine``): every module of this
+    project it imports (``app``, ``engine``, ``tests``, ``benchmarks``) is in `ENGINE_KITS` or the
+    engine's, and it imports the engine; or it says so itself (``pytestmark = pytest.mark.engine``:
+    an engine test that also reads through an app module). Derived from the imports, so a new
+    engine test is never left out of that run."""
+    text = path.read_text(encoding="utf-8")
+    if re.search(r"^pytestmark = pytest\.mark\.engine\b", text, re.MULTILINE):
+        return True
+    project: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if top in ("app", "engine", "benchmarks"):
+                project.add(top)
+            elif top == "tests":
+                project.add(".".join(name.split(".")[:2]))
+    return "engine" in project and project <= ENGINE_KITS
+
+
+@pytest.hookimpl(tryfirst=True)  # the ``engine`` marks are set before ``-m`` selects by them
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest first: the browser tests, then the modules that run server processes, then the
-    rest, each kind in its collected order (a module's tests stay together). Workers take tests in
-    this order, so the last ones to finish are short and no worker is left alone with a long test
-    while the others wait (measured: scripts/test's tail on an idle 2-core machine)."""
+    """Mark the engine's own tests ``engine``: its doctests (engine/) and the test modules that
+    `engine_module` finds. Then order them longest first: the browser tests, then the modules that
+    run server processes, then the rest, each kind in its collected order (a module's tests stay
+    together). Workers take tests in this order, so the last ones to finish are short and no worker
+    is left alone with a long test while the others wait (measured: scripts/test's tail on an idle
+    2-core machine)."""
+    engines: dict[Path, bool] = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path not in engines:
+            engines[path] = path.is_relative_to(ENGINE_DIR) or (
+                path.name.startswith("test_") and path.suffix == ".py" and engine_module(path)
+            )
+        if engines[path]:
+            item.add_marker(pytest.mark.engine)
     kinds: dict[Path, int] = {}
 
     def kind(item: pytest.Item) -> int:

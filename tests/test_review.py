@@ -24,6 +24,8 @@ from engine.variants import make_rules
 from engine.views import player_view
 from tests.conftest import domeng_cli
 
+pytestmark = pytest.mark.engine  # the engine's review, read through the command line's words
+
 SAMPLES = 24  # worlds per decision: enough to tell options apart in a test, and quick
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from app.admin.queries import result_of
 from engine.actions import Pass
 from engine.core import Phase, shared_places
@@ -13,6 +15,8 @@ from engine.views import outcome_agrees, outcome_to_json, player_view
 from tests.conftest import PASSEBUNGE_HANDS, PASSEBUNGE_UNUSED, deal, play, position, run
 from tests.conftest import domeng as domeng_rules
 from tests.kozelkit import kozel, kozel_position
+
+pytestmark = pytest.mark.engine  # the engine's scores, checked against the admin's reading of them
 
 
 def test_domeng_score_is_the_stones_table_camat_elections_and_cycle_D5_D16() -> None:
