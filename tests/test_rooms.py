@@ -756,11 +756,12 @@ def test_a_rooms_bot_decisions_count_for_its_creator(tmp_path: Path) -> None:
                     "domeng", {}, 5, 0.0, ["greedy", *BOTS4], owner="203.0.113.7"
                 )
                 unknown, _ = await hub.create_room("domeng", {}, 5, 0.0, ["greedy", *BOTS4])
-                assert (owned.bot_share, unknown.bot_share) == (share_of("203.0.113.7"), unknown.code)
+                key = await store.deployment_key("bot_share")
+                assert (owned.bot_share, unknown.bot_share) == (share_of("203.0.113.7", key), unknown.code)
                 table = Table(hub, owned, token, clock)
                 await table.start()
                 await _play_until(table, lambda: len(bots.shares) >= 3)
-                assert set(bots.shares) == {share_of("203.0.113.7")}
+                assert set(bots.shares) == {share_of("203.0.113.7", key)}
             finally:
                 await hub.stop()
 

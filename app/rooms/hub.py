@@ -74,6 +74,8 @@ class Hub(LeasedRooms):
         (`Leases.creator`), and a room unloaded here may be finished or abandoned on another
         process, which this one would never hear of, so entries kept here would grow without
         bound in a long-running process."""
+        self._share_key: str | None = None
+        """The deployment's ``bot_share`` key (`share_of`), read from the store on first use."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self._unopenable: dict[str, int] = {}
         """The rooms (code → their latest match's id) whose stored match failed to rebuild here
@@ -225,7 +227,7 @@ class Hub(LeasedRooms):
         if ownership is None:
             room = await self._load_row(code, self.store)
             if room is not None:
-                _share_with(room, self.owners.get(code))
+                await self._share_with(room, self.owners.get(code))
             return room
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
@@ -246,7 +248,7 @@ class Hub(LeasedRooms):
             self._lost_meanwhile(room, lease)
             if creator is not None:
                 self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
-            _share_with(room, creator)
+            await self._share_with(room, creator)
         return room
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
@@ -338,7 +340,7 @@ class Hub(LeasedRooms):
         )
         store: MatchStore = self.store if ownership is None or lease is None else ownership.fenced(lease)
         try:
-            share = None if owner is None else share_of(owner)
+            share = None if owner is None else await self._share_of(owner)
             room = await self.maker.create(plan, code, host_token, hints, store, share)
             self._add(room)
         except BaseException:
@@ -351,6 +353,20 @@ class Hub(LeasedRooms):
             self.owners[code] = owner
         _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
+
+    async def _share_of(self, address: str) -> str:
+        """`share_of` client ``address`` under the deployment's key (read once from the store;
+        raises `app.store.StoreError` when it cannot be read)."""
+        if self._share_key is None:
+            self._share_key = await self.store.deployment_key("bot_share")
+        return share_of(address, self._share_key)
+
+    async def _share_with(self, room: Room, creator: str | None) -> None:
+        """A room loaded again whose match stored no share (`app.store.models.Match.bot_share`:
+        stored before it was kept) shares the bot workers with its ``creator``'s rooms when the
+        hub knows it (None: it counts alone, by its code)."""
+        if creator is not None and room.bot_share == room.code:
+            room.bot_share = await self._share_of(creator)
 
     def _add(self, room: Room) -> None:
         self.rooms[room.code] = room
@@ -426,14 +442,6 @@ class Hub(LeasedRooms):
         await asyncio.gather(*(room.stop(handed) for room in self.rooms.values()), *self._stopping)
         if self.ownership is not None:  # another process may take the rooms at once
             await self.ownership.close()
-
-
-def _share_with(room: Room, creator: str | None) -> None:
-    """A room loaded again whose match stored no share (`app.store.models.Match.bot_share`: stored
-    before it was kept) shares the bot workers with its ``creator``'s rooms when the hub knows it
-    (None: it counts alone, by its code)."""
-    if creator is not None and room.bot_share == room.code:
-        room.bot_share = share_of(creator)
 
 
 async def store_finished_round(room: Room) -> None:

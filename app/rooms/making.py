@@ -4,6 +4,7 @@ this module only builds."""
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -18,25 +19,28 @@ from app.store import RoomRow, SeatRow, SeatSpec
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
-from engine.hashing import sha256_hex
 from engine.rules.base import Rules
 from engine.variants import make_rules
 
 __all__ = ["RoomMaker", "RoomPlan", "share_of"]
 
 
-def share_of(address: str) -> str:
+def share_of(address: str, key: str) -> str:
     """Whom the bot decisions of the rooms a client created count for (`Room.bot_share`), from
-    its ``address`` (`app.addresses.counted_address`): 16 hex digits of SHA-256 over it, the same
-    on every process and after a restart, stored with the room's match
-    (`app.store.models.Match.bot_share`) in place of the address.
+    its ``address`` (`app.addresses.counted_address`): 16 hex digits of HMAC-SHA-256 over it
+    keyed with ``key``, the deployment's ``bot_share`` key (`app.store.Store.deployment_key`), so
+    the same on every process and after a restart, and stored with the room's match
+    (`app.store.models.Match.bot_share`) in place of the address; without the key, hashing every
+    IPv4 address does not find the one it came from.
 
-    >>> share_of("203.0.113.7") == share_of("203.0.113.7") != share_of("198.51.100.2")
+    >>> share_of("203.0.113.7", "k1") == share_of("203.0.113.7", "k1") != share_of("198.51.100.2", "k1")
     True
-    >>> len(share_of("203.0.113.7"))
+    >>> share_of("203.0.113.7", "k1") != share_of("203.0.113.7", "k2")
+    True
+    >>> len(share_of("203.0.113.7", "k1"))
     16
     """
-    return sha256_hex(f"bot-share:{address}")[:16]
+    return hmac.new(key.encode(), f"bot-share:{address}".encode(), "sha256").hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the 
 the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag); 0009
 adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches.bot_share``
 (whom its room's bot decisions count for); 0017 adds ``chat.number`` (a line's number in its
-room).
+room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `DeploymentKey`).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ __all__ = [
     "SEAT_KINDS",
     "Base",
     "ChatLine",
+    "DeploymentKey",
     "Hint",
     "Match",
     "MatchAction",
@@ -215,7 +216,8 @@ class Match(Base):
     bot_share: Mapped[str | None] = mapped_column(String(32))
     """Whom the room's bot decisions count for when they queue for the bot workers
     (`app.rooms.room.Room.bot_share`): a key made from its creator's client address
-    (`app.rooms.making.share_of`, a hash: no address is stored), carried to the room's next match
+    (`app.rooms.making.share_of`, a hash keyed with the deployment's ``bot_share`` key, so no
+address can be read back from it), carried to the room's next match
     by Play again, so that the room loaded again still shares the workers with its creator's
     other rooms (migration 0016). None: its creator not known, or stored before this column."""
 
@@ -357,3 +359,14 @@ class Hint(Base):
     seat: Mapped[int]
     action: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]
+
+
+class DeploymentKey(Base):
+    """A secret made once per deployment by its migration (0018) and read by every process: by
+    ``name``, its ``value`` (hex). ``bot_share`` keys the hash of a room creator's client address
+    that ``matches.bot_share`` keeps (`app.rooms.making.share_of`)."""
+
+    __tablename__ = "deployment_keys"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(64))

@@ -18,6 +18,7 @@ from app.store.dbclock import db_now_s
 from app.store.errors import NotFoundError, StoreClosedError, store_error
 from app.store.hints import HintRow
 from app.store.models import (
+    DeploymentKey,
     Hint,
     Match,
     MatchAction,
@@ -122,6 +123,18 @@ class MatchReads:
         """The latest match of room ``code`` (seats, rounds, actions and tallies), or None."""
         found = await self._load(Match.id == _latest(code).scalar_subquery())
         return found[0] if found else None
+
+    async def deployment_key(self, name: str) -> str:
+        """The deployment's secret ``name`` (`app.store.models.DeploymentKey`, made by migration
+        0018; hex), the same for every process on this database. Raises `NotFoundError` when it
+        does not exist and `app.store.StoreError` for a database failure."""
+        if self._read_engine is None:
+            raise StoreClosedError("the store is not started")
+        async with _failures_as_store_errors(), AsyncSession(self._read_engine) as session:
+            value = await session.scalar(select(DeploymentKey.value).where(DeploymentKey.name == name))
+        if value is None:
+            raise NotFoundError(f"no deployment key {name!r}")
+        return value
 
     async def room_matches(self, code: str) -> list[RoomMatch]:
         """Every match played in room ``code``, in order (match 1 first): ``(id, number,
