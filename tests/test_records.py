@@ -675,3 +675,23 @@ def test_replay_text_error_goes_to_stderr(tmp_path: Path) -> None:
     done = domeng_cli("replay", path)
     assert (done.returncode, done.stdout) == (2, "")
     assert "voluntary_pass in round 1, action 3" in done.stderr
+
+
+HOSTILE_NAME = "Ana\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202eevil\u2028\x9b31m"
+"""A seat name a hand-made record may carry: an OSC 52 sequence (writes the reader's clipboard), a
+screen clear, a right-to-left override, a line separator and a C1 control sequence introducer."""
+
+
+def test_replay_text_shows_a_records_names_and_never_runs_them(tmp_path: Path) -> None:
+    state = next(m for m in simulated_matches() if m.phase is Phase.OVER)
+    names = [HOSTILE_NAME, *SEATS[1:]]
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(write_record(state, names)), encoding="utf-8")
+    done = domeng_cli("replay", path)
+    assert done.returncode == 0, done.stderr
+    shown = "Ana\\u001b]52;c;cm0gLXJmIH4=\\u0007\\u001b[2J\\u202eevil\\u2028\\u009b31m"
+    assert shown in done.stdout.splitlines()[0]
+    assert all(ch == "\n" or ch.isprintable() for ch in done.stdout), repr(done.stdout)
+    emoji = "Dewi 👩🏽‍💻"  # its joiner is kept: a terminal shows the emoji whole
+    path.write_text(json.dumps(write_record(state, [emoji, *SEATS[1:]])), encoding="utf-8")
+    assert emoji in domeng_cli("replay", path).stdout

@@ -308,3 +308,16 @@ def test_the_command_prints_the_reviews_figures(tmp_path: Any) -> None:
     assert json.loads(bad.stdout)["error"]["code"] == "invalid_round"
     unreadable = domeng_cli("review", tmp_path / "missing.json", "--round", "1", "--seat", "0")
     assert unreadable.returncode == 2 and "unreadable_file" in unreadable.stderr
+
+
+def test_the_command_shows_a_records_names_and_never_runs_them(tmp_path: Any) -> None:
+    doc = _match("kozel", 2, {}, seed=2)
+    doc["seats"][1] = "Bo\x1b]0;owned\x07\x1b[2J\u202e"
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    done = domeng_cli("review", path, "--round", "1", "--seat", "1", "--samples", SAMPLES)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "kozel · round 1 · P1 (Bo\\u001b]0;owned\\u0007\\u001b[2J\\u202e)"
+    )
+    assert all(ch == "\n" or ch.isprintable() for ch in done.stdout), repr(done.stdout)

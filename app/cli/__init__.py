@@ -22,6 +22,7 @@ from app.cli.arena import add_arena_parser as _add_arena_parser
 from app.cli.arena import arena_markdown, cmd_arena
 from app.cli.common import load_document as _load_document
 from app.cli.common import positive as _positive
+from app.cli.common import terminal_text as _terminal_text
 from app.cli.common import variant_options as _variant_options
 from app.cli.common import writable as _writable
 from app.cli.review import add_review_parser as _add_review_parser
@@ -65,7 +66,7 @@ def _count_actions(log: RoundLog) -> str:
 
 
 def _summary_text(result: Replay) -> str:
-    names = result.seats
+    names = [_terminal_text(name) for name in result.seats]  # a file's words: shown, never run
     options = ", ".join(f"{key} {value}" for key, value in result.rules.options().items())
     out = [f"{result.rules.name} · {count(len(names), 'seat')}: {', '.join(names)} · options: {options}"]
     for index, log in enumerate(result.rounds):

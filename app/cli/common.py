@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from pathlib import Path
+from typing import Final
 
 from engine.errors import RecordError
 
-__all__ = ["load_document", "positive", "variant_options", "writable"]
+__all__ = ["load_document", "positive", "terminal_text", "variant_options", "writable"]
 
 
 def writable(save_dir: Path, command: str) -> bool:
@@ -57,3 +59,27 @@ def load_document(path: str) -> object:
         return json.loads(text)
     except (ValueError, RecursionError) as error:  # JSONDecodeError, or an integer over 4300 digits
         raise RecordError("invalid_json", f"{path} is not JSON we can read: {error}") from None
+
+
+_ESCAPED: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""The Unicode categories `terminal_text` writes as escapes."""
+_KEPT_FORMAT: Final = frozenset("\u200c\u200d") | frozenset(map(chr, range(0xE0020, 0xE0080)))
+"""Invisible format characters a name may hold that do nothing to a terminal: the zero-width
+non-joiner and joiner (a joined emoji), and the tags of a subdivision flag."""
+
+
+def terminal_text(text: str) -> str:
+    """``text`` (a record's seat name: anything a file says) safe to print to a terminal: every
+    control character (C0, C1: ``ESC`` starts the escape sequences that clear a screen, retitle a
+    window or write the clipboard), line or paragraph separator, unassigned or private code point,
+    lone surrogate and invisible format character (bidirectional overrides and isolates turn the
+    line around them) is written as ``\\u001b``, ``\\u202e``, …, so it shows instead of acting. An
+    emoji's joiners and tags are kept (`_KEPT_FORMAT`).
+
+    >>> terminal_text("Ana\\x1b[2J\\u202egood")
+    'Ana\\\\u001b[2J\\\\u202egood'
+    """
+    return "".join(
+        f"\\u{ord(ch):04x}" if unicodedata.category(ch) in _ESCAPED and ch not in _KEPT_FORMAT else ch
+        for ch in text
+    )

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from app.cli.common import load_document, positive
+from app.cli.common import load_document, positive, terminal_text
 from engine.errors import RecordError
 from engine.record import read_header
 from engine.review import DEFAULT_SAMPLES, Decision, RoundReview, review_record, summary
@@ -65,7 +65,7 @@ def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
     """The review as readable lines: a header, each decision with its options (expected cost in
     the review's unit, best first; a gap too close to tell says so with its margin), the actions a
     bot made for the seat's player (not judged) and the one-line summary."""
-    name = names[review.seat]
+    name = terminal_text(names[review.seat])  # a file's words: shown, never run
     out = [
         f"{review.variant} · round {review.round + 1} · P{review.seat} ({name}) · "
         f"{review.samples} worlds per decision, seed {review.seed} · costs in {review.unit} this round"
