@@ -6,6 +6,7 @@ of its sockets)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import time
@@ -197,7 +198,7 @@ def test_the_host_mutes_one_spectator_who_stays_muted_by_its_key_and_cannot_pass
         rail, key, tag = await _spectate(table)
         other, other_key, other_tag = await _spectate(table)
         assert re.fullmatch(watchers.KEY_PATTERN, key) and watchers.is_tag(tag) and tag != other_tag
-        assert rail.watcher == tag == watchers.watcher_tag(table.room.code, key)
+        assert rail.watcher == tag == watchers.watcher_tag(table.room.host_token_hash, table.room.code, key)
         await _say(table, rail, "boo")
         assert [f["line"]["watcher"] for f in ana.of_type("chat")] == [tag]  # the tag, never the key
 
@@ -544,3 +545,35 @@ def test_an_open_table_is_listed_while_it_waits_with_someone_there(tmp_path: Pat
         assert late.value.code == "already_started"
 
     run_table(tmp_path, body, bots=[None, None, None, "greedy", "greedy"])
+
+
+def _public_tag_collision(code: str) -> tuple[str, str]:
+    """Two spectator keys whose tags collide under a tag a client could compute itself (8 hex
+    digits of SHA-256 over the room's code and the key): by the birthday bound, about 80 000
+    keys. (One key with a given spectator's tag takes about 2**32: minutes on a GPU.)"""
+    seen: dict[str, str] = {}
+    for n in range(1 << 21):
+        key = f"forged-key-{n:08d}"
+        tag = hashlib.sha256(f"{code}:{key}".encode()).hexdigest()[:8]
+        if tag in seen:
+            return seen[tag], key
+        seen[tag] = key
+    raise AssertionError("no collision in 2**21 keys")
+
+
+def test_a_spectators_tag_cannot_be_forged_from_the_code_and_a_key(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        await table.sit(0, "Ana")
+        await _rules(table, spectators=True)
+        victim_key, forged_key = _public_tag_collision(table.room.code)
+        victim, _, victim_tag = await _spectate(table, victim_key)
+        forger, _, forged_tag = await _spectate(table, forged_key)
+        # a key found offline from the code alone is another spectator, with a tag of its own:
+        # it neither writes under the victim's tag nor drags the victim into its own mute
+        assert forged_tag != victim_tag
+        await _say(table, forger, "boo")
+        await _rules(table, watchers={forged_tag: True})
+        assert await _refused(table, forger, "boo again") == "chat_muted"
+        await _say(table, victim, "hello")
+
+    run_table(tmp_path, body, bots=BOTS4)

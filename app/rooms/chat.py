@@ -318,7 +318,7 @@ async def new_person(room: Room, seat: int, address: str | None = None, key: str
     nothing otherwise."""
     chat = await _chat_of(room)
     client = None if not address else client_hash(room.host_token_hash, address)
-    tag = None if key is None else watcher_of(room.code, key)[1]
+    tag = None if key is None else watcher_of(room.host_token_hash, room.code, key)[1]
     if client is None:
         chat.seat_clients.pop(seat, None)
     else:

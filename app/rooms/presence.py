@@ -117,7 +117,9 @@ class Presence:
             if grace is not None:
                 grace.cancel()
         conn.seat = seat
-        key, conn.watcher = (None, None) if seat is not None else watcher_of(self.code, watcher)
+        key, conn.watcher = (
+            (None, None) if seat is not None else watcher_of(self.host_token_hash, self.code, watcher)
+        )
         conn.client = None if not address else client_hash(self.host_token_hash, address)
         self.conns.add(conn)
         self.metrics.connections.inc()

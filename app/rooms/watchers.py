@@ -2,9 +2,13 @@
 server gives the spectator's browser (which keeps it and sends it back in its next ``hello``) and
 the public tag derived from it, which chat lines and the host's rules carry.
 
-The tag is a hash of the room's code and the key: it says nothing of the key (nobody can write as
-another spectator, or get another muted), differs from room to room for the same browser, and is
-the same on every server process (nothing to share but the rules, which are stored). A spectator
+The tag is a hash of the room's secret salt (its host token's hash, which only the server holds),
+its code and the key: it says nothing of the key, differs from room to room for the same browser,
+and is the same on every server process (nothing to share but the rules, which are stored). The salt
+is what keeps a tag from being forged: with the code and the key alone, which a client knows, 8 hex
+digits (32 bits) are found for any tag seen in the chat in minutes (a GPU: seconds), and a key whose
+tag is another spectator's writes as them, spends their chat allowance, and gets them muted with it.
+Without the salt the search has nothing to test a guess against but the room itself. A spectator
 who throws the key away (a private window, cleared storage) comes back as a new one: the host can
 still let no spectator write.
 
@@ -42,14 +46,18 @@ def new_watcher_key() -> str:
     return secrets.token_urlsafe(18)
 
 
-def watcher_tag(code: str, key: str) -> str:
-    """The public tag of the spectator holding ``key`` in room ``code``: 8 hex digits of
-    SHA-256 over both.
+def watcher_tag(salt: str, code: str, key: str) -> str:
+    """The public tag of the spectator holding ``key`` in room ``code``: 8 hex digits of SHA-256
+    over the room's ``salt`` (its host token's hash: never sent to a client), the code and the key.
 
-    >>> watcher_tag("q3N0", "k" * 24) == watcher_tag("q3N0", "k" * 24) != watcher_tag("other", "k" * 24)
+    >>> watcher_tag("s1", "q3N0", "k" * 24) == watcher_tag("s1", "q3N0", "k" * 24)
+    True
+    >>> watcher_tag("s1", "q3N0", "k" * 24) != watcher_tag("s1", "other", "k" * 24)
+    True
+    >>> watcher_tag("s1", "q3N0", "k" * 24) != watcher_tag("s2", "q3N0", "k" * 24)
     True
     """
-    return sha256_hex(f"{code}:{key}")[:8]
+    return sha256_hex(f"tag:{salt}:{code}:{key}")[:8]
 
 
 def client_hash(salt: str, address: str) -> str:
@@ -63,12 +71,12 @@ def client_hash(salt: str, address: str) -> str:
     return sha256_hex(f"client:{salt}:{address}")[:16]
 
 
-def watcher_of(code: str, key: str | None) -> tuple[str, str]:
-    """A spectator's key and tag in room ``code``: the key it sent back (``key``, when well formed)
-    or a new one."""
+def watcher_of(salt: str, code: str, key: str | None) -> tuple[str, str]:
+    """A spectator's key and tag (`watcher_tag`, with the room's ``salt``) in room ``code``: the
+    key it sent back (``key``, when well formed) or a new one."""
     if key is None or not re.fullmatch(KEY_PATTERN, key):
         key = new_watcher_key()
-    return key, watcher_tag(code, key)
+    return key, watcher_tag(salt, code, key)
 
 
 def is_tag(text: str) -> bool:

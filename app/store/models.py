@@ -341,7 +341,7 @@ class ChatLine(Base):
     seq: Mapped[int]
     created_at: Mapped[datetime]
     watcher: Mapped[str | None] = mapped_column(String(16))
-    """A spectator's public tag (`app.rooms.seats.watcher_tag`), so the host can mute that one
+    """A spectator's public tag (`app.rooms.watchers.watcher_tag`), so the host can mute that one
     spectator; None for a seat's line and for lines stored before 0008."""
 
 
