@@ -47,6 +47,8 @@ FAST = {
     # nor make more than 240 public reads a minute, and tests poll the lobby and rooms faster than
     # any page does (the limit's own tests set it)
     "DOMENG_READ_LIMIT": "100000 per minute",
+    # nor ask for more than 600 room changes a minute (the limit's own test sets it)
+    "DOMENG_WRITE_LIMIT": "100000 per minute",
 }
 
 PRELOADED = (

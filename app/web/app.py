@@ -159,6 +159,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         "limit": parse_limit(settings.rate_limit),
         "create_limit": parse_limit(settings.room_create_limit),
         "read_limit": parse_limit(settings.read_limit),
+        "write_limit": parse_limit(settings.write_limit),
     }
     for name, part in parts.items():
         setattr(app.state, name, part)

@@ -47,6 +47,7 @@ __all__ = [
     "MY_TABLES_MAX",
     "READ",
     "STATIC_DIR",
+    "WRITE",
     "claim_seat",
     "create_room",
     "docs_page",
@@ -188,6 +189,24 @@ READ: Final = [Depends(_count_read)]
 anything else of the request is done, a room loaded or the store read."""
 
 
+async def _count_write(request: Request) -> None:
+    """Count one room change asked for over HTTP (`WRITE`) of the request's client address (an IPv6
+    client: its /64) against ``DOMENG_WRITE_LIMIT`` (with several processes, in Redis). Raises
+    `RoomError` ``too_many_writes`` (429, ``Retry-After``) when it is spent. When the shared
+    counters do not answer the change goes on, as a read does."""
+    state = request.app.state
+    message = "too many changes asked from this address; wait a little, then try again"
+    key = f"write-{_client_address(request) or 'unknown'}"
+    with contextlib.suppress(LimitsUnavailableError):
+        await _spend(state.limiter, state.write_limit, key, "too_many_writes", message)
+
+
+WRITE: Final = [Depends(_count_write)]
+"""The dependencies of a room change over HTTP (a seat claimed or left, a host's command, Play
+again): each is stored and sent to every socket of the room, so each is counted (`_count_write`)
+before anything else of the request is done, a room loaded or a token checked."""
+
+
 @rooms.post("/rooms", status_code=201)
 async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCreated:
     """Create a room; share ``url``, keep ``host_token`` for the host's commands."""
@@ -258,7 +277,7 @@ def _client_address(request: Request) -> str | None:
     return counted_address(request.client.host) if request.client else None
 
 
-@rooms.post("/rooms/{code}/seats/{seat}", status_code=201)
+@rooms.post("/rooms/{code}/seats/{seat}", status_code=201, dependencies=WRITE)
 async def claim_seat(room: RoomDep, seat: SeatPath, body: ClaimCreate, request: Request) -> SeatClaimed:
     """Take a free seat (race-free: of two claims, exactly one wins; the other gets 409). A chat
     mute that holds the claimer (their spectator ``watcher`` key's, or their address's) comes
@@ -268,7 +287,7 @@ async def claim_seat(room: RoomDep, seat: SeatPath, body: ClaimCreate, request: 
     return SeatClaimed(seat=seat, token=token)
 
 
-@rooms.delete("/rooms/{code}/seats/{seat}")
+@rooms.delete("/rooms/{code}/seats/{seat}", dependencies=WRITE)
 async def leave_seat(room: RoomDep, seat: SeatPath, token: SeatToken) -> dict[str, Any]:
     """The seat's player (``Authorization: Bearer <seat token>``) leaves it before the start: it
     is empty again. 403 ``not_your_seat``, 409 ``already_started``."""
@@ -281,7 +300,7 @@ async def leave_seat(room: RoomDep, seat: SeatPath, token: SeatToken) -> dict[st
     return result
 
 
-@rooms.put("/rooms/{code}/seats/{seat}/bot")
+@rooms.put("/rooms/{code}/seats/{seat}/bot", dependencies=WRITE)
 async def set_bot(room: RoomDep, seat: SeatPath, body: BotSet, host: HostToken) -> dict[str, Any]:
     """Host only: put a bot of ``level`` in the seat (or empty it before the start); during the
     match this replaces an absent player with a bot."""
@@ -295,7 +314,7 @@ async def set_bot(room: RoomDep, seat: SeatPath, body: BotSet, host: HostToken) 
     return result
 
 
-@rooms.put("/rooms/{code}/open")
+@rooms.put("/rooms/{code}/open", dependencies=WRITE)
 async def set_open(request: Request, room: RoomDep, body: OpenSet, host: HostToken) -> dict[str, Any]:
     """Host only, before the start: list the room in the lobby's open tables (or take it off)."""
 
@@ -311,7 +330,7 @@ async def set_open(request: Request, room: RoomDep, body: OpenSet, host: HostTok
     return result
 
 
-@rooms.put("/rooms/{code}/options")
+@rooms.put("/rooms/{code}/options", dependencies=WRITE)
 async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[str, Any]:
     """The host (or the deputy while the host is away), before the start (a new room, or the next
     match after Play again): the match's options (the variant's, as at creation) and its turn
@@ -326,7 +345,7 @@ async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[
     return result
 
 
-@rooms.put("/rooms/{code}/stop")
+@rooms.put("/rooms/{code}/stop", dependencies=WRITE)
 async def stop_match(room: RoomDep, body: StopSet, host: HostToken) -> dict[str, Any]:
     """Host only (never the deputy): end a no-limit match (Domeng ``camat_target`` 0) when the round
     in play ends, at once between rounds (``{"stop": true}``), or take that back (``false``) while
@@ -351,7 +370,7 @@ async def open_tables(request: Request, hub: HubDep) -> dict[str, Any]:
     return {"tables": hub.open_tables() if board is None else await board.open_tables()}
 
 
-@rooms.put("/rooms/{code}/chat")
+@rooms.put("/rooms/{code}/chat", dependencies=WRITE)
 async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> dict[str, Any]:
     """Host only: let spectators write in the chat or not, mute or unmute seats (by their numbers,
     ``"0"`` to ``"4"``: anything else is 404 ``no_such_seat``, as a seat's path answers) and
@@ -367,7 +386,7 @@ async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> 
     return result
 
 
-@rooms.post("/rooms/{code}/again")
+@rooms.post("/rooms/{code}/again", dependencies=WRITE)
 async def play_again(room: RoomDep, token: SeatToken) -> dict[str, Any]:
     """Play again (``Authorization: Bearer <seat token or host token>``): at the match's end,
     start the room's next match with the same seats, waiting for the host's start, the asker
@@ -382,7 +401,7 @@ async def play_again(room: RoomDep, token: SeatToken) -> dict[str, Any]:
     return result
 
 
-@rooms.post("/rooms/{code}/start")
+@rooms.post("/rooms/{code}/start", dependencies=WRITE)
 async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
     """The host (or, while the host is away, the deputy seat's token: docs/protocol.md): fill empty
     seats with bots and deal the first round."""

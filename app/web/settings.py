@@ -129,6 +129,15 @@ class Settings(BaseSettings):
     one address (a home, a café, a school's NAT) and their page loads through, while a flood from
     one address (238 reads a second, measured) gets 4 a second answered, the rest refused before
     any work."""
+    write_limit: str = "600 per minute"
+    """Room changes one client address (an IPv6 client: its /64) may ask for over HTTP (a `limits`
+    expression; with ``redis_url``: counted across every process): claiming or leaving a seat, the
+    host's commands (bots, open table, options, stop, chat rules, start) and Play again. Over it:
+    429 ``too_many_writes`` with ``Retry-After``, before the room is looked up. Each is a stored
+    change sent to every socket of the room: one address sending them as fast as it could (645 a
+    second, measured, over 16 connections) made another table's moves 20 to 40 times slower. A
+    host sets a table up in a dozen; 600 a minute lets a café's worth of tables behind one address
+    through."""
     room_create_limit: str = "60 per minute"
     """Rooms one client address may create (a `limits` expression); over it: 429. With
     ``redis_url``: counted across every process."""
