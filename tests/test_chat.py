@@ -108,6 +108,11 @@ def test_a_line_must_be_one_short_text_or_a_known_reaction(tmp_path: Path) -> No
         for hidden in ("a\u200bb", "\ufeffhi", "a\u2060b", "a\ufff9b\ufffac\ufffb", "hi\U000e0041"):
             assert await _refused(table, ana, hidden) == "chat_invalid", hidden  # shows nothing
         assert await _refused(table, ana, "\U0001f44d" + "\u200d\U0001f44d" * 20) == "chat_invalid"
+        # printable characters that show nothing: a blank line under Ana's name, as a name of them
+        # is refused (name_blank); among letters they stay (a filler within Korean text)
+        for blank in ("\u3164", "\u2800" * 5, "\u115f\u1160", "\u034f", "\u3164 \u2800\u0301"):
+            assert await _refused(table, ana, blank) == "chat_invalid", ascii(blank)
+        assert chat.clean_text("\u3164hi") == "\u3164hi"
         # what people write is welcome: accents, joined emoji with their joiners, right to left
         for fine in (
             "Nguyễn Thị Ánh 👩🏽‍💻",

@@ -42,6 +42,7 @@ from app.rooms.names import (
     check_name,
     emoji_format,
     graphemes,
+    shows_nothing,
     stacked_marks,
 )
 from app.rooms.ports import ChatLineOut, Outbox
@@ -230,8 +231,10 @@ def clean_text(text: str) -> str:
     or a lone surrogate, a bidirectional embedding, override or isolate (`_DIRECTION_CONTROLS`),
     another invisible format character (`_hidden`), more than
     `app.rooms.names.MAX_MARKS` combining marks on one character ("zalgo" towers spill over the
-    lines around them) or more than `app.rooms.names.MAX_CLUSTER_CODE_POINTS` code points in one
-    (joiners cannot make one "character" of hundreds)."""
+    lines around them), more than `app.rooms.names.MAX_CLUSTER_CODE_POINTS` code points in one
+    (joiners cannot make one "character" of hundreds), or only characters that show nothing
+    (`app.rooms.names.shows_nothing`: Hangul fillers, the Braille blank, marks, spaces; a name of
+    them is refused too, ``name_blank``): a line under someone's name that says nothing."""
     text = text.strip()
     if not text:
         raise RoomError("chat_invalid", "a chat message needs some text")
@@ -248,6 +251,8 @@ def clean_text(text: str) -> str:
         raise RoomError("chat_invalid", f"at most {MAX_CLUSTER_CODE_POINTS} code points in one character")
     if any(map(_hidden, clusters)):
         raise RoomError("chat_invalid", "a chat message may not hold invisible characters")
+    if all(map(shows_nothing, text)):
+        raise RoomError("chat_invalid", "a chat message needs a visible character")
     return text
 
 
