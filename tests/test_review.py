@@ -5,12 +5,14 @@ never changes the review; only ended rounds are reviewed; the command prints the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from typing import Any
 
 import pytest
 
+from app.bots.reviews import ReviewsBusyError, ReviewWorkers
 from app.cli.review import review_text
 from engine.actions import parse_action
 from engine.bots import make_bot
@@ -321,3 +323,37 @@ def test_the_command_shows_a_records_names_and_never_runs_them(tmp_path: Any) ->
         "kozel · round 1 · P1 (Bo\\u001b]0;owned\\u0007\\u001b[2J\\u202e)"
     )
     assert all(ch == "\n" or ch.isprintable() for ch in done.stdout), repr(done.stdout)
+
+
+def test_one_asker_holds_at_most_two_review_places_and_others_are_served() -> None:
+    """One client with rooms of its own (every seat of a four-seat Kozel table: four fresh reviews
+    a round) asked for reviews faster than the worker made them and kept every place taken, so
+    everyone else got ``reviews_busy``: an asker waits for at most ``max_per_asker`` at once."""
+
+    async def body() -> None:
+        release = asyncio.Event()
+
+        async def load_record(match_id: int) -> dict[str, Any]:
+            await release.wait()  # the worker is busy: every review waits
+            raise RecordError("invalid_round", "not reviewed in this test")
+
+        workers = ReviewWorkers(load_record, max_waiting=8, max_per_asker=2)
+        flood = [asyncio.create_task(workers.review(m, 0, 0, "192.0.2.7")) for m in (1, 2)]
+        await asyncio.sleep(0)
+        with pytest.raises(ReviewsBusyError):
+            await workers.review(3, 0, 0, "192.0.2.7")
+        again = asyncio.create_task(workers.review(1, 0, 0, "192.0.2.7"))  # one it waits for anyway
+        others = [asyncio.create_task(workers.review(m, 0, 0, "198.51.100.9")) for m in (4, 5)]
+        admin = asyncio.create_task(workers.review(6, 0, 0))  # the admin's: not counted per asker
+        await asyncio.sleep(0)
+        assert not any(t.done() for t in [*flood, again, *others, admin])
+        release.set()
+        for task in [*flood, again, *others, admin]:
+            with pytest.raises(RecordError):
+                await task
+        # done: the asker's places are free again
+        with pytest.raises(RecordError):
+            await workers.review(3, 0, 0, "192.0.2.7")
+        await workers.close()
+
+    asyncio.run(body())

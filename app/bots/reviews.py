@@ -7,7 +7,10 @@ reviews never holds up a bot's move; its worker runs at a lower CPU priority tha
 (``nice`` +10 against +5), so on a busy machine the tables come first. Reviews are computed once
 per match, round and seat: an LRU cache (async-lru) keeps the last ones and joins concurrent
 requests for the same review into one computation. At most ``max_waiting`` different reviews
-wait or run at once; beyond that `ReviewsBusyError` asks the caller to retry later.
+wait or run at once, and at most ``max_per_asker`` of them for one asker (a client address): beyond
+either `ReviewsBusyError` asks the caller to retry later. Without the second, one client with a few
+rooms of its own (every seat of a four-seat Kozel table its own: four reviews a round, a round
+every few seconds) kept all the places taken, and nobody else got a review.
 
 The match's record is read by ``load_record`` (the store's export, injected: this package imports
 only the engine); the review uses `engine.review`'s defaults (samples, seed 0 and thresholds), so
@@ -75,6 +78,7 @@ class ReviewWorkers:
         samples: int = DEFAULT_SAMPLES,
         timeout_s: float = 60.0,
         max_waiting: int = 8,
+        max_per_asker: int = 2,
         cache_size: int = 512,
     ) -> None:
         self.load_record = load_record
@@ -82,26 +86,42 @@ class ReviewWorkers:
         self.samples = samples
         self.timeout_s = timeout_s
         self.max_waiting = max_waiting
+        self.max_per_asker = max_per_asker
         self.computed = 0
         """How many reviews were computed (not served from the cache)."""
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._closed = False
         self._waiting: set[tuple[int, int, int]] = set()
+        self._asked: dict[str, set[tuple[int, int, int]]] = {}
+        """The reviews each asker (a client address) waits for, while it waits."""
         self._cached = alru_cache(maxsize=cache_size)(self._compute)
 
-    async def review(self, match_id: int, round_index: int, seat: int) -> dict[str, Any]:
+    async def review(
+        self, match_id: int, round_index: int, seat: int, asker: str | None = None
+    ) -> dict[str, Any]:
         """The review of ``seat`` in round ``round_index`` of match ``match_id`` (the caller has
-        checked that the round has ended and the seat is the asker's). Raises `ReviewsBusyError` when
-        ``max_waiting`` other reviews are in the works, TimeoutError after ``timeout_s``, and
+        checked that the round has ended and the seat is the asker's), asked by ``asker`` (a client
+        address, `app.addresses.counted_address`; None: not counted, the admin's). Raises
+        `ReviewsBusyError` when ``max_waiting`` other reviews are in the works, or ``max_per_asker``
+        other reviews of the same asker, TimeoutError after ``timeout_s``, and
         `engine.errors.RecordError` for a record that cannot be reviewed there."""
         key = (match_id, round_index, seat)
         if key not in self._waiting and len(self._waiting) >= self.max_waiting:
             raise ReviewsBusyError(f"{len(self._waiting)} reviews are in the works")
+        mine = None if asker is None else self._asked.setdefault(asker, set())
+        if mine is not None and key not in mine and len(mine) >= self.max_per_asker:
+            raise ReviewsBusyError(f"{len(mine)} reviews of this asker are in the works")
         self._waiting.add(key)
+        if mine is not None:
+            mine.add(key)
         try:
             return await self._cached(match_id, round_index, seat)
         finally:
             self._waiting.discard(key)
+            if mine is not None and asker is not None:
+                mine.discard(key)
+                if not mine:
+                    self._asked.pop(asker, None)
 
     async def _compute(self, match_id: int, round_index: int, seat: int) -> dict[str, Any]:
         doc = await self.load_record(match_id)

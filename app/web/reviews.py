@@ -17,13 +17,17 @@ RETRY_AFTER_S = 5
 """Seconds a client waits before asking again when the review workers are busy (Retry-After)."""
 
 
-async def run_review(reviews: ReviewWorkers, match_id: int, round_index: int, seat: int) -> dict[str, Any]:
-    """`ReviewWorkers.review`, its refusals as `RoomError`: 503 ``reviews_busy`` (with Retry-After)
+async def run_review(
+    reviews: ReviewWorkers, match_id: int, round_index: int, seat: int, asker: str | None = None
+) -> dict[str, Any]:
+    """`ReviewWorkers.review` for ``asker`` (a player's client address; None: the admin's), its
+    refusals as `RoomError`: 503 ``reviews_busy`` (with Retry-After: many reviews, or a few of this
+    asker's, are in the works)
     or ``review_timeout``; 409 with the record's code (``unfinished_round``, ``invalid_round``)
     when the stored match cannot be reviewed there; 503 ``room_unavailable`` (Retry-After) when the
     store cannot read the match's record now, 404 ``no_such_match`` when it has none."""
     try:
-        return await reviews.review(match_id, round_index, seat)
+        return await reviews.review(match_id, round_index, seat, asker)
     except ReviewsBusyError:
         raise RoomError(
             "reviews_busy",

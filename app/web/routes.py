@@ -417,6 +417,7 @@ async def start_match(room: RoomDep, host: HostToken) -> dict[str, Any]:
 
 @rooms.get("/rooms/{code}/rounds/{round_index}/review", dependencies=READ)
 async def review_round(
+    request: Request,
     room: RoomDep,
     round_index: Annotated[int, Path(ge=0, le=100_000)],
     token: SeatToken,
@@ -430,14 +431,16 @@ async def review_round(
     option of each of their decisions with a choice, costed from what their seat could see then
     (engine/review.py). Computed on demand in a worker process and cached; the same figures as
     ``domeng review``. 403 ``bad_token``; 404 ``no_such_match``; 409 ``not_started``,
-    ``round_not_over``; 503 ``reviews_busy`` (Retry-After), ``review_timeout`` or
+    ``round_not_over``; 503 ``reviews_busy`` (Retry-After: many reviews in the works, or two of
+    this client address's), ``review_timeout`` or
     ``room_unavailable`` (the store cannot be read now; Retry-After)."""
     found = await room.call(lambda r: reviewable(r, round_index, token, match))
     if found is None:  # an earlier match of the room: from the store (token and match are given)
         assert token is not None and match is not None
         found = await reviewable_earlier(hub.store, room.code, match, round_index, token)
     match_id, seat = found
-    return RoundReview.model_validate(await run_review(reviews, match_id, round_index, seat))
+    asker = _client_address(request) or "unknown"
+    return RoundReview.model_validate(await run_review(reviews, match_id, round_index, seat, asker))
 
 
 @rooms.get("/deals/verify", dependencies=READ)
