@@ -9,7 +9,7 @@
 import { setChatRules } from "./api.js";
 import { spectatorName as savedSpectatorName } from "./connection.js";
 import { h, replace, toast } from "./dom.js";
-import { t, tf } from "./i18n.js";
+import { errorText, t, tf } from "./i18n.js";
 
 export const REACTIONS = [
   ["nice", "👍"],
@@ -314,7 +314,7 @@ export class ChatBox {
       try {
         await setChatRules(this.ctl.code, change, token);
       } catch (error) {
-        toast(t("error.generic", { message: error.message }), "error");
+        toast(errorText(error), "error");
       }
     };
     const spectators = h("input", { type: "checkbox", class: "allow-spectators", checked: this.rules.spectators });

@@ -74,6 +74,10 @@ function noteMissing(key) {
 /** Whether the catalog holds ``key``. */
 export const has = (key) => Object.prototype.hasOwnProperty.call(catalog, key);
 
+/** A refusal from the server (an api.js error: ``code``, ``message``) in the page's words: its
+ * code's own (``error.too_many_writes``, ...), else the general words around its English message. */
+export const errorText = (error) => (has(`error.${error.code}`) ? t(`error.${error.code}`) : t("error.generic", { message: error.message }));
+
 function message(key, params) {
   if (!has(key)) {
     noteMissing(key);

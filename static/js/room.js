@@ -5,7 +5,7 @@ import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, rem
 import { TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
-import { has, t, tf } from "./i18n.js";
+import { errorText, has, t, tf } from "./i18n.js";
 import { BOT_LEVELS, botLabel } from "./bots.js";
 import { seatName } from "./narrate.js";
 import { roundEndPanel } from "./roundend.js";
@@ -291,8 +291,7 @@ export class RoomController {
     try {
       await stopMatch(this.code, stop, this.hostToken);
     } catch (error) {
-      const key = `error.${error.code}`;
-      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+      toast(errorText(error), "error");
     }
     if (this.screen) this.screen.stopAsking = false;
     this.render([]);
@@ -559,8 +558,7 @@ export class RoomController {
       if (this.heldFinal) this.closePanel(); // the last match's panel, kept while it was read
     } catch (error) {
       this.againAskedIn = null;
-      const key = `error.${error.code}`;
-      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+      toast(errorText(error), "error");
     }
   }
 
@@ -590,7 +588,8 @@ export class RoomController {
       // a refused name is said next to the name box, in the player's language, and the player
       // stays on the seat form to correct it
       if (NAME_ERRORS.includes(error.code) && this.screen?.nameError) return this.screen.nameError(error.code);
-      toast(error.code === "seat_taken" ? t("join.taken") : t("join.error", { message: error.message }), "error");
+      const said = error.code === "seat_taken" ? t("join.taken") : has(`error.${error.code}`) ? errorText(error) : t("join.error", { message: error.message });
+      toast(said, "error");
     }
   }
 
@@ -602,7 +601,7 @@ export class RoomController {
       await leaveSeat(this.code, seat, this.memory.token);
       this.forgetSeat();
     } catch (error) {
-      toast(t("error.generic", { message: error.message }), "error");
+      toast(errorText(error), "error");
     }
   }
 
@@ -618,7 +617,7 @@ export class RoomController {
     try {
       await setBot(this.code, seat, level, this.hostToken);
     } catch (error) {
-      toast(t("error.generic", { message: error.message }), "error");
+      toast(errorText(error), "error");
     }
   }
 
@@ -626,7 +625,7 @@ export class RoomController {
     try {
       await setOpenTable(this.code, open, this.hostToken);
     } catch (error) {
-      toast(t("error.generic", { message: error.message }), "error");
+      toast(errorText(error), "error");
     }
   }
 
@@ -635,8 +634,7 @@ export class RoomController {
     try {
       await setOptions(this.code, { options, turn_timer_s: turnTimerS, hints }, this.starterToken);
     } catch (error) {
-      const key = `error.${error.code}`;
-      toast(has(key) ? t(key) : t("error.generic", { message: error.message }), "error");
+      toast(errorText(error), "error");
     }
   }
 
@@ -650,7 +648,7 @@ export class RoomController {
     try {
       await startMatch(this.code, this.starterToken);
     } catch (error) {
-      if (error.code !== "already_started") toast(t("error.generic", { message: error.message }), "error");
+      if (error.code !== "already_started") toast(errorText(error), "error");
     } finally {
       this.starting = false;
       for (const button of document.querySelectorAll(".start-match")) button.disabled = false;
