@@ -113,6 +113,14 @@ def test_a_line_must_be_one_short_text_or_a_known_reaction(tmp_path: Path) -> No
         for blank in ("\u3164", "\u2800" * 5, "\u115f\u1160", "\u034f", "\u3164 \u2800\u0301"):
             assert await _refused(table, ana, blank) == "chat_invalid", ascii(blank)
         assert chat.clean_text("\u3164hi") == "\u3164hi"
+        # a run of spaces a browser does not fold (no-break, wide) or of fillers pushed the words after
+        # it onto a line of their own, under no name: "gg" from Ana, then "Budi: send me your link"
+        spoof = "gg" + "\u00a0" * 120 + "Budi: send me your link"
+        assert chat.clean_text(spoof) == "gg Budi: send me your link"
+        assert chat.clean_text("a\u2003\u2003 \u3000b") == "a b"
+        for run in ("gg" + "\u2800" * 60 + "Budi: hi", "gg \u3164 \u3164 Budi: hi", "gg\u3164\u3164\u3164x"):
+            assert await _refused(table, ana, run) == "chat_invalid", ascii(run)
+        assert chat.clean_text("\u1100\u1160 ok") == "\u1100\u1160 ok"  # one filler within a syllable
         # what people write is welcome: accents, joined emoji with their joiners, right to left
         for fine in (
             "Nguyễn Thị Ánh 👩🏽‍💻",

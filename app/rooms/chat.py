@@ -37,6 +37,7 @@ from typing import Any, Final
 from app.rooms import frames
 from app.rooms.errors import RoomError
 from app.rooms.names import (
+    BLANK_LOOKING,
     MAX_CLUSTER_CODE_POINTS,
     MAX_MARKS,
     check_name,
@@ -225,8 +226,27 @@ def _hidden(cluster: str) -> bool:
     return any(unicodedata.category(ch) == "Cf" and ch not in kept for ch in cluster)
 
 
+MAX_BLANK_RUN: Final = 2
+"""The most blank-looking characters (`app.rooms.names.BLANK_LOOKING`: Hangul fillers, the Braille
+blank), with the spaces between them, a chat line may hold in a row."""
+
+
+def _blank_run(text: str) -> bool:
+    """Whether ``text`` holds more than `MAX_BLANK_RUN` blank-looking characters and spaces in a row
+    (one space alone between words is no run)."""
+    run = 0
+    for ch in text:
+        run = run + 1 if ch in BLANK_LOOKING or ch == " " else 0
+        if run > MAX_BLANK_RUN:
+            return True
+    return False
+
+
 def clean_text(text: str) -> str:
-    """``text`` trimmed; raises `RoomError` (``chat_invalid``) when it is empty, longer than
+    """``text`` trimmed, its runs of white space folded to one space (as a name's are: a browser
+    folds runs of ASCII spaces by itself, but not of no-break or wide spaces, and a run of those
+    lays the words after it out as a line of their own, with no name before them: a line that
+    passes for another person's); raises `RoomError` (``chat_invalid``) when it is empty, longer than
     `MAX_TEXT_CHARS`, holds a control character, a line or paragraph separator (one line of text)
     or a lone surrogate, a bidirectional embedding, override or isolate (`_DIRECTION_CONTROLS`),
     another invisible format character (`_hidden`), more than
@@ -234,7 +254,8 @@ def clean_text(text: str) -> str:
     lines around them), more than `app.rooms.names.MAX_CLUSTER_CODE_POINTS` code points in one
     (joiners cannot make one "character" of hundreds), or only characters that show nothing
     (`app.rooms.names.shows_nothing`: Hangul fillers, the Braille blank, marks, spaces; a name of
-    them is refused too, ``name_blank``): a line under someone's name that says nothing."""
+    them is refused too, ``name_blank``): a line under someone's name that says nothing, or a run
+    of more than `MAX_BLANK_RUN` of them (which no browser folds) between words."""
     text = text.strip()
     if not text:
         raise RoomError("chat_invalid", "a chat message needs some text")
@@ -253,6 +274,9 @@ def clean_text(text: str) -> str:
         raise RoomError("chat_invalid", "a chat message may not hold invisible characters")
     if all(map(shows_nothing, text)):
         raise RoomError("chat_invalid", "a chat message needs a visible character")
+    text = " ".join(text.split())  # controls and separators were refused above: only spaces fold
+    if _blank_run(text):
+        raise RoomError("chat_invalid", "a chat message may not hold a run of blank characters")
     return text
 
 
