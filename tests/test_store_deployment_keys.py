@@ -45,9 +45,8 @@ def test_each_deployment_has_its_own_share_key_and_the_unkeyed_shares_are_cleare
 
     async def store_unkeyed() -> None:
         async with Store(database_url, migrate=False) as store:
-            await store.create_match(
-                "unkeyed", "domeng", {}, 2, 30.0, "h", SEATS, bot_share=sha256_hex("bot-share:203.0.113.7")[:16]
-            )
+            unkeyed = sha256_hex("bot-share:203.0.113.7")[:16]
+            await store.create_match("unkeyed", "domeng", {}, 2, 30.0, "h", SEATS, bot_share=unkeyed)
 
     asyncio.run(store_unkeyed())
     _migrate(database_url, "head")
