@@ -27,3 +27,6 @@ class RoomConfig:
     """A room nobody is connected to and that handled nothing this long leaves memory."""
     abandon_after_s: float = 86400.0
     """An unfinished match nobody used this long is stored ``abandoned`` (reason ``idle``)."""
+    unplayed_kept_s: float = 7 * 86400.0
+    """A match stored ``abandoned`` before its first deal is deleted this long after (0: kept for
+    ever): one client can create rooms it never plays far faster than anyone reads them."""

@@ -51,7 +51,9 @@ class Sweeper:
         nothing handled: finished, never joined or left), and store as ``abandoned`` every
         unfinished match nobody has used for ``config.abandon_after_s``: in memory by its idle
         time, out of it by its last stored change (that scan runs at most every
-        ``abandon_after_s / 24`` seconds, and at least hourly). Returns (unloaded, abandoned)."""
+        ``abandon_after_s / 24`` seconds, and at least hourly; it also deletes up to 500 matches
+        abandoned before their first deal ``config.unplayed_kept_s`` ago, `Store.prune_unplayed`).
+        Returns (unloaded, abandoned)."""
         hub, config = self.hub, self.hub.config
         unloaded = abandoned = 0
         for room in list(hub.rooms.values()):
@@ -78,6 +80,11 @@ class Sweeper:
             hub.owners.pop(code, None)
             _log.info("room_abandoned", room=code, match=match_id, why="idle")
             abandoned += 1
+        if config.unplayed_kept_s:
+            kept_since = datetime.now(UTC) - timedelta(seconds=config.unplayed_kept_s)
+            gone = await hub.store.prune_unplayed(kept_since)
+            if gone:
+                _log.info("unplayed_matches_deleted", count=gone)
         return self._swept(unloaded, abandoned)
 
     def _swept(self, unloaded: int, abandoned: int) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import bindparam, func, insert, literal, update
+from sqlalchemy import bindparam, delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Connection
 
 from app.store.batches import began_turn, insert_actions, set_version
@@ -193,6 +193,30 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore):
             return bool(connection.execute(query.values(values)).rowcount == 1)
 
         return await self._submit(run, match=match_id)
+
+    async def prune_unplayed(self, cutoff: datetime, limit: int = 500) -> int:
+        """Delete up to ``limit`` matches stored ``abandoned`` before ``cutoff`` (``finished_at``)
+        that never dealt a round: rooms created and left before their first deal, with their
+        seats, chat and hints (foreign keys cascade). A match with a round is never deleted, nor
+        an unfinished one. Returns how many were deleted."""
+
+        def run(connection: Connection) -> int:
+            unplayed = (
+                select(Match.id)
+                .where(
+                    Match.status == "abandoned",
+                    Match.finished_at < cutoff,
+                    ~exists().where(Round.match_id == Match.id),
+                )
+                .order_by(Match.id)
+                .limit(limit)
+            )
+            ids = list(connection.scalars(unplayed))
+            if not ids:
+                return 0
+            return int(connection.execute(delete(Match).where(Match.id.in_(ids))).rowcount)
+
+        return await self._submit(run)
 
     async def start_round(
         self,

@@ -106,6 +106,10 @@ class Settings(BaseSettings):
     abandoned_after_s: Annotated[float, Field(gt=0)] = 24 * 3600.0
     """An unfinished match nobody has used for this long (nobody connected, nothing stored) is
     closed: stored ``abandoned`` (reason ``idle``), its history kept (docs/admin.md)."""
+    unplayed_kept_s: Annotated[float, Field(ge=0)] = 7 * 24 * 3600.0
+    """A match closed (``abandoned``) before its first deal, a room created and left, is deleted
+    with its seats and chat this long after it was closed (0: kept for ever); a match with a
+    round is never deleted (docs/admin.md)."""
     room_unload_after_s: Annotated[float, Field(gt=0)] = 300.0
     """A room nobody is connected to and that has done nothing for this long leaves memory (a
     finished match, a room nobody joined, a table everybody left); its link loads it again."""
