@@ -1,7 +1,8 @@
 """What shows over the table in Chromium, measured: a toast (a long line, in the catalog whose line
 is the longest, with names of 32 characters) covers no tile of the chain and no part of the hand, on
 a desktop, a phone upright and a phone on its side, with a chain of 28 tiles filling the felt; the
-connection banner (reconnecting, replaced, closed) covers no plate on a tablet held upright."""
+connection banner (reconnecting, replaced, closed) covers no plate on a tablet held upright; on a
+phone on its side, the banner and two long toasts leave the turn's line and the hand free."""
 
 from __future__ import annotations
 
@@ -173,6 +174,65 @@ def test_the_banner_covers_no_plate_on_a_tablet_held_upright(
             screenshot(page, f"banner-{kind}-{viewport['width']}x{viewport['height']}-{lang}")
         page.evaluate(SHOW_BANNER, None)
         page.wait_for_selector(".banner", state="hidden")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# Two toasts (dom.js's, as the page shows them) for a minute: the older one first.
+SHOW_TWO_TOASTS = """async ([older, newer]) => {
+    const { toast } = await import('/static/js/dom.js');
+    document.querySelectorAll('#toasts .toast').forEach((el) => el.remove());
+    toast(older, 'error', 60000);
+    toast(newer, 'info', 60000);
+}"""
+
+# The boxes [left, top, right, bottom] of the toasts shown (older first), of the hand's section
+# (the turn's status line, one's plate and the hand) and of the hand itself.
+OVER_THE_HAND = """() => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const shown = [...document.querySelectorAll('#toasts .toast')].filter((t) => t.checkVisibility());
+    return {toasts: shown.map(box), texts: shown.map((t) => t.textContent),
+            me: box(document.querySelector('.me')), hand: box(document.querySelector('.hand')),
+            status: box(document.querySelector('.me-status'))};
+}"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 740, "height": 360}, {"width": 844, "height": 390}], ids=["740x360", "844x390"]
+)
+def test_toasts_and_the_banner_leave_the_hand_free_on_a_phone_on_its_side(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """On a phone on its side the reconnecting banner sits over the felt's top and the toasts come
+    under it: two long ones (an error, then a camat's line with long names) came down over the
+    turn's status line and the hand. With the banner up only the newest toast shows (the older
+    comes back if it still stands when the newest goes), in three lines at most, and the toasts
+    end above the hand's section whatever their length; the newest stays in view."""
+    lang, words = _longest("outcome.camat")
+    newer = words.replace("[[", "").replace("]]", "").replace("{name}", LONG_NAME)
+    older = str(catalog_of(lang)["error.generic"]).replace("{message}", newer)
+    context, page, watch = _seated(server, browser, viewport, f"{lang}-XX")
+    try:
+        page.evaluate(SHOW_BANNER, "reconnecting")
+        page.wait_for_selector('.banner[data-kind="reconnecting"]:not([hidden])')
+        page.evaluate(SHOW_TWO_TOASTS, [older, newer])
+        shown = _covered_with_chain(page)
+        over = page.evaluate(OVER_THE_HAND)
+        screenshot(page, f"toasts-banner-{viewport['width']}x{viewport['height']}-{lang}")
+        assert over["texts"] and over["texts"][-1] == newer, over  # the newest shows
+        assert len(over["toasts"]) == 1, over  # the banner up: the newest alone
+        for toast in over["toasts"]:
+            assert _apart(toast, over["me"]), (toast, over)
+            assert _apart(toast, shown["banner"]), (toast, shown)
+        # the banner gone, the older one shows again, above the hand too
+        page.evaluate(SHOW_BANNER, None)
+        page.wait_for_selector(".banner", state="hidden")
+        over = page.evaluate(OVER_THE_HAND)
+        assert len(over["toasts"]) == 2 and over["texts"][-1] == newer, over
+        for toast in over["toasts"]:
+            assert _apart(toast, over["me"]), (toast, over)
+        screenshot(page, f"toasts-{viewport['width']}x{viewport['height']}-{lang}")
         watch.assert_clean()
     finally:
         context.close()

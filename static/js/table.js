@@ -69,7 +69,7 @@ export class TableView {
     this.meSized.disconnect();
     this.barSized.disconnect();
     this.overSized.disconnect();
-    for (const name of ["--bar-bottom", "--felt-top", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
+    for (const name of ["--bar-bottom", "--me-h", "--felt-top", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
     cancelAnimationFrame(this.feedFrame);
   }
 
@@ -215,6 +215,7 @@ export class TableView {
       if (this.meHeight === meHeight) return;
       this.meHeight = meHeight;
       this.el.style.setProperty("--me-h", meHeight);
+      document.body.style.setProperty("--me-h", meHeight); // the toasts end above it (app.css)
     });
     this.meSized.observe(this.me);
     // the feed drawer (a phone's or tablet's overlay), the toasts and a desktop's reconnecting
