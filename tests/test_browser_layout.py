@@ -4,7 +4,7 @@ the chain included); a tablet held upright (768×1024) gives the felt and the ha
 width; the language menus of the bar and of the pages' header show "Bahasa Indonesia" whole; a
 phone upright keeps every button of the bar on the screen; a tablet's chain grows with its felt,
 and fits it; a phone on its side seats a table of two, three or four around the felt, and its toasts
-leave the felt in view."""
+leave the felt in view; the bar is fitted again when a web font arrives late."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.browserkit import (
     PHONE,
     PLAYABLE,
     PageWatch,
+    PlaywrightTimeoutError,
     catalog_of,
     close_panel,
     goto,
@@ -1049,6 +1050,67 @@ def test_the_bar_keeps_the_language_menu_whole_after_a_round(server: ServerProce
                         assert control["title"], (size, lang, control)
                 if lang in ("en", "uk"):
                     screenshot(page, f"bar-after-round-{size}-{lang}", always=True)
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# A web font that arrives late: the bar's words in "LateWide" (the machine's DejaVu Sans, or another
+# font it has, half as large again), first drawn in the fallback while the font is not there, then
+# the font added and loaded as a web font's download ends. Says whether one of them loaded.
+LATE_FONT = """async () => {
+    const bar = document.querySelector('.bar');
+    bar.style.fontFamily = 'LateWide, system-ui, sans-serif';  // not there yet: the fallback
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    for (const name of ['DejaVu Sans', 'Liberation Sans', 'Noto Sans', 'FreeSans']) {
+        const face = new FontFace('LateWide', `local('${name}')`, {sizeAdjust: '150%'});
+        document.fonts.add(face);  // loaded as the page's own: as a stylesheet's @font-face is
+        try { await face.load(); } catch { document.fonts.delete(face); continue; }
+        await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));  // drawn
+        return true;
+    }
+    return false;
+}"""
+
+# The bar's language menu: its width, and the width it takes where nothing squeezes it (its own
+# max-width still holding: in a font half as large again "Українська" is wider than that allows).
+BAR_MENU = """() => { const s = document.querySelector('.bar .lang-select');
+    const free = s.cloneNode(true);
+    Object.assign(free.style, {minWidth: '0', width: 'auto', position: 'absolute', visibility: 'hidden'});
+    s.parentElement.append(free);
+    const room = free.getBoundingClientRect().width;
+    free.remove();
+    return {width: s.getBoundingClientRect().width, room}; }"""
+
+# Whether the bar shows every button whole (its words, or its icon alone) and its language menu as
+# wide as it may be, inside the bar.
+BAR_WHOLE = f"""() => {{ const bar = document.querySelector('.bar');
+    const controls = ({BAR_CONTROLS})(), menu = ({BAR_MENU})();
+    return bar.scrollWidth <= bar.clientWidth && controls.every((c) => !c.cut)
+        && menu.width >= menu.room - 0.5; }}"""
+
+
+def test_the_bar_is_fitted_again_when_a_web_font_arrives_late(server: ServerProcess, browser: Any) -> None:
+    """The bar's buttons give up their words before the language menu narrows (table.js fitBar),
+    measured when what the bar holds or its width changes. A web font that arrives after that
+    measure made the words wider in the same bar: in Ukrainian at 1280x800 they then needed 1,002
+    px of its 942, and the menu was squeezed, as before that fit. The bar is fitted again when the
+    fonts have loaded (document.fonts' loadingdone)."""
+    context, page, watch = _seated(server, browser, DESKTOP, "uk-UA")
+    try:
+        page.wait_for_function(BAR_WHOLE)
+        assert page.evaluate("() => document.querySelector('.bar').dataset.tight") == "0"
+        if not page.evaluate(LATE_FONT):
+            pytest.skip("no font to load as a web font (DejaVu Sans, Liberation Sans, Noto Sans, FreeSans)")
+        try:
+            page.wait_for_function(BAR_WHOLE, timeout=20_000)
+        except PlaywrightTimeoutError:
+            raise AssertionError(f"the bar was not fitted again: {page.evaluate(BAR_MENU)}") from None
+        for control in page.evaluate(BAR_CONTROLS):
+            assert control["right"] <= DESKTOP["width"] + 1, control
+            if control["iconOnly"]:
+                assert control["title"], control
+        screenshot(page, "bar-late-font-1280x800-uk")
         watch.assert_clean()
     finally:
         context.close()

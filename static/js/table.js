@@ -71,6 +71,9 @@ export class TableView {
     this.overSized.disconnect();
     for (const name of ["--bar-bottom", "--me-h", "--felt-top", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
     cancelAnimationFrame(this.feedFrame);
+    this.destroyed = true;
+    document.fonts?.removeEventListener("loadingdone", this.onFonts);
+    cancelAnimationFrame(this.barFrame);
   }
 
   // -- building --------------------------------------------------------------------------------
@@ -274,6 +277,21 @@ export class TableView {
     );
     this.barSized.observe(this.bar);
     this.barSized.observe(this.el);
+    // a web font that arrives after the bar was fitted changes its words' widths, not the bar's
+    // size (which its ResizeObserver hears, a window's resize among them): the bar is fitted again
+    // once the fonts have loaded, in the next frame, once for all the fonts of that frame
+    this.fontsLoaded = 0; // how often fonts finished loading: part of what the bar's fit was measured for
+    this.barFrame = 0;
+    this.onFonts = () => {
+      if (this.destroyed) return;
+      this.fontsLoaded += 1;
+      this.barFrame ||= requestAnimationFrame(() => {
+        this.barFrame = 0;
+        this.fitBar();
+      });
+    };
+    document.fonts?.addEventListener("loadingdone", this.onFonts);
+    document.fonts?.ready.then(this.onFonts);
     for (const el of [this.bar, this.felt, document.getElementById("toasts"), this.ctl.banner]) if (el) this.overSized.observe(el);
   }
 
@@ -429,7 +447,7 @@ export class TableView {
    * End match, then Round results; only then does the language menu narrow (static/css/app.css,
    * data-tight). A button shown as its icon alone (here, or always on a phone's and a tablet's bar)
    * is still named by its hidden words, and has them as its tooltip. Measured when what the bar
-   * holds or its width changes. */
+   * holds or its width changes, and again when web fonts have loaded (``fontsLoaded``). */
   fitBar() {
     const { bar, barActions } = this;
     const key = [
@@ -438,6 +456,7 @@ export class TableView {
       this.stopBtn.hidden,
       this.lastRoundBtn.hidden,
       this.lastRoundLabel.textContent,
+      this.fontsLoaded,
     ].join("|");
     if (key !== this.barFit) {
       this.barFit = key;
