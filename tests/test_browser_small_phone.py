@@ -1,7 +1,7 @@
 """The table on a small phone (320×568) in Chromium: each opponent's plate holds its name, its
 stones or points and its tile count inside its edge (at 320 px the count "×5" was cut at the
 plate's edge and "Wayan" broke as "Waya/n"), for a player and a spectator, at a Domeng table of
-five and a Kozel table of four."""
+five and a Kozel table of four; and the felt keeps a readable chain while an end is chosen."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.browserkit import goto, open_page, screenshot, sit_and_start
+from tests.browserkit import PLAYABLE, goto, open_page, screenshot, sit_and_start
 from tests.serverkit import ServerProcess
+from tests.test_browser_layout import LONGEST
 
 SMALL = {"width": 320, "height": 568}
 NAMES = ["Ana", "Wayan", "Dénes", "Ketut", "Putu"]
@@ -72,3 +73,75 @@ def test_a_small_phones_plates_hold_their_names_and_counts(
     spectator.close()
     watch.assert_clean()
     context.close()
+
+
+# The player chooses where a playable tile of their hand goes (as a tile that fits both ends asks:
+# the question above the hand, Left end, Right end and Cancel under it) while the board shows a
+# chain of 28 tiles (opened in its middle) with its two end targets; once the page has drawn it and
+# the chain's tiles are at rest (a frame at a time, at most 60): the felt's height, each chain
+# tile's box and short side, the board's box and whether it scrolls, and the page's height with the
+# bottoms of the hand and the choice's buttons (in the page, scrolled or not). Null when a state
+# drew the page's own chain meanwhile.
+CHOOSING = """async (chain) => {
+    const s = window.__domeng.screen;
+    const key = [...s.handButtons].find(([, b]) => b.classList.contains('playable'))[0];
+    s.choosing = key;
+    s.update();
+    s.chain.update(chain, ['0', '0'], key, 14);
+    const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const moving = () => document.getAnimations().some(
+        (a) => a.playState === 'running' && a.effect?.target?.closest?.('.chain-tile'));
+    await frame();
+    for (let i = 0; i < 60 && moving(); i += 1) await frame();
+    if (s.chain.chain.join() !== chain.join()) return null;
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const board = document.querySelector('.chain-board');
+    const inPage = (el) => el.getBoundingClientRect().bottom + scrollY;
+    return {felt: document.querySelector('.felt').clientHeight,
+            tiles: [...document.querySelectorAll('.chain-tile')]
+                .map((el) => [...box(el), Math.min(el.offsetWidth, el.offsetHeight)]),
+            board: box(board), scrolls: board.scrollHeight > board.clientHeight + 1
+                && getComputedStyle(board).overflowY === 'auto',
+            boardContent: board.scrollHeight,
+            page: document.scrollingElement.scrollHeight,
+            bottoms: [inPage(document.querySelector('.hand')),
+                      ...[...document.querySelectorAll('.choice:not([hidden]) button')].map(inPage)]};
+}"""
+
+
+def test_a_small_phones_felt_keeps_a_readable_chain_while_an_end_is_chosen(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found at 320x568: while the player chose an end for a tile (the question in three lines, Left
+    end, Right end and Cancel above the hand) the felt fell to a strip 10 px high, its chain drawn
+    with tiles 10 px high, most of them outside it, where they were to be chosen on. The felt keeps
+    room for the chain at 14 px a tile at least: the page scrolls to the hand and the buttons, and a
+    chain longer than the felt then holds scrolls inside it."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, NAMES[0]).json()["token"]
+    context, page, watch = open_page(browser, SMALL)
+    try:
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(PLAYABLE)
+        for _ in range(20):
+            shown = page.evaluate(CHOOSING, LONGEST)
+            if shown is not None:
+                break
+        else:
+            raise AssertionError("the page kept drawing its own chain")
+        screenshot(page, "small-phone-choosing-an-end")
+        assert shown["felt"] >= 90, shown  # no strip
+        assert len(shown["tiles"]) == len(LONGEST), shown
+        assert all(tile[4] >= 14 for tile in shown["tiles"]), shown  # readable tiles
+        left, top, right, _ = shown["board"]
+        # every tile in the board's width, and in its height or in what it scrolls to
+        for tile in shown["tiles"]:
+            assert left - 1 <= tile[0] and tile[2] <= right + 1, (tile, shown)
+            assert top - 1 <= tile[1], (tile, shown)
+        if not shown["scrolls"]:
+            assert all(tile[3] <= shown["board"][3] + 1 for tile in shown["tiles"]), shown
+        # the hand and the choice's buttons are on the page (scrolled to, if need be)
+        assert all(bottom <= shown["page"] + 1 for bottom in shown["bottoms"]), shown
+        watch.assert_clean()
+    finally:
+        context.close()

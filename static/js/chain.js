@@ -8,6 +8,7 @@ import { isLempa, pips, tileKey, tileSvg } from "./tiles.js";
 
 const GAP = 0.06; // between tiles along a row
 const PITCH = 2.3; // from one row's centre line to the next
+const MIN_UNIT = 10; // px: the smallest short side of a chain's tile, unless the page says (--chain-min)
 
 /**
  * One arm of the chain, growing away from the opening tile: along the row in ``dir`` (+1 right,
@@ -138,11 +139,19 @@ export class ChainBoard {
     this.clearTop = 0; // px at the board's top that a toast or a banner covers (setClearTop)
     // the board's size is read only here, where the layout is fresh: reading it in draw() after a
     // state's changes would make the browser lay the page out once more for every update
-    this.size = { width: 0, height: 0, cap: 44 };
+    this.size = { width: 0, height: 0, cap: 44, min: MIN_UNIT };
     this.observer = new ResizeObserver(() => {
-      // the largest unit the page allows here (--chain-cap, static/css/app.css: larger on a tablet)
-      const cap = parseFloat(getComputedStyle(this.el).getPropertyValue("--chain-cap"));
-      this.size = { width: this.el.clientWidth, height: this.el.clientHeight, cap: cap > 0 ? Math.floor(cap) : 44 };
+      // the largest unit the page allows here (--chain-cap, static/css/app.css: larger on a tablet),
+      // and the smallest (--chain-min: a small phone's, where a smaller tile could not be read)
+      const style = getComputedStyle(this.el);
+      const cap = parseFloat(style.getPropertyValue("--chain-cap"));
+      const min = parseFloat(style.getPropertyValue("--chain-min"));
+      this.size = {
+        width: this.el.clientWidth,
+        height: this.el.clientHeight,
+        cap: cap > 0 ? Math.floor(cap) : 44,
+        min: min > 0 ? Math.ceil(min) : MIN_UNIT,
+      };
       this.draw();
     });
     this.observer.observe(this.el);
@@ -175,7 +184,7 @@ export class ChainBoard {
 
   draw() {
     if (!this.el.isConnected) return;
-    const { width, height, cap } = this.size;
+    const { width, height, cap, min } = this.size;
     if (!width || !height) return;
     const text = this.labels();
     setAttr(this.el, "aria-label", this.chain.length ? text.chain : text.empty);
@@ -188,9 +197,10 @@ export class ChainBoard {
       return;
     }
     const items = [{ lempa: false }, ...this.chain.map((t) => ({ lempa: isLempa(t) })), { lempa: false }];
+    // never below ``min``: a chain that does not fit at that size scrolls in its board (overflowing)
     const fitIn = (room) => {
-      const maxUnit = Math.max(14, Math.min(cap, Math.floor(Math.min(width / 10.5, room / 5))));
-      const fit = fitChain(items, this.opening + 1, width - 8, room - 8, { maxUnit, minUnit: 10 });
+      const maxUnit = Math.max(14, min, Math.min(cap, Math.floor(Math.min(width / 10.5, room / 5))));
+      const fit = fitChain(items, this.opening + 1, width - 8, room - 8, { maxUnit, minUnit: min });
       return { ...fit, top: Math.max(4, (room - fit.box.height * fit.unit) / 2) };
     };
     // a toast or a banner over the board's top (``clearTop`` px of it): a chain drawn clear of it
