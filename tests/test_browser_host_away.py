@@ -15,7 +15,9 @@ Play again is on the table itself, and the round-end panel stays open while it i
 - On a phone (a touch screen, no hover: a new user's report), the round-end panel stays past the
   next deal for its reading time (static/js/roundend.js ``readingTime``) and then goes by itself;
   touched, it is the reader's until they close it, past that time and their own turn, which it
-  says; closed, the turn is theirs to play, and the bar's "Round results" opens it again.
+  says; closed, the turn is theirs to play, and the bar's "Round results" opens it again. With a
+  turn timer, the panel (untouched, or touched) gives way the moment the player's timed turn
+  comes in the next round: their timer is in view, nothing over it.
 """
 
 from __future__ import annotations
@@ -395,5 +397,51 @@ def test_a_phone_keeps_the_round_end_panel_while_it_is_read(server: ServerProces
         page.locator(".last-round-btn").tap()  # the bar's "Round results": the panel again
         page.wait_for_selector(PANEL)
         screenshot(page, "host-away-round-results-1280x800")
+    finally:
+        context.close()
+
+
+# Once the round after the panel's is dealt and this player's turn timer runs (looked at every 20 ms,
+# inside the page): whether a round-end panel is open then, and what is drawn at the middle of the
+# player's own turn timer (its class and whether it is inside the hand's section) and its box.
+_TIMED_TURN_AFTER_THE_PANEL = """() => new Promise((done) => {
+    const look = () => {
+        const c = window.__domeng;
+        if (!(c.roundEnd && c.view.round > c.roundEnd.round && c.myTimerRuns())) return setTimeout(look, 20);
+        const timer = document.querySelector('.me .turn-timer');
+        const r = timer.getBoundingClientRect();
+        const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        done({panel: !!document.querySelector('dialog.round-end[open]'), hidden: timer.hidden,
+              inMe: !!at?.closest('.me'), box: [r.left, r.top, r.right, r.bottom], h: innerHeight});
+    };
+    look();
+})"""
+
+
+def test_a_phones_round_end_panel_gives_way_to_the_players_timed_turn(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A phone's panel stays its reading time (up to 45 s) past the next deal, and for good once
+    touched; with a turn timer that would hide the player's own timer while it runs out. The
+    panel gives way when their timed turn comes, untouched or touched. (A guard: the page has done
+    so since the reading time came, room.js ``clearTheHand``.) A Kozel table of two: the player's
+    turn comes at once in every round."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "greedy"], turn_timer_s=30)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page = _phone(browser)
+    try:
+        goto(page, f"{server.url}/r/{room['code']}")
+        hold_seat(page, room["code"], token, 0)
+        assert server.start_match(room["code"], room["host_token"]).status_code == 200
+        page.reload()
+        page.wait_for_selector(".table-screen")
+        for touched in (False, True):
+            _to_round_end(page)
+            if touched:
+                page.locator(f"{PANEL} .panel-head h2").tap()
+            shown = page.evaluate(_TIMED_TURN_AFTER_THE_PANEL)
+            assert not shown["panel"], (touched, shown)
+            assert not shown["hidden"] and shown["inMe"] and shown["box"][3] <= shown["h"], (touched, shown)
+        screenshot(page, "host-away-timed-turn-after-the-panel-390x844")
     finally:
         context.close()
