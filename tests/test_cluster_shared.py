@@ -1,11 +1,12 @@
 """What two real ``domeng serve`` processes on one Redis share besides the rooms' leases
 (docs/cluster.md, "What is shared"): an admin session made on one works on the other and logging
 out ends it on both; a table listed on one is in the other's lobby; the admin of one lists and
-closes a room hosted by the other; room creation limits, the cap of open rooms per address and
-failed admin logins spent on one are spent on the other. The processes share PostgreSQL when
-DOMENG_TEST_POSTGRES_URL is set (else each has its own SQLite database: what is tested here lives
-in Redis). Then `app.cluster.RedisShared` on its own: boards, their staleness, asks and sessions.
-Skipped without DOMENG_TEST_REDIS_URL."""
+closes a room hosted by the other; room creation limits, the cap of open rooms per address, public
+reads (a socket's look-up of a room not in memory among them) and failed admin logins spent on one
+are spent on the other. The processes share PostgreSQL when DOMENG_TEST_POSTGRES_URL is set (else
+each has its own SQLite database: what is tested here lives in Redis). Then
+`app.cluster.RedisShared` on its own: boards, their staleness, asks and sessions. Skipped without
+DOMENG_TEST_REDIS_URL."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ import httpx
 import pytest
 import redis
 from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 from app.cluster import RedisShared
+from app.edge.endpoint import LOOKUPS_SPENT
 from app.rooms import host
 from app.rooms.lobby import OPEN_TABLES_PER_ADDRESS, OPEN_TABLES_SHOWN
 from app.rooms.room import Room
@@ -38,6 +41,7 @@ from tests.roomkit import Table, run_table
 from tests.serverkit import Client, ServerProcess
 
 ROOM_CLOSED = 4003
+POLICY = 1008
 
 
 @contextlib.contextmanager
@@ -287,13 +291,24 @@ def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> N
         refused = login(first)  # the right secret, but this address spent its failed attempts
         assert refused.status_code == 429 and refused.json()["detail"]["code"] == "too_many_attempts"
 
-        for server in (first, second, first):  # public reads: 6, across both processes
+        for server in (first, second):  # public reads: 6, across both processes
             for path in ("/api/open-tables", "/api/room-defaults"):
                 assert httpx.get(f"{server.url}{path}", timeout=10).status_code == 200
+        for server in (second, first):  # a socket's look-up of a room not in memory is one too
+            assert socket_closed(server, "made-up") == (ROOM_CLOSED, "no room with this code")
         for server in (first, second):
             read = httpx.get(f"{server.url}/api/open-tables", timeout=10)
             assert read.status_code == 429 and read.json()["detail"]["code"] == "too_many_reads"
             assert int(read.headers["Retry-After"]) >= 1
+            assert socket_closed(server, "made-up-too") == (POLICY, LOOKUPS_SPENT)
+
+
+def socket_closed(server: ServerProcess, code: str) -> tuple[int | None, str | None]:
+    """Open a socket of room ``code`` and wait for the server to close it: its code and reason."""
+    with connect(f"{server.ws_base}/ws/rooms/{code}", open_timeout=10) as ws:
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+        return ws.close_code, ws.close_reason
 
 
 # -- app.cluster.RedisShared on its own ----------------------------------------------------------

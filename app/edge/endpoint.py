@@ -55,9 +55,11 @@ __all__ = [
     "CHAT_PER_S",
     "HINT_BURST",
     "HINT_PER_S",
+    "LOOKUPS_SPENT",
     "NAME_ADDRESS_BURST",
     "NAME_BURST",
     "NAME_PER_S",
+    "Lookups",
     "SocketCounter",
     "is_foreign_origin",
     "join_room",
@@ -122,7 +124,10 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     cannot be reached), the handshake itself is refused with HTTP 503 and ``Retry-After``, so that
     a proxy in front (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process.
     A browser's handshake from another site's page (`is_foreign_origin`) is refused with HTTP 403
-    before it counts: no page elsewhere spends its visitors' sockets here."""
+    before it counts: no page elsewhere spends its visitors' sockets here. A socket for a room
+    not in this process's memory (each is looked up in the store) spends one of its address's
+    public reads (``DOMENG_READ_LIMIT``, `_may_look_up`): past them it closes with 1008 and
+    `LOOKUPS_SPENT` before anything is looked up; a room in memory is opened uncounted."""
     state = websocket.app.state
     headers = websocket.headers
     if is_foreign_origin(headers.get("origin"), headers.get("host"), state.settings.public_url):
@@ -131,14 +136,44 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     counter: SocketCounter = state.sockets
     address = counted_address(websocket.client.host) if websocket.client else ""  # an IPv6 /64 is one
     if not counter.admit(address):  # before the room is looked up: a refused socket loads nothing
-        state.hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
-        await websocket.accept()
-        await websocket.close(CLOSE_POLICY, "too many connections from this address")
+        await _refuse_policy(websocket, "too many connections from this address")
         return
     try:
+        if not await _may_look_up(websocket, code, address):
+            await _refuse_policy(websocket, LOOKUPS_SPENT)
+            return
         await _open_room(websocket, code, address)
     finally:
         counter.release(address)
+
+
+Lookups = Callable[[str], Awaitable[bool]]
+"""Spends one look-up of a room not in memory of a client address: whether it had room (the app's
+``lookups``: `app.web.routes.spend_read`, the public reads' allowance, ``DOMENG_READ_LIMIT``)."""
+
+LOOKUPS_SPENT = "too many requests from this address; wait a little"
+"""The reason of a socket closed (1008) because its address spent its look-ups (`room_socket`)."""
+
+
+async def _may_look_up(websocket: WebSocket, code: str, address: str) -> bool:
+    """Whether a socket of client ``address`` may open room ``code``: always when the room is in
+    this process's memory (play, reconnects: nothing is looked up, nothing counted); else it
+    spends one of the address's public reads (``lookups``), as the room's HTTP read does: each
+    such open costs a database look-up (with several processes, a lease's too), and ~170 made-up
+    codes a second from one address slowed another table's moves 3.5 times."""
+    state = websocket.app.state
+    if state.hub.get(code) is not None:
+        return True
+    lookups: Lookups = state.lookups
+    return await lookups(address)
+
+
+async def _refuse_policy(websocket: WebSocket, reason: str) -> None:
+    """Accept the socket and close it at once with 1008 and ``reason`` (counted as rejected); the
+    client tries again after its backoff."""
+    websocket.app.state.hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
+    await websocket.accept()
+    await websocket.close(CLOSE_POLICY, reason)
 
 
 async def _open_room(websocket: WebSocket, code: str, address: str) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 import structlog
@@ -35,7 +36,7 @@ from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
 from app.web.ratelimit import RateLimits
-from app.web.routes import STATIC_DIR, operations, pages, rooms
+from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_read
 from app.web.settings import Settings
 from app.web.shared import Board
 
@@ -160,6 +161,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         "create_limit": parse_limit(settings.room_create_limit),
         "read_limit": parse_limit(settings.read_limit),
         "write_limit": parse_limit(settings.write_limit),
+        # a room socket's look-up of a room not in memory spends the public reads' allowance
+        "lookups": partial(spend_read, limiter, parse_limit(settings.read_limit)),
     }
     for name, part in parts.items():
         setattr(app.state, name, part)

@@ -73,6 +73,7 @@ __all__ = [
     "set_chat_rules",
     "set_open",
     "set_options",
+    "spend_read",
     "start_match",
     "stop_match",
     "verify_deal",
@@ -170,9 +171,26 @@ async def _count_read(request: Request) -> None:
     shared counters do not answer the read goes on: a lobby does not go down with Redis."""
     state = request.app.state
     message = "too many requests from this address; wait a little, then reload the page"
-    key = f"read-{_client_address(request) or 'unknown'}"
     with contextlib.suppress(LimitsUnavailableError):
+        key = _read_key(_client_address(request))
         await _spend(state.limiter, state.read_limit, key, "too_many_reads", message)
+
+
+async def spend_read(limiter: RateLimits, limit: RateLimitItem, address: str | None) -> bool:
+    """Count one public read of client ``address`` (`app.addresses.counted_address`; None: not
+    known) against ``limit`` (``DOMENG_READ_LIMIT``, the allowance `READ` spends): whether it had
+    room. A room socket's look-up of a room not in memory spends it too
+    (`app.edge.endpoint.room_socket`). True, uncounted, when the shared counters (Redis) do not
+    answer: reads go on without them."""
+    try:
+        return await limiter.hit(limit, _read_key(address))
+    except LimitsUnavailableError:
+        return True
+
+
+def _read_key(address: str | None) -> str:
+    """The identifier public reads of client ``address`` are counted under."""
+    return f"read-{address or 'unknown'}"
 
 
 async def _spend(limiter: RateLimits, limit: RateLimitItem, key: str, code: str, message: str) -> None:

@@ -125,14 +125,15 @@ class Settings(BaseSettings):
     created or loaded again, answers 429 ``too_many_open_rooms``. With ``redis_url``: in every
     process's memory."""
     read_limit: str = "240 per minute"
-    """Public reads one client address (an IPv6 client: its /64) may make (a `limits` expression;
-    with ``redis_url``: counted across every process): the lobby's open tables and "Your tables",
-    a room, the room defaults, a round's review, a deal's check. Over it: 429 ``too_many_reads``
-    with ``Retry-After``. A lobby polls the open tables every 4 s (15 a minute) and reads the rest
-    once when it opens, a room page reads its room once: 240 lets a dozen lobbies left open behind
-    one address (a home, a café, a school's NAT) and their page loads through, while a flood from
-    one address (238 reads a second, measured) gets 4 a second answered, the rest refused before
-    any work."""
+    """Public reads one client address (an IPv6 client: its /64) may make (a `limits` expression; with
+    ``redis_url``: counted across every process): the lobby's open tables and "Your tables", a room, the
+    room defaults, a round's review, a deal's check, and a room socket's look-up of a room not in memory
+    (`app.edge.endpoint.room_socket`: ~170 made-up codes a second from one address made another table's
+    moves 3.5 times slower). Over it: 429 ``too_many_reads`` with ``Retry-After`` (a socket: closed with
+    1008). A lobby polls the open tables every 4 s (15 a minute) and reads the rest once when it opens, a
+    room page reads its room once: 240 lets a dozen lobbies left open behind one address (a home, a café,
+    a school's NAT) and their page loads through, while a flood from one address (238 reads a second,
+    measured) gets 4 a second answered, the rest refused before any work."""
     write_limit: str = "600 per minute"
     """Room changes one client address (an IPv6 client: its /64) may ask for over HTTP (a `limits`
     expression; with ``redis_url``: counted across every process): claiming or leaving a seat, the
