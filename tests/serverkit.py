@@ -49,6 +49,8 @@ FAST = {
     "DOMENG_READ_LIMIT": "100000 per minute",
     # nor ask for more than 600 room changes a minute (the limit's own test sets it)
     "DOMENG_WRITE_LIMIT": "100000 per minute",
+    # nor send more than 80 chat lines a minute across rooms (the limit's own tests set it)
+    "DOMENG_CHAT_LIMIT": "100000 per minute",
 }
 
 PRELOADED = (

@@ -1,12 +1,12 @@
 """What two real ``domeng serve`` processes on one Redis share besides the rooms' leases
-(docs/cluster.md, "What is shared"): an admin session made on one works on the other and logging
-out ends it on both; a table listed on one is in the other's lobby; the admin of one lists and
-closes a room hosted by the other; room creation limits, the cap of open rooms per address, public
-reads (a socket's look-up of a room not in memory among them) and failed admin logins spent on one
-are spent on the other. The processes share PostgreSQL when DOMENG_TEST_POSTGRES_URL is set (else
-each has its own SQLite database: what is tested here lives in Redis). Then
-`app.cluster.RedisShared` on its own: boards, their staleness, asks and sessions. Skipped without
-DOMENG_TEST_REDIS_URL."""
+(docs/cluster.md, "What is shared"): an admin session made on one works on the other and logging out
+ends it on both; a table listed on one is in the other's lobby; the admin of one lists and closes a
+room hosted by the other; room creation limits, the cap of open rooms per address, public reads (a
+socket's look-up of a room not in memory among them), an address's chat lines across rooms and failed
+admin logins spent on one are spent on the other. The processes share PostgreSQL when
+DOMENG_TEST_POSTGRES_URL is set (else each has its own SQLite database: what is tested here lives in
+Redis). Then `app.cluster.RedisShared` on its own: boards, their staleness, asks and sessions. Skipped
+without DOMENG_TEST_REDIS_URL."""
 
 from __future__ import annotations
 
@@ -270,14 +270,15 @@ def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> N
         "DOMENG_MAX_ROOMS_PER_ADDRESS": "2",
         "DOMENG_ADMIN_LOGIN_LIMIT": "2 per minute",
         "DOMENG_READ_LIMIT": "6 per minute",
+        "DOMENG_CHAT_LIMIT": "4 per minute",
     }
     with two_servers(tmp_path, **tight) as (first, second):
 
         def create(server: ServerProcess) -> httpx.Response:
             return httpx.post(f"{server.url}/api/rooms", json={"variant": "domeng"}, timeout=10)
 
-        assert create(first).status_code == 201
-        assert create(second).status_code == 201
+        created = [create(server) for server in (first, second)]
+        assert [reply.status_code for reply in created] == [201, 201]
         capped = create(first)  # 2 open rooms from this address, one on each process
         assert capped.status_code == 429 and capped.json()["detail"]["code"] == "too_many_open_rooms"
         capped = create(second)
@@ -301,6 +302,27 @@ def test_limits_spent_on_one_process_are_spent_on_the_other(tmp_path: Path) -> N
             assert read.status_code == 429 and read.json()["detail"]["code"] == "too_many_reads"
             assert int(read.headers["Retry-After"]) >= 1
             assert socket_closed(server, "made-up-too") == (POLICY, LOOKUPS_SPENT)
+
+        seats = []  # chat lines: 4 from this address across its rooms on both processes
+        for server, reply in zip((first, second), created, strict=True):
+            code = reply.json()["code"]
+            claim = httpx.post(f"{server.url}/api/rooms/{code}/seats/0", json={"name": "Ana"}, timeout=10)
+            assert claim.status_code == 201, claim.text
+            seats.append(Client(server, code, claim.json()["token"]))
+        for n in range(4):
+            assert chat_answer(seats[n % 2], f"line {n}")["type"] == "chat"
+        for seat in seats:
+            refused = chat_answer(seat, "one more")
+            assert refused["type"] == "error" and refused["code"] == "chat_too_fast", refused
+            seat.close()
+
+
+def chat_answer(client: Client, text: str) -> dict[str, Any]:
+    """The answer to a chat line: its ``chat`` frame, or the ``error``."""
+    client.send({"type": "chat", "text": text})
+    return client.wait_for(
+        lambda m: m["type"] == "error" or (m["type"] == "chat" and m["line"]["text"] == text)
+    )
 
 
 def socket_closed(server: ServerProcess, code: str) -> tuple[int | None, str | None]:

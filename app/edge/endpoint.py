@@ -8,6 +8,7 @@ import asyncio
 import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from functools import partial
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket
@@ -59,6 +60,7 @@ __all__ = [
     "NAME_ADDRESS_BURST",
     "NAME_BURST",
     "NAME_PER_S",
+    "ChatLines",
     "Lookups",
     "SocketCounter",
     "is_foreign_origin",
@@ -151,6 +153,10 @@ Lookups = Callable[[str], Awaitable[bool]]
 """Spends one look-up of a room not in memory of a client address: whether it had room (the app's
 ``lookups``: `app.web.routes.spend_read`, the public reads' allowance, ``DOMENG_READ_LIMIT``)."""
 
+ChatLines = Callable[[str], Awaitable[bool]]
+"""Spends one chat line of a client address across every room: whether it had room (the app's
+``chat_lines``: `app.web.routes.spend_chat_line`, ``DOMENG_CHAT_LIMIT``)."""
+
 LOOKUPS_SPENT = "too many requests from this address; wait a little"
 """The reason of a socket closed (1008) because its address spent its look-ups (`room_socket`)."""
 
@@ -220,8 +226,14 @@ async def _open_room(websocket: WebSocket, code: str, address: str) -> None:
                 address,  # the owner's chat limits and mutes count the client by it, as here
             )
         else:
+            chat_lines: ChatLines = state.chat_lines
             await serve(
-                lambda: _next_message(websocket, budget), join, conn, conn.start, settings.hello_timeout_s
+                lambda: _next_message(websocket, budget),
+                join,
+                conn,
+                conn.start,
+                settings.hello_timeout_s,
+                partial(chat_lines, address),
             )
     except ProtocolError as violation:
         hub.metrics.rejected.labels(str(violation.close_code)).inc()
@@ -286,11 +298,14 @@ async def serve(
     conn: Outbox,
     start: Callable[[], None],
     wait_s: float,
+    chat_lines: Callable[[], Awaitable[bool]] | None = None,
 ) -> None:
     """Serve one client connection of a room, a local socket's or a relayed one's
     (`app.edge.remote`): its ``hello`` (within ``wait_s`` seconds; ``start`` is then called),
     ``join`` (the room admits ``conn``), then every message ``next_message`` parses, until it
-    raises (`ProtocolError`, `WebSocketDisconnect`, ...)."""
+    raises (`ProtocolError`, `WebSocketDisconnect`, ...). ``chat_lines`` spends one chat line of
+    the client's address across every room (`ChatLines`; None: no such allowance): a line the
+    room's own allowances let through is refused (``chat_too_fast``) when it says no."""
     try:
         hello = await asyncio.wait_for(next_message(), wait_s)
     except TimeoutError:
@@ -317,7 +332,7 @@ async def serve(
         elif isinstance(message, PingMessage):
             conn.send('{"type":"pong"}')
         elif isinstance(message, ChatMessage):
-            await _chat(room, conn, message, chat_budgets)
+            await _chat(room, conn, message, chat_budgets, chat_lines)
         elif isinstance(message, HintMessage):
             await _hint(room, conn, hint_budget)
         elif isinstance(message, NameMessage):
@@ -407,12 +422,19 @@ CHAT_PER_S = 10.0
 """…and over how many seconds each allowance refills (5 lines per 10 s, 10 for an address)."""
 
 
-async def _chat(room: Room, conn: Outbox, message: ChatMessage, budgets: tuple[MessageBudget, ...]) -> None:
-    """A chat line, within each of the connection's chat allowances (``chat_too_fast`` past one,
-    spending from none); the room's refusals come back as ``error`` messages, like a refused
-    action's (the client keeps the text), and so does a line the database failed to store
-    (``chat_not_saved``: nobody got it; the socket stays open)."""
-    if not MessageBudget.take_all(budgets):
+async def _chat(
+    room: Room,
+    conn: Outbox,
+    message: ChatMessage,
+    budgets: tuple[MessageBudget, ...],
+    address_lines: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """A chat line, within each of the connection's chat allowances in its room (``chat_too_fast``
+    past one, spending from none), then within its client address's across every room
+    (``address_lines``, `ChatLines`: ``chat_too_fast`` too); the room's refusals come back as
+    ``error`` messages, like a refused action's (the client keeps the text), and so does a line
+    the database failed to store (``chat_not_saved``: nobody got it; the socket stays open)."""
+    if not MessageBudget.take_all(budgets) or (address_lines is not None and not await address_lines()):
         room.refuse(conn, "chat_too_fast", "too many chat messages; wait a moment")
         return
     try:

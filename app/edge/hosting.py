@@ -9,10 +9,11 @@ import asyncio
 import contextlib
 import math
 import time
+from functools import partial
 
 import structlog
 
-from app.edge.endpoint import join_room, serve
+from app.edge.endpoint import ChatLines, join_room, serve
 from app.edge.protocol import (
     CLOSE_INTERNAL,
     CLOSE_TRY_AGAIN,
@@ -70,12 +71,16 @@ def _seconds(text: str | None) -> float:
 
 class RemoteClients:
     """The relayed connections this process serves as its rooms' owner, by connection id. Wires
-    itself to ``relay.on_inbox``. ``wait_s``: the hello timeout of a socket."""
+    itself to ``relay.on_inbox``. ``wait_s``: the hello timeout of a socket; ``chat_lines``: each
+    client address's chat allowance across rooms (`app.edge.endpoint.serve`; None: none)."""
 
-    def __init__(self, hub: Hub, relay: RelayPort, wait_s: float) -> None:
+    def __init__(
+        self, hub: Hub, relay: RelayPort, wait_s: float, chat_lines: ChatLines | None = None
+    ) -> None:
         self.hub = hub
         self.relay = relay
         self.wait_s = wait_s
+        self.chat_lines = chat_lines
         self.conns: dict[str, _Remote] = {}
         self.stopping = False
         """Set at shutdown: a new relayed connection is told to try again (1013)."""
@@ -135,7 +140,8 @@ class RemoteClients:
             return room
 
         try:
-            await serve(next_message, join, outbox, lambda: None, self.wait_s)
+            lines = None if self.chat_lines is None else partial(self.chat_lines, remote.address or "")
+            await serve(next_message, join, outbox, lambda: None, self.wait_s, lines)
         except ProtocolError as violation:
             self.hub.metrics.rejected.labels(str(violation.close_code)).inc()
             outbox.close_with(violation.close_code, violation.reason)

@@ -36,7 +36,7 @@ from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
 from app.web.ratelimit import RateLimits
-from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_read
+from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_chat_line, spend_read
 from app.web.settings import Settings
 from app.web.shared import Board
 
@@ -73,8 +73,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     # with several processes: sessions, the board (lobby, open rooms per address) and asks in Redis
     board = _board(settings, hub, None if leases is None else leases.holder)
     limiter = RateLimits(settings.redis_url, prefix=settings.redis_prefix)
+    # an address's chat lines across every room (and, with Redis, every process)
+    chat_lines = partial(spend_chat_line, limiter, parse_limit(settings.chat_limit))
     # the owner's side of the relay: other processes' sockets for this process's rooms
-    remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s)
+    remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s, chat_lines)
     # a room moves to the process its clients reach, when its owner has no socket of its own in it
     handoff = Handoff(
         hub,
@@ -163,6 +165,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         "write_limit": parse_limit(settings.write_limit),
         # a room socket's look-up of a room not in memory spends the public reads' allowance
         "lookups": partial(spend_read, limiter, parse_limit(settings.read_limit)),
+        "chat_lines": chat_lines,
     }
     for name, part in parts.items():
         setattr(app.state, name, part)

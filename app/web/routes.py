@@ -73,6 +73,7 @@ __all__ = [
     "set_chat_rules",
     "set_open",
     "set_options",
+    "spend_chat_line",
     "spend_read",
     "start_match",
     "stop_match",
@@ -184,6 +185,18 @@ async def spend_read(limiter: RateLimits, limit: RateLimitItem, address: str | N
     answer: reads go on without them."""
     try:
         return await limiter.hit(limit, _read_key(address))
+    except LimitsUnavailableError:
+        return True
+
+
+async def spend_chat_line(limiter: RateLimits, limit: RateLimitItem, address: str | None) -> bool:
+    """Count one chat line of client ``address`` (`app.addresses.counted_address`; None: not
+    known) against ``limit`` (``DOMENG_CHAT_LIMIT``), across every room (and, with several
+    processes, in Redis: across every process): whether it had room (`app.edge.endpoint.serve`
+    refuses the line with ``chat_too_fast`` when not). True, uncounted, when the shared counters
+    (Redis) do not answer: the chat goes on without them."""
+    try:
+        return await limiter.hit(limit, f"chat-{address or 'unknown'}")
     except LimitsUnavailableError:
         return True
 

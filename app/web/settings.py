@@ -134,6 +134,13 @@ class Settings(BaseSettings):
     room page reads its room once: 240 lets a dozen lobbies left open behind one address (a home, a café,
     a school's NAT) and their page loads through, while a flood from one address (238 reads a second,
     measured) gets 4 a second answered, the rest refused before any work."""
+    chat_limit: str = "80 per minute"
+    """Chat lines one client address (an IPv6 client: its /64) may send across every room (a
+    `limits` moving window; with ``redis_url``: counted across every process, else in this
+    process's memory). Over it a line is refused with ``chat_too_fast``, as past a room's own
+    limits. Each room lets a seat send 5 lines per 10 s (at most 35 in a minute): a person chatting
+    in two rooms at once never meets 80, while one address holding 32 seat sockets over 16 rooms,
+    which could store about 16 lines a second (over a million a day), gets 80 a minute stored."""
     write_limit: str = "600 per minute"
     """Room changes one client address (an IPv6 client: its /64) may ask for over HTTP (a `limits`
     expression; with ``redis_url``: counted across every process): claiming or leaving a seat, the
