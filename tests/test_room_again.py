@@ -323,3 +323,33 @@ def test_an_earlier_matchs_review_checks_the_token_before_reading_the_match_and_
             database.close()
 
     run_table(tmp_path, body, bots=SEATS)
+
+
+def test_a_person_who_took_a_bots_seat_gives_it_back_at_its_level_after_play_again_and_a_restart(
+    tmp_path: Path,
+) -> None:
+    """The host created the table with a greedy bot at seat 2; Budi took that seat, played, asked
+    to play again, and left before the next start: the seat goes back to the greedy bot, also when
+    the room was loaded again in between (a restart, a handoff, an idle unload). Before, the level
+    was kept only in memory: the seat came back empty, and the start filled it with the covering
+    (medium) bot."""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        budi_token, budi = await table.sit(2, "Budi")  # the host's greedy bot's seat
+        await table.start()
+        await _play(table, [ana, budi], lambda: table.room.status == "finished")
+        table = await reopen(table)  # the finished match comes back from the store
+        await _again(table.room, budi_token)
+        table = await reopen(table)  # and the next match, waiting for its start
+        room = table.room
+        await room.call(lambda r: host.leave(r, 2, budi_token))
+        seat = room.seats[2]
+        assert (seat.kind, seat.bot_level) == ("bot", "greedy")
+        table = await reopen(table)
+        assert (table.room.seats[2].kind, table.room.seats[2].bot_level) == ("bot", "greedy")
+        await table.start()
+        levels = [(s.kind, s.bot_level) for s in table.room.seats[2:]]
+        assert levels == [("bot", "greedy"), ("bot", "random"), ("bot", "easy")]
+
+    run_table(tmp_path, body, bots=[None, None, "greedy", "random", "easy"])

@@ -164,7 +164,7 @@ def test_start_migrates_to_the_models_and_twice_is_harmless(database_url: str) -
         tables, differences, revision = with_store(database_url, body)
         assert TABLES | {"alembic_version"} <= tables
         assert differences == []  # the migrations create exactly the models' tables
-        assert revision == head == "0018"
+        assert revision == head == "0019"
     if database_url.startswith("sqlite"):
         assert tables == TABLES | {"alembic_version"}
 
@@ -468,6 +468,7 @@ def test_concurrent_claims_of_one_seat_seat_exactly_one_player(database_url: str
         f"h{winner}",
     )
     assert bot_seat == [False, True, False, False]
+    assert (row.seats[1].replaced, row.seats[2].replaced) == ("greedy", None)  # the bot it was taken from
     assert (row.seats[1].name, row.seats[1].bot_level) == ("Budi", None)
 
 

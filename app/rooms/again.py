@@ -35,9 +35,17 @@ _log = structlog.get_logger("domeng.room")
 
 def carried_seat(info: SeatInfo, ready: bool) -> SeatSpec:
     """What ``info`` becomes in the room's next match: a person keeps it (name and token hash;
-    ``ready`` as given), a bot keeps its level, an empty seat stays empty."""
+    ``ready`` as given; the level of the bot they took it from, which it goes back to if they
+    leave it before the start), a bot keeps its level, an empty seat stays empty."""
     if info.kind == "human":
-        return SeatSpec(kind="human", name=info.name, token_hash=info.token_hash, seat=info.seat, ready=ready)
+        return SeatSpec(
+            kind="human",
+            name=info.name,
+            token_hash=info.token_hash,
+            seat=info.seat,
+            ready=ready,
+            replaced=info.replaced,
+        )
     if info.kind == "bot":
         return SeatSpec(kind="bot", name=info.name, bot_level=info.bot_level, seat=info.seat)
     return SeatSpec(kind="empty", seat=info.seat)

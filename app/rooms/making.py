@@ -145,7 +145,7 @@ class RoomMaker:
         match = row.match
         rules = make_rules(match.variant, match.options, match.seat_count)
         seats = [
-            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, s.ready)  # type: ignore[arg-type]
+            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, s.ready, replaced=s.replaced)  # type: ignore[arg-type]
             for s in match.seats
         ]
         room = self.room(

@@ -47,12 +47,14 @@ class SeatInfo:
     timers in a row ran out, or the player was away past the grace); ``stand_in`` a human seat whose
     turn timer ran out once: a bot plays that one turn, the next is the player's again;
     ``timeouts`` counts the player's turn timers that ran out in a row (their own move resets it);
-    ``connections`` counts the sockets open on it; ``replaced`` is the level of the bot a person
-    took this seat from before the start, which comes back when they leave it. These are presence,
-    sent and not versioned; ``covered``, ``stand_in`` and ``timeouts`` are stored too, as the seat's
-    `cover` (`app.store.models.Seat.cover`), so that a room loaded again goes on covering the seat
-    until its person is back; the others are not (a room loaded again leaves the seat empty).
-    ``ready`` is stored: the seat's person said they play this match (a claim, or Play again).
+    ``connections`` counts the sockets open on it. These are presence, sent and not versioned;
+    ``covered``, ``stand_in`` and ``timeouts`` are stored too, as the seat's `cover`
+    (`app.store.models.Seat.cover`), so that a room loaded again goes on covering the seat until
+    its person is back. ``ready`` is stored: the seat's person said they play this match (a claim,
+    or Play again). ``replaced`` is stored: the level of the bot a person took this seat from
+    before a start (the host's choice at the room's creation, or a bot set there since), which
+    comes back when they leave it, in this match or a later one of Play again, after a restart or
+    a handoff too (`check_leave`).
     """
 
     seat: int
@@ -110,15 +112,13 @@ class SeatInfo:
             token_hash=self.token_hash,
             seat=self.seat,
             ready=self.ready,
+            replaced=self.replaced,
         )
 
     def become(self, spec: SeatSpec) -> None:
-        """Adopt a stored change: the seat is now ``spec`` (and no longer covered). A person
-        taking a bot's seat keeps its level in ``replaced``."""
-        if spec.kind != "human":
-            self.replaced = None
-        elif self.kind == "bot":
-            self.replaced = self.bot_level
+        """Adopt a stored change: the seat is now ``spec`` (and no longer covered), ``replaced``
+        too: the level of the bot a person took it from (`check_claim`), stored with it."""
+        self.replaced = spec.replaced if spec.kind == "human" else None
         self.kind = spec.kind  # type: ignore[assignment]
         self.name, self.bot_level, self.token_hash = spec.name, spec.bot_level, spec.token_hash
         self.ready = spec.ready
@@ -194,7 +194,8 @@ def check_claim(seats: list[SeatInfo], seat: int, name: str, status: str, token_
         raise RoomError("seat_taken", f"seat {seat} is taken")
     if any(s.kind == "human" and s.name and names_clash(s.name, name) for s in seats):
         raise RoomError("name_taken", "someone at this table already has that name, or one like it")
-    return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat, ready=True)
+    replaced = info.bot_level if info.kind == "bot" else None  # it goes back to that bot on a leave
+    return SeatSpec(kind="human", name=name, token_hash=token_hash, seat=seat, ready=True, replaced=replaced)
 
 
 def check_leave(seats: list[SeatInfo], seat: int, status: str) -> SeatSpec:

@@ -108,6 +108,7 @@ class MatchWrites(Writer):
                         "bot_level": spec.bot_level,
                         "token_hash": spec.token_hash,
                         "ready": spec.ready,
+                        "replaced": spec.replaced,
                         "updated_at": now,
                     }
                     for index, spec in enumerate(seats)
@@ -176,7 +177,13 @@ class MatchWrites(Writer):
                 update(Seat)
                 .where(Seat.match_id == match_id, Seat.seat == seat, Seat.kind.in_(kinds))
                 .values(
-                    name=name, kind="human", bot_level=None, token_hash=token_hash, cover=None, updated_at=now
+                    name=name,
+                    kind="human",
+                    bot_level=None,
+                    replaced=Seat.bot_level,  # the bot it was taken from (the row's value before)
+                    token_hash=token_hash,
+                    cover=None,
+                    updated_at=now,
                 )
             )
             if changed.rowcount != 1:

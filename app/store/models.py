@@ -17,7 +17,8 @@ allows hints) and ``hints`` (every hint used); 0007 adds ``matches.fence`` (the 
 the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's public tag); 0009
 adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches.bot_share``
 (whom its room's bot decisions count for); 0017 adds ``chat.number`` (a line's number in its
-room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `DeploymentKey`).
+room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `DeploymentKey`); 0019
+adds ``seats.replaced`` (the bot level a seat's person took it from).
 """
 
 from __future__ import annotations
@@ -240,6 +241,9 @@ class Seat(Base):
     token_hash: Mapped[str | None] = mapped_column(String(128))
     ready: Mapped[bool] = mapped_column(Boolean, server_default=false())
     """The seat's person said they play this match (Play again; a claim is ready at once)."""
+    replaced: Mapped[str | None] = mapped_column(String(16))
+    """The level of the bot the seat's person took it from, which it goes back to when they leave
+    it before a start (NULL: it was empty, or it is no person's; migration 0019)."""
     cover: Mapped[str | None] = mapped_column(String(10))
     """Whether a bot plays for the seat's person (`SEAT_COVERS`; NULL: they play), kept so that a
     room loaded again goes on as it was; cleared whenever the seat is rewritten (migration 0014;

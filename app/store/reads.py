@@ -353,7 +353,9 @@ def _by_match(rows: Iterable[_M]) -> dict[int, list[_M]]:
 
 
 def _seat_row(s: Seat) -> SeatRow:
-    return SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready, s.cover)
+    return SeatRow(
+        s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready, s.cover, s.replaced
+    )
 
 
 def read_outcome(match: Match, stored: Round, last: bool) -> dict[str, Any] | None:

@@ -393,6 +393,7 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
         "bot_level": spec.bot_level,
         "token_hash": spec.token_hash,
         "ready": spec.ready,
+        "replaced": spec.replaced,
         "cover": None,  # a seat rewritten is nobody's a bot plays for
         "updated_at": now,
     }

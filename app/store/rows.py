@@ -36,7 +36,8 @@ __all__ = [
 class SeatSpec:
     """A seat as `Store.create_match` stores it: ``kind`` is ``empty``, ``human`` (``name`` and
     ``token_hash``) or ``bot`` (``bot_level``, optional ``name``). ``seat``, when given, must be
-    the seat's index in the list; ``ready``: its person said they play this match (Play again).
+    the seat's index in the list; ``ready``: its person said they play this match (Play again);
+    ``replaced``: the level of the bot a person's seat was taken from (None: it was empty).
     Raises ValueError for an unknown kind or a bot without level."""
 
     kind: str = "empty"
@@ -45,6 +46,7 @@ class SeatSpec:
     token_hash: str | None = None
     seat: int | None = None
     ready: bool = False
+    replaced: str | None = None
 
     def __post_init__(self) -> None:
         check_kind(self.kind, self.bot_level)
@@ -118,6 +120,8 @@ class SeatRow:
     ready: bool = False
     cover: str | None = None
     """Whether a bot plays for the seat's person (`app.store.models.SEAT_COVERS`; None: they do)."""
+    replaced: str | None = None
+    """The level of the bot the seat's person took it from (None: it was empty, or no person's)."""
 
 
 @dataclass(frozen=True, slots=True)
