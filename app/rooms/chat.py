@@ -52,6 +52,7 @@ from app.rooms.seats import seat_at
 from app.rooms.watchers import client_hash, is_tag, watcher_of
 
 __all__ = [
+    "MAX_BLANK_RUN",
     "MAX_MUTED_SPECTATORS",
     "MAX_SPEAKERS",
     "MAX_TEXT_CHARS",
