@@ -13,11 +13,22 @@ review does not change.
 Costs are this round's expected loss for the seat, in the variant's unit: Domeng stones received
 minus stones paid (D5: a seat wants the fewest stones; `engine.bots.worlds.round_costs`), Kozel
 points written (K7; with pairs, the pair's, K10). An option's ``lost`` is its cost above the best
-option's. A decision is *marked* when the chosen option lost more than the threshold and more
-than `NOISE_SE` standard errors of the paired difference over the worlds (sampling noise never
-marks a decision). A choice that lost more than the threshold but not more than that margin is
-*too close to tell* (`Decision.within_noise`): it is shown with its margin, never called a mistake
-nor said to be within the threshold.
+option's. A decision is *marked* when the chosen option lost more than the threshold and more than
+its `Decision.margin`: the half-width of a `CONFIDENCE` (95%) interval of ``lost``, so sampling
+noise never marks a decision. ``lost`` is the chosen option's cost above the lowest, and the
+lowest is picked from the same worlds, so the margin covers every gap at once: with ``k`` options
+it is the normal quantile of a Bonferroni split over the chosen's ``k - 1`` paired differences
+(1.96 for two options, 2.24 for three, 2.39 for four) times the largest standard error of those
+differences (`Decision.noise`; each the delta-method standard error of a self-normalised weighted
+mean over the worlds, common random numbers across the options). When every paired difference
+lies within its share of the interval, so does ``lost``: across seeds, the review's ``lost`` falls
+within its margin of the long-run figure about 95% of the time or more (the split is conservative)
+(`tests/test_review.py::test_the_stated_margin_covers_the_gap_across_seeds`). A choice that lost
+more than the threshold but not more than the margin is first costed again on more worlds
+(`samples` more, up to `MAX_WORLDS_FACTOR` times ``samples``: the margin shrinks as one over the
+square root of the worlds); if it is still inside, it is *too close to tell*
+(`Decision.within_noise`): shown with its margin, never called a mistake nor said to be within
+the threshold.
 
 A move that a bot made for the seat's person (the record's optional ``by_bot``: ``"timeout"``,
 their turn timer ran out and a bot played that one turn, or ``"covering"``, a bot covered their
@@ -33,6 +44,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from math import isfinite, sqrt
+from statistics import NormalDist
 from typing import Any
 
 from engine.actions import Action, parse_action
@@ -44,13 +56,15 @@ from engine.replay import replay_rounds
 from engine.views import PlayerView, player_view
 
 __all__ = [
+    "CONFIDENCE",
     "DEFAULT_SAMPLES",
-    "NOISE_SE",
+    "MAX_WORLDS_FACTOR",
     "THRESHOLDS",
     "UNITS",
     "Decision",
     "Option",
     "RoundReview",
+    "quantile",
     "review_decision",
     "review_record",
     "summary",
@@ -63,8 +77,11 @@ THRESHOLDS: Mapping[str, float] = {"domeng": 0.25, "kozel": 2.0}
 """A decision is marked when its choice lost more than this against the best option: Domeng in
 stones, Kozel in points."""
 
-NOISE_SE = 2.0
-"""… and more than this many standard errors of the paired difference (chosen − best)."""
+CONFIDENCE = 0.95
+"""… and more than its margin: the half-width of an interval of ``lost`` at this confidence."""
+
+MAX_WORLDS_FACTOR = 4
+"""A choice too close to tell is costed again on more worlds, up to this many times ``samples``."""
 
 UNITS: Mapping[str, str] = {"domeng": "stones", "kozel": "points"}
 """The unit of the costs per variant."""
@@ -88,8 +105,9 @@ class Option:
 class Decision:
     """One decision with a choice: ``at`` is the action's index in the round (from 0), ``chosen``
     the action taken, ``options`` every legal action best first, ``lost`` what the choice cost
-    against the best (≥ 0), ``noise`` the standard error of that difference over ``worlds``
-    sampled worlds, and ``marked`` whether the choice counts as a mistake (see the module).
+    against the best (≥ 0), ``noise`` the largest standard error of the paired differences between
+    the choice and each other option over ``worlds`` sampled worlds (infinite when the worlds
+    cannot tell), and ``marked`` whether the choice counts as a mistake (see the module).
     ``chain`` (the line left to right as oriented pip pairs) and ``hand`` (the seat's tiles) are
     what the seat saw then, so a page can draw the choice and the better move on the chain."""
 
@@ -110,9 +128,10 @@ class Decision:
 
     @property
     def margin(self) -> float:
-        """The estimate's margin on ``lost``: `NOISE_SE` standard errors (a choice is marked only
-        when it lost more than this); infinite when the worlds cannot tell."""
-        return NOISE_SE * self.noise
+        """The half-width of the `CONFIDENCE` interval of ``lost``, in the variant's unit:
+        `quantile` of the options times ``noise`` (a choice is marked only when it lost more than
+        this); infinite when the worlds cannot tell."""
+        return quantile(len(self.options)) * self.noise
 
     def within_noise(self, threshold: float) -> bool:
         """Whether the choice lost more than ``threshold`` but not more than the estimate's
@@ -219,33 +238,63 @@ def review_decision(
     legal = list(view.legal)
     if chosen not in legal:
         raise ValueError(f"{chosen} is not a legal action of P{view.seat} here")
-    rows, weights = world_losses(view, rng, samples)
-    total = sum(weights)
-    if not rows or total <= 0:  # no world could be drawn: every option alike
-        rows, weights, total = [[0.0] * len(legal)], [1.0], 1.0
-    costs = [sum(w * row[i] for row, w in zip(rows, weights, strict=True)) / total for i in range(len(legal))]
+    limit = THRESHOLDS[view.variant] if threshold is None else threshold
+    rows: list[list[float]] = []
+    weights: list[float] = []
+    z = quantile(len(legal))
+    while True:
+        more_rows, more_weights = world_losses(view, rng, samples)
+        rows += more_rows
+        weights += more_weights
+        costs, noise = _costs(rows, weights, len(legal), legal.index(chosen))
+        lost = costs[legal.index(chosen)] - min(costs)
+        too_close = limit < lost <= z * noise
+        if not too_close or not more_rows or len(rows) >= MAX_WORLDS_FACTOR * samples:
+            break
     best_cost = min(costs)
     order = sorted(range(len(legal)), key=lambda i: (costs[i], i))
     options = tuple(Option(legal[i], costs[i], costs[i] - best_cost) for i in order)
-    mine, best = legal.index(chosen), order[0]
-    lost = costs[mine] - best_cost
-    noise = _paired_se(rows, weights, mine, best)
-    limit = THRESHOLDS[view.variant] if threshold is None else threshold
-    marked = lost > limit and lost > NOISE_SE * noise
+    marked = lost > limit and lost > z * noise
     hand = tuple(str(tile) for tile in view.hand or ())
-    return Decision(at, chosen, options, lost, noise, len(rows), marked, tuple(view.chain), hand)
+    return Decision(at, chosen, options, lost, noise, max(1, len(rows)), marked, tuple(view.chain), hand)
+
+
+def quantile(options: int) -> float:
+    """The normal quantile of a two-sided `CONFIDENCE` interval split (Bonferroni) over the
+    ``options - 1`` paired differences between a choice and the other options: 1.96 for two
+    options, 2.24 for three, 2.39 for four. Raises ValueError for fewer than two options."""
+    if options < 2:
+        raise ValueError(f"a decision has two or more options, not {options}")
+    return NormalDist().inv_cdf(1 - (1 - CONFIDENCE) / (2 * (options - 1)))
+
+
+def _costs(rows: list[list[float]], weights: list[float], n: int, mine: int) -> tuple[list[float], float]:
+    """The weighted mean cost of each of the ``n`` options over the worlds ``rows`` (weights
+    ``weights``), and the largest standard error of the differences between option ``mine`` and
+    each other option (`_paired_se`; 0 with no world, so every option is alike)."""
+    total = sum(weights)
+    if not rows or total <= 0:  # no world could be drawn: every option alike
+        return [0.0] * n, 0.0
+    costs = [sum(w * row[i] for row, w in zip(rows, weights, strict=True)) / total for i in range(n)]
+    noise = max(_paired_se(rows, weights, mine, other) for other in range(n) if other != mine)
+    return costs, noise
 
 
 def _paired_se(rows: list[list[float]], weights: list[float], a: int, b: int) -> float:
-    """The standard error of the weighted mean of ``row[a] - row[b]`` (Kish's effective size)."""
-    if a == b or len(rows) < 2:
+    """The standard error of the weighted mean of ``row[a] - row[b]`` over the worlds: the delta
+    method for a self-normalised weighted mean, ``sqrt(sum w²(d - mean)²) / sum w``, times
+    ``sqrt(n / (n - 1))`` for ``n`` worlds (equal weights give the usual ``stdev / sqrt(n)``);
+    infinite with fewer than two worlds."""
+    if a == b:
         return 0.0
+    if len(rows) < 2:
+        return float("inf")
     total = sum(weights)
     diffs = [row[a] - row[b] for row in rows]
     mean = sum(w * d for w, d in zip(weights, diffs, strict=True)) / total
-    spread = sum(w * (d - mean) ** 2 for w, d in zip(weights, diffs, strict=True)) / total
-    effective = total * total / sum(w * w for w in weights)
-    return sqrt(spread / (effective - 1)) if effective > 1 else float("inf")
+    spread = sum(w * w * (d - mean) ** 2 for w, d in zip(weights, diffs, strict=True))
+    n = len(rows)
+    return sqrt(spread * n / (n - 1)) / total
 
 
 def _decisions(doc: object, round_index: int, seat: int) -> Iterator[tuple[int, PlayerView | None, Action]]:

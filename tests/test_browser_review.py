@@ -315,7 +315,7 @@ def test_a_review_says_what_is_true_of_a_close_gap_and_the_bots_moves(
                 assert "within 2 points" not in shown["summary"]
                 assert shown["summary"].startswith("No clear mistake this round: no choice of yours lost")
                 assert shown["close"] == (
-                    "3.56 points more than the best, within the estimate's margin (± 4.2 points): "
+                    "3.56 points more than the best, within the estimate's 95% margin (± 4.2 points): "
                     "too close to tell"
                 )
                 assert shown["byBot"] == (

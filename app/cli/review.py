@@ -11,7 +11,7 @@ from typing import Any
 from app.cli.common import load_document, positive, terminal_text
 from engine.errors import RecordError
 from engine.record import read_header
-from engine.review import DEFAULT_SAMPLES, Decision, RoundReview, review_record, summary
+from engine.review import CONFIDENCE, DEFAULT_SAMPLES, Decision, RoundReview, review_record, summary
 
 __all__ = ["add_review_parser", "cmd_review", "review_text"]
 
@@ -45,20 +45,27 @@ def add_review_parser(sub: Any) -> None:
 
 
 def _decision_text(decision: Decision, unit: str, threshold: float) -> list[str]:
+    """A decision's lines: its head (``± margin``: the `CONFIDENCE` interval of the loss, never
+    one standard error) and each option's expected cost."""
     head = f"Action {decision.at + 1}: {decision.chosen}"
     if decision.lost > 0:
-        head += f": best {decision.best} (lost {decision.lost:.2f} ± {decision.noise:.2f} {unit})"
+        head += f": best {decision.best} (lost {decision.lost:.2f} ± {_margin(decision)} {unit})"
     else:
-        head += ": the best option"
+        head += f": the best option (± {_margin(decision)} {unit})"
     if decision.marked:
         head += "  MARKED"
     elif decision.within_noise(threshold):
-        head += f"  too close to tell (margin ± {decision.margin:.2f})"
+        head += f"  too close to tell (margin ± {_margin(decision)})"
     lines = [head]
     for option in decision.options:
         mark = "  <- chosen" if option.action == decision.chosen else ""
         lines.append(f"    {option.cost:7.3f}  {option.action}{mark}")
     return lines
+
+
+def _margin(decision: Decision) -> str:
+    """The decision's margin to 2 decimals, ``?`` when the worlds cannot tell."""
+    return f"{decision.margin:.2f}" if decision.margin != float("inf") else "?"
 
 
 def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
@@ -69,6 +76,7 @@ def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
     out = [
         f"{review.variant} · round {review.round + 1} · P{review.seat} ({name}) · "
         f"{review.samples} worlds per decision, seed {review.seed} · costs in {review.unit} this round"
+        f" · ± is the {CONFIDENCE:.0%} margin of the loss"
     ]
     if not review.decisions:
         other = " other" if review.by_bot else ""

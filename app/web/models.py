@@ -178,8 +178,9 @@ class ReviewOption(BaseModel):
 class ReviewDecision(BaseModel):
     """A decision with two or more legal actions (engine.review.Decision): ``at`` is the action's
     index in the round (from 0); ``options`` best first; ``lost`` what the choice cost against the
-    best, ``noise`` its standard error over ``worlds`` sampled worlds and ``margin`` the margin a
-    mistake must exceed (both null when the worlds cannot tell); ``marked`` a mistake;
+    best, ``noise`` the largest standard error of the choice's paired differences with the other
+    options over ``worlds`` sampled worlds and ``margin`` the half-width of a 95% interval of
+    ``lost``, which a mistake must exceed (both null when the worlds cannot tell); ``marked`` a mistake;
     ``within_noise`` a loss above the threshold but inside the margin (too close to tell);
     ``chain`` (oriented pip pairs, left to right) and ``hand`` (tiles "a-b") as the seat saw them."""
 
