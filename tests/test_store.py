@@ -62,7 +62,17 @@ POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
 RUN = uuid.uuid4().hex[:8]
 """This test process's part of every room code: on PostgreSQL it deletes its own matches after."""
 REPO = Path(__file__).resolve().parents[1]
-TABLES = {"matches", "seats", "rounds", "actions", "tallies", "chat", "hints", "deployment_keys"}
+TABLES = {
+    "matches",
+    "seats",
+    "rounds",
+    "actions",
+    "tallies",
+    "chat",
+    "hints",
+    "deployment_keys",
+    "admin_sessions",
+}
 FIVE_EMPTY = [SeatSpec()] * 5
 
 
@@ -164,7 +174,7 @@ def test_start_migrates_to_the_models_and_twice_is_harmless(database_url: str) -
         tables, differences, revision = with_store(database_url, body)
         assert TABLES | {"alembic_version"} <= tables
         assert differences == []  # the migrations create exactly the models' tables
-        assert revision == head == "0019"
+        assert revision == head == "0020"
     if database_url.startswith("sqlite"):
         assert tables == TABLES | {"alembic_version"}
 

@@ -2,10 +2,14 @@
 
 The secret (``DOMENG_ADMIN_TOKEN``) is never stored in a cookie. Logging in with it creates a
 session: 32 random bytes (``secrets``), sent once as the cookie ``__Host-domeng_admin`` (Secure,
-HttpOnly, SameSite=Strict, Path=/, Max-Age the session's lifetime) and kept in memory as its
-SHA-256 with an expiry (`MemorySessions`; a restart ends every session), or, with several
-processes (``DOMENG_REDIS_URL``), in Redis with the same expiry, so a session made through one
-process works on all and logging out ends it on all (`SessionStore`, docs/cluster.md). Scripts
+HttpOnly, SameSite=Strict, Path=/, Max-Age the session's lifetime, ``DOMENG_ADMIN_SESSION_TTL_S``).
+The server keeps only the session's digest, an HMAC-SHA256 of the cookie value under the admin
+secret (`AdminAuth.digest`), with its expiry: in the database with one process (`StoreSessions`,
+the table ``admin_sessions``), so a signed-in admin stays signed in across a restart until the
+session expires, or, with several processes (``DOMENG_REDIS_URL``), in Redis with the same expiry,
+so a session made through one process works on all (`SessionStore`, docs/cluster.md). Logging out
+deletes the session everywhere; changing the admin secret ends every session (no stored digest
+matches under the new secret). Neither the cookie value nor the secret is ever logged. Scripts
 may instead send the secret itself as ``Authorization: Bearer <secret>``; every comparison is
 constant-time (`hmac.compare_digest`).
 
@@ -55,6 +59,7 @@ import contextlib
 import hmac
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Final, Protocol
 
@@ -64,6 +69,7 @@ from limits import parse as parse_limit
 from starlette.requests import HTTPConnection
 
 from app.addresses import counted_address
+from app.store.errors import StoreError
 from app.web.ratelimit import (
     Count,
     LimitSpentError,
@@ -71,7 +77,6 @@ from app.web.ratelimit import (
     RateLimits,
 )
 from app.web.settings import Settings
-from engine.hashing import sha256_hex
 
 __all__ = [
     "COOKIE_NAME",
@@ -86,6 +91,7 @@ __all__ = [
     "AdminSession",
     "MemorySessions",
     "SessionStore",
+    "StoreSessions",
     "admin_auth",
     "check_origin",
     "client_address",
@@ -140,8 +146,9 @@ class AdminLogin:
 
 
 class SessionStore(Protocol):
-    """Where admin sessions live, by the SHA-256 of their token (hex): `MemorySessions` (one
-    process) or `app.cluster.RedisShared` (several). Each method may raise ConnectionError."""
+    """Where admin sessions live, by their digest (`AdminAuth.digest`, hex): `StoreSessions` (one
+    process, in the database), `MemorySessions` (tests and tools) or `app.cluster.RedisShared`
+    (several processes). Each method may raise ConnectionError."""
 
     async def put_session(self, digest: str, expires_at: float) -> None:
         """Keep the session ``digest`` until ``expires_at`` (epoch seconds)."""
@@ -180,6 +187,49 @@ class MemorySessions:
     async def end_session(self, digest: str) -> None:
         """End the session (`SessionStore.end_session`)."""
         self.expiries.pop(digest, None)
+
+
+class AdminSessionRows(Protocol):
+    """The admin-session methods of `app.store.Store` (`app.store.admin_sessions`)."""
+
+    async def put_admin_session(self, digest: str, expires_at: float) -> None: ...
+
+    async def admin_session(self, digest: str) -> float | None: ...
+
+    async def end_admin_session(self, digest: str) -> None: ...
+
+
+@dataclass
+class StoreSessions:
+    """Sessions in the database (the table ``admin_sessions``): they outlive a restart of the
+    server. A database failure (`app.store.StoreError`) is raised as ConnectionError, which the
+    admin answers with ``admin_unavailable`` (503)."""
+
+    store: AdminSessionRows
+
+    async def put_session(self, digest: str, expires_at: float) -> None:
+        """Keep a session (`SessionStore.put_session`)."""
+        with _store_failures():
+            await self.store.put_admin_session(digest, expires_at)
+
+    async def session(self, digest: str) -> float | None:
+        """The session's expiry, or None (`SessionStore.session`)."""
+        with _store_failures():
+            return await self.store.admin_session(digest)
+
+    async def end_session(self, digest: str) -> None:
+        """End the session (`SessionStore.end_session`)."""
+        with _store_failures():
+            await self.store.end_admin_session(digest)
+
+
+@contextlib.contextmanager
+def _store_failures() -> Iterator[None]:
+    """A store's failure as ConnectionError (its message names no session: digests only)."""
+    try:
+        yield
+    except StoreError as error:
+        raise ConnectionError("the admin sessions' database does not answer") from error
 
 
 def _too_many(retry_after_s: int, where: str) -> AdminError:
@@ -222,6 +272,15 @@ class AdminAuth:
         secret = self.settings.admin_token
         assert secret is not None
         return hmac.compare_digest(given.encode(), secret.get_secret_value().encode())
+
+    def digest(self, token: str) -> str:
+        """What the sessions keep of a session cookie's ``token``: its HMAC-SHA256 (hex, 64
+        characters) under the admin secret, so the stores never hold the token, and a new secret
+        matches none of the sessions made under the old one."""
+        secret = self.settings.admin_token
+        assert secret is not None
+        message = f"domeng-admin-session/1|{token}".encode()
+        return hmac.new(secret.get_secret_value().encode(), message, "sha256").hexdigest()
 
     def new_device(self, now: float | None = None) -> str:
         """A fresh device cookie (``NONCE.ISSUED.MAC``) signed with the secret."""
@@ -283,7 +342,7 @@ class AdminAuth:
         token = secrets.token_urlsafe(32)
         expires_at = time.time() + self.settings.admin_session_ttl_s
         try:
-            await self.sessions.put_session(sha256_hex(token), expires_at)
+            await self.sessions.put_session(self.digest(token), expires_at)
         except ConnectionError:
             raise _unavailable() from None
         return AdminLogin(token, expires_at, self.new_device())
@@ -291,9 +350,9 @@ class AdminAuth:
     async def logout(self, token: str | None) -> None:
         """End the session of ``token`` (nothing happens for an unknown one); raises
         `AdminError` ``admin_unavailable`` when the shared sessions do not answer."""
-        if token:
+        if token and self.enabled:
             try:
-                await self.sessions.end_session(sha256_hex(token))
+                await self.sessions.end_session(self.digest(token))
             except ConnectionError:
                 raise _unavailable() from None
 
@@ -303,7 +362,7 @@ class AdminAuth:
         if not token:
             return None
         try:
-            expires_at = await self.sessions.session(sha256_hex(token))
+            expires_at = await self.sessions.session(self.digest(token))
         except ConnectionError:
             raise _unavailable() from None
         if expires_at is None or expires_at <= time.time():

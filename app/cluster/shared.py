@@ -101,7 +101,8 @@ class RedisShared:
     # -- admin sessions ------------------------------------------------------------------------
 
     async def put_session(self, digest: str, expires_at: float) -> None:
-        """Keep a session (``digest``: its token's SHA-256) until ``expires_at`` (epoch seconds)."""
+        """Keep a session (``digest``: `app.admin.auth.AdminAuth.digest`) until ``expires_at``
+        (epoch seconds)."""
         key = self._key("admin", "session", digest)
         await self._call(self._redis.set(key, repr(expires_at), pxat=max(1, int(expires_at * 1000))))
 

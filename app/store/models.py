@@ -18,7 +18,8 @@ the room's owner, docs/cluster.md); 0008 adds ``chat.watcher`` (a spectator's pu
 adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches.bot_share``
 (whom its room's bot decisions count for); 0017 adds ``chat.number`` (a line's number in its
 room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `DeploymentKey`); 0019
-adds ``seats.replaced`` (the bot level a seat's person took it from).
+adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds ``admin_sessions``
+(signed-in admins by a keyed hash of their session, `AdminSessionRow`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "NAMING_CONVENTION",
     "SEAT_COVERS",
     "SEAT_KINDS",
+    "AdminSessionRow",
     "Base",
     "ChatLine",
     "DeploymentKey",
@@ -374,3 +376,15 @@ class DeploymentKey(Base):
 
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     value: Mapped[str] = mapped_column(String(64))
+
+
+class AdminSessionRow(Base):
+    """A signed-in admin's session (0020), kept so that it outlives a restart of the server:
+    ``digest`` is the HMAC-SHA256 (hex) of the session's cookie value under the admin secret,
+    never the value itself (`app.admin.auth.AdminAuth`), and ``expires_at`` its expiry in epoch
+    seconds. Signing out deletes the row; a row under an older secret matches no cookie any more."""
+
+    __tablename__ = "admin_sessions"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)

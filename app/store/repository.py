@@ -18,6 +18,7 @@ from typing import Any, Final
 from sqlalchemy import bindparam, delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Connection
 
+from app.store.admin_sessions import AdminSessionStore
 from app.store.batches import began_turn, insert_actions, set_version
 from app.store.chat import ChatStore
 from app.store.dbclock import db_now_s
@@ -64,7 +65,7 @@ _END_ROUND: Final = (
 )
 
 
-class Store(MatchReads, MatchWrites, ChatStore, HintStore):
+class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
     """The match store on ``database_url`` (see `Writer` for starting and closing it): the
     writes below, and the reads of `MatchReads`. A write's ``await`` returns once committed.
 

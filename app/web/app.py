@@ -18,7 +18,7 @@ from limits import parse as parse_limit
 from secure.middleware import SecureASGIMiddleware
 
 import engine
-from app.admin.auth import AdminAuth, MemorySessions
+from app.admin.auth import AdminAuth, StoreSessions
 from app.admin.live import answer
 from app.admin.routes import install_admin
 from app.bots import WorkerBots
@@ -176,7 +176,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     app.include_router(operations)
     app.include_router(pages)
     app.include_router(sockets)
-    install_admin(app, AdminAuth(settings, shared or MemorySessions(), limiter))
+    install_admin(app, AdminAuth(settings, shared or StoreSessions(store), limiter))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(RelativeRedirects)  # a Location never names the request's Host
