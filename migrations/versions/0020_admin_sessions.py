@@ -3,7 +3,6 @@ server (no Redis) no longer signs the admin out. A row holds the HMAC-SHA256 of 
 cookie value under the admin secret (never the value) and its expiry in epoch seconds
 (`app.store.models.AdminSessionRow`, `app.admin.auth`).
 
-
 Revision ID: 0020
 Revises: 0019
 Create Date: 2026-12-05 09:20:00
