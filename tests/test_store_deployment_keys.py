@@ -41,14 +41,13 @@ def test_each_deployment_has_its_own_share_key_and_the_unkeyed_shares_are_cleare
     assert asyncio.run(_key(sqlite_url(other))) != key  # another deployment: another key
     assert share_of("203.0.113.7", key) != sha256_hex("bot-share:203.0.113.7")[:16]
 
-    _migrate(database_url, "0017")  # a share stored unkeyed, as 0016 and 0017 stored it
-
-    async def store_unkeyed() -> None:
-        async with Store(database_url, migrate=False) as store:
+    async def store_unkeyed() -> None:  # a share stored unkeyed, as 0016 and 0017 stored it
+        async with Store(database_url) as store:
             unkeyed = sha256_hex("bot-share:203.0.113.7")[:16]
             await store.create_match("unkeyed", "domeng", {}, 2, 30.0, "h", SEATS, bot_share=unkeyed)
 
     asyncio.run(store_unkeyed())
+    _migrate(database_url, "0017")
     _migrate(database_url, "head")
     assert asyncio.run(_share(database_url, "unkeyed")) is None
     assert asyncio.run(_key(database_url)) != key  # down and up again: a new key
