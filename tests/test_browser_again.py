@@ -341,3 +341,51 @@ def test_the_ready_count_counts_who_is_here(server: ServerProcess, browser: Any)
         budi_ctx.close()
         if host_ctx.pages:
             host_ctx.close()
+
+
+def test_the_previous_matchs_results_survive_a_reload(server: ServerProcess, browser: Any) -> None:
+    """A new user's report: after Play again, "Previous match's results" (the next match's waiting
+    room) and the bar's "Previous match" (once it is dealt) were gone when the page was reloaded:
+    the page kept that match's end in its memory only. The server's whole state brings it back
+    (``previous``): the reloaded page opens the same final panel, its standings and hands."""
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, *["easy"] * 4], turn_timer_s=0, options={"camat_target": 1})
+    code, host_token = room["code"], room["host_token"]
+    # Ana plays match 1 through the protocol, then stays without a word: match 2 waits at her turn
+    ana = SocketPlayer(Client(server, code, server.claim(code, 0, "Ana").json()["token"]))
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        assert server.start_match(code, host_token).status_code == 200
+        page.wait_for_selector(f"{PANEL} .standings", timeout=600_000)  # match 1 played out
+        ana.done.set()
+        ana.thread.join(10)
+        standings = page.text_content(f"{PANEL} .standings")
+        host = {"Authorization": f"Bearer {host_token}"}
+        reply = httpx.post(f"{server.url}/api/rooms/{code}/again", headers=host, timeout=20)
+        assert reply.status_code == 200, reply.text
+        page.wait_for_selector(".again-box", state="attached")
+        page.reload()
+        page.wait_for_selector(".again-box .last-match")
+        assert page.text_content(".again-box .last-match") == en["again.last_match"]
+        page.click(".again-box .last-match")
+        page.wait_for_selector(f"{PANEL} .standings")
+        assert page.text_content(f"{PANEL} .standings") == standings
+        close_panel(page)
+        # match 2 dealt: reloaded at the table, the bar still offers the last match's results
+        assert server.start_match(code, host_token).status_code == 200
+        page.wait_for_selector(".table-screen")
+        page.reload()
+        page.wait_for_selector(".table-screen")
+        page.wait_for_function("() => window.__domeng.view?.to_act === 0")  # the bots played up to Ana
+        button = page.locator(".last-round-btn[data-opens='match']")
+        button.wait_for()
+        assert button.text_content() == en["table.last_match"]
+        button.click()
+        page.wait_for_selector(f"{PANEL} .standings")
+        assert page.text_content(f"{PANEL} .standings") == standings
+        screenshot(page, "again-reloaded-last-match-1280-en")
+        watch.assert_clean()
+    finally:
+        context.close()
+        ana.stop()

@@ -353,3 +353,39 @@ def test_a_person_who_took_a_bots_seat_gives_it_back_at_its_level_after_play_aga
         assert levels == [("bot", "greedy"), ("bot", "random"), ("bot", "easy")]
 
     run_table(tmp_path, body, bots=[None, None, "greedy", "random", "easy"])
+
+
+def test_the_next_matchs_whole_states_carry_the_last_match_as_it_ended(tmp_path: Path) -> None:
+    """A new user's report: after Play again, a page reloaded in the next match lost "Previous
+    match". Every whole state of the next match (a new socket's, a spectator's too) carries the
+    last match as it ended, as every seat may see it (``previous``: its room and the spectator's
+    view, every hand revealed, no seat's own hand); the same after a restart, read back from the
+    store; updates carry none, and the room's first match has none."""
+
+    async def body(table: Table) -> None:
+        tokens, (ana, _), _ = await _finished_match(table)
+        assert (await table.watch()).last_state["previous"] is None  # the room's first match
+        ended = (await table.watch()).last_state["view"]
+        assert ended["match_over"] and ended["reveal"] is not None
+        await _again(table.room, tokens[0])
+
+        def check(state: dict[str, Any]) -> None:
+            previous = state["previous"]
+            assert previous is not None and previous["room"]["match"] == 1
+            assert previous["room"]["status"] == "finished"
+            view = previous["view"]
+            assert view["seat"] is None and not view["hand"]
+            assert view["match_over"] and view["round"] == ended["round"]
+            assert view["outcome"] == ended["outcome"] and view["reveal"] == ended["reveal"]
+            assert view["standings"] == ended["standings"] and view["log"] == ended["log"]
+
+        check(ana.last_state)
+        check((await table.watch(tokens[1])).last_state)  # a reload: a new socket
+        check((await table.watch()).last_state)
+        await table.room.call(lambda r: again.play_again(r, tokens[1]))  # Budi ready: still there
+        check(ana.last_state)
+        table = await reopen(table)  # a restart: read back from the store
+        assert table.room.room_match == 2
+        check((await table.watch(tokens[0])).last_state)
+
+    run_table(tmp_path, body, bots=SEATS)

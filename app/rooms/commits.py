@@ -48,6 +48,7 @@ class Commits:
     seed: str | None
     commitment: str | None
     last_round: dict[str, Any] | None
+    previous_match: dict[str, Any] | None
     turn_deadline: float | None
     marks: dict[int, int]
     by_bot: list[int]
@@ -188,6 +189,7 @@ class Commits:
         match's game, reveal and marks are gone (a client's ``since`` from it gets a whole state),
         its graces and timers too. The caller sets the chat and sends."""
         self.cancel_timers()
+        self.previous_match = frames.previous_public(self)  # type: ignore[arg-type]
         self.match_id, self.room_match, self.status = match_id, room_match, "waiting"
         self.host_stop = False  # the host's stop was the last match's
         self.state, self.seed, self.commitment, self.last_round = None, None, None, None

@@ -23,6 +23,7 @@ __all__ = [
     "error_frame",
     "full_frame",
     "presence_frame",
+    "previous_public",
     "room_public",
     "send_updates",
     "send_whole",
@@ -145,8 +146,20 @@ def full_frame(room: Room, seat: int | None) -> str:
             "room": room_public(room),
             "view": view,
             "events": [],
+            "previous": room.previous_match,
         }
     )
+
+
+def previous_public(room: Room) -> dict[str, Any] | None:
+    """The room's match as it ended, as every seat may see it, kept for its next match's whole
+    states (`full_frame`'s ``previous``: the client's "Previous match" panel after a reload):
+    ``{"room": RoomPublic, "view": the spectator's view with its log}`` (the round's end reveals
+    every hand); None before its first deal."""
+    state = room.state
+    if state is None:
+        return None
+    return {"room": room_public(room), "view": player_view(state, None).to_json()}
 
 
 def presence_frame(room: Room) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Final
 import structlog
 
 from app.metrics import Metrics
+from app.rooms import frames
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.leased import LeasedRooms
@@ -283,10 +284,28 @@ class Hub(LeasedRooms):
             await self._restore_failed(code, row.match.id, error)
             return None
         self._unopenable.pop(code, None)
+        if room.room_match > 1:
+            room.previous_match = await self._previous_match(code, room.room_match - 1, store)
         self._add(room)
         self.metrics.rooms_loaded.inc()
         _log.info("room_loaded", room=code, status=room.status, version=room.version)
         return room
+
+    async def _previous_match(self, code: str, number: int, store: MatchStore) -> dict[str, Any] | None:
+        """Room ``code``'s match ``number`` as it ended (`app.rooms.frames.previous_public`), read
+        back and replayed for a room loaded again in its next match; None when it cannot be
+        (logged ``previous_match_unread``: the room opens without it). Raises
+        `app.store.StoreError` for a database failure."""
+        try:
+            row = await self.store.load_room(code, number)
+            if row is None or row.match.status != "finished":
+                return None
+            return frames.previous_public(self.maker.restore(row, store))
+        except StoreError:
+            raise
+        except Exception as error:  # whatever a stored match that does not replay raises
+            _log.warning("previous_match_unread", room=code, kind=type(error).__name__, error=str(error))
+            return None
 
     async def _restore_failed(self, code: str, match_id: int | None, error: Exception) -> None:
         """Log that room ``code``'s stored match ``match_id`` (None: its latest, not read back)

@@ -107,6 +107,10 @@ class Room(Commits, Timing, Moves, Presence):
         self.seed: str | None = None
         self.commitment: str | None = None
         self.last_round: dict[str, Any] | None = None
+        self.previous_match: dict[str, Any] | None = None
+        """The room's last match as it ended, as everyone may see it (`app.rooms.frames.previous_public`),
+        sent with every whole state (``previous``); None in the room's first match. Set by Play again
+        (`next_match`) and, for a room loaded again, from the store (`app.rooms.hub.Hub`)."""
         self.turn_deadline: float | None = None  # epoch seconds
         self.queue: asyncio.Queue[Intent | None] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None

@@ -206,10 +206,11 @@ class MatchReads:
             )
             return rows, ended is not None
 
-    async def load_room(self, code: str) -> RoomRow | None:
-        """The latest match of room ``code`` as a room needs it (`RoomRow`): its seats, its last two
-        rounds with their actions, and the outcomes of all earlier rounds, but no earlier action;
-        None for an unknown code. Its cost grows with the last rounds, not with the match's
+    async def load_room(self, code: str, number: int | None = None) -> RoomRow | None:
+        """The latest match of room ``code`` (or its match ``number``, from 1: an earlier one after
+        Play again) as a room needs it (`RoomRow`): its seats, its last two rounds with their
+        actions, and the outcomes of all earlier rounds, but no earlier action; None for an
+        unknown code or number. Its cost grows with the last rounds, not with the match's
         history (restart, issue 13). Raises ValueError when an earlier round has no stored end,
         `app.store.StoreError` for a database failure."""
         if self._read_engine is None:
@@ -218,7 +219,11 @@ class MatchReads:
             # the database's own clock with the row: how long ago its turn began, on one clock
             first_row = (
                 await session.execute(
-                    select(Match, db_now_s()).where(Match.id == _latest(code).scalar_subquery())
+                    select(Match, db_now_s()).where(
+                        Match.id == _latest(code).scalar_subquery()
+                        if number is None
+                        else and_(Match.code == code, Match.room_match == number)
+                    )
                 )
             ).first()
             if first_row is None:

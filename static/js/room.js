@@ -173,6 +173,7 @@ export class RoomController {
     const match = message.room?.match ?? 1;
     if (this.match !== null && match !== this.match) this.newMatch(match, message.room);
     this.match = match;
+    this.keepPrevious(message.previous, message.room);
     if (view && !("log" in view)) {
       // An update: the view without its log, and the round's events from index `from` on.
       const before = this.view && this.view.round === view.round ? this.view.log : [];
@@ -223,6 +224,20 @@ export class RoomController {
     this.rounds.clear();
     this.keptFeed = "";
     saveFeed(this.code, []);
+  }
+
+  /** The room's last match as it ended, from a whole state's ``previous`` (docs/protocol.md):
+   * what "Previous match" opens after a reload, as this page would have kept it (`newMatch`) had
+   * it seen that match end; one it kept itself (its own seat's) stays. This page's seat is its
+   * seat in that match when the same person held it then (Play again keeps seats and tokens). */
+  keepPrevious(previous, now) {
+    if (!previous?.view || this.lastMatchEnd?.room?.match === previous.room.match) return;
+    const { view, room } = previous;
+    const seed = room.round?.seed || room.last_round?.seed || null;
+    const commitment = room.round?.commitment || room.last_round?.commitment || null;
+    const snap = { ...room, goal: view.goal, sides: view.sides };
+    const held = this.seat !== null && room.seats[this.seat]?.kind === "human" && room.seats[this.seat]?.name === now?.seats?.[this.seat]?.name;
+    this.lastMatchEnd = { round: view.round, view, room: snap, seed, commitment, seat: held ? this.seat : null };
   }
 
   /** The turn timer's end on this clock, from the room's ``turn.deadline_ms`` (or null). */
