@@ -124,3 +124,41 @@ def test_a_host_back_in_the_lobby_finds_their_tables(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_kozel_tables_say_their_seats_and_pairs(server: ServerProcess, browser: Any) -> None:
+    """A new user's report: every Kozel row read "Kozel · match 1 in play", whether its table
+    seats 2, 3 or 4, or plays in pairs. Each row names its game as Domeng's does, with its seats
+    (plural forms in Russian) and, in pairs, says so."""
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        _lobby(page, f"{server.url}/")
+        tables = {}
+        for seats, pairs in ((2, False), (3, False), (4, False), (4, True)):
+            room = server.create_room(
+                variant="kozel",
+                seats=seats,
+                options={"pairs": pairs},
+                bots=[None, *["greedy"] * (seats - 1)],
+                turn_timer_s=0,
+            )
+            hold_seat(page, room["code"], server.claim(room["code"], 0, "Anna").json()["token"], 0)
+            tables[room["code"]] = (seats, pairs)
+        for lang in ("en", "ru"):
+            words = catalog_of(lang)
+            switch_language(page, lang)
+            _lobby(page, f"{server.url}/")
+            for code, (seats, pairs) in tables.items():
+                text = str(page.locator(f"#my-tables .my-table[data-code='{code}'] b").text_content())
+                if pairs:
+                    assert text == words["mine.kozel_pairs"], (lang, text)
+                else:
+                    forms = words["mine.kozel_seats"]
+                    assert text in {form.replace("{n}", str(seats)) for form in forms.values()}, (lang, text)
+                    assert str(seats) in text
+            shown = [page.locator(f"#my-tables .my-table[data-code='{c}'] b").text_content() for c in tables]
+            assert len(set(shown)) == 4, shown  # four tables, four names
+        screenshot(page, "my-tables-kozel-1280x800-ru")
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -126,11 +126,12 @@ def _hosted(room: Room) -> bool:
 
 def room_status(room: Room) -> dict[str, Any]:
     """A room in memory as "Your tables" shows it: ``{"code": …, "match": 1, "variant":
-    "domeng", "status": "waiting" | "playing" | "finished", "seats": [{"seat": 0, "kind": "human",
-    "name": "Ana", "bot_level": null}, …]}``, a part of what `app.rooms.frames.room_public` tells
-    anyone with the code."""
+    "domeng", "options": {"camat_target": 1}, "status": "waiting" | "playing" | "finished",
+    "seats": [{"seat": 0, "kind": "human", "name": "Ana", "bot_level": null}, …]}``, a part of
+    what `app.rooms.frames.room_public` tells anyone with the code (the options: whether a Kozel
+    table plays in pairs)."""
     seats = ((s.seat, s.kind, s.name, s.bot_level) for s in room.seats)
-    return _status(room.code, room.room_match, room.rules.name, room.status, seats)
+    return _status(room.code, room.room_match, room.rules.name, room.rules.options(), room.status, seats)
 
 
 def stored_status(row: RoomStatus) -> dict[str, Any] | None:
@@ -141,20 +142,26 @@ def stored_status(row: RoomStatus) -> dict[str, Any] | None:
     if row.status not in SHOWN_STATUSES:
         return None
     try:
-        make_rules(row.variant, row.options, row.seat_count)
+        rules = make_rules(row.variant, row.options, row.seat_count)
     except Exception:  # EngineError, or what options that are no object make it raise
         return None
     seats = ((s.seat, s.kind, s.name, s.bot_level) for s in row.seats)
-    return _status(row.code, row.number, row.variant, row.status, seats)
+    return _status(row.code, row.number, row.variant, rules.options(), row.status, seats)
 
 
 def _status(
-    code: str, match: int, variant: str, status: str, seats: Iterable[tuple[int, str, str | None, str | None]]
+    code: str,
+    match: int,
+    variant: str,
+    options: dict[str, Any],
+    status: str,
+    seats: Iterable[tuple[int, str, str | None, str | None]],
 ) -> dict[str, Any]:
     return {
         "code": code,
         "match": match,
         "variant": variant,
+        "options": options,
         "status": status,
         "seats": [
             {"seat": seat, "kind": kind, "name": name, "bot_level": level}

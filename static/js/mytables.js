@@ -35,10 +35,19 @@ async function lookUp(entries) {
   return known;
 }
 
+/** The room's game as its row names it: Domeng's name says its five seats; a Kozel table says
+ * its own (2 to 4, ``seats``), and whether it plays in pairs (``options.pairs``). */
+function gameName(room) {
+  if (room.variant !== "kozel") return t(`variant.${room.variant}`);
+  const n = room.seats?.length ?? 0;
+  if (room.options?.pairs) return t("mine.kozel_pairs");
+  return n ? t("mine.kozel_seats", { n }) : t("variant.kozel");
+}
+
 function row({ code, host, seat, name, room }) {
   const facts = [];
   const state = room && has(`mine.${room.status}`) ? [" · ", t(`mine.${room.status}`, { n: room.match ?? 1 })] : [];
-  if (room) facts.push(h("b", {}, t(`variant.${room.variant}`)), ...state);
+  if (room) facts.push(h("b", {}, gameName(room)), ...state);
   else facts.push(h("b", {}, code));
   const role = [host ? t("mine.host") : "", seat !== null ? t("seat.label", { n: seat + 1 }) : ""].filter(Boolean).join(" · ");
   // the seat's name as the server shows it to anyone (else as this browser typed it)
