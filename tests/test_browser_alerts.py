@@ -197,7 +197,9 @@ DENIED = "Object.defineProperty(Notification, 'permission', {configurable: true,
 
 def test_the_bell_says_where_notifications_are_blocked(server: ServerProcess, browser: Any) -> None:
     """Pressed where the browser blocks notifications, the bell did nothing visible, and was gone
-    after a reload: it stays, off, and says how to allow them."""
+    after a reload: it stays, off, and says how to allow them. Before it is pressed too (a new
+    user's report: its title offered to notify them): it says they are blocked, in every
+    language."""
     catalog = catalog_of("en")
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
@@ -207,7 +209,11 @@ def test_the_bell_says_where_notifications_are_blocked(server: ServerProcess, br
         sit_and_start(page, server, room, token)
         bell = page.locator(".notify-toggle:visible")
         assert bell.get_attribute("aria-pressed") == "false"
-        assert bell.get_attribute("title") == catalog["alerts.notify_ask"]
+        assert bell.get_attribute("data-notify") == "blocked"
+        for lang in languages():
+            switch_language(page, lang)
+            assert bell.get_attribute("title") == catalog_of(lang)["alerts.notify_blocked"], lang
+        switch_language(page, "en")
         bell.click()
         toast = page.wait_for_selector("#toasts .toast")
         assert toast.text_content() == catalog["alerts.notify_blocked"]

@@ -153,12 +153,15 @@ export function alertButtons() {
   return buttons;
 }
 
+/** The bell: on, off, or why it cannot be on (``data-notify``: ``insecure``, plain http;
+ * ``blocked``, the browser's permission is "denied", which only its site settings change). */
 function paintBell(button) {
   const on = notifyOn();
   const possible = notificationsPossible();
+  const blocked = possible && Notification.permission === "denied";
   button.setAttribute("aria-pressed", String(on));
-  button.dataset.notify = !possible ? "insecure" : on ? "on" : "off";
-  button.title = !possible ? t("alerts.notify_insecure") : on ? t("alerts.notify_off") : t("alerts.notify_ask");
+  button.dataset.notify = !possible ? "insecure" : blocked ? "blocked" : on ? "on" : "off";
+  button.title = !possible ? t("alerts.notify_insecure") : blocked ? t("alerts.notify_blocked") : on ? t("alerts.notify_off") : t("alerts.notify_ask");
   button.replaceChildren(icon(on ? "bell" : "bell-off"), h("span", { class: "sr-only" }, t("alerts.notify")));
 }
 
