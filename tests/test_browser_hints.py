@@ -95,6 +95,9 @@ def test_a_hint_is_raised_on_the_hand_and_told_at_the_round_end(
         sit_and_start(page, server, room, token)
         button = page.locator(".hint-btn")
         play_until(page, button.is_visible, timeout=120)  # our turn with a choice
+        # its own icon, a light bulb: the bell is the notifications' (a new user's report)
+        assert page.locator(".hint-btn svg[data-icon='bulb']").count() == 1
+        assert page.locator(".notify-toggle svg[data-icon^='bell']").count() >= 1
         legal = page.evaluate("() => window.__domeng.view.legal")
         button.click()
         # a tile is raised, or for two lempas (K4) the two-lempas button, as one lempa alone would be

@@ -1,5 +1,5 @@
 // A few line icons (drawn here, no icon font): link, book, list, flag, sound, mute, bell, bell-off, globe, stop,
-// people.
+// people, bulb (a hint: the bell is the notifications').
 
 import { s } from "./dom.js";
 
@@ -12,13 +12,14 @@ const PATHS = {
   mute: ["M4 9h4l5-4v14l-5-4H4z", "M17 9.5l5 5", "M22 9.5l-5 5"],
   bell: ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4"],
   "bell-off": ["M6 17V11a6 6 0 0 1 12 0v6l1.5 2h-15z", "M10 21h4", "M3.5 3.5l17 17"],
+  bulb: ["M9 16.2a6.5 6.5 0 1 1 6 0c-.6.4-.9.9-.9 1.6V18H9.9v-.2c0-.7-.3-1.2-.9-1.6z", "M10 21h4", "M12 18v-3.5", "M10.5 12.5l1.5 2l1.5-2"],
   stop: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M9 9h6v6H9z"],
   people: ["M9 11a3.5 3.5 0 1 0 0-7a3.5 3.5 0 1 0 0 7z", "M2.5 20a6.5 6.5 0 0 1 13 0", "M16 4.3a3.5 3.5 0 0 1 0 6.4", "M18 14.2a6.5 6.5 0 0 1 3.5 5.8"],
   globe: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M3 12h18", "M12 3c2.8 3 2.8 15 0 18", "M12 3c-2.8 3-2.8 15 0 18"],
 };
 
 export function icon(name) {
-  const svg = s("svg", { class: "icon", viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" });
+  const svg = s("svg", { class: "icon", "data-icon": name, viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" });
   for (const d of PATHS[name] || []) svg.append(s("path", { d }));
   return svg;
 }

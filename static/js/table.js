@@ -163,7 +163,7 @@ export class TableView {
       if (event.target.classList.contains("hand-tile")) this.rove(event.target);
     });
     // hints (issue 16): when the host allows them, the hard bot's choice on the hand, told to all
-    this.hintBtn = h("button", { class: "btn btn-small hint-btn", type: "button", hidden: true, onclick: () => this.askHint() }, icon("bell"), " ", t("hint.button"));
+    this.hintBtn = h("button", { class: "btn btn-small hint-btn", type: "button", hidden: true, onclick: () => this.askHint() }, icon("bulb"), " ", t("hint.button"));
     this.hinted = null; // {version, action} of the hint shown on the hand
     this.hintAsked = null; // the version a hint was asked at
     // what a hint says ("Hint: 3-5 on the right", "Budi used a hint"): in the table's flow above the
