@@ -28,6 +28,7 @@ from tests.browserkit import (
     create_room_in_lobby,
     goto,
     held,
+    hold_host,
     hold_seat,
     languages,
     open_page,
@@ -472,6 +473,45 @@ def test_the_waiting_room_never_shows_a_turn_timer_that_is_not_in_effect(
     assert box.input_value() == "20" and server.room(code)["turn_timer_s"] == 20
     watch.assert_clean()
     context.close()
+
+
+def test_everyone_in_the_waiting_room_reads_the_turn_timer_and_whether_hints_are_allowed(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A new user's report: a guest in the waiting room read the game and the match's length, not
+    the turn timer nor whether hints are allowed (the host's options box shows them to the host
+    alone). Both are said to everyone else, in every language, and follow the host's changes."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=45, hints=True)
+    code = room["code"]
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        terms = page.locator(".match-terms")
+        terms.wait_for()
+        for lang in languages():
+            switch_language(page, lang)
+            words = catalog_of(lang)
+            said = f"{words['waiting.timer'].replace('{s}', '45')} {words['waiting.hints_on']}"
+            assert terms.text_content() == said, lang
+        switch_language(page, "en")
+        en = catalog_of("en")
+        reply = httpx.put(
+            f"{server.url}/api/rooms/{code}/options",
+            json={"options": {"camat_target": 1}, "turn_timer_s": 0, "hints": False},
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+            timeout=10,
+        )
+        assert reply.status_code == 200, reply.text
+        page.wait_for_selector(".match-terms[data-timer='0'][data-hints='false']")
+        assert terms.text_content() == f"{en['waiting.no_timer']} {en['waiting.hints_off']}"
+        screenshot(page, "waiting-guest-terms-1280-en")
+        hold_host(page, code, room["host_token"])  # the host reads them in their options box
+        page.reload()
+        page.wait_for_selector("#opt-turn-timer")
+        assert page.locator(".match-terms").count() == 0
+        watch.assert_clean()
+    finally:
+        context.close()
 
 
 def test_a_missing_name_is_asked_for_once_and_forgotten_once_typed(

@@ -825,6 +825,8 @@ class WaitingView {
     const parts = [
       h("h1", {}, again ? t("again.heading", { n: room.match }) : t("waiting.heading")),
       h("p", { class: "lead" }, this.matchLine(room)),
+      // the turn timer and hints, which the host's (or deputy's) options box shows to them alone
+      (host || ctl.isDeputy) && !started ? "" : this.termsLine(room),
       h(
         "div",
         { class: "share-box" },
@@ -972,6 +974,13 @@ class WaitingView {
     }
     const n = room.options?.camat_target ?? 1;
     return n > 0 ? tf("waiting.variant_target", { variant, n }) : tf("waiting.variant_nolimit", { variant });
+  }
+
+  /** The match's turn timer and whether hints are allowed, as everyone may read them. */
+  termsLine(room) {
+    const timer = room.turn_timer_s > 0 ? t("waiting.timer", { s: room.turn_timer_s }) : t("waiting.no_timer");
+    const hints = t(room.hints ? "waiting.hints_on" : "waiting.hints_off");
+    return h("p", { class: "hint match-terms", dataset: { timer: String(room.turn_timer_s ?? 0), hints: String(!!room.hints) } }, timer, " ", hints);
   }
 
   seatRow(info, { seated, host, started, again }) {
