@@ -444,6 +444,57 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
             context.close()
 
 
+def test_a_muted_spectators_new_window_says_so_before_anything_is_sent(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A new user's report: a muted person who opened a new window (another key and tag, the same
+    address) saw the chat box there and learned of the mute only when a line was refused. The
+    server tells a window on connect whether a mute holds it (``you_muted``: its own state alone):
+    the new window shows the muted notice in the box's place, in its language, until the host
+    unmutes, when the box comes back."""
+    ru = catalog_of("ru")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    server.let_spectators_chat(code, room["host_token"])
+    ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
+    rude_ctx, rude, rude_watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(ana, server, room, token, host=True)
+        goto(rude, f"{server.url}/r/{code}")
+        rude.wait_for_selector(".table-screen")
+        rude.fill(".chat-input", "you all play badly")
+        rude.press(".chat-input", "Enter")
+        tag = rude.evaluate("() => window.__domeng.watcherTag")
+        mute = f".chat-mute[data-watcher='{tag}']"
+        ana.wait_for_selector(mute)
+        ana.click(mute)
+        rude.wait_for_selector(".chat-notice:not([hidden])")
+        # a new window: a browser context of its own (no key kept), from the same address
+        new_ctx, new, new_watch = open_page(browser, DESKTOP, "ru-RU")
+        try:
+            goto(new, f"{server.url}/r/{code}")
+            new.wait_for_selector(".table-screen")
+            new.wait_for_function("() => !!window.__domeng.chat")
+            assert new.evaluate("() => window.__domeng.watcherTag") not in (None, tag)
+            notice = new.locator(".chat-notice")
+            notice.wait_for()
+            assert notice.text_content() == ru["chat.muted"]
+            assert new.locator(".chat-form").is_hidden() and new.locator(".chat-reactions").is_hidden()
+            screenshot(new, "chat-muted-new-window-1280x800-ru")
+            ana.click(mute)  # unmuted: the new window's box comes back
+            new.wait_for_selector(".chat-form:not([hidden])")
+            assert notice.is_hidden()
+            new_watch.assert_clean()
+        finally:
+            new_ctx.close()
+        for watch in (ana_watch, rude_watch):
+            watch.assert_clean()
+    finally:
+        for context in (ana_ctx, rude_ctx):
+            context.close()
+
+
 def test_a_spectator_names_itself_and_the_players_page_shows_its_lines_under_that_name(
     server: ServerProcess, browser: Any
 ) -> None:

@@ -141,6 +141,13 @@ class ChatRoom:
         held = None if client is None else self.clients.get(client)
         return held is not None and (tag is None or tag not in held.spared)
 
+    def mutes(self, conn: Outbox) -> bool:
+        """Whether the host's mute holds connection ``conn``: its seat is muted, or (a spectator)
+        its tag is, or its client address is held and did not spare its tag (`holds`)."""
+        if conn.seat is not None:
+            return conn.seat in self.muted
+        return conn.watcher in self.muted_spectators or self.holds(conn.client, conn.watcher)
+
     def heard(self, tag: str, client: str) -> None:
         """The spectator ``tag`` chatted from ``client``."""
         self.speakers.pop(tag, None)
@@ -198,13 +205,16 @@ async def carry_on(room: Room) -> None:
     )
 
 
-def _log_frame(chat: ChatRoom) -> str:
-    return frames.dumps({"type": "chat_log", "rules": chat.rules(), "lines": list(chat.lines)})
+def _log_frame(chat: ChatRoom, conn: Outbox) -> str:
+    rules, lines = chat.rules(), list(chat.lines)
+    return frames.dumps({"type": "chat_log", "rules": rules, "lines": lines, "you_muted": chat.mutes(conn)})
 
 
 async def send_log(room: Room, conn: Outbox) -> None:
-    """Send ``conn`` the chat's rules and recent lines (after it was admitted)."""
-    conn.send(_log_frame(await _chat_of(room)))
+    """Send ``conn`` the chat's rules and recent lines (after it was admitted), and whether the
+    host's mute holds it (``you_muted``, `ChatRoom.mutes`: its own state alone, which the rules'
+    tags cannot tell a new window whose address is held)."""
+    conn.send(_log_frame(await _chat_of(room), conn))
 
 
 _DIRECTION_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -430,7 +440,8 @@ async def set_rules(
     )
     await room.store.set_chat_rules(room.match_id, new.stored())
     room.chat = new
-    message = frames.dumps({"type": "chat_rules", "rules": new.rules()})
+    rules = new.rules()
+    told = {on: frames.dumps({"type": "chat_rules", "rules": rules, "you_muted": on}) for on in (False, True)}
     for each in room.conns:
-        each.send(message)
+        each.send(told[new.mutes(each)])
     return new.rules()

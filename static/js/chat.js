@@ -145,6 +145,7 @@ export class ChatBox {
       this.hostBox,
     );
     this.rules = { spectators: false, muted: [] };
+    this.youMuted = false; // the server says the host's mute holds this window (``you_muted``: its address, say)
     this.live = true; // false: this window lost its seat to another (`setLive`)
     this.lastMatch = null; // the match of the list's last line or divider (null: the list is empty)
     this.spectators = new Map(); // the tags of the spectators who wrote, in the order they did, to their last name
@@ -191,8 +192,13 @@ export class ChatBox {
 
   /** The server refused this page's last chat message (an ``error`` with a ``chat_`` code): its
    * text stays in the box, to send again. */
-  onRefused() {
+  /** A chat line refused (``code``: the error's): a ``chat_muted`` says this window is muted. */
+  onRefused(code = null) {
     this.sent = null;
+    if (code === "chat_muted" && !this.youMuted) {
+      this.youMuted = true;
+      this.drawSilence();
+    }
   }
 
   /** A ``chat``, ``chat_log`` or ``chat_rules`` message; ``fresh`` lines may show on a plate. */
@@ -203,8 +209,10 @@ export class ChatBox {
       this.spectators.clear();
       for (const line of message.lines) this.appendLine(line);
       if (this.ctl.match) this.markMatch(this.ctl.match); // this match began after the last line
+      if ("you_muted" in message) this.youMuted = !!message.you_muted;
       this.setRules(message.rules);
     } else if (message.type === "chat_rules") {
+      if ("you_muted" in message) this.youMuted = !!message.you_muted;
       this.setRules(message.rules);
     } else if (message.type === "chat") {
       const line = message.line;
@@ -291,7 +299,9 @@ export class ChatBox {
     const rules = this.rules;
     const seat = this.ctl.seat;
     const tag = this.ctl.watcherTag;
-    const muted = seat !== null ? rules.muted.includes(seat) : !!tag && (rules.muted_spectators || []).includes(tag);
+    // the rules name muted seats and tags; the server also says when a mute holds this window
+    // itself (a new window from a muted person's address has a tag of its own)
+    const muted = this.youMuted || (seat !== null ? rules.muted.includes(seat) : !!tag && (rules.muted_spectators || []).includes(tag));
     const reader = seat === null && !rules.spectators;
     const gone = !this.live;
     const silent = gone || muted || reader;

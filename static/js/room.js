@@ -339,8 +339,8 @@ export class RoomController {
   }
 
   onChat(message) {
-    if (message.type === "chat_log") this.chat = { rules: message.rules, lines: message.lines };
-    else if (this.chat && message.type === "chat_rules") this.chat.rules = message.rules;
+    if (message.type === "chat_log") this.chat = { rules: message.rules, lines: message.lines, you_muted: !!message.you_muted };
+    else if (this.chat && message.type === "chat_rules") this.chat = { ...this.chat, rules: message.rules, you_muted: !!message.you_muted };
     else if (this.chat && message.type === "chat") this.chat.lines = [...this.chat.lines.slice(-99), message.line];
     this.screen?.chatBox?.onMessage(message);
   }
@@ -354,7 +354,10 @@ export class RoomController {
     const key = `error.${message.code}`;
     toast(has(key) ? t(key) : t("error.generic", { message: message.message }), "error");
     if (message.code === "stale_version") this.socket.send({ type: "sync" });
-    if (message.code.startsWith("chat_")) this.screen?.chatBox?.onRefused();
+    if (message.code.startsWith("chat_")) {
+      if (message.code === "chat_muted" && this.chat) this.chat.you_muted = true;
+      this.screen?.chatBox?.onRefused(message.code);
+    }
     this.render([]);
   }
 
