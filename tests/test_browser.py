@@ -449,8 +449,10 @@ def test_the_waiting_room_never_shows_a_turn_timer_that_is_not_in_effect(
     server: ServerProcess, browser: Any
 ) -> None:
     """The host's timer box before the start: any whole number of seconds the server takes is saved
-    (13, not only steps of 5); one it refuses (3, 900) is said beside the box, which goes back to
-    the timer in effect, so the host never reads a timer that is not the table's."""
+    (13, not only steps of 5); one it refuses (3, 900) is said beside the box, which keeps what was
+    typed, marked invalid, while the table keeps its timer. (A new user's report: the box went
+    back to 30 by itself while the reason stayed, so the two disagreed.) Another option changed
+    meanwhile is saved, and the box still keeps the refused value and its reason."""
     context, page, watch = open_page(browser, DESKTOP)
     code = create_room_in_lobby(page, server.url, BOTS)
     box, error = page.locator("#opt-turn-timer"), page.locator("#opt-turn-timer-error")
@@ -464,13 +466,20 @@ def test_the_waiting_room_never_shows_a_turn_timer_that_is_not_in_effect(
         box.fill(bad)
         box.press("Tab")
         error.wait_for(state="visible")
-        assert error.inner_text() == wanted and box.input_value() == "13", bad
+        assert error.inner_text() == wanted and box.input_value() == bad, bad
+        assert box.get_attribute("aria-invalid") == "true", bad
         assert server.room(code)["turn_timer_s"] == 13, bad
+    page.select_option("#opt-camat-target", "2")  # stored with the timer in effect; the box keeps "30.5"
+    page.wait_for_function("() => window.__domeng.room.options.camat_target === 2")
+    assert server.room(code)["turn_timer_s"] == 13
+    assert box.input_value() == "30.5" and error.is_visible() and error.inner_text() == wanted
+    screenshot(page, "waiting-timer-refused-1280-en")
     box.fill("20")
     box.press("Enter")
     page.wait_for_function(timer_js, arg=20)
     error.wait_for(state="hidden")
     assert box.input_value() == "20" and server.room(code)["turn_timer_s"] == 20
+    assert box.get_attribute("aria-invalid") == "false"
     watch.assert_clean()
     context.close()
 

@@ -742,9 +742,10 @@ class WaitingView {
       inputmode: "numeric",
       "aria-describedby": "opt-turn-timer-error",
       dataset: { focusKey: "opt-timer" },
-      onchange: () => this.applyOptions(),
+      onchange: () => this.applyOptions(true),
     });
-    // what is wrong with a refused timer, said beside the box until the host corrects it
+    // what is wrong with a refused timer, said beside the box (which keeps what was typed) until
+    // the host corrects it
     this.timerError = h("p", { class: "field-error", id: "opt-turn-timer-error", role: "alert", hidden: true });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
@@ -919,7 +920,8 @@ class WaitingView {
       );
       fields.push(h("label", { class: "option-field", for: "opt-camat-target" }, h("span", {}, t("lobby.match_length")), select));
     }
-    if (document.activeElement !== this.timerInput) this.timerInput.value = String(room.turn_timer_s ?? 0);
+    // a refused timer stays in the box with its reason until corrected, whatever else changes
+    if (document.activeElement !== this.timerInput && this.timerError.hidden) this.timerInput.value = String(room.turn_timer_s ?? 0);
     fields.push(h("label", { class: "option-field", for: "opt-turn-timer" }, h("span", {}, t("lobby.timer")), this.timerInput), this.timerError);
     // as the lobby's form has it: whether a player may ask for the hard bot's choice on their turn
     const hints = h("input", { type: "checkbox", id: "opt-hints", checked: !!room.hints, dataset: { focusKey: "opt-hints" }, onchange: () => this.applyOptions() });
@@ -928,16 +930,17 @@ class WaitingView {
   }
 
   /** Send the host's options as the boxes have them now. A timer the server would refuse is not
-   * sent: the box goes back to the timer in effect, and the reason stays beside it. */
-  applyOptions() {
-    const seconds = timerSeconds(this.timerInput.value);
-    this.timerError.hidden = seconds !== null;
-    if (seconds === null) {
-      this.timerError.textContent = t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S });
-      this.timerInput.value = String(this.ctl.room.turn_timer_s ?? 0);
-      return;
-    }
+   * sent: the box keeps what was typed, marked invalid, with the reason beside it, and the table
+   * keeps the timer in effect (the other options, changed meanwhile, are sent with it);
+   * ``fromTimer``: the timer box itself changed, which alone sends nothing then. */
+  applyOptions(fromTimer = false) {
+    const typed = timerSeconds(this.timerInput.value);
+    this.timerError.hidden = typed !== null;
+    this.timerInput.setAttribute("aria-invalid", String(typed === null));
+    if (typed === null) this.timerError.textContent = t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S });
+    if (typed === null && fromTimer) return;
     const room = this.ctl.room;
+    const seconds = typed ?? room.turn_timer_s ?? 0;
     const options =
       room.variant === "kozel"
         ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: !!this.body.querySelector("#opt-pairs")?.checked }
