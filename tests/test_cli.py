@@ -189,6 +189,19 @@ def test_verify_deal_rederives_the_deal_from_a_revealed_seed() -> None:
     assert bad.returncode == 1 and "DOES NOT match" in bad.stdout
 
 
+def test_verify_deal_tells_how_to_ask_for_another_game_only_when_it_was_not_given() -> None:
+    """A new user's report: the first line said "(another game: --variant and --seats)" even when
+    both were given. It says so only when the game or its seats were left out."""
+    seed = "5f" * 32
+    given = domeng_cli("verify-deal", seed, "--variant", "kozel", "--seats", "3")
+    assert given.returncode == 0, given.stderr
+    assert given.stdout.splitlines()[0] == "deal for kozel with 3 seats"
+    for args in ((), ("--variant", "kozel"), ("--seats", "5")):
+        done = domeng_cli("verify-deal", seed, *args)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[0].endswith(" seats (another game: --variant and --seats)"), args
+
+
 def test_verify_deal_refuses_what_the_server_cannot_have_sent_as_the_api_does() -> None:
     """A seed that is not 64 lowercase hex digits, or a commitment that is not 64 hex digits, is
     refused with the API's code and words on one line and status 2, and no deal is printed."""

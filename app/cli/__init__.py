@@ -323,9 +323,12 @@ def cmd_verify_deal(args: argparse.Namespace) -> int:
     except RoomError as error:
         print(f"domeng verify-deal: {error.code}: {error.message}", file=sys.stderr)
         return 2
-    rules = make_rules(args.variant, {}, args.seats)
+    rules = make_rules(args.variant or "domeng", {}, args.seats)
     deal = rules.deal_from_seed(args.seed)
-    print(f"deal for {rules.name} with {rules.seats} seats (another game: --variant and --seats)")
+    # how to ask for another game, unless the game and its seats were both given
+    given = args.variant is not None and args.seats is not None
+    other = "" if given else " (another game: --variant and --seats)"
+    print(f"deal for {rules.name} with {rules.seats} seats{other}")
     for seat, hand in enumerate(deal.hands):
         print(f"P{seat}: {' '.join(str(t) for t in hand)}")
     rest = _REST_LABELS.get(rules.rest_name, rules.rest_name)
@@ -394,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify-deal", help="re-derive a round's deal from its revealed seed")
     verify.add_argument("seed")
     verify.add_argument("--commitment", help="the commitment sent when the round was dealt")
-    verify.add_argument("--variant", default="domeng", choices=sorted(VARIANTS))
+    verify.add_argument("--variant", choices=sorted(VARIANTS), help="the game (default: domeng)")
     verify.add_argument("--seats", type=int, help="Kozel: 2, 3 or 4 seats")
     verify.set_defaults(func=cmd_verify_deal)
     return parser
