@@ -83,8 +83,13 @@ def test_the_manifest_and_its_icons_make_the_site_installable(server: ServerProc
     assert {("any", 192), ("any", 512), ("maskable", 512)} <= purposes
 
     context, page, watch = open_page(browser, PHONE)
+    warnings: list[str] = []
+    page.on("console", lambda msg: warnings.append(msg.text) if msg.type == "warning" else None)
     try:
         goto(page, f"{server.url}/")
+        # a new user's report: every page warned that the apple-only meta tag is deprecated
+        assert page.locator("meta[name='mobile-web-app-capable'][content='yes']").count() == 1
+        assert not [w for w in warnings if "mobile-web-app-capable" in w], warnings
         cdp = context.new_cdp_session(page)
         read = cdp.send("Page.getAppManifest")
         assert read["url"].endswith("/manifest.webmanifest") and read["errors"] == [], read["errors"]
