@@ -280,3 +280,15 @@ def test_a_click_dismisses_a_toast_and_the_space_around_it_stays_clickable(
     page.wait_for_selector("#toasts .toast-ok", state="detached")
     watch.assert_clean()
     context.close()
+
+
+def test_the_pages_answer_head_as_they_answer_get(server: ServerProcess) -> None:
+    """A new user's report: ``HEAD /`` answered 405 (a link checker or uptime monitor asks that
+    way). Each page answers HEAD with GET's status and headers, and no body."""
+    for path in ("/", "/r/someRoomCode", "/rules", "/docs", "/manifest.webmanifest"):
+        got = httpx.get(f"{server.url}{path}", timeout=10)
+        head = httpx.head(f"{server.url}{path}", timeout=10)
+        assert (head.status_code, got.status_code) == (200, 200), path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers["content-length"] == got.headers["content-length"], path
+        assert head.content == b"", path

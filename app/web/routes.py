@@ -95,25 +95,25 @@ def _page() -> FileResponse:
     return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
 
-@pages.get("/")
+@pages.api_route("/", methods=["GET", "HEAD"])
 async def lobby_page() -> FileResponse:
     """The lobby: create a room."""
     return _page()
 
 
-@pages.get("/r/{code}")
+@pages.api_route("/r/{code}", methods=["GET", "HEAD"])
 async def room_page(code: str) -> FileResponse:
     """A room's share link: pick a seat or watch, then the table."""
     return _page()
 
 
-@pages.get("/docs")
+@pages.api_route("/docs", methods=["GET", "HEAD"])
 async def docs_page() -> FileResponse:
     """The API reference: Swagger UI (vendored in static/vendor/swagger-ui) over /openapi.json."""
     return FileResponse(STATIC_DIR / "docs.html", headers={"Cache-Control": "no-cache"})
 
 
-@pages.get("/manifest.webmanifest")
+@pages.api_route("/manifest.webmanifest", methods=["GET", "HEAD"])
 async def web_manifest() -> FileResponse:
     """The web app manifest (name, icons, start URL): a phone can put the site on its home screen
     and open it without the browser's bars."""
@@ -124,7 +124,7 @@ async def web_manifest() -> FileResponse:
     )
 
 
-@pages.get("/rules")
+@pages.api_route("/rules", methods=["GET", "HEAD"])
 async def rules_page() -> FileResponse:
     """The rules of Domeng and Kozel, with every term."""
     return _page()
