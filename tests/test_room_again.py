@@ -17,6 +17,7 @@ from app.rooms.chat import say, set_rules
 from app.rooms.errors import RoomError
 from app.rooms.reviewing import reviewable_earlier
 from app.rooms.room import Room
+from app.store import StoreError
 from app.web.reviews import run_review
 from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
 
@@ -387,5 +388,18 @@ def test_the_next_matchs_whole_states_carry_the_last_match_as_it_ended(tmp_path:
         table = await reopen(table)  # a restart: read back from the store
         assert table.room.room_match == 2
         check((await table.watch(tokens[0])).last_state)
+
+        # the last match cannot be read back now: the room still opens, without it
+        latest = table.store.load_room
+
+        async def failing(code: str, number: int | None = None) -> Any:
+            if number is not None:
+                raise StoreError("the database is away")
+            return await latest(code)
+
+        table.store.load_room = failing  # type: ignore[method-assign]
+        table = await reopen(table)
+        assert table.room.room_match == 2
+        assert (await table.watch(tokens[0])).last_state["previous"] is None
 
     run_table(tmp_path, body, bots=SEATS)

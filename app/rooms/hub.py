@@ -293,17 +293,15 @@ class Hub(LeasedRooms):
 
     async def _previous_match(self, code: str, number: int, store: MatchStore) -> dict[str, Any] | None:
         """Room ``code``'s match ``number`` as it ended (`app.rooms.frames.previous_public`), read
-        back and replayed for a room loaded again in its next match; None when it cannot be
-        (logged ``previous_match_unread``: the room opens without it). Raises
-        `app.store.StoreError` for a database failure."""
+        back and replayed for a room loaded again in its next match; None when it cannot be, a
+        database failure included (logged ``previous_match_unread``: the room opens without it,
+        its pages without "Previous match", rather than not at all)."""
         try:
             row = await self.store.load_room(code, number)
             if row is None or row.match.status != "finished":
                 return None
             return frames.previous_public(self.maker.restore(row, store))
-        except StoreError:
-            raise
-        except Exception as error:  # whatever a stored match that does not replay raises
+        except Exception as error:  # a database failure, or whatever a match that does not replay raises
             _log.warning("previous_match_unread", room=code, kind=type(error).__name__, error=str(error))
             return None
 
