@@ -89,6 +89,7 @@ __all__ = [
     "AdminError",
     "AdminLogin",
     "AdminSession",
+    "AdminSessionRows",
     "MemorySessions",
     "SessionStore",
     "StoreSessions",
