@@ -30,7 +30,8 @@ from engine.variants import make_rules
 from engine.views import player_view
 from tests.roomkit import CONFIG, FakeClock, FakeOutbox, Table, my_move, run_table
 
-LIFECYCLE = replace(CONFIG, unload_after_s=300.0, abandon_after_s=3600.0)
+LIFECYCLE = replace(CONFIG, unload_after_s=300.0, abandon_after_s=3600.0, unattended_rounds=0)
+"""Bots play on while watched for as many rounds as a test needs (no "keep watching?")."""
 
 
 def _snapshot(room: Room) -> dict[str, Any]:

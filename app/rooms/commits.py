@@ -57,6 +57,7 @@ class Commits:
     conns: set[Outbox]
     open_table: bool
     host_stop: bool
+    unattended: int
     listed_at: float | None
     store: MatchStore
     clock: Clock
@@ -130,9 +131,12 @@ class Commits:
         host_stop: bool | None = None,
         ended_round: tuple[int, dict[str, Any]] | None = None,
         covers: Mapping[int, str | None] | None = None,
+        unattended: int | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction (with
-        ``covers``, the seats' covers it changes: seat → `SeatInfo.cover`); returns that version.
+        ``covers``, the seats' covers it changes: seat → `SeatInfo.cover`; with ``unattended``, a
+        deal's count of rounds dealt in a row with no person at the table,
+        `app.rooms.unattended`); returns that version.
         The caller adopts the change (`adopt`) only after this returns (and, with ``covers``,
         calls `covers_adopted` once its seats have them)."""
         version = self.version + 1
@@ -149,6 +153,7 @@ class Commits:
             host_stop=host_stop,
             ended_round=ended_round,
             covers=covers,
+            unattended=unattended,
         )
         return version
 
@@ -192,6 +197,7 @@ class Commits:
         self.previous_match = frames.previous_public(self)  # type: ignore[arg-type]
         self.match_id, self.room_match, self.status = match_id, room_match, "waiting"
         self.host_stop = False  # the host's stop was the last match's
+        self.unattended = 0  # and so were its rounds with no person at the table
         self.state, self.seed, self.commitment, self.last_round = None, None, None, None
         self.by_bot, self.marks, self.turn_deadline = [], {}, None
         self.adopt(version, seats=[SeatChange(spec.seat or 0, spec) for spec in seats])

@@ -30,3 +30,6 @@ class RoomConfig:
     unplayed_kept_s: float = 7 * 86400.0
     """A match stored ``abandoned`` before its first deal is deleted this long after (0: kept for
     ever): one client can create rooms it never plays far faster than anyone reads them."""
+    unattended_rounds: int = 10
+    """Rounds dealt in a row with no person at the table after which the room deals no more until
+    a spectator answers that they still watch (`app.rooms.unattended`; 0: no limit)."""

@@ -54,6 +54,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "open": room.open_table,
         "hints": room.hints,
         "host_stop": room.host_stop if room.rules.host_stops else None,
+        "keep_watching": room.asks_watching(),
         "seats": [s.public() for s in room.seats],
         "host": room.host_public(),
         "turn": turn_public(room),
@@ -163,12 +164,20 @@ def previous_public(room: Room) -> dict[str, Any] | None:
 
 
 def presence_frame(room: Room) -> str:
-    """Who is connected and covered, whether the host is (`Room.host_public`), and the turn with
-    its deadline (`turn_public`); it does not change the version."""
+    """Who is connected and covered, whether the host is (`Room.host_public`), the turn with
+    its deadline (`turn_public`), and whether the room asks who still watches (a person coming or
+    going changes it: `app.rooms.unattended`); it does not change the version."""
     seats = [s.public() for s in room.seats]
     host = room.host_public()
     return dumps(
-        {"type": "presence", "version": room.version, "seats": seats, "host": host, "turn": turn_public(room)}
+        {
+            "type": "presence",
+            "version": room.version,
+            "seats": seats,
+            "host": host,
+            "turn": turn_public(room),
+            "keep_watching": room.asks_watching(),
+        }
     )
 
 

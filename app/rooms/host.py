@@ -13,6 +13,7 @@ from app.rooms.errors import RoomError
 from app.rooms.recovery import round_end
 from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
+from app.rooms.unattended import rounds_after_deal
 from app.store.rows import SeatChange, SeatSpec
 from engine.core import Phase
 from engine.errors import EngineError
@@ -142,7 +143,8 @@ async def set_options(
 
 async def begin_match(room: Room) -> None:
     """The host's ``start``: fill empty seats with bots and deal the first round, stored in one
-    transaction. Raises `RoomError` (``already_started``)."""
+    transaction (with it, 1 round dealt with no person at the table when none is connected to
+    their seat: `app.rooms.unattended`). Raises `RoomError` (``already_started``)."""
     if room.status != "waiting":
         raise RoomError("already_started", "the match has already started")
     fills = [
@@ -152,8 +154,9 @@ async def begin_match(room: Room) -> None:
     ]
     state = room.rules.new_match()
     new_round, fork, seed = room.next_deal(state)
-    version = await room.save(seats=fills, status="playing", new_round=new_round)
-    room.state = state
+    unattended = rounds_after_deal(room.seats, 0)
+    version = await room.save(seats=fills, status="playing", new_round=new_round, unattended=unattended)
+    room.state, room.unattended = state, unattended
     room.adopt(version, seats=fills, status="playing")
     room.adopt_deal(fork, seed)
     room.grace_for_absent()  # those who left before the start: their grace runs from now

@@ -165,6 +165,7 @@ class RoomMaker:
         room.hints = match.hints
         room.host_stop = match.host_stop
         room.bot_share = match.bot_share or match.code
+        room.unattended = match.unattended_rounds  # it still asks who watches, if it asked
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment
         room.last_round, room.marks, room.by_bot = game.last_round, game.marks, game.by_bot

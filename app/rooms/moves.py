@@ -19,6 +19,7 @@ from app.rooms.ports import BotPort, Clock, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
 from app.rooms.seeds import SEED_BYTES
+from app.rooms.unattended import rounds_after_deal
 from app.store.rows import NewRound, SeatChange
 from engine.actions import Action, Draw, Pass
 from engine.core import Phase, State
@@ -77,6 +78,7 @@ class Moves:
     code: str
     rules: Rules
     version: int
+    unattended: int
     seed: str | None
     commitment: str | None
     marks: dict[int, int]
@@ -105,7 +107,7 @@ class Moves:
         async def commit(
             self, fork: State, action: Action, actor: Actor, received: float, back: int | None = None
         ) -> None: ...
-        async def save(self, *, new_round: NewRound) -> int: ...
+        async def save(self, *, new_round: NewRound, unattended: int | None = None) -> int: ...
         def adopt(
             self, version: int, seats: Sequence[SeatChange] = (), status: str | None = None
         ) -> None: ...
@@ -198,12 +200,17 @@ class Moves:
 
     # -- deals ----------------------------------------------------------------------------------
 
-    async def deal_round(self) -> None:
-        """Deal the next round from a fresh secret seed; its commitment goes out with the deal."""
+    async def deal_round(self, again: bool = False) -> None:
+        """Deal the next round from a fresh secret seed; its commitment goes out with the deal.
+        Stored with it: the rounds dealt in a row with no person at the table
+        (`app.rooms.unattended.rounds_after_deal`; ``again``: a spectator's ``keep_watching``
+        dealt it, and that count starts again)."""
         assert self.state is not None and self.state.phase is Phase.READY
         new_round, fork, seed = self.next_deal(self.state)
-        version = await self.save(new_round=new_round)
+        unattended = rounds_after_deal(self.seats, self.unattended, again)
+        version = await self.save(new_round=new_round, unattended=unattended)
         self.adopt(version)
+        self.unattended = unattended
         self.adopt_deal(fork, seed)
         self.schedule()
         frames.send_updates(self, self.conns, 0)  # type: ignore[arg-type]

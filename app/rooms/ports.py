@@ -149,11 +149,13 @@ class MatchStore(Protocol):
         host_stop: bool | None = None,
         ended_round: tuple[int, dict[str, Any]] | None = None,
         covers: Mapping[int, str | None] | None = None,
+        unattended: int | None = None,
     ) -> None:
         """Seat changes, a status change, a dealt round, the open-table choice and the match's
         options, turn timer and hints, the host's ask to end a no-limit match, an ended round's
         outcome rewritten (``(index, outcome)``), the seats' covers it changes (as `cover_seats`
-        takes them), together or alone."""
+        takes them), the rounds dealt in a row with no person at the table (``unattended``, with a
+        deal: `app.rooms.unattended`), together or alone."""
 
     async def stamp_turn(self, match_id: int, used_s: float = 0.0, *, handed: bool = False) -> None:
         """When the turn in play began: ``used_s`` seconds ago on the database's clock; with

@@ -142,6 +142,11 @@ class Room(Commits, Timing, Moves, Presence):
         """When (clock seconds) the room last handled something or last had a connection."""
         self.covers_stored: tuple[int, list[str | None]] = (match_id, [s.cover for s in seats])
         """The match and its seats' covers as last stored (`store_covers`)."""
+        self.unattended = 0
+        """Rounds dealt in a row with no person at the table, the last among them
+        (`app.rooms.unattended`; stored with each deal, `app.store.models.Match.unattended_rounds`):
+        at `RoomConfig.unattended_rounds` the room holds its next deal to ask whether anyone
+        still watches (`Timing.asks_watching`)."""
         self.retired = False
         """Unloaded from memory (`app.rooms.hub.Hub.unload`): it takes no more intents."""
         self._busy = False
@@ -367,9 +372,9 @@ class Room(Commits, Timing, Moves, Presence):
             case HostAway():
                 self.on_host_away(intent.epoch)
             case NextRound():
-                if intent.version == self.version:
+                if intent.version == self.version and not self.asks_watching():
                     await self.deal_round()
-                else:  # stale (see `on_auto`): the deal the room waits for now, if any
+                else:  # stale (see `on_auto`), or held to ask who watches: what it waits for now
                     self.schedule()
             case Command():
                 result = intent.run(self)

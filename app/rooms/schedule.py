@@ -36,16 +36,19 @@ def next_wait(
     version: int,
     watched: bool,
     turn_timer_s: float,
+    asking: bool = False,
 ) -> Wait | None:
     """What the room waits for now, or None (nothing happens until someone acts).
 
     A finished round waits for the next deal only while someone is ``watched`` (connected): bots do
-    not play on alone, round after round (a no-limit match would never end).
+    not play on alone, round after round (a no-limit match would never end); and not while the
+    room is ``asking`` whether anyone still watches (`app.rooms.unattended`): then only an answer,
+    or a person at the table, deals.
     """
     if state is None or status != "playing":
         return None
     if state.phase is Phase.READY:
-        return Wait(version, "deal", None) if watched else None
+        return Wait(version, "deal", None) if watched and not asking else None
     if state.phase is not Phase.PLAYING:
         return None
     seat = state.to_act

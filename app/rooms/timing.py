@@ -14,6 +14,7 @@ from app.rooms.pace import pause_s
 from app.rooms.ports import Clock, Outbox, Timer
 from app.rooms.schedule import Wait, next_wait
 from app.rooms.seats import SeatInfo
+from app.rooms.unattended import asks_watching
 from engine.actions import Play, PlayLempas
 from engine.core import State
 
@@ -52,6 +53,7 @@ class Timing:
     seats: list[SeatInfo]
     status: str
     version: int
+    unattended: int
     turn_timer_s: float
     turn_deadline: float | None
     conns: set[Outbox]
@@ -91,6 +93,15 @@ class Timing:
             version=self.version,
             watched=bool(self.conns),
             turn_timer_s=self.turn_timer_s,
+            asking=self.asks_watching(),
+        )
+
+    def asks_watching(self) -> bool:
+        """Whether the room holds its next deal to ask its spectators whether they still watch
+        (`app.rooms.unattended.asks_watching`, `RoomConfig.unattended_rounds`)."""
+        limit = self.config.unattended_rounds
+        return asks_watching(
+            self.state, self.seats, status=self.status, unattended=self.unattended, limit=limit
         )
 
     def schedule(self) -> None:

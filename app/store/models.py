@@ -19,7 +19,8 @@ adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches
 (whom its room's bot decisions count for); 0017 adds ``chat.number`` (a line's number in its
 room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `DeploymentKey`); 0019
 adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds ``admin_sessions``
-(signed-in admins by a keyed hash of their session, `AdminSessionRow`).
+(signed-in admins by a keyed hash of their session, `AdminSessionRow`); 0021 adds
+``matches.unattended_rounds`` (rounds dealt in a row with no person at the table).
 """
 
 from __future__ import annotations
@@ -223,6 +224,12 @@ class Match(Base):
 address can be read back from it), carried to the room's next match
     by Play again, so that the room loaded again still shares the workers with its creator's
     other rooms (migration 0016). None: its creator not known, or stored before this column."""
+    unattended_rounds: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    """Rounds dealt in a row with no person at the table (`app.rooms.unattended`), the last dealt
+    among them: set with each deal (0 when a person was at their seat), back to 1 when a
+    spectator's ``keep_watching`` dealt the round. At ``DOMENG_UNATTENDED_ROUNDS`` the room deals
+    no more until a spectator answers or a person comes, and a room loaded again still waits
+    (migration 0019; 0 for a match stored before it: its count starts again)."""
 
 
 class Seat(Base):

@@ -92,6 +92,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         host_stop: bool | None = None,
         ended_round: tuple[int, dict[str, Any]] | None = None,
         covers: Mapping[int, str | None] | None = None,
+        unattended: int | None = None,
     ) -> None:
         """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
@@ -103,7 +104,9 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         host's stop between rounds: its last round's outcome then says ``match_over``), and
         ``covers``, the seats' covers the change ends or starts (seat → one of
         `app.store.models.SEAT_COVERS` or None, as `cover_seats` takes them; a seat of ``seats``
-        is stored uncovered anyway), each when given. All of it, or none.
+        is stored uncovered anyway), and ``unattended``, the rounds dealt in a row with no person
+        at the table (`Match.unattended_rounds`, with the deal that makes it), each when given.
+        All of it, or none.
 
         Raises ValueError for an unknown status, cover or a bad deal, NotFoundError for an unknown match
         or seat or an ``ended_round`` not stored as ended, ConflictError when the round is already
@@ -145,6 +148,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                 settings["hints"] = hints
             if host_stop is not None:
                 settings["host_stop"] = host_stop
+            if unattended is not None:
+                settings["unattended_rounds"] = unattended
             if ended_round is not None:
                 _rewrite_outcome(connection, match_id, *ended_round)
             if settings:

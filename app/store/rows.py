@@ -206,6 +206,8 @@ class MatchRow:
     """The host asked to end it after the round in play; once finished, the host ended it."""
     bot_share: str | None = None
     """Whom its room's bot decisions count for (`app.store.models.Match.bot_share`; None: not known)."""
+    unattended_rounds: int = 0
+    """Rounds dealt in a row with no person at the table (`app.store.models.Match.unattended_rounds`)."""
 
     @property
     def ended_by_host(self) -> bool:

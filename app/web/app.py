@@ -270,4 +270,5 @@ def room_config(settings: Settings) -> RoomConfig:
         unload_after_s=settings.room_unload_after_s,
         abandon_after_s=settings.abandoned_after_s,
         unplayed_kept_s=settings.unplayed_kept_s,
+        unattended_rounds=settings.unattended_rounds,
     )

@@ -171,6 +171,13 @@ class Settings(BaseSettings):
     part of the pause before its move (``bot_delay_s``), not added to it."""
     round_pause_s: Annotated[float, Field(ge=0)] = 6.0
     """Pause between a round's end (the reveal) and the next deal."""
+    unattended_rounds: Annotated[int, Field(ge=0, le=10_000)] = 10
+    """Rounds a room deals in a row with no person at the table (no seat whose person is connected:
+    bots alone, or bots covering absent people) before it stops and asks its spectators "keep
+    watching?" (docs/protocol.md, `keep_watching`); it deals again when one answers, or when a
+    person comes to their seat. 0: no limit (bots play on for as long as anyone watches). At the
+    default pauses such a room stores about 70 changes a minute: the question bounds what a
+    table nobody attends writes."""
     review_samples: Annotated[int, Field(ge=1, le=5000)] = DEFAULT_SAMPLES
     """Worlds per decision in a round review (engine.review); the default gives the figures
     ``domeng review`` prints."""
