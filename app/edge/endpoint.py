@@ -33,6 +33,7 @@ from app.edge.protocol import (
     ChatMessage,
     HelloMessage,
     HintMessage,
+    KeepWatchingMessage,
     NameMessage,
     PingMessage,
     ProtocolError,
@@ -41,7 +42,7 @@ from app.edge.protocol import (
     to_engine_action,
 )
 from app.edge.remote import RelayPort, relay_socket
-from app.rooms import chat, hints
+from app.rooms import chat, hints, unattended
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.ports import Outbox
@@ -56,6 +57,9 @@ __all__ = [
     "CHAT_PER_S",
     "HINT_BURST",
     "HINT_PER_S",
+    "KEEP_WATCHING_ADDRESS_BURST",
+    "KEEP_WATCHING_BURST",
+    "KEEP_WATCHING_PER_S",
     "LOOKUPS_SPENT",
     "NAME_ADDRESS_BURST",
     "NAME_BURST",
@@ -320,6 +324,9 @@ async def serve(
         raise ProtocolError(CLOSE_TRY_AGAIN, error.message) from None
     chat_budgets = _chat_budgets(room, conn)
     name_budgets = _name_budgets(room, conn)
+    watching_budgets = _shared_budgets(
+        _WATCHING_BUDGETS, room, conn, KEEP_WATCHING_BURST, KEEP_WATCHING_ADDRESS_BURST, KEEP_WATCHING_PER_S
+    )
     hint_budget = _seat_budget(_HINT_BUDGETS, room, conn.seat, HINT_BURST, HINT_PER_S)
     while True:
         message = await next_message()
@@ -337,6 +344,8 @@ async def serve(
             await _hint(room, conn, hint_budget)
         elif isinstance(message, NameMessage):
             await _name(room, conn, message.name, name_budgets)
+        elif isinstance(message, KeepWatchingMessage):
+            await _keep_watching(room, conn, watching_budgets)
         else:
             raise ProtocolError(CLOSE_INVALID, "hello was already received")
 
@@ -346,8 +355,10 @@ _Budgets = weakref.WeakKeyDictionary[Room, dict[int | str, MessageBudget]]
 _CHAT_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
 _HINT_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
 _NAME_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
-"""A room's chat, hint and name allowances by seat (an int), spectator (``"tag:3fa9c1d2"``) and client
-address (``"client:…"``, the room's hash of it), kept while the room is in memory."""
+_WATCHING_BUDGETS: _Budgets = weakref.WeakKeyDictionary()
+"""A room's chat, hint, name and keep-watching allowances by seat (an int), spectator
+(``"tag:3fa9c1d2"``) and client address (``"client:…"``, the room's hash of it), kept while the
+room is in memory."""
 
 _KEPT_BUDGETS = 256
 """Allowances of spectators and addresses a room keeps before it forgets those refilled (a full
@@ -466,6 +477,33 @@ NAME_ADDRESS_BURST = 20
 """…the spectators of one client address together…"""
 NAME_PER_S = 10.0
 """…and over how many seconds each allowance refills (10 names per 10 s, 20 for an address)."""
+
+
+KEEP_WATCHING_BURST = 3
+"""``keep_watching`` answers a spectator (all its sockets together) or a seat may send at once (one
+deals a round; a double click or a second tab sends another, which finds nothing to answer)…"""
+KEEP_WATCHING_ADDRESS_BURST = 6
+"""…the spectators of one client address together…"""
+KEEP_WATCHING_PER_S = 60.0
+"""…and over how many seconds each allowance refills (3 a minute, 6 for an address): the question
+comes after `app.rooms.config.RoomConfig.unattended_rounds` rounds, minutes apart, so a person
+never needs more, and a script answering it for ever deals at most a few rounds a minute."""
+
+
+async def _keep_watching(room: Room, conn: Outbox, budgets: tuple[MessageBudget, ...]) -> None:
+    """A spectator's answer to "keep watching?" (`app.rooms.unattended.keep_watching`), within
+    the connection's allowances (``keep_watching_too_fast`` past one, spending from none); the
+    room's refusals come back as ``error`` messages, and so does a deal the database failed to
+    store (``not_saved``: nothing changed, the room still asks)."""
+    if not MessageBudget.take_all(budgets):
+        room.refuse(conn, "keep_watching_too_fast", "too many answers; wait a moment")
+        return
+    try:
+        await room.call(lambda r: unattended.keep_watching(r, conn))
+    except RoomError as error:
+        room.refuse(conn, error.code, error.message)
+    except StoreError:  # logged by the room (room_intent_failed)
+        room.refuse(conn, "not_saved", "the server could not deal the next round; try again")
 
 
 HINT_BURST = 3

@@ -44,6 +44,7 @@ __all__ = [
     "ClientMessage",
     "HelloMessage",
     "HintMessage",
+    "KeepWatchingMessage",
     "NameMessage",
     "PingMessage",
     "ProtocolError",
@@ -216,6 +217,14 @@ class HintMessage(_Message):
     type: Literal["hint"]
 
 
+class KeepWatchingMessage(_Message):
+    """A spectator answers the room's "keep watching?" (`app.rooms.unattended`): while the room
+    holds its next deal for an answer (``room.keep_watching``), it deals it; otherwise nothing
+    happens. ``{"type": "keep_watching"}``"""
+
+    type: Literal["keep_watching"]
+
+
 class NameMessage(_Message):
     """A spectator's name in the chat, or null for none (named by its tag alone). The room checks
     it as a player's name (`app.rooms.names.check_name`) and answers ``named``, or an ``error``
@@ -237,6 +246,7 @@ AnyClientMessage = (
     | ChatMessage
     | HintMessage
     | NameMessage
+    | KeepWatchingMessage
 )
 ClientMessage = Annotated[AnyClientMessage, Field(discriminator="type")]
 _ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(ClientMessage)
