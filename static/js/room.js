@@ -122,7 +122,10 @@ export class RoomController {
       state: (message) => this.onState(message),
       presence: (message) => {
         // who is here and covered, and the turn's deadline (armed when a covered player is back)
-        if (this.room) this.room = { ...this.room, seats: message.seats, host: message.host ?? this.room.host, turn: message.turn ?? this.room.turn };
+        if (this.room) {
+          const keepWatching = message.keep_watching ?? this.room.keep_watching;
+          this.room = { ...this.room, seats: message.seats, host: message.host ?? this.room.host, turn: message.turn ?? this.room.turn, keep_watching: keepWatching };
+        }
         this.setDeadline();
         this.render([]);
         this.clearTheHand();
@@ -369,6 +372,11 @@ export class RoomController {
 
   back() {
     this.socket?.send({ type: "back" });
+  }
+
+  /** A spectator answers "keep watching?": the bots deal the next round (docs/protocol.md). */
+  stillWatching() {
+    if (!this.socket?.send({ type: "keep_watching" })) toast(t("room.offline_action"), "error");
   }
 
   feedRounds() {

@@ -148,6 +148,9 @@ export class TableView {
     // "Last round": the host ends the match when this round ends (everyone sees it; the host may
     // take it back here), or the host's confirm step
     this.stopBox = h("div", { class: "stop-note", role: "status", hidden: true });
+    // the bots wait between rounds for a spectator to say they still watch (docs/protocol.md
+    // `keep_watching`): asked above the hand, with Continue
+    this.watchingBox = h("div", { class: "stop-note keep-watching", role: "status", hidden: true });
     // the match is over: Play again and New table on the table itself, not only in the final panel
     this.overBox = h("div", { class: "over-actions", hidden: true });
     // a spectator is told how they come to play: a seat in the next match's waiting room
@@ -175,6 +178,7 @@ export class TableView {
       "section",
       { class: "me" },
       this.coverBox,
+      this.watchingBox,
       this.stopBox,
       this.hintNote,
       h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
@@ -838,6 +842,7 @@ export class TableView {
     }
     this.updateOver(over);
     this.updateWatchNote();
+    this.updateKeepWatching();
     this.updateStop();
     this.choiceBox.hidden = !this.choosing;
     if (this.choosing) {
@@ -906,6 +911,23 @@ export class TableView {
         host ? h("button", { class: "btn btn-small stop-undo", type: "button", onclick: () => this.ctl.stopMatch(false) }, t("stop.undo")) : "",
       );
     } else replace(this.stopBox, []);
+  }
+
+  /** A table with no person at it stopped dealing after the server's number of rounds, and asks
+   * its spectators whether they still watch (``room.keep_watching``): the note above the hand
+   * says so with Continue, which deals the next round. The round's panel steps aside for it. */
+  updateKeepWatching() {
+    const asking = !!this.ctl.room.keep_watching && this.ctl.seat === null && !this.isClosed();
+    this.watchingBox.hidden = !asking;
+    if (this.watchingBox.dataset.kind === String(asking)) return;
+    this.watchingBox.dataset.kind = String(asking);
+    if (!asking) return replace(this.watchingBox, []);
+    replace(
+      this.watchingBox,
+      h("span", {}, t("watching.ask")),
+      h("button", { class: "btn btn-gold keep-watching-btn", type: "button", onclick: () => this.ctl.stillWatching() }, t("watching.continue")),
+    );
+    this.ctl.closePanel?.();
   }
 
   /** The host pressed End match (``asking``: show the confirm step) or its Cancel. */
