@@ -944,7 +944,8 @@ def test_the_host_and_a_friend_talk_in_the_first_waiting_room(server: ServerProc
         _say_waiting(host, "hi, one more friend is coming")
         friend.wait_for_function("() => document.querySelectorAll('.waiting-chat .chat-line').length === 1")
         _say_waiting(friend, "great, I'll wait")
-        host.wait_for_function("() => document.querySelectorAll('.waiting-chat .chat-line').length === 2")
+        for page in (host, friend):  # the friend's own line comes back to it from the server too
+            page.wait_for_function("() => document.querySelectorAll('.waiting-chat .chat-line').length === 2")
         assert (
             _waiting_lines(host)
             == _waiting_lines(friend)
