@@ -7,43 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import inspect
 
-from app.store import MIGRATIONS_DIR, Store, sqlite_url
+from app.store import Store
 from app.store.admin_sessions import MAX_ADMIN_SESSIONS
 from app.store.db import make_engine
-from tests.adminkit import POSTGRES_URL, scratch_postgres
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A new SQLite file, or a new PostgreSQL database dropped after the test."""
-    if request.param == "sqlite":
-        yield sqlite_url(tmp_path)
-        return
-    if not POSTGRES_URL:
-        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
-    with scratch_postgres() as url:
-        yield url
-
-
-def _migrate(url: str, revision: str) -> None:
-    """Alembic ``upgrade``/``downgrade`` of ``url`` to ``revision`` (``head``: upgrade)."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.set_main_option("path_separator", "os")
-    config.attributes["database_url"] = url
-    config.attributes["configure_logger"] = False
-    if revision == "head":
-        command.upgrade(config, "head")
-    else:
-        command.downgrade(config, revision)
+from tests.test_store_cover_check import _migrate, database_url  # noqa: F401  (a fixture)
 
 
 async def _tables(url: str) -> set[str]:
@@ -83,7 +53,7 @@ async def _capped(url: str) -> tuple[int, float | None, float | None]:
     return sum(e is not None for e in kept), kept[0], kept[-1]
 
 
-def test_admin_sessions_are_kept_until_they_expire_or_end_and_migrate_down_and_up(database_url: str) -> None:
+def test_admin_sessions_are_kept_until_they_expire_or_end_and_migrate_down_and_up(database_url: str) -> None:  # noqa: F811
     a, expired, ended, again = asyncio.run(_sessions(database_url))
     assert a is not None and a > time.time() and again == a
     assert expired is None and ended is None
