@@ -127,3 +127,22 @@ def test_without_a_limit_bots_play_on_while_watched(tmp_path: Path) -> None:
         assert _dealt(table) > ROUNDS + 1 and not table.room.asks_watching()
 
     run_table(tmp_path, body, bots=BOTS5, options=NO_LIMIT, config=replace(ASKING, unattended_rounds=0))
+
+
+def test_a_match_that_ends_by_itself_is_watched_to_its_end_without_asking(tmp_path: Path) -> None:
+    """Only a "No limit" match asks: one that ends by itself (here at its third camat election)
+    is bounded already, and a spectator watching bots play it out is never interrupted (tests
+    watching such a match to its end hung at the question)."""
+
+    async def body(table: Table) -> None:
+        await table.watch()
+        await table.start()
+        for _ in range(400):
+            assert not table.room.asks_watching(), f"asked after {_dealt(table)} rounds"
+            if _dealt(table) > ROUNDS + 2 or table.room.status == "finished":
+                break
+            await table.clock.advance(table.room, 5.0)
+        assert _dealt(table) > ROUNDS + 2
+
+    run_table(tmp_path, body, bots=BOTS5, options={"camat_target": 3}, config=ASKING)
+

@@ -3,11 +3,12 @@ table (`app.rooms.config.RoomConfig`, ``DOMENG_UNATTENDED_ROUNDS``), a room deal
 its spectators whether they still watch; a spectator's ``keep_watching`` deals the next round, and
 the count starts again from it; a person at their seat deals as ever (docs/protocol.md).
 
-A table of bots alone plays on as long as one socket watches it (`app.rooms.schedule.next_wait`):
-a "No limit" match stored about 70 changes a minute, for ever, for a spectator who may have left
-the tab open and gone. A person at the table is a seat whose person is connected: a table of bots
-alone, and one whose people all left it to the bots covering them, are both unattended. The count
-is stored with each deal (`app.store.models.Match.unattended_rounds`), so a room loaded again (a
+Only a match that never ends by itself ("No limit") asks: a table of bots alone plays on as long
+as one socket watches it (`app.rooms.schedule.next_wait`), and such a match stored about 70
+changes a minute, for ever, for a spectator who may have left the tab open and gone. A person at
+the table is a seat whose person is connected: a table of bots alone, and one whose people all
+left it to the bots covering them, are both unattended. The count is stored with each deal
+(`app.store.models.Match.unattended_rounds`), so a room loaded again (a
 restart, a handoff, an idle unload) still waits, and never deals on its own.
 """
 
@@ -52,11 +53,13 @@ def asks_watching(
     state: State | None, seats: Sequence[SeatInfo], *, status: str, unattended: int, limit: int
 ) -> bool:
     """Whether the room, between two rounds of a match being played, holds its next deal to ask
-    whether anyone still watches: ``unattended`` rounds were dealt in a row with no person at the
+    whether anyone still watches: the match ends only when its host stops it (a "No limit" match,
+    `engine.rules.base.Rules.host_stops`; any other ends by itself, so watching bots play it out
+    is never interrupted), ``unattended`` rounds were dealt in a row with no person at the
     table, at least ``limit`` of them (``limit`` 0: never), and still none is here."""
     if limit <= 0 or unattended < limit or status != "playing":
         return False
-    if state is None or state.phase is not Phase.READY:
+    if state is None or state.phase is not Phase.READY or not state.rules.host_stops:
         return False
     return not person_here(seats)
 

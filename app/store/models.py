@@ -229,7 +229,7 @@ address can be read back from it), carried to the room's next match
     among them: set with each deal (0 when a person was at their seat), back to 1 when a
     spectator's ``keep_watching`` dealt the round. At ``DOMENG_UNATTENDED_ROUNDS`` the room deals
     no more until a spectator answers or a person comes, and a room loaded again still waits
-    (migration 0019; 0 for a match stored before it: its count starts again)."""
+    (migration 0021; 0 for a match stored before it: its count starts again)."""
 
 
 class Seat(Base):
