@@ -150,7 +150,7 @@ export class TableView {
     this.stopBox = h("div", { class: "stop-note", role: "status", hidden: true });
     // the bots wait between rounds for a spectator to say they still watch (docs/protocol.md
     // `keep_watching`): asked above the hand, with Continue
-    this.watchingBox = h("div", { class: "stop-note keep-watching", role: "status", hidden: true });
+    this.watchingBox = h("div", { class: "keep-watching", role: "status", hidden: true });
     // the match is over: Play again and New table on the table itself, not only in the final panel
     this.overBox = h("div", { class: "over-actions", hidden: true });
     // a spectator is told how they come to play: a seat in the next match's waiting room
