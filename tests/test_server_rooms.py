@@ -1099,6 +1099,7 @@ def test_the_status_read_answers_8_codes_and_null_for_the_unknown(server: Server
         "code": room["code"],
         "match": 1,
         "variant": "kozel",
+        "options": {"two_lempas": True, "pairs": False},  # what "Your tables" names a Kozel row by
         "status": "waiting",
         "seats": [
             {"seat": 0, "kind": "empty", "name": None, "bot_level": None},
