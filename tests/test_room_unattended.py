@@ -145,4 +145,3 @@ def test_a_match_that_ends_by_itself_is_watched_to_its_end_without_asking(tmp_pa
         assert _dealt(table) > ROUNDS + 2
 
     run_table(tmp_path, body, bots=BOTS5, options={"camat_target": 3}, config=ASKING)
-
