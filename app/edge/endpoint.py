@@ -445,15 +445,41 @@ async def _chat(
     (``address_lines``, `ChatLines`: ``chat_too_fast`` too); the room's refusals come back as
     ``error`` messages, like a refused action's (the client keeps the text), and so does a line
     the database failed to store (``chat_not_saved``: nobody got it; the socket stays open)."""
-    if not MessageBudget.take_all(budgets) or (address_lines is not None and not await address_lines()):
-        room.refuse(conn, "chat_too_fast", "too many chat messages; wait a moment")
+    allowed = MessageBudget.take_all(budgets) and (address_lines is None or await address_lines())
+    await _in_room(
+        room,
+        conn,
+        allowed,
+        ("chat_too_fast", "too many chat messages; wait a moment"),
+        lambda r: chat.say(r, conn, message.text, message.reaction),
+        ("chat_not_saved", "the server could not save your line; send it again"),
+    )
+
+
+async def _in_room(
+    room: Room,
+    conn: Outbox,
+    allowed: bool,
+    too_fast: tuple[str, str],
+    run: Callable[[Room], object],
+    not_saved: tuple[str, str] | None = None,
+) -> None:
+    """A spectator's or seat's message that the room answers (a chat line, a name, "keep
+    watching"): refused with ``too_fast`` (code, text) unless ``allowed`` by its allowances, else
+    ``run`` in the room's task (`Room.call`); a `RoomError` comes back to ``conn`` as an ``error``
+    message, and so does a database failure as ``not_saved`` (logged by the room,
+    ``room_intent_failed``) when given; without it the `StoreError` is raised."""
+    if not allowed:
+        room.refuse(conn, *too_fast)
         return
     try:
-        await room.call(lambda r: chat.say(r, conn, message.text, message.reaction))
+        await room.call(run)
     except RoomError as error:
         room.refuse(conn, error.code, error.message)
-    except StoreError:  # logged by the room (room_intent_failed)
-        room.refuse(conn, "chat_not_saved", "the server could not save your line; send it again")
+    except StoreError:
+        if not_saved is None:
+            raise
+        room.refuse(conn, *not_saved)
 
 
 async def _name(room: Room, conn: Outbox, name: str | None, budgets: tuple[MessageBudget, ...]) -> None:
@@ -461,13 +487,9 @@ async def _name(room: Room, conn: Outbox, name: str | None, budgets: tuple[Messa
     name allowances (``name_too_fast`` past one: each name is checked in the room's task, look-alike
     skeletons and all, so a flood of them from many sockets would hold up its moves); a refusal
     comes back as an ``error`` message and leaves the name it had."""
-    if not MessageBudget.take_all(budgets):
-        room.refuse(conn, "name_too_fast", "too many names; wait a moment")
-        return
-    try:
-        await room.call(lambda r: chat.name_spectator(conn, name))
-    except RoomError as error:
-        room.refuse(conn, error.code, error.message)
+    too_fast = ("name_too_fast", "too many names; wait a moment")
+    allowed = MessageBudget.take_all(budgets)
+    await _in_room(room, conn, allowed, too_fast, lambda r: chat.name_spectator(conn, name))
 
 
 NAME_BURST = 10
@@ -495,15 +517,14 @@ async def _keep_watching(room: Room, conn: Outbox, budgets: tuple[MessageBudget,
     the connection's allowances (``keep_watching_too_fast`` past one, spending from none); the
     room's refusals come back as ``error`` messages, and so does a deal the database failed to
     store (``not_saved``: nothing changed, the room still asks)."""
-    if not MessageBudget.take_all(budgets):
-        room.refuse(conn, "keep_watching_too_fast", "too many answers; wait a moment")
-        return
-    try:
-        await room.call(lambda r: unattended.keep_watching(r, conn))
-    except RoomError as error:
-        room.refuse(conn, error.code, error.message)
-    except StoreError:  # logged by the room (room_intent_failed)
-        room.refuse(conn, "not_saved", "the server could not deal the next round; try again")
+    await _in_room(
+        room,
+        conn,
+        MessageBudget.take_all(budgets),
+        ("keep_watching_too_fast", "too many answers; wait a moment"),
+        lambda r: unattended.keep_watching(r, conn),
+        ("not_saved", "the server could not deal the next round; try again"),
+    )
 
 
 HINT_BURST = 3
