@@ -74,11 +74,16 @@ class SeatInfo:
         """Whether a bot plays for this seat's person, as the store keeps it
         (`app.store.models.SEAT_COVERS`): ``"covered"``, ``"stand_in"``, ``"timed_out"`` (their
         last turn's timer ran out: the next in a row covers the seat), None (none of these)."""
-        if self.covered:
+        return self.cover_of(self.covered, self.stand_in, self.timeouts)
+
+    @staticmethod
+    def cover_of(covered: bool, stand_in: bool, timeouts: int) -> str | None:
+        """`cover` of a seat with these marks."""
+        if covered:
             return "covered"
-        if self.stand_in:
+        if stand_in:
             return "stand_in"
-        return "timed_out" if self.timeouts else None
+        return "timed_out" if timeouts else None
 
     def adopt_cover(self, cover: str | None) -> None:
         """Take the stored ``cover`` (`cover`; anything else is None) for a person's seat."""
