@@ -17,7 +17,17 @@ from app.store.errors import NotFoundError, store_error
 from app.store.fencing import Refused, check_fence, lock_fences
 from app.store.models import Match, MatchAction
 
-__all__ = ["Op", "answer", "began_turn", "drain", "insert_actions", "run_ops", "set_version"]
+__all__ = [
+    "Op",
+    "answer",
+    "began_turn",
+    "drain",
+    "insert_actions",
+    "run_ops",
+    "set_version",
+    "turn_values",
+    "update_match",
+]
 
 _T = TypeVar("_T")
 
@@ -115,11 +125,21 @@ def began_turn(connection: Connection, match_id: int, used_s: float = 0.0, hande
     afresh), on the database's clock (`Match.turn_at`); with ``handed``, its owner is handing the
     room over in an orderly way (`Match.handed_fence` := the fence its writes carry, `Match.handed_at`
     := now), otherwise that mark is cleared. Inside a transaction."""
-    values: dict[str, Any] = {
+    update_match(connection, match_id, turn_values(used_s, handed))
+
+
+def turn_values(used_s: float = 0.0, handed: bool = False) -> dict[str, Any]:
+    """`began_turn`'s column values, for an UPDATE of the match that sets more of it."""
+    return {
         "turn_at": db_now_s() - used_s,
         "handed_fence": Match.fence if handed else None,
         "handed_at": db_now_s() if handed else None,
     }
+
+
+def update_match(connection: Connection, match_id: int, values: dict[str, Any]) -> None:
+    """Set ``values`` (column → value or SQL expression) on match ``match_id`` in one UPDATE,
+    inside a transaction; NotFoundError for no such match."""
     if connection.execute(update(Match).where(Match.id == match_id).values(values)).rowcount != 1:
         raise NotFoundError(f"no match {match_id}")
 

@@ -19,7 +19,7 @@ from sqlalchemy import bindparam, delete, exists, func, insert, literal, select,
 from sqlalchemy.engine import Connection
 
 from app.store.admin_sessions import AdminSessionStore
-from app.store.batches import began_turn, insert_actions, set_version
+from app.store.batches import began_turn, insert_actions, set_version, turn_values, update_match
 from app.store.chat import ChatStore
 from app.store.dbclock import db_now_s
 from app.store.errors import NotFoundError
@@ -134,8 +134,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                     "started_at": now,
                 }
                 connection.execute(_INSERT_ROUND, row)
-                began_turn(connection, match_id)
-            settings: dict[str, Any] = {}
+            # the match's row changes in one UPDATE: its turn (a deal begins one), settings, version
+            settings: dict[str, Any] = {} if new_round is None else turn_values()
             if open_table is not None:
                 settings["open_table"] = open_table
             if open_table:  # the match's first listing, on the database's clock (`Match.listed_at`)
@@ -152,12 +152,11 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                 settings["unattended_rounds"] = unattended
             if ended_round is not None:
                 _rewrite_outcome(connection, match_id, *ended_round)
-            if settings:
-                connection.execute(update(Match).where(Match.id == match_id).values(settings))
             if status is not None:
-                _write_status(connection, match_id, status, version, now)
+                settings |= _status_values(status, version, now)
             else:
-                set_version(connection, match_id, version)
+                settings["version"] = version
+            update_match(connection, match_id, settings)
 
         await self._submit(run, match=match_id)
 
@@ -254,8 +253,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                     started_at=now,
                 )
             )
-            set_version(connection, match_id, version)
-            began_turn(connection, match_id)
+            update_match(connection, match_id, turn_values() | {"version": version})
 
         await self._submit(run, match=match_id)
 
@@ -412,15 +410,18 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
 
 def _write_status(connection: Connection, match_id: int, status: str, version: int, now: datetime) -> None:
     """`Store.set_status` inside a transaction."""
+    update_match(connection, match_id, _status_values(status, version, now))
+
+
+def _status_values(status: str, version: int, now: datetime) -> dict[str, Any]:
+    """`_write_status`'s column values, for an UPDATE of the match that sets more of it."""
     at = literal(now, UTCDateTime())
     values: dict[str, Any] = {"status": status, "version": version}
     if status == "playing":
         values["started_at"] = func.coalesce(Match.started_at, at)
     elif status in _FINAL_STATUSES:
         values["finished_at"] = func.coalesce(Match.finished_at, at)
-    changed = connection.execute(update(Match).where(Match.id == match_id).values(values))
-    if changed.rowcount != 1:
-        raise NotFoundError(f"no match {match_id}")
+    return values
 
 
 def _write_round_end(
