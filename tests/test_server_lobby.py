@@ -206,3 +206,54 @@ def test_one_party_from_a_few_addresses_cannot_push_the_other_tables_off_the_lob
     finally:
         for client in sockets:
             client.close()
+
+
+def _seated_everywhere(server: ServerProcess, codes: list[str], addresses: list[str]) -> list[Client]:
+    """Seat one person from each of ``addresses`` at each table of ``codes`` (seat ``n`` from
+    ``addresses[n]``), each held by a socket from that address: the sockets."""
+    sockets: list[Client] = []
+    for code in codes:
+        for seat, address in enumerate(addresses):
+            with server.http_from(address) as http:
+                claim = http.post(f"/api/rooms/{code}/seats/{seat}", json={"name": f"P{seat}"})
+            assert claim.status_code == 201, claim.text
+            sockets.append(Client(server, code, claim.json()["token"], source=address))
+    for client in sockets:
+        client.wait_for(lambda m: m["type"] == "state")
+    return sockets
+
+
+def test_a_party_seating_its_few_addresses_at_every_one_of_its_tables_counts_each_address_once(
+    server: ServerProcess,
+) -> None:
+    """A security tester's lobby spam, third round: 4 addresses create 3 tables each and seat a
+    person from every one of the 4 at each of the 12 (4 distinct addresses at every table, more
+    than real tables hold). An address is one person across the tables it sits at, so each of
+    those tables counts 4 × 1/12 people: a real table of two people, and one of a single person,
+    both listed later, come before every one of them (before the fix: after all 12)."""
+    sockets: list[Client] = []
+    party = [f"127.0.2.{n + 1}" for n in range(4)]
+    try:
+        spam: list[str] = []
+        for address in party:
+            for _ in range(OPEN_TABLES_PER_ADDRESS):
+                with server.http_from(address) as http:
+                    created = http.post("/api/rooms", json={"bots": [None] * 5, "turn_timer_s": 0})
+                assert created.status_code == 201, created.text
+                _set_open(server, created.json(), True)
+                spam.append(created.json()["code"])
+        sockets += _seated_everywhere(server, spam, party)
+        pair = server.create_room(bots=[None, None, None, "greedy", "greedy"], turn_timer_s=0)
+        _set_open(server, pair, True)
+        sockets += _seated_everywhere(server, [pair["code"]], ["127.0.2.10", "127.0.2.11"])
+        alone = _open_table(server, "127.0.2.12")
+        sockets += _seated_everywhere(server, [alone["code"]], ["127.0.2.12"])
+        tables = _until(server, lambda ts: any(t["code"] == alone["code"] and t["here"] == 1 for t in ts))
+        codes = _codes(tables)
+        assert codes[:2] == [pair["code"], alone["code"]], tables
+        assert set(codes[2:]) >= set(spam)  # still listed, after the real tables
+        assert [t["here"] for t in tables if t["code"] in spam] == [4] * len(spam)
+        assert all(set(t) == LISTED for t in tables)  # the ranking's addresses are not told
+    finally:
+        for client in sockets:
+            client.close()

@@ -3,8 +3,10 @@ status of the rooms a browser holds a token for ("Your tables")."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any, Final
 
 from app.rooms.room import Room
@@ -16,7 +18,9 @@ __all__ = [
     "OPEN_TABLES_SHOWN",
     "PRIVATE",
     "SHOWN_STATUSES",
+    "address_key",
     "open_tables",
+    "people_weights",
     "rank_tables",
     "room_status",
     "stored_status",
@@ -34,10 +38,11 @@ address may host two or three (a Domeng and a Kozel table, one listed again by P
 keeps them all listed, while a party listing made-up tables gets no more than three of the
 `OPEN_TABLES_SHOWN` places per address it holds: 4 addresses fill 12 at most, not all 30."""
 
-PRIVATE: Final = ("owner", "distinct")
+PRIVATE: Final = ("owner", "distinct", "addresses")
 """What `open_tables` gives a table for ranking it that nobody is told (`rank_tables` leaves it
 out): ``owner``, the client address that created the room (None: not known); ``distinct``, how
-many distinct client addresses its connected seated people are at."""
+many distinct client addresses its connected seated people are at; ``addresses``, those addresses,
+each as `address_key` (sorted; a connection whose address is not known as a key of its own)."""
 
 SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 """The statuses of a room its link opens (an abandoned one's no longer does: unknown)."""
@@ -74,6 +79,7 @@ def open_tables(
                 "waiting_s": round(max(0.0, now - (room.listed_at or now)), 1),
                 "owner": owners.get(room.code),
                 "distinct": _distinct(room),
+                "addresses": _seated_addresses(room),
             }
         )
     return rank_tables(listed, private=private)
@@ -82,25 +88,29 @@ def open_tables(
 def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> list[dict[str, Any]]:
     """The first `OPEN_TABLES_SHOWN` of ``tables`` (`open_tables`' shape with `PRIVATE`, one
     process's or several's), at most `OPEN_TABLES_PER_ADDRESS` of them created from one address:
-    the most distinct client addresses among the seated people connected (``distinct``) first,
-    then the most seated people connected (``here``), then the newest listing (least
-    ``waiting_s``). Without ``private``, what anyone is told: `PRIVATE` left out.
+    the most people there first (`people_weights`: the client addresses of the seated people
+    connected, each worth one person across all the tables it sits at), then the most seated
+    people connected (``here``), then the newest listing (least ``waiting_s``). Without
+    ``private``, what anyone is told: `PRIVATE` left out.
 
     Most people there first: the table nearest to its start is the one a joining player wants.
     People counted by their addresses, and tables by their creator's: a made-up table must hold a
-    live socket for each person it counts (a seat is claimed without one), and sockets from one
-    address count once, so that one party cannot put its tables before everyone else's by opening
-    more sockets, nor fill the list by creating more tables. Newest next: a table listed long ago
-    is the likeliest to have lost its people, and a lobby ordered longest waiting first would keep
-    the oldest made-up tables at the top for good, the cap cutting the real ones off."""
-    # .get: a process of an older release, during a rolling update, publishes no ``here`` nor `PRIVATE`
+    live socket for each person it counts (a seat is claimed without one), sockets from one
+    address count once, and an address seated at several open tables is shared among them, so that
+    one party cannot put its tables before everyone else's by opening more sockets, nor by seating
+    its few addresses at every one of its tables, nor fill the list by creating more tables: N
+    addresses are worth N people in all, however they are spread. Newest next: a table listed long
+    ago is the likeliest to have lost its people, and a lobby ordered longest waiting first would
+    keep the oldest made-up tables at the top for good, the cap cutting the real ones off."""
+    tables = list(tables)
+    weights = people_weights(tables)
     ranked = sorted(
-        tables,
-        key=lambda t: (-t.get("distinct", t.get("here", 0)), -t.get("here", 0), t["waiting_s"], t["code"]),
+        zip(tables, weights, strict=True),
+        key=lambda tw: (-tw[1], -tw[0].get("here", 0), tw[0]["waiting_s"], tw[0]["code"]),
     )
     hosted: Counter[str] = Counter()
     shown: list[dict[str, Any]] = []
-    for table in ranked:
+    for table, _weight in ranked:
         owner = table.get("owner")
         if owner is not None:
             hosted[owner] += 1
@@ -112,11 +122,50 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
     return shown
 
 
+def people_weights(tables: Iterable[Mapping[str, Any]]) -> list[Fraction]:
+    """How many people each of ``tables`` (`open_tables`' shape with `PRIVATE`) counts for the
+    lobby's order: each of its ``addresses`` is worth 1 divided by the number of ``tables`` that
+    address sits at (a person at one table counts 1 there; a party whose 4 addresses are seated at
+    each of its 12 tables counts 1/3 at each). A table without ``addresses`` (a process of an older
+    release, during a rolling update) counts its ``distinct``, else its ``here``.
+
+    >>> people_weights([{"addresses": ["a", "b"]}, {"addresses": ["b"]}, {"here": 2}])
+    [Fraction(3, 2), Fraction(1, 2), Fraction(2, 1)]
+    """
+    tables = list(tables)
+    seats: Counter[str] = Counter(a for t in tables for a in t.get("addresses", ()))
+    return [
+        sum((Fraction(1, seats[a]) for a in t["addresses"]), Fraction(0))
+        if "addresses" in t
+        else Fraction(t.get("distinct", t.get("here", 0)))
+        for t in tables
+    ]
+
+
+def address_key(address: str) -> str:
+    """A client address (as `app.addresses.counted_address` counts it) as the lobby compares it
+    across tables and processes: 16 hex digits of its SHA-256, so the board other processes read
+    does not spell the seated people's addresses out. (A key for comparing, not a secret: an IPv4
+    address is found again by trying them all.)"""
+    return hashlib.sha256(b"domeng-lobby:" + address.encode()).hexdigest()[:16]
+
+
 def _distinct(room: Room) -> int:
     """How many distinct client addresses the seated people connected to ``room`` are at (by the
     room's hashes of them, ``conn.client``; a connection whose address is not known counts alone)."""
     clients = {c.client or id(c) for c in room.conns if c.seat is not None}
     return len(clients)
+
+
+def _seated_addresses(room: Room) -> list[str]:
+    """The `address_key`s of the client addresses of the seated people connected to ``room``,
+    sorted, each once (a connection whose address is not known: a key of its own)."""
+    keys = {
+        address_key(address) if (address := room.addresses.get(c)) else f"conn-{id(c)}"
+        for c in room.conns
+        if c.seat is not None
+    }
+    return sorted(keys)
 
 
 def _hosted(room: Room) -> bool:

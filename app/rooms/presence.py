@@ -72,6 +72,10 @@ class Presence:
         self._host_epoch = 0
         self.told_turn: dict[str, Any] | None = None
         """The turn (`app.rooms.frames.turn_public`) as every connection was last told it."""
+        self.addresses: dict[Outbox, str] = {}
+        """Each connection's client address, as `app.addresses.counted_address` counts it (an IPv6
+        client: its /64), where known: in memory only, never sent nor stored; the lobby counts a
+        person at several open tables once across them (`app.rooms.lobby.rank_tables`)."""
 
     if TYPE_CHECKING:  # the rest of Room that presence calls
 
@@ -122,6 +126,8 @@ class Presence:
         )
         conn.client = None if not address else client_hash(self.host_token_hash, address)
         self.conns.add(conn)
+        if address:
+            self.addresses[conn] = address
         self.metrics.connections.inc()
         host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)
         if host_back:
@@ -187,6 +193,7 @@ class Presence:
         if conn not in self.conns:
             return False
         self.conns.discard(conn)
+        self.addresses.pop(conn, None)
         self.metrics.connections.dec()
         if conn.seat is not None:
             self.seats[conn.seat].connections -= 1
