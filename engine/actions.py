@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from engine.errors import InvalidActionError
+from engine.errors import InvalidActionError, quoted
 from engine.pickling import pickle_by_fields
 from engine.tiles import Tile
 
@@ -32,7 +32,7 @@ def parse_end(value: object) -> End | None:
         return "L"
     if value == "R":
         return "R"
-    raise InvalidActionError("invalid_end", f"end must be 'L' or 'R', got {value!r}")
+    raise InvalidActionError("invalid_end", f"end must be 'L' or 'R', got {quoted(value)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,7 @@ Action: TypeAlias = Play | Pass | Draw | PlayLempas
 def _parse_seat(obj: Mapping[str, object]) -> int:
     seat = obj.get("seat")
     if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
-        raise InvalidActionError("invalid_action", f"'seat' must be a seat number, got {seat!r}")
+        raise InvalidActionError("invalid_action", f"'seat' must be a seat number, got {quoted(seat)}")
     return seat
 
 
@@ -122,7 +122,7 @@ def parse_action(obj: object) -> Action:
     object is not an action; whether it is legal is the rules' business.
     """
     if not isinstance(obj, Mapping):
-        raise InvalidActionError("invalid_action", f"an action is an object, got {obj!r}")
+        raise InvalidActionError("invalid_action", f"an action is an object, got {quoted(obj)}")
     seat = _parse_seat(obj)
     kinds = [k for k in ("play", "pass", "draw") if k in obj]
     if len(kinds) != 1:

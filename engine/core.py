@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from engine.actions import Action, Draw, End, Pass, Play, PlayLempas
-from engine.errors import IllegalActionError, InvalidActionError
+from engine.errors import IllegalActionError, InvalidActionError, quoted
 from engine.events import Event, Outcome, Placed, RoundEnded
 from engine.pickling import pickle_by_fields
 from engine.tiles import FULL_SET, PIP_MASKS, TILES, Tile, mask_of, pip_sum, tiles_of
@@ -529,7 +529,7 @@ class State:
         elif kind is PlayLempas:
             self._apply_lempas(action)  # type: ignore[arg-type]
         else:
-            raise InvalidActionError("invalid_action", f"not an action: {action!r}")
+            raise InvalidActionError("invalid_action", f"not an action: {quoted(action)}")
         return self.log[start:]
 
     def _went_out(self, seat: int, event: Placed) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.core import Deal
 from engine.errors import EngineError
-from engine.tiles import Tile
+from engine.tiles import TILES, Tile
 
 __all__ = ["deal_to_json", "parse_deal"]
 
@@ -58,6 +58,8 @@ def parse_deal(data: object, hand_sizes: Sequence[int] | None = None, rest_key: 
 def _tiles(value: object, what: str) -> tuple[Tile, ...]:
     if not isinstance(value, list):
         raise EngineError("invalid_deal", f"{what} must be a list of tiles")
+    if len(value) > len(TILES):  # before a tile is read: a record may list millions
+        raise EngineError("invalid_deal", f"{what} lists {len(value)} tiles: the set has {len(TILES)}")
     try:
         return tuple(Tile.parse(t) for t in value)
     except EngineError as error:

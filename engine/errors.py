@@ -24,7 +24,35 @@ Codes of `IllegalActionError` (the rule each one enforces):
 
 from __future__ import annotations
 
-__all__ = ["EngineError", "IllegalActionError", "InvalidActionError", "RecordError"]
+import reprlib
+from typing import Final
+
+__all__ = ["QUOTED_CHARS", "EngineError", "IllegalActionError", "InvalidActionError", "RecordError", "quoted"]
+
+QUOTED_CHARS: Final = 40
+"""About how many characters of a value an error message quotes (`quoted`)."""
+
+_QUOTE = reprlib.Repr()  # (its keyword arguments are Python 3.12's)
+_QUOTE.maxlevel, _QUOTE.maxlist, _QUOTE.maxtuple, _QUOTE.maxdict = 2, 3, 3, 3
+_QUOTE.maxstring = _QUOTE.maxlong = _QUOTE.maxother = QUOTED_CHARS
+
+
+def quoted(value: object) -> str:
+    """``value`` (anything a record or a frame holds: JSON's strings, numbers, lists, objects) as an
+    error message quotes it: its ``repr``, control characters escaped, with long strings and
+    numbers cut in the middle and long lists and objects after their first items, so the quote
+    is at most twice `QUOTED_CHARS` characters whatever came in (a record may hold a 50 MB string
+    or a 4,000-digit number), and is made without writing the whole value out first.
+
+    >>> quoted("6-3")
+    "'6-3'"
+    >>> quoted("x" * 10**6)
+    "'xxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxx'"
+    >>> quoted([[1] * 100] * 100)
+    '[[1, 1, 1, ...], [1, 1, 1, ...], [1, 1, 1, ...], ...]'
+    """
+    text = _QUOTE.repr(value)
+    return text if len(text) <= 2 * QUOTED_CHARS else text[: 2 * QUOTED_CHARS - 3] + "..."
 
 
 class EngineError(ValueError):

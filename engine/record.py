@@ -30,7 +30,7 @@ from typing import Any
 from engine.actions import Action
 from engine.core import Deal, Phase, RoundLog, State
 from engine.deal_json import deal_to_json
-from engine.errors import EngineError, RecordError
+from engine.errors import EngineError, RecordError, quoted
 from engine.events import DomengOutcome, Outcome
 from engine.replay import StoredRound, replay_rounds
 from engine.rules.base import Rules
@@ -217,7 +217,7 @@ def read_header(doc: object) -> tuple[Rules, tuple[str, ...], Mapping[str, objec
     if not isinstance(doc, Mapping):
         raise _fail("invalid_document", "a record is a JSON object")
     if doc.get("format") != FORMAT:
-        raise _fail("unknown_format", f"format must be {FORMAT!r}, got {doc.get('format')!r}")
+        raise _fail("unknown_format", f"format must be {FORMAT!r}, got {quoted(doc.get('format'))}")
     seats = doc.get("seats")
     if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
         raise _fail("invalid_seats", "'seats' must be a list of display names")
@@ -232,7 +232,7 @@ def read_header(doc: object) -> tuple[Rules, tuple[str, ...], Mapping[str, objec
         raise _fail("invalid_document", "'rounds' must be a list")
     try:
         variant = doc.get("variant")
-        rules = find_variant(variant if isinstance(variant, str) else repr(variant)).from_options(
+        rules = find_variant(variant if isinstance(variant, str) else quoted(variant)).from_options(
             options, len(seats)
         )
     except EngineError as error:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from engine.errors import InvalidActionError
+from engine.errors import InvalidActionError, quoted
 
 __all__ = [
     "FULL_SET",
@@ -84,13 +84,15 @@ class Tile:
         Raises `InvalidActionError` (code ``invalid_tile``) for anything else.
         """
         if not isinstance(text, str):
-            raise InvalidActionError("invalid_tile", f"a tile is a string 'a-b', got {text!r}")
+            raise InvalidActionError("invalid_tile", f"a tile is a string 'a-b', got {quoted(text)}")
         parts = text.strip().split("-")
         if len(parts) != 2 or not all(len(p) == 1 and p in "0123456789" for p in parts):
-            raise InvalidActionError("invalid_tile", f"{text!r} is not a tile: expected 'a-b' with pips 0..6")
+            raise InvalidActionError(
+                "invalid_tile", f"{quoted(text)} is not a tile: expected 'a-b' with pips 0..6"
+            )
         a, b = int(parts[0]), int(parts[1])
         if a > MAX_PIP or b > MAX_PIP:
-            raise InvalidActionError("invalid_tile", f"{text!r} is not a tile of the double-six set")
+            raise InvalidActionError("invalid_tile", f"{quoted(text)} is not a tile of the double-six set")
         return _BY_PIPS[a][b]
 
     @staticmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.errors import EngineError
+from engine.errors import EngineError, quoted
 from engine.rules.base import Rules
 from engine.rules.domeng import Domeng
 from engine.rules.kozel import Kozel
@@ -21,7 +21,7 @@ def find_variant(name: str) -> type[Rules]:
         return VARIANTS[name]
     except (KeyError, TypeError):
         known = ", ".join(sorted(VARIANTS))
-        raise EngineError("unknown_variant", f"unknown variant {name!r} (known: {known})") from None
+        raise EngineError("unknown_variant", f"unknown variant {quoted(name)} (known: {known})") from None
 
 
 def make_rules(name: str, options: Mapping[str, object] | None = None, seats: int | None = None) -> Rules:

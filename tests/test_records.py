@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from app.cli.common import MAX_RECORD_BYTES
 from engine.core import Phase, State
 from engine.errors import RecordError
 from engine.events import DomengOutcome, Termination
@@ -695,3 +696,49 @@ def test_replay_text_shows_a_records_names_and_never_runs_them(tmp_path: Path) -
     emoji = "Dewi 👩🏽‍💻"  # its joiner is kept: a terminal shows the emoji whole
     path.write_text(json.dumps(write_record(state, [emoji, *SEATS[1:]])), encoding="utf-8")
     assert emoji in domeng_cli("replay", path).stdout
+
+
+# -- hostile records: bounded work, bounded messages ---------------------------------------------------
+
+
+def test_replay_refuses_a_file_over_the_record_size_unread(tmp_path: Path) -> None:
+    """A file past `MAX_RECORD_BYTES` (sparse here: no disk spent) is refused before it is parsed,
+    which would take gigabytes (before: read whole and parsed, ``invalid_json`` after all that)."""
+    path = tmp_path / "huge.json"
+    with path.open("wb") as file:
+        file.truncate(MAX_RECORD_BYTES + 1)
+    check_error(path, "record_too_large", None, None, "64 MiB")
+
+
+@pytest.mark.parametrize(
+    ("spoil", "code", "round"),
+    [
+        (lambda doc: _set(doc, ("format",), "x" * 1_000_000), "unknown_format", None),
+        (lambda doc: _set(doc, ("variant",), ["x" * 1000] * 1000), "unknown_variant", None),
+        (lambda doc: _set(doc, ("options",), {"y" * 1_000_000: 1}), "invalid_options", None),
+        (lambda doc: _set(doc, ("options",), {"camat_target": int("9" * 4000)}), "invalid_options", None),
+        (lambda doc: _set(doc, ("rounds", 0, "unused", 0), "6-" + "6" * 1_000_000), "invalid_tile", 0),
+        (lambda doc: _set(doc, ("rounds", 0, "actions", 0), {"seat": "z" * 1_000_000}), "invalid_action", 0),
+    ],
+    ids=["format", "variant", "option key", "4000-digit number", "tile", "seat"],
+)
+def test_replay_quotes_at_most_a_few_dozen_characters_of_a_hostile_value(
+    spoil: Callable[[Doc], Doc], code: str, round: int | None, tmp_path: Path
+) -> None:
+    """An error quotes what it refuses (`engine.errors.quoted`), cut to a few dozen characters:
+    never the megabyte a record put there (before: the whole value, on one line)."""
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(spoil(passebunge_record())), encoding="utf-8")
+    status, printed = run_replay_json(path)
+    assert status == 2 and printed["error"]["code"] == code and printed["error"]["round"] == round
+    assert len(printed["error"]["message"]) <= 200, printed["error"]["message"][:300]
+    assert "..." in printed["error"]["message"]
+
+
+def test_replay_refuses_a_hand_of_more_tiles_than_the_set_before_reading_them(tmp_path: Path) -> None:
+    """A hand listing 200,000 tiles is refused by its length, before any tile is read (before:
+    every tile parsed, then refused for its size)."""
+    doc = _set(passebunge_record(), ("rounds", 0, "hands", 2), ["6-6"] * 200_000)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    check_error(path, "invalid_deal", 0, None, "hand of P2 lists 200000 tiles: the set has 28")

@@ -12,7 +12,7 @@ from typing import Final
 
 from engine.errors import RecordError
 
-__all__ = ["load_document", "positive", "terminal_text", "variant_options", "writable"]
+__all__ = ["MAX_RECORD_BYTES", "load_document", "positive", "terminal_text", "variant_options", "writable"]
 
 
 def writable(save_dir: Path, command: str) -> bool:
@@ -47,11 +47,27 @@ def positive(text: str) -> int:
     return value
 
 
+MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
+"""The largest record file `load_document` reads (64 MiB): some 40,000 rounds, days of play at one
+table, while a file past it would take gigabytes of memory to parse (a JSON list of small strings
+costs about ten times its text). Past it: ``record_too_large``, before anything is parsed."""
+
+
 def load_document(path: str) -> object:
-    """The JSON document in file ``path`` (``-``: standard input); raises RecordError
-    (``unreadable_file``, ``invalid_json``)."""
+    """The JSON document in file ``path`` (``-``: standard input), read up to `MAX_RECORD_BYTES`;
+    raises RecordError (``unreadable_file``, ``record_too_large``, ``invalid_json``)."""
     try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        if path == "-":
+            raw = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
+        else:
+            with Path(path).open("rb") as file:
+                raw = file.read(MAX_RECORD_BYTES + 1)
+        if len(raw) > MAX_RECORD_BYTES:
+            raise RecordError(
+                "record_too_large",
+                f"{path} is larger than {MAX_RECORD_BYTES // (1024 * 1024)} MiB, more than a record of"
+                " a match holds: not read",
+            )
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise RecordError("unreadable_file", f"cannot read {path}: {error}") from None

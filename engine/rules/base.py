@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.core import Deal, Phase, State
-from engine.errors import EngineError
+from engine.errors import EngineError, quoted
 from engine.tiles import Tile
 
 if TYPE_CHECKING:
@@ -22,7 +22,9 @@ def check_seat(value: object, seats: int, what: str) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < seats:
-        raise EngineError("invalid_start", f"{what} must be a seat 0..{seats - 1} or null, got {value!r}")
+        raise EngineError(
+            "invalid_start", f"{what} must be a seat 0..{seats - 1} or null, got {quoted(value)}"
+        )
     return value
 
 
@@ -139,7 +141,9 @@ class Rules:
             raise EngineError("invalid_options", f"options must be an object, got {type(options).__name__}")
         for key, value in options.items():
             if key not in known:
-                raise EngineError("invalid_options", f"unknown option {key!r}")
+                raise EngineError("invalid_options", f"unknown option {quoted(key)}")
             kind = known[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise EngineError("invalid_options", f"option {key!r} must be {kind.__name__}, got {value!r}")
+                raise EngineError(
+                    "invalid_options", f"option {quoted(key)} must be {kind.__name__}, got {quoted(value)}"
+                )

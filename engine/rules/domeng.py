@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from engine.actions import Pass
 from engine.core import _FIT_MASKS, Deal, Phase, State
-from engine.errors import EngineError
+from engine.errors import EngineError, quoted
 from engine.events import DomengOutcome, Passed, Placed, Reason, RoundEnded, Settlement, Termination
 from engine.pickling import pickle_by_fields
 from engine.rules.base import Rules, check_seat
@@ -120,7 +120,8 @@ class Domeng(_DomengFacts):
         assert isinstance(target, int)
         if not 0 <= target <= MAX_CAMAT_TARGET:
             raise EngineError(
-                "invalid_options", f"camat_target must be 0 (no limit) to {MAX_CAMAT_TARGET}, got {target}"
+                "invalid_options",
+                f"camat_target must be 0 (no limit) to {MAX_CAMAT_TARGET}, got {quoted(target)}",
             )
         return cls(camat_target=target)
 

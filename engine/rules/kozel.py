@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from engine.actions import Action, Draw, Pass, PlayLempas
 from engine.core import _DRAWS, _FIT_MASKS, _PASSES, Deal, Phase, State
-from engine.errors import EngineError, IllegalActionError
+from engine.errors import EngineError, IllegalActionError, quoted
 from engine.events import Drew, Event, KozelOutcome, Passed, Placed, RoundEnded, Termination
 from engine.pickling import pickle_by_fields
 from engine.rules.base import Rules, check_seat
@@ -175,7 +175,8 @@ class Kozel(_KozelFacts):
             if recorded and not OPENING_POINTS <= recorded < GOAT_POINTS:
                 raise EngineError(
                     "invalid_start",
-                    f"P{seat}: recorded points are 0 or {OPENING_POINTS}..{GOAT_POINTS - 1}, got {recorded}",
+                    f"P{seat}: recorded points are 0 or {OPENING_POINTS}..{GOAT_POINTS - 1},"
+                    f" got {quoted(recorded)}",
                 )
             if unrecorded >= OPENING_POINTS or (recorded and unrecorded):
                 raise EngineError(
