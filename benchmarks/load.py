@@ -277,6 +277,7 @@ def domeng_server(
         "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",  # one address creates every table
         "DOMENG_WRITE_LIMIT": "100000 per minute",  # …and claims every seat
         "DOMENG_READ_LIMIT": "100000 per minute",
+        "DOMENG_SOCKET_LIMIT": "100000 per minute",
         "DOMENG_MAX_ROOMS": str(max(5000, args.tables)),
         "DOMENG_MAX_SOCKETS_PER_ADDRESS": "0",  # every client is 127.0.0.1 here
         "DOMENG_MAX_CONNECTIONS_PER_ADDRESS": "0",

@@ -186,6 +186,7 @@ def measure(data_dir: Path, codes: list[str]) -> dict[str, Any]:
         "DOMENG_BOT_DELAY_S": "0.7",
         "DOMENG_LOG_JSON": "true",
         "DOMENG_READ_LIMIT": "100000 per minute",  # one address opens every room
+        "DOMENG_SOCKET_LIMIT": "100000 per minute",
     }
     started = time.perf_counter()
     proc = subprocess.Popen(

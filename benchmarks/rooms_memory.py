@@ -85,6 +85,7 @@ def start(data_dir: Path, probe_dir: Path | None, frames: int) -> tuple[subproce
         "DOMENG_ROOM_CREATE_LIMIT": "100000 per minute",
         "DOMENG_WRITE_LIMIT": "100000 per minute",
         "DOMENG_READ_LIMIT": "100000 per minute",
+        "DOMENG_SOCKET_LIMIT": "100000 per minute",
         "DOMENG_LOG_LEVEL": "info",
     }
     command = [sys.executable, "-m", "app.cli"]

@@ -51,6 +51,8 @@ FAST = {
     "DOMENG_WRITE_LIMIT": "100000 per minute",
     # nor send more than 80 chat lines a minute across rooms (the limit's own tests set it)
     "DOMENG_CHAT_LIMIT": "100000 per minute",
+    # nor open more than 240 room sockets a minute (the limit's own test sets it)
+    "DOMENG_SOCKET_LIMIT": "100000 per minute",
 }
 
 PRELOADED = (

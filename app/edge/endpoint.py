@@ -67,6 +67,7 @@ __all__ = [
     "ChatLines",
     "Lookups",
     "SocketCounter",
+    "SocketOpens",
     "is_foreign_origin",
     "join_room",
     "room_socket",
@@ -133,7 +134,11 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
     before it counts: no page elsewhere spends its visitors' sockets here. A socket for a room
     not in this process's memory (each is looked up in the store) spends one of its address's
     public reads (``DOMENG_READ_LIMIT``, `_may_look_up`): past them it closes with 1008 and
-    `LOOKUPS_SPENT` before anything is looked up; a room in memory is opened uncounted."""
+    `LOOKUPS_SPENT` before anything is looked up; a room in memory is opened without spending a
+    read. Every socket, whatever its room, spends one of its address's socket opens
+    (``DOMENG_SOCKET_LIMIT``, ``socket_opens``), before its room is looked up: past them it closes
+    the same way, so no client reopens a seat's socket (each hello tells every socket of the room
+    who came) hundreds of times a second."""
     state = websocket.app.state
     headers = websocket.headers
     if is_foreign_origin(headers.get("origin"), headers.get("host"), state.settings.public_url):
@@ -145,7 +150,8 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
         await _refuse_policy(websocket, "too many connections from this address")
         return
     try:
-        if not await _may_look_up(websocket, code, address):
+        opens: SocketOpens = state.socket_opens
+        if not await opens(address) or not await _may_look_up(websocket, code, address):
             await _refuse_policy(websocket, LOOKUPS_SPENT)
             return
         await _open_room(websocket, code, address)
@@ -157,12 +163,17 @@ Lookups = Callable[[str], Awaitable[bool]]
 """Spends one look-up of a room not in memory of a client address: whether it had room (the app's
 ``lookups``: `app.web.routes.spend_read`, the public reads' allowance, ``DOMENG_READ_LIMIT``)."""
 
+SocketOpens = Callable[[str], Awaitable[bool]]
+"""Spends one room socket opened by a client address, any room's: whether it had room (the app's
+``socket_opens``: `app.web.routes.spend_socket`, ``DOMENG_SOCKET_LIMIT``)."""
+
 ChatLines = Callable[[str], Awaitable[bool]]
 """Spends one chat line of a client address across every room: whether it had room (the app's
 ``chat_lines``: `app.web.routes.spend_chat_line`, ``DOMENG_CHAT_LIMIT``)."""
 
 LOOKUPS_SPENT = "too many requests from this address; wait a little"
-"""The reason of a socket closed (1008) because its address spent its look-ups (`room_socket`)."""
+"""The reason of a socket closed (1008) because its address spent its look-ups or its socket
+opens (`room_socket`)."""
 
 
 async def _may_look_up(websocket: WebSocket, code: str, address: str) -> bool:

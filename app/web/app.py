@@ -36,7 +36,7 @@ from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
 from app.web.ratelimit import RateLimits
-from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_chat_line, spend_read
+from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_chat_line, spend_read, spend_socket
 from app.web.settings import Settings
 from app.web.shared import Board
 
@@ -166,6 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         # a room socket's look-up of a room not in memory spends the public reads' allowance
         "lookups": partial(spend_read, limiter, parse_limit(settings.read_limit)),
         "chat_lines": chat_lines,
+        "socket_opens": partial(spend_socket, limiter, parse_limit(settings.socket_limit)),
     }
     for name, part in parts.items():
         setattr(app.state, name, part)

@@ -75,6 +75,7 @@ __all__ = [
     "set_options",
     "spend_chat_line",
     "spend_read",
+    "spend_socket",
     "start_match",
     "stop_match",
     "verify_deal",
@@ -197,6 +198,18 @@ async def spend_chat_line(limiter: RateLimits, limit: RateLimitItem, address: st
     (Redis) do not answer: the chat goes on without them."""
     try:
         return await limiter.hit(limit, f"chat-{address or 'unknown'}")
+    except LimitsUnavailableError:
+        return True
+
+
+async def spend_socket(limiter: RateLimits, limit: RateLimitItem, address: str | None) -> bool:
+    """Count one room socket opened by client ``address`` (`app.addresses.counted_address`; None:
+    not known) against ``limit`` (``DOMENG_SOCKET_LIMIT``), every room's, in memory or not (and,
+    with several processes, in Redis: across every process): whether it had room
+    (`app.edge.endpoint.room_socket` closes the socket with 1008 when not). True, uncounted, when
+    the shared counters (Redis) do not answer: sockets open without them."""
+    try:
+        return await limiter.hit(limit, f"socket-{address or 'unknown'}")
     except LimitsUnavailableError:
         return True
 

@@ -134,6 +134,16 @@ class Settings(BaseSettings):
     room page reads its room once: 240 lets a dozen lobbies left open behind one address (a home, a café,
     a school's NAT) and their page loads through, while a flood from one address (238 reads a second,
     measured) gets 4 a second answered, the rest refused before any work."""
+    socket_limit: str = "240 per minute"
+    """Room sockets one client address (an IPv6 client: its /64) may open (a `limits` moving window;
+    with ``redis_url``: counted across every process), every room's, in memory or not, counted before
+    the room is looked up; past it a socket is closed with 1008 (the client tries again after its
+    backoff). A page opens one socket, and a dropped one is opened again after 0.25, 0.5, 1, 2, then
+    every 3 s: 240 lets a dozen players behind one address (a home, a café, a school's NAT) through a
+    minute of reloads and reconnects. Without it one client reopening a seat's socket as fast as it
+    could (about 200 a second from one Python process, measured) made the room send each of its
+    sockets two presence frames per socket: with 90 spectators, 120 frames and 3 ms of the server's
+    event loop per socket opened, every room of the process waiting meanwhile."""
     chat_limit: str = "80 per minute"
     """Chat lines one client address (an IPv6 client: its /64) may send across every room (a
     `limits` moving window; with ``redis_url``: counted across every process, else in this
