@@ -96,7 +96,7 @@ def test_the_keyboard_alone_places_a_tile_on_the_right_end(server: ServerProcess
         assert _focused(page)["tile"] == tile
 
         # again, and the right end with ArrowRight (ArrowLeft goes back): Enter places it there
-        version = page.evaluate("() => window.__domeng.version")
+        version, round_ = page.evaluate("() => [window.__domeng.version, window.__domeng.view.round]")
         page.keyboard.press("Enter")
         page.wait_for_selector(".end-target:not([hidden])")
         page.keyboard.press("ArrowRight")
@@ -106,11 +106,15 @@ def test_the_keyboard_alone_places_a_tile_on_the_right_end(server: ServerProcess
         page.keyboard.press("ArrowRight")
         page.keyboard.press("Enter")
         page.wait_for_function("(v) => window.__domeng.version > v", arg=version)
+        # the round's log, where that move may have ended it: the next round may be dealt by now
         placed = page.evaluate(
-            """(seat) => window.__domeng.view.log.filter((e) => e.type === 'placed' && e.seat === seat)
-                .map((e) => ({tile: String(e.tile).split('-').map(Number).sort((x, y) => x - y).join('-'),
-                              end: e.end})).pop()""",
-            0,
+            """([seat, round]) => { const c = window.__domeng;
+                const view = c.view.round === round ? c.view
+                    : c.roundEnd?.round === round ? c.roundEnd.view : null;
+                return view.log.filter((e) => e.type === 'placed' && e.seat === seat)
+                    .map((e) => ({tile: String(e.tile).split('-').map(Number).sort((x, y) => x - y).join('-'),
+                                  end: e.end})).pop(); }""",
+            [0, round_],
         )
         assert placed == {"tile": tile, "end": "R"}, placed
         watch.assert_clean()
