@@ -168,6 +168,24 @@ def hold_host(page: Any, code: str, host_token: str) -> None:
     )
 
 
+def open_as_host(page: Any, server: Any, room: dict[str, Any]) -> None:
+    """Open ``room``'s waiting room on ``server`` holding its host token (`hold_host`) and no seat,
+    as the host who watches, and wait for the host's start box."""
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_host(page, room["code"], room["host_token"])
+    page.reload()
+    page.wait_for_selector(".start-box")
+
+
+def open_seated(page: Any, server: Any, room: dict[str, Any], token: str, seat: int = 0) -> None:
+    """Open ``room``'s waiting room on ``server`` holding ``token`` for ``seat`` (`hold_seat`), and
+    wait until the page shows that seat as its own."""
+    goto(page, f"{server.url}/r/{room['code']}")
+    hold_seat(page, room["code"], token, seat)
+    page.reload()
+    page.wait_for_selector(".seat-row.mine")
+
+
 def sit_and_start(
     page: Any, server: Any, room: dict[str, Any], token: str, seat: int = 0, host: bool = False
 ) -> None:

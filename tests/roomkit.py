@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -231,6 +232,45 @@ def run_table(
                 await hub.stop()
 
     return asyncio.run(main())
+
+
+@asynccontextmanager
+async def swept_hub(tmp_path: Path, config: RoomConfig) -> AsyncIterator[tuple[Hub, Store, FakeClock]]:
+    """A hub with ``config`` on a SQLite store in ``tmp_path``, its own `FakeClock` and local bots,
+    for tests that drive a hub itself (its sweeper, `Hub.sweep`, say): the hub, its store and its
+    clock; the hub stopped after."""
+    clock = FakeClock()
+    async with Store(sqlite_url(tmp_path)) as store:
+        hub = Hub(config, store, Metrics(), clock=clock, bots=LocalBots())
+        try:
+            yield hub, store, clock
+        finally:
+            await hub.stop()
+
+
+async def left_unplayed(hub: Hub, clock: FakeClock) -> Room:
+    """A two-seat Kozel room nobody joined, out of memory a tenth of a second after it was made
+    (`Hub.unload`, as after a restart too)."""
+    room, _ = await hub.create_room("kozel", {}, 2, 0.0, [None, None])
+    clock.now += 0.1
+    assert await hub.unload(room)
+    return room
+
+
+async def sweep_until(
+    hub: Hub, clock: FakeClock, done: Callable[[tuple[int, int]], Awaitable[bool]], scans: int = 400
+) -> tuple[int, int]:
+    """Scan with the hub's sweeper, each scan of the store due (a second later on ``clock``), until
+    ``done`` says yes to what a scan did (`Hub.sweep`: rooms unloaded, matches abandoned), ``scans``
+    at most; what the last scan did. A match's age is counted on the store's own clock (the
+    database's), which the fake clock does not move: 50 ms pass between scans."""
+    for _ in range(scans):
+        clock.now += 1.0  # the next scan of the store is due
+        swept = await hub.sweep()
+        if await done(swept):
+            break
+        await asyncio.sleep(0.05)
+    return swept
 
 
 async def reopen(table: Table) -> Table:

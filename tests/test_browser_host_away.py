@@ -38,12 +38,13 @@ from tests.browserkit import (
     catalog_of,
     describe,
     goto,
-    hold_host,
-    hold_seat,
+    open_as_host,
     open_page,
+    open_seated,
     play_turn,
     play_until,
     screenshot,
+    sit_and_start,
     version_of,
     wait_for_version,
 )
@@ -150,14 +151,8 @@ def test_a_friend_plays_again_and_starts_when_the_host_has_left(
     token = server.claim(code, 0, "Budi").json()["token"]
     host_ctx, host_page, host_watch = open_page(browser, DESKTOP)
     budi_ctx, budi, budi_watch = open_page(browser, viewport)
-    goto(host_page, f"{server.url}/r/{code}")
-    hold_host(host_page, code, room["host_token"])  # the host watches, holding no seat
-    host_page.reload()
-    host_page.wait_for_selector(".start-box")
-    goto(budi, f"{server.url}/r/{code}")
-    hold_seat(budi, code, token, 0)
-    budi.reload()
-    budi.wait_for_selector(".seat-row.mine")
+    open_as_host(host_page, server, room)  # the host watches, holding no seat
+    open_seated(budi, server, room, token)
     host_page.click(".start-box .btn-gold")
     budi.wait_for_selector(".table-screen")
 
@@ -354,11 +349,7 @@ def test_a_phone_keeps_the_round_end_panel_while_it_is_read(server: ServerProces
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page = _phone(browser)
     try:
-        goto(page, f"{server.url}/r/{room['code']}")
-        hold_seat(page, room["code"], token, 0)
-        assert server.start_match(room["code"], room["host_token"]).status_code == 200
-        page.reload()
-        page.wait_for_selector(".table-screen")
+        sit_and_start(page, server, room, token)
         assert page.evaluate("() => matchMedia('(any-hover: hover)').matches") is False
 
         # untouched: the next round is dealt behind it, and it stays (on the old page it went then)
@@ -430,11 +421,7 @@ def test_a_phones_round_end_panel_gives_way_to_the_players_timed_turn(
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page = _phone(browser)
     try:
-        goto(page, f"{server.url}/r/{room['code']}")
-        hold_seat(page, room["code"], token, 0)
-        assert server.start_match(room["code"], room["host_token"]).status_code == 200
-        page.reload()
-        page.wait_for_selector(".table-screen")
+        sit_and_start(page, server, room, token)
         for touched in (False, True):
             _to_round_end(page)
             if touched:

@@ -22,9 +22,9 @@ from tests.browserkit import (
     close_panel,
     goto,
     held,
-    hold_seat,
     languages,
     open_page,
+    open_seated,
     play_until,
     screenshot,
     sit_and_start,
@@ -990,10 +990,7 @@ def test_the_first_turn_says_who_opens_once(server: ServerProcess, browser: Any)
     pages = []
     for seat, token in enumerate(tokens):
         context, page, watch = open_page(browser, PHONE)
-        goto(page, f"{server.url}/r/{code}")
-        hold_seat(page, code, token, seat)
-        page.reload()
-        page.wait_for_selector(".seat-row.mine")
+        open_seated(page, server, room, token, seat)
         pages.append((context, page, watch))
     assert server.start_match(code, room["host_token"]).status_code == 200
     for _, page, _ in pages:

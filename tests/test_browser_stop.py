@@ -26,9 +26,10 @@ from tests.browserkit import (
     describe,
     goto,
     hold_host,
-    hold_seat,
     languages,
+    open_as_host,
     open_page,
+    open_seated,
     play_until,
     screenshot,
     switch_language,
@@ -68,14 +69,8 @@ def test_the_host_ends_a_no_limit_match_and_everyone_sees_the_final_panel(
     host_ctx, host, host_watch = open_page(browser, DESKTOP)
     budi_ctx, budi, budi_watch = open_page(browser, PHONE)
     fan_ctx, fan, fan_watch = open_page(browser, DESKTOP)
-    goto(host, f"{server.url}/r/{code}")
-    hold_host(host, code, room["host_token"])  # the host watches, holding no seat
-    host.reload()
-    host.wait_for_selector(".start-box")
-    goto(budi, f"{server.url}/r/{code}")
-    hold_seat(budi, code, token, 0)
-    budi.reload()
-    budi.wait_for_selector(".seat-row.mine")
+    open_as_host(host, server, room)  # the host watches, holding no seat
+    open_seated(budi, server, room, token)
     goto(fan, f"{server.url}/r/{code}")
     host.click(".start-box .btn-gold")
     for page in (host, budi, fan):

@@ -28,7 +28,17 @@ from app.store import Store, sqlite_url
 from engine.core import Phase
 from engine.variants import make_rules
 from engine.views import player_view
-from tests.roomkit import CONFIG, FakeClock, FakeOutbox, Table, my_move, run_table
+from tests.roomkit import (
+    CONFIG,
+    FakeClock,
+    FakeOutbox,
+    Table,
+    left_unplayed,
+    my_move,
+    run_table,
+    sweep_until,
+    swept_hub,
+)
 
 LIFECYCLE = replace(CONFIG, unload_after_s=300.0, abandon_after_s=3600.0, unattended_rounds=0)
 """Bots play on while watched for as many rounds as a test needs (no "keep watching?")."""
@@ -101,30 +111,24 @@ def test_an_idle_room_leaves_memory_and_comes_back_where_it_was(tmp_path: Path) 
 
 def test_never_joined_and_finished_rooms_leave_memory_and_the_cap_counts_memory(tmp_path: Path) -> None:
     async def main() -> None:
-        clock = FakeClock()
-        config = replace(LIFECYCLE, max_rooms=3)
-        async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(config, store, Metrics(), clock=clock, bots=LocalBots())
-            try:
-                made = [await hub.create_room("kozel", {}, 2, 0.0, [None, None], owner="a") for _ in range(3)]
-                assert hub.open_rooms_of("a") == 3 and len(hub.rooms) == 3
-                clock.now += 301.0
-                assert await hub.sweep() == (3, 0)
-                assert hub.rooms == {} and hub.open_rooms_of("a") == 0
-                # never joined: still playable, so its link brings it back as it was
-                room = await hub.open(made[0][0].code)
-                assert room is not None and room.status == "waiting" and room.version == 0
-                # a finished match leaves memory too, and shows how it ended when opened
-                finished = await _finished_match(hub, clock)
-                clock.now += 301.0
-                await hub.sweep()
-                assert finished.code not in hub.rooms
-                shown = await hub.open(finished.code)
-                assert shown is not None and shown.status == "finished"
-                assert shown.state is not None and shown.state.phase is Phase.OVER
-                assert _snapshot(shown) == _snapshot(finished)
-            finally:
-                await hub.stop()
+        async with swept_hub(tmp_path, replace(LIFECYCLE, max_rooms=3)) as (hub, _, clock):
+            made = [await hub.create_room("kozel", {}, 2, 0.0, [None, None], owner="a") for _ in range(3)]
+            assert hub.open_rooms_of("a") == 3 and len(hub.rooms) == 3
+            clock.now += 301.0
+            assert await hub.sweep() == (3, 0)
+            assert hub.rooms == {} and hub.open_rooms_of("a") == 0
+            # never joined: still playable, so its link brings it back as it was
+            room = await hub.open(made[0][0].code)
+            assert room is not None and room.status == "waiting" and room.version == 0
+            # a finished match leaves memory too, and shows how it ended when opened
+            finished = await _finished_match(hub, clock)
+            clock.now += 301.0
+            await hub.sweep()
+            assert finished.code not in hub.rooms
+            shown = await hub.open(finished.code)
+            assert shown is not None and shown.status == "finished"
+            assert shown.state is not None and shown.state.phase is Phase.OVER
+            assert _snapshot(shown) == _snapshot(finished)
 
     asyncio.run(main())
 
@@ -211,26 +215,15 @@ def test_a_room_nobody_used_for_long_is_closed_as_abandoned_with_its_history(tmp
 
 def test_rooms_out_of_memory_are_abandoned_by_their_last_stored_change(tmp_path: Path) -> None:
     async def main() -> None:
-        config = replace(LIFECYCLE, abandon_after_s=0.2)
-        clock = FakeClock()
-        async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(config, store, Metrics(), clock=clock, bots=LocalBots())
-            try:
-                room, _ = await hub.create_room("kozel", {}, 2, 0.0, [None, None])
-                clock.now += 0.1
-                assert await hub.unload(room)  # out of memory (as after a restart, too)
-                abandoned = 0
-                for _ in range(200):  # the store's own clock must pass the cutoff
-                    clock.now += 1.0  # the next scan of the store is due
-                    abandoned += (await hub.sweep())[1]
-                    if abandoned:
-                        break
-                    await asyncio.sleep(0.05)
-                assert abandoned == 1
-                row = await store.load_match(room.code)
-                assert row is not None and (row.status, row.closed_reason) == ("abandoned", "idle")
-            finally:
-                await hub.stop()
+        async with swept_hub(tmp_path, replace(LIFECYCLE, abandon_after_s=0.2)) as (hub, store, clock):
+            room = await left_unplayed(hub, clock)  # out of memory (as after a restart, too)
+
+            async def abandoned(swept: tuple[int, int]) -> bool:  # the store's own clock must pass the cutoff
+                return swept[1] > 0
+
+            assert (await sweep_until(hub, clock, abandoned, scans=200))[1] == 1
+            row = await store.load_match(room.code)
+            assert row is not None and (row.status, row.closed_reason) == ("abandoned", "idle")
 
     asyncio.run(main())
 
@@ -241,44 +234,37 @@ def test_resuming_from_the_last_round_equals_replaying_the_whole_match(tmp_path:
     replayed from the first deal, and the room in memory holds one finished round at most."""
 
     async def main() -> None:
-        clock = FakeClock()
-        async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(LIFECYCLE, store, Metrics(), clock=clock, bots=LocalBots())
-            try:
-                room, host_token = await hub.create_room(
-                    "domeng", {"camat_target": 0}, 5, 0.0, ["greedy"] * 5
+        async with swept_hub(tmp_path, LIFECYCLE) as (hub, store, clock):
+            room, host_token = await hub.create_room("domeng", {"camat_target": 0}, 5, 0.0, ["greedy"] * 5)
+            watcher = FakeOutbox()
+            await room.connect(watcher, None)
+            await Table(hub, room, host_token, clock).start()
+            rules = make_rules("domeng", {"camat_target": 0}, 5)
+            checked = 0
+            while room.state is not None and room.state.round_index < 12:
+                await clock.advance(room, hub.config.bot_delay_s * 3)
+                assert room.state is not None and len(room.state.history) <= 1
+                full = await store.load_match(room.code)
+                light = await store.load_room(room.code)
+                assert full is not None and light is not None
+                assert [r.index for r in light.match.rounds] == [r.index for r in full.rounds][-2:]
+                replayed, resumed = rebuild(full, rules), resume(light, rules)
+                assert resumed.state is not None and replayed.state is not None
+                for key in ("seed", "commitment", "last_round", "marks"):
+                    assert getattr(resumed, key) == getattr(replayed, key), key
+                a, b = resumed.state, replayed.state
+                assert (a.round_index, a.phase, a.to_act, a.leader) == (
+                    b.round_index,
+                    b.phase,
+                    b.to_act,
+                    b.leader,
                 )
-                watcher = FakeOutbox()
-                await room.connect(watcher, None)
-                await Table(hub, room, host_token, clock).start()
-                rules = make_rules("domeng", {"camat_target": 0}, 5)
-                checked = 0
-                while room.state is not None and room.state.round_index < 12:
-                    await clock.advance(room, hub.config.bot_delay_s * 3)
-                    assert room.state is not None and len(room.state.history) <= 1
-                    full = await store.load_match(room.code)
-                    light = await store.load_room(room.code)
-                    assert full is not None and light is not None
-                    assert [r.index for r in light.match.rounds] == [r.index for r in full.rounds][-2:]
-                    replayed, resumed = rebuild(full, rules), resume(light, rules)
-                    assert resumed.state is not None and replayed.state is not None
-                    for key in ("seed", "commitment", "last_round", "marks"):
-                        assert getattr(resumed, key) == getattr(replayed, key), key
-                    a, b = resumed.state, replayed.state
-                    assert (a.round_index, a.phase, a.to_act, a.leader) == (
-                        b.round_index,
-                        b.phase,
-                        b.to_act,
-                        b.leader,
-                    )
-                    assert [player_view(a, s).to_json() for s in range(5)] == [
-                        player_view(b, s).to_json() for s in range(5)
-                    ]
-                    assert (a.score().fields(), a.standings()) == (b.score().fields(), b.standings())
-                    checked += 1
-                assert checked >= 12
-            finally:
-                await hub.stop()
+                assert [player_view(a, s).to_json() for s in range(5)] == [
+                    player_view(b, s).to_json() for s in range(5)
+                ]
+                assert (a.score().fields(), a.standings()) == (b.score().fields(), b.standings())
+                checked += 1
+            assert checked >= 12
 
     asyncio.run(main())
 
@@ -289,26 +275,21 @@ def test_unloaded_rooms_leave_nothing_behind(tmp_path: Path) -> None:
     event loop runs no more tasks than before the first."""
 
     async def main() -> None:
-        clock = FakeClock()
-        async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(LIFECYCLE, store, Metrics(), clock=clock, bots=LocalBots())
-            try:
-                tasks = len(asyncio.all_tasks())
-                rooms = [weakref.ref(await _finished_match(hub, clock)) for _ in range(2)]
-                clock.now += 301.0
-                assert await hub.sweep() == (2, 0)
-                gc.collect()
-                assert [room() for room in rooms] == [None, None]
-                assert (hub.rooms, hub.owners) == ({}, {})
-                # a task the rooms cancelled (a bot's decision) ends at a later turn of the loop,
-                # not at once: let it (bounded in turns, not in time), then nothing may be left
-                for _ in range(1000):
-                    if len(asyncio.all_tasks()) <= tasks:
-                        break
-                    await asyncio.sleep(0)
-                left = [repr(task.get_coro()) for task in asyncio.all_tasks()]
-                assert len(left) == tasks, left
-            finally:
-                await hub.stop()
+        async with swept_hub(tmp_path, LIFECYCLE) as (hub, _, clock):
+            tasks = len(asyncio.all_tasks())
+            rooms = [weakref.ref(await _finished_match(hub, clock)) for _ in range(2)]
+            clock.now += 301.0
+            assert await hub.sweep() == (2, 0)
+            gc.collect()
+            assert [room() for room in rooms] == [None, None]
+            assert (hub.rooms, hub.owners) == ({}, {})
+            # a task the rooms cancelled (a bot's decision) ends at a later turn of the loop,
+            # not at once: let it (bounded in turns, not in time), then nothing may be left
+            for _ in range(1000):
+                if len(asyncio.all_tasks()) <= tasks:
+                    break
+                await asyncio.sleep(0)
+            left = [repr(task.get_coro()) for task in asyncio.all_tasks()]
+            assert len(left) == tasks, left
 
     asyncio.run(main())

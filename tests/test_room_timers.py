@@ -92,6 +92,19 @@ async def time_out(table: Table) -> None:
     await table.clock.advance(table.room, TIMER_S + 2 * table.hub.config.bot_delay_s)
 
 
+async def time_out_held(table: Table, ana: FakeOutbox, bots: HeldSeat, timeouts: int) -> None:
+    """Let Ana's (seat 0's) turn timer run out ``timeouts`` times in a row, the bot asked for the
+    last of those turns held (`HeldSeat`): after one a bot stands in for her, after two it covers
+    her seat; either way that turn is still hers in the state, and nobody plays it until
+    `HeldSeat.release`."""
+    for _ in range(timeouts - 1):
+        await until_turn(table, ana)
+        await time_out(table)
+    await until_turn(table, ana)
+    bots.held = True
+    await table.clock.advance(table.room, TIMER_S, bots=False)
+
+
 def test_one_timeout_costs_one_turn_and_the_next_is_the_players_again(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
@@ -430,11 +443,7 @@ def test_a_covered_players_turn_loaded_again_counts_from_their_return_not_the_mo
     async def body(table: Table) -> None:
         token, ana = await table.sit(0, "Ana")
         await table.start()
-        await until_turn(table, ana)
-        await time_out(table)
-        await until_turn(table, ana)
-        bots.held = True  # the covering bot, asked for this very turn, waits
-        await table.clock.advance(table.room, TIMER_S, bots=False)  # the second: a bot covers her
+        await time_out_held(table, ana, bots, 2)  # the second: a bot covers her, and waits
         assert table.room.seats[0].covered and bots.asked
         assert table.room.state is not None and table.room.state.to_act == 0
         await age_store(table, TIMER_S)  # those 30 s on the store's clock
@@ -575,9 +584,7 @@ def test_a_stand_in_and_a_timeout_in_a_row_outlast_a_reload(
     async def body(table: Table) -> None:
         token, ana = await table.sit(0, "Ana")
         await table.start()
-        await until_turn(table, ana)
-        bots.held = True  # the bot standing in waits
-        await table.clock.advance(table.room, TIMER_S, bots=False)  # a bot stands in
+        await time_out_held(table, ana, bots, 1)  # a bot stands in, and waits
         assert table.room.seats[0].stand_in
         table = await _reload_on_covered_turn(table, bots)
         seat = table.room.seats[0]
@@ -681,9 +688,7 @@ def test_a_move_stores_the_covers_it_changes_with_it(
         _, ana = await table.sit(0, "Ana")
         lossy = table.room.store = CoversLost(table.store)
         await table.start()
-        await until_turn(table, ana)
-        bots.held = True  # the bot standing in for her waits
-        await table.clock.advance(table.room, TIMER_S, bots=False)  # the timer runs out
+        await time_out_held(table, ana, bots, 1)  # the timer runs out: the bot standing in waits
         await table.room.settled(bots=False)
         assert (await table.stored()).seats[0].cover == "stand_in"
         lossy.lost = True  # from here on, only what is stored with a move lands
@@ -716,11 +721,7 @@ def test_a_move_the_store_refused_leaves_the_cover_as_it_was(
     async def body(table: Table) -> None:
         _, ana = await table.sit(0, "Ana")
         await table.start()
-        await until_turn(table, ana)
-        await time_out(table)
-        await until_turn(table, ana)
-        bots.held = True  # the bot covering her waits
-        await table.clock.advance(table.room, TIMER_S, bots=False)  # the second in a row: covered
+        await time_out_held(table, ana, bots, 2)  # the second in a row: covered, the bot waits
         await table.room.settled(bots=False)
         assert table.room.seats[0].covered and (await table.stored()).seats[0].cover == "covered"
         move = my_move(ana.last_state)

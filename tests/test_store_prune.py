@@ -11,13 +11,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from app.metrics import Metrics
-from app.rooms.hub import Hub
-from app.rooms.local import LocalBots
-from app.store import Store, sqlite_url
+from app.store import Store
 from engine.hashing import commitment_of
 from engine.variants import make_rules
-from tests.roomkit import CONFIG, FakeClock
+from tests.roomkit import CONFIG, left_unplayed, sweep_until, swept_hub
 from tests.test_store import deal_json
 from tests.test_store_cover_check import SEATS, database_url  # noqa: F401  (a fixture)
 
@@ -48,22 +45,14 @@ def test_only_matches_closed_before_their_first_deal_are_deleted_and_only_once_o
 def test_the_sweeper_deletes_a_room_left_before_its_first_deal_once_kept_long_enough(tmp_path: Path) -> None:
     async def main() -> None:
         config = replace(CONFIG, abandon_after_s=0.2, unplayed_kept_s=0.2)
-        clock = FakeClock()
-        async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(config, store, Metrics(), clock=clock, bots=LocalBots())
-            try:
-                room, _ = await hub.create_room("kozel", {}, 2, 0.0, [None, None])
-                clock.now += 0.1
-                assert await hub.unload(room)
-                for _ in range(400):  # abandoned by one scan, deleted by a later one (the store's clock)
-                    clock.now += 1.0  # the next scan of the store is due
-                    await hub.sweep()
-                    if await store.load_match(room.code) is None:
-                        break
-                    await asyncio.sleep(0.05)
-                assert await store.load_match(room.code) is None
-                assert await hub.open(room.code) is None  # its link finds no room
-            finally:
-                await hub.stop()
+        async with swept_hub(tmp_path, config) as (hub, store, clock):
+            room = await left_unplayed(hub, clock)
+
+            async def deleted(_: tuple[int, int]) -> bool:  # abandoned by one scan, deleted by a later one
+                return await store.load_match(room.code) is None
+
+            await sweep_until(hub, clock, deleted)
+            assert await store.load_match(room.code) is None
+            assert await hub.open(room.code) is None  # its link finds no room
 
     asyncio.run(main())

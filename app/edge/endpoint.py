@@ -161,15 +161,16 @@ async def room_socket(websocket: WebSocket, code: str) -> None:
 
 Lookups = Callable[[str], Awaitable[bool]]
 """Spends one look-up of a room not in memory of a client address: whether it had room (the app's
-``lookups``: `app.web.routes.spend_read`, the public reads' allowance, ``DOMENG_READ_LIMIT``)."""
+``lookups``: `app.web.routes.spend_allowance` of ``"read"``, the public reads' allowance,
+``DOMENG_READ_LIMIT``)."""
 
 SocketOpens = Callable[[str], Awaitable[bool]]
 """Spends one room socket opened by a client address, any room's: whether it had room (the app's
-``socket_opens``: `app.web.routes.spend_socket`, ``DOMENG_SOCKET_LIMIT``)."""
+``socket_opens``: `app.web.routes.spend_allowance`, ``DOMENG_SOCKET_LIMIT``)."""
 
 ChatLines = Callable[[str], Awaitable[bool]]
 """Spends one chat line of a client address across every room: whether it had room (the app's
-``chat_lines``: `app.web.routes.spend_chat_line`, ``DOMENG_CHAT_LIMIT``)."""
+``chat_lines``: `app.web.routes.spend_allowance` of ``"chat"``, ``DOMENG_CHAT_LIMIT``)."""
 
 LOOKUPS_SPENT = "too many requests from this address; wait a little"
 """The reason of a socket closed (1008) because its address spent its look-ups or its socket

@@ -36,7 +36,7 @@ from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
 from app.web.ratelimit import RateLimits
-from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_chat_line, spend_read, spend_socket
+from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_allowance
 from app.web.settings import Settings
 from app.web.shared import Board
 
@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     board = _board(settings, hub, None if leases is None else leases.holder)
     limiter = RateLimits(settings.redis_url, prefix=settings.redis_prefix)
     # an address's chat lines across every room (and, with Redis, every process)
-    chat_lines = partial(spend_chat_line, limiter, parse_limit(settings.chat_limit))
+    chat_lines = partial(spend_allowance, limiter, parse_limit(settings.chat_limit), "chat")
     # the owner's side of the relay: other processes' sockets for this process's rooms
     remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s, chat_lines)
     # a room moves to the process its clients reach, when its owner has no socket of its own in it
@@ -164,9 +164,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         "read_limit": parse_limit(settings.read_limit),
         "write_limit": parse_limit(settings.write_limit),
         # a room socket's look-up of a room not in memory spends the public reads' allowance
-        "lookups": partial(spend_read, limiter, parse_limit(settings.read_limit)),
+        "lookups": partial(spend_allowance, limiter, parse_limit(settings.read_limit), "read"),
         "chat_lines": chat_lines,
-        "socket_opens": partial(spend_socket, limiter, parse_limit(settings.socket_limit)),
+        "socket_opens": partial(spend_allowance, limiter, parse_limit(settings.socket_limit), "socket"),
     }
     for name, part in parts.items():
         setattr(app.state, name, part)

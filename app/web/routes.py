@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from functools import cache
 from pathlib import Path as FilePath
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -48,6 +48,7 @@ __all__ = [
     "READ",
     "STATIC_DIR",
     "WRITE",
+    "Allowance",
     "claim_seat",
     "create_room",
     "docs_page",
@@ -73,9 +74,7 @@ __all__ = [
     "set_chat_rules",
     "set_open",
     "set_options",
-    "spend_chat_line",
-    "spend_read",
-    "spend_socket",
+    "spend_allowance",
     "start_match",
     "stop_match",
     "verify_deal",
@@ -174,49 +173,39 @@ async def _count_read(request: Request) -> None:
     state = request.app.state
     message = "too many requests from this address; wait a little, then reload the page"
     with contextlib.suppress(LimitsUnavailableError):
-        key = _read_key(_client_address(request))
+        key = _key("read", _client_address(request))
         await _spend(state.limiter, state.read_limit, key, "too_many_reads", message)
 
 
-async def spend_read(limiter: RateLimits, limit: RateLimitItem, address: str | None) -> bool:
-    """Count one public read of client ``address`` (`app.addresses.counted_address`; None: not
-    known) against ``limit`` (``DOMENG_READ_LIMIT``, the allowance `READ` spends): whether it had
-    room. A room socket's look-up of a room not in memory spends it too
-    (`app.edge.endpoint.room_socket`). True, uncounted, when the shared counters (Redis) do not
-    answer: reads go on without them."""
+Allowance = Literal["read", "write", "chat", "socket"]
+"""What a client address's allowances count: public reads, room changes over HTTP, chat lines,
+room sockets opened."""
+
+
+async def spend_allowance(
+    limiter: RateLimits, limit: RateLimitItem, kind: Allowance, address: str | None
+) -> bool:
+    """Count one ``kind`` of use of client ``address`` (`app.addresses.counted_address`; None: not
+    known) against ``limit``, in this process's memory or, with several processes, in Redis (across
+    every process): whether it had room. True, uncounted, when the shared counters (Redis) do not
+    answer: the use goes on without them. The kinds counted this way:
+
+    - ``"read"``: a public read, against ``DOMENG_READ_LIMIT`` (the allowance `READ` spends); a
+      room socket's look-up of a room not in memory spends it too (`app.edge.endpoint.room_socket`);
+    - ``"chat"``: a chat line, against ``DOMENG_CHAT_LIMIT``, across every room
+      (`app.edge.endpoint.serve` refuses the line with ``chat_too_fast`` when it had no room);
+    - ``"socket"``: a room socket opened, every room's, in memory or not, against
+      ``DOMENG_SOCKET_LIMIT`` (`app.edge.endpoint.room_socket` closes it with 1008 when it had
+      no room)."""
     try:
-        return await limiter.hit(limit, _read_key(address))
+        return await limiter.hit(limit, _key(kind, address))
     except LimitsUnavailableError:
         return True
 
 
-async def spend_chat_line(limiter: RateLimits, limit: RateLimitItem, address: str | None) -> bool:
-    """Count one chat line of client ``address`` (`app.addresses.counted_address`; None: not
-    known) against ``limit`` (``DOMENG_CHAT_LIMIT``), across every room (and, with several
-    processes, in Redis: across every process): whether it had room (`app.edge.endpoint.serve`
-    refuses the line with ``chat_too_fast`` when not). True, uncounted, when the shared counters
-    (Redis) do not answer: the chat goes on without them."""
-    try:
-        return await limiter.hit(limit, f"chat-{address or 'unknown'}")
-    except LimitsUnavailableError:
-        return True
-
-
-async def spend_socket(limiter: RateLimits, limit: RateLimitItem, address: str | None) -> bool:
-    """Count one room socket opened by client ``address`` (`app.addresses.counted_address`; None:
-    not known) against ``limit`` (``DOMENG_SOCKET_LIMIT``), every room's, in memory or not (and,
-    with several processes, in Redis: across every process): whether it had room
-    (`app.edge.endpoint.room_socket` closes the socket with 1008 when not). True, uncounted, when
-    the shared counters (Redis) do not answer: sockets open without them."""
-    try:
-        return await limiter.hit(limit, f"socket-{address or 'unknown'}")
-    except LimitsUnavailableError:
-        return True
-
-
-def _read_key(address: str | None) -> str:
-    """The identifier public reads of client ``address`` are counted under."""
-    return f"read-{address or 'unknown'}"
+def _key(kind: Allowance, address: str | None) -> str:
+    """The identifier the ``kind`` of use of client ``address`` is counted under: ``"read-1.2.3.4"``."""
+    return f"{kind}-{address or 'unknown'}"
 
 
 async def _spend(limiter: RateLimits, limit: RateLimitItem, key: str, code: str, message: str) -> None:
@@ -240,7 +229,7 @@ async def _count_write(request: Request) -> None:
     counters do not answer the change goes on, as a read does."""
     state = request.app.state
     message = "too many changes asked from this address; wait a little, then try again"
-    key = f"write-{_client_address(request) or 'unknown'}"
+    key = _key("write", _client_address(request))
     with contextlib.suppress(LimitsUnavailableError):
         await _spend(state.limiter, state.write_limit, key, "too_many_writes", message)
 
