@@ -9,16 +9,18 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from app.bots.reviews import ReviewWorkers
-from app.rooms import again, chat, host
+from app.rooms import again, chat, frames, host
 from app.rooms.chat import say, set_rules
 from app.rooms.errors import RoomError
 from app.rooms.reviewing import reviewable_earlier
 from app.rooms.room import Room
 from app.store import StoreError
 from app.web.reviews import run_review
+from engine.views import player_view
 from tests.roomkit import FakeOutbox, Table, my_move, reopen, run_table
 
 LEVELS = ["greedy", "random", "easy"]
@@ -354,6 +356,77 @@ def test_a_person_who_took_a_bots_seat_gives_it_back_at_its_level_after_play_aga
         assert levels == [("bot", "greedy"), ("bot", "random"), ("bot", "easy")]
 
     run_table(tmp_path, body, bots=[None, None, "greedy", "random", "easy"])
+
+
+class _CountedDumps:
+    """``orjson`` as `app.rooms.frames` uses it, counting how often each last match
+    (`app.rooms.frames.previous_public`: ``{"room", "view"}``) is serialised, alone or as the
+    ``previous`` of a whole state: `seen`, the matches in order, and how often each."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[object, int]] = []
+
+    def dumps(self, obj: Any) -> bytes:
+        previous = obj.get("previous", obj) if isinstance(obj, dict) else None
+        if isinstance(previous, dict) and previous.keys() == {"room", "view"}:
+            if not self.seen or self.seen[-1][0] is not previous:
+                self.seen.append((previous, 0))
+            self.seen[-1] = (previous, self.seen[-1][1] + 1)
+        return orjson.dumps(obj)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(orjson, name)
+
+
+def test_the_last_match_is_serialised_once_for_all_the_whole_states_of_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last match (``previous``: its room and every hand revealed, its whole log) is the
+    largest part of a whole state, and fixed once it ended: it is serialised once per match, not
+    again for every whole state (each connect, sync and reload of the next match); the frames are
+    byte for byte what they were when it was serialised with each, for a seat and a spectator.
+    After a restart, read back from the store, once again."""
+    counted = _CountedDumps()
+    monkeypatch.setattr(frames, "orjson", counted)
+
+    def before(room: Room, seat: int | None) -> str:  # a whole state as it was built before
+        state = room.state
+        view = None if state is None else player_view(state, seat).to_json()
+        frame = {"type": "state", "version": room.version, "from": 0 if state is None else len(state.log)}
+        return frames.dumps(
+            {
+                **frame,
+                "room": frames.room_public(room),
+                "view": view,
+                "events": [],
+                "previous": room.previous_match,
+            }
+        )
+
+    async def body(table: Table) -> None:
+        tokens, (ana, budi), _ = await _finished_match(table)
+        await _again(table.room, tokens[0])  # sent at once to everyone
+        for token in [tokens[0], tokens[1], None, None]:  # reloads and new spectators
+            await table.watch(token)
+        await table.room.call(lambda r: again.play_again(r, tokens[1]))
+        await table.room.call(lambda r: [frames.send_whole(r, r.conns) for _ in range(3)])
+        room = table.room
+        assert counted.seen == [(room.previous_match, 1)]
+        for seat in (0, 1, None):
+            assert frames.full_frame(room, seat) == before(room, seat)
+        assert (
+            ana.last_state["previous"]
+            == budi.last_state["previous"]
+            == orjson.loads(frames.previous_json(room))
+        )
+        counted.seen.clear()
+        table = await reopen(table)  # a restart: the last match read back, serialised once more
+        for token in [tokens[0], tokens[1], None]:
+            await table.watch(token)
+        assert table.room.previous_match is not None
+        assert counted.seen == [(table.room.previous_match, 1)]
+
+    run_table(tmp_path, body, bots=SEATS)
 
 
 def test_the_next_matchs_whole_states_carry_the_last_match_as_it_ended(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "error_frame",
     "full_frame",
     "presence_frame",
+    "previous_json",
     "previous_public",
     "room_public",
     "send_updates",
@@ -136,10 +137,12 @@ def send_whole(room: Room, conns: Iterable[Outbox]) -> None:
 
 
 def full_frame(room: Room, seat: int | None) -> str:
-    """A whole state for one recipient (on connect and on ``sync``): the view with its ``log``."""
+    """A whole state for one recipient (on connect and on ``sync``): the view with its ``log``, and
+    the room's last match as it ended (``previous``, `Room.previous_match`), serialised once per
+    match (`previous_json`): it is the largest part of the frame, and fixed once that match ended."""
     state = room.state
     view = None if state is None else player_view(state, seat).to_json()
-    return dumps(
+    head = orjson.dumps(
         {
             "type": "state",
             "version": room.version,
@@ -147,9 +150,19 @@ def full_frame(room: Room, seat: int | None) -> str:
             "room": room_public(room),
             "view": view,
             "events": [],
-            "previous": room.previous_match,
         }
     )
+    return (head[:-1] + b',"previous":' + previous_json(room) + b"}").decode()
+
+
+def previous_json(room: Room) -> bytes:
+    """``room.previous_match`` as JSON, serialised the first time it is asked for and kept with
+    the object it was made from (`Room.previous_json`): the same bytes until that is replaced (Play
+    again, a room loaded again). ``b"null"`` in the room's first match."""
+    kept = room.previous_json
+    if kept is None or kept[0] is not room.previous_match:
+        kept = room.previous_json = (room.previous_match, orjson.dumps(room.previous_match))
+    return kept[1]
 
 
 def previous_public(room: Room) -> dict[str, Any] | None:

@@ -111,6 +111,9 @@ class Room(Commits, Timing, Moves, Presence):
         """The room's last match as it ended, as everyone may see it (`app.rooms.frames.previous_public`),
         sent with every whole state (``previous``); None in the room's first match. Set by Play again
         (`next_match`) and, for a room loaded again, from the store (`app.rooms.hub.Hub`)."""
+        self.previous_json: tuple[dict[str, Any] | None, bytes] | None = None
+        """`previous_match` serialised, beside the very object it was made from: made once per
+        match, by the first whole state that sends it (`app.rooms.frames.full_frame`)."""
         self.turn_deadline: float | None = None  # epoch seconds
         self.queue: asyncio.Queue[Intent | None] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
