@@ -101,6 +101,20 @@ def test_a_refused_name_says_why_with_a_code(name: str, code: str) -> None:
         "Bot2 (easy)",
         "Bot 4hard",
         "Бот-3",
+        # a bot's tag alone, or its tag and level, as the table shows a bot (in any language, any
+        # case, in brackets or with signs): a person so named looked like a bot
+        "Bot",
+        "BOT",
+        "(Bot)",
+        "B\u043et",  # a Cyrillic о
+        "бот",
+        "Bot (hard)",
+        "Hard bot",
+        "Bot (sulit)",
+        "Bot (nehéz)",
+        "Bot (raske)",
+        "Сильный бот",
+        "Бот (сильний)",
     ],
 )
 def test_reserved_labels_and_their_look_alikes_are_refused(name: str) -> None:
@@ -109,7 +123,19 @@ def test_reserved_labels_and_their_look_alikes_are_refused(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["Botak", "Bot", "Bot 22", "Bot 20", "Bot 6", "Robot 2", "Seat of power", "Emptyhanded", "Seat 3a"],
+    [
+        "Botak",
+        "Botond",
+        "Bot Budi",
+        "Robot",
+        "Bot 22",
+        "Bot 20",
+        "Bot 6",
+        "Robot 2",
+        "Seat of power",
+        "Emptyhanded",
+        "Seat 3a",
+    ],
 )
 def test_names_that_only_start_like_a_label_are_fine(name: str) -> None:
     assert not is_reserved_name(name)

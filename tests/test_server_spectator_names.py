@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.browserkit import catalog_of, languages
 from tests.serverkit import Client, ServerProcess
 
 
@@ -168,3 +169,41 @@ def test_a_seat_is_not_renamed_by_a_name_message(table: Any) -> None:
     answer = _name(ana, "Queen")
     assert (answer["type"], answer["code"]) == ("error", "not_spectator")
     assert _say(ana, "still Ana")["name"] == "Ana"
+
+
+def _bot_looks() -> dict[str, list[str]]:
+    """Per language, names that read as a bot at its table: the tag of a bot's plate alone, in
+    other cases and in brackets, and with each level after it in brackets or before it."""
+    looks: dict[str, list[str]] = {}
+    for lang in languages():
+        words = catalog_of(lang)
+        bot = str(words["seat.bot"])
+        levels = [str(words[f"bot.{level}"]) for level in ("easy", "medium", "hard")]
+        looks[lang] = [bot, bot.upper(), f"({bot.lower()})"]
+        looks[lang] += [f"{bot} ({level})" for level in levels] + [
+            f"{level.title()} {bot}" for level in levels
+        ]
+    return looks
+
+
+def test_a_name_that_reads_as_a_bot_is_refused_at_a_seat_and_in_the_chat(
+    table: Any, server: ServerProcess
+) -> None:
+    """A person named "Bot", "Bot (hard)" or "Hard bot" (or so in any of the client's languages)
+    showed at the table as one of its bots: a seat's claim over HTTP and a spectator's ``name`` are
+    refused with ``name_reserved``, and names that only start like it are taken. (The chat takes
+    10 names per 10 s from a spectator: it is asked one of each language's, a different form each.)"""
+    room, _, watcher, _ = table
+    for n, (lang, names) in enumerate(_bot_looks().items()):
+        for name in names:
+            claimed = server.claim(room["code"], 1, name)
+            refused = (claimed.status_code, claimed.json()["detail"]["code"])
+            assert refused == (422, "name_reserved"), (lang, name)
+        answer = _name(watcher, names[n * 2 % len(names)])
+        assert (answer["type"], answer.get("code")) == ("error", "name_reserved"), (lang, answer)
+    for name in ("Botak", "Bot Budi"):
+        claimed = server.claim(room["code"], 1, name)
+        assert claimed.status_code == 201, claimed.text
+        auth = {"Authorization": f"Bearer {claimed.json()['token']}"}
+        assert httpx.delete(f"{server.url}/api/rooms/{room['code']}/seats/1", headers=auth).is_success
+    assert _name(watcher, "Botak") == {"type": "named", "name": "Botak"}

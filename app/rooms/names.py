@@ -17,6 +17,8 @@ True
 (True, True, False)
 >>> is_reserved_name("Bot 4 · hard"), is_reserved_name("Bot 4 hard"), is_reserved_name("Bot 45")
 (True, True, False)
+>>> is_reserved_name("Bot"), is_reserved_name("Bot (hard)"), is_reserved_name("Сильный бот")
+(True, True, True)
 >>> is_reserved_name("B\u043et 2")  # a Cyrillic о: the same skeleton as "Bot 2" (UTS #39)
 True
 >>> is_reserved_name("\u0432\u043e\u0442 2")  # Cyrillic "вот 2": in upper case, "BOT 2"
@@ -217,9 +219,10 @@ def _catalogs() -> list[dict[str, object]]:
 
 def _labels() -> tuple[list[str], list[str]]:
     """Every language's numbered seat labels ("Bot 3", "Seat 3"), and its other labels of seats
-    without a person: a bot with its level, numbered or not ("Bot 3 · hard", "Bot · hard"), and the
-    waiting room's empty seat ("Empty, waiting for a person", and "Empty"). "Bot" alone stays a
-    name: no label shows it so."""
+    without a person: a bot with its level, numbered or not ("Bot 3 · hard", "Bot · hard"), the
+    level said first ("Hard Bot 3", "Hard Bot"), the word alone that tags a bot's plate at the
+    table ("Bot", "Бот": static/js/table.js), and the waiting room's empty seat ("Empty, waiting
+    for a person", and "Empty")."""
     numbered: list[str] = []
     others: list[str] = []
     for catalog in _catalogs():
@@ -230,6 +233,9 @@ def _labels() -> tuple[list[str], list[str]]:
         named, unnamed = str(catalog["seat.bot_named"]), str(catalog["seat.bot_level"])
         others += [named.replace("{n}", str(n)).replace("{level}", lv) for n in seats for lv in levels]
         others += [unnamed.replace("{level}", level) for level in levels]
+        bot = str(catalog["seat.bot"])
+        others += [bot, *(f"{level} {bot}" for level in levels)]
+        others += [f"{level} {bot} {n}" for n in seats for level in levels]
         empty = str(catalog["waiting.empty"])
         others += [empty, empty.split(",", maxsplit=1)[0]]
     return numbered, others
@@ -240,7 +246,8 @@ _NUMBERED, _OTHER_LABELS = _labels()
 RESERVED_NAMES: Final = frozenset(name_key(label) for label in (*_NUMBERED, *_OTHER_LABELS))
 """Every language's label of a seat without a person, as `name_key` keys: a bot or an empty seat,
 seats 1 to 5 ("Bot 3", "Бот 3", "Seat 3", "Koht 3", "3. hely", ...), a bot with its level ("Bot 3 ·
-hard", "Bot · hard"), and the waiting room's "Empty"."""
+hard", "Bot · hard", "Hard Bot"), the bot's tag alone ("Bot", "Бот"), and the waiting room's
+"Empty"."""
 
 _RESERVED_SKELETONS: Final = frozenset().union(
     *(confusable_keys(label, capitals=True) for label in (*_NUMBERED, *_OTHER_LABELS))
