@@ -25,7 +25,21 @@ export function timerSeconds(raw) {
   return seconds === 0 || (seconds >= TIMER_MIN_S && seconds <= TIMER_MAX_S) ? seconds : null;
 }
 
+/** What the lobby's form on the page (in ``root``) holds, by its fields' ids: their values (a
+ * checkbox: whether it is checked), whether the timer was typed in and is refused; null without one. */
+function formNow(root) {
+  const form = root.querySelector(".lobby-form");
+  if (!form) return null;
+  const fields = {};
+  for (const el of form.querySelectorAll("input[id], select[id]")) fields[el.id] = el.type === "checkbox" ? el.checked : el.value;
+  const timer = form.querySelector("#turn-timer");
+  return { fields, typed: timer?.dataset.typed === "1", timerRefused: !form.querySelector("#turn-timer-error")?.hidden };
+}
+
+/** The lobby: the new table's form (drawn again in another language, it keeps what was set and
+ * what was said beside the timer), the player's tables and the open ones. */
 export function lobbyPage(root) {
+  const before = formNow(root);
   const variant = h(
     "select",
     { id: "variant", class: "input", name: "variant" },
@@ -159,6 +173,17 @@ export function lobbyPage(root) {
   root.replaceChildren(
     h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, myTablesSection(), h("div", { class: "card new-table-card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
   );
+  if (before) {
+    const setField = (el) => {
+      if (Object.hasOwn(before.fields, el.id)) el[el.type === "checkbox" ? "checked" : "value"] = before.fields[el.id];
+    };
+    setField(variant);
+    setField(players);
+    sync();
+    for (const el of [target, twoLempas, pairs, hints, timer, ...seats]) setField(el);
+    if (before.typed) timer.dataset.typed = "1";
+    if (before.timerRefused) checkTimer();
+  }
   // "Find another table" (a room that filled before its Join, static/js/room.js) comes back here
   if (location.hash === "#open-tables") document.getElementById("open-tables")?.scrollIntoView();
   // the form's timer starts from the server's own default (DOMENG_TURN_TIMER_S), unless typed in meanwhile

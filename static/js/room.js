@@ -409,6 +409,7 @@ export class RoomController {
   rebuild() {
     const feedOpen = !!this.screen?.el?.classList.contains("feed-open");
     const stopAsking = !!this.screen?.stopAsking; // the host's End match confirm stays asked
+    const typed = this.screen?.kept?.(); // the waiting room's boxes and what was said beside them
     this.screen?.destroy?.();
     this.screen = null;
     this.langKey = String(Date.now());
@@ -419,6 +420,7 @@ export class RoomController {
     this.closePanel();
     if (this.notice) delete this.notice.dataset.kind; // drawn again in the new language
     this.render([]);
+    if (typed) this.screen?.restore?.(typed);
     this.updateBanner();
     if (stopAsking) this.screen?.askStop?.(true);
     if (feedOpen) {
@@ -796,13 +798,39 @@ class WaitingView {
     this.nameCount.classList.toggle("full", used > MAX_NAME);
   }
 
-  /** Say next to the name box why the name cannot be taken (``code``), or clear it (null). */
-  nameError(code) {
+  /** Say next to the name box why the name cannot be taken (``code``), or clear it (null); with
+   * ``focus``, the box takes the focus to be corrected. */
+  nameError(code, focus = true) {
     const message = this.nameMessage;
+    this.nameCode = code;
     message.hidden = !code;
     message.textContent = code ? t(`join.${code}`, { n: MAX_NAME }) : "";
     this.nameInput.toggleAttribute("aria-invalid", !!code);
-    if (code) this.nameInput.focus();
+    if (code && focus) this.nameInput.focus();
+  }
+
+  /** What the boxes hold and what is said beside them, for the page drawn again in another language
+   * (`restore`): the name typed and why it was refused (a code), the refused timer typed (or null). */
+  kept() {
+    const timer = this.timerError.hidden ? null : this.timerInput.value;
+    return { name: this.nameInput.value, nameCode: this.nameCode ?? null, timer };
+  }
+
+  /** Put back what `kept` took from the page before, its reasons said in the page's language now. */
+  restore({ name, nameCode, timer }) {
+    this.nameInput.value = name;
+    this.showNameCount();
+    if (nameCode) this.nameError(nameCode, false);
+    if (timer === null) return;
+    this.timerInput.value = timer;
+    this.timerRefused(true);
+  }
+
+  /** Mark the timer box refused (with its reason beside it) or not. */
+  timerRefused(refused) {
+    this.timerError.hidden = !refused;
+    this.timerInput.setAttribute("aria-invalid", String(refused));
+    if (refused) this.timerError.textContent = t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S });
   }
 
   /** The seat Enter takes: the first empty one, else the first bot's (before the start only), or null. */
@@ -943,9 +971,7 @@ class WaitingView {
    * ``fromTimer``: the timer box itself changed, which alone sends nothing then. */
   applyOptions(fromTimer = false) {
     const typed = timerSeconds(this.timerInput.value);
-    this.timerError.hidden = typed !== null;
-    this.timerInput.setAttribute("aria-invalid", String(typed === null));
-    if (typed === null) this.timerError.textContent = t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S });
+    this.timerRefused(typed === null);
     if (typed === null && fromTimer) return;
     const room = this.ctl.room;
     const seconds = typed ?? room.turn_timer_s ?? 0;
