@@ -296,9 +296,11 @@ export class ChainBoard {
     target.style.transform = `translate(${x}px, ${y}px)`;
   }
 
-  /** Move keyboard focus to the left end target (after a tile with two possible ends is chosen). */
+  /** Move keyboard focus to the left end target (after a tile with two possible ends is chosen),
+   * without scrolling the page: the browser scrolled a target near the board's top into view, and
+   * the page jumped away from the hand the tile was tapped in. */
   focusEnd(end = "L") {
-    this.targets[end].focus();
+    this.targets[end].focus({ preventScroll: true });
   }
 
   /** Screen position of the tile ``key`` (for animations), or null. */

@@ -845,6 +845,7 @@ export class TableView {
     this.updateKeepWatching();
     this.updateStop();
     this.choiceBox.hidden = !this.choosing;
+    setAttr(this.el, "data-choosing", this.choosing ? "true" : null);
     if (this.choosing) {
       const [a, b] = pips(this.choosing);
       replace(
@@ -1146,6 +1147,7 @@ export class TableView {
       this.updateHand(this.legalByTile());
       this.chain.update(this.ctl.view.chain, this.ctl.view.ends, null, this.openingIndex());
       this.choiceBox.hidden = true;
+      setAttr(this.el, "data-choosing", null);
       if (focusedTile) this.hand.focus?.();
     }
   }
