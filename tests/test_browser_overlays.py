@@ -187,15 +187,34 @@ SHOW_TWO_TOASTS = """async ([older, newer]) => {
     toast(newer, 'info', 60000);
 }"""
 
+# Wait until the toasts are placed for the banner as it is: the box of the toasts and theirs the
+# same three frames running (at most 60). The banner's height is heard from the layout (room.js, a
+# ResizeObserver) a frame after it shows, and Chromium places the box of the toasts for the banner
+# shown or gone (its `:has()` rule) only some frames later: read at once, the box still has the
+# other's place and height.
+TOASTS_PLACED = """async () => {
+    const at = () => JSON.stringify([...document.querySelectorAll('#toasts, #toasts .toast')]
+        .map((el) => { const r = el.getBoundingClientRect(); return [r.top, r.bottom]; }));
+    let last = at(), same = 0;
+    for (let i = 0; i < 60 && same < 3; i += 1) {
+        await new Promise((done) => requestAnimationFrame(done));
+        const now = at();
+        same = now === last ? same + 1 : 0;
+        last = now;
+    }
+}"""
+
 # The boxes [left, top, right, bottom] of the toasts shown (older first), of the hand's section
-# (the turn's status line, one's plate and the hand) and of the hand itself.
-OVER_THE_HAND = """() => {
+# (the turn's status line, one's plate and the hand) and of the hand itself, once the toasts are
+# placed (`TOASTS_PLACED`).
+OVER_THE_HAND = """async () => {
+    await (TOASTS_PLACED)();
     const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
     const shown = [...document.querySelectorAll('#toasts .toast')].filter((t) => t.checkVisibility());
     return {toasts: shown.map(box), texts: shown.map((t) => t.textContent),
             me: box(document.querySelector('.me')), hand: box(document.querySelector('.hand')),
             status: box(document.querySelector('.me-status'))};
-}"""
+}""".replace("TOASTS_PLACED", TOASTS_PLACED)
 
 
 @pytest.mark.parametrize(
@@ -207,7 +226,7 @@ def test_toasts_and_the_banner_leave_the_hand_free_on_a_phone_on_its_side(
     """On a phone on its side the reconnecting banner sits over the felt's top and the toasts come
     under it: two long ones (an error, then a camat's line with long names) came down over the
     turn's status line and the hand. With the banner up only the newest toast shows (the older
-    comes back if it still stands when the newest goes), in three lines at most, and the toasts
+    comes back if it still stands when the newest goes), scrolling if it is longer, and the toasts
     end above the hand's section whatever their length; the newest stays in view."""
     lang, words = _longest("outcome.camat")
     newer = words.replace("[[", "").replace("]]", "").replace("{name}", LONG_NAME)
@@ -233,6 +252,96 @@ def test_toasts_and_the_banner_leave_the_hand_free_on_a_phone_on_its_side(
         for toast in over["toasts"]:
             assert _apart(toast, over["me"]), (toast, over)
         screenshot(page, f"toasts-{viewport['width']}x{viewport['height']}-{lang}")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# The newest toast's text, read whole: its first line and, scrolled to its end if the toast scrolls,
+# its last line, each [left, top, right, bottom], with the toast's box, the box of the toasts (which
+# clips them) and the screen's size; whether the toast scrolls, and how many toasts show; once the
+# toasts are where they stay (as `OVER_THE_HAND` waits).
+READ_WHOLE = """async () => {
+    await (TOASTS_PLACED)();
+    const box = (r) => [r.left, r.top, r.right, r.bottom];
+    const shown = [...document.querySelectorAll('#toasts .toast')].filter((t) => t.checkVisibility());
+    const toast = shown[shown.length - 1];
+    const range = document.createRange();
+    range.selectNodeContents(toast);
+    const scrolls = ['auto', 'scroll'].includes(getComputedStyle(toast).overflowY);
+    toast.scrollTop = 0;
+    const first = box(range.getClientRects()[0]);
+    if (scrolls) toast.scrollTop = toast.scrollHeight;
+    const rects = range.getClientRects();
+    const last = box(rects[rects.length - 1]);
+    const outer = toast.getBoundingClientRect(), style = getComputedStyle(toast);
+    const top = outer.top + toast.clientTop + parseFloat(style.paddingTop);  // the box its text shows in
+    const bottom = outer.top + toast.clientTop + toast.clientHeight - parseFloat(style.paddingBottom);
+    return {first, last, toast: [outer.left, top, outer.right, bottom], scrolls, shown: shown.length,
+            clip: box(document.getElementById('toasts').getBoundingClientRect()),
+            text: toast.textContent, w: innerWidth, h: innerHeight};
+}""".replace("TOASTS_PLACED", TOASTS_PLACED)
+
+# The shorter of the other two: an older toast, one line
+OLDER = "Bot 3 plays 6-6"
+
+
+def _longest_toast(lang: str) -> str:
+    """The longest of ``lang``'s words a table says in a toast (a refusal, an error, a note)."""
+    words = catalog_of(lang)
+    toasts = [k for k in words if k.startswith(("error.", "join.", "alerts.", "stop.", "room.", "chat."))]
+    text = max((str(words[k]) for k in toasts if isinstance(words[k], str)), key=len)
+    for name in ("{name}", "{message}", "{button}"):
+        text = text.replace(name, LONG_NAME)
+    return text.replace("[[", "").replace("]]", "")
+
+
+def _read_whole(shown: dict[str, Any]) -> list[Any]:
+    """What of the toast's text cannot be read: a first or last line outside the toast's inner box,
+    outside the box of the toasts or off the screen (a pixel of rounding allowed)."""
+    faults = []
+    for name, line in (("first", shown["first"]), ("last", shown["last"])):
+        for edge, outer in (
+            ("toast", shown["toast"]),
+            ("toasts", shown["clip"]),
+            ("screen", [0, 0, shown["w"], shown["h"]]),
+        ):
+            if not (
+                outer[0] - 1 <= line[0]
+                and outer[1] - 1 <= line[1]
+                and line[2] <= outer[2] + 1
+                and line[3] <= outer[3] + 1
+            ):
+                faults.append((name, edge, line, outer))
+    return faults
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 640, "height": 360}, {"width": 740, "height": 360}], ids=["640x360", "740x360"]
+)
+def test_a_long_toast_is_read_whole_on_a_phone_on_its_side(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Found by a tester: on a phone on its side a toast showed three lines and an ellipsis, and
+    the longest words of a refusal (Indonesian, Russian...) were cut. The newest toast shows its
+    text whole, or scrolls to its end, inside the screen and above the hand: alone, under an
+    older one, and under the connection banner, in every language."""
+    context, page, watch = _seated(server, browser, viewport, "en-US")
+    try:
+        for lang in languages():
+            text = _longest_toast(lang)
+            for banner in (None, "reconnecting"):
+                page.evaluate(SHOW_BANNER, banner)
+                page.evaluate(SHOW_TOAST, text)
+                alone = page.evaluate(READ_WHOLE)
+                assert alone["text"] == text and _read_whole(alone) == [], (lang, banner, alone)
+                page.evaluate(SHOW_TWO_TOASTS, [OLDER, text])
+                under = page.evaluate(READ_WHOLE)
+                assert under["text"] == text and _read_whole(under) == [], (lang, banner, under)
+                over = page.evaluate(OVER_THE_HAND)
+                assert all(_apart(toast, over["me"]) for toast in over["toasts"]), (lang, banner, over)
+                screenshot(page, f"toast-whole-{viewport['width']}x{viewport['height']}-{lang}-{banner}")
+        page.evaluate(SHOW_BANNER, None)
         watch.assert_clean()
     finally:
         context.close()
