@@ -987,8 +987,8 @@ def test_a_chain_tile_that_turns_a_corner_keeps_its_shape(server: ServerProcess,
     """Found by a tester: a tile at a corner of the chain squashed and stretched as it moved there.
     A tile turns its side when the chain's rows wrap elsewhere (its board's size changed, or the
     chain took a new size as it grew): its face changed at once, but its box glided from one shape
-    to the other (a tile 2:1 drawn in a box on its way to 1:2). It takes its new shape at once and
-    only glides to its new place."""
+    to the other (a tile 2:1 drawn in a box on its way to 1:2). It takes its new shape at once, and
+    its new place too (a chain laid out anew is drawn at once: tests/test_browser_chain_refit.py)."""
     chain = ["1-2", "2-3", "3-4", "4-5", "5-6", "6-0", "0-2", "2-4", "4-6", "6-1", "1-3", "3-5", "5-0"]
     context = browser.new_context(viewport=DESKTOP, locale="en-US")  # with the page's animations
     page = context.new_page()

@@ -1,7 +1,9 @@
 // The chain on the table: a snake of real tiles that wraps in rows to stay inside its board.
 // Lempas lie crosswise; a tile that reaches a row's edge turns the corner standing upright.
 // The layout is pure (units of one tile's short side); `ChainBoard` draws it and keeps each tile
-// element (a tile is unique in the set) so tiles glide to their new places as the chain grows.
+// element (a tile is unique in the set). A chain that only grew glides to its new place as one
+// piece; one laid out anew (a new size or shape) takes its new places at once, so no two tiles
+// ever pass over one another on the way.
 
 import { h, reducedMotion, setAttr, setStyle, setText } from "./dom.js";
 import { isLempa, pips, tileKey, tileSvg } from "./tiles.js";
@@ -9,6 +11,11 @@ import { isLempa, pips, tileKey, tileSvg } from "./tiles.js";
 const GAP = 0.06; // between tiles along a row
 const PITCH = 2.3; // from one row's centre line to the next
 const MIN_UNIT = 10; // px: the smallest short side of a chain's tile, unless the page says (--chain-min)
+const GLIDE = { duration: 450, easing: "cubic-bezier(0.2, 0.8, 0.2, 1)" }; // the chain moving as one piece
+const SETTLE = { duration: 220, easing: "ease-out" }; // the chain laid out anew: it fades in where it is
+
+/** A tile's place in a layout, as a key: the same in two layouts only if the tile stays put there. */
+const placeKey = (r) => `${r.x},${r.y},${r.w},${r.h},${r.vertical},${r.reversed}`;
 
 /**
  * One arm of the chain, growing away from the opening tile: along the row in ``dir`` (+1 right,
@@ -132,7 +139,8 @@ export class ChainBoard {
       this.targets[end].focus();
     });
     this.tiles = new Map();
-    this.turningTimers = new Map(); // a tile's key → the timer that ends its "turning" (place)
+    this.laid = null; // the last layout drawn: {unit, offX, offY, places: tile key → placeKey}
+    this.gliding = null; // the layer's animation (`moveLayer`) while it runs
     this.chain = [];
     this.ends = null;
     this.choosing = null;
@@ -159,7 +167,7 @@ export class ChainBoard {
 
   destroy() {
     this.observer.disconnect();
-    for (const timer of this.turningTimers.values()) clearTimeout(timer);
+    this.gliding?.cancel();
   }
 
   /**
@@ -192,6 +200,7 @@ export class ChainBoard {
     if (!this.chain.length) {
       for (const el of this.tiles.values()) el.remove();
       this.tiles.clear();
+      this.laid = null;
       this.targets.L.hidden = true;
       this.targets.R.hidden = true;
       return;
@@ -219,11 +228,21 @@ export class ChainBoard {
     if (this.el.classList.contains("overflowing") !== overflowing) this.el.classList.toggle("overflowing", overflowing);
     setStyle(this.layer, "height", `${Math.max(height, box.height * unit + 8)}px`);
     const seen = new Set();
+    const places = new Map();
+    // the tiles already drawn, each where it was in the layout (at the same size): the chain only
+    // grew, so it moves as one piece (by the change of its offsets, as it is centred again)
+    const before = this.laid;
+    let grown = !!before && before.unit === unit;
     this.chain.forEach((tile, i) => {
       const key = tileKey(tile);
       seen.add(key);
+      places.set(key, placeKey(rects[i + 1]));
+      const was = before?.places.get(key);
+      if (was !== undefined && was !== places.get(key)) grown = false;
       this.place(key, tile, rects[i + 1], unit, offX, offY, i);
     });
+    this.laid = { unit, offX, offY, places };
+    if (before) this.moveLayer(grown ? { dx: before.offX - offX, dy: before.offY - offY } : null);
     for (const [key, el] of this.tiles) {
       if (!seen.has(key)) {
         el.remove();
@@ -247,30 +266,48 @@ export class ChainBoard {
     const [first, second] = rect.reversed ? [b, a] : [a, b];
     const look = `${first}-${second}-${rect.vertical ? "v" : "h"}`;
     if (el.dataset.look !== look) {
-      // a tile that turns its side (into a corner, or out of one, as the chain takes a new size)
-      // shows its new face at once: its box takes the new shape at once too, or the face would be
-      // squashed and stretched while the box's width and height glide; it still glides to its place
-      const turning = !fresh && el.dataset.look.slice(-1) !== look.slice(-1);
-      if (turning) {
-        el.classList.add("turning");
-        clearTimeout(this.turningTimers.get(key));
-        const done = () => {
-          el.classList.remove("turning");
-          this.turningTimers.delete(key);
-        };
-        this.turningTimers.set(key, setTimeout(done, 500));
-      }
       el.dataset.look = look;
       el.replaceChildren(tileSvg(first, second, { vertical: rect.vertical }));
     }
     setAttr(el, "data-index", String(index));
     setStyle(el, "width", `${rect.w * unit}px`);
     setStyle(el, "height", `${rect.h * unit}px`);
-    setStyle(el, "transform", `translate(${offX + rect.x * unit}px, ${offY + rect.y * unit}px)`);
+    // (its place by `translate`, which applies after the `scale` of its landing: with `transform`,
+    // the scale acted on the place too, and a tile played flew in from across the board)
+    setStyle(el, "translate", `${offX + rect.x * unit}px ${offY + rect.y * unit}px`);
     if (fresh && this.drawn && !reducedMotion()) {
       el.classList.add("fresh");
       setTimeout(() => el.classList.remove("fresh"), 900);
     }
+  }
+
+  /**
+   * Move the tiles' layer to the layout just drawn: with ``shift`` ({dx, dy}: px from the new places
+   * to the old ones, the chain only grew), from where it showed (a glide still running goes on from
+   * where it is) to its place, every tile together, so none passes over another; without (a new size
+   * or shape), at once, fading in. Nothing moves with reduced motion.
+   */
+  moveLayer(shift) {
+    let [x, y] = [0, 0];
+    if (this.gliding) {
+      const now = getComputedStyle(this.layer).transform;
+      if (shift && now && now !== "none") ({ m41: x, m42: y } = new DOMMatrixReadOnly(now));
+      this.gliding.cancel();
+      this.gliding = null;
+    }
+    if (reducedMotion()) return;
+    let animation;
+    if (!shift) animation = this.layer.animate([{ opacity: 0.35 }, { opacity: 1 }], SETTLE);
+    else {
+      x += shift.dx;
+      y += shift.dy;
+      if (Math.abs(x) < 0.5 && Math.abs(y) < 0.5) return;
+      animation = this.layer.animate([{ transform: `translate(${x}px, ${y}px)` }, { transform: "none" }], GLIDE);
+    }
+    this.gliding = animation;
+    animation.onfinish = () => {
+      if (this.gliding === animation) this.gliding = null;
+    };
   }
 
   placeTarget(end, rect, unit, offX, offY) {
