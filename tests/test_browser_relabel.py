@@ -116,3 +116,33 @@ def test_a_refused_name_is_said_again_in_the_language_switched_to(
         assert [e for e in watch.errors if "status of 422" not in e] == [] and watch.dialogs == []
     finally:
         context.close()
+
+
+def test_the_chats_line_and_refused_name_stay_in_the_language_switched_to(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A spectator in the waiting room's chat (the host lets spectators write) was half through a
+    line and had a name refused ("Bot 3", ``name_reserved``): after a switch of language the line
+    was gone and the refusal with it. Both stay: the line in its box, the name in its box with the
+    reason in the new language."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"])
+    server.claim(room["code"], 0, "Ana")
+    server.let_spectators_chat(room["code"], room["host_token"])
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.wait_for_selector(".chat-name:not([hidden])")
+        page.fill(".chat-name-input", "Bot 3")
+        page.click(".chat-name-save")
+        page.wait_for_selector(".chat-name-said.field-error")
+        page.fill(".chat-input", "half a li")
+        for lang in [*languages(), "en"]:
+            switch_language(page, lang)
+            said = page.locator(".chat-name-said")
+            assert said.text_content() == catalog_of(lang)["join.name_reserved"], lang
+            assert "field-error" in (said.get_attribute("class") or ""), lang
+            assert page.input_value(".chat-name-input") == "Bot 3", lang
+            assert page.input_value(".chat-input") == "half a li", lang
+        watch.assert_clean()
+    finally:
+        context.close()

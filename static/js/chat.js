@@ -162,15 +162,33 @@ export class ChatBox {
     const shown = name ?? savedSpectatorName();
     if (document.activeElement !== this.nameInput || this.nameInput.value.trim() === shown) this.nameInput.value = shown;
     this.nameInput.removeAttribute("aria-invalid");
+    this.refused = null;
     this.nameSaid.classList.remove("field-error");
     replace(this.nameSaid, [tf("chat.named_as", { name: spectatorLabel(name, this.ctl.watcherTag) })]);
   }
 
-  /** The server refused the name sent (``text`` says why): the box keeps it, to correct. */
-  onNameRefused(text) {
+  /** The server refused the name sent (``code``, e.g. "name_reserved", said in the page's words:
+   * ``ctl.nameRefusal``): the box keeps it, to correct. */
+  onNameRefused(code) {
+    this.refused = code;
     this.nameInput.setAttribute("aria-invalid", "true");
     this.nameSaid.classList.add("field-error");
-    replace(this.nameSaid, [text]);
+    replace(this.nameSaid, [this.ctl.nameRefusal(code)]);
+  }
+
+  /** What the boxes hold, for the page drawn again in another language (`restore`): the line being
+   * written, the name typed and why the server refused it (a code, or null). */
+  kept() {
+    return { line: this.input.value, name: this.nameInput.value, refused: this.refused ?? null };
+  }
+
+  /** Put back what `kept` took from the page before, a refusal said in the page's language now. */
+  restore({ line, name, refused }) {
+    this.input.value = line;
+    this.showCount();
+    if (!refused) return;
+    this.nameInput.value = name;
+    this.onNameRefused(refused);
   }
 
   /** The count under the box: "172/200" once the line nears its limit, marked at the limit. */

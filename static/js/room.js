@@ -348,11 +348,16 @@ export class RoomController {
     this.screen?.chatBox?.onMessage(message);
   }
 
+  /** Why a name was refused (a ``name_*`` code), in the page's language. */
+  nameRefusal(code) {
+    return t(`join.${code}`, { n: MAX_NAME });
+  }
+
   onError(message) {
     if (this.screen && "pending" in this.screen) this.screen.pending = false;
     // a spectator's name refused (docs/protocol.md `name`): said as a seat's name is, beside its box
-    const nameText = NAME_ERRORS.includes(message.code) ? t(`join.${message.code}`, { n: MAX_NAME }) : null;
-    if (nameText && this.screen?.chatBox) return this.screen.chatBox.onNameRefused(nameText);
+    const nameText = NAME_ERRORS.includes(message.code) ? this.nameRefusal(message.code) : null;
+    if (nameText && this.screen?.chatBox) return this.screen.chatBox.onNameRefused(message.code);
     if (nameText) return toast(nameText, "error");
     const key = `error.${message.code}`;
     toast(has(key) ? t(key) : t("error.generic", { message: message.message }), "error");
@@ -410,6 +415,7 @@ export class RoomController {
     const feedOpen = !!this.screen?.el?.classList.contains("feed-open");
     const stopAsking = !!this.screen?.stopAsking; // the host's End match confirm stays asked
     const typed = this.screen?.kept?.(); // the waiting room's boxes and what was said beside them
+    const chatTyped = this.screen?.chatBox?.kept(); // the chat's line being written, its name box
     this.screen?.destroy?.();
     this.screen = null;
     this.langKey = String(Date.now());
@@ -421,6 +427,7 @@ export class RoomController {
     if (this.notice) delete this.notice.dataset.kind; // drawn again in the new language
     this.render([]);
     if (typed) this.screen?.restore?.(typed);
+    if (chatTyped) this.screen?.chatBox?.restore(chatTyped);
     this.updateBanner();
     if (stopAsking) this.screen?.askStop?.(true);
     if (feedOpen) {
