@@ -640,11 +640,13 @@ def test_the_feed_drawers_title_reads_whole_on_a_narrow_phone_in_every_language(
     server: ServerProcess, browser: Any, viewport: dict[str, int]
 ) -> None:
     """On phones narrower than 390 px (a spectator's drawer has the same head) the title takes a
-    line of its own above the buttons when it must: never cut, and every button still whole."""
-    room = server.create_room(bots=["easy", "easy", "easy", "easy", "easy"], turn_timer_s=0)
-    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    line of its own above the buttons when it must: never cut, and every button still whole. Ana
+    holds a seat with no turn timer, so the table waits for her: a match of bots alone could end,
+    its final panel over the drawer's toggle, before the page opens."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
     context, page, watch = open_page(browser, viewport)
-    goto(page, f"{server.url}/r/{room['code']}")
+    sit_and_start(page, server, room, token)
     page.click(".feed-toggle")
     for lang in languages():
         switch_language(page, lang)
