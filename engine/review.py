@@ -307,7 +307,10 @@ def _decisions(doc: object, round_index: int, seat: int) -> Iterator[tuple[int, 
         raise RecordError("invalid_seat", f"seat {seat} is not at this {len(seats)}-seat table")
     if not 0 <= round_index < len(raw_rounds):
         raise RecordError(
-            "invalid_round", f"round {round_index} is not in this record ({len(raw_rounds)} rounds)"
+            "invalid_round",
+            f"round {round_index + 1} is not in this record (rounds 1 to {len(raw_rounds)})"
+            if raw_rounds
+            else "this record holds no round",
         )
     try:
         state: State = rules.new_match(start)

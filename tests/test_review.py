@@ -361,6 +361,31 @@ def test_the_command_prints_the_reviews_figures(tmp_path: Any) -> None:
     assert unreadable.returncode == 2 and "unreadable_file" in unreadable.stderr
 
 
+def test_the_commands_messages_count_rounds_and_actions_from_1(tmp_path: Any) -> None:
+    """``--round 9`` on a six-round record said "round 8 is not in this record": the flag counts
+    rounds from 1, so every message of review and replay does (the JSON error object keeps its
+    indexes from 0, RECORD.md)."""
+    doc = _match("kozel", 2, {}, seed=2, rounds=2)
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    missing = domeng_cli("review", path, "--round", "3", "--seat", "0")
+    assert missing.returncode == 2
+    assert "round 3 is not in this record (rounds 1 to 2)" in missing.stderr, missing.stderr
+    as_json = domeng_cli("review", path, "--round", "3", "--seat", "0", "--json")
+    assert "round 3 is not" in json.loads(as_json.stdout)["error"]["message"]
+    del doc["rounds"][1]["actions"][-1]  # round 2 now ends unfinished
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    unfinished = domeng_cli("review", path, "--round", "2", "--seat", "0")
+    assert unfinished.returncode == 2
+    assert "unfinished_round in round 2:" in unfinished.stderr, unfinished.stderr
+    doc["rounds"][0]["actions"][1] = {"seat": 9, "pass": True}  # round 1's action 2 is refused
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    for command in ("review", "replay"):
+        refused = domeng_cli(command, path, *(("--round", "2", "--seat", "0") if command == "review" else ()))
+        assert refused.returncode == 2
+        assert " in round 1, action 2: " in refused.stderr, (command, refused.stderr)
+
+
 def test_the_command_shows_a_records_names_and_never_runs_them(tmp_path: Any) -> None:
     doc = _match("kozel", 2, {}, seed=2)
     doc["seats"][1] = "Bo\x1b]0;owned\x07\x1b[2J\u202e"

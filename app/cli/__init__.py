@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from app.cli.arena import add_arena_parser as _add_arena_parser
 from app.cli.arena import arena_markdown, cmd_arena
+from app.cli.common import error_place as _error_place
 from app.cli.common import load_document as _load_document
 from app.cli.common import positive as _positive
 from app.cli.common import terminal_text as _terminal_text
@@ -93,12 +94,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(error.to_json()))
         else:
-            where = ""
-            if error.round is not None:
-                where = f" in round {error.round + 1}"
-                if error.action is not None:
-                    where += f", action {error.action + 1}"
-            print(f"domeng replay: {error.code}{where}: {error.message}", file=sys.stderr)
+            print(f"domeng replay: {error.code}{_error_place(error)}: {error.message}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result.report()))

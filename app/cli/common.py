@@ -12,7 +12,15 @@ from typing import Final
 
 from engine.errors import RecordError
 
-__all__ = ["MAX_RECORD_BYTES", "load_document", "positive", "terminal_text", "variant_options", "writable"]
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "error_place",
+    "load_document",
+    "positive",
+    "terminal_text",
+    "variant_options",
+    "writable",
+]
 
 
 def writable(save_dir: Path, command: str) -> bool:
@@ -38,6 +46,15 @@ def variant_options(args: argparse.Namespace) -> dict[str, object]:
     if args.no_two_lempas:
         options["two_lempas"] = False
     return options
+
+
+def error_place(error: RecordError) -> str:
+    """Where a record error happened as the user counts, rounds and actions from 1 (the error's
+    fields count from 0, as the JSON error object does): `` in round 3, action 7`` or ``""``."""
+    if error.round is None:
+        return ""
+    place = f" in round {error.round + 1}"
+    return place if error.action is None else f"{place}, action {error.action + 1}"
 
 
 def positive(text: str) -> int:

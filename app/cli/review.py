@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from app.cli.common import load_document, positive, terminal_text
+from app.cli.common import error_place, load_document, positive, terminal_text
 from engine.errors import RecordError
 from engine.record import read_header
 from engine.review import CONFIDENCE, DEFAULT_SAMPLES, Decision, RoundReview, review_record, summary
@@ -102,7 +102,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(error.to_json()))
         else:
-            print(f"domeng review: {error.code}: {error.message}", file=sys.stderr)
+            print(f"domeng review: {error.code}{error_place(error)}: {error.message}", file=sys.stderr)
         return 2
     print(json.dumps(review.to_json()) if args.json else review_text(review, names))
     return 0
