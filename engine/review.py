@@ -28,7 +28,8 @@ more than the threshold but not more than the margin is first costed again on mo
 (`samples` more, up to `MAX_WORLDS_FACTOR` times ``samples``: the margin shrinks as one over the
 square root of the worlds); if it is still inside, it is *too close to tell*
 (`Decision.within_noise`): shown with its margin, never called a mistake nor said to be within
-the threshold.
+the threshold. Both compare the figures as a review shows them (`shown`: to `SHOWN_DECIMALS`
+decimals), so a marked choice always prints a loss beyond its margin and its threshold.
 
 A move that a bot made for the seat's person (the record's optional ``by_bot``: ``"timeout"``,
 their turn timer ran out and a bot played that one turn, or ``"covering"``, a bot covered their
@@ -59,6 +60,7 @@ __all__ = [
     "CONFIDENCE",
     "DEFAULT_SAMPLES",
     "MAX_WORLDS_FACTOR",
+    "SHOWN_DECIMALS",
     "THRESHOLDS",
     "UNITS",
     "Decision",
@@ -67,6 +69,7 @@ __all__ = [
     "quantile",
     "review_decision",
     "review_record",
+    "shown",
     "summary",
 ]
 
@@ -79,6 +82,9 @@ stones, Kozel in points."""
 
 CONFIDENCE = 0.95
 """… and more than its margin: the half-width of an interval of ``lost`` at this confidence."""
+
+SHOWN_DECIMALS = 2
+"""Costs, losses and margins are shown to this many decimals; marking compares them so (`shown`)."""
 
 MAX_WORLDS_FACTOR = 4
 """A choice too close to tell is costed again on more worlds, up to this many times ``samples``."""
@@ -136,7 +142,7 @@ class Decision:
     def within_noise(self, threshold: float) -> bool:
         """Whether the choice lost more than ``threshold`` but not more than the estimate's
         margin: too close to tell (neither a mistake nor within the threshold)."""
-        return self.lost > threshold and not self.marked
+        return shown(self.lost) > threshold and not self.marked
 
     def to_json(self) -> dict[str, Any]:
         """The decision as JSON (actions as RECORD.md writes them, figures to 3 decimals)."""
@@ -248,15 +254,26 @@ def review_decision(
         weights += more_weights
         costs, noise = _costs(rows, weights, len(legal), legal.index(chosen))
         lost = costs[legal.index(chosen)] - min(costs)
-        too_close = limit < lost <= z * noise
+        marked = shown(lost) > limit and shown(lost) > shown(z * noise)
+        too_close = shown(lost) > limit and not marked
         if not too_close or not more_rows or len(rows) >= MAX_WORLDS_FACTOR * samples:
             break
     best_cost = min(costs)
     order = sorted(range(len(legal)), key=lambda i: (costs[i], i))
     options = tuple(Option(legal[i], costs[i], costs[i] - best_cost) for i in order)
-    marked = lost > limit and lost > z * noise
     hand = tuple(str(tile) for tile in view.hand or ())
     return Decision(at, chosen, options, lost, noise, max(1, len(rows)), marked, tuple(view.chain), hand)
+
+
+def shown(x: float) -> float:
+    """``x`` as a review shows it, to `SHOWN_DECIMALS` decimals (``inf`` stays infinite): a
+    decision is marked, or too close to tell, by the figures shown, so a mark never shows a loss
+    that prints as no more than its margin (``lost 0.31 ± 0.31``) or its threshold.
+
+    >>> shown(0.3149), shown(0.3051), shown(float("inf"))
+    (0.31, 0.31, inf)
+    """
+    return float(f"{x:.{SHOWN_DECIMALS}f}")
 
 
 def quantile(options: int) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import statistics
 from typing import Any
 
@@ -21,7 +22,15 @@ from engine.core import Deal, Phase, State
 from engine.deal_json import parse_deal
 from engine.errors import RecordError
 from engine.record import read_header, read_record, write_record
-from engine.review import MAX_WORLDS_FACTOR, THRESHOLDS, quantile, review_record, summary
+from engine.review import (
+    MAX_WORLDS_FACTOR,
+    THRESHOLDS,
+    RoundReview,
+    quantile,
+    review_decision,
+    review_record,
+    summary,
+)
 from engine.simulate import play_round
 from engine.variants import make_rules
 from engine.views import player_view
@@ -359,6 +368,34 @@ def test_the_command_prints_the_reviews_figures(tmp_path: Any) -> None:
     assert json.loads(bad.stdout)["error"]["code"] == "invalid_round"
     unreadable = domeng_cli("review", tmp_path / "missing.json", "--round", "1", "--seat", "0")
     assert unreadable.returncode == 2 and "unreadable_file" in unreadable.stderr
+
+
+def test_a_mark_always_prints_a_loss_beyond_its_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trial's review printed "lost 0.31 ± 0.31 stones  MARKED": a loss of 0.3149 beat a
+    margin of 0.3051, and both print as 0.31. Marking compares the figures as printed, so such a
+    choice is costed on more worlds first, and a mark shows a loss visibly beyond its margin."""
+    rules = make_rules("domeng", {}, 5)
+    state = rules.new_match(None)
+    state.start_round(Deal.shuffled(random.Random(4), rules.hand_sizes()))
+    bot = make_bot("medium", random.Random(1))
+    while len(player_view(state, state.to_act).legal) < 2:
+        state.apply(bot.choose(player_view(state, state.to_act)))
+    view = player_view(state, state.to_act)
+    z, n = quantile(len(view.legal)), SAMPLES
+    spread = 0.3051 * (n - 1) ** 0.5 / z  # paired differences 0.3149 ± spread: margin 0.3051
+    rows = [[0.0, 0.3149 + (spread if i % 2 else -spread)] + [0.0] * (len(view.legal) - 2) for i in range(n)]
+
+    def worlds(view: Any, rng: random.Random, samples: int) -> tuple[list[list[float]], list[float]]:
+        return [list(row) for row in rows], [1.0] * len(rows)
+
+    monkeypatch.setattr("engine.review.world_losses", worlds)
+    decision = review_decision(view, view.legal[1], 3, random.Random(0), samples=n)
+    assert decision.marked and f"{decision.lost:.2f}" == "0.31"
+    review = RoundReview("domeng", 0, view.seat, "stones", 0.25, n, 0, (decision,))
+    head = review_text(review, tuple(f"Seat {s}" for s in range(5))).splitlines()[1]
+    found = re.search(r"lost (\d+\.\d+) ± (\d+\.\d+) stones\)  MARKED", head)
+    assert found is not None, head
+    assert float(found[1]) > float(found[2]), head
 
 
 def test_the_commands_messages_count_rounds_and_actions_from_1(tmp_path: Any) -> None:
