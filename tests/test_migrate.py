@@ -5,13 +5,15 @@ at start-up. Real SQLite files."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
-from app.store import Store, sqlite_url
+from app.store import Store, sqlite_url, upgrade_database
+from app.store.database import MIGRATIONS_DIR
 from app.web.settings import Settings
 
 
@@ -57,3 +59,23 @@ def test_servers_migrate_at_start_unless_told_not_to(monkeypatch: pytest.MonkeyP
     assert Settings().migrate is True  # the README's quick start is unchanged
     monkeypatch.setenv("DOMENG_MIGRATE", "false")
     assert Settings().migrate is False
+
+
+def test_a_new_database_logs_one_short_line_per_migration(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first ``domeng serve`` printed pages of docstrings: Alembic logs "Running upgrade" with
+    the whole first paragraph of each migration's docstring. The operator reads one short line
+    per migration, in order, and nothing more; a schema already up to date logs nothing."""
+    migrations = sorted(p.name.split("_")[0] for p in (MIGRATIONS_DIR / "versions").glob("[0-9]*.py"))
+    with caplog.at_level(logging.INFO, logger="alembic"):
+        upgrade_database(sqlite_url(tmp_path))
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("alembic")]
+    assert len(lines) == len(migrations), lines
+    for line, before, revision in zip(lines, ["empty", *migrations], migrations, strict=False):
+        assert line.startswith(f"migrating the database: {before} -> {revision} ("), line
+        assert "\n" not in line and len(line) <= 120, line
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="alembic"):
+        upgrade_database(sqlite_url(tmp_path))
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("alembic")] == []

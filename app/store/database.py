@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 from pathlib import Path
 from typing import Final
@@ -13,6 +15,7 @@ import app
 
 __all__ = [
     "MIGRATIONS_DIR",
+    "SUBJECT_CHARS",
     "sqlite_url",
     "upgrade_database",
 ]
@@ -33,6 +36,33 @@ def sqlite_url(data_dir: Path) -> str:
     return f"sqlite+aiosqlite:///{(data_dir / 'domeng.sqlite3').resolve()}"
 
 
+_STEP = re.compile(r"Running upgrade (?P<down>\S*) -> (?P<up>\S+), (?P<doc>.*)", re.S)
+_NOISE = ("Context impl ", "Will assume ")
+
+SUBJECT_CHARS: Final = 72
+"""At most this many characters of a migration's subject go in its one line of the log."""
+
+
+class _OneLinePerMigration(logging.Filter):
+    """On Alembic's runtime logger during `upgrade_database`: each migration run is logged as one
+    short line, ``migrating the database: 0010 -> 0011 (matches.turn_at and …)`` (the subject of
+    its docstring, cut to `SUBJECT_CHARS`), instead of Alembic's "Running upgrade" with the
+    docstring's whole first paragraph; its notes on the connection's dialect are dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith(_NOISE):
+            return False
+        step = _STEP.match(message)
+        if step is not None:
+            subject = " ".join(step["doc"].split())
+            if len(subject) > SUBJECT_CHARS:
+                subject = subject[: SUBJECT_CHARS - 1].rstrip() + "…"
+            down = step["down"] or "empty"
+            record.msg, record.args = f"migrating the database: {down} -> {step['up']} ({subject})", None
+        return True
+
+
 _MIGRATING = threading.Lock()  # Alembic's `context` is one per process: migrate one at a time
 
 
@@ -40,11 +70,19 @@ def upgrade_database(database_url: str) -> None:
     """Run Alembic's ``upgrade head`` on ``database_url`` (blocking; see ``migrations/env.py``).
 
     Alembic's env.py runs its own event loop, so call this from a thread when a loop is running.
+    Each migration run is logged (INFO, logger ``alembic.runtime.migration``) as one short line
+    (`_OneLinePerMigration`); nothing when the schema is already up to date.
     """
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.set_main_option("path_separator", "os")
     config.attributes["database_url"] = database_url
     config.attributes["configure_logger"] = False
+    runtime = logging.getLogger("alembic.runtime.migration")
+    one_line = _OneLinePerMigration()
     with _MIGRATING:
-        command.upgrade(config, "head")
+        runtime.addFilter(one_line)
+        try:
+            command.upgrade(config, "head")
+        finally:
+            runtime.removeFilter(one_line)
