@@ -736,6 +736,29 @@ def test_headlines_that_start_with_a_word_start_with_a_capital() -> None:
                     assert first[0].isupper(), (lang, key, form)
 
 
+_SENTENCE_START = re.compile(r"(?<![0-9])[.!?]\s+(\[\[[^\]]+\]\]|\w)")
+"""A sentence that starts inside a message: after a full stop (not an ordinal's, "2. hely"), a
+question or an exclamation mark, its first word or term."""
+
+
+def test_sentences_of_the_rules_start_with_a_capital_even_with_a_game_word() -> None:
+    """The Indonesian rules said "… kamu memilih ujungnya. lempa (balak) diletakkan …": a term keeps
+    its spelling (``[[lempa]]``), so where it starts a sentence it carries a capitalised label
+    (``[[lempa|Lempa]]``). Every rules paragraph and table cell of events starts with a capital,
+    and so does every sentence inside one (the receivers' cells are phrases, "the passer, …")."""
+    for lang in languages():
+        catalog = catalog_of(lang)
+        for key, value in catalog.items():
+            if not key.startswith("rules.") or key.endswith(".receiver") or key.startswith("rules.gloss."):
+                continue
+            for form in value.values() if isinstance(value, dict) else [value]:
+                starts = [form, *(m.group(1) for m in _SENTENCE_START.finditer(form))]
+                for start in starts:
+                    first = _shown_start(start)
+                    if first[0].isalpha():
+                        assert first[0].isupper(), (lang, key, start[:40])
+
+
 def _assert_translated(page: Any, lang: str) -> None:
     assert page.evaluate("() => document.documentElement.lang") == lang
     assert "⟦" not in text_of(page), f"{lang}: a key is missing"
