@@ -95,3 +95,46 @@ def test_each_open_table_shows_how_many_people_are_there(server: ServerProcess, 
         context.close()
         for client in (ana, budi, host):
             client.close()
+
+
+def test_an_open_kozel_table_in_pairs_says_so(server: ServerProcess, browser: Any) -> None:
+    """The card of a Kozel pairs table said "Kozel · 1 of 4 seats free · …" like any Kozel table:
+    it says it is played in pairs (K10), in the page's language; a table without pairs does not."""
+    rooms = {}
+    for pairs in (True, False):
+        room = server.create_room(
+            variant="kozel",
+            seats=4,
+            options={"pairs": pairs},
+            bots=[None, "greedy", None, "greedy"],
+            turn_timer_s=0,
+        )
+        reply = httpx.put(
+            f"{server.url}/api/rooms/{room['code']}/open",
+            json={"open": True},
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+            timeout=10,
+        )
+        assert reply.status_code == 200, reply.text
+        rooms[pairs] = room
+    hosts = [Client(server, room["code"], host=room["host_token"]) for room in rooms.values()]
+    for host in hosts:
+        host.wait_for(lambda m: m["type"] == "state")
+    context, page, watch = open_page(browser, PHONE, "ru-RU")
+    try:
+        goto(page, f"{server.url}/")
+        for lang in ("ru", "en"):
+            switch_language(page, lang)
+            said = catalog_of(lang)["open.pairs"]
+            card = f".open-table[data-code='{rooms[True]['code']}'] .open-facts"
+            page.wait_for_function(
+                "([card, said]) => document.querySelector(card)?.textContent.includes(said)", arg=[card, said]
+            )
+            other = page.text_content(f".open-table[data-code='{rooms[False]['code']}'] .open-facts") or ""
+            assert said not in other, other
+        assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+        watch.assert_clean()
+    finally:
+        context.close()
+        for host in hosts:
+            host.close()

@@ -13,7 +13,7 @@ import pytest
 from app.rooms.lobby import OPEN_TABLES_PER_ADDRESS, OPEN_TABLES_SHOWN
 from tests.serverkit import Client, ServerProcess
 
-LISTED = {"code", "variant", "seats", "free", "people", "here", "bots", "turn_timer_s", "waiting_s"}
+LISTED = {"code", "variant", "seats", "pairs", "free", "people", "here", "bots", "turn_timer_s", "waiting_s"}
 """What the lobby tells anyone of an open table (docs/protocol.md, ``GET /api/open-tables``)."""
 
 

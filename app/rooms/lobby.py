@@ -55,7 +55,8 @@ def open_tables(
     person or the host connected (a spectator's socket alone does not list a table; one that
     loses its players and host leaves the list), in `rank_tables`' order and number, each room's
     creator's address in ``owners`` (code → address; a room not in it: not known). Each:
-    ``code``, ``variant``, ``seats`` (count), ``free`` (empty seats), ``people`` (names seated),
+    ``code``, ``variant``, ``seats`` (count), ``pairs`` (whether partners share a score, Kozel's
+    K10), ``free`` (empty seats), ``people`` (names seated),
     ``here`` (how many of them are connected), ``bots`` (their levels), ``turn_timer_s``,
     ``waiting_s`` (seconds since the match was first listed, at clock time ``now``: taking a table
     off and listing it again does not reset it); with ``private``, `PRIVATE` too (a process
@@ -71,6 +72,7 @@ def open_tables(
                 "code": room.code,
                 "variant": room.rules.name,
                 "seats": len(room.seats),
+                "pairs": any(len(side) > 1 for side in room.rules.sides()),
                 "free": free,
                 "people": [s.name for s in room.seats if s.kind == "human"],
                 "here": sum(1 for s in room.seats if s.kind == "human" and s.connections > 0),

@@ -42,6 +42,8 @@ function row(table) {
       " · ",
       t("open.free", { free: table.free, seats: table.seats }),
       " · ",
+      // ``pairs``: Kozel's partners share a score (K10); a table of an older release says nothing
+      ...(table.pairs ? [h("span", { class: "open-pairs" }, t("open.pairs")), " · "] : []),
       table.turn_timer_s ? t("open.timer", { s: table.turn_timer_s }) : t("open.no_timer"),
       " · ",
       waited(table.waiting_s),
