@@ -135,7 +135,7 @@ def test_sound_remembered_on_waits_for_a_tap_then_plays(
         "audio": "held",
         "pressed": "true",
         "title": catalog["alerts.sound_held"],
-        "said": catalog["alerts.sound_waiting"],
+        "said": catalog["alerts.sound"],  # one fixed name with aria-pressed; the title says it waits
         "context": "suspended",
     }
     playing = {

@@ -172,8 +172,9 @@ function paintSound(button) {
   button.setAttribute("aria-pressed", String(on));
   button.dataset.audio = held ? "held" : on ? "on" : "off";
   button.title = held ? t("alerts.sound_held") : on ? t("alerts.sound_off") : t("alerts.sound_on");
-  const words = held ? t("alerts.sound_waiting") : on ? t("alerts.sound") : t("alerts.muted");
-  button.replaceChildren(icon(on ? "sound" : "mute"), h("span", { class: "sr-only" }, words));
+  // one fixed name with aria-pressed ("Sound, pressed" / "not pressed"): a name that changed too
+  // read "Muted, not pressed"; the title (its description) says what a press does, or why it waits
+  button.replaceChildren(icon(on ? "sound" : "mute"), h("span", { class: "sr-only" }, t("alerts.sound")));
 }
 
 /** What the table plays and shows as the game goes on: one per table screen. */

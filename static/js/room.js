@@ -929,7 +929,12 @@ class WaitingView {
     // a window that lost its seat to another follows the room no more: its chat takes no line
     // until "Play here" (as the table's, `TableView.update`)
     this.chatBox?.setLive(!ctl.connection?.replaced);
-    if (keepFocus) this.body.querySelector(`[data-focus-key="${keepFocus}"]`)?.focus();
+    if (keepFocus) {
+      // the name box or the Sit button that seated this player is gone: their seat's row takes the
+      // focus (never the page's body, where a keyboard or a screen reader would start over)
+      const kept = this.body.querySelector(`[data-focus-key="${keepFocus}"]`) || (seated ? this.body.querySelector(".seat-row.mine") : null);
+      kept?.focus();
+    }
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
   }
 
@@ -1045,6 +1050,7 @@ class WaitingView {
     const ready = again && !started && info.kind === "human" ? h("span", { class: `tag ready-tag${here && info.ready ? " tag-win" : ""}`, dataset: { ready: String(here && !!info.ready) } }, t(readyKey)) : "";
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
+    const partner = partnerOf(ctl.room, seat);
     if (!seated && open && !started) {
       actions.push(
         h(
@@ -1053,6 +1059,8 @@ class WaitingView {
             class: "btn btn-gold sit",
             type: "button",
             dataset: { seat: String(seat), focusKey: `sit-${seat}` },
+            // "Sit here" says which seat to a screen reader, and with pairs whose partner it makes
+            "aria-label": partner === null ? t("join.sit_seat", { n: seat + 1 }) : t("join.sit_seat_partner", { n: seat + 1, partner: partner + 1 }),
             onclick: () => this.sit(seat),
           },
           t("join.sit"),
@@ -1087,12 +1095,22 @@ class WaitingView {
     }
     return h(
       "li",
-      { class: `seat-row seat-${info.kind}${mine ? " mine" : ""}`, dataset: { seat: String(seat) } },
+      // one's own row takes the focus when the control that seated them goes (`update`)
+      { class: `seat-row seat-${info.kind}${mine ? " mine" : ""}`, dataset: { seat: String(seat), ...(mine ? { focusKey: "my-seat" } : {}) }, tabindex: mine ? "-1" : null },
       h("span", { class: "seat-num" }, t("seat.label", { n: seat + 1 }), ready ? " " : "", ready),
       who,
       h("span", { class: "seat-actions" }, actions),
     );
   }
+}
+
+/** The seat that plays in a pair with ``seat`` (from 0), or null: the view's sides once dealt,
+ * before that a four-seat table with ``pairs`` seats 1 and 3 against 2 and 4 (K10, as the waiting
+ * room's line says). */
+function partnerOf(room, seat) {
+  const side = room.sides?.find((each) => each.includes(seat));
+  if (side) return side.length > 1 ? side.find((other) => other !== seat) : null;
+  return room.options?.pairs && room.seats.length === 4 ? (seat + 2) % 4 : null;
 }
 
 export { seatName };

@@ -22,7 +22,10 @@ export function roundEndPanel(snap, opts) {
   const { view, room } = snap;
   const o = view.outcome;
   const dialog = h("dialog", { class: "round-end", "aria-labelledby": "round-end-title" });
-  const close = h("button", { class: "btn btn-gold", type: "button", autofocus: true, onclick: () => opts.onClose() }, t("panel.close"));
+  // the focus starts on the foot's main button: Play again on a final panel that offers it (never
+  // behind the body's glossary terms, each a Tab stop), else Close
+  const again = view.match_over && opts.onAgain;
+  const close = h("button", { class: "btn btn-gold", type: "button", autofocus: !again, onclick: () => opts.onClose() }, t("panel.close"));
   const header = h(
     "header",
     { class: "panel-head" },
@@ -50,7 +53,7 @@ export function roundEndPanel(snap, opts) {
   note.textContent = view.match_over ? t(overNote) : opts.nextStarted ? t("panel.next_started") : t("panel.next_soon");
   foot.append(note);
   if (view.match_over) foot.append(h("a", { class: "btn", href: "/" }, t("panel.new_table")));
-  if (view.match_over && opts.onAgain) foot.append(h("button", { class: "btn btn-again play-again", type: "button", onclick: () => opts.onAgain() }, t("panel.play_again")));
+  if (again) foot.append(h("button", { class: "btn btn-again play-again", type: "button", autofocus: true, onclick: () => opts.onAgain() }, t("panel.play_again")));
   foot.append(close);
   dialog.append(header, body, foot);
   dialog.addEventListener("cancel", (e) => {

@@ -509,14 +509,19 @@ export class TableView {
     const { view, room } = this.ctl;
     const choice = myTurn && (view.legal || []).length > 1;
     this.hintBtn.hidden = !(room.hints && choice);
-    const asked = this.hintAsked === this.ctl.version;
-    this.hintBtn.disabled = asked && !this.currentHint();
-    this.hintBtn.classList.toggle("busy", asked && !this.currentHint());
+    const busy = this.hintAsked === this.ctl.version && !this.currentHint();
+    // never ``disabled`` while the hint is on its way: a focused button that is disabled drops the
+    // keyboard's focus to the page's body
+    setAttr(this.hintBtn, "aria-disabled", busy ? "true" : null);
+    this.hintBtn.classList.toggle("busy", busy);
     if (this.hintNote.dataset.kind === "shown" && !this.hintNote.hidden && !this.currentHint()) this.closeHintNote(); // its turn is over
   }
 
   askHint() {
     if (this.currentHint()) return this.showHint(this.hinted.action);
+    if (this.hintAsked === this.ctl.version) return; // asked: on its way
+    // pressed from the keyboard (or clicked): the hinted tile takes the focus when the hint comes
+    this.hintFocus = document.activeElement === this.hintBtn;
     this.hintAsked = this.ctl.version;
     this.ctl.socket?.send({ type: "hint" });
     this.updateHint(this.isMyTurn());
@@ -555,9 +560,24 @@ export class TableView {
       this.updateLempas(this.isMyTurn());
       this.updateHint(this.isMyTurn());
       this.showHint(message.action);
+      this.focusHinted();
     } else if (message.seat !== this.ctl.seat) {
       this.sayHint(tf("hint.used", { name: seatName(this.ctl.room, message.seat) }), "used");
     }
+  }
+
+  /** After a hint asked from the Hint button, while the focus is still there (or was dropped):
+   * the focus goes to what the hint plays, the hinted tile, or the two-lempas move's first button
+   * (K4), else the hand's Tab stop. */
+  focusHinted() {
+    if (!this.hintFocus) return;
+    this.hintFocus = false;
+    const here = document.activeElement;
+    if (here !== this.hintBtn && here !== document.body && here !== null) return; // moved on by itself
+    const tile = this.handButtons.get(this.hintedTile());
+    const lempas = this.lempasBox.hidden ? null : this.lempasBox.querySelector("button");
+    const stop = this.hand.querySelector(".hand-tile[tabindex='0']");
+    (tile || lempas || stop)?.focus();
   }
 
   /** Whether this seat opens the round now: its turn on an empty chain, a tile to place, no bot
@@ -788,12 +808,18 @@ export class TableView {
       btn.classList.toggle("playable", playable);
       btn.classList.toggle("chosen", this.choosing === key);
       btn.classList.toggle("hinted", playable && this.hintedTile() === key);
-      btn.disabled = !playable;
+      // never ``disabled``: a tile that cannot be played stays reachable by the arrow keys (a blind
+      // player steps through the whole hand) and says so with aria-disabled; `pick` plays only the legal
+      setAttr(btn, "aria-disabled", playable ? null : "true");
       setAttr(btn, "aria-pressed", this.choosing === key ? "true" : null);
       setAttr(btn, "aria-label", t(playable ? "tile.playable" : "tile.aria", { a, b }));
     });
-    const playable = [...this.hand.querySelectorAll(".hand-tile.playable")];
-    this.rove(playable.find((btn) => btn.dataset.tile === this.roving) || playable.find((btn) => btn.classList.contains("hinted")) || playable[0]);
+    const tiles = [...this.hand.querySelectorAll(".hand-tile")];
+    const playable = tiles.filter((btn) => btn.classList.contains("playable"));
+    // the Tab stop: the tile last focused while it can be played, else the hinted one, else the first
+    // that can be played, else the one last focused, else the first
+    const roving = tiles.find((btn) => btn.dataset.tile === this.roving);
+    this.rove((roving?.classList.contains("playable") ? roving : null) || playable.find((btn) => btn.classList.contains("hinted")) || playable[0] || roving || tiles[0]);
   }
 
   /** ``tile`` (a hand's button, or none) becomes the hand's one Tab stop. */
@@ -806,9 +832,10 @@ export class TableView {
   }
 
   /** ArrowLeft/ArrowUp and ArrowRight/ArrowDown (round the hand), Home and End: focus another tile
-   * that can be played. */
+   * of the hand, those that cannot be played too (aria-disabled: said, never played). */
   onHandKey(event) {
-    arrowsAlong(event, [...this.hand.querySelectorAll(".hand-tile.playable")], true);
+    const tiles = [...this.hand.querySelectorAll(".hand-tile")];
+    if (arrowsAlong(event, tiles, true)) this.rove(document.activeElement);
   }
 
   /** Whether the match is over (nothing more to play, or to come back to). */

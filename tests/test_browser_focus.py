@@ -1,0 +1,157 @@
+"""Keyboard focus and screen-reader words in Chromium (a new user's trial): the focus never falls to
+the page's body after Hint or after taking a seat with Enter; every Sit here says which seat (and in
+Kozel pairs whose partner); the speaker keeps one name with aria-pressed; on one's turn the arrow
+keys step through the whole hand, the tiles that cannot be played said so (aria-disabled) and never
+played; a final panel starts its focus on Play again, not behind the glossary's terms."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    DESKTOP,
+    PANEL,
+    catalog_of,
+    goto,
+    hold_host,
+    open_page,
+    play_until,
+    sit_and_start,
+    version_of,
+)
+from tests.serverkit import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    env = {"DOMENG_BOT_DELAY_S": "0.1", "DOMENG_ROUND_PAUSE_S": "600", "DOMENG_TURN_TIMER_S": "0"}
+    process = ServerProcess(tmp_path_factory.mktemp("browser-focus"), env=env).start()
+    yield process
+    process.stop()
+
+
+_FOCUSED_JS = """() => { const el = document.activeElement;
+    return el === document.body || !el ? 'body'
+        : el.className + (el.dataset.tile ? ' ' + el.dataset.tile : ''); }"""
+
+
+def _as_said(message: str, **params: int) -> str:
+    for name, value in params.items():
+        message = message.replace(f"{{{name}}}", str(value))
+    return message
+
+
+def test_sit_here_says_which_seat_and_enter_leaves_the_focus_on_ones_seat(
+    server: ServerProcess, browser: Any
+) -> None:
+    words = catalog_of("en")
+    pairs = server.create_room(
+        variant="kozel", seats=4, options={"pairs": True}, bots=[None, None, "easy", "easy"]
+    )
+    alone = server.create_room(variant="kozel", seats=3, bots=[None, None, "easy"])
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{alone['code']}")
+        page.wait_for_selector(".sit[data-seat='1']")
+        assert page.get_attribute(".sit[data-seat='1']", "aria-label") == _as_said(
+            words["join.sit_seat"], n=2
+        )
+        goto(page, f"{server.url}/r/{pairs['code']}")
+        page.wait_for_selector(".sit[data-seat='3']")
+        labels = page.eval_on_selector_all(".sit", "els => els.map((e) => e.getAttribute('aria-label'))")
+        assert labels == [
+            _as_said(words["join.sit_seat_partner"], n=seat + 1, partner=(seat + 2) % 4 + 1)
+            for seat in range(4)
+        ]
+        page.fill("#player-name", "Ana")
+        page.press("#player-name", "Enter")  # the first free seat
+        page.wait_for_selector(".seat-row.mine")
+        page.wait_for_function("() => document.activeElement !== document.body")
+        assert page.evaluate(_FOCUSED_JS) == "seat-row seat-human mine"
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def _my_choice_with_a_tile_that_cannot_be_played(page: Any) -> bool:
+    return bool(
+        page.locator(".hint-btn").is_visible()
+        and page.locator(".hand-tile:not(.playable)").count() > 0
+        and page.locator(".hand-tile.playable").count() > 1
+    )
+
+
+def test_the_hand_the_hint_and_the_speaker_from_the_keyboard(server: ServerProcess, browser: Any) -> None:
+    words = catalog_of("en")
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "medium"], turn_timer_s=0, hints=True)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        # the speaker: one name, pressed or not
+        speaker = page.locator(".sound-toggle:visible").first
+        assert (speaker.get_attribute("aria-pressed"), speaker.locator(".sr-only").text_content()) == (
+            "false",
+            words["alerts.sound"],
+        )
+        speaker.click()
+        page.wait_for_selector(".sound-toggle[aria-pressed='true']:visible")
+        assert speaker.locator(".sr-only").text_content() == words["alerts.sound"]
+
+        play_until(page, lambda: _my_choice_with_a_tile_that_cannot_be_played(page), timeout=180)
+        tiles = page.eval_on_selector_all(".hand-tile", "els => els.map((e) => e.dataset.tile)")
+        blocked = page.eval_on_selector_all(
+            ".hand-tile:not(.playable)",
+            "els => els.map((e) => [e.dataset.tile, e.getAttribute('aria-disabled')])",
+        )
+        assert blocked and all(said == "true" for _, said in blocked), blocked
+        # the arrow keys step through every tile of the hand, those that cannot be played too
+        page.focus(".hand-tile[tabindex='0']")
+        seen = []
+        for _ in tiles:
+            page.keyboard.press("ArrowRight")
+            seen.append(page.evaluate("() => document.activeElement.dataset.tile"))
+        assert sorted(seen) == sorted(tiles), (seen, tiles)
+        # Enter on a tile that cannot be played plays nothing
+        version = version_of(page)
+        page.focus(f".hand-tile[data-tile='{blocked[0][0]}']")
+        page.keyboard.press("Enter")
+        assert version_of(page) == version and page.locator(".hand-tile.playable").count() > 1
+
+        # Hint pressed with Enter: the focus goes to what the hint plays, never to the body
+        page.focus(".hint-btn")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".hand-tile.hinted, .two-lempas.hinted")
+        page.wait_for_function(
+            "() => document.activeElement.matches('.hand-tile.hinted, .lempas-choice button')"
+        )
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_a_final_panel_starts_on_play_again(server: ServerProcess, browser: Any) -> None:
+    room = server.create_room(
+        bots=["easy", "greedy", "random", "easy", "greedy"], options={"camat_target": 0}
+    )
+    code = room["code"]
+    context, host, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(host, f"{server.url}/r/{code}")
+        hold_host(host, code, room["host_token"])
+        host.reload()
+        host.click(".start-box .btn-gold")
+        host.wait_for_selector(PANEL)  # round 1 ended; the next waits (DOMENG_ROUND_PAUSE_S)
+        host.click(f"{PANEL} .panel-foot .btn-gold")
+        host.wait_for_selector(PANEL, state="detached")
+        host.click(".stop-btn")
+        host.click(".stop-note .stop-confirm")
+        host.wait_for_selector(f"{PANEL} .standings")  # the final panel, with its glossary's terms
+        assert host.locator(f"{PANEL} .term").count() > 0
+        host.wait_for_function("() => document.activeElement.matches('.round-end .play-again')")
+        watch.assert_clean()
+    finally:
+        context.close()
