@@ -1114,3 +1114,42 @@ def test_the_bar_is_fitted_again_when_a_web_font_arrives_late(server: ServerProc
         watch.assert_clean()
     finally:
         context.close()
+
+
+BIG = {"width": 1920, "height": 1080}
+
+# The hand's first tile, a chain tile's cap, the text sizes of an opponent's plate, the turn's
+# status and the bar, and whether every part of the table is inside the window.
+SIZES = """() => {
+    const px = (sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize);
+    const tile = document.querySelector('.hand-tile').getBoundingClientRect();
+    const board = document.querySelector('.chain-board');
+    return {tile: tile.width, cap: parseFloat(getComputedStyle(board).getPropertyValue('--chain-cap')),
+            plate: px('.plate-o1 .plate-name, .plate-o1'), status: px('.me-status'), bar: px('.round-label'),
+            w: innerWidth, h: innerHeight,
+            fits: document.documentElement.scrollWidth <= innerWidth
+                && document.documentElement.scrollHeight <= innerHeight};
+}"""
+
+
+def test_a_big_screens_table_grows_its_tiles_and_words_with_the_felt(
+    server: ServerProcess, browser: Any
+) -> None:
+    """At 1920×1080 the table looked small: tiles of about 65 px on a big empty felt, words of a
+    laptop's size. From 1600×900 the hand's tiles, the chain's cap and the table's words grow with
+    the screen (a laptop's 1280×800 and a phone keep theirs), and the table still fits the window."""
+    sizes = {}
+    for viewport in (DESKTOP, BIG):
+        context, page, watch = _seated(server, browser, viewport, "en-US")
+        try:
+            sizes[viewport["width"]] = page.evaluate(SIZES)
+            screenshot(page, f"table-{viewport['width']}x{viewport['height']}")
+            watch.assert_clean()
+        finally:
+            context.close()
+    laptop, big = sizes[DESKTOP["width"]], sizes[BIG["width"]]
+    assert big["fits"] and laptop["fits"], sizes
+    assert big["tile"] >= 88 and big["tile"] >= 1.25 * laptop["tile"], sizes
+    assert big["cap"] >= big["tile"] * 0.9, sizes  # the chain's tiles may grow as large as the hand's
+    for words in ("plate", "status", "bar"):
+        assert big[words] >= 1.15 * laptop[words], (words, sizes)
