@@ -31,6 +31,8 @@ from tests.conftest import (
     run,
 )
 
+pytestmark = pytest.mark.engine  # the engine's records, and the command line's size limit on them
+
 REPORT_KEYS = {
     "end",
     "winner",
