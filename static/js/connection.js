@@ -11,13 +11,19 @@ const WATCHER_KEY = "domeng:watcher"; // this browser's spectator key, as the se
 const NAME_KEY = "domeng:spectator-name"; // this browser's name in the chat while it watches, as the server took it
 const PING_EVERY_MS = 10000;
 const UNANSWERED_MS = 15000;
+// A ping unanswered this long (or the browser saying it is offline) makes the page say the
+// connection is in trouble, long before it gives the socket up (`UNANSWERED_MS`): a move waits.
+const TROUBLE_MS = 4000;
+const TICK_MS = 1000; // how often the heartbeat looks (it sends a ping only every `PING_EVERY_MS`)
 
 /** The name this browser gives itself in the chat while it watches ("": none). */
 export const spectatorName = () => localStorage.getItem(NAME_KEY) || "";
 
 /**
  * Events (on ``handlers``): welcome(seat, tag), named(name), state(msg), presence(msg), error(msg),
- * chat(msg), status({online, reconnecting}), replaced(), roomClosed(), badToken().
+ * chat(msg), status({online, reconnecting, trouble}), replaced(), roomClosed(), badToken().
+ * ``trouble``: the socket is open but a ping has gone unanswered for `TROUBLE_MS`, or the browser
+ * says it is offline; it is dropped (and reconnected) once a ping stays unanswered `UNANSWERED_MS`.
  */
 export class RoomSocket {
   /** ``hostToken``: the room's host token when this browser holds it (the server learns the host is here). */
@@ -38,6 +44,9 @@ export class RoomSocket {
     this.pingTimer = null;
     this.lastHeard = Date.now();
     this.pingSent = 0; // when the last ping went out on this socket (0: none yet)
+    this.lastPing = 0; // when the heartbeat last sent a ping of its own
+    this.trouble = false; // said to the page: a ping unanswered past `TROUBLE_MS`, or offline
+    this.welcomes = 0; // how many welcomes this page had: a socket's number, to tell a new one
     this.retrying = false; // a drop's retry is waiting for its backoff step
     this.parked = false; // closed for a reason a retry would not mend (replaced, room closed, seat left)
     // the network is back, or a phone woken up or a tab brought back while a retry waits: try now
@@ -49,7 +58,10 @@ export class RoomSocket {
     this.onVisible = () => {
       if (document.visibilityState === "visible" && this.retrying) this.reconnectNow();
     };
+    // the browser says the network is gone: the page says so at once (a move would wait)
+    this.onOffline = () => this.setTrouble(this.online);
     window.addEventListener("online", this.onOnline);
+    window.addEventListener("offline", this.onOffline);
     document.addEventListener("visibilitychange", this.onVisible);
   }
 
@@ -64,6 +76,7 @@ export class RoomSocket {
     clearTimeout(this.retryTimer);
     clearInterval(this.pingTimer);
     window.removeEventListener("online", this.onOnline);
+    window.removeEventListener("offline", this.onOffline);
     document.removeEventListener("visibilitychange", this.onVisible);
     if (this.ws) {
       drop(this.ws, 1000, "bye");
@@ -105,6 +118,7 @@ export class RoomSocket {
     this.retrying = false;
     this.parked = false;
     this.pingSent = 0;
+    this.lastPing = 0;
     ws.onopen = () => {
       const hello = { type: "hello", protocol: 1, token: this.token };
       // Resync by version (docs/protocol.md): the server answers with only what this client missed
@@ -124,14 +138,16 @@ export class RoomSocket {
     ws.onclose = (event) => this.closed(event);
     ws.onerror = () => {}; // the close event follows and decides what to do
     clearInterval(this.pingTimer);
-    this.pingTimer = setInterval(() => this.heartbeat(), PING_EVERY_MS);
+    this.pingTimer = setInterval(() => this.heartbeat(), TICK_MS);
   }
 
-  /** Every ``PING_EVERY_MS``: a ping, answered by the server's pong. A ping still unanswered after
-   * ``UNANSWERED_MS`` means a dead network or a stalled server (one stopped, say: its room moves to
-   * another process meanwhile): the socket is dropped at once, without waiting for a closing
-   * handshake that may never end, and the page reconnects. Counted from the ping, not from the last
-   * message, so a hidden tab whose timers the browser slows down is not taken for silent. */
+  /** Every ``TICK_MS``: a ping every ``PING_EVERY_MS``, answered by the server's pong (any message
+   * heard after it answers it). A ping unanswered past ``TROUBLE_MS`` (or the browser offline) is
+   * said to the page (``status`` with ``trouble``); still unanswered after ``UNANSWERED_MS`` it
+   * means a dead network or a stalled server (one stopped, say: its room moves to another process
+   * meanwhile): the socket is dropped at once, without waiting for a closing handshake that may
+   * never end, and the page reconnects. Counted from the ping, not from the last message, so a
+   * hidden tab whose timers the browser slows down is not taken for silent. */
   heartbeat() {
     if (!this.online) return;
     const now = Date.now();
@@ -141,14 +157,27 @@ export class RoomSocket {
       this.closed({ code: 4000, reason: "silent" });
       return;
     }
-    if (!waiting) {
-      this.pingSent = now;
-      this.send({ type: "ping" });
-    }
+    this.setTrouble((waiting && now - this.pingSent > TROUBLE_MS) || navigator.onLine === false);
+    if (!waiting && now - this.lastPing >= PING_EVERY_MS) this.ping();
+  }
+
+  /** A ping now, unless one is waiting for its answer: the page sent a move, and wants to know soon
+   * whether anything answers (`TROUBLE_MS`). */
+  ping() {
+    if (this.pingSent && this.lastHeard < this.pingSent) return;
+    this.pingSent = this.lastPing = Date.now();
+    this.send({ type: "ping" });
+  }
+
+  setTrouble(trouble) {
+    if (trouble === this.trouble) return;
+    this.trouble = trouble;
+    if (this.online) this.on.status?.({ online: true, reconnecting: false, trouble });
   }
 
   receive(data) {
     this.lastHeard = Date.now();
+    if (this.trouble && navigator.onLine !== false) this.setTrouble(false);
     let message;
     try {
       message = JSON.parse(data);
@@ -158,9 +187,11 @@ export class RoomSocket {
     switch (message.type) {
       case "welcome":
         this.welcomed = true;
+        this.welcomes += 1;
         this.attempt = 0;
+        this.trouble = false;
         this.connection = message.connection ?? null;
-        this.on.status?.({ online: true, reconnecting: false });
+        this.on.status?.({ online: true, reconnecting: false, trouble: false });
         if (message.watcher) localStorage.setItem(WATCHER_KEY, message.watcher);
         // a spectator's name in the chat is its socket's: each new one is told it again, when the
         // server takes names (its welcome says "name"; an older server closes on a name message, and
@@ -209,6 +240,7 @@ export class RoomSocket {
     const unwelcomed = !this.welcomed;
     this.ws = null;
     this.welcomed = false;
+    this.trouble = false;
     clearInterval(this.pingTimer);
     if (this.stopped) return;
     this.parked = true;
@@ -219,7 +251,7 @@ export class RoomSocket {
     this.parked = false;
     // a server from before `resume` (an upgrade under way) takes no hello with it: the next without
     if (event.code === 1007 && this.resumeSent && unwelcomed) this.connection = null;
-    this.on.status?.({ online: false, reconnecting: true });
+    this.on.status?.({ online: false, reconnecting: true, trouble: false });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
     this.retrying = true;

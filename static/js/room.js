@@ -35,7 +35,9 @@ export class RoomController {
     this.panel = null;
     this.screen = null;
     this.socket = null;
-    this.connection = { online: false, reconnecting: false, replaced: false, closed: false };
+    this.connection = { online: false, reconnecting: false, replaced: false, closed: false, trouble: false };
+    // the move sent and not yet answered (`sendAction`): {action, version, welcome, resent}
+    this.outbox = null;
     this.langKey = "";
     this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
     this.match = null; // the room's match number (Play again starts the next)
@@ -199,8 +201,34 @@ export class RoomController {
       this.keepFeed();
       if (view.phase !== "playing" && view.outcome && view.reveal) this.captureRoundEnd();
     }
+    this.settleOutbox(message.version);
     this.render(message.events || []);
     this.clearTheHand();
+  }
+
+  /**
+   * The move this page sent, after a state of ``version``: answered by any later version (the move
+   * stored, or something else that the table now shows: the hand is free again). A state of the
+   * same version that came on a newer socket than the move (a reconnect's update or whole state)
+   * means the move was never answered: it went into a socket that died (the browser may hold its
+   * frames while offline and drop them with the socket). It is sent again, once per socket, while
+   * it is still a legal move of the turn; else dropped. Either way nothing is played twice: the
+   * server refuses a move made at a version some move followed (`stale_version`). A socket that
+   * was not dropped may still answer (a slow network): nothing is done while it is the same one.
+   */
+  settleOutbox(version) {
+    const box = this.outbox;
+    if (!box) return;
+    if (version !== box.version) {
+      this.outbox = null;
+      return;
+    }
+    if (box.welcome === this.socket?.welcomes) return; // still the socket it went on: wait
+    const still = this.view?.to_act === this.seat && (this.view?.legal || []).some((legal) => sameAction(legal, box.action));
+    if (still && this.socket.send({ type: "action", version: box.version, action: box.action })) {
+      this.outbox = { ...box, welcome: this.socket.welcomes, resent: true };
+      this.socket.ping();
+    } else this.outbox = null;
   }
 
   /**
@@ -354,7 +382,14 @@ export class RoomController {
   }
 
   onError(message) {
-    if (this.screen && "pending" in this.screen) this.screen.pending = false;
+    // a refused move frees the hand (chat, names and hints are not moves)
+    const quiet = message.code === "stale_version" && (!this.outbox || this.outbox.resent);
+    if (isMoveRefusal(message.code)) this.outbox = null;
+    // a move sent again after a reconnect that the first sending had already played: nothing to say
+    if (quiet) {
+      this.socket.send({ type: "sync" });
+      return this.render([]);
+    }
     // a spectator's name refused (docs/protocol.md `name`): said as a seat's name is, beside its box
     const nameText = NAME_ERRORS.includes(message.code) ? this.nameRefusal(message.code) : null;
     if (nameText && this.screen?.chatBox) return this.screen.chatBox.onNameRefused(message.code);
@@ -369,9 +404,16 @@ export class RoomController {
     this.render([]);
   }
 
+  /** Send ``action`` (the view's legal action without its seat) at this page's version; it waits
+   * in ``outbox`` for its answer (`settleOutbox`), and a ping goes with it so that a dead socket
+   * shows soon (static/js/connection.js ``TROUBLE_MS``). False when not connected. */
   sendAction(action) {
     const ok = this.socket?.send({ type: "action", version: this.version, action });
     if (!ok) toast(t("room.offline_action"), "error");
+    else {
+      this.outbox = { action, version: this.version, welcome: this.socket.welcomes, resent: false };
+      this.socket.ping();
+    }
     return ok;
   }
 
@@ -504,8 +546,9 @@ export class RoomController {
         h("button", { class: "btn btn-small", type: "button", onclick: () => this.socket.playHere() }, t("room.use_here")),
       ];
     else if (c.reconnecting) content = [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", {}, t("room.reconnecting"))];
+    else if (c.trouble) content = [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", {}, t("room.trouble"))];
     this.banner.hidden = !content;
-    this.banner.dataset.kind = c.closed ? "closed" : c.replaced ? "replaced" : c.reconnecting ? "reconnecting" : "";
+    this.banner.dataset.kind = c.closed ? "closed" : c.replaced ? "replaced" : c.reconnecting ? "reconnecting" : c.trouble ? "trouble" : "";
     if (content) replace(this.banner, content);
   }
 
@@ -693,6 +736,17 @@ export class RoomController {
 
 /** The server's reasons for refusing a name (app/rooms/names.py clean_name, app/rooms/seats.py
  * check_claim), each worded by ``join.<code>``. */
+/** Error codes that answer something else than a move (docs/protocol.md): hints, chat, names,
+ * keep watching. Any other refuses the move in ``outbox``. */
+const NOT_MOVE_ERRORS = ["hints_off", "not_your_turn", "hint_stale", "hint_too_fast", "keep_watching_too_fast", "not_spectator"];
+const isMoveRefusal = (code) => !NOT_MOVE_ERRORS.includes(code) && !/^(chat_|name_)/.test(code);
+
+/** Whether a legal action of the view (with its seat) is the move ``sent`` (without it). */
+function sameAction(legal, sent) {
+  const { seat: _seat, ...payload } = legal;
+  return JSON.stringify(payload, Object.keys(payload).sort()) === JSON.stringify(sent, Object.keys(sent).sort());
+}
+
 const NAME_ERRORS = ["name_empty", "name_too_long", "name_invisible", "name_stacked", "name_blank", "name_reserved", "name_marked", "name_taken"];
 /** The longest name, in user-perceived characters (app/rooms/names.py MAX_NAME_GRAPHEMES). */
 export const MAX_NAME = 32;

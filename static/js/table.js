@@ -27,7 +27,6 @@ export class TableView {
     this.seatCount = ctl.room.seats.length;
     this.kozel = ctl.room.variant === "kozel";
     this.choosing = null; // the tile whose end the player is choosing
-    this.pending = false; // an action is on its way
     this.plates = new Map();
     this.handButtons = new Map();
     this.feedKey = "";
@@ -377,16 +376,18 @@ export class TableView {
     return plate;
   }
 
+  /** A move of this page's is on its way, unanswered (the controller's ``outbox``, room.js
+   * `settleOutbox`): the hand waits, and the status says it is sending. */
+  get pending() {
+    return !!this.ctl.outbox;
+  }
+
   // -- updating --------------------------------------------------------------------------------
 
   /** Redraw from the controller's latest state; ``events`` are the ones this update added. */
   update(events = []) {
     const { view, room } = this.ctl;
     if (!view || !room) return;
-    if (this.ctl.version !== this.shownVersion) {
-      this.shownVersion = this.ctl.version;
-      this.pending = false; // the state after our action (or someone else's) has arrived
-    }
     const legalTiles = this.legalByTile();
     if (this.choosing && !legalTiles.has(tileKey(this.choosing))) this.choosing = null;
     const myTurn = this.isMyTurn();
@@ -887,6 +888,7 @@ export class TableView {
     let text;
     if (this.isClosed()) text = t("room.closed");
     else if (view.phase !== "playing") text = view.match_over ? t("table.match_over") : t("table.round_over");
+    else if (myTurn && this.pending) text = t("table.sending"); // the move is out: its answer is awaited
     else if (myTurn) {
       const forced = (view.legal || []).length > 0 && view.legal.every((a) => a.pass);
       const drawing = (view.legal || []).length > 0 && view.legal.every((a) => a.draw);
@@ -1170,7 +1172,7 @@ export class TableView {
     this.choosing = null;
     const focusedTile = document.activeElement?.closest?.(".hand-tile, .end-target, .end-btn");
     if (this.ctl.sendAction(payload)) {
-      this.pending = true;
+      this.updateStatus(this.isMyTurn());
       this.updateHand(this.legalByTile());
       this.chain.update(this.ctl.view.chain, this.ctl.view.ends, null, this.openingIndex());
       this.choiceBox.hidden = true;

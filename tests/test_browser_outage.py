@@ -1,0 +1,168 @@
+"""A move made while the network is down: the page says it is sending, says soon that the
+connection is in trouble, and after the reconnect its move is played exactly once, or dropped with
+the hand free again (static/js/room.js ``settleOutbox``, static/js/connection.js ``heartbeat``).
+The browser goes offline through the DevTools protocol (``Network.emulateNetworkConditions``), which
+holds a socket's frames rather than closing it; the page's clock is Playwright's (``page.clock``),
+moved forward past the heartbeat's steps; the server is a real process."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browserkit import DESKTOP, PLAYABLE, catalog_of, open_page, sit_and_start
+from tests.serverkit import ServerProcess
+
+TROUBLE_MS = 4_000
+UNANSWERED_MS = 15_000
+"""static/js/connection.js's heartbeat: a ping unanswered this long is said, then given up."""
+
+NO_COVER = {"DOMENG_DISCONNECT_GRACE_S": "600"}
+"""No bot covers the absent seat meanwhile: nothing moves the table on but the player (no turn timer),
+so the state the page finds after its reconnect has the version its move was sent at."""
+
+WORDS = catalog_of("en")
+
+
+def _ana_at_her_turn(server: ServerProcess, page: Any) -> str:
+    """Ana in seat 0 of a new room of ``server`` with four bots and no turn timer, on ``page`` (its
+    clock Playwright's from now on), until her turn; the room's code."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    page.clock.install()
+    sit_and_start(page, server, room, token)
+    page.wait_for_selector(PLAYABLE, timeout=90_000)
+    return str(room["code"])
+
+
+def _offline(context: Any, page: Any, offline: bool) -> Any:
+    """Cut (or give back) ``page``'s network as DevTools does; the DevTools session."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    conditions = {"offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    cdp.send("Network.emulateNetworkConditions", conditions)
+    return cdp
+
+
+def _kill_sockets(server: ServerProcess) -> None:
+    """Destroy the server's ends of its open TCP connections (``ss -K``, Linux's sock_destroy:
+    needs CAP_NET_ADMIN, else the test skips). Under DevTools' offline emulation the browser keeps
+    answering the server's WebSocket pings from below the emulation, so the server keeps the socket
+    (and the seat connected, no bot covering) for as long as the outage lasts, while the page's
+    frames wait in the browser; after about a minute of it Chromium throws them away (measured: a
+    move clicked 85 s before the network came back was never sent; one clicked 30 s before was).
+    Killing the socket is that, without the minute's wait: the move the browser held is lost."""
+    port = server.url.rsplit(":", 1)[1]
+    done = subprocess.run(
+        ["ss", "-K", "state", "established", "sport", "=", f":{port}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"ss -K cannot destroy sockets here: {done.stderr.strip()}")
+
+
+def _wait_until_server_lost(server: ServerProcess, code: str, timeout: float = 30.0) -> None:
+    """Wait until the server no longer counts seat 0 connected: its socket is gone."""
+    deadline = time.monotonic() + timeout
+    while server.room(code)["seats"][0]["connected"]:
+        assert time.monotonic() < deadline, "the server still holds the socket"
+        time.sleep(0.2)
+
+
+def _placed_by_ana(page: Any, tile: str) -> int:
+    """How many times the round's log says seat 0 placed ``tile`` (either way round)."""
+    count: int = page.evaluate(
+        """(tile) => { const key = (t) => t.split('-').sort().join('-');
+            return window.__domeng.view.log.filter((e) => e.type === 'placed' && e.seat === 0
+                && key(e.tile) === key(tile)).length; }""",
+        tile,
+    )
+    return count
+
+
+def test_a_move_lost_with_its_socket_is_sent_again_once(tmp_path: Path, browser: Any) -> None:
+    """The user's lock-up: offline, a click at once, and an outage long enough that the socket
+    carrying the move dies (the server gives it up, the page too). Before, the page reconnected to
+    the same version (nothing had moved the table on), kept its move "pending" for ever, every tile
+    disabled under "Your turn", and the others waited on it until a reload."""
+    server = ServerProcess(tmp_path / "outage", env=NO_COVER).start()
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        code = _ana_at_her_turn(server, page)
+        version = page.evaluate("() => window.__domeng.version")
+        tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
+        cdp = _offline(context, page, True)
+        page.locator(PLAYABLE).first.click()
+        if page.locator(".end-target:not([hidden])").count():
+            page.locator(".end-target:not([hidden])").last.click()
+        # the long outage: held until the page gave its socket up, and the socket died with the
+        # move the browser held in it (`_kill_sockets`: what a long outage comes to)
+        page.clock.fast_forward(UNANSWERED_MS + 2_000)
+        page.wait_for_selector(".banner[data-kind='reconnecting']")
+        _kill_sockets(server)
+        _wait_until_server_lost(server, code)
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+        )
+        # the move arrives after the reconnect, played once
+        page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
+        page.wait_for_function("() => !window.__domeng.outbox")
+        page.wait_for_selector(".banner", state="hidden")
+        assert _placed_by_ana(page, str(tile)) == 1
+        assert page.locator(f".hand-tile[data-tile='{tile}']").count() == 0
+        assert page.locator(".status").text_content() != WORDS["table.sending"]
+        watch.errors[:] = [e for e in watch.errors if "ERR_INTERNET_DISCONNECTED" not in e]
+        watch.assert_clean()
+    finally:
+        context.close()
+        server.stop()
+
+
+def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection_is_unsteady(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The server stops answering (its process stopped; the browser still thinks itself online): the
+    status says the move is being sent, the banner says the connection is unsteady after
+    `TROUBLE_MS` of an unanswered ping, long before the socket is given up; when the server answers
+    again the move is played on the same socket, once, and both go."""
+    server = ServerProcess(tmp_path / "stalled").start()
+    context, page, watch = open_page(browser, DESKTOP)
+    stopped = False
+    try:
+        _ana_at_her_turn(server, page)
+        version = page.evaluate("() => window.__domeng.version")
+        welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
+        tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGSTOP)
+        stopped = True
+        page.locator(PLAYABLE).first.click()
+        if page.locator(".end-target:not([hidden])").count():
+            page.locator(".end-target:not([hidden])").last.click()
+        page.wait_for_function(
+            "(text) => document.querySelector('.status').textContent === text", arg=WORDS["table.sending"]
+        )
+        assert page.locator(".hand-tile.playable").count() == 0
+        page.clock.fast_forward(TROUBLE_MS + 1_500)
+        page.wait_for_selector(".banner[data-kind='trouble']")
+        assert page.locator(".banner").text_content() == WORDS["room.trouble"]
+        server.proc.send_signal(signal.SIGCONT)
+        stopped = False
+        page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
+        page.wait_for_selector(".banner", state="hidden")
+        assert page.evaluate("() => window.__domeng.socket.welcomes") == welcomes  # never reconnected
+        assert _placed_by_ana(page, str(tile)) == 1
+        watch.assert_clean()
+    finally:
+        if stopped and server.proc is not None:
+            server.proc.send_signal(signal.SIGCONT)
+        context.close()
+        server.stop()
