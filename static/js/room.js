@@ -38,6 +38,7 @@ export class RoomController {
     this.connection = { online: false, reconnecting: false, replaced: false, closed: false, trouble: false };
     // the move sent and not yet answered (`sendAction`): {action, version, welcome, resent}
     this.outbox = null;
+    this.answeredResent = false; // the last move answered was sent twice: a stale copy is no news
     this.langKey = "";
     this.chat = null; // the chat's rules and lines (static/js/chat.js draws them at the table)
     this.match = null; // the room's match number (Play again starts the next)
@@ -220,6 +221,7 @@ export class RoomController {
     const box = this.outbox;
     if (!box) return;
     if (version !== box.version) {
+      this.answeredResent = box.resent; // a copy may still come back refused (`onError`)
       this.outbox = null;
       return;
     }
@@ -383,7 +385,7 @@ export class RoomController {
 
   onError(message) {
     // a refused move frees the hand (chat, names and hints are not moves)
-    const quiet = message.code === "stale_version" && (!this.outbox || this.outbox.resent);
+    const quiet = message.code === "stale_version" && (this.outbox ? this.outbox.resent : this.answeredResent);
     if (isMoveRefusal(message.code)) this.outbox = null;
     // a move sent again after a reconnect that the first sending had already played: nothing to say
     if (quiet) {
@@ -412,6 +414,7 @@ export class RoomController {
     if (!ok) toast(t("room.offline_action"), "error");
     else {
       this.outbox = { action, version: this.version, welcome: this.socket.welcomes, resent: false };
+      this.answeredResent = false;
       this.socket.ping();
     }
     return ok;
@@ -734,8 +737,6 @@ export class RoomController {
   }
 }
 
-/** The server's reasons for refusing a name (app/rooms/names.py clean_name, app/rooms/seats.py
- * check_claim), each worded by ``join.<code>``. */
 /** Error codes that answer something else than a move (docs/protocol.md): hints, chat, names,
  * keep watching. Any other refuses the move in ``outbox``. */
 const NOT_MOVE_ERRORS = ["hints_off", "not_your_turn", "hint_stale", "hint_too_fast", "keep_watching_too_fast", "not_spectator"];
@@ -747,6 +748,8 @@ function sameAction(legal, sent) {
   return JSON.stringify(payload, Object.keys(payload).sort()) === JSON.stringify(sent, Object.keys(sent).sort());
 }
 
+/** The server's reasons for refusing a name (app/rooms/names.py clean_name, app/rooms/seats.py
+ * check_claim), each worded by ``join.<code>``. */
 const NAME_ERRORS = ["name_empty", "name_too_long", "name_invisible", "name_stacked", "name_blank", "name_reserved", "name_marked", "name_taken"];
 /** The longest name, in user-perceived characters (app/rooms/names.py MAX_NAME_GRAPHEMES). */
 export const MAX_NAME = 32;
