@@ -166,3 +166,44 @@ def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection
             server.proc.send_signal(signal.SIGCONT)
         context.close()
         server.stop()
+
+
+def test_a_move_lost_in_a_server_restart_is_sent_again_after_the_whole_state(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The move goes into a socket whose server then stops (its process ended, as by Ctrl+C) and
+    comes back on the same port while the page is offline: the room is loaded again from the
+    store, and the reconnect's answer has the version the move was made at. The move is sent
+    again and played once; before, the page held it "pending" under "Your turn" for ever."""
+    data = tmp_path / "restarted"
+    server = ServerProcess(data, env=NO_COVER).start()
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        _ana_at_her_turn(server, page)
+        version = page.evaluate("() => window.__domeng.version")
+        tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
+        cdp = _offline(context, page, True)
+        page.locator(PLAYABLE).first.click()
+        if page.locator(".end-target:not([hidden])").count():
+            page.locator(".end-target:not([hidden])").last.click()
+        port = int(server.url.rsplit(":", 1)[1])
+        server.stop()
+        server = ServerProcess(data, env=NO_COVER, port=port).start()
+        page.clock.fast_forward(UNANSWERED_MS + 2_000)
+        page.wait_for_selector(".banner[data-kind='reconnecting']")
+        # the versions of the states the page is sent from now on
+        page.evaluate(
+            """() => { const on = window.__domeng.socket.on, state = on.state; window.__versions = [];
+                on.state = (m) => { window.__versions.push(m.version); state(m); }; }"""
+        )
+        online = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+        cdp.send("Network.emulateNetworkConditions", online)
+        page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
+        page.wait_for_function("() => !window.__domeng.outbox")
+        assert page.evaluate("() => window.__versions")[0] == version  # the reconnect's answer
+        assert _placed_by_ana(page, str(tile)) == 1
+        watch.errors[:] = [e for e in watch.errors if "ERR_INTERNET_DISCONNECTED" not in e]
+        watch.assert_clean()
+    finally:
+        context.close()
+        server.stop()
