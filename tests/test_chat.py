@@ -532,6 +532,7 @@ def test_an_open_table_is_listed_while_it_waits_with_someone_there(tmp_path: Pat
             "code": table.room.code,
             "variant": "domeng",
             "seats": 5,
+            "pairs": False,
             "free": 2,
             "people": ["Ana"],
             "here": 1,

@@ -57,6 +57,7 @@ def room_public(room: Room) -> dict[str, Any]:
         "host_stop": room.host_stop if room.rules.host_stops else None,
         "keep_watching": room.asks_watching(),
         "seats": [s.public() for s in room.seats],
+        "sides": room.rules.sides(),
         "host": room.host_public(),
         "turn": turn_public(room),
         "round": None

@@ -1161,13 +1161,11 @@ class WaitingView {
   }
 }
 
-/** The seat that plays in a pair with ``seat`` (from 0), or null: the view's sides once dealt,
- * before that a four-seat table with ``pairs`` seats 1 and 3 against 2 and 4 (K10, as the waiting
- * room's line says). */
+/** The seat that plays in a pair with ``seat`` (from 0), or null: the room's ``sides`` (the
+ * server's, K10; the view's once dealt). */
 function partnerOf(room, seat) {
   const side = room.sides?.find((each) => each.includes(seat));
-  if (side) return side.length > 1 ? side.find((other) => other !== seat) : null;
-  return room.options?.pairs && room.seats.length === 4 ? (seat + 2) % 4 : null;
+  return side && side.length > 1 ? side.find((other) => other !== seat) : null;
 }
 
 export { seatName };
