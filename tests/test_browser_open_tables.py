@@ -22,9 +22,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-def _listed(server: ServerProcess) -> dict[str, Any]:
-    """A new room (three free seats, two bots) its host listed in the lobby: the create reply."""
-    room = server.create_room(bots=[None, None, None, "greedy", "greedy"], turn_timer_s=0)
+def _listed(server: ServerProcess, **options: Any) -> dict[str, Any]:
+    """A new room its host listed in the lobby: the create reply. By default three free seats and
+    two bots; ``options`` are `ServerProcess.create_room`'s instead."""
+    room = server.create_room(
+        **(options or {"bots": [None, None, None, "greedy", "greedy"], "turn_timer_s": 0})
+    )
     reply = httpx.put(
         f"{server.url}/api/rooms/{room['code']}/open",
         json={"open": True},
@@ -102,21 +105,14 @@ def test_an_open_kozel_table_in_pairs_says_so(server: ServerProcess, browser: An
     it says it is played in pairs (K10), in the page's language; a table without pairs does not."""
     rooms = {}
     for pairs in (True, False):
-        room = server.create_room(
+        rooms[pairs] = _listed(
+            server,
             variant="kozel",
             seats=4,
             options={"pairs": pairs},
             bots=[None, "greedy", None, "greedy"],
             turn_timer_s=0,
         )
-        reply = httpx.put(
-            f"{server.url}/api/rooms/{room['code']}/open",
-            json={"open": True},
-            headers={"Authorization": f"Bearer {room['host_token']}"},
-            timeout=10,
-        )
-        assert reply.status_code == 200, reply.text
-        rooms[pairs] = room
     hosts = [Client(server, room["code"], host=room["host_token"]) for room in rooms.values()]
     for host in hosts:
         host.wait_for(lambda m: m["type"] == "state")

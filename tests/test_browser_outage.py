@@ -49,6 +49,18 @@ def _offline(context: Any, page: Any, offline: bool) -> Any:
     return cdp
 
 
+def _play_offline(context: Any, page: Any) -> tuple[int, str | None, Any]:
+    """Cut ``page``'s network (`_offline`) and at once play its first playable tile (at an end,
+    when asked); the version and tile the move was made at, and the DevTools session."""
+    version = page.evaluate("() => window.__domeng.version")
+    tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
+    cdp = _offline(context, page, True)
+    page.locator(PLAYABLE).first.click()
+    if page.locator(".end-target:not([hidden])").count():
+        page.locator(".end-target:not([hidden])").last.click()
+    return version, tile, cdp
+
+
 def _kill_sockets(server: ServerProcess) -> None:
     """Destroy the server's ends of its open TCP connections (``ss -K``, Linux's sock_destroy:
     needs CAP_NET_ADMIN, else the test skips). Under DevTools' offline emulation the browser keeps
@@ -96,12 +108,7 @@ def test_a_move_lost_with_its_socket_is_sent_again_once(tmp_path: Path, browser:
     context, page, watch = open_page(browser, DESKTOP)
     try:
         code = _ana_at_her_turn(server, page)
-        version = page.evaluate("() => window.__domeng.version")
-        tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
-        cdp = _offline(context, page, True)
-        page.locator(PLAYABLE).first.click()
-        if page.locator(".end-target:not([hidden])").count():
-            page.locator(".end-target:not([hidden])").last.click()
+        version, tile, cdp = _play_offline(context, page)
         # the long outage: held until the page gave its socket up, and the socket died with the
         # move the browser held in it (`_kill_sockets`: what a long outage comes to)
         page.clock.fast_forward(UNANSWERED_MS + 2_000)
@@ -180,12 +187,7 @@ def test_a_move_lost_in_a_server_restart_is_sent_again_after_the_whole_state(
     context, page, watch = open_page(browser, DESKTOP)
     try:
         _ana_at_her_turn(server, page)
-        version = page.evaluate("() => window.__domeng.version")
-        tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
-        cdp = _offline(context, page, True)
-        page.locator(PLAYABLE).first.click()
-        if page.locator(".end-target:not([hidden])").count():
-            page.locator(".end-target:not([hidden])").last.click()
+        version, tile, cdp = _play_offline(context, page)
         port = int(server.url.rsplit(":", 1)[1])
         server.stop()
         server = ServerProcess(data, env=NO_COVER, port=port).start()
