@@ -20,7 +20,7 @@ from sqlalchemy import update
 
 from app.rooms import host, making
 from app.rooms.frames import room_public, turn_public
-from app.rooms.local import LocalBots
+from app.rooms.local import LocalBots, LoopClock
 from app.rooms.recovery import resume
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
@@ -832,3 +832,19 @@ def test_a_review_never_judges_the_moves_a_bot_made_for_the_player(tmp_path: Pat
         assert mine == every - set(by_bot)
 
     run_table(tmp_path, body, variant="kozel", bots=[None, "medium"], turn_timer_s=TIMER_S)
+
+
+def test_the_loop_clock_follows_a_new_event_loop_once_its_first_one_closed() -> None:
+    """`LoopClock` keeps the loop it first ran in (no getpid call per read, issue 15); a hub's
+    clock used again under a new loop (a server started twice in one process) arms its timers
+    there: on the closed first loop they would raise."""
+    clock = LoopClock()
+
+    async def fire() -> bool:
+        fired = asyncio.get_running_loop().create_future()
+        clock.call_later(0.0, lambda: fired.set_result(True))
+        clock.monotonic()
+        return await asyncio.wait_for(fired, 30)
+
+    assert asyncio.run(fire())
+    assert asyncio.run(fire())

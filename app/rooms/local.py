@@ -16,19 +16,33 @@ __all__ = ["LocalBots", "LoopClock"]
 
 
 class LoopClock:
-    """The `Clock` of a running server: wall time, and the event loop's timers."""
+    """The `Clock` of a running server: wall time, and the event loop's timers. Used inside one
+    event loop at a time (a hub's): the loop it first runs in is kept until that loop closes
+    (`asyncio.get_running_loop` makes a getpid system call on Python 3.11, and a move reads the
+    clock several times: issue 15)."""
+
+    def __init__(self) -> None:
+        self._running: asyncio.AbstractEventLoop | None = None
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._running
+        if loop is None or loop.is_closed():
+            loop = self._running = asyncio.get_running_loop()
+        return loop
 
     def time(self) -> float:
         """Now, in seconds since the epoch."""
         return time.time()
 
     def monotonic(self) -> float:
-        """The event loop's clock (its timers')."""
-        return asyncio.get_running_loop().time()
+        """The event loop's clock (its timers'), in seconds. Raises RuntimeError outside a
+        running loop the first time."""
+        return self._loop().time()
 
     def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer:
-        """Arm ``callback`` on the running loop after ``delay_s`` seconds."""
-        return asyncio.get_running_loop().call_later(delay_s, callback)
+        """Arm ``callback`` on the loop after ``delay_s`` seconds. Raises RuntimeError outside a
+        running loop the first time."""
+        return self._loop().call_later(delay_s, callback)
 
 
 class LocalBots:

@@ -294,9 +294,12 @@ class Writer:
         returns ``run``'s value. A write of ``match`` from a `fenced` view is refused with
         `FencedOutError` when the match holds a higher token than the view's (module docstring);
         any `FencedOutError` calls the view's ``on_fenced`` the first time."""
-        if self._writer is None or self._writer.done() or self._closing:
+        writer = self._writer
+        if writer is None or writer.done() or self._closing:
             raise StoreClosedError("the store is not started or is closing")
-        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        # the writer's loop is the running one; `asyncio.get_running_loop` makes a getpid system
+        # call on Python 3.11, once per move (issue 15)
+        future: asyncio.Future[_T] = writer.get_loop().create_future()
         checked = None if match is None or self._fence is None else (match, self._fence)
         self._queue.put_nowait(Op(future, run, row, checked, rekeys))
         try:
