@@ -7,10 +7,11 @@ processes: tests/test_cluster_shared.py."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from limits import parse
+from limits import parse_many
 
 from app.edge.endpoint import CHAT_BURST, CHAT_PER_S
 from app.web.settings import Settings
@@ -69,8 +70,26 @@ def test_one_address_seated_in_many_rooms_shares_one_chat_allowance(server: Serv
 
 def test_a_person_chatting_in_two_rooms_never_meets_the_default() -> None:
     """Each room lets a seat (or a spectator) send `CHAT_BURST` lines at once and as many per
-    `CHAT_PER_S` seconds after: in any window of the default allowance, two rooms at that pace
-    send fewer lines than one address may."""
-    limit = parse(Settings.model_fields["chat_limit"].default)
-    per_room = CHAT_BURST + CHAT_BURST / CHAT_PER_S * limit.get_expiry()
-    assert 2 * per_room < limit.amount
+    `CHAT_PER_S` seconds after: in a minute, two rooms at that pace send fewer lines than one
+    address may; in an hour, two rooms at a line every 10 s each (a person talking without a
+    break) do too."""
+    minute, hour = parse_many(Settings.model_fields["chat_limit"].default)
+    per_room = CHAT_BURST + CHAT_BURST / CHAT_PER_S * minute.get_expiry()
+    assert 2 * per_room < minute.amount
+    assert hour.get_expiry() == 3600 and hour.amount > 2 * (1 + 3600 / 10)
+
+
+def test_an_addresss_hourly_allowance_holds_when_its_minutes_has_room(tmp_path: Path) -> None:
+    """A minute's allowance alone let one address store 115,200 lines a day: past the hour's (here
+    3 lines) a line is refused with ``chat_too_fast`` though the minute's still has room."""
+    env = {"DOMENG_CHAT_LIMIT": "100 per minute; 3 per hour"}
+    proc = ServerProcess(tmp_path, env=env).start()
+    try:
+        client = seated(proc, proc.create_room()["code"], 0, "Ana", "127.0.0.4")
+        for n in range(3):
+            assert say(client, f"line {n}")["type"] == "chat"
+        refused = say(client, "one more")
+        assert refused["type"] == "error" and refused["code"] == "chat_too_fast", refused
+        client.close()
+    finally:
+        proc.stop()

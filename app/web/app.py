@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from limits import parse as parse_limit
+from limits import parse_many
 from secure.middleware import SecureASGIMiddleware
 
 import engine
@@ -74,7 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     board = _board(settings, hub, None if leases is None else leases.holder)
     limiter = RateLimits(settings.redis_url, prefix=settings.redis_prefix)
     # an address's chat lines across every room (and, with Redis, every process)
-    chat_lines = partial(spend_allowance, limiter, parse_limit(settings.chat_limit), "chat")
+    chat_lines = partial(spend_allowance, limiter, parse_many(settings.chat_limit), "chat")
     # the owner's side of the relay: other processes' sockets for this process's rooms
     remote = None if relay is None else RemoteClients(hub, relay, settings.hello_timeout_s, chat_lines)
     # a room moves to the process its clients reach, when its owner has no socket of its own in it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Final, Literal
@@ -183,12 +184,17 @@ room sockets opened."""
 
 
 async def spend_allowance(
-    limiter: RateLimits, limit: RateLimitItem, kind: Allowance, address: str | None
+    limiter: RateLimits,
+    limit: RateLimitItem | Sequence[RateLimitItem],
+    kind: Allowance,
+    address: str | None,
 ) -> bool:
     """Count one ``kind`` of use of client ``address`` (`app.addresses.counted_address`; None: not
-    known) against ``limit``, in this process's memory or, with several processes, in Redis (across
-    every process): whether it had room. True, uncounted, when the shared counters (Redis) do not
-    answer: the use goes on without them. The kinds counted this way:
+    known) against ``limit`` (or against each of several, e.g. a minute's and an hour's, in order,
+    stopping at the first without room; those before it keep the use counted), in this process's
+    memory or, with several processes, in Redis (across every process): whether it had room. True,
+    uncounted, when the shared counters (Redis) do not answer: the use goes on without them. The
+    kinds counted this way:
 
     - ``"read"``: a public read, against ``DOMENG_READ_LIMIT`` (the allowance `READ` spends); a
       room socket's look-up of a room not in memory spends it too (`app.edge.endpoint.room_socket`);
@@ -197,10 +203,14 @@ async def spend_allowance(
     - ``"socket"``: a room socket opened, every room's, in memory or not, against
       ``DOMENG_SOCKET_LIMIT`` (`app.edge.endpoint.room_socket` closes it with 1008 when it had
       no room)."""
+    key = _key(kind, address)
     try:
-        return await limiter.hit(limit, _key(kind, address))
+        for each in (limit,) if isinstance(limit, RateLimitItem) else limit:
+            if not await limiter.hit(each, key):
+                return False
     except LimitsUnavailableError:
         return True
+    return True
 
 
 def _key(kind: Allowance, address: str | None) -> str:

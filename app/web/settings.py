@@ -144,13 +144,15 @@ class Settings(BaseSettings):
     could (about 200 a second from one Python process, measured) made the room send each of its
     sockets two presence frames per socket: with 90 spectators, 120 frames and 3 ms of the server's
     event loop per socket opened, every room of the process waiting meanwhile."""
-    chat_limit: str = "80 per minute"
-    """Chat lines one client address (an IPv6 client: its /64) may send across every room (a
-    `limits` moving window; with ``redis_url``: counted across every process, else in this
-    process's memory). Over it a line is refused with ``chat_too_fast``, as past a room's own
-    limits. Each room lets a seat send 5 lines per 10 s (at most 35 in a minute): a person chatting
-    in two rooms at once never meets 80, while one address holding 32 seat sockets over 16 rooms,
-    which could store about 16 lines a second (over a million a day), gets 80 a minute stored."""
+    chat_limit: str = "80 per minute; 800 per hour"
+    """Chat lines one client address (an IPv6 client: its /64) may send across every room (`limits`
+    moving windows, separated by ``;``, each of which must have room; with ``redis_url``: counted
+    across every process, else in this process's memory). Over one a line is refused with
+    ``chat_too_fast``, as past a room's own limits. Each room lets a seat send 5 lines per 10 s (at
+    most 35 in a minute): a person chatting in two rooms at once never meets 80 a minute, nor,
+    at a line every 10 s in each for an hour, 800 an hour; while one address holding 32 seat
+    sockets over 16 rooms, which could store about 16 lines a second (over a million a day), gets
+    at most 800 an hour stored (19,200 a day; a minute's allowance alone let through 115,200)."""
     write_limit: str = "600 per minute"
     """Room changes one client address (an IPv6 client: its /64) may ask for over HTTP (a `limits`
     expression; with ``redis_url``: counted across every process): claiming or leaving a seat, the
