@@ -103,8 +103,10 @@ class Option:
     lost: float
 
     def to_json(self) -> dict[str, Any]:
-        """``{"action": <RECORD.md action>, "cost": float, "lost": float}`` (3 decimals)."""
-        return {"action": self.action.to_json(), "cost": round(self.cost, 3), "lost": round(self.lost, 3)}
+        """``{"action": <RECORD.md action>, "cost": float, "lost": float}``, as computed: a reader
+        rounds them once, as `shown` does (rounded here too, they would be rounded twice:
+        0.3149 → 0.315 → 0.32)."""
+        return {"action": self.action.to_json(), "cost": self.cost, "lost": self.lost}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,13 +147,14 @@ class Decision:
         return shown(self.lost) > threshold and not self.marked
 
     def to_json(self) -> dict[str, Any]:
-        """The decision as JSON (actions as RECORD.md writes them, figures to 3 decimals)."""
+        """The decision as JSON (actions as RECORD.md writes them, figures as computed: `shown`
+        rounds them for a reader)."""
         return {
             "at": self.at,
             "chosen": self.chosen.to_json(),
             "best": self.best.to_json(),
             "options": [o.to_json() for o in self.options],
-            "lost": round(self.lost, 3),
+            "lost": self.lost,
             "noise": _finite(self.noise),
             "margin": _finite(self.margin),
             "worlds": self.worlds,
@@ -214,7 +217,7 @@ class RoundReview:
             "threshold": self.threshold,
             "samples": self.samples,
             "seed": self.seed,
-            "lost": round(self.lost, 3),
+            "lost": self.lost,
             "marked": len(self.marked),
             "decisions": [
                 {**d.to_json(), "within_noise": d.within_noise(self.threshold)} for d in self.decisions
@@ -225,8 +228,8 @@ class RoundReview:
 
 
 def _finite(x: float) -> float | None:
-    """``x`` to 3 decimals for JSON, or None when it is infinite (JSON has no infinity)."""
-    return round(x, 3) if isfinite(x) else None
+    """``x`` for JSON, as computed, or None when it is infinite (JSON has no infinity)."""
+    return x if isfinite(x) else None
 
 
 def review_decision(

@@ -7,6 +7,7 @@ again reviews that match's last round, not the next match."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -15,6 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from app.cli.review import review_text
+from engine.actions import parse_action
+from engine.review import Decision, Option, RoundReview
 from tests.browserkit import (
     DESKTOP,
     PANEL,
@@ -341,3 +345,50 @@ def test_a_review_says_what_is_true_of_a_close_gap_and_the_bots_moves(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def _one_loss_review(lost: float) -> RoundReview:
+    """A Domeng review of one marked decision whose choice lost ``lost`` stones: the best option
+    costs 0.6, the choice 0.6 + ``lost``."""
+    best, chosen = (
+        parse_action({"seat": 0, "play": "2-2", "end": "L"}),
+        parse_action({"seat": 0, "play": "1-5", "end": "R"}),
+    )
+    options = (Option(best, 0.6, 0.0), Option(chosen, 0.6 + lost, lost))
+    decision = Decision(3, chosen, options, lost, 0.05, 200, True, ((2, 1), (1, 6)), ("1-5", "2-2"))
+    return RoundReview("domeng", 0, 0, "stones", 0.25, 200, 0, (decision,))
+
+
+_SHOWN_JS = """async (review) => {
+    const { reviewList } = await import('/static/js/review.js');
+    const box = reviewList(review);
+    return {lost: box.querySelector('.review-move strong').textContent,
+            summary: box.querySelector('.review-summary').textContent};
+}"""
+
+_FIGURES_JS = """async (figures) => {
+    const { shown } = await import("/static/js/review.js");
+    return figures.map((x) => shown(x));
+}"""
+
+
+def test_the_page_rounds_a_loss_once_as_domeng_review_prints_it(server: ServerProcess, browser: Any) -> None:
+    """A loss of 0.3149 stones read 0.32 on the page (the review's JSON rounded it to 0.315, the page
+    rounded that again) while ``domeng review`` printed 0.31. The review now sends its figures as
+    computed and the page rounds each once, as the command line does (Python's format: from the
+    exact value, an exact tie such as 0.125 to the even digit, 0.12)."""
+    review = _one_loss_review(0.3149)
+    cli = review_text(review, ("Ana", "Budi", "Citra", "Dewi", "Eko"))
+    assert "(lost 0.31 ± " in cli, cli
+    figures = [0.3149, 0.315, 0.125, 0.375, 2.675, 16.965, 1.005, 0.0049, -0.125, 123.455]
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, server.url)
+        switch_language(page, "en")
+        shown = page.evaluate(_SHOWN_JS, json.loads(json.dumps(review.to_json())))
+        assert shown["lost"] == "0.31 stones more than the best", shown
+        assert "0.31" in shown["summary"] and "0.32" not in shown["summary"], shown
+        assert page.evaluate(_FIGURES_JS, figures) == [float(f"{x:.2f}") for x in figures]
+    finally:
+        context.close()
+    watch.assert_clean()

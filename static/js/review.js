@@ -17,7 +17,21 @@ const fetched = new Map();
 /** Reviews being fetched, by "code:match:round": a panel drawn again meanwhile waits for the same one. */
 const pending = new Map();
 
-const rounded = (x) => Math.round(x * 100) / 100;
+/**
+ * ``x`` (a cost, a loss, a margin, as the review sends them: unrounded) to ``digits`` decimals,
+ * rounded once, as `domeng review` prints it (Python's ``f"{x:.2f}"``, engine/review.py `shown`):
+ * from the exact value, an exact tie (0.125) to the even digit (0.12). A figure rounded before
+ * (0.3149 → 0.315) and again here would read 0.32.
+ */
+export function shown(x, digits = 2) {
+  const scale = 10 ** digits;
+  const eighths = x * 2 ** (digits + 1); // exact: only an odd multiple of 2^-(digits+1) is a tie
+  if (Number.isInteger(eighths) && Math.abs(eighths) % 2 === 1) {
+    const down = Math.floor(x * scale); // exact too: a tie is a half-integer once scaled
+    return (down % 2 === 0 ? down : down + 1) / scale + 0;
+  }
+  return Number(x.toFixed(digits)) + 0; // toFixed rounds from the exact value; + 0: never "-0"
+}
 
 /** The review of ``round`` (from 0) of the room's match number ``match`` (from 1) for the holder
  * of ``token``, from the server: a match's final panel kept open after Play again asks for its own
@@ -75,10 +89,10 @@ function chainLine(decision, words) {
   const better = decision.marked ? at(decision.best, "better") : null;
   if (mine) ends[decision.chosen.end === "L" ? "L" : "R"].push(mine);
   if (better) ends[decision.best.end === "L" ? "L" : "R"].push(better);
-  const shown = decision.chain.length > 8 ? decision.chain.slice(0, 3).concat([null], decision.chain.slice(-3)) : decision.chain;
+  const drawn = decision.chain.length > 8 ? decision.chain.slice(0, 3).concat([null], decision.chain.slice(-3)) : decision.chain;
   line.append(
     ...ends.L.reverse(),
-    ...shown.map((pair) => (pair === null ? h("span", { class: "review-gap" }, "…") : h("span", { class: "review-tile" }, miniTile(`${pair[0]}-${pair[1]}`)))),
+    ...drawn.map((pair) => (pair === null ? h("span", { class: "review-gap" }, "…") : h("span", { class: "review-tile" }, miniTile(`${pair[0]}-${pair[1]}`)))),
     ...ends.R,
   );
   return line;
@@ -96,19 +110,19 @@ function decisionItem(decision, review, index, words) {
         "li",
         { class: `review-option${chosen ? " chosen" : ""}${best ? " best" : ""}` },
         h("span", { class: "review-what" }, optionText(option.action, chainEnds(decision), loneLempa(decision.chain))),
-        h("span", { class: "review-cost" }, t(unit, { n: rounded(option.cost) })),
+        h("span", { class: "review-cost" }, t(unit, { n: shown(option.cost) })),
         chosen ? h("span", { class: "tag tag-you" }, words.choice()) : null,
         best ? h("span", { class: "tag tag-best" }, t("review.best")) : null,
       );
     }),
   );
   const head = h("p", { class: "review-move" }, t("review.move", { n: decision.at + 1 }));
-  const amount = t(unit, { n: rounded(decision.lost) });
+  const amount = t(unit, { n: shown(decision.lost) });
   if (decision.marked) head.append(" · ", h("strong", {}, t("review.lost", { amount })));
   // a gap above the threshold that the estimate cannot tell from noise: shown with its margin,
   // neither a mistake nor "within the threshold"
   else if (decision.within_noise) {
-    const close = decision.margin == null ? t("review.too_close_plain", { amount }) : t("review.too_close", { amount, margin: t(unit, { n: rounded(decision.margin) }) });
+    const close = decision.margin == null ? t("review.too_close_plain", { amount }) : t("review.too_close", { amount, margin: t(unit, { n: shown(decision.margin) }) });
     head.append(" · ", h("span", { class: "review-close" }, close));
   }
   return h("li", { class: `review-decision${decision.marked ? " marked" : ""}`, dataset: { at: decision.at, index } }, head, chainLine(decision, words), options);
@@ -143,7 +157,7 @@ export function reviewList(review, words = OWN_WORDS) {
   const outOfTime = byBot.filter((at) => timed.has(at));
   const moves = (ats) => ats.map((at) => at + 1).join(", ");
   if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, byBot.length ? words.noOwnChoices() : words.noChoices()));
-  else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: rounded(review.lost) })));
+  else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: shown(review.lost) })));
   else box.append(h("p", { class: "review-summary" }, words.none(unitKey, review.threshold)));
   if (covered.length) box.append(h("p", { class: "review-by-bot" }, words.byBot(moves(covered), covered.length)));
   if (outOfTime.length) box.append(h("p", { class: "review-by-bot review-by-timer" }, words.byTimer(moves(outOfTime), outOfTime.length)));
