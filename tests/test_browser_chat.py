@@ -444,6 +444,55 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
             context.close()
 
 
+def test_the_host_removes_a_spectator_who_is_told_why_and_the_other_watches_on(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Ana hosts from her seat on a desktop in English; two spectators watch on phones in Russian.
+    One writes rudely: beside the mute, Ana's chat offers to remove that spectator (named by their
+    tag). She does: the spectator's page says the host removed them, in their language, with the
+    way back to the lobby, and does not come back by itself; the other spectator watches on and
+    still writes, and the removed one leaves Ana's list."""
+    ru, en = catalog_of("ru"), catalog_of("en")
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    server.let_spectators_chat(code, room["host_token"])
+    ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
+    rude_ctx, rude, rude_watch = open_page(browser, PHONE, "ru-RU")
+    kind_ctx, kind, kind_watch = open_page(browser, PHONE, "ru-RU")
+    try:
+        sit_and_start(ana, server, room, token, host=True)
+        for page in (rude, kind):
+            goto(page, f"{server.url}/r/{code}")
+            page.wait_for_selector(".table-screen")
+            page.click(".feed-toggle")  # a phone's chat is in the feed's drawer
+        rude.fill(".chat-input", "you all play badly")
+        rude.press(".chat-input", "Enter")
+        tag = rude.evaluate("() => window.__domeng.watcherTag")
+        remove = f".chat-remove[data-watcher='{tag}']"
+        ana.wait_for_selector(remove)
+        who = en["chat.spectator_tag"].replace("{tag}", tag)
+        assert ana.text_content(remove) == en["chat.remove_short"]
+        assert ana.get_attribute(remove, "aria-label") == en["chat.remove"].replace("{name}", who)
+        ana.click(remove)
+        rude.wait_for_selector(".banner:not([hidden])")
+        assert ru["room.removed"] in rude.text_content(".banner")
+        assert rude.locator(".banner a[href='/']").count() == 1
+        assert rude.evaluate("() => window.__domeng.socket.parked")  # no retry of its own
+        ana.wait_for_selector(remove, state="detached")
+        kind.fill(".chat-input", "hello all")
+        kind.press(".chat-input", "Enter")
+        ana.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 2")
+        assert _chat_texts(ana) == ["you all play badly", "hello all"]
+        assert rude.evaluate("() => window.__domeng.socket.ws") is None  # still gone
+        screenshot(rude, "chat-spectator-removed-390x844-ru")
+        for watch in (ana_watch, rude_watch, kind_watch):
+            watch.assert_clean()
+    finally:
+        for context in (ana_ctx, rude_ctx, kind_ctx):
+            context.close()
+
+
 def test_a_muted_spectators_new_window_says_so_before_anything_is_sent(
     server: ServerProcess, browser: Any
 ) -> None:

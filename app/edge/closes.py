@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from app.edge.protocol import CLOSE_REPLACED, CLOSE_ROOM_CLOSED, CLOSE_SEAT_LEFT, CLOSE_TRY_AGAIN
+from app.edge.protocol import (
+    CLOSE_REMOVED,
+    CLOSE_REPLACED,
+    CLOSE_ROOM_CLOSED,
+    CLOSE_SEAT_LEFT,
+    CLOSE_TRY_AGAIN,
+)
 from app.rooms.ports import CloseReason
 
 __all__ = ["CLOSES", "close_for"]
@@ -13,6 +19,7 @@ CLOSES: Final[dict[CloseReason, tuple[int, str]]] = {
     "replaced": (CLOSE_REPLACED, "this seat was opened in another window"),
     "seat_to_bot": (CLOSE_REPLACED, "the host gave this seat to a bot"),
     "seat_left": (CLOSE_SEAT_LEFT, "the player left this seat"),
+    "spectator_removed": (CLOSE_REMOVED, "the host removed you from this room"),
     "room_closed": (CLOSE_ROOM_CLOSED, "the room was closed by an admin"),
     "server_restart": (CLOSE_ROOM_CLOSED, "the server is restarting"),
     "room_moved": (CLOSE_TRY_AGAIN, "this room moved to another server; reconnect"),

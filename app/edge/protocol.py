@@ -29,6 +29,7 @@ __all__ = [
     "CLOSE_INTERNAL",
     "CLOSE_INVALID",
     "CLOSE_POLICY",
+    "CLOSE_REMOVED",
     "CLOSE_REPLACED",
     "CLOSE_ROOM_CLOSED",
     "CLOSE_SEAT_LEFT",
@@ -80,6 +81,9 @@ the token and reconnects as a spectator."""
 CLOSE_BAD_TOKEN = 4004
 """The ``hello``'s seat token opens no seat in this room (never did, or the seat was given to a bot):
 the client forgets it. Its own code, so a client never drops a good token over a late ``hello``."""
+CLOSE_REMOVED = 4006
+"""The host removed this spectator from the room: the client does not reconnect by itself, and says
+why (as a player whose seat the host gave to a bot, the person may open the room again to watch)."""
 
 
 class ProtocolError(Exception):

@@ -14,6 +14,7 @@ from app.rooms.recovery import round_end
 from app.rooms.room import Room
 from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
 from app.rooms.unattended import rounds_after_deal
+from app.rooms.watchers import is_tag
 from app.store.rows import SeatChange, SeatSpec
 from engine.core import Phase
 from engine.errors import EngineError
@@ -25,6 +26,7 @@ __all__ = [
     "check_starter",
     "claim",
     "leave",
+    "remove_spectator",
     "set_bot",
     "set_open",
     "set_options",
@@ -99,6 +101,26 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
     room.end_grace(seat)
     room.schedule()
     frames.send_updates(room, room.conns, _log_length(room))
+
+
+def remove_spectator(room: Room, tag: str) -> int:
+    """The host removes the spectator whose public tag is ``tag`` (`app.rooms.watchers`: the tag
+    its chat lines carry) from the room: every socket of it closes (4006, "the host removed you
+    from this room"), the host's own sockets never. Nothing is stored (spectators are presence,
+    not the match) and the version does not change. As for a player whose seat the host gave to a
+    bot, nothing bars the person from opening the room again to watch: their page does not
+    reconnect by itself. Returns how many sockets closed. The caller checks the host
+    (`check_host`). Raises `RoomError`: ``bad_spectator`` (422: not a tag), ``no_such_spectator``
+    (404: no socket of that spectator is open, it left already)."""
+    if not is_tag(tag):
+        raise RoomError("bad_spectator", f"{tag[:16]!r} is not a spectator's tag", 422)
+    removed = [c for c in room.conns if c.seat is None and c.watcher == tag and c not in room.host_conns]
+    if not removed:
+        raise RoomError("no_such_spectator", "no spectator with this tag is watching", 404)
+    for conn in removed:
+        conn.close("spectator_removed")
+        room.on_disconnect(conn)  # as a spectator who left: with nobody left, no next deal
+    return len(removed)
 
 
 async def set_open(room: Room, open_table: bool) -> None:

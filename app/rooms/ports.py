@@ -28,7 +28,9 @@ __all__ = [
     "Timer",
 ]
 
-CloseReason = Literal["replaced", "seat_to_bot", "seat_left", "room_closed", "server_restart", "room_moved"]
+CloseReason = Literal[
+    "replaced", "seat_to_bot", "seat_left", "spectator_removed", "room_closed", "server_restart", "room_moved"
+]
 """Why a room closes a connection; the socket edge maps each to its close code and text."""
 
 

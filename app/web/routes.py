@@ -63,6 +63,7 @@ __all__ = [
     "pages",
     "play_again",
     "readyz",
+    "remove_spectator",
     "review_round",
     "room_defaults",
     "room_page",
@@ -427,6 +428,20 @@ async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> 
 
     result: dict[str, Any] = await room.call(run)
     return result
+
+
+@rooms.delete("/rooms/{code}/spectators/{tag}", dependencies=WRITE)
+async def remove_spectator(room: RoomDep, tag: str, host: HostToken) -> dict[str, int]:
+    """Host only (never the deputy): remove the spectator whose chat lines carry ``tag``: its
+    sockets close with 4006 and the reason, ``{"removed": 1}`` (how many closed). 403
+    ``not_host``, 404 ``no_such_spectator`` (none of its sockets is open), 422 ``bad_spectator``."""
+
+    def run(r: Room) -> int:
+        host_commands.check_host(r, host)
+        return host_commands.remove_spectator(r, tag)
+
+    removed: int = await room.call(run)
+    return {"removed": removed}
 
 
 @rooms.post("/rooms/{code}/again", dependencies=WRITE)

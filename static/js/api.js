@@ -50,6 +50,9 @@ export const setOpenTable = (code, open, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/open`, { open }, hostToken);
 export const setChatRules = (code, rules, hostToken) =>
   api("PUT", `/api/rooms/${encodeURIComponent(code)}/chat`, rules, hostToken);
+/** The host removes the spectator whose chat lines carry ``tag``: its sockets close (4006). */
+export const removeSpectator = (code, tag, hostToken) =>
+  api("DELETE", `/api/rooms/${encodeURIComponent(code)}/spectators/${encodeURIComponent(tag)}`, undefined, hostToken);
 /** Play again (a seat's token, or the host's): the room's next match, or this seat ready for it. */
 export const playAgain = (code, token) =>
   api("POST", `/api/rooms/${encodeURIComponent(code)}/again`, undefined, token);

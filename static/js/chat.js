@@ -6,7 +6,7 @@
 // conversation is the room's: it carries on across its matches (Play again), with a quiet divider
 // where each match began. Everything is shown as text.
 
-import { setChatRules } from "./api.js";
+import { removeSpectator, setChatRules } from "./api.js";
 import { spectatorName as savedSpectatorName } from "./connection.js";
 import { h, replace, toast } from "./dom.js";
 import { errorText, t, tf } from "./i18n.js";
@@ -311,6 +311,19 @@ export class ChatBox {
     this.drawHost();
   }
 
+  /** The host removes spectator ``tag`` (its sockets close, and its page says why): it leaves the
+   * list, unless muted (the host may still unmute it). One already gone says so. */
+  async removeSpectator(tag, token) {
+    try {
+      await removeSpectator(this.ctl.code, tag, token);
+    } catch (error) {
+      toast(errorText(error), "error");
+      if (error.code !== "no_such_spectator") return;
+    }
+    if (!(this.rules.muted_spectators || []).includes(tag)) this.spectators.delete(tag);
+    this.drawHost();
+  }
+
   /** Whether this page may write, and the notice when it may not: muted, a spectator the host has
    * not let write, or a window that lost its seat to another. */
   drawSilence() {
@@ -324,7 +337,8 @@ export class ChatBox {
     const gone = !this.live;
     const silent = gone || muted || reader;
     this.notice.hidden = !silent;
-    this.notice.textContent = gone ? t("chat.replaced", { button: t("room.use_here") }) : muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
+    const goneWords = this.ctl.connection?.removed ? t("room.removed") : t("chat.replaced", { button: t("room.use_here") });
+    this.notice.textContent = gone ? goneWords : muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
     this.form.hidden = silent;
     this.nameForm.hidden = silent || seat !== null;
     this.nameSaid.hidden = this.nameForm.hidden;
@@ -333,7 +347,7 @@ export class ChatBox {
   }
 
   /** The host's controls: spectators may write; mute or unmute each person at the table, and each
-   * spectator who wrote (or is muted). */
+   * spectator who wrote (or is muted), whom the host may also remove from the table. */
   drawHost() {
     const token = this.live ? this.ctl.hostToken : null; // a window that lost its seat shows no stale list
     this.hostBox.hidden = !token;
@@ -367,11 +381,15 @@ export class ChatBox {
         const key = muted ? "chat.unmute" : "chat.mute";
         const who = spectatorLabel(this.spectators.get(tag), tag, true);
         const words = t(key, { name: who }); // whole in its title and label: the button may shorten it
-        return h(
-          "button",
-          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
-          h("span", { class: "chat-mute-words" }, tf(key, { name: who })),
-        );
+        const removal = t("chat.remove", { name: who });
+        return [
+          h(
+            "button",
+            { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
+            h("span", { class: "chat-mute-words" }, tf(key, { name: who })),
+          ),
+          h("button", { class: "btn btn-small chat-remove", type: "button", title: removal, "aria-label": removal, dataset: { watcher: tag }, onclick: () => this.removeSpectator(tag, token) }, t("chat.remove_short")),
+        ];
       }),
     ]);
   }

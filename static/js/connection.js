@@ -21,7 +21,7 @@ export const spectatorName = () => localStorage.getItem(NAME_KEY) || "";
 
 /**
  * Events (on ``handlers``): welcome(seat, tag), named(name), state(msg), presence(msg), error(msg),
- * chat(msg), status({online, reconnecting, trouble}), replaced(), roomClosed(), badToken().
+ * chat(msg), status({online, reconnecting, trouble}), replaced(), roomClosed(), removed(), badToken().
  * ``trouble``: the socket is open but a ping has gone unanswered for `TROUBLE_MS`, or the browser
  * says it is offline; it is dropped (and reconnected) once a ping stays unanswered `UNANSWERED_MS`.
  */
@@ -247,6 +247,7 @@ export class RoomSocket {
     if (event.code === 4001) return this.on.replaced?.(event.reason);
     if (event.code === 4003) return this.on.roomClosed?.();
     if (event.code === 4005) return this.on.seatLeft?.(); // the seat was left (here or in another window)
+    if (event.code === 4006) return this.on.removed?.(); // the host removed this spectator: no retry
     if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
     this.parked = false;
     // a server from before `resume` (an upgrade under way) takes no hello with it: the next without

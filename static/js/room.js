@@ -156,6 +156,14 @@ export class RoomController {
         this.updateBanner();
         this.render([]);
       },
+      removed: () => {
+        // the host removed this spectator: the page follows the room no more and says why. It does
+        // not reconnect by itself; as for a player whose seat the host gave to a bot, opening the
+        // room again watches it
+        this.connection = { ...this.connection, online: false, closed: true, removed: true };
+        this.updateBanner();
+        this.render([]);
+      },
       seatLeft: () => this.forgetSeat(),
       badToken: () => {
         this.memory = remember(this.code, { token: null, seat: null });
@@ -542,7 +550,7 @@ export class RoomController {
     if (!this.banner) return;
     const c = this.connection;
     let content = null;
-    if (c.closed) content = [h("span", {}, t("room.closed")), h("a", { class: "btn btn-small", href: "/" }, t("room.back_lobby"))];
+    if (c.closed) content = [h("span", {}, t(c.removed ? "room.removed" : "room.closed")), h("a", { class: "btn btn-small", href: "/" }, t("room.back_lobby"))];
     else if (c.replaced)
       content = [
         h("span", {}, t("room.replaced")),
@@ -985,7 +993,7 @@ class WaitingView {
     replace(this.body, parts);
     // a window that lost its seat to another follows the room no more: its chat takes no line
     // until "Play here" (as the table's, `TableView.update`)
-    this.chatBox?.setLive(!ctl.connection?.replaced);
+    this.chatBox?.setLive(!ctl.connection?.replaced && !ctl.connection?.removed);
     if (keepFocus) {
       // the name box or the Sit button that seated this player is gone: their seat's row takes the
       // focus (never the page's body, where a keyboard or a screen reader would start over)

@@ -1,0 +1,100 @@
+"""The host removes a spectator, through a real server's sockets: by the tag its chat lines carry,
+every socket of that spectator closes with 4006 and a reason the page shows; other spectators and
+the seats watch on; only the host may, and a spectator who is gone, or a tag that is none, is
+refused with nothing closed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from tests.serverkit import Client, ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path_factory.mktemp("remove-spectator")).start()
+    yield process
+    process.stop()
+
+
+def _remove(server: ServerProcess, code: str, tag: str, token: str | None) -> httpx.Response:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    return httpx.delete(f"{server.url}/api/rooms/{code}/spectators/{tag}", headers=headers, timeout=10)
+
+
+def _watching(server: ServerProcess, code: str, key: str | None = None) -> tuple[Client, str, str]:
+    """A spectator's socket in room ``code`` (with the spectator ``key`` an earlier welcome gave),
+    once admitted: the client, its tag and its key."""
+    client = Client(server, code)
+    if key is not None:  # the hello again, with the key: the same spectator in another tab
+        client.close()
+        client = Client(server, code, hello=False)
+        client.send({"type": "hello", "protocol": 1, "token": None, "watcher": key})
+    welcome = client.wait_for(lambda m: m["type"] == "welcome")
+    client.wait_for(lambda m: m["type"] == "chat_log")
+    return client, welcome["tag"], welcome["watcher"]
+
+
+def _closed_with(client: Client) -> tuple[int, str]:
+    """Receive until ``client``'s socket closes; its close code and reason."""
+    with pytest.raises(ConnectionClosed) as closed:
+        client.wait_for(lambda m: False, timeout=10)
+    assert closed.value.rcvd is not None
+    return closed.value.rcvd.code, closed.value.rcvd.reason
+
+
+def _live(client: Client) -> None:
+    """``client``'s socket is open and answered."""
+    client.send({"type": "ping"})
+    client.wait_for(lambda m: m["type"] == "pong")
+
+
+@pytest.fixture
+def table(server: ServerProcess) -> Iterator[tuple[str, str, str, Client]]:
+    """A waiting room: its code, host token, Ana's seat token at seat 0 and her socket."""
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    ana = Client(server, code, token)
+    ana.wait_for(lambda m: m["type"] == "chat_log")
+    yield code, room["host_token"], token, ana
+    ana.close()
+
+
+def test_the_host_removes_one_spectator_whose_every_tab_closes_with_the_reason(
+    server: ServerProcess, table: Any
+) -> None:
+    code, host, _, ana = table
+    rude, tag, key = _watching(server, code)
+    rude_again, same_tag, _ = _watching(server, code, key)  # the same spectator's second tab
+    assert same_tag == tag
+    kind, kind_tag, _ = _watching(server, code)
+    assert kind_tag != tag
+    reply = _remove(server, code, tag, host)
+    assert reply.status_code == 200 and reply.json() == {"removed": 2}, reply.text
+    for removed in (rude, rude_again):
+        assert _closed_with(removed) == (4006, "the host removed you from this room")
+    _live(kind)  # another spectator, and the seat, watch on
+    _live(ana)
+    # gone already: nothing more to remove
+    again = _remove(server, code, tag, host)
+    assert again.status_code == 404 and again.json()["detail"]["code"] == "no_such_spectator", again.text
+    kind.close()
+
+
+def test_only_the_host_removes_a_spectator_by_a_tag(server: ServerProcess, table: Any) -> None:
+    code, host, seat_token, _ = table
+    watcher, tag, _ = _watching(server, code)
+    for token in (None, seat_token, "not-the-host"):
+        refused = _remove(server, code, tag, token)
+        assert refused.status_code == 403 and refused.json()["detail"]["code"] == "not_host", refused.text
+    for bad in ("3FA9C1D2", "3fa9c1d", "xyz"):
+        reply = _remove(server, code, bad, host)
+        assert reply.status_code == 422 and reply.json()["detail"]["code"] == "bad_spectator", reply.text
+    _live(watcher)  # nothing closed
+    watcher.close()
