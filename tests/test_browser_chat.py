@@ -444,6 +444,65 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
             context.close()
 
 
+_EMOJI_SHOWN_JS = """async (langs) => {
+    // a character a system draws as an emoji by default (a font without emoji shows an empty box),
+    // or the variation selector that asks for one
+    const emoji = /[\\p{Emoji_Presentation}\\uFE0F]/u;
+    const found = (text) => [...(text || '')].filter((ch) => emoji.test(ch))
+        .map((ch) => ch.codePointAt(0).toString(16));
+    const kinds = ['aria-label', 'title', 'placeholder', 'alt'];
+    const named = [...document.querySelectorAll(kinds.map((a) => `[${a}]`).join(', '))];
+    const names = named.flatMap((el) => kinds.map((a) => el.getAttribute(a)));
+    const catalogs = {};
+    for (const lang of langs) {
+        const words = await (await fetch(`/static/i18n/${lang}.json`)).json();
+        catalogs[lang] = found(JSON.stringify(words));
+    }
+    return {page: found(document.body.textContent + document.title), names: names.flatMap(found), catalogs};
+}"""
+
+
+def test_the_page_shows_no_emoji_so_a_system_without_an_emoji_font_shows_no_empty_boxes(
+    server: ServerProcess, browser: Any
+) -> None:
+    """On Debian without fonts-noto-color-emoji the reactions read as empty boxes before their
+    words (👍, 😅, ⏳, 👏, 👋, 🙏). Each is now a drawn icon before its words: nothing the page
+    shows itself (buttons, the chat's lines, a reaction on a plate, names and titles, the words of
+    every language) is an emoji, and each reaction button is named by its words alone."""
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    tokens = [server.claim(code, seat, name).json()["token"] for seat, name in ((0, "Ana"), (1, "Budi"))]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    budi = Client(server, code, tokens[1])
+    try:
+        sit_and_start(page, server, room, tokens[0], host=True)
+        page.wait_for_selector(".chat-reactions [data-reaction='nice']")
+        reactions = ("nice", "oops", "hurry", "well_played", "hello", "thanks")
+        for at, reaction in enumerate(reactions):  # every reaction, in the chat's lines and on a plate
+            if at % 2:  # half of them Budi's (a seat writes at most 5 lines in 10 s), half Ana's own
+                budi.send({"type": "chat", "reaction": reaction})
+            else:
+                page.click(f".chat-reactions [data-reaction='{reaction}']")
+            budi.wait_for(lambda m, r=reaction: m["type"] == "chat" and m["line"]["reaction"] == r)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('.chat-list .chat-line').length === {len(reactions)}"
+        )
+        page.wait_for_selector(".plate[data-seat='1'] .reaction-bubble")
+        shown = page.evaluate(_EMOJI_SHOWN_JS, languages())
+        assert shown == {"page": [], "names": [], "catalogs": {lang: [] for lang in languages()}}, shown
+        for reaction in reactions:
+            words = en[f"reaction.{reaction}"]
+            chip = page.get_by_role("button", name=words, exact=True)
+            assert chip.count() == 1, words
+            assert chip.locator("svg.icon").count() == 1, words
+        screenshot(page, "chat-reactions-1280x800-en")
+        watch.assert_clean()
+    finally:
+        budi.close()
+        context.close()
+
+
 def test_the_host_removes_a_spectator_who_is_told_why_and_the_other_watches_on(
     server: ServerProcess, browser: Any
 ) -> None:

@@ -10,16 +10,19 @@ import { removeSpectator, setChatRules } from "./api.js";
 import { spectatorName as savedSpectatorName } from "./connection.js";
 import { h, replace, toast } from "./dom.js";
 import { errorText, t, tf } from "./i18n.js";
+import { icon } from "./icons.js";
 
+/** The quick reactions and the icon each shows before its words (static/js/icons.js: drawn lines,
+ * never emoji, which a system without an emoji font shows as empty boxes). */
 export const REACTIONS = [
-  ["nice", "👍"],
-  ["oops", "😅"],
-  ["hurry", "⏳"],
-  ["well_played", "👏"],
-  ["hello", "👋"],
-  ["thanks", "🙏"],
+  ["nice", "thumbs-up"],
+  ["oops", "oops"],
+  ["hurry", "hourglass"],
+  ["well_played", "star"],
+  ["hello", "hand"],
+  ["thanks", "heart"],
 ];
-const EMOJI = Object.fromEntries(REACTIONS);
+const ICONS = Object.fromEntries(REACTIONS);
 const MAX_CHARS = 200;
 const COUNT_FROM = 160; // characters typed before the box shows its count
 let chatBoxes = 0; // ids for the count of each chat box made
@@ -40,8 +43,15 @@ function spectatorLabel(name, tag, withTag = false) {
   return withTag && tag ? tf("chat.spectator_named_tag", { name: shown, tag }) : tf("chat.spectator_named", { name: shown });
 }
 
-/** A reaction's words and emoji, e.g. "👍 Nice!". */
-export const reactionText = (key) => `${EMOJI[key] ?? ""} ${t(`reaction.${key}`)}`.trim();
+/** A reaction as shown: its icon (hidden from screen readers: the words are its name) and its
+ * words, e.g. [thumbs-up] "Nice!". */
+export function reactionShown(key) {
+  const words = t(`reaction.${key}`);
+  if (!ICONS[key]) return [words];
+  const drawn = icon(ICONS[key]);
+  drawn.classList.add("reaction-icon");
+  return [drawn, words];
+}
 
 export class ChatBox {
   /** ``ctl`` is the room controller (socket, seats, host token); ``onReaction(line)`` shows a
@@ -100,7 +110,7 @@ export class ChatBox {
       "div",
       { class: "chat-reactions", role: "group", "aria-label": t("chat.reactions") },
       REACTIONS.map(([key]) =>
-        h("button", { class: "chip reaction", type: "button", dataset: { reaction: key }, onclick: () => this.send({ type: "chat", reaction: key }) }, reactionText(key)),
+        h("button", { class: "chip reaction", type: "button", dataset: { reaction: key }, onclick: () => this.send({ type: "chat", reaction: key }) }, reactionShown(key)),
       ),
     );
     this.notice = h("p", { class: "chat-notice", hidden: true });
@@ -291,7 +301,7 @@ export class ChatBox {
       { class: `chat-line${line.reaction ? " chat-reaction" : ""}`, dataset: { seat: line.seat === null ? "" : String(line.seat) } },
       h("bdi", { class: line.seat === null ? "who spectator" : "who", title: tag }, who),
       ": ",
-      h("span", { class: "said", dir: "auto" }, line.text ?? reactionText(line.reaction)), // its own direction, isolated
+      h("span", { class: "said", dir: "auto" }, line.text ?? reactionShown(line.reaction)), // its own direction, isolated
     );
   }
 

@@ -5,7 +5,7 @@
 import { alertButtons, audioHeld, TableAlerts, watchSound } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
-import { ChatBox, reactionsHidden, reactionText } from "./chat.js";
+import { ChatBox, reactionShown, reactionsHidden } from "./chat.js";
 import { arrowsAlong, h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
 import { t, tf, tfSpan } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
@@ -1102,7 +1102,7 @@ export class TableView {
     const plate = this.el.querySelector(`.plate[data-seat="${line.seat}"]`);
     if (!plate) return;
     plate.querySelector(".reaction-bubble")?.remove();
-    const bubble = h("span", { class: "reaction-bubble", role: "status" }, reactionText(line.reaction));
+    const bubble = h("span", { class: "reaction-bubble", role: "status" }, reactionShown(line.reaction));
     plate.append(bubble);
     setTimeout(() => bubble.remove(), 3500);
   }
