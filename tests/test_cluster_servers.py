@@ -308,3 +308,34 @@ def test_a_relayed_player_whose_network_goes_silent_gets_the_grace_from_its_last
         watcher.close()
     finally:
         sock.close()
+
+
+def test_a_spectator_relayed_through_the_other_process_is_removed_with_the_reason(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    """The host's removal of a spectator closes its sockets on the owner and through the relay
+    alike, with the same code and reason (the relay passes the close's reason on, and the other
+    process knows it)."""
+    first, second, _ = servers
+    room = first.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
+    code = room["code"]
+    here = Client(first, code)  # a spectator's tab on the owner
+    welcome = here.wait_for(lambda m: m["type"] == "welcome")
+    there = Client(second, code, hello=False)  # the same spectator's other tab, relayed
+    there.send({"type": "hello", "protocol": 1, "token": None, "watcher": welcome["watcher"]})
+    assert there.wait_for(lambda m: m["type"] == "welcome")["tag"] == welcome["tag"]
+    there.wait_for(lambda m: m["type"] == "state")
+    reply = httpx.delete(
+        f"{first.url}/api/rooms/{code}/spectators/{welcome['tag']}",
+        headers={"Authorization": f"Bearer {room['host_token']}"},
+        timeout=10,
+    )
+    assert reply.status_code == 200 and reply.json() == {"removed": 2}, reply.text
+    for client in (here, there):
+        with pytest.raises(ConnectionClosed) as closed:
+            client.wait_for(lambda m: False, timeout=10)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (
+            4006,
+            "the host removed you from this room",
+        )
