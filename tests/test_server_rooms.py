@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -688,6 +690,18 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     assert refused.value.rcvd is not None and refused.value.rcvd.code == 4004
 
 
+def _actors_after(server: ServerProcess, code: str, version: int) -> set[str]:
+    """Who made the actions room ``code`` stored past ``version`` (its SQLite file, read beside
+    the running server: a write-ahead log lets a reader in)."""
+    with contextlib.closing(sqlite3.connect(server.data_dir / "domeng.sqlite3")) as db:
+        rows = db.execute(
+            "SELECT a.actor FROM actions a JOIN matches m ON m.id = a.match_id"
+            " WHERE m.code = ? AND a.version > ?",
+            (code, version),
+        ).fetchall()
+    return {actor for (actor,) in rows}
+
+
 def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
     """Actions a socket sent around the host's swap are void once its seat is given away, even
     those stamped with the version the swap produced (they would fit the new turn otherwise)."""
@@ -718,11 +732,12 @@ def test_a_player_replaced_by_a_bot_cannot_act_any_more(tmp_path: Path) -> None:
                     time.sleep(0.001)
                 assert swapped.result() == 200
             # GET /api/rooms/{code} runs on the room's queue, after every action queued before it
-            # (a frame read after the swap is void: its socket is closed); the bot's 2.5 s delay has
-            # not run out, so a version past the swap's could only be a human action
+            # (a frame read after the swap is void: its socket is closed): nothing a person did is
+            # stored past the swap's version. On a busy machine the bot's 2.5 s delay may have run
+            # out meanwhile, so the bot's own move may be stored there.
             room = slow_bots.room(code)
-            assert room["version"] == version + 1 and room["seats"][0]["kind"] == "bot"
-            assert room["turn"]["seat"] == 0
+            assert room["version"] >= version + 1 and room["seats"][0]["kind"] == "bot"
+            assert "human" not in _actors_after(slow_bots, code, version + 1)
     finally:
         slow_bots.stop()
 
