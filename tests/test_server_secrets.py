@@ -2,7 +2,8 @@
 no seat token, host token or admin secret in any log line at any level (the WebSocket library's
 debug frames included); redirects never echo the Host header; weak admin secrets are refused at
 start-up without being echoed; the secret can come from a file; the admin login limit holds
-across addresses; the Origin check compares the scheme."""
+across addresses; the Origin check compares the scheme, and a browser's request that says
+another site sent it (Sec-Fetch-Site) is refused without an Origin too."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.requests import Request
 
+from app.admin.auth import AdminError, check_origin
 from tests.serverkit import ROOT, Client, ServerProcess
 
 SECRET = "Xq7-vR2m!Lk9#pT4wZs8"  # 20 characters, 20 distinct
@@ -146,5 +149,60 @@ def test_the_origin_check_compares_the_scheme(tmp_path: Path) -> None:
             f"{server.url}/api/admin/rooms/nope/close", headers={**bearer, "Origin": f"http://{host}"}
         )
         assert same.status_code == 404, same.text
+    finally:
+        server.stop()
+
+
+def _request(headers: dict[str, str]) -> Request:
+    """A POST to the admin API as the server sees it, sent to ``127.0.0.1:8000`` over http."""
+    raw = [(k.lower().encode(), v.encode()) for k, v in {"host": "127.0.0.1:8000", **headers}.items()]
+    scope = {"type": "http", "method": "POST", "scheme": "http", "path": "/api/admin/rooms/x/close"}
+    return Request({**scope, "headers": raw, "query_string": b"", "server": ("127.0.0.1", 8000)})
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "cross-site"},  # a form posted from another site's page: no Origin
+        {"Sec-Fetch-Site": "same-site"},  # a sibling host of the same site is another origin still
+        {"Sec-Fetch-Site": "Cross-Site "},
+        {"Sec-Fetch-Site": "cross-site", "Origin": "http://127.0.0.1:8000"},
+        {"Origin": "http://evil.example"},
+    ],
+)
+def test_a_request_a_browser_says_another_site_sent_is_refused(headers: dict[str, str]) -> None:
+    with pytest.raises(AdminError) as refused:
+        check_origin(_request(headers))
+    assert refused.value.code == "cross_origin" and refused.value.status == 403
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # curl or a script with the secret: neither header
+        {"Sec-Fetch-Site": "same-origin"},
+        {"Sec-Fetch-Site": "none"},  # the user's own doing (typed, a bookmark)
+        {"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1:8000"},
+    ],
+)
+def test_a_same_origin_request_or_a_script_passes_the_origin_check(headers: dict[str, str]) -> None:
+    check_origin(_request(headers))
+
+
+def test_a_cross_site_post_without_origin_is_refused_by_the_server(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, {"DOMENG_ADMIN_TOKEN": SECRET}).start()
+    try:
+        bearer = {"Authorization": f"Bearer {SECRET}"}
+        close = f"{server.url}/api/admin/rooms/nope/close"
+        login = f"{server.url}/api/admin/login"
+        for url, headers in ((close, bearer), (login, {})):
+            foreign = httpx.post(
+                url, json={"secret": SECRET}, headers={**headers, "Sec-Fetch-Site": "cross-site"}
+            )
+            assert foreign.status_code == 403 and foreign.json()["detail"]["code"] == "cross_origin", (
+                foreign.text
+            )
+        assert httpx.post(close, headers={**bearer, "Sec-Fetch-Site": "same-origin"}).status_code == 404
+        assert httpx.post(close, headers=bearer).status_code == 404  # a script without either header
     finally:
         server.stop()

@@ -50,7 +50,8 @@ Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
     ├── too_many_attempts    429  too many failed attempts from this device, this address or
     │                             all unknown clients together
     ├── admin_unavailable    503  the shared sessions or counts (Redis) do not answer now
-    └── cross_origin         403  a state-changing request whose Origin is another site
+    └── cross_origin         403  a state-changing request from another origin's page (its
+                                  Origin or its Sec-Fetch-Site says so)
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ __all__ = [
     "DEVICE_COOKIE",
     "DEVICE_TTL_S",
     "DISABLED_MESSAGE",
+    "FOREIGN_FETCH_SITES",
     "MAX_SESSIONS",
     "AdminAuth",
     "AdminDep",
@@ -397,10 +399,21 @@ class AdminAuth:
         return AdminSession("bearer")
 
 
+FOREIGN_FETCH_SITES: Final = frozenset({"cross-site", "same-site"})
+"""The ``Sec-Fetch-Site`` values of a request another origin's page made (Fetch Metadata): the
+admin area is same-origin only, so a page on a sibling host of the same site is refused too."""
+
+
 def check_origin(request: HTTPConnection) -> None:
-    """Refuse (``cross_origin``, 403) a request whose ``Origin`` names another scheme or host than
-    the one it was sent to (the scheme as the server sees it: ``https`` behind a trusted proxy that
-    says so): defence in depth beside the SameSite=Strict cookie."""
+    """Refuse (``cross_origin``, 403) a request that a browser says another origin's page sent:
+    its ``Origin`` names another scheme or host than the one it was sent to (the scheme as the
+    server sees it: ``https`` behind a trusted proxy that says so), or its ``Sec-Fetch-Site`` is
+    ``cross-site`` or ``same-site`` (`FOREIGN_FETCH_SITES`; a browser may leave ``Origin`` out, and
+    does on some form posts and redirects). A request with neither header (a script, ``curl``
+    with the secret) passes: defence in depth beside the SameSite=Strict cookie, which a script
+    does not carry."""
+    if request.headers.get("sec-fetch-site", "").strip().lower() in FOREIGN_FETCH_SITES:
+        raise AdminError("cross_origin", "admin requests must come from the admin pages", 403)
     origin = request.headers.get("origin")
     if origin is None:
         return
