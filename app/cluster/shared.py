@@ -8,8 +8,8 @@ Keys (``P`` is the prefix, ``domeng`` by default; ``ID`` a process's holder id, 
   is the SHA-256 of its token (the token itself is never stored);
 - ``P:procs``: sorted set of the live processes' ids, scored by their last publication (epoch ms);
 - ``P:proc:ID:tables``: the process's listed tables (JSON), expiring after ``stale_s``;
-- ``P:proc:ID:owners``: hash, client address → unfinished rooms it created on that process,
-  expiring after ``stale_s``;
+- ``P:proc:ID:owners``: hash, client address (and IPv6 /48, for all its /64s together) →
+  unfinished rooms it created on that process, expiring after ``stale_s``;
 - ``P:ask:dbN`` (a channel; N is the Redis URL's database, as Redis's channels are shared by all
   its databases): asks to every process, ``{"kind", "body", "reply", "from", "until"}``;
   an ask received after ``until`` (epoch ms: the asker stopped waiting) is not acted on;

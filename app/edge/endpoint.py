@@ -15,7 +15,7 @@ from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
 from starlette.websockets import WebSocketDisconnect
 
-from app.addresses import counted_address
+from app.addresses import counted_address, counted_keys
 from app.edge.closes import close_for
 from app.edge.connection import Connection, MessageBudget
 from app.edge.handoff import Handoff
@@ -79,25 +79,29 @@ sockets = APIRouter()
 
 
 class SocketCounter:
-    """Open room sockets per client address, at most ``limit`` each (0: no limit)."""
+    """Open room sockets per client address, at most ``limit`` each (0: no limit), and per IPv6
+    /48, at most `app.addresses.SITE_SHARE` times ``limit`` for all its /64s together."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._open: Counter[str] = Counter()
 
     def admit(self, address: str) -> bool:
-        """Count one more open socket from ``address``; False (and not counted) when the address
-        already holds ``limit`` of them. Pair with `release`."""
-        if self.limit and self._open[address] >= self.limit:
+        """Count one more open socket from client ``address`` (`app.addresses.counted_address`);
+        False (and not counted) when the address, or its IPv6 /48, already holds its cap of them
+        (`app.addresses.counted_keys`). Pair with `release`."""
+        keys = counted_keys(address)
+        if self.limit and any(self._open[key] >= self.limit * share for key, share in keys):
             return False
-        self._open[address] += 1
+        self._open.update(key for key, _share in keys)
         return True
 
     def release(self, address: str) -> None:
         """A socket counted by `admit` has closed."""
-        self._open[address] -= 1
-        if self._open[address] <= 0:
-            del self._open[address]
+        for key, _share in counted_keys(address):
+            self._open[key] -= 1
+            if self._open[key] <= 0:
+                del self._open[key]
 
 
 def is_foreign_origin(origin: str | None, host: str | None, public_url: str | None) -> bool:
@@ -123,22 +127,22 @@ def is_foreign_origin(origin: str | None, host: str | None, public_url: str | No
 async def room_socket(websocket: WebSocket, code: str) -> None:
     """The room's WebSocket (docs/protocol.md): ``hello`` first, then actions. One client address
     (an IPv6 client: its /64, `app.addresses`) holds at most ``max_sockets_per_address`` of them at
-    once (1008 past that, checked before the room is looked up: a refused socket brings no room
-    into memory from the store). A room another server process hosts (docs/cluster.md) is first asked of
-    it (`app.edge.handoff`), and served through that process (`app.edge.remote`, the relay) if it
-    keeps it; when it does not answer, the socket closes with 1013 and the client tries again. When
-    this process cannot serve the room at all now (``room_unavailable``: its leases or its database
-    cannot be reached), the handshake itself is refused with HTTP 503 and ``Retry-After``, so that
-    a proxy in front (deploy/nginx.conf, ``proxy_next_upstream http_503``) tries another process.
-    A browser's handshake from another site's page (`is_foreign_origin`) is refused with HTTP 403
-    before it counts: no page elsewhere spends its visitors' sockets here. A socket for a room
-    not in this process's memory (each is looked up in the store) spends one of its address's
-    public reads (``DOMENG_READ_LIMIT``, `_may_look_up`): past them it closes with 1008 and
-    `LOOKUPS_SPENT` before anything is looked up; a room in memory is opened without spending a
-    read. Every socket, whatever its room, spends one of its address's socket opens
-    (``DOMENG_SOCKET_LIMIT``, ``socket_opens``), before its room is looked up: past them it closes
-    the same way, so no client reopens a seat's socket (each hello tells every socket of the room
-    who came) hundreds of times a second."""
+    once, an IPv6 /48 `app.addresses.SITE_SHARE` times that (1008 past that, checked before the room
+    is looked up: a refused socket brings no room into memory from the store). A room another server
+    process hosts (docs/cluster.md) is first asked of it (`app.edge.handoff`), and served through
+    that process (`app.edge.remote`, the relay) if it keeps it; when it does not answer, the socket
+    closes with 1013 and the client tries again. When this process cannot serve the room at all now
+    (``room_unavailable``: its leases or its database cannot be reached), the handshake itself is
+    refused with HTTP 503 and ``Retry-After``, so that a proxy in front (deploy/nginx.conf,
+    ``proxy_next_upstream http_503``) tries another process. A browser's handshake from another
+    site's page (`is_foreign_origin`) is refused with HTTP 403 before it counts: no page elsewhere
+    spends its visitors' sockets here. A socket for a room not in this process's memory (each is
+    looked up in the store) spends one of its address's public reads (``DOMENG_READ_LIMIT``,
+    `_may_look_up`): past them it closes with 1008 and `LOOKUPS_SPENT` before anything is looked up;
+    a room in memory is opened without spending a read. Every socket, whatever its room, spends one
+    of its address's socket opens (``DOMENG_SOCKET_LIMIT``, ``socket_opens``), before its room is
+    looked up: past them it closes the same way, so no client reopens a seat's socket (each hello
+    tells every socket of the room who came) hundreds of times a second."""
     state = websocket.app.state
     headers = websocket.headers
     if is_foreign_origin(headers.get("origin"), headers.get("host"), state.settings.public_url):

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 import structlog
 
+from app.addresses import IPV6_SITE_PREFIX, counted_keys, counted_site
 from app.metrics import Metrics
 from app.rooms import frames
 from app.rooms.config import RoomConfig
@@ -190,11 +191,16 @@ class Hub(LeasedRooms):
 
     def _check_creator(self, creator: str | None) -> None:
         """Raises `RoomError` (429) when ``creator`` already has the cap of unfinished rooms in
-        memory here."""
+        memory here, or its IPv6 /48 that cap's `app.addresses.SITE_SHARE` times."""
         cap = self.config.max_rooms_per_address
-        if creator is not None and cap and self.open_rooms_of(creator) >= cap:
-            message = f"whoever made this room has {cap} other rooms open; try again when one is over"
-            raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
+        if creator is None or not cap:
+            return
+        for key, share in counted_keys(creator):
+            if self.open_rooms_of(key) >= cap * share:
+                message = (
+                    f"whoever made this room has {cap * share} other rooms open; try again when one is over"
+                )
+                raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
 
     async def _shared_creator(self, code: str) -> str | None:
         """With leases, the address that created unfinished room ``code``: as this process knows
@@ -321,11 +327,16 @@ class Hub(LeasedRooms):
             del self._unopenable[next(iter(self._unopenable))]
 
     def open_rooms_of(self, address: str) -> int:
-        """Rooms in memory created by ``address`` whose match is not over."""
+        """Rooms in memory whose match is not over created by ``address``, a client as
+        `app.addresses.counted_address` gives it, or an IPv6 /48 (`app.addresses.counted_site`):
+        then those of every client inside it."""
+        site = address.endswith(f"/{IPV6_SITE_PREFIX}")
         return sum(
             1
             for code, owner in self.owners.items()
-            if owner == address and (room := self.rooms.get(code)) is not None and room.status != "finished"
+            if (owner == address or (site and counted_site(owner) == address))
+            and (room := self.rooms.get(code)) is not None
+            and room.status != "finished"
         )
 
     async def create_room(

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Final
 
+from app.addresses import counted_keys
 from app.rooms.room import Room
 from app.store.reads import RoomStatus
 from engine.variants import make_rules
@@ -36,7 +37,9 @@ OPEN_TABLES_PER_ADDRESS: Final = 3
 of those leaves the list. A person hosts one table at a time; a household or a club behind one
 address may host two or three (a Domeng and a Kozel table, one listed again by Play again). Three
 keeps them all listed, while a party listing made-up tables gets no more than three of the
-`OPEN_TABLES_SHOWN` places per address it holds: 4 addresses fill 12 at most, not all 30."""
+`OPEN_TABLES_SHOWN` places per address it holds: 4 addresses fill 12 at most, not all 30. An IPv6
+/48 holds 65,536 /64s, each an address: all of them together are listed `app.addresses.SITE_SHARE`
+times three tables at most (12), as four IPv4 addresses are."""
 
 PRIVATE: Final = ("owner", "distinct", "addresses")
 """What `open_tables` gives a table for ranking it that nobody is told (`rank_tables` leaves it
@@ -89,7 +92,8 @@ def open_tables(
 
 def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> list[dict[str, Any]]:
     """The first `OPEN_TABLES_SHOWN` of ``tables`` (`open_tables`' shape with `PRIVATE`, one
-    process's or several's), at most `OPEN_TABLES_PER_ADDRESS` of them created from one address:
+    process's or several's), at most `OPEN_TABLES_PER_ADDRESS` of them created from one address
+    (and `app.addresses.SITE_SHARE` times that from one IPv6 /48, `app.addresses.counted_keys`):
     the most people there first (`people_weights`: the client addresses of the seated people
     connected, each worth one person across all the tables it sits at), then the most seated
     people connected (``here``), then the newest listing (least ``waiting_s``). Without
@@ -115,9 +119,10 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
     for table, _weight in ranked:
         owner = table.get("owner")
         if owner is not None:
-            hosted[owner] += 1
-            if hosted[owner] > OPEN_TABLES_PER_ADDRESS:
+            keys = counted_keys(owner)
+            if any(hosted[key] >= OPEN_TABLES_PER_ADDRESS * share for key, share in keys):
                 continue
+            hosted.update(key for key, _share in keys)
         shown.append(table if private else {k: v for k, v in table.items() if k not in PRIVATE})
         if len(shown) == OPEN_TABLES_SHOWN:
             break

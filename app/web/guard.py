@@ -43,7 +43,7 @@ import h11
 import structlog
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from app.addresses import counted_address
+from app.addresses import counted_address, counted_keys
 
 __all__ = [
     "ENOUGH_CONNECTIONS",
@@ -60,7 +60,8 @@ _log = structlog.get_logger("domeng.guard")
 
 class ConnectionGuard:
     """Open transports per peer address (an IPv6 peer: its /64, `app.addresses`), at most ``limit``
-    each (0: no limit). Addresses in ``exempt`` (trusted reverse proxies) are not capped;
+    each (0: no limit), and per IPv6 /48, `app.addresses.SITE_SHARE` times ``limit`` for all its
+    /64s together. Addresses in ``exempt`` (trusted reverse proxies) are not capped;
     ``exempt_all`` exempts everyone (``*``).
 
     A transport counts from `admit` until `release`, which its protocol calls when the connection
@@ -104,7 +105,8 @@ class ConnectionGuard:
         return len(self._all)
 
     def open_count(self, address: str) -> int:
-        """Connections ``address`` (its /64 if IPv6) holds open now."""
+        """Connections ``address`` (its /64 if IPv6; or an IPv6 /48 as `counted_site` gives it:
+        all its /64s') holds open now."""
         held = self._open.get(counted_address(address))
         if not held:
             return 0
@@ -118,11 +120,15 @@ class ConnectionGuard:
             return False
         if not self.limit or self.exempt_all or address in self.exempt:
             return True
-        address = counted_address(address)  # an IPv6 client: its /64
-        held = self._open.setdefault(address, set())
-        if len(held) >= self.limit:
-            _prune(held)
-        if len(held) >= self.limit:
+        keys = counted_keys(address)  # an IPv6 client: its /64, and its /48 at a larger share
+        held = [(self._open.setdefault(key, set()), self.limit * share) for key, share in keys]
+        if any(len(h) >= limit for h, limit in held):
+            for h, _limit in held:
+                _prune(h)
+        if any(len(h) >= limit for h, limit in held):
+            for key, _share in keys:
+                if not self._open[key]:
+                    del self._open[key]  # made for this refusal: nothing of the address is open
             self._all.discard(transport)
             self.refused += 1
             suppressed = self._refusals.allow("refused")
@@ -131,7 +137,8 @@ class ConnectionGuard:
                     "connections_refused", limit=self.limit, refused_total=self.refused, unlogged=suppressed
                 )
             return False
-        held.add(transport)
+        for h, _limit in held:
+            h.add(transport)
         return True
 
     def _admit_one_more(self, transport: asyncio.BaseTransport) -> bool:
@@ -158,12 +165,12 @@ class ConnectionGuard:
     def release(self, address: str, transport: asyncio.BaseTransport) -> None:
         """``transport`` has closed (its HTTP protocol saw it go)."""
         self._all.discard(transport)
-        address = counted_address(address)  # as `admit` counted it: an IPv6 client by its /64
-        held = self._open.get(address)
-        if held is not None:
-            held.discard(transport)
-            if not held:
-                del self._open[address]
+        for key, _share in counted_keys(address):  # as `admit` counted it: an IPv6 client's /64 and /48
+            held = self._open.get(key)
+            if held is not None:
+                held.discard(transport)
+                if not held:
+                    del self._open[key]
 
 
 ENOUGH_CONNECTIONS: Final = 64

@@ -13,11 +13,12 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from limits import RateLimitItem
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.addresses import counted_address
+from app.addresses import counted_address, counted_keys
 from app.rooms import again, chat, ownership
 from app.rooms import host as host_commands
 from app.rooms.errors import RoomError
 from app.rooms.frames import room_public
+from app.rooms.hub import Hub
 from app.rooms.reviewing import reviewable, reviewable_earlier
 from app.rooms.room import Room
 from app.rooms.seats import seat_named
@@ -175,8 +176,9 @@ async def _count_read(request: Request) -> None:
     state = request.app.state
     message = "too many requests from this address; wait a little, then reload the page"
     with contextlib.suppress(LimitsUnavailableError):
-        key = _key("read", _client_address(request))
-        await _spend(state.limiter, state.read_limit, key, "too_many_reads", message)
+        await _spend(
+            state.limiter, state.read_limit, "read", _client_address(request), "too_many_reads", message
+        )
 
 
 Allowance = Literal["read", "write", "chat", "socket"]
@@ -191,8 +193,9 @@ async def spend_allowance(
     address: str | None,
 ) -> bool:
     """Count one ``kind`` of use of client ``address`` (`app.addresses.counted_address`; None: not
-    known) against ``limit`` (or against each of several, e.g. a minute's and an hour's, in order,
-    stopping at the first without room; those before it keep the use counted), in this process's
+    known; an IPv6 client's /48 too, `_hit_all`) against ``limit`` (or against each of several,
+    e.g. a minute's and an hour's, in order, stopping at the first without room; those before it
+    keep the use counted), in this process's
     memory or, with several processes, in Redis (across every process): whether it had room. True,
     uncounted, when the shared counters (Redis) do not answer: the use goes on without them. The
     kinds counted this way:
@@ -204,27 +207,49 @@ async def spend_allowance(
     - ``"socket"``: a room socket opened, every room's, in memory or not, against
       ``DOMENG_SOCKET_LIMIT`` (`app.edge.endpoint.room_socket` closes it with 1008 when it had
       no room)."""
-    key = _key(kind, address)
     try:
         for each in (limit,) if isinstance(limit, RateLimitItem) else limit:
-            if not await limiter.hit(each, key):
+            if await _hit_all(limiter, each, kind, address) is not None:
                 return False
     except LimitsUnavailableError:
         return True
     return True
 
 
-def _key(kind: Allowance, address: str | None) -> str:
-    """The identifier the ``kind`` of use of client ``address`` is counted under: ``"read-1.2.3.4"``."""
+_Counted = Literal["read", "write", "chat", "socket", "create"]
+"""What a client address's limits count: its allowances, and rooms created."""
+
+
+def _key(kind: _Counted, address: str | None) -> str:
+    """The identifier the ``kind`` of use of client ``address`` (an IPv4 address, an IPv6 /64 or
+    /48) is counted under: ``"read-1.2.3.4"``."""
     return f"{kind}-{address or 'unknown'}"
 
 
-async def _spend(limiter: RateLimits, limit: RateLimitItem, key: str, code: str, message: str) -> None:
-    """Count one ``key`` against ``limit``. Raises `RoomError` ``code`` with ``message`` (429, with
-    ``Retry-After``) when it is spent, and `LimitsUnavailableError` when the shared counters do
-    not answer (the caller decides what that means)."""
-    if not await limiter.hit(limit, key):
-        retry = str(await limiter.retry_after_s(limit, key))
+async def _hit_all(
+    limiter: RateLimits, limit: RateLimitItem, kind: _Counted, address: str | None
+) -> tuple[RateLimitItem, str] | None:
+    """Count one ``kind`` of use of client ``address`` against ``limit``, and for an IPv6 client
+    against its /48's `app.addresses.SITE_SHARE` times ``limit`` too (`app.addresses.counted_keys`):
+    None when each had room, else the first limit spent and the key it counts (the ones before it
+    stay counted). Raises `LimitsUnavailableError` when the shared counters do not answer."""
+    for key, share in counted_keys(address) if address else (("unknown", 1),):
+        scaled = limit if share == 1 else type(limit)(limit.amount * share, limit.multiples, limit.namespace)
+        if not await limiter.hit(scaled, _key(kind, key)):
+            return scaled, _key(kind, key)
+    return None
+
+
+async def _spend(
+    limiter: RateLimits, limit: RateLimitItem, kind: _Counted, address: str | None, code: str, message: str
+) -> None:
+    """Count one ``kind`` of use of client ``address`` against ``limit`` (`_hit_all`: an IPv6
+    client's /48 too). Raises `RoomError` ``code`` with ``message`` (429, with ``Retry-After``)
+    when it is spent, and `LimitsUnavailableError` when the shared counters do not answer (the
+    caller decides what that means)."""
+    spent = await _hit_all(limiter, limit, kind, address)
+    if spent is not None:
+        retry = str(await limiter.retry_after_s(*spent))
         raise RoomError(code, message, 429, {"Retry-After": retry})
 
 
@@ -240,9 +265,9 @@ async def _count_write(request: Request) -> None:
     counters do not answer the change goes on, as a read does."""
     state = request.app.state
     message = "too many changes asked from this address; wait a little, then try again"
-    key = _key("write", _client_address(request))
+    address = _client_address(request)
     with contextlib.suppress(LimitsUnavailableError):
-        await _spend(state.limiter, state.write_limit, key, "too_many_writes", message)
+        await _spend(state.limiter, state.write_limit, "write", address, "too_many_writes", message)
 
 
 WRITE: Final = [Depends(_count_write)]
@@ -260,11 +285,8 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     board: Board | None = state.board
     try:
         message = "too many rooms created from this address; try again soon"
-        await _spend(limiter, state.create_limit, f"create-{client}", "too_many_rooms", message)
-        cap = state.settings.max_rooms_per_address
-        if cap and (hub.open_rooms_of(client) if board is None else await board.rooms_of(client)) >= cap:
-            message = f"this address already has {cap} open rooms; finish or leave one first"
-            raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
+        await _spend(limiter, state.create_limit, "create", client, "too_many_rooms", message)
+        await _check_open_rooms(hub, board, client, state.settings.max_rooms_per_address)
     except ConnectionError:  # several processes, and their Redis does not answer
         raise ownership.unavailable("rooms cannot be created for a moment; try again") from None
     if not await hub.make_room():  # every room in memory is in use
@@ -277,6 +299,20 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     # The share link is absolute only with a configured public URL: never built from the Host header.
     base = (state.settings.public_url or "").rstrip("/")
     return RoomCreated(code=room.code, url=f"{base}/r/{room.code}", host_token=host_token)
+
+
+async def _check_open_rooms(hub: Hub, board: Board | None, client: str, cap: int) -> None:
+    """Raises `RoomError` ``too_many_open_rooms`` (429, ``Retry-After``) when ``client`` already
+    has ``cap`` unfinished rooms (0: no cap), or its IPv6 /48 ``cap`` times
+    `app.addresses.SITE_SHARE` (`app.addresses.counted_keys`), on every process; ConnectionError
+    when the other processes' counts (Redis) do not answer."""
+    if not cap:
+        return
+    for key, share in counted_keys(client):
+        if (hub.open_rooms_of(key) if board is None else await board.rooms_of(key)) >= cap * share:
+            whose = "this address" if share == 1 else "this address's network"
+            message = f"{whose} already has {cap * share} open rooms; finish or leave one first"
+            raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
 
 
 @rooms.get("/room-defaults", dependencies=READ)

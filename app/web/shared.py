@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from app.addresses import counted_keys
 from app.rooms.hub import Hub
 from app.rooms.lobby import rank_tables
 
@@ -25,13 +26,14 @@ _log = structlog.get_logger("domeng.cluster")
 
 
 def open_rooms_by_address(hub: Hub) -> dict[str, int]:
-    """Unfinished rooms in ``hub``'s memory by the client address that created them (the count
-    `Hub.open_rooms_of` gives for one address)."""
+    """Unfinished rooms in ``hub``'s memory by the client address that created them, and by the
+    IPv6 /48 of each IPv6 one (`app.addresses.counted_keys`; the count `Hub.open_rooms_of` gives
+    for one address or /48)."""
     counts: Counter[str] = Counter()
     for code, owner in hub.owners.items():
         room = hub.rooms.get(code)
         if room is not None and room.status != "finished":
-            counts[owner] += 1
+            counts.update(key for key, _share in counted_keys(owner))
     return dict(counts)
 
 
