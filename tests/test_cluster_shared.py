@@ -527,7 +527,7 @@ def test_without_redis_for_a_moment_creation_and_admin_say_so_and_the_lobby_list
         transport = httpx.ASGITransport(app=app, client=("10.9.8.7", 40000))
         async with (
             app.router.lifespan_context(app),
-            httpx.AsyncClient(transport=transport, base_url="http://testserver") as http,
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
         ):
             assert (await http.post("/api/rooms", json={"variant": "domeng"})).status_code == 201
             await proxy.cut()

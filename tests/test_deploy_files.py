@@ -129,6 +129,17 @@ def test_app_environment_points_at_the_database_and_redis_and_passes_the_admin_t
     assert env["DOMENG_REDIS_URL"] == "redis://redis:6379/0"
     assert env["DOMENG_ADMIN_TOKEN"] == ADMIN_TOKEN
     assert env["DOMENG_FORWARDED_ALLOW_IPS"]  # nginx's X-Forwarded-For is trusted
+    # the replicas listen on every address: without a list they would answer any Host (DNS rebinding)
+    assert env["DOMENG_ALLOWED_HOSTS"] == "localhost"
+
+
+@needs_compose
+def test_the_allowed_hosts_of_the_replicas_come_from_the_environment() -> None:
+    named = {"DOMENG_ALLOWED_HOSTS": "play.example,192.0.2.7"}
+    result = _compose("config", DOMENG_ADMIN_TOKEN=ADMIN_TOKEN, POSTGRES_PASSWORD=DB_PASSWORD, **named)
+    assert result.returncode == 0, result.stderr
+    env = _yaml_to_json(result.stdout)["services"]["app"]["environment"]
+    assert env["DOMENG_ALLOWED_HOSTS"] == "play.example,192.0.2.7"
 
 
 @needs_compose

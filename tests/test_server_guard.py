@@ -92,9 +92,9 @@ def guarded(tmp_path: Path) -> Iterator[ServerProcess]:
 def test_half_sent_silent_and_idle_keep_alive_connections_are_closed(guarded: ServerProcess) -> None:
     half_sent = [_open(guarded, ATTACKER) for _ in range(10)]
     silent = [_open(guarded, ATTACKER, None) for _ in range(5)]
-    idle = [_open(guarded, ATTACKER, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") for _ in range(5)]
+    idle = [_open(guarded, ATTACKER, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") for _ in range(5)]
     # a keep-alive connection that answered one request, then starts another and stops halfway
-    trickle = _open(guarded, ATTACKER, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    trickle = _open(guarded, ATTACKER, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert trickle.recv(4096).startswith(b"HTTP/1.1 200")
     trickle.sendall(b"GET /healthz HTTP/1.1\r\n")
     _wait_closed([*half_sent, *silent, *idle, trickle])

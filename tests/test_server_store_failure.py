@@ -25,7 +25,7 @@ def test_a_stop_the_database_refuses_answers_store_unavailable_and_changes_nothi
         transport = httpx.ASGITransport(app=app, client=("10.9.8.7", 40000))
         async with (
             app.router.lifespan_context(app),
-            httpx.AsyncClient(transport=transport, base_url="http://testserver") as http,
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
         ):
             bots = ["easy"] * 5
             made = await http.post("/api/rooms", json={"bots": bots, "options": {"camat_target": 0}})

@@ -35,7 +35,14 @@ from app.rooms.ports import CloseReason
 from app.store import Store, StoreError
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
-from app.web.middleware import MAX_BODY_BYTES, BodyLimit, RelativeRedirects, SecureDenials, security_headers
+from app.web.middleware import (
+    MAX_BODY_BYTES,
+    AllowedHosts,
+    BodyLimit,
+    RelativeRedirects,
+    SecureDenials,
+    security_headers,
+)
 from app.web.ratelimit import RateLimits
 from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_allowance
 from app.web.settings import Settings
@@ -88,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     reviews = ReviewWorkers(
         store.export_record, samples=settings.review_samples, timeout_s=settings.review_timeout_s
     )
+    allowed_hosts = settings.resolved_allowed_hosts()  # None: any, and a warning at start
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -111,6 +119,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         # way and collect the young generation less often, so GC pauses stay short under load.
         gc.freeze()
         gc.set_threshold(20_000, 20, 20)
+        if allowed_hosts is None:
+            _warn_any_host(settings.host)
         cluster = {} if leases is None else {"cluster": leases.holder, "redis_prefix": settings.redis_prefix}
         _log.info(
             "server_ready",
@@ -182,9 +192,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(RelativeRedirects)  # a Location never names the request's Host
+    # a Host the server does not answer to is refused (400) before anything, sockets too: no page
+    # on a domain that resolves to this machine (DNS rebinding) drives it
+    app.add_middleware(AllowedHosts, allowed_hosts=allowed_hosts or ["*"])
     app.add_middleware(SecureDenials, secure=security_headers())  # a refused WebSocket handshake's answer
     app.add_middleware(SecureASGIMiddleware, secure=security_headers())  # outermost: every response
     return app
+
+
+def _warn_any_host(host: str) -> None:
+    """Log ``allowed_hosts_unset`` (a warning): the server listens on ``host``, not a loopback
+    address, without ``DOMENG_ALLOWED_HOSTS``, so it answers whatever Host a request names."""
+    _log.warning(
+        "allowed_hosts_unset",
+        host=host,
+        message=(
+            f"listening on {host} with DOMENG_ALLOWED_HOSTS unset: every Host name is answered, so a"
+            " page on another domain that resolves to this server (DNS rebinding) can use it; set"
+            " DOMENG_ALLOWED_HOSTS to the names players reach it by, comma-separated, e.g."
+            " DOMENG_ALLOWED_HOSTS=play.example,192.168.1.20 (docs/deploy.md)"
+        ),
+    )
 
 
 ECHO_CHARS = 40

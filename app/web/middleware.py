@@ -1,12 +1,13 @@
-"""HTTP middleware: the request body limit and the security headers of every response."""
+"""HTTP middleware: the allowed Host names, the request body limit and the security headers of
+every response."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import HTTPException
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from secure import (
     ContentSecurityPolicy,
     CrossOriginOpenerPolicy,
@@ -16,9 +17,12 @@ from secure import (
     XContentTypeOptions,
     XFrameOptions,
 )
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 __all__ = [
+    "HOST_REFUSED",
     "MAX_BODY_BYTES",
+    "AllowedHosts",
     "BodyLimit",
     "RelativeRedirects",
     "SecureDenials",
@@ -27,6 +31,50 @@ __all__ = [
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest HTTP request body read (bytes): every request of the API is a few hundred bytes."""
+
+
+HOST_REFUSED: Final = (
+    "Invalid host header: this server does not answer to that name. Its operator lists the names"
+    " it answers to in DOMENG_ALLOWED_HOSTS (docs/deploy.md)."
+)
+"""The body of the 400 that answers a request or a WebSocket handshake naming a ``Host`` the
+server does not answer to (`AllowedHosts`); it never repeats the name."""
+
+_PASSED: Final = "domeng.host_allowed"
+
+
+class AllowedHosts:
+    """ASGI middleware: an HTTP request or a WebSocket handshake whose ``Host`` is none of
+    ``allowed_hosts`` (patterns as Starlette's TrustedHostMiddleware matches them, which judges
+    it here: ``play.example``, ``*.example``, ``[::1]``, any port; ``*`` lets everyone in) is
+    answered 400 with `HOST_REFUSED` in plain text, and a handshake never reaches its socket:
+    the defence against DNS rebinding, a page on another domain resolving to this server's
+    address. Starlette's own answer ("Invalid host header", and a redirect to ``www.`` built from
+    the Host) is not used: the middleware only judges."""
+
+    def __init__(self, app: Any, allowed_hosts: list[str]) -> None:
+        self.app = app
+        self.judge = TrustedHostMiddleware(_mark_passed, allowed_hosts, www_redirect=False)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.judge.allow_any or scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        probe = {**scope}
+        await self.judge(probe, receive, _swallow)  # sends nothing when it lets it through
+        if probe.get(_PASSED):
+            await self.app(scope, receive, send)
+            return
+        await PlainTextResponse(HOST_REFUSED, status_code=400)(scope, receive, send)
+
+
+async def _mark_passed(scope: Any, receive: Any, send: Any) -> None:
+    """The judge's inner app: what it calls only for an allowed Host."""
+    scope[_PASSED] = True
+
+
+async def _swallow(message: Any) -> None:
+    """The judge's own refusal goes nowhere (`AllowedHosts` answers instead)."""
 
 
 class BodyLimit:

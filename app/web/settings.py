@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
 from pathlib import Path
 from typing import Annotated, Final, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -16,7 +18,28 @@ from engine.review import DEFAULT_SAMPLES
 _DEFAULT_LOOP: Final = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
 """`Settings.loop`'s default."""
 
-__all__ = ["WELL_KNOWN", "Settings", "check_admin_secret"]
+__all__ = ["LOOPBACK_HOSTS", "WELL_KNOWN", "Settings", "check_admin_secret", "is_loopback"]
+
+LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+"""The ``Host`` names of this machine itself, any port, that the server always answers to
+(`Settings.allowed_hosts`): what the quick start's browser, a health check or ``curl`` on the
+host send; a page on another domain that resolves to 127.0.0.1 sends its own name instead."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether the address to listen on ``host`` is a loopback one (``127.0.0.1``, any of
+    127.0.0.0/8, ``::1``, ``localhost``): only this machine reaches the server.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("::1"), is_loopback("0.0.0.0"), is_loopback("192.0.2.7")
+    (True, True, False, False)
+    """
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
 
 WELL_KNOWN: Final = (
     "changeme",
@@ -201,6 +224,15 @@ class Settings(BaseSettings):
     """Comma-separated addresses of reverse proxies whose X-Forwarded-For/-Proto headers are
     trusted (``*`` for any). Unset: the headers are ignored and the socket's peer is the client,
     so nobody can dodge a per-address limit by naming another address."""
+    allowed_hosts: str | None = None
+    """Comma-separated host names (and IP literals, ``[::1]`` in brackets) this server answers
+    to, any port, as Starlette's TrustedHostMiddleware matches them: ``play.example``,
+    ``*.example`` (its subdomains), ``*`` (any). A request or WebSocket handshake naming another
+    ``Host`` is refused with 400, so a page on another domain that resolves to this server's
+    address (DNS rebinding) cannot drive it. The loopback names (`LOOPBACK_HOSTS`) are always
+    allowed, and so is `public_url`'s host. Unset: only those when ``host`` is a loopback address
+    (the quick start), any host when it is not (with one warning at start saying how to set it):
+    `resolved_allowed_hosts`."""
     max_sockets_per_address: Annotated[int, Field(ge=0)] = 32
     """Room WebSockets one client address may hold open at once (0: no limit); one more is closed
     with 1008. Behind a reverse proxy, set ``forwarded_allow_ips`` too, or every player counts as
@@ -316,6 +348,20 @@ class Settings(BaseSettings):
         if self.bot_workers is not None:
             return self.bot_workers
         return min(4, max(1, (os.cpu_count() or 1) - 1))
+
+    def resolved_allowed_hosts(self) -> list[str] | None:
+        """The hosts the server answers to (`allowed_hosts`, with `LOOPBACK_HOSTS` and
+        `public_url`'s host), ``["*"]`` for any; None when `allowed_hosts` is unset and the server
+        listens on an address that is not a loopback one (``0.0.0.0``, a LAN address): any host,
+        and the caller warns that it should be set."""
+        if self.allowed_hosts is None and not is_loopback(self.host):
+            return None
+        named = [h.strip().lower() for h in (self.allowed_hosts or "").split(",") if h.strip()]
+        if "*" in named:
+            return ["*"]
+        public = urlsplit(self.public_url).hostname if self.public_url else None
+        public = f"[{public}]" if public and ":" in public else public  # an IPv6 literal
+        return list(dict.fromkeys([*LOOPBACK_HOSTS, *([public] if public else []), *named]))
 
     def resolved_database_url(self) -> str:
         """``database_url``, or the SQLite file in ``data_dir``."""
