@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from app.web.app import create_app
 from app.web.middleware import HOST_REFUSED
@@ -51,6 +52,14 @@ def test_the_setting_is_read_from_domeng_allowed_hosts(monkeypatch: pytest.Monke
         "play.example",
         "[2001:db8::7]",
     ]
+
+
+@pytest.mark.parametrize(
+    "wrong", ["play.example:8443", "https://play.example", "play.example/x", "a*b", "::1"]
+)
+def test_a_name_that_could_never_match_is_refused_at_start(wrong: str) -> None:
+    with pytest.raises(ValidationError, match="DOMENG_ALLOWED_HOSTS"):
+        Settings(allowed_hosts=f"localhost,{wrong}")
 
 
 def test_a_request_naming_another_host_is_refused_with_a_clear_400(tmp_path: Path) -> None:

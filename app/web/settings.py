@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Final, Literal
 from urllib.parse import urlsplit
@@ -18,12 +19,35 @@ from engine.review import DEFAULT_SAMPLES
 _DEFAULT_LOOP: Final = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
 """`Settings.loop`'s default."""
 
-__all__ = ["LOOPBACK_HOSTS", "WELL_KNOWN", "Settings", "check_admin_secret", "is_loopback"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "WELL_KNOWN",
+    "Settings",
+    "check_admin_secret",
+    "check_host_pattern",
+    "is_loopback",
+]
 
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
 """The ``Host`` names of this machine itself, any port, that the server always answers to
 (`Settings.allowed_hosts`): what the quick start's browser, a health check or ``curl`` on the
 host send; a page on another domain that resolves to 127.0.0.1 sends its own name instead."""
+
+
+_HOST_PATTERN: Final = re.compile(r"\*|(\*\.)?[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]")
+"""A name of `Settings.allowed_hosts`: ``*``, a host name or IPv4 address, ``*.`` and a domain,
+or an IPv6 address in brackets; no scheme, port or path."""
+
+
+def check_host_pattern(name: str) -> None:
+    """Raise ValueError naming ``name`` unless it is a `_HOST_PATTERN` (an empty one, of a list
+    with a trailing comma, is let go): ``play.example:8443`` or ``https://play.example`` would
+    never match a Host (TrustedHostMiddleware compares names without their ports)."""
+    if name and not _HOST_PATTERN.fullmatch(name):
+        raise ValueError(
+            f"DOMENG_ALLOWED_HOSTS: {name[:60]!r} is not a host name; name hosts without a scheme,"
+            " port or path (play.example, *.example, 192.0.2.7, [2001:db8::7]), separated by commas"
+        )
 
 
 def is_loopback(host: str) -> bool:
@@ -319,6 +343,13 @@ class Settings(BaseSettings):
         if value is None or not value.get_secret_value().strip():
             return None  # an empty DOMENG_ADMIN_TOKEN leaves the admin area disabled
         check_admin_secret(value.get_secret_value().strip())
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: str | None) -> str | None:
+        for name in (value or "").split(","):
+            check_host_pattern(name.strip())
         return value
 
     @field_validator("turn_timer_s")
