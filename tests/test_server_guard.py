@@ -336,6 +336,9 @@ def _open_files_limits(pid: int) -> tuple[int, int]:
 def test_a_low_open_files_limit_is_warned_of_and_a_large_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
     limits = {"soft": 33, "hard": 33}
     monkeypatch.setattr(guard.resource, "getrlimit", lambda _: (limits["soft"], limits["hard"]))
+    # a logger of its own: an app made in this process before (create_app) caches the module's
+    # logger on its first use, and capture_logs cannot reach a cached one
+    monkeypatch.setattr(guard, "_log", structlog.get_logger("domeng.guard"))
     with structlog.testing.capture_logs() as logged:
         assert guard.connections_cap(None) == 1  # said: a limit of 33 leaves one connection
         limits["soft"] = 95  # 63 beside the reserve: too few, said, whatever the cap set
