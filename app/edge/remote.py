@@ -100,6 +100,8 @@ class _Relayed:
         self.conn = conn
         self.answered = asyncio.Event()
         self.heard = time.monotonic()
+        self.gone = False
+        """The client's socket is gone: its goodbye goes to the owner, and no heartbeat after it."""
 
     def on_record(self, text: str) -> None:
         self.answered.set()
@@ -160,6 +162,7 @@ async def relay_socket(
             parse_client_message(text)  # nothing trusts the client: a bad frame closes here
             link.post(text)
     finally:
+        relayed.gone = True  # the heartbeats end even if the cancel below is lost (see `_watch`)
         if watch is not None:
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -169,16 +172,21 @@ async def relay_socket(
 
 async def _watch(beat_s: float, link: RelayLinkPort, relayed: _Relayed, silent: Callable[[], float]) -> None:
     """Close the socket with 1013 when the owner does not answer its hello, and with
-    ``room_moved`` when it stops answering the heartbeats (it died, or lost the room)."""
+    ``room_moved`` when it stops answering the heartbeats (it died, or lost the room); beat until
+    the socket is closed or gone. A heartbeat after the socket is gone would keep its seat held on
+    the owner, so the client's automatic reconnect would be refused as replaced (4001)."""
     conn = relayed.conn
     try:
-        await asyncio.wait_for(relayed.answered.wait(), 3 * beat_s)
+        # not asyncio.wait_for: on Python 3.11 it swallows a cancel that comes as the answer does
+        # (a window closed just after the owner's welcome), and the heartbeats went on for ever
+        async with asyncio.timeout(3 * beat_s):
+            await relayed.answered.wait()
     except TimeoutError:
         conn.close_with(CLOSE_TRY_AGAIN, "the room's server did not answer; try again")
         return
-    while not conn.closed:
+    while not (conn.closed or relayed.gone):
         await asyncio.sleep(beat_s)  # the heartbeat's period
-        if conn.closed:
+        if conn.closed or relayed.gone:
             return
         alive = await link.beat(silent())
         if not alive or time.monotonic() - relayed.heard > 3 * beat_s:
