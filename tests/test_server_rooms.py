@@ -682,7 +682,9 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     }
     with pytest.raises(ConnectionClosed) as closed:
         player.wait_for(lambda m: False, timeout=5)
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4001
+    # its own code, not a window's that took the seat (4001, "Play here"): the page says why
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4007, "the host gave this seat to a bot")
     # the old token no longer opens the seat
     again = Client(server, code, token)
     with pytest.raises(ConnectionClosed) as refused:

@@ -9,6 +9,7 @@ from app.edge.protocol import (
     CLOSE_REPLACED,
     CLOSE_ROOM_CLOSED,
     CLOSE_SEAT_LEFT,
+    CLOSE_SEAT_TO_BOT,
     CLOSE_TRY_AGAIN,
 )
 from app.rooms.ports import CloseReason
@@ -17,7 +18,7 @@ __all__ = ["CLOSES", "close_for"]
 
 CLOSES: Final[dict[CloseReason, tuple[int, str]]] = {
     "replaced": (CLOSE_REPLACED, "this seat was opened in another window"),
-    "seat_to_bot": (CLOSE_REPLACED, "the host gave this seat to a bot"),
+    "seat_to_bot": (CLOSE_SEAT_TO_BOT, "the host gave this seat to a bot"),
     "seat_left": (CLOSE_SEAT_LEFT, "the player left this seat"),
     "spectator_removed": (CLOSE_REMOVED, "the host removed you from this room"),
     "room_closed": (CLOSE_ROOM_CLOSED, "the room was closed by an admin"),

@@ -33,6 +33,7 @@ __all__ = [
     "CLOSE_REPLACED",
     "CLOSE_ROOM_CLOSED",
     "CLOSE_SEAT_LEFT",
+    "CLOSE_SEAT_TO_BOT",
     "CLOSE_TOO_BIG",
     "CLOSE_TOO_SLOW",
     "CLOSE_TRY_AGAIN",
@@ -84,6 +85,10 @@ the client forgets it. Its own code, so a client never drops a good token over a
 CLOSE_REMOVED = 4006
 """The host removed this spectator from the room: the client does not reconnect by itself, and says
 why (as a player whose seat the host gave to a bot, the person may open the room again to watch)."""
+CLOSE_SEAT_TO_BOT = 4007
+"""The host gave this seat to a bot: its token opens nothing now. The client does not reconnect by
+itself, says why and offers to watch (a spectator's ``hello``); never "Play here", which a seat
+taken by another window of the same person (`CLOSE_REPLACED`) offers."""
 
 
 class ProtocolError(Exception):

@@ -91,7 +91,7 @@ async def leave(room: Room, seat: int, token: str | None) -> None:
 
 async def set_bot(room: Room, seat: int, level: str | None) -> None:
     """Make ``seat`` a bot of ``level`` (None: empty it) before the match starts, or replace a
-    human with a bot at any time: their connections close (4001), their grace ends. Raises
+    human with a bot at any time: their connections close (``seat_to_bot``: 4007), their grace ends. Raises
     `RoomError` as `app.rooms.seats.check_bot_swap` does."""
     change = SeatChange(seat, check_bot_swap(room.seats, seat, level, room.status))
     version = await room.save(seats=[change])

@@ -347,7 +347,7 @@ export class ChatBox {
     const gone = !this.live;
     const silent = gone || muted || reader;
     this.notice.hidden = !silent;
-    const goneWords = this.ctl.connection?.removed ? t("room.removed") : t("chat.replaced", { button: t("room.use_here") });
+    const goneWords = this.ctl.connection?.closed ? t(this.ctl.closedWords()) : t("chat.replaced", { button: t("room.use_here") });
     this.notice.textContent = gone ? goneWords : muted ? t("chat.muted") : reader ? t("chat.spectators_read") : "";
     this.form.hidden = silent;
     this.nameForm.hidden = silent || seat !== null;

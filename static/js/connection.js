@@ -21,7 +21,8 @@ export const spectatorName = () => localStorage.getItem(NAME_KEY) || "";
 
 /**
  * Events (on ``handlers``): welcome(seat, tag), named(name), state(msg), presence(msg), error(msg),
- * chat(msg), status({online, reconnecting, trouble}), replaced(), roomClosed(), removed(), badToken().
+ * chat(msg), spectators(list), status({online, reconnecting, trouble}), replaced(), seatToBot(), roomClosed(),
+ * removed(), badToken(). ``spectators``: to the host alone, every spectator watching ({tag, name}).
  * ``trouble``: the socket is open but a ping has gone unanswered for `TROUBLE_MS`, or the browser
  * says it is offline; it is dropped (and reconnected) once a ping stays unanswered `UNANSWERED_MS`.
  */
@@ -48,7 +49,7 @@ export class RoomSocket {
     this.trouble = false; // said to the page: a ping unanswered past `TROUBLE_MS`, or offline
     this.welcomes = 0; // how many welcomes this page had: a socket's number, to tell a new one
     this.retrying = false; // a drop's retry is waiting for its backoff step
-    this.parked = false; // closed for a reason a retry would not mend (replaced, room closed, seat left)
+    this.parked = false; // closed for a reason a retry would not mend (replaced, room closed, seat left or given to a bot)
     // the network is back, or a phone woken up or a tab brought back while a retry waits: try now
     // rather than at the next backoff step (never for a parked socket: a window replaced by
     // another must not take the seat back by itself)
@@ -248,6 +249,7 @@ export class RoomSocket {
     if (event.code === 4003) return this.on.roomClosed?.();
     if (event.code === 4005) return this.on.seatLeft?.(); // the seat was left (here or in another window)
     if (event.code === 4006) return this.on.removed?.(); // the host removed this spectator: no retry
+    if (event.code === 4007) return this.on.seatToBot?.(); // the host gave the seat to a bot: no retry, no "Play here"
     if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
     this.parked = false;
     // a server from before `resume` (an upgrade under way) takes no hello with it: the next without

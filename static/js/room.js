@@ -164,6 +164,16 @@ export class RoomController {
         this.updateBanner();
         this.render([]);
       },
+      seatToBot: () => {
+        // the host gave this seat to a bot: its token opens nothing now (forgotten, so a reload
+        // watches). The page says so, offers to watch or go to the lobby, and never "Play here"
+        // (no window of this person holds the seat: another hello would only be refused)
+        this.memory = remember(this.code, { token: null, seat: null });
+        this.connection = { ...this.connection, online: false, closed: true, seatToBot: true };
+        this.closePanel(); // nothing may stand between the player and why their seat went
+        this.updateBanner();
+        this.render([]);
+      },
       seatLeft: () => this.forgetSeat(),
       badToken: () => {
         this.memory = remember(this.code, { token: null, seat: null });
@@ -546,11 +556,32 @@ export class RoomController {
     this.updateNotice();
   }
 
+  /** Why this page follows the room no more, as a catalog key: the host removed this spectator,
+   * or gave this seat to a bot, or the room was closed. */
+  closedWords() {
+    const c = this.connection;
+    return c.removed ? "room.removed" : c.seatToBot ? "room.seat_to_bot" : "room.closed";
+  }
+
+  /** After the host gave this page's seat to a bot: watch the table as a spectator (the token
+   * was forgotten already). */
+  watchTable() {
+    this.connection = { ...this.connection, closed: false, seatToBot: false };
+    this.updateBanner();
+    this.forgetSeat();
+  }
+
   updateBanner() {
     if (!this.banner) return;
     const c = this.connection;
     let content = null;
-    if (c.closed) content = [h("span", {}, t(c.removed ? "room.removed" : "room.closed")), h("a", { class: "btn btn-small", href: "/" }, t("room.back_lobby"))];
+    if (c.seatToBot)
+      content = [
+        h("span", {}, t(this.closedWords())),
+        h("button", { class: "btn btn-small watch-table", type: "button", onclick: () => this.watchTable() }, t("room.watch_table")),
+        h("a", { class: "btn btn-small", href: "/" }, t("room.back_lobby")),
+      ];
+    else if (c.closed) content = [h("span", {}, t(this.closedWords())), h("a", { class: "btn btn-small", href: "/" }, t("room.back_lobby"))];
     else if (c.replaced)
       content = [
         h("span", {}, t("room.replaced")),
@@ -993,7 +1024,7 @@ class WaitingView {
     replace(this.body, parts);
     // a window that lost its seat to another follows the room no more: its chat takes no line
     // until "Play here" (as the table's, `TableView.update`)
-    this.chatBox?.setLive(!ctl.connection?.replaced && !ctl.connection?.removed);
+    this.chatBox?.setLive(!ctl.connection?.replaced && !ctl.connection?.closed);
     if (keepFocus) {
       // the name box or the Sit button that seated this player is gone: their seat's row takes the
       // focus (never the page's body, where a keyboard or a screen reader would start over)

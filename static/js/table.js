@@ -400,7 +400,7 @@ export class TableView {
     // its timer), and its chat takes no line until "Play here"
     const replaced = !this.isLive();
     if (this.el.classList.contains("replaced") !== replaced) this.el.classList.toggle("replaced");
-    this.chatBox.setLive(!replaced && !this.ctl.connection?.removed); // removed by the host: it writes no more
+    this.chatBox.setLive(!replaced && !this.isClosed()); // removed by the host, its seat a bot's, closed: it writes no more
     setText(this.roundLabel, t("table.round", { n: view.round }));
     if (this.kozel) {
       setText(this.bazaarCount, String(view.bazaar ?? 0));
@@ -886,7 +886,7 @@ export class TableView {
       return;
     }
     let text;
-    if (this.isClosed()) text = t(this.ctl.connection.removed ? "room.removed" : "room.closed");
+    if (this.isClosed()) text = t(this.ctl.closedWords());
     else if (view.phase !== "playing") text = view.match_over ? t("table.match_over") : t("table.round_over");
     else if (myTurn && this.pending) text = t("table.sending"); // the move is out: its answer is awaited
     else if (myTurn) {
