@@ -505,7 +505,7 @@ async def _name(room: Room, conn: Outbox, name: str | None, budgets: tuple[Messa
     comes back as an ``error`` message and leaves the name it had."""
     too_fast = ("name_too_fast", "too many names; wait a moment")
     allowed = MessageBudget.take_all(budgets)
-    await _in_room(room, conn, allowed, too_fast, lambda r: chat.name_spectator(conn, name))
+    await _in_room(room, conn, allowed, too_fast, lambda r: chat.name_spectator(r, conn, name))
 
 
 NAME_BURST = 10

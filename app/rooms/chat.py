@@ -335,17 +335,20 @@ async def say(room: Room, conn: Outbox, text: str | None, reaction: str | None) 
         each.send(message)
 
 
-def name_spectator(conn: Outbox, name: str | None) -> None:
-    """Spectator ``conn`` takes ``name`` in the chat (None: none, named by its tag alone), checked
-    as a seated player's (`app.rooms.names.check_name`: the same name as a seat's player is its
-    own, shown as a spectator's); held on the connection for its next lines and told to it alone:
-    ``{"type": "named", "name": "Dewi"}``. Raises `RoomError`: ``not_spectator`` (a seat is named
+def name_spectator(room: Room, conn: Outbox, name: str | None) -> None:
+    """Spectator ``conn`` of ``room`` takes ``name`` in the chat (None: none, named by its tag
+    alone), checked as a seated player's (`app.rooms.names.check_name`: the same name as a seat's
+    player is its own, shown as a spectator's); held on the connection for its next lines and told
+    to it alone: ``{"type": "named", "name": "Dewi"}``; the host's list of spectators shows it
+    (`app.rooms.presence.Presence.send_spectators`). Raises `RoomError`: ``not_spectator`` (a seat is named
     when it is claimed), a refused name (``name_empty``, ``name_too_long``, ..., ``name_marked``);
     the name it held before stays."""
     if conn.seat is not None:
         raise RoomError("not_spectator", "a seat's name is the one it was claimed under")
-    conn.name = None if name is None else check_name(name)
+    before, conn.name = conn.name, None if name is None else check_name(name)
     conn.send(frames.dumps({"type": "named", "name": conn.name}))
+    if conn.name != before:
+        room.send_spectators()
 
 
 async def new_person(room: Room, seat: int, address: str | None = None, key: str | None = None) -> None:

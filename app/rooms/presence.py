@@ -76,6 +76,9 @@ class Presence:
         """Each connection's client address, as `app.addresses.counted_address` counts it (an IPv6
         client: its /64), where known: in memory only, never sent nor stored; the lobby counts a
         person at several open tables once across them (`app.rooms.lobby.rank_tables`)."""
+        self.arrivals: dict[Outbox, None] = {}
+        """The spectators' connections in the order they came (an ordered set): the host's list of
+        who watches (`spectators_public`) keeps its order as people come and go."""
 
     if TYPE_CHECKING:  # the rest of Room that presence calls
 
@@ -138,6 +141,10 @@ class Presence:
             frames.send_updates(self, [conn], missed_from)  # type: ignore[arg-type]
         else:
             conn.send(frames.full_frame(self, seat))  # type: ignore[arg-type]
+        if seat is None:
+            self.arrivals[conn] = None
+        if seat is None or host_back:
+            self.send_spectators()
         if seat is not None and self.seats[seat].covered:
             self.uncover(seat)
         elif seat is not None or host_back:
@@ -194,6 +201,7 @@ class Presence:
             return False
         self.conns.discard(conn)
         self.addresses.pop(conn, None)
+        self.arrivals.pop(conn, None)
         self.metrics.connections.dec()
         if conn.seat is not None:
             self.seats[conn.seat].connections -= 1
@@ -216,6 +224,8 @@ class Presence:
         if conn.seat is None:
             if was_host:
                 self.send_presence()  # everyone learns that the host is away
+            else:
+                self.send_spectators()  # the host's list loses them
             return
         info = self.seats[conn.seat]
         if info.connections == 0 and info.kind == "human" and self.status == "playing":
@@ -302,6 +312,29 @@ class Presence:
         """Whether the host is connected and who starts in their stead:
         ``{"connected": false, "deputy": 2}`` (``deputy`` null while the host may start)."""
         return {"connected": bool(self.host_conns), "deputy": self.deputy()}
+
+    def spectators_public(self) -> list[dict[str, str]]:
+        """Every spectator watching, for the host alone (`send_spectators`): each public tag once
+        (all the tabs of one spectator key share it), in the order they came, with the name it
+        gave in the chat ("" none; its latest tab's that has one), e.g.
+        ``[{"tag": "3fa9c1d2", "name": "Dewi"}, {"tag": "b07c44e1", "name": ""}]``. The host's own
+        sockets are not listed. Never the spectator's key, nor its client address."""
+        names: dict[str, str] = {}
+        for conn in self.arrivals:
+            if conn.watcher is None or conn in self.host_conns:
+                continue
+            names[conn.watcher] = conn.name or names.get(conn.watcher, "")
+        return [{"tag": tag, "name": name} for tag, name in names.items()]
+
+    def send_spectators(self) -> None:
+        """Send the host's connections, and only theirs, who watches (`spectators_public`):
+        ``{"type": "spectators", "spectators": [...]}``, so the host may mute or remove a silent
+        spectator too. Nobody else learns a silent spectator's tag; it does not change the version."""
+        if not self.host_conns:
+            return
+        frame = frames.dumps({"type": "spectators", "spectators": self.spectators_public()})
+        for conn in list(self.host_conns):
+            conn.send(frame)
 
     def cancel_host_timer(self) -> None:
         """Disarm the host's grace (the room is stopping)."""

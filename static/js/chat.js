@@ -331,6 +331,8 @@ export class ChatBox {
       if (error.code !== "no_such_spectator") return;
     }
     if (!(this.rules.muted_spectators || []).includes(tag)) this.spectators.delete(tag);
+    // gone from the list now, not only at the server's next word (its sockets are closed)
+    this.ctl.spectatorsHere = (this.ctl.spectatorsHere || []).filter((s) => s.tag !== tag);
     this.drawHost();
   }
 
@@ -357,7 +359,8 @@ export class ChatBox {
   }
 
   /** The host's controls: spectators may write; mute or unmute each person at the table, and each
-   * spectator who wrote (or is muted), whom the host may also remove from the table. */
+   * spectator watching (``ctl.spectatorsHere``), who wrote or is muted, whom the host may also
+   * remove from the table. */
   drawHost() {
     const token = this.live ? this.ctl.hostToken : null; // a window that lost its seat shows no stale list
     this.hostBox.hidden = !token;
@@ -373,7 +376,11 @@ export class ChatBox {
     spectators.addEventListener("change", () => apply({ spectators: spectators.checked }));
     const people = (this.ctl.room?.seats || []).filter((s) => s.kind === "human" && s.seat !== this.ctl.seat);
     const mutedSpectators = this.rules.muted_spectators || [];
-    const watchers = [...new Set([...this.spectators.keys(), ...mutedSpectators])].filter((tag) => tag !== this.ctl.watcherTag);
+    // every spectator watching (the server tells the host alone), silent ones too, then those who
+    // wrote and left, and the muted
+    const here = new Map((this.ctl.spectatorsHere || []).map((s) => [s.tag, s.name]));
+    const tags = [...here.keys(), ...this.spectators.keys(), ...mutedSpectators];
+    const watchers = [...new Set(tags)].filter((tag) => tag !== this.ctl.watcherTag);
     replace(this.hostBox, [
       h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
       people.map((s) => {
@@ -389,7 +396,7 @@ export class ChatBox {
       watchers.map((tag) => {
         const muted = mutedSpectators.includes(tag);
         const key = muted ? "chat.unmute" : "chat.mute";
-        const who = spectatorLabel(this.spectators.get(tag), tag, true);
+        const who = spectatorLabel(here.get(tag) || this.spectators.get(tag), tag, true);
         const words = t(key, { name: who }); // whole in its title and label: the button may shorten it
         const removal = t("chat.remove", { name: who });
         return [

@@ -228,6 +228,9 @@ export class RoomSocket {
       case "chat_rules":
         this.on.chat?.(message);
         break;
+      case "spectators":
+        this.on.spectators?.(message.spectators || []);
+        break;
       case "hint":
       case "hint_used":
         this.on.hint?.(message);

@@ -28,6 +28,7 @@ export class RoomController {
     this.replacedSeat = null;
     this.watcherTag = null; // a spectator's public tag in this room (static/js/chat.js: the host may mute it)
     this.spectatorName = null; // the name the server holds for this spectator's socket in the chat (null: none)
+    this.spectatorsHere = []; // to the host alone: every spectator watching, {tag, name} (static/js/chat.js)
     this.deadline = null;
     this.rounds = new Map();
     this.roundEnd = null;
@@ -135,6 +136,10 @@ export class RoomController {
       },
       error: (message) => this.onError(message),
       chat: (message) => this.onChat(message),
+      spectators: (list) => {
+        this.spectatorsHere = list;
+        this.screen?.chatBox?.drawHost();
+      },
       hint: (message) => this.screen?.onHint?.(message),
       status: (status) => {
         this.connection = { ...this.connection, ...status, replaced: false };
