@@ -692,6 +692,26 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     assert refused.value.rcvd is not None and refused.value.rcvd.code == 4004
 
 
+def test_the_host_empties_a_present_players_seat_before_the_start(server: ServerProcess) -> None:
+    """Not a bot's seat now: the socket closes as a left seat's (4005, the page watches on and may
+    sit again), with the host's reason, never "the host gave this seat to a bot" (4007)."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"])
+    code = room["code"]
+    player = Client(server, code, server.claim(code, 0, "Ana").json()["token"])
+    player.wait_for(lambda m: m["type"] == "state")
+    reply = httpx.put(
+        f"{server.url}/api/rooms/{code}/seats/0/bot",
+        json={"level": None},
+        headers={"Authorization": f"Bearer {room['host_token']}"},
+        timeout=5,
+    )
+    assert reply.status_code == 200 and reply.json()["seats"][0]["kind"] == "empty", reply.text
+    with pytest.raises(ConnectionClosed) as closed:
+        player.wait_for(lambda m: False, timeout=5)
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4005, "the host emptied this seat")
+
+
 def _actors_after(server: ServerProcess, code: str, version: int) -> set[str]:
     """Who made the actions room ``code`` stored past ``version`` (its SQLite file, read beside
     the running server: a write-ahead log lets a reader in)."""

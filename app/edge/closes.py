@@ -19,6 +19,7 @@ __all__ = ["CLOSES", "close_for"]
 CLOSES: Final[dict[CloseReason, tuple[int, str]]] = {
     "replaced": (CLOSE_REPLACED, "this seat was opened in another window"),
     "seat_to_bot": (CLOSE_SEAT_TO_BOT, "the host gave this seat to a bot"),
+    "seat_emptied": (CLOSE_SEAT_LEFT, "the host emptied this seat"),
     "seat_left": (CLOSE_SEAT_LEFT, "the player left this seat"),
     "spectator_removed": (CLOSE_REMOVED, "the host removed you from this room"),
     "room_closed": (CLOSE_ROOM_CLOSED, "the room was closed by an admin"),

@@ -91,13 +91,15 @@ async def leave(room: Room, seat: int, token: str | None) -> None:
 
 async def set_bot(room: Room, seat: int, level: str | None) -> None:
     """Make ``seat`` a bot of ``level`` (None: empty it) before the match starts, or replace a
-    human with a bot at any time: their connections close (``seat_to_bot``: 4007), their grace ends. Raises
-    `RoomError` as `app.rooms.seats.check_bot_swap` does."""
+    human with a bot at any time: their connections close (``seat_to_bot``, 4007: the page says
+    the host gave the seat to a bot; an emptied seat's ``seat_emptied``, 4005: the page watches
+    on, the seat free to take again), their grace ends. Raises `RoomError` as
+    `app.rooms.seats.check_bot_swap` does."""
     change = SeatChange(seat, check_bot_swap(room.seats, seat, level, room.status))
     version = await room.save(seats=[change])
     room.adopt(version, seats=[change])
     for conn in [c for c in room.conns if c.seat == seat]:
-        room.close(conn, "seat_to_bot")
+        room.close(conn, "seat_to_bot" if level is not None else "seat_emptied")
     room.end_grace(seat)
     room.schedule()
     frames.send_updates(room, room.conns, _log_length(room))

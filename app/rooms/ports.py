@@ -29,7 +29,14 @@ __all__ = [
 ]
 
 CloseReason = Literal[
-    "replaced", "seat_to_bot", "seat_left", "spectator_removed", "room_closed", "server_restart", "room_moved"
+    "replaced",
+    "seat_to_bot",
+    "seat_emptied",
+    "seat_left",
+    "spectator_removed",
+    "room_closed",
+    "server_restart",
+    "room_moved",
 ]
 """Why a room closes a connection; the socket edge maps each to its close code and text."""
 
