@@ -38,6 +38,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from app.cluster.calls import bounded
+from app.tasks import stop
 
 __all__ = ["LeaseLike", "RedisLease", "RedisLeases"]
 
@@ -181,9 +182,7 @@ class RedisLeases:
         """Stop renewing, release every held lease (best effort) and close the connections."""
         renewer, self._renewer = self._renewer, None
         if renewer is not None:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            await stop(renewer)  # a Redis call may swallow one cancellation (app.tasks)
         for lease in list(self.held.values()):
             await self.release(lease)
         await self._redis.aclose()

@@ -38,6 +38,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.cluster.calls import bounded
+from app.tasks import stop
 
 __all__ = ["AskHandler", "RedisShared"]
 
@@ -85,9 +86,7 @@ class RedisShared:
         """Stop answering asks, take this process off the board, close the connections."""
         listener, self._listener = self._listener, None
         if listener is not None:
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
+            await stop(listener)  # a Redis call may swallow one cancellation (app.tasks)
         with contextlib.suppress(ConnectionError):
             await self._call(self._unpublish())
         await self._redis.aclose()

@@ -4,11 +4,12 @@ idle matches as abandoned (issue 13: only rooms someone is using live in memory)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import structlog
+
+from app.tasks import stop
 
 if TYPE_CHECKING:
     from app.rooms.hub import Hub
@@ -42,9 +43,7 @@ class Sweeper:
     async def stop(self) -> None:
         """Stop the periodic sweep, if it runs."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop(self._task)  # a Redis call (the leases') may swallow one cancellation
 
     async def sweep(self) -> tuple[int, int]:
         """Unload every room nobody has used for ``config.unload_after_s`` (nobody connected,

@@ -16,6 +16,7 @@ import structlog
 from app.addresses import counted_keys
 from app.rooms.hub import Hub
 from app.rooms.lobby import rank_tables
+from app.tasks import stop
 
 if TYPE_CHECKING:
     from app.cluster import AskHandler, RedisShared
@@ -62,9 +63,7 @@ class Board:
         connections."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await stop(task)  # a Redis call may swallow one cancellation (app.tasks)
         await self.shared.close()
 
     async def publish_now(self) -> None:
