@@ -573,28 +573,42 @@ class AnswerLostStore(RefusingStore):
             raise StoreError("connection was closed in the middle of operation")
 
 
-@pytest.mark.xfail(strict=True, reason="a move stored whose answer was lost wedges its room (report he)")
 def test_a_move_stored_whose_answer_was_lost_does_not_wedge_the_room(tmp_path: Path) -> None:
     """Seen behind nginx with PostgreSQL cut off for a moment (docs/cluster.md, "PostgreSQL briefly
     gone"): a forced pass was committed as the connection dropped; the room, told it failed,
     tried it again every pause with the same round and seq, each refused as a duplicate
-    (ConflictError), for good: nobody could play in the room until its process was restarted."""
+    (ConflictError), for good: nobody could play in the room until its process was restarted.
+    Now the refusal takes the room out of memory and closes its sockets (``room_reloading``); it
+    is loaded again from the store, the lost answer's move included, and play goes on."""
 
     async def body(table: Table) -> None:
         watcher = await table.watch()
         await table.start()
         await table.clock.advance(table.room, 5 * table.hub.config.bot_delay_s)
-        lossy = table.room.store = AnswerLostStore(table.store)
+        stale = table.room
+        lossy = stale.store = AnswerLostStore(table.store)
         lossy.losing = True
-        version = table.room.version
-        for _ in range(40):  # each bot pause is drawn (0.5× to 1.6× the delay): play on until 5 moves
-            if table.room.version >= version + 5:
+        for _ in range(40):  # each bot pause is drawn (0.5× to 1.6× the delay)
+            try:
+                await table.clock.advance(stale, table.hub.config.bot_delay_s)
+            except RoomError as error:  # retired: it takes no more asks
+                assert error.code == "room_reloading"
                 break
-            await table.clock.advance(table.room, table.hub.config.bot_delay_s)
-        assert lossy.lost == 1
-        row = await table.stored()
-        assert row.version == table.room.version >= version + 5
-        seen = [f["version"] for f in watcher.of_type("state")]
+        assert lossy.lost == 1 and stale.retired
+        assert watcher.closed and watcher.closed_for == "room_reloading"
+        await asyncio.gather(*table.hub._stopping)  # the stale room's task ends
+        room = await table.hub.open(stale.code)
+        assert room is not None and room is not stale
+        assert room.version == (await table.stored()).version == stale.version + 1  # the lost answer's
+        again = FakeOutbox()
+        await room.connect(again, None, None, None)
+        version = room.version
+        for _ in range(40):
+            if room.version >= version + 5:
+                break
+            await table.clock.advance(room, table.hub.config.bot_delay_s)
+        assert (await table.stored()).version == room.version >= version + 5
+        seen = [f["version"] for f in [*watcher.of_type("state"), *again.of_type("state")]]
         assert seen == sorted(set(seen)), "every client sees each stored version once"
 
     run_table(tmp_path, body, bots=[*BOTS4, "greedy"])

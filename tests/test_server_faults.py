@@ -62,7 +62,7 @@ def test_a_move_the_database_refused_is_reported_and_can_be_made_again(tmp_path:
         assert moved["view"]["log"][len(turn["view"]["log"])]["seat"] == 0  # our move, once
         for _round, stored, seqs in _stored_rounds(server, room["code"]):
             assert stored == seqs  # no gap, no duplicate
-        assert "room_intent_failed" in server.log()
+        assert "room_write_failed" in server.log()
         ana.close()
     finally:
         server.stop()

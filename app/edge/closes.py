@@ -25,6 +25,7 @@ CLOSES: Final[dict[CloseReason, tuple[int, str]]] = {
     "room_closed": (CLOSE_ROOM_CLOSED, "the room was closed by an admin"),
     "server_restart": (CLOSE_ROOM_CLOSED, "the server is restarting"),
     "room_moved": (CLOSE_TRY_AGAIN, "this room moved to another server; reconnect"),
+    "room_reloading": (CLOSE_TRY_AGAIN, "this room is being loaded again from the database; reconnect"),
 }
 """Every `CloseReason` → (close code, reason text) (docs/protocol.md)."""
 

@@ -397,6 +397,7 @@ class Hub(LeasedRooms):
             room.bot_share = await self._share_of(creator)
 
     def _add(self, room: Room) -> None:
+        room.out_of_step = self.reload
         self.rooms[room.code] = room
         self.metrics.rooms.set(len(self.rooms))
         room.start_task()

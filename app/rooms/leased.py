@@ -77,6 +77,25 @@ class LeasedRooms:
         if room is not None:
             self._drop(room, lease)
 
+    def reload(self, room: Room) -> None:
+        """``room``'s state is behind its stored log (`Room.out_of_step`: a write it was told had
+        failed was stored): out of memory at once, its sockets closed (``room_reloading``: their
+        clients reconnect, and `open` loads the room from the store, that write included); its
+        task stops in the background, then its lease is released."""
+        if self.rooms.get(room.code) is not room:
+            return
+        self._take_out(room, keep_creator=self.ownership is None)
+        sockets = len(room.conns)
+        room.close_all("room_reloading")
+        task = asyncio.ensure_future(self._stop_reloaded(room))
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+        _log.warning("room_out_of_step", room=room.code, sockets=sockets, version=room.version)
+
+    async def _stop_reloaded(self, room: Room) -> None:
+        await room.stop()
+        await self.release(room.code)
+
     def _lost_meanwhile(self, room: Room, lease: Lease) -> None:
         """After a room was loaded or created under ``lease``: if the lease was lost meanwhile
         (before the room was in `rooms`), drop the room now, as `_lost` would have."""

@@ -37,6 +37,7 @@ CloseReason = Literal[
     "room_closed",
     "server_restart",
     "room_moved",
+    "room_reloading",
 ]
 """Why a room closes a connection; the socket edge maps each to its close code and text."""
 

@@ -44,7 +44,7 @@ from app.rooms.ports import BotPort, Clock, MatchStore, Outbox
 from app.rooms.presence import Presence
 from app.rooms.seats import SeatInfo
 from app.rooms.timing import Timing
-from app.store import FencedOutError, StoreError
+from app.store import ConflictError, FencedOutError, StoreError
 from engine.actions import Action
 from engine.core import State
 from engine.errors import EngineError
@@ -54,11 +54,15 @@ if TYPE_CHECKING:
     from app.rooms.chat import ChatRoom
 
 __all__ = [
+    "FAILURE_LOG_S",
     "Actor",
     "Room",
 ]
 
 _log = structlog.get_logger("domeng.room")
+
+FAILURE_LOG_S = 10.0
+"""A room logs its intents that failed on a database failure at most once in this many seconds."""
 
 Actor = Literal["human", "bot", "timer", "cover", "server"]
 """Who made a move (stored with it, `app.store.models.ACTORS`): the seat's person, the seat's own
@@ -69,6 +73,18 @@ or the server (a forced pass)."""
 class Room(Commits, Timing, Moves, Presence):
     """One table. Build it (`app.rooms.hub.Hub` does, new or from the store), `start_task`, then
     talk to it through `connect`, `act`, `sync`, `back`, `disconnect` and `call`."""
+
+    out_of_step: Callable[[Room], None] | None = None
+    """Called (from the room's task) when a write of the room is refused as already stored
+    (`ConflictError`: its answer was lost, e.g. the database's connection dropped after the COMMIT
+    reached it): the room's state is behind its stored log. The hub takes it out of memory and
+    closes its sockets (``room_reloading``); their clients reconnect and the room is loaded from
+    the store (`app.rooms.leased.LeasedRooms.reload`). None: the failed write is tried again, as
+    any other."""
+    write_failures = 0
+    """Intents failed on a database failure since the last one logged (`_log_failure`)."""
+    failure_logged_at: float | None = None
+    """When a failed intent was last logged (`Clock.monotonic`, seconds)."""
 
     def __init__(
         self,
@@ -259,12 +275,15 @@ class Room(Commits, Timing, Moves, Presence):
             except RoomError as error:
                 intent.settle(error=error)
             except Exception as error:
-                _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
+                self._log_failure(intent, error)
                 intent.settle(error=error)
                 if isinstance(intent, ClientAction) and not intent.conn.closed:
                     self.refuse(intent.conn, "not_saved", "the move could not be saved; make it again")
-                self.rearm()  # a bot's turn, a forced pass or the next deal is tried again
-                self.tell_turn()
+                if isinstance(error, ConflictError) and self.out_of_step is not None:
+                    self.out_of_step(self)  # stored already: loaded again from the store
+                else:
+                    self.rearm()  # a bot's turn, a forced pass or the next deal is tried again
+                    self.tell_turn()
             else:
                 intent.settle(result)
             finally:
@@ -273,6 +292,28 @@ class Room(Commits, Timing, Moves, Presence):
                     self.last_active = self.clock.time()
             await self.store_turn_start()
             await self.store_covers()
+
+    def _log_failure(self, intent: Intent, error: Exception) -> None:
+        """Log a failed intent: a database failure (`StoreError`) as a warning without its
+        traceback, at most one every `FAILURE_LOG_S` seconds per room with the number of failures
+        since the last (a room retries its bots' turns about twice a second while the database is
+        gone: one line each, with a traceback, flooded the log); anything else with its
+        traceback."""
+        if not isinstance(error, StoreError):
+            _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
+            return
+        self.write_failures += 1
+        now = self.clock.monotonic()
+        if self.failure_logged_at is not None and now - self.failure_logged_at < FAILURE_LOG_S:
+            return
+        _log.warning(
+            "room_write_failed",
+            room=self.code,
+            intent=type(intent).__name__,
+            failed=self.write_failures,
+            error=f"{type(error).__name__}: {error}",
+        )
+        self.write_failures, self.failure_logged_at = 0, now
 
     async def _ask(self, intent: Intent) -> Any:
         if self.retired:  # unloaded in between: the caller opens the room again from the store
