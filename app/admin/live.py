@@ -151,7 +151,8 @@ async def _stop_task(room: Room, timeout_s: float) -> Literal["stopped", "cancel
         return "none"
     room.queue.put_nowait(None)  # the task ends after the intents already queued
     try:
-        await asyncio.wait_for(asyncio.shield(task), timeout_s)
+        async with asyncio.timeout(timeout_s):  # not wait_for: on 3.11 it can swallow a cancel
+            await asyncio.shield(task)
         return "stopped"
     except TimeoutError:
         task.cancel()

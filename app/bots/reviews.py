@@ -128,7 +128,8 @@ class ReviewWorkers:
         pool = self._current_pool()
         future = pool.submit(review_in_process, doc, round_index, seat, self.samples)
         try:
-            result = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout_s)
+            async with asyncio.timeout(self.timeout_s):  # not wait_for: on 3.11 it can swallow a cancel
+                result = await asyncio.wrap_future(future)
         except TimeoutError:
             _log.error(
                 "review_timeout", match=match_id, round=round_index, seat=seat, timeout_s=self.timeout_s

@@ -237,7 +237,8 @@ class WorkerBots:
                 budget_ms = hard_budget_for(self._budget_ms, self.workers, self._slots.demand)
                 try:
                     future = asyncio.wrap_future(pool.submit(_decide, level, view, seed, budget_ms))
-                    action = await asyncio.wait_for(future, self.timeout_s)
+                    async with asyncio.timeout(self.timeout_s):  # not wait_for (3.11: a lost cancel)
+                        action = await future
                 except BrokenProcessPool:
                     _log.warning("bot_pool_broken", level=level, attempt=attempt)
                     self._replace(pool)

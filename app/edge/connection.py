@@ -185,7 +185,8 @@ class Connection:
         to be sent; returns at once if no close was requested."""
         if self.closed and self._sender is not None and not self._sender.done():
             with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(self._sender), timeout_s)
+                async with asyncio.timeout(timeout_s):  # not wait_for: on 3.11 it can swallow a cancel
+                    await asyncio.shield(self._sender)
 
     async def stop(self) -> None:
         """Stop the sender (after the socket is gone)."""

@@ -327,7 +327,8 @@ async def serve(
     the client's address across every room (`ChatLines`; None: no such allowance): a line the
     room's own allowances let through is refused (``chat_too_fast``) when it says no."""
     try:
-        hello = await asyncio.wait_for(next_message(), wait_s)
+        async with asyncio.timeout(wait_s):  # not wait_for: on 3.11 it can swallow a cancel
+            hello = await next_message()
     except TimeoutError:
         raise ProtocolError(CLOSE_POLICY, f"no hello within {wait_s:g} s") from None
     if not isinstance(hello, HelloMessage):

@@ -126,7 +126,8 @@ class RemoteClients:
         async def next_message() -> AnyClientMessage:
             while True:
                 try:
-                    text = await asyncio.wait_for(remote.queue.get(), gone_s)
+                    async with asyncio.timeout(gone_s):  # not wait_for (3.11: a lost cancel)
+                        text = await remote.queue.get()
                 except TimeoutError:
                     raise RemoteGoneError("no heartbeat") from None
                 if text is None:

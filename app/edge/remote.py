@@ -140,7 +140,8 @@ async def relay_socket(
     1013 (try again) when no process answers for the room, ``room_moved`` when its owner stops
     answering."""
     try:
-        first = await asyncio.wait_for(next_text(), wait_s)
+        async with asyncio.timeout(wait_s):  # not wait_for: on 3.11 it can swallow a cancel
+            first = await next_text()
     except TimeoutError:
         raise ProtocolError(CLOSE_POLICY, f"no hello within {wait_s:g} s") from None
     if not isinstance(parse_client_message(first), HelloMessage):
