@@ -47,6 +47,7 @@ export class RoomController {
     this.againAskedIn = null; // the match at whose end this page pressed Play again: its next closes the final panel
     this.heldFinal = false; // the open panel is the last match's, kept while it is read
     this.starting = false; // a start request is out: the Start button waits for its answer
+    this.timedOut = null; // this seat's last move a bot made when its turn timer ran out (`noteTimedOut`)
     // came by the lobby's Join (``?join``, static/js/opentables.js): said so if no seat is left
     this.fromList = new URLSearchParams(location.search).has("join");
     window.__domeng = this;
@@ -214,6 +215,7 @@ export class RoomController {
     }
     this.version = message.version;
     this.tellStop(message.room);
+    this.noteTimedOut(message, this.room);
     // the room as the narration reads it: the server's room, with the view's rule facts (goal, sides)
     this.room = view ? { ...message.room, goal: view.goal, sides: view.sides } : message.room;
     this.view = view;
@@ -228,6 +230,36 @@ export class RoomController {
     this.settleOutbox(message.version);
     this.render(message.events || []);
     this.clearTheHand();
+  }
+
+  /**
+   * A move a bot made for this page's own seat because its turn timer ran out (docs/protocol.md,
+   * "Turns, timers and bots"): an event of ``message`` (an update) at one of the round's public
+   * ``by_bot`` indexes that is this seat's tile placed or pass, while no bot covered the seat
+   * before or after it in ``before`` (the room this page held) and the message's room: a covering
+   * bot's moves are the cover note's, and a seat is covered (`presence`) before its first one.
+   * Kept as ``timedOut`` (``{round, at, event}``, ``at`` its index in the round's log) for the
+   * table's note until this seat's next move that no bot made, or the next match; nothing new is
+   * asked of the server, and other pages see only the feed's "bot for …" tag.
+   */
+  noteTimedOut(message, before) {
+    const seat = this.seat;
+    const events = message.events || [];
+    if (seat === null || !events.length || !message.view) return;
+    const byBot = new Set(message.room?.round?.by_bot || []);
+    const covered = !!before?.seats?.[seat]?.covered || !!message.room?.seats?.[seat]?.covered;
+    events.forEach((event, k) => {
+      if (event.seat !== seat || (event.type !== "placed" && event.type !== "passed")) return;
+      const at = message.from + k;
+      if (!byBot.has(at)) this.timedOut = null;
+      else if (!covered) this.timedOut = { round: message.view.round, at, event };
+    });
+  }
+
+  /** The note of a timed-out turn read (its close button): it goes. */
+  dismissTimedOut() {
+    this.timedOut = null;
+    this.render([]);
   }
 
   /**
@@ -274,6 +306,7 @@ export class RoomController {
       this.panel.setNextMatch?.(match, false, this.seatOffer(room));
     } else this.closePanel();
     this.againAskedIn = null;
+    this.timedOut = null;
     this.roundEnd = null;
     this.dismissedRound = null;
     this.view = null;

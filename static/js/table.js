@@ -144,6 +144,9 @@ export class TableView {
     this.choiceBox.addEventListener("keydown", (event) => arrowsAlong(event, [...this.choiceBox.querySelectorAll("button")]));
     this.lempasBox = h("div", { class: "choice lempas-choice", hidden: true });
     this.coverBox = h("div", { class: "cover-note", hidden: true });
+    // this seat's turn timer ran out and a bot moved for it (room.js `noteTimedOut`): said to this
+    // player alone, and to a screen reader (a live region that is always there, empty meanwhile)
+    this.timedOutBox = h("div", { class: "timed-out-note", role: "status", "aria-live": "polite", "aria-atomic": "true" });
     // "Last round": the host ends the match when this round ends (everyone sees it; the host may
     // take it back here), or the host's confirm step
     this.stopBox = h("div", { class: "stop-note", role: "status", hidden: true });
@@ -177,6 +180,7 @@ export class TableView {
       "section",
       { class: "me" },
       this.coverBox,
+      this.timedOutBox,
       this.watchingBox,
       this.stopBox,
       this.hintNote,
@@ -868,6 +872,7 @@ export class TableView {
         );
       } else replace(this.coverBox, standIn ? h("span", {}, t("table.stand_in")) : []);
     }
+    this.updateTimedOut(covered);
     this.updateOver(over);
     this.updateWatchNote();
     this.updateKeepWatching();
@@ -901,6 +906,25 @@ export class TableView {
     else text = t("table.waiting_for", { name: seatName(room, view.to_act) });
     setText(this.status, text);
     this.status.classList.toggle("attention", myTurn);
+  }
+
+  /** "Time's up — a bot played 0–6 for you." while the controller keeps a move a bot made for
+   * this seat when its timer ran out (``ctl.timedOut``), unless a bot now covers the seat (the
+   * cover note says more); drawn again only when it or the language changes (a live region says
+   * what it is given again). */
+  updateTimedOut(covered) {
+    const timedOut = this.isLive() && !covered ? this.ctl.timedOut : null;
+    const key = timedOut ? `${this.ctl.langKey}|${timedOut.round}|${timedOut.at}` : "";
+    if (this.timedOutBox.dataset.key === key) return;
+    this.timedOutBox.dataset.key = key;
+    if (!timedOut) return replace(this.timedOutBox, []);
+    const { event } = timedOut;
+    const words = event.type === "placed" ? tf("table.timed_out_played", { tile: h("span", { class: "tile-inline" }, miniTile(event.tile)) }) : tf("table.timed_out_passed");
+    replace(
+      this.timedOutBox,
+      h("span", { class: "timed-out-text" }, words),
+      h("button", { class: "hint-note-close", type: "button", "aria-label": t("common.close"), onclick: () => this.ctl.dismissTimedOut() }, "×"),
+    );
   }
 
   /** The host's stop of a no-limit match: the bar's End match for the host while it is played and

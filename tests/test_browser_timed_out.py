@@ -1,0 +1,91 @@
+"""A turn that timed out, in Chromium: the player whose turn timer ran out is told on their own
+page, in words and to a screen reader, what the bot played for them; a spectator is not told it
+as if it were theirs (they see the feed's "bot for …" tag). Screenshots go to
+artifacts/screenshots/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    PHONE,
+    catalog_of,
+    goto,
+    languages,
+    open_page,
+    screenshot,
+    sit_and_start,
+    switch_language,
+)
+from tests.serverkit import ServerProcess
+
+NOTE = ".timed-out-note"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    # a short turn timer for every room made without one (the shortest one takes); the bots
+    # pause keeps Ana's next turn (whose timeout hands her seat to a covering bot, which hides the
+    # note: the cover note says more) some 13 s off
+    env = {"DOMENG_TURN_TIMER_S": "5", "DOMENG_BOT_DELAY_S": "2", "DOMENG_ROUND_PAUSE_S": "600"}
+    process = ServerProcess(tmp_path_factory.mktemp("browser-timed-out"), env=env).start()
+    yield process
+    process.stop()
+
+
+def _timed_out_move(page: Any) -> dict[str, Any]:
+    """The page's seat's first event in the round's log that a bot made for it (``by_bot``)."""
+    move: dict[str, Any] = page.evaluate(
+        """() => { const c = window.__domeng, bot = new Set(c.room.round.by_bot);
+            return c.view.log.find((e, i) => bot.has(i) && e.seat === c.seat); }"""
+    )
+    return move
+
+
+def test_a_player_whose_time_ran_out_is_told_what_the_bot_played(server: ServerProcess, browser: Any) -> None:
+    """A new user's report: when their time ran out, a bot played for them and only the feed's
+    small "bot for Ana" tag, in a phone's closed drawer, said so. Ana, on a phone, does not move:
+    her page says "Time's up — a bot played 0–6 for you." (the tile as the feed writes it) in a
+    live region, in every language; a spectator's page says nothing of the kind."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"])
+    assert server.room(room["code"])["turn_timer_s"] == 5
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    other, spectator, other_watch = open_page(browser, PHONE)
+    try:
+        sit_and_start(page, server, room, token)
+        goto(spectator, f"{server.url}/r/{room['code']}")
+        spectator.wait_for_selector(".table-screen.spectating")
+        note = page.locator(NOTE)
+        assert note.get_attribute("role") == "status" and note.get_attribute("aria-live") == "polite"
+        page.wait_for_selector(f"{NOTE} .timed-out-text", timeout=60_000)
+        move = _timed_out_move(page)
+        assert move["type"] == "placed", move  # Domeng's passes are forced: the server's, not a bot's
+        a, b = move["tile"].split("-")
+        en = catalog_of("en")
+        assert page.text_content(f"{NOTE} .timed-out-text") == en["table.timed_out_played"].replace(
+            "{tile}", f"{a}–{b}"
+        )
+        box = note.bounding_box()
+        assert note.is_visible() and box is not None and box["y"] + box["height"] <= PHONE["height"], box
+        screenshot(page, "timed-out-390x844-en")
+        # the spectator sees the move in the feed (tagged), and no note as if it were theirs
+        spectator.wait_for_function(
+            "() => (window.__domeng.room.round?.by_bot || []).length > 0", timeout=30_000
+        )
+        assert spectator.locator(f"{NOTE} .timed-out-text").count() == 0
+        for lang in languages():
+            switch_language(page, lang)
+            words = catalog_of(lang)
+            text = page.text_content(f"{NOTE} .timed-out-text")
+            assert text == words["table.timed_out_played"].replace("{tile}", f"{a}–{b}"), (lang, text)
+        page.click(f"{NOTE} button")
+        page.wait_for_selector(f"{NOTE} .timed-out-text", state="detached")
+        watch.assert_clean()
+        other_watch.assert_clean()
+    finally:
+        context.close()
+        other.close()
