@@ -6,6 +6,7 @@ artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from tests.browserkit import (
     catalog_of,
     create_room_in_lobby,
     goto,
+    hold_host,
     hold_seat,
     languages,
     open_page,
@@ -159,6 +161,77 @@ def test_kozel_tables_say_their_seats_and_pairs(server: ServerProcess, browser: 
             shown = [page.locator(f"#my-tables .my-table[data-code='{c}'] b").text_content() for c in tables]
             assert len(set(shown)) == 4, shown  # four tables, four names
         screenshot(page, "my-tables-kozel-1280x800-ru")
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_rows_of_one_game_tell_apart_and_show_the_whole_name_on_a_phone(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A new user's report: on a phone two rows read identically ("Domeng (5 players) · match 1
+    is over") and the player's name was cut to "Al…" though there was room. Each row says when
+    this browser last opened its room (today at 14:05, yesterday at 09:12: "today 2:05 PM",
+    "yesterday 9:12 AM" in English, in each language its own way), and the role and the name
+    are whole, wrapping if they must."""
+    name = "Alexandra Kowalczyk"
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        _lobby(page, f"{server.url}/")
+        codes = []
+        for _ in range(2):
+            room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+            hold_seat(page, room["code"], server.claim(room["code"], 0, name).json()["token"], 0)
+            hold_host(page, room["code"], room["host_token"])
+            codes.append(room["code"])
+        page.evaluate(
+            """([today, yesterday]) => {
+                const at = (days, hour, minute) => {
+                    const d = new Date(); d.setDate(d.getDate() - days); d.setHours(hour, minute, 0, 0);
+                    return d.getTime(); };
+                for (const [code, when] of [[today, at(0, 14, 5)], [yesterday, at(1, 9, 12)]]) {
+                    const key = `domeng:room:${code}`;
+                    const memory = JSON.parse(localStorage.getItem(key));
+                    localStorage.setItem(key, JSON.stringify({...memory, at: when}));
+                } }""",
+            codes,
+        )
+        page.reload()
+        page.wait_for_selector("#my-tables[data-loaded]:not([hidden])")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector("#my-tables[data-loaded]:not([hidden])")
+            rows = _rows(page)
+            shown = {r["code"]: r["text"] for r in rows}
+            assert shown[codes[0]] != shown[codes[1]], (lang, shown)
+            said = catalog_of(lang)["mine.opened_at"].split("{when}")[0]
+            whens = [page.text_content(f"#my-tables .my-table[data-code='{c}'] .my-when") for c in codes]
+            whens = [w or "" for w in whens]
+            assert all(w.startswith(said) for w in whens), (lang, whens)
+            # the clock as the language writes it: 14:05, 2:05 PM, 14.05
+            assert re.search(r"[:.]05\b", whens[0]) and re.search(r"[:.]12\b", whens[1]), (lang, whens)
+            assert "⟦" not in "".join(whens), (lang, whens)
+            if lang == "en":
+                assert "today" in whens[0] and "yesterday" in whens[1], whens
+            cut = page.evaluate(
+                """() => [...document.querySelectorAll('#my-tables .open-who')]
+                    .filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent)"""
+            )
+            assert cut == [], (lang, cut)
+            assert all(name in r["text"] for r in rows if r["code"] in codes), lang
+            screenshot(page, f"my-tables-when-390x844-{lang}")
+        # opening yesterday's room makes it the latest, opened today; a room only watched leaves
+        # nothing in the browser
+        switch_language(page, "en")
+        goto(page, f"{server.url}/r/{codes[1]}")
+        page.wait_for_selector(".seat-row.mine")
+        watched = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+        goto(page, f"{server.url}/r/{watched['code']}")
+        page.wait_for_function("() => window.__domeng?.watcherTag")
+        assert page.evaluate(f"() => localStorage.getItem('domeng:room:{watched['code']}')") is None
+        _lobby(page, f"{server.url}/")
+        assert [r["code"] for r in _rows(page)][:2] == [codes[1], codes[0]]
+        assert "today" in str(page.text_content(f"#my-tables .my-table[data-code='{codes[1]}'] .my-when"))
         watch.assert_clean()
     finally:
         context.close()

@@ -106,6 +106,14 @@ export function heldRooms() {
   return held.sort((a, b) => b.at - a.at);
 }
 
+/** This browser opened room ``code`` (its page connected to it): when is kept (`remember`'s
+ * ``at``) for "Your tables", which says it and lists the latest first, if it holds a host's or a
+ * seat's token for it; a room it only watches leaves nothing here. */
+export function touchRoom(code) {
+  const memory = roomMemory(code);
+  if (memory.host_token || memory.token) remember(code, {});
+}
+
 /** Forget room ``code`` (the server no longer knows it): its tokens go from this browser. */
 export function forgetRoom(code) {
   localStorage.removeItem(roomKey(code));

@@ -1,12 +1,13 @@
 // The lobby's "Your tables": the rooms this browser holds a host's or a seat's token for (kept in
-// localStorage, static/js/api.js `heldRooms`), each a link to its page with what the server tells
+// localStorage, static/js/api.js `heldRooms`), each a link to its page with when this browser last
+// opened it (kept there too: `touchRoom`) and what the server tells
 // anyone of it (GET /api/rooms/status?codes=…, one read for them all that loads no room on the
 // server: the game, the seats and whether its match waits, is played or is over). A room the
 // server no longer knows (null) is forgotten here. No token leaves the browser.
 
 import { forgetRoom, heldRooms, roomStatuses } from "./api.js";
 import { h, replace } from "./dom.js";
-import { has, t } from "./i18n.js";
+import { currentLanguage, has, t } from "./i18n.js";
 
 /** How many of the latest rooms the lobby looks up and lists (the server answers at most 8). */
 export const MY_TABLES_MAX = 8;
@@ -44,7 +45,29 @@ function gameName(room) {
   return n ? t("mine.kozel_seats", { n }) : t("variant.kozel");
 }
 
-function row({ code, host, seat, name, room }) {
+const DAY_MS = 86_400_000;
+
+/** When this browser last opened a room (``at``, ms since the epoch; 0: not known), as its row
+ * says it in the page's language: "today 14:05", "yesterday 09:12", a weekday within the week
+ * ("Tue 18:40"), else the date ("3 Dec, 14:05"; with the year when it is not this one); "" for 0.
+ * ``now`` (a Date) for tests. */
+export function whenText(at, now = new Date()) {
+  if (!at) return "";
+  const lang = currentLanguage();
+  const date = new Date(at);
+  const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((midnight(now) - midnight(date)) / DAY_MS);
+  const clock = { hour: "numeric", minute: "2-digit" };
+  if (days === 0 || days === 1) {
+    const day = new Intl.RelativeTimeFormat(lang, { numeric: "auto" }).format(-days, "day");
+    return `${day} ${new Intl.DateTimeFormat(lang, clock).format(date)}`;
+  }
+  if (days > 1 && days < 7) return new Intl.DateTimeFormat(lang, { weekday: "short", ...clock }).format(date);
+  const year = date.getFullYear() === now.getFullYear() ? {} : { year: "numeric" };
+  return new Intl.DateTimeFormat(lang, { day: "numeric", month: "short", ...year, ...clock }).format(date);
+}
+
+function row({ code, host, seat, name, at, room }) {
   const facts = [];
   const state = room && has(`mine.${room.status}`) ? [" · ", t(`mine.${room.status}`, { n: room.match ?? 1 })] : [];
   if (room) facts.push(h("b", {}, gameName(room)), ...state);
@@ -52,10 +75,18 @@ function row({ code, host, seat, name, room }) {
   const role = [host ? t("mine.host") : "", seat !== null ? t("seat.label", { n: seat + 1 }) : ""].filter(Boolean).join(" · ");
   // the seat's name as the server shows it to anyone (else as this browser typed it)
   const who = seat !== null ? room?.seats?.[seat]?.name || name : "";
+  // what tells two rows of the same game and state apart: when this browser last opened each
+  const when = whenText(at);
   return h(
     "li",
     { class: "my-table", dataset: { code, status: room?.status ?? "" } },
-    h("div", { class: "open-facts" }, ...facts, h("div", { class: "open-who" }, role, who ? [" · ", h("bdi", {}, who)] : "")),
+    h(
+      "div",
+      { class: "open-facts" },
+      ...facts,
+      h("div", { class: "open-who" }, role, who ? [" · ", h("bdi", { class: "my-name" }, who)] : ""),
+      when ? h("div", { class: "my-when" }, t("mine.opened_at", { when })) : "",
+    ),
     h("a", { class: "btn btn-small my-open", href: `/r/${encodeURIComponent(code)}` }, t("mine.open")),
   );
 }

@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch, stopMatch } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch, stopMatch, touchRoom } from "./api.js";
 import { TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
@@ -196,6 +196,7 @@ export class RoomController {
     this.replacedSeat = null;
     this.watcherTag = tag;
     if (seat !== null && this.memory.seat !== seat) this.memory = remember(this.code, { seat });
+    else touchRoom(this.code); // when this browser was last here: the lobby's "Your tables" says it
   }
 
   onState(message) {
