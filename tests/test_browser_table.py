@@ -317,6 +317,8 @@ def test_a_player_leaves_the_seat_and_the_host_confirms_giving_a_present_players
     select.select_option("easy")  # accepted: the bot takes it
     host.wait_for_function("() => window.__domeng.room.seats[1].kind === 'bot'")
     assert len(asked) == 2 and all("Budi" in message for message in asked)
+    # Budi's page says the host gave his seat to a bot (4007) and offers to watch, never "Play here"
+    guest.locator(".watch-table").click()
     guest.wait_for_function("() => window.__domeng.seat === null")
     start_match(host)
     assert errors == []
