@@ -27,10 +27,11 @@ NOTE = ".timed-out-note"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    # a short turn timer for every room made without one (the shortest one takes); the bots
-    # pause keeps Ana's next turn (whose timeout hands her seat to a covering bot, which hides the
-    # note: the cover note says more) some 13 s off
-    env = {"DOMENG_TURN_TIMER_S": "5", "DOMENG_BOT_DELAY_S": "2", "DOMENG_ROUND_PAUSE_S": "600"}
+    # a short turn timer for every room made without one (the shortest one takes); the bots'
+    # pauses (each drawn 0.5x to 1.6x the delay) keep Ana's next timeout (which hands her seat to
+    # a covering bot and hides the note: the cover note says more) at least 4 x 3 + 5 = 17 s off,
+    # about 29 s as a rule: time for six languages on a busy machine
+    env = {"DOMENG_TURN_TIMER_S": "5", "DOMENG_BOT_DELAY_S": "6", "DOMENG_ROUND_PAUSE_S": "600"}
     process = ServerProcess(tmp_path_factory.mktemp("browser-timed-out"), env=env).start()
     yield process
     process.stop()
@@ -61,7 +62,7 @@ def test_a_player_whose_time_ran_out_is_told_what_the_bot_played(server: ServerP
         spectator.wait_for_selector(".table-screen.spectating")
         note = page.locator(NOTE)
         assert note.get_attribute("role") == "status" and note.get_attribute("aria-live") == "polite"
-        page.wait_for_selector(f"{NOTE} .timed-out-text", timeout=60_000)
+        page.wait_for_selector(f"{NOTE} .timed-out-text", timeout=120_000)  # 4 bots first, then 5 s
         move = _timed_out_move(page)
         assert move["type"] == "placed", move  # Domeng's passes are forced: the server's, not a bot's
         a, b = move["tile"].split("-")
