@@ -7,19 +7,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from app.rooms import chat, host
-from tests.roomkit import FakeOutbox, Table, run_table
+from app.rooms.errors import RoomError
+from tests.roomkit import FakeOutbox, Table, reopen, run_table
 
 BOTS = [None, None, "greedy", "greedy", "greedy"]
 
 
 async def _spectate(
-    table: Table, key: str | None = None, as_host: bool = False
+    table: Table, key: str | None = None, as_host: bool = False, address: str | None = None
 ) -> tuple[FakeOutbox, str, str]:
     """A spectator connects (with the ``key`` an earlier welcome gave it; with ``as_host``, the
-    host's token too): its outbox, tag and key."""
+    host's token too; from client ``address``): its outbox, tag and key."""
     conn = FakeOutbox()
-    await table.room.connect(conn, None, host=table.host_token if as_host else None, watcher=key)
+    await table.room.connect(
+        conn, None, host=table.host_token if as_host else None, watcher=key, address=address
+    )
     (welcome,) = conn.of_type("welcome")
     return conn, welcome["tag"], welcome["watcher"]
 
@@ -54,5 +59,45 @@ def test_the_host_is_told_every_spectator_present_and_nobody_else_is(tmp_path: P
         for other in (budi, dewi, quiet, tab):  # a seat and the spectators: no list, no silent tag
             assert other.of_type("spectators") == []
         assert quiet_tag not in json.dumps(budi.frames) + json.dumps(dewi.frames)
+
+    run_table(tmp_path, body, bots=BOTS)
+
+
+async def _refused(table: Table, key: str | None, address: str | None) -> None:
+    """A spectator's socket with ``key`` from ``address`` is refused as removed (4006 at the edge)."""
+    conn = FakeOutbox()
+    with pytest.raises(RoomError) as refused:
+        await table.room.connect(conn, None, watcher=key, address=address)
+    assert refused.value.code == "spectator_removed"
+    assert conn.frames == [] and conn not in table.room.conns
+
+
+def test_a_removed_spectator_stays_out_by_key_and_address_after_a_restart_too(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        ana_token = await table.room.call(lambda r: host.claim(r, 0, "Ana"))
+        ana = await table.watch(ana_token, host=True)
+        await table.room.call(lambda r: chat.set_rules(r, True, {}))
+        dewi, dewi_tag, dewi_key = await _spectate(table, address="192.0.2.7")
+        flat, flat_tag, flat_key = await _spectate(table, address="192.0.2.7")  # Dewi's flatmate
+        other, _, _ = await _spectate(table, address="198.51.100.1")
+        assert await table.room.call(lambda r: host.remove_spectator(r, dewi_tag)) == 1
+        assert dewi.closed_for == "spectator_removed"
+
+        await _refused(table, dewi_key, "192.0.2.7")  # a reload
+        await _refused(table, None, "192.0.2.7")  # a private window: a new key, the same address
+        await _refused(table, dewi_key, "203.0.113.9")  # the same key from elsewhere
+        # the flatmate the host saw watching is spared, a new window of theirs too; others come
+        again, again_tag, _ = await _spectate(table, flat_key, address="192.0.2.7")
+        assert again_tag == flat_tag
+        await _spectate(table, address="198.51.100.2")
+        await _spectate(table, as_host=True, address="192.0.2.7")  # the host's own tab: never
+        assert not flat.closed and not other.closed and not again.closed
+        assert dewi_tag not in [tag for tag, _ in _listed(ana)]
+
+        moved = await reopen(table)  # a restart (or the room moving): the removal was stored
+        await _refused(moved, dewi_key, "192.0.2.7")
+        await _refused(moved, None, "192.0.2.7")
+        await _spectate(moved, flat_key, address="192.0.2.7")
+        assert "192.0.2.7" not in json.dumps(await moved.room.call(chat.rules_of))  # only its hash
 
     run_table(tmp_path, body, bots=BOTS)

@@ -98,3 +98,22 @@ def test_only_the_host_removes_a_spectator_by_a_tag(server: ServerProcess, table
         assert reply.status_code == 422 and reply.json()["detail"]["code"] == "bad_spectator", reply.text
     _live(watcher)  # nothing closed
     watcher.close()
+
+
+def test_a_removed_spectator_who_reloads_is_refused_with_the_same_close(
+    server: ServerProcess, table: Any
+) -> None:
+    code, host, _, ana = table
+    kind, _, kind_key = _watching(server, code)  # watching from the same address before: spared
+    rude, tag, key = _watching(server, code)
+    assert _remove(server, code, tag, host).status_code == 200
+    assert _closed_with(rude) == (4006, "the host removed you from this room")
+    for hello_key in (key, None):  # a reload with its key, a private window with none
+        back = Client(server, code, hello=False)
+        back.send({"type": "hello", "protocol": 1, "token": None, "watcher": hello_key})
+        assert _closed_with(back) == (4006, "the host removed you from this room")
+    kind.close()
+    kind_again, _, _ = _watching(server, code, kind_key)  # the spared spectator comes back
+    _live(kind_again)
+    _live(ana)
+    kind_again.close()

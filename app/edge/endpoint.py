@@ -290,7 +290,8 @@ async def join_room(
     (`app.addresses.counted_address`; None: not known): `app.rooms.room.Room.connect`; the room.
     Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or cannot be
     reached, 4003 when there is no such room, 4004 for a bad token, 4001 for a ``resume`` of a
-    seat another connection said hello for since and still holds, 1008 for the room's other refusals."""
+    seat another connection said hello for since and still holds, 4006 for a spectator the host
+    removed (`app.rooms.chat.refuse_removed`), 1008 for the room's other refusals."""
     for _ in range(3):  # the room may have been unloaded while the hello was awaited
         try:
             room = await hub.open(code)
@@ -306,6 +307,8 @@ async def join_room(
         except RoomError as error:
             if error.code == "replaced":  # an automatic reconnect, after another window took the seat
                 raise ProtocolError(*close_for("replaced")) from None
+            if error.code == "spectator_removed":  # the host removed this spectator from the room
+                raise ProtocolError(*close_for("spectator_removed")) from None
             if error.code != "room_reloading":
                 close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
                 raise ProtocolError(close_code, error.message) from None

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from app.rooms import frames
@@ -64,6 +64,8 @@ __all__ = [
     "clean_text",
     "name_spectator",
     "new_person",
+    "refuse_removed",
+    "remove",
     "rules_of",
     "say",
     "send_log",
@@ -107,7 +109,9 @@ class MutedClient:
 class ChatRoom:
     """What a room keeps of its chat: the host's rules and the room's last `RECENT` lines (JSON, each
     with its ``match``), across its matches; the client addresses its mutes hold (``clients``, by the
-    room's hash: stored, never sent); and, in memory only, the spectators heard (``speakers``: tag to
+    room's hash: stored, never sent); the spectators the host removed (`remove`: their tags,
+    ``removed``, and their client hashes, ``removed_clients``, each with the tags it spared; stored,
+    never sent); and, in memory only, the spectators heard (``speakers``: tag to
     client hash, at most `MAX_SPEAKERS`) and whose client claimed each seat (``seat_clients``)."""
 
     spectators: bool = False
@@ -117,6 +121,8 @@ class ChatRoom:
     clients: dict[str, MutedClient] = field(default_factory=dict)
     speakers: dict[str, str] = field(default_factory=dict)
     seat_clients: dict[int, str] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)
+    removed_clients: dict[str, set[str]] = field(default_factory=dict)
 
     def rules(self) -> dict[str, Any]:
         """The rules as sent: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
@@ -133,7 +139,20 @@ class ChatRoom:
         rules = self.rules()
         if self.clients:
             rules["clients"] = {client: held.stored() for client, held in sorted(self.clients.items())}
+        if self.removed:
+            rules["removed"] = sorted(self.removed)
+        if self.removed_clients:
+            rules["removed_clients"] = {
+                c: sorted(spared) for c, spared in sorted(self.removed_clients.items())
+            }
         return rules
+
+    def removes(self, client: str | None, tag: str) -> bool:
+        """Whether the host's removal holds the spectator ``tag`` from client ``client`` (the hash of
+        its address; None: not known): its tag was removed, or its address was and did not spare
+        ``tag``."""
+        spared = None if client is None else self.removed_clients.get(client)
+        return tag in self.removed or (spared is not None and tag not in spared)
 
     def holds(self, client: str | None, tag: str | None) -> bool:
         """Whether a mute holds ``client`` (the hash of a connection's address; None: not known)
@@ -178,6 +197,14 @@ async def _chat_of(room: Room) -> ChatRoom:
             chat.muted = {int(s) for s in rules.get("muted", [])}
             chat.muted_spectators = {str(t) for t in rules.get("muted_spectators", [])}
             chat.clients = _held_clients(rules.get("clients"))
+            chat.removed = {str(t) for t in rules.get("removed", [])}
+            removed_clients = rules.get("removed_clients")
+            if isinstance(removed_clients, dict):
+                chat.removed_clients = {
+                    str(c): {str(t) for t in spared}
+                    for c, spared in removed_clients.items()
+                    if isinstance(spared, list)
+                }
         chat.lines.extend(line.to_json() for line in lines)
         room.chat = chat
     return room.chat
@@ -191,8 +218,9 @@ async def rules_of(room: Room) -> dict[str, Any]:
 
 async def carry_on(room: Room) -> None:
     """The room began its next match (Play again): its chat keeps the host's rules (the addresses
-    its mutes hold too) and the room's recent lines (loaded first if the chat was not yet); the
-    next lines say the new match."""
+    its mutes hold too, and the spectators the host removed, as `rules_of` stored them for the new
+    match) and the room's recent lines (loaded first if the chat was not yet); the next lines say
+    the new match."""
     chat = await _chat_of(room)
     room.chat = ChatRoom(
         chat.spectators,
@@ -202,6 +230,8 @@ async def carry_on(room: Room) -> None:
         {client: held.copy() for client, held in chat.clients.items()},
         dict(chat.speakers),
         dict(chat.seat_clients),
+        set(chat.removed),
+        {client: set(spared) for client, spared in chat.removed_clients.items()},
     )
 
 
@@ -440,6 +470,8 @@ async def set_rules(
         clients=clients,
         speakers=chat.speakers,
         seat_clients=chat.seat_clients,
+        removed=chat.removed,
+        removed_clients=chat.removed_clients,
     )
     await room.store.set_chat_rules(room.match_id, new.stored())
     room.chat = new
@@ -448,3 +480,42 @@ async def set_rules(
     for each in room.conns:
         each.send(told[new.mutes(each)])
     return new.rules()
+
+
+async def remove(room: Room, tag: str) -> None:
+    """The host removed the spectator ``tag`` (`app.rooms.host.remove_spectator`): held for the rest
+    of the room's match, and carried to the next after Play again as a mute is (`carry_on`), by its
+    tag and by the client addresses the room knows of it (its sockets', its heard lines'), each
+    sparing the other spectators known from that address (heard in the chat, or watching now: two
+    people behind one home router), as a mute's do (`ChatRoom.holds`). Stored with the rules (never
+    sent); `refuse_removed` turns its next sockets away."""
+    chat = await _chat_of(room)
+    removed_clients = {client: set(spared) for client, spared in chat.removed_clients.items()}
+    for client in _clients_of(room, chat, tag):
+        known = {t for t, c in chat.speakers.items() if c == client} | {
+            c.watcher for c in room.conns if c.seat is None and c.client == client and c.watcher is not None
+        }
+        spared = removed_clients.get(client, known)
+        spared.discard(tag)
+        removed_clients[client] = spared
+    new = replace(chat, removed=chat.removed | {tag}, removed_clients=removed_clients)
+    await room.store.set_chat_rules(room.match_id, new.stored())
+    room.chat = new
+
+
+async def refuse_removed(
+    room: Room, token: str | None, host: bool, key: str | None, address: str | None
+) -> None:
+    """Refuse a spectator's new socket (no seat ``token``; not the host's, ``host``) whose key
+    (``key``, the tag it makes: `app.rooms.watchers`) or client ``address``
+    (`app.addresses.counted_address`; None: not known) the host's removal holds (`ChatRoom.removes`):
+    raises `RoomError` ``spectator_removed`` (403; its socket closes with 4006)."""
+    if token is not None or host:
+        return
+    chat = await _chat_of(room)
+    if not chat.removed and not chat.removed_clients:
+        return
+    tag = watcher_of(room.host_token_hash, room.code, key)[1]
+    client = None if not address else client_hash(room.host_token_hash, address)
+    if chat.removes(client, tag):
+        raise RoomError("spectator_removed", "the host removed you from this room", 403)

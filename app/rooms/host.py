@@ -105,20 +105,22 @@ async def set_bot(room: Room, seat: int, level: str | None) -> None:
     frames.send_updates(room, room.conns, _log_length(room))
 
 
-def remove_spectator(room: Room, tag: str) -> int:
+async def remove_spectator(room: Room, tag: str) -> int:
     """The host removes the spectator whose public tag is ``tag`` (`app.rooms.watchers`: the tag
-    its chat lines carry) from the room: every socket of it closes (4006, "the host removed you
-    from this room"), the host's own sockets never. Nothing is stored (spectators are presence,
-    not the match) and the version does not change. As for a player whose seat the host gave to a
-    bot, nothing bars the person from opening the room again to watch: their page does not
-    reconnect by itself. Returns how many sockets closed. The caller checks the host
-    (`check_host`). Raises `RoomError`: ``bad_spectator`` (422: not a tag), ``no_such_spectator``
-    (404: no socket of that spectator is open, it left already)."""
+    its chat lines carry) from the room: the removal is stored with the chat's rules
+    (`app.rooms.chat.remove`: by its tag and its client addresses, as a mute is held), then every
+    socket of it closes (4006, "the host removed you from this room"), the host's own sockets never.
+    The removal holds for the rest of the match, and after Play again as the chat's mutes do: a new
+    socket of that spectator (a reload, another key from the same address) is refused with 4006
+    (`app.rooms.chat.refuse_removed`). The version does not change. Returns how many sockets
+    closed. The caller checks the host (`check_host`). Raises `RoomError`: ``bad_spectator`` (422:
+    not a tag), ``no_such_spectator`` (404: no socket of that spectator is open, it left already)."""
     if not is_tag(tag):
         raise RoomError("bad_spectator", f"{tag[:16]!r} is not a spectator's tag", 422)
     removed = [c for c in room.conns if c.seat is None and c.watcher == tag and c not in room.host_conns]
     if not removed:
         raise RoomError("no_such_spectator", "no spectator with this tag is watching", 404)
+    await chat.remove(room, tag)
     for conn in removed:
         conn.close("spectator_removed")
         room.on_disconnect(conn)  # as a spectator who left: with nobody left, no next deal

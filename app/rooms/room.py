@@ -11,6 +11,7 @@ change the version. The room talks only to its ports (`app.rooms.ports`).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import random
 import secrets
 import time
@@ -42,7 +43,7 @@ from app.rooms.moves import Moves
 from app.rooms.ownership import elsewhere
 from app.rooms.ports import BotPort, Clock, MatchStore, Outbox
 from app.rooms.presence import Presence
-from app.rooms.seats import SeatInfo
+from app.rooms.seats import SeatInfo, hash_token
 from app.rooms.timing import Timing
 from app.store import ConflictError, FencedOutError, StoreError
 from engine.actions import Action
@@ -395,6 +396,12 @@ class Room(Commits, Timing, Moves, Presence):
             case Decided():
                 await self.on_decided(intent)
             case Connect():
+                from app.rooms import chat  # noqa: PLC0415 (chat imports Room: a cycle at the top)
+
+                host = intent.host is not None and hmac.compare_digest(
+                    hash_token(intent.host), self.host_token_hash
+                )
+                await chat.refuse_removed(self, intent.token, host, intent.watcher, intent.address)
                 self.on_connect(
                     intent.conn,
                     intent.token,

@@ -472,9 +472,9 @@ async def remove_spectator(room: RoomDep, tag: str, host: HostToken) -> dict[str
     sockets close with 4006 and the reason, ``{"removed": 1}`` (how many closed). 403
     ``not_host``, 404 ``no_such_spectator`` (none of its sockets is open), 422 ``bad_spectator``."""
 
-    def run(r: Room) -> int:
+    async def run(r: Room) -> int:
         host_commands.check_host(r, host)
-        return host_commands.remove_spectator(r, tag)
+        return await host_commands.remove_spectator(r, tag)
 
     removed: int = await room.call(run)
     return {"removed": removed}
