@@ -32,7 +32,7 @@ from tests.browserkit import (
     switch_language,
     wait_for_a_tile_to_place,
 )
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 LANDSCAPE = [{"width": 844, "height": 390}, {"width": 740, "height": 360}]
 TABLET = {"width": 768, "height": 1024}
@@ -1153,3 +1153,131 @@ def test_a_big_screens_table_grows_its_tiles_and_words_with_the_felt(
     assert big["cap"] >= big["tile"] * 0.9, sizes  # the chain's tiles may grow as large as the hand's
     for words in ("plate", "status", "bar"):
         assert big[words] >= 1.15 * laptop[words], (words, sizes)
+
+
+# A notice shown now (dom.js's, as the page shows "Last round…"), and once the page has drawn it:
+# each toast's box and each seat's plate (its name, its stones, its tiles), as [left, top, right, bottom].
+NOTICE_SHOWN = """async (text) => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const { toast } = await import('/static/js/dom.js');
+    document.querySelectorAll('#toasts .toast').forEach((el) => el.remove());
+    toast(text, 'info', 60000);
+    const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    for (let i = 0; i < 3; i++) await frame();
+    const live = document.getElementById('toasts');
+    return {toasts: [...live.querySelectorAll('.toast')].map(box),
+            live: [...live.querySelectorAll('.toast')].map((el) => el.getAttribute('role')),
+            plates: [...document.querySelectorAll('.plate')].filter((el) => el.offsetWidth).map(box),
+            hand: box(document.querySelector('.hand')), w: innerWidth, h: innerHeight};
+}"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1366, "height": 768}, DESKTOP, PHONE], ids=["1366x768", "1280x800", "390x844"]
+)
+def test_a_notice_at_the_table_covers_no_seats_name_or_stones(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Found by a new user: toasts ("Last round…", "Link copied") were drawn under the bar over the
+    opponents' plates at the top of the table, and on a phone over the whole top row. A notice
+    shows clear of every seat's plate (its name and its stones), on the screen, announced (a
+    ``status``), and of the hand's tiles."""
+    context, page, watch = _seated(server, browser, viewport, "en-US")
+    try:
+        shown = page.evaluate(NOTICE_SHOWN, catalog_of("en")["room.seat_lost"])
+        screenshot(page, f"notice-{viewport['width']}x{viewport['height']}")
+        assert shown["toasts"] and shown["live"] == ["status"], shown
+        assert len(shown["plates"]) == 5, shown
+        for toast in shown["toasts"]:
+            assert toast[0] >= 0 and toast[1] >= 0, shown
+            assert toast[2] <= shown["w"] and toast[3] <= shown["h"], shown
+            for plate in shown["plates"]:
+                assert _apart(toast, plate), (toast, plate, shown)
+            assert _apart(toast, shown["hand"]), shown
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+# The host's chat as shown (a phone's in its open drawer, scrolled to it): the height of a chat line
+# of one row, and how much of the list shows, below the "Chat" heading and inside the panel (its
+# top not scrolled away out of the chat's box); each spectator's Mute and Remove, in
+# one row (their tops, their bottoms) and inside the chat's box.
+HOST_CHAT = """async () => {
+    const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const box = document.querySelector('.table-screen .chat-box');
+    const list = box.querySelector('.chat-list');
+    // a phone's drawer slides open: measured once nothing in it moves (at most 60 frames)
+    for (let i = 0; i < 60 && document.getAnimations().some(
+        (a) => a.playState === 'running' && a.effect?.target?.closest?.('.feed')); i += 1) await frame();
+    list.scrollIntoView({block: 'nearest'});
+    list.scrollTop = list.scrollHeight;
+    await frame();
+    const r = (el) => el.getBoundingClientRect();
+    const l = r(list), b = r(box), head = r(box.querySelector('h3')), feed = r(box.closest('.feed'));
+    const top = Math.max(l.top, b.top, head.bottom, feed.top);
+    const bottom = Math.min(l.bottom, b.bottom, feed.bottom, innerHeight);
+    const lines = [...list.querySelectorAll('.chat-line')].map(r);
+    const rows = [...box.querySelectorAll('.chat-remove')].map((remove) => {
+        const mute = box.querySelector(`.chat-mute[data-watcher='${remove.dataset.watcher}']`);
+        const m = r(mute), x = r(remove);
+        return {mute: [m.left, m.top, m.right, m.bottom], remove: [x.left, x.top, x.right, x.bottom],
+                inside: m.left >= b.left - 0.5 && x.right <= b.right + 0.5};
+    });
+    return {lines: lines.length, line: Math.min(...lines.map((e) => e.height)), shown: bottom - top,
+            under: l.top >= head.bottom - 0.5 && l.top >= b.top - 0.5, rows,
+            page: document.documentElement.scrollHeight, view: innerHeight};
+}"""
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1366, "height": 768}, DESKTOP, PHONE], ids=["1366x768", "1280x800", "390x844"]
+)
+def test_a_hosts_chat_with_spectators_writing_keeps_five_lines_and_one_row_per_person(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Found by a new user at 1366x768: once the host let spectators write, the host's chat (a Mute
+    and a Remove per spectator) shrank to a line and a half, its first line cut under the "Chat"
+    heading, and a Remove wrapped alone onto a line of its own. Each person's controls are one row
+    (Mute with the name, then Remove) and at least five lines of the chat show whole, below the
+    heading, at 1366x768, 1280x800 and on a phone (its drawer open)."""
+    room = server.create_room(bots=[None, *BOTS], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    server.let_spectators_chat(code, room["host_token"])
+    context, page, watch = open_page(browser, viewport, "en-US")
+    spectators = []
+    try:
+        sit_and_start(page, server, room, token, host=True)
+        page.wait_for_selector(PLAYABLE)
+        for name in ("Dewi", "Kristóf Szentgyörgyi-Nagy", None):
+            client = Client(server, code)
+            client.wait_for(lambda m: m["type"] == "chat_log")
+            if name is not None:
+                client.send({"type": "name", "name": name})
+                client.wait_for(lambda m: m["type"] == "named")
+            spectators.append(client)
+        for i in range(8):
+            client = spectators[i % 2]
+            client.send({"type": "chat", "text": f"line {i + 1}"})
+            client.wait_for(lambda m, i=i: m["type"] == "chat" and m["line"].get("text") == f"line {i + 1}")
+        if viewport is PHONE:
+            page.click(".feed-toggle")
+            page.wait_for_selector(".table-screen.feed-open .feed .chat-box")
+        count = "(s) => document.querySelectorAll(`.table-screen .chat-box ${s}`).length"
+        page.wait_for_function(f"() => ({count})('.chat-line') === 8")
+        page.wait_for_function(f"() => ({count})('.chat-remove') === 3")
+        shown = page.evaluate(HOST_CHAT)
+        screenshot(page, f"host-chat-spectators-{viewport['width']}x{viewport['height']}")
+        assert shown["shown"] >= 5 * shown["line"] - 1 and shown["under"], shown  # five lines of one row
+        for row in shown["rows"]:
+            mute, remove = row["mute"], row["remove"]
+            assert abs(mute[1] - remove[1]) <= 2 and abs(mute[3] - remove[3]) <= 2, shown  # one row
+            assert row["inside"], shown
+        if viewport is not PHONE:
+            assert shown["page"] <= shown["view"], shown
+        watch.assert_clean()
+    finally:
+        for client in spectators:
+            client.close()
+        context.close()

@@ -144,7 +144,8 @@ export class ChainBoard {
     this.chain = [];
     this.ends = null;
     this.choosing = null;
-    this.clearTop = 0; // px at the board's top that a toast or a banner covers (setClearTop)
+    this.clearTop = 0; // px at the board's top that a toast or a banner covers (setClear)
+    this.clearBottom = 0; // px at the board's bottom that a toast covers (setClear)
     // the board's size is read only here, where the layout is fresh: reading it in draw() after a
     // state's changes would make the browser lay the page out once more for every update
     this.size = { width: 0, height: 0, cap: 44, min: MIN_UNIT };
@@ -171,13 +172,16 @@ export class ChainBoard {
   }
 
   /**
-   * Keep the chain out of the board's top ``px`` (a number of CSS pixels, 0 for none), where a
-   * toast or a banner shows over it: a chain that reaches there is drawn again below it.
+   * Keep the chain out of the board's top ``top`` px, where the connection banner (or, on a phone
+   * on its side, a toast) shows over it, and out of its bottom ``bottom`` px, where a toast shows
+   * (CSS pixels, 0 for none): a chain that reaches there is drawn again between them.
    */
-  setClearTop(px) {
-    const clear = Math.max(0, Math.ceil(px));
-    if (clear === this.clearTop) return;
-    this.clearTop = clear;
+  setClear(top, bottom = 0) {
+    const clearTop = Math.max(0, Math.ceil(top));
+    const clearBottom = Math.max(0, Math.ceil(bottom));
+    if (clearTop === this.clearTop && clearBottom === this.clearBottom) return;
+    this.clearTop = clearTop;
+    this.clearBottom = clearBottom;
     this.draw();
   }
 
@@ -212,12 +216,15 @@ export class ChainBoard {
       const fit = fitChain(items, this.opening + 1, width - 8, room - 8, { maxUnit, minUnit: min });
       return { ...fit, top: Math.max(4, (room - fit.box.height * fit.unit) / 2) };
     };
-    // a toast or a banner over the board's top (``clearTop`` px of it): a chain drawn clear of it
-    // stays as it is; one that reached under it is drawn again in the rest of the board
+    // a toast or a banner over the board's top (``clearTop`` px of it) or a toast over its bottom
+    // (``clearBottom``): a chain drawn clear of them stays as it is; one that reached under one is
+    // drawn again in the rest of the board (at least 60 px of it)
     let fit = fitIn(height);
     const clear = Math.min(this.clearTop, Math.max(0, height - 60));
-    if (clear > 0 && fit.top < clear) {
-      fit = fitIn(height - clear);
+    const clearBottom = Math.min(this.clearBottom, Math.max(0, height - 60 - clear));
+    const bottom = (f) => f.top + f.box.height * f.unit;
+    if ((clear > 0 && fit.top < clear) || (clearBottom > 0 && bottom(fit) > height - clearBottom)) {
+      fit = fitIn(height - clear - clearBottom);
       fit.top += clear;
     }
     const { unit, rects, box } = fit;

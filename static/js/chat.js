@@ -381,16 +381,19 @@ export class ChatBox {
     const here = new Map((this.ctl.spectatorsHere || []).map((s) => [s.tag, s.name]));
     const tags = [...here.keys(), ...this.spectators.keys(), ...mutedSpectators];
     const watchers = [...new Set(tags)].filter((tag) => tag !== this.ctl.watcherTag);
-    replace(this.hostBox, [
-      h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
+    const rows = [
       people.map((s) => {
         const muted = this.rules.muted.includes(s.seat);
         const key = muted ? "chat.unmute" : "chat.mute";
         const words = t(key, { name: s.name }); // whole in its title and label: the button may shorten it
         return h(
-          "button",
-          { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
-          h("span", { class: "chat-mute-words" }, tf(key, { name: h("bdi", {}, s.name) })),
+          "div",
+          { class: "chat-person" },
+          h(
+            "button",
+            { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { seat: String(s.seat) }, onclick: () => apply({ muted: { [s.seat]: !muted } }) },
+            h("span", { class: "chat-mute-words" }, tf(key, { name: h("bdi", {}, s.name) })),
+          ),
         );
       }),
       watchers.map((tag) => {
@@ -399,15 +402,24 @@ export class ChatBox {
         const who = spectatorLabel(here.get(tag) || this.spectators.get(tag), tag, true);
         const words = t(key, { name: who }); // whole in its title and label: the button may shorten it
         const removal = t("chat.remove", { name: who });
-        return [
+        // one row per person: Mute with the name, then Remove beside it (alone on a line of its
+        // own, a Remove did not say whom it removes)
+        return h(
+          "div",
+          { class: "chat-person" },
           h(
             "button",
             { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
             h("span", { class: "chat-mute-words" }, tf(key, { name: who })),
           ),
           h("button", { class: "btn btn-small chat-remove", type: "button", title: removal, "aria-label": removal, dataset: { watcher: tag }, onclick: () => this.removeSpectator(tag, token) }, t("chat.remove_short")),
-        ];
+        );
       }),
+    ].flat();
+    // the people's rows scroll in a box of their own: however many watch, the chat keeps its lines
+    replace(this.hostBox, [
+      h("label", { class: "chat-option" }, spectators, " ", t("chat.allow_spectators")),
+      rows.length ? h("div", { class: "chat-people" }, rows) : [],
     ]);
   }
 }

@@ -68,7 +68,7 @@ export class TableView {
     this.meSized.disconnect();
     this.barSized.disconnect();
     this.overSized.disconnect();
-    for (const name of ["--bar-bottom", "--me-h", "--felt-top", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
+    for (const name of ["--bar-bottom", "--me-h", "--felt-top", "--felt-bottom", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
     cancelAnimationFrame(this.feedFrame);
     this.destroyed = true;
     document.fonts?.removeEventListener("loadingdone", this.onFonts);
@@ -240,9 +240,10 @@ export class TableView {
       this.barBottom = barBottom;
       document.body.style.setProperty("--bar-bottom", barBottom);
     });
-    // a toast (dom.js) and the connection banner (room.js) show over the table's top: the banner
-    // at the felt's top, over the felt only (said on the page's body, where both are), so that it
-    // covers no plate; the chain keeps clear of both (the board's top they cover, ChainBoard.setClearTop).
+    // a toast (dom.js) and the connection banner (room.js) show over the felt only (its box said on
+    // the page's body, where both are), so that they cover no plate: the banner at its top, the
+    // toasts above its bottom edge (a phone on its side: under the banner); the chain keeps clear of
+    // both (the board's top and bottom they cover, ChainBoard.setClear).
     // Their boxes, the felt's and the bar's are heard from the layout.
     this.overSized = new ResizeObserver(() => this.clearOverlays());
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
@@ -302,23 +303,28 @@ export class TableView {
     for (const el of [this.bar, this.felt, document.getElementById("toasts"), this.ctl.banner]) if (el) this.overSized.observe(el);
   }
 
-  /** Say the felt's inner box on the page's body (--felt-top, --felt-left, --felt-right: px from the
-   * window's edges) and keep the chain clear of the toasts and the banner over the board's top. */
+  /** Say the felt's inner box on the page's body (--felt-top, --felt-bottom, --felt-left,
+   * --felt-right: px from the window's edges) and keep the chain clear of the toasts and the banner
+   * over the board: those over its upper half cover its top, those over its lower half (the toasts,
+   * above the felt's bottom edge: app.css) its bottom. */
   clearOverlays() {
     const felt = this.felt.getBoundingClientRect();
     const style = document.body.style;
     style.setProperty("--felt-top", `${Math.round(felt.top + this.felt.clientTop)}px`);
+    style.setProperty("--felt-bottom", `${Math.round(window.innerHeight - felt.bottom + this.felt.clientTop)}px`);
     style.setProperty("--felt-left", `${Math.round(felt.left + this.felt.clientLeft)}px`);
     style.setProperty("--felt-right", `${Math.round(window.innerWidth - felt.right + this.felt.clientLeft)}px`);
     const board = this.chain.el.getBoundingClientRect();
     let clear = 0;
+    let clearBottom = 0;
     for (const el of [document.getElementById("toasts"), this.ctl.banner]) {
       if (!el || el.hidden) continue;
       const r = el.getBoundingClientRect();
       if (!r.height || r.right <= board.left || r.left >= board.right || r.top >= board.bottom || r.bottom <= board.top) continue;
-      clear = Math.max(clear, r.bottom + 6 - board.top);
+      if (r.top + r.bottom > board.top + board.bottom) clearBottom = Math.max(clearBottom, board.bottom - r.top + 6);
+      else clear = Math.max(clear, r.bottom + 6 - board.top);
     }
-    this.chain.setClearTop(clear);
+    this.chain.setClear(clear, clearBottom);
   }
 
   /** The host's "give the seat to a bot" for an absent player: a second click within 4 s confirms. */
