@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+from collections import Counter
 from typing import Final
 
-__all__ = ["IPV6_PREFIX", "IPV6_SITE_PREFIX", "SITE_SHARE", "counted_address", "counted_keys", "counted_site"]
+__all__ = [
+    "IPV6_PREFIX",
+    "IPV6_SITE_PREFIX",
+    "SITE_SHARE",
+    "count_within",
+    "counted_address",
+    "counted_keys",
+    "counted_site",
+]
 
 IPV6_PREFIX: Final = 64
 """An IPv6 client is counted by its network of this many bits (RFC 6177: a home or a host gets
@@ -80,3 +89,20 @@ def counted_keys(address: str) -> tuple[tuple[str, int], ...]:
     client = counted_address(address)
     site = counted_site(client)
     return ((client, 1),) if site is None else ((client, 1), (site, SITE_SHARE))
+
+
+def count_within(counts: Counter[str], address: str, cap: int) -> bool:
+    """Count one more use of client ``address`` in ``counts`` under each of its `counted_keys`,
+    unless one of them already holds its share of ``cap`` (0: no cap); whether it was counted.
+
+    >>> held: Counter[str] = Counter()
+    >>> [count_within(held, "2001:db8:1:2::7", 1) for _ in range(2)]
+    [True, False]
+    >>> held["2001:db8:1::/48"]
+    1
+    """
+    keys = counted_keys(address)
+    if cap and any(counts[key] >= cap * share for key, share in keys):
+        return False
+    counts.update(key for key, _share in keys)
+    return True

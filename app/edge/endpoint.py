@@ -15,7 +15,7 @@ from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
 from starlette.websockets import WebSocketDisconnect
 
-from app.addresses import counted_address, counted_keys
+from app.addresses import count_within, counted_address, counted_keys
 from app.edge.closes import close_for
 from app.edge.connection import Connection, MessageBudget
 from app.edge.handoff import Handoff
@@ -90,11 +90,7 @@ class SocketCounter:
         """Count one more open socket from client ``address`` (`app.addresses.counted_address`);
         False (and not counted) when the address, or its IPv6 /48, already holds its cap of them
         (`app.addresses.counted_keys`). Pair with `release`."""
-        keys = counted_keys(address)
-        if self.limit and any(self._open[key] >= self.limit * share for key, share in keys):
-            return False
-        self._open.update(key for key, _share in keys)
-        return True
+        return count_within(self._open, address, self.limit)
 
     def release(self, address: str) -> None:
         """A socket counted by `admit` has closed."""

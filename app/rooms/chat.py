@@ -416,6 +416,11 @@ def _clients_of(room: Room, chat: ChatRoom, who: int | str) -> set[str]:
     return found if claimed is None else found | {claimed}
 
 
+def _heard_from(chat: ChatRoom, client: str) -> set[str]:
+    """The tags of the spectators heard in the chat from client ``client`` (its hash)."""
+    return {tag for tag, heard in chat.speakers.items() if heard == client}
+
+
 def _hold(room: Room, chat: ChatRoom, clients: dict[str, MutedClient], who: int | str, on: bool) -> None:
     """Hold (``on``) or let go the client addresses of the mute of ``who`` (a seat, or a spectator's
     tag) in ``clients``: a new hold spares the other spectators heard from that address."""
@@ -429,8 +434,7 @@ def _hold(room: Room, chat: ChatRoom, clients: dict[str, MutedClient], who: int 
     for client in _clients_of(room, chat, who):
         held = clients.get(client)
         if held is None:
-            spared = {t for t, c in chat.speakers.items() if c == client}
-            held = clients[client] = MutedClient(set(), spared)
+            held = clients[client] = MutedClient(set(), _heard_from(chat, client))
         held.by.add(by)
         held.spared.discard(str(who))
 
@@ -492,7 +496,7 @@ async def remove(room: Room, tag: str) -> None:
     chat = await _chat_of(room)
     removed_clients = {client: set(spared) for client, spared in chat.removed_clients.items()}
     for client in _clients_of(room, chat, tag):
-        known = {t for t, c in chat.speakers.items() if c == client} | {
+        known = _heard_from(chat, client) | {
             c.watcher for c in room.conns if c.seat is None and c.client == client and c.watcher is not None
         }
         spared = removed_clients.get(client, known)

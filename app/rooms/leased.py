@@ -4,12 +4,14 @@ writes under, releasing a lease, and dropping a room whose lease is lost."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 import structlog
 
 from app.metrics import Metrics
 from app.rooms.ownership import Ownership, elsewhere
-from app.rooms.ports import Lease
+from app.rooms.ports import CloseReason, Lease
 from app.rooms.room import Room
 from app.store import Store
 
@@ -84,12 +86,7 @@ class LeasedRooms:
         task stops in the background, then its lease is released."""
         if self.rooms.get(room.code) is not room:
             return
-        self._take_out(room, keep_creator=self.ownership is None)
-        sockets = len(room.conns)
-        room.close_all("room_reloading")
-        task = asyncio.ensure_future(self._stop_reloaded(room))
-        self._stopping.add(task)
-        task.add_done_callback(self._stopping.discard)
+        sockets = self._evict(room, "room_reloading", self._stop_reloaded(room), self.ownership is None)
         _log.warning("room_out_of_step", room=room.code, sockets=sockets, version=room.version)
 
     async def _stop_reloaded(self, room: Room) -> None:
@@ -113,13 +110,22 @@ class LeasedRooms:
             self.owners.pop(room.code, None)
         self.metrics.rooms.set(len(self.rooms))
 
-    def _drop(self, room: Room, lease: Lease) -> None:
-        self._take_out(room)
+    def _evict(
+        self, room: Room, reason: CloseReason, stopping: Coroutine[Any, Any, None], keep_creator: bool
+    ) -> int:
+        """``room`` out of memory at once (`_take_out`), its sockets closed with ``reason`` (their
+        clients reconnect), and ``stopping`` (its task stopped, its lease let go) run in the
+        background (`_stopping`); how many sockets it had."""
+        self._take_out(room, keep_creator)
         sockets = len(room.conns)
-        room.close_all("room_moved")
-        task = asyncio.ensure_future(self._stop_lost(room, lease))
+        room.close_all(reason)
+        task = asyncio.ensure_future(stopping)
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
+        return sockets
+
+    def _drop(self, room: Room, lease: Lease) -> None:
+        sockets = self._evict(room, "room_moved", self._stop_lost(room, lease), keep_creator=False)
         _log.warning(
             "room_lease_lost", room=room.code, fence=lease.token, sockets=sockets, version=room.version
         )

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Final
 
-from app.addresses import counted_keys
+from app.addresses import count_within
 from app.rooms.room import Room
 from app.store.reads import RoomStatus
 from engine.variants import make_rules
@@ -118,11 +118,8 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
     shown: list[dict[str, Any]] = []
     for table, _weight in ranked:
         owner = table.get("owner")
-        if owner is not None:
-            keys = counted_keys(owner)
-            if any(hosted[key] >= OPEN_TABLES_PER_ADDRESS * share for key, share in keys):
-                continue
-            hosted.update(key for key, _share in keys)
+        if owner is not None and not count_within(hosted, owner, OPEN_TABLES_PER_ADDRESS):
+            continue
         shown.append(table if private else {k: v for k, v in table.items() if k not in PRIVATE})
         if len(shown) == OPEN_TABLES_SHOWN:
             break
