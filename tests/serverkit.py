@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -486,3 +488,17 @@ def play_to_match_over(
     done.set()
     assert not errors, errors
     spectator.wait_for(lambda m: m["type"] == "state" and m["view"] and m["view"]["match_over"], timeout=60)
+
+
+def closed_with(client: Client) -> tuple[int, str]:
+    """Receive until ``client``'s socket closes; its close code and reason."""
+    with pytest.raises(ConnectionClosed) as closed:
+        client.wait_for(lambda m: False, timeout=10)
+    assert closed.value.rcvd is not None
+    return closed.value.rcvd.code, closed.value.rcvd.reason
+
+
+def live(client: Client) -> None:
+    """``client``'s socket is open and answered."""
+    client.send({"type": "ping"})
+    client.wait_for(lambda m: m["type"] == "pong")

@@ -10,9 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from websockets.exceptions import ConnectionClosed
 
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, closed_with, live
 
 
 @pytest.fixture(scope="module")
@@ -40,20 +39,6 @@ def _watching(server: ServerProcess, code: str, key: str | None = None) -> tuple
     return client, welcome["tag"], welcome["watcher"]
 
 
-def _closed_with(client: Client) -> tuple[int, str]:
-    """Receive until ``client``'s socket closes; its close code and reason."""
-    with pytest.raises(ConnectionClosed) as closed:
-        client.wait_for(lambda m: False, timeout=10)
-    assert closed.value.rcvd is not None
-    return closed.value.rcvd.code, closed.value.rcvd.reason
-
-
-def _live(client: Client) -> None:
-    """``client``'s socket is open and answered."""
-    client.send({"type": "ping"})
-    client.wait_for(lambda m: m["type"] == "pong")
-
-
 @pytest.fixture
 def table(server: ServerProcess) -> Iterator[tuple[str, str, str, Client]]:
     """A waiting room: its code, host token, Ana's seat token at seat 0 and her socket."""
@@ -78,9 +63,9 @@ def test_the_host_removes_one_spectator_whose_every_tab_closes_with_the_reason(
     reply = _remove(server, code, tag, host)
     assert reply.status_code == 200 and reply.json() == {"removed": 2}, reply.text
     for removed in (rude, rude_again):
-        assert _closed_with(removed) == (4006, "the host removed you from this room")
-    _live(kind)  # another spectator, and the seat, watch on
-    _live(ana)
+        assert closed_with(removed) == (4006, "the host removed you from this room")
+    live(kind)  # another spectator, and the seat, watch on
+    live(ana)
     # gone already: nothing more to remove
     again = _remove(server, code, tag, host)
     assert again.status_code == 404 and again.json()["detail"]["code"] == "no_such_spectator", again.text
@@ -96,7 +81,7 @@ def test_only_the_host_removes_a_spectator_by_a_tag(server: ServerProcess, table
     for bad in ("3FA9C1D2", "3fa9c1d", "xyz"):
         reply = _remove(server, code, bad, host)
         assert reply.status_code == 422 and reply.json()["detail"]["code"] == "bad_spectator", reply.text
-    _live(watcher)  # nothing closed
+    live(watcher)  # nothing closed
     watcher.close()
 
 
@@ -107,13 +92,13 @@ def test_a_removed_spectator_who_reloads_is_refused_with_the_same_close(
     kind, _, kind_key = _watching(server, code)  # watching from the same address before: spared
     rude, tag, key = _watching(server, code)
     assert _remove(server, code, tag, host).status_code == 200
-    assert _closed_with(rude) == (4006, "the host removed you from this room")
+    assert closed_with(rude) == (4006, "the host removed you from this room")
     for hello_key in (key, None):  # a reload with its key, a private window with none
         back = Client(server, code, hello=False)
         back.send({"type": "hello", "protocol": 1, "token": None, "watcher": hello_key})
-        assert _closed_with(back) == (4006, "the host removed you from this room")
+        assert closed_with(back) == (4006, "the host removed you from this room")
     kind.close()
     kind_again, _, _ = _watching(server, code, kind_key)  # the spared spectator comes back
-    _live(kind_again)
-    _live(ana)
+    live(kind_again)
+    live(ana)
     kind_again.close()

@@ -32,7 +32,7 @@ from app.web.documents import render_document
 from app.web.settings import Settings
 from engine.hashing import commitment_of
 from engine.variants import make_rules
-from tests.serverkit import Client, ServerProcess, my_turn_to_place
+from tests.serverkit import Client, ServerProcess, closed_with, live, my_turn_to_place
 
 
 @pytest.fixture(scope="module")
@@ -379,20 +379,6 @@ def _welcome(client: Client) -> dict[str, Any]:
     return client.wait_for(lambda m: m["type"] == "welcome")
 
 
-def _closed_with(client: Client) -> tuple[int, str]:
-    """Receive until ``client``'s socket closes; its close code and reason."""
-    with pytest.raises(ConnectionClosed) as closed:
-        client.wait_for(lambda m: False, timeout=10)
-    assert closed.value.rcvd is not None
-    return closed.value.rcvd.code, closed.value.rcvd.reason
-
-
-def _live(client: Client) -> None:
-    """``client``'s socket is open and answered."""
-    client.send({"type": "ping"})
-    client.wait_for(lambda m: m["type"] == "pong")
-
-
 def test_an_automatic_reconnect_does_not_take_the_seat_from_a_later_window(server: ServerProcess) -> None:
     """Window A's network drops; meanwhile the player opens window B, which takes the seat. A's
     automatic reconnect (``hello.resume``: the connection its welcome named) is closed as replaced,
@@ -406,11 +392,11 @@ def test_an_automatic_reconnect_does_not_take_the_seat_from_a_later_window(serve
     assert _welcome(window)["seat"] == 0
     window.wait_for(lambda m: m["type"] == "state")
     retry = Client(server, code, token, resume=connection)  # A's network is back: its retry
-    assert _closed_with(retry) == (4001, "this seat was opened in another window")
-    _live(window)  # B still holds the seat, and plays on
+    assert closed_with(retry) == (4001, "this seat was opened in another window")
+    live(window)  # B still holds the seat, and plays on
     here = Client(server, code, token)  # "Play here" in A: a fresh hello takes the seat
     assert _welcome(here)["seat"] == 0
-    assert _closed_with(window)[0] == 4001
+    assert closed_with(window)[0] == 4001
     here.close()
 
 
@@ -442,7 +428,7 @@ def test_an_automatic_reconnect_gets_the_seat_back_once_the_later_window_closed(
     welcome = _welcome(retry)
     assert welcome["seat"] == 0 and welcome["connection"] != connection
     retry.wait_for(lambda m: m["type"] == "state")
-    _live(retry)
+    live(retry)
     retry.close()
     spectator.close()
 
@@ -459,12 +445,12 @@ def test_an_automatic_reconnect_with_no_other_window_gets_the_seat_back(server: 
     welcome = _welcome(retry)
     assert welcome["seat"] == 0 and welcome["connection"] != connection
     assert retry.wait_for(lambda m: m["type"] == "state")["view"]["hand"] == before["view"]["hand"]
-    assert _closed_with(first)[0] == 4001
+    assert closed_with(first)[0] == 4001
     retry.close()  # the network drops again, and nobody else said hello for the seat
     again = Client(server, code, token, resume=welcome["connection"])
     assert _welcome(again)["seat"] == 0
     assert again.wait_for(my_turn_to_place)["view"]["hand"] == before["view"]["hand"]
-    _live(again)
+    live(again)
     again.close()
 
 
