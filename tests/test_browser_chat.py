@@ -376,15 +376,12 @@ def test_a_hosts_chat_with_four_people_fits_the_desktop_side_panel(
         context.close()
 
 
-def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
-    server: ServerProcess, browser: Any
-) -> None:
-    """Ana hosts from her seat on a desktop in English; two spectators watch on phones in Russian.
-    One writes rudely: Ana mutes that spectator alone (named by their tag), who is told so and
-    stays muted after a reload; the other, heard before the mute, still writes (all three come from
-    one address here, as two people behind one home router would: the mute spares whom the host
-    had heard); Ana unmutes, and the first may write again."""
-    ru, en = catalog_of("ru"), catalog_of("en")
+@contextlib.contextmanager
+def _host_and_two_spectators(server: ServerProcess, browser: Any) -> Iterator[tuple[Any, Any, Any, str]]:
+    """Ana hosts from her seat on a desktop in English and lets spectators write; two spectators
+    watch on phones in Russian, their chat in the feed's drawer, and the first writes rudely: the
+    three pages and the rude one's tag. Each page's console is clean after the block; the
+    pages are closed."""
     room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
     code = room["code"]
     token = server.claim(code, 0, "Ana").json()["token"]
@@ -400,7 +397,24 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
             page.click(".feed-toggle")  # a phone's chat is in the feed's drawer
         rude.fill(".chat-input", "you all play badly")
         rude.press(".chat-input", "Enter")
-        tag = rude.evaluate("() => window.__domeng.watcherTag")
+        yield ana, rude, kind, rude.evaluate("() => window.__domeng.watcherTag")
+        for watch in (ana_watch, rude_watch, kind_watch):
+            watch.assert_clean()
+    finally:
+        for context in (ana_ctx, rude_ctx, kind_ctx):
+            context.close()
+
+
+def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Ana hosts from her seat on a desktop in English; two spectators watch on phones in Russian.
+    One writes rudely: Ana mutes that spectator alone (named by their tag), who is told so and
+    stays muted after a reload; the other, heard before the mute, still writes (all three come from
+    one address here, as two people behind one home router would: the mute spares whom the host
+    had heard); Ana unmutes, and the first may write again."""
+    ru, en = catalog_of("ru"), catalog_of("en")
+    with _host_and_two_spectators(server, browser) as (ana, rude, kind, tag):
         assert tag and tag != kind.evaluate("() => window.__domeng.watcherTag")
         mute = f".chat-mute[data-watcher='{tag}']"
         ana.wait_for_selector(mute)
@@ -437,11 +451,6 @@ def test_the_host_mutes_one_spectator_who_stays_muted_after_a_reload(
         rude.press(".chat-input", "Enter")
         ana.wait_for_function("() => document.querySelectorAll('.chat-list .chat-line').length === 4")
         assert _chat_texts(ana) == ["you all play badly", "hello all", "good game so far", "sorry"]
-        for watch in (ana_watch, rude_watch, kind_watch):
-            watch.assert_clean()
-    finally:
-        for context in (ana_ctx, rude_ctx, kind_ctx):
-            context.close()
 
 
 _EMOJI_SHOWN_JS = """async (langs) => {
@@ -512,22 +521,7 @@ def test_the_host_removes_a_spectator_who_is_told_why_and_the_other_watches_on(
     way back to the lobby, and does not come back by itself; the other spectator watches on and
     still writes, and the removed one leaves Ana's list."""
     ru, en = catalog_of("ru"), catalog_of("en")
-    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
-    code = room["code"]
-    token = server.claim(code, 0, "Ana").json()["token"]
-    server.let_spectators_chat(code, room["host_token"])
-    ana_ctx, ana, ana_watch = open_page(browser, DESKTOP, "en-US")
-    rude_ctx, rude, rude_watch = open_page(browser, PHONE, "ru-RU")
-    kind_ctx, kind, kind_watch = open_page(browser, PHONE, "ru-RU")
-    try:
-        sit_and_start(ana, server, room, token, host=True)
-        for page in (rude, kind):
-            goto(page, f"{server.url}/r/{code}")
-            page.wait_for_selector(".table-screen")
-            page.click(".feed-toggle")  # a phone's chat is in the feed's drawer
-        rude.fill(".chat-input", "you all play badly")
-        rude.press(".chat-input", "Enter")
-        tag = rude.evaluate("() => window.__domeng.watcherTag")
+    with _host_and_two_spectators(server, browser) as (ana, rude, kind, tag):
         remove = f".chat-remove[data-watcher='{tag}']"
         ana.wait_for_selector(remove)
         who = en["chat.spectator_tag"].replace("{tag}", tag)
@@ -545,11 +539,6 @@ def test_the_host_removes_a_spectator_who_is_told_why_and_the_other_watches_on(
         assert _chat_texts(ana) == ["you all play badly", "hello all"]
         assert rude.evaluate("() => window.__domeng.socket.ws") is None  # still gone
         screenshot(rude, "chat-spectator-removed-390x844-ru")
-        for watch in (ana_watch, rude_watch, kind_watch):
-            watch.assert_clean()
-    finally:
-        for context in (ana_ctx, rude_ctx, kind_ctx):
-            context.close()
 
 
 def test_a_muted_spectators_new_window_says_so_before_anything_is_sent(
