@@ -20,6 +20,8 @@ from limits.errors import StorageError
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
+from app.addresses import counted_keys
+
 if TYPE_CHECKING:
     from app.cluster import RedisAttempts
 
@@ -29,6 +31,7 @@ __all__ = [
     "LimitsUnavailableError",
     "MemoryAttempts",
     "RateLimits",
+    "counted_limits",
     "retry_after_s",
 ]
 
@@ -37,6 +40,24 @@ Count = tuple[RateLimitItem, tuple[str, ...]]
 
 """The length of the IPv6 network a per-address limit counts as one client (a /64: the least a
 home connection or a server is given, all of whose addresses its holder may pick at will)."""
+
+
+def counted_limits(limit: RateLimitItem, address: str) -> list[tuple[RateLimitItem, str]]:
+    """``limit`` under each key a per-address limit counts client ``address`` under (a peer
+    address, or a client as `app.addresses.counted_address` gives it; `app.addresses.counted_keys`):
+    the client itself at ``limit``, and an IPv6 client's /48 at `app.addresses.SITE_SHARE` times
+    its amount, in the same window. A use is refused when any of them is spent.
+
+    >>> from limits import parse
+    >>> [(str(each), key) for each, key in counted_limits(parse("5 per minute"), "2001:db8:1:2::7")]
+    [('5 per 1 minute', '2001:db8:1:2::/64'), ('20 per 1 minute', '2001:db8:1::/48')]
+    >>> [(str(each), key) for each, key in counted_limits(parse("5 per minute"), "192.0.2.7")]
+    [('5 per 1 minute', '192.0.2.7')]
+    """
+    return [
+        (limit if share == 1 else type(limit)(limit.amount * share, limit.multiples, limit.namespace), key)
+        for key, share in counted_keys(address)
+    ]
 
 
 class LimitsUnavailableError(ConnectionError):

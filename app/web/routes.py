@@ -37,7 +37,7 @@ from app.web.models import (
     SeatClaimed,
     StopSet,
 )
-from app.web.ratelimit import LimitsUnavailableError, RateLimits
+from app.web.ratelimit import LimitsUnavailableError, RateLimits, counted_limits
 from app.web.reviews import run_review
 from app.web.shared import Board
 from engine.deal_json import deal_to_json
@@ -230,13 +230,12 @@ async def _hit_all(
     limiter: RateLimits, limit: RateLimitItem, kind: _Counted, address: str | None
 ) -> tuple[RateLimitItem, str] | None:
     """Count one ``kind`` of use of client ``address`` against ``limit``, and for an IPv6 client
-    against its /48's `app.addresses.SITE_SHARE` times ``limit`` too (`app.addresses.counted_keys`):
+    against its /48's `app.addresses.SITE_SHARE` times ``limit`` too (`app.web.ratelimit.counted_limits`):
     None when each had room, else the first limit spent and the key it counts (the ones before it
     stay counted). Raises `LimitsUnavailableError` when the shared counters do not answer."""
-    for key, share in counted_keys(address) if address else (("unknown", 1),):
-        scaled = limit if share == 1 else type(limit)(limit.amount * share, limit.multiples, limit.namespace)
-        if not await limiter.hit(scaled, _key(kind, key)):
-            return scaled, _key(kind, key)
+    for each, key in counted_limits(limit, address or "unknown"):
+        if not await limiter.hit(each, _key(kind, key)):
+            return each, _key(kind, key)
     return None
 
 
