@@ -3,7 +3,8 @@ docs/admin.md "Access"): strangers failing from many addresses spend the all-add
 every unknown client, while a browser that signed in before (its device cookie) still signs in;
 device cookies are signed with the secret, expire, and have their own count. A burst of guesses
 fired at once is judged no more often than the limits allow, in one process and across processes
-sharing Redis (DOMENG_TEST_REDIS_URL; skipped without it); an IPv6 client is counted by its /64."""
+sharing Redis (DOMENG_TEST_REDIS_URL; skipped without it); an IPv6 client is counted by its /64,
+and all the /64s of its /48 together at `SITE_SHARE` times the limit."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import httpx
 import pytest
 import redis
 
-from app.addresses import counted_address
+from app.addresses import SITE_SHARE, counted_address
 from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S, AdminAuth, AdminError
 from app.web.logs import Redactor
 from app.web.ratelimit import MemoryAttempts, RateLimits
@@ -265,7 +266,7 @@ def test_in_memory_counts_whose_window_has_passed_are_dropped_once_many() -> Non
     assert attempts.take([("all", 2, hour)], failed=True) == (0, 1000)  # its first leaves in 1 s
 
 
-# -- IPv6: one client is a /64 ---------------------------------------------------------------------
+# -- IPv6: one client is a /64, one site a /48 -----------------------------------------------------
 
 
 def test_counted_address_keys_ipv6_by_its_64_and_mapped_ipv4_as_ipv4() -> None:
@@ -305,3 +306,40 @@ def test_an_ipv6_client_is_counted_by_its_64_behind_a_trusted_proxy(tmp_path: Pa
             assert login("198.51.100.8", SECRET) == 200
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["one-process", "two-processes-redis"])
+def test_the_64s_of_one_48_share_a_few_times_one_clients_failed_sign_ins(
+    tmp_path: Path, shared: bool
+) -> None:
+    """Guesses from a fresh /64 of one /48 each: the /48 gets `SITE_SHARE` times one client's
+    failures in all (spread over two processes on one Redis, all the same), then even the right
+    secret from a fresh /64 of it is refused (before: 65,536 clients of their own); another /48, an
+    IPv4 address and the admin's device cookie from inside the /48 still sign in."""
+    env = {
+        "DOMENG_ADMIN_TOKEN": SECRET,
+        "DOMENG_ADMIN_LOGIN_LIMIT": "2 per minute",
+        "DOMENG_ADMIN_LOGIN_LIMIT_ALL": "1000 per minute",
+        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",  # a reverse proxy on this host says who the client is
+    }
+    with _servers(tmp_path, shared, env) as servers:
+
+        def login(n: int, client: str, secret: str, device: str | None = None) -> httpx.Response:
+            headers = {"X-Forwarded-For": client} | (
+                {"Cookie": f"{DEVICE_COOKIE}={device}"} if device else {}
+            )
+            with httpx.Client(base_url=servers[n % len(servers)].url, timeout=10) as http:
+                return http.post("/api/admin/login", json={"secret": secret}, headers=headers)
+
+        signed_in = login(0, "2001:db8:ab:ffff::1", SECRET)
+        assert signed_in.status_code == 200, signed_in.text
+        device = signed_in.cookies[DEVICE_COOKIE]
+        guesses = [login(n, f"2001:db8:ab:{n:x}::1", f"nope-{n}").status_code for n in range(2 * SITE_SHARE)]
+        assert guesses == [401] * 2 * SITE_SHARE  # each /64 one guess, under its own 2
+        refused = login(1, "2001:db8:ab:beef::1", SECRET)  # a fresh /64 of the same /48
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["detail"]["code"] == "too_many_attempts"
+        assert "network" in refused.json()["detail"]["message"]
+        assert login(0, "2001:db8:ac::1", SECRET).status_code == 200  # another /48: another site
+        assert login(1, "198.51.100.7", SECRET).status_code == 200
+        assert login(1, "2001:db8:ab:cafe::1", SECRET, device).status_code == 200  # the admin's browser

@@ -26,8 +26,11 @@ itself; it only says "this browser has known the secret". Failures are counted i
 - **any other client** is counted per address (``DOMENG_ADMIN_LOGIN_LIMIT``) and with all other
   unknown clients together (``DOMENG_ADMIN_LOGIN_LIMIT_ALL``, default 30 per minute), as is a known
   device over its own limit. An IPv6 client counts by its /64 network (whoever has one address of
-  it may use all 2^64), an IPv4-mapped IPv6 address as its IPv4 address, an IPv4 client by its
-  address (`app.addresses.counted_address`).
+  it may use all 2^64) and, besides, by its /48 at `app.addresses.SITE_SHARE` (4) times the limit
+  for all its /64s together (whoever holds a /48 holds 65,536 /64s), an IPv4-mapped IPv6 address
+  as its IPv4 address, an IPv4 client by its address (`app.web.ratelimit.counted_limits`, as every
+  per-address limit). A spent /48 refuses only the unknown clients inside it: the admin signs in
+  from any other address, and from inside it with the device cookie.
 
 Each attempt is judged against its counts and, when it fails, counted in one atomic step (in
 memory without yielding to the event loop; in Redis one Lua script): a burst of guesses fired at
@@ -47,8 +50,8 @@ Errors, all ``{"detail": {"code": "...", "message": "..."}}`` (`AdminError`):
     ├── admin_disabled       503  no secret is configured
     ├── not_authenticated    401  no valid session cookie and no right bearer secret
     ├── wrong_secret         401  a login with the wrong secret
-    ├── too_many_attempts    429  too many failed attempts from this device, this address or
-    │                             all unknown clients together
+    ├── too_many_attempts    429  too many failed attempts from this device, this address, its
+    │                             IPv6 /48 or all unknown clients together
     ├── admin_unavailable    503  the shared sessions or counts (Redis) do not answer now
     └── cross_origin         403  a state-changing request from another origin's page (its
                                   Origin or its Sec-Fetch-Site says so)
@@ -69,13 +72,13 @@ from limits import RateLimitItem
 from limits import parse as parse_limit
 from starlette.requests import HTTPConnection
 
-from app.addresses import counted_address
 from app.store.errors import StoreError
 from app.web.ratelimit import (
     Count,
     LimitSpentError,
     LimitsUnavailableError,
     RateLimits,
+    counted_limits,
 )
 from app.web.settings import Settings
 
@@ -235,6 +238,11 @@ def _store_failures() -> Iterator[None]:
         raise ConnectionError("the admin sessions' database does not answer") from error
 
 
+_SPENT_WHERE: Final = ("", " from this address", " from this address's network")
+"""What a spent count of an unknown client's attempt is said to be of (`AdminAuth._judged`): all
+unknown clients, the client's address, its IPv6 /48."""
+
+
 def _too_many(retry_after_s: int, where: str) -> AdminError:
     return AdminError(
         "too_many_attempts",
@@ -323,12 +331,12 @@ class AdminAuth:
                     return
             counts: tuple[Count, ...] = (
                 (self.limit_all, ("admin-login-all",)),
-                (self.limit, ("admin-login", counted_address(client))),
+                *((limit, ("admin-login", key)) for limit, key in counted_limits(self.limit, client)),
             )
             try:
                 await self.limiter.attempt(*counts, failed=not right)
             except LimitSpentError as spent:
-                raise _too_many(spent.retry_after_s, ("", " from this address")[spent.index]) from None
+                raise _too_many(spent.retry_after_s, _SPENT_WHERE[spent.index]) from None
         except LimitsUnavailableError:
             raise _unavailable() from None
 

@@ -99,7 +99,7 @@ admin_api = APIRouter(
     dependencies=[Depends(require_admin), Depends(_no_store)],
     responses={
         401: {"description": "not signed in (`not_authenticated`)"},
-        429: {"description": "too many failed attempts from this address (`too_many_attempts`)"},
+        429: {"description": "too many failed attempts from this address or its /48 (`too_many_attempts`)"},
         503: {"description": "admin disabled: DOMENG_ADMIN_TOKEN is not set (`admin_disabled`)"},
     },
 )
