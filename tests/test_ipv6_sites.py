@@ -1,8 +1,8 @@
 """One IPv6 /48 cannot fill the server's caps with its 65,536 /64s (app.addresses): every
 per-address cap counts an IPv6 client by its /64 and, besides, its /48 at `SITE_SHARE` times the
 cap, while an IPv4 address is counted alone as always. In process, with real addresses: the
-connections and room sockets held, the lobby's tables per creator, rooms created and open, and the
-allowances (reads) of a client."""
+connections and room sockets held, the lobby's tables per creator and the people it ranks them by,
+rooms created and open, and the allowances (reads) of a client."""
 
 from __future__ import annotations
 
@@ -14,11 +14,17 @@ import httpx
 
 from app.addresses import SITE_SHARE, counted_address, counted_keys, counted_site
 from app.edge.endpoint import SocketCounter
+from app.metrics import Metrics
+from app.rooms import host
+from app.rooms.hub import Hub
 from app.rooms.lobby import OPEN_TABLES_PER_ADDRESS, rank_tables
+from app.rooms.local import LocalBots
+from app.store import Store, sqlite_url
 from app.web.app import create_app
 from app.web.guard import ConnectionGuard
 from app.web.settings import Settings
 from app.web.shared import open_rooms_by_address
+from tests.roomkit import CONFIG, FakeClock, FakeOutbox
 
 SITE = "2001:db8:ab"
 """A /48 (``2001:db8:ab::/48``): its /64s are ``2001:db8:ab:N::/64``."""
@@ -89,6 +95,42 @@ def test_one_48_lists_a_few_times_one_clients_tables_and_never_the_whole_lobby()
     assert {f"o{n}" for n in range(5)} <= set(shown)
     ipv4 = [_table(f"v{n}", f"198.51.100.{n}") for n in range(40)]  # 40 IPv4 addresses: each alone
     assert len(rank_tables(ipv4)) == 30
+
+
+def test_the_64s_of_one_48_seated_at_its_tables_are_a_few_people_in_the_lobbys_order(tmp_path: Path) -> None:
+    """A /48 lists 12 tables (the cap of its creators) and seats a person from a fresh /64 at
+    each of 4 seats of every one: 48 /64s, worth `SITE_SHARE` people in all (1/3 at each table),
+    so a table of two people at two IPv4 addresses, and one of three from three /64s of another
+    /48 (a site of few people: each counts), come before all 12 (before: after, each worth 4)."""
+
+    async def main() -> None:
+        async with Store(sqlite_url(tmp_path)) as store:
+            hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+
+            async def table(owner: str, people: list[str]) -> str:
+                room, _ = await hub.create_room(
+                    "domeng", {}, 5, 0.0, [None] * 5, owner=counted_address(owner)
+                )
+                await room.call(lambda r: host.set_open(r, True))
+                for seat, address in enumerate(people):
+                    token = await room.call(lambda r, seat=seat: host.claim(r, seat, f"P{seat}"))
+                    await room.connect(FakeOutbox(), token, address=counted_address(address))
+                return room.code
+
+            try:
+                site = [
+                    await table(_in_site(n % 4), [_in_site(100 + 4 * n + s) for s in range(4)])
+                    for n in range(12)
+                ]
+                pair = await table("192.0.2.1", ["192.0.2.1", "192.0.2.2"])
+                family = await table("2001:db8:ac::1", [f"2001:db8:ac:{n}::1" for n in range(3)])
+                tables = hub.open_tables(private=True)
+                assert [t["code"] for t in tables] == [family, pair, *sorted(site)], tables
+                assert [t["here"] for t in tables] == [3, 2, *[4] * 12]
+            finally:
+                await hub.stop()
+
+    asyncio.run(main())
 
 
 def _app(tmp_path: Path, **settings: Any) -> Any:

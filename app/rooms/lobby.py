@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Final
 
-from app.addresses import count_within
+from app.addresses import SITE_SHARE, count_within, counted_site
 from app.rooms.room import Room
 from app.store.reads import RoomStatus
 from engine.variants import make_rules
@@ -41,11 +41,13 @@ keeps them all listed, while a party listing made-up tables gets no more than th
 /48 holds 65,536 /64s, each an address: all of them together are listed `app.addresses.SITE_SHARE`
 times three tables at most (12), as four IPv4 addresses are."""
 
-PRIVATE: Final = ("owner", "distinct", "addresses")
+PRIVATE: Final = ("owner", "distinct", "addresses", "sites")
 """What `open_tables` gives a table for ranking it that nobody is told (`rank_tables` leaves it
 out): ``owner``, the client address that created the room (None: not known); ``distinct``, how
 many distinct client addresses its connected seated people are at; ``addresses``, those addresses,
-each as `address_key` (sorted; a connection whose address is not known as a key of its own)."""
+each as `address_key` (sorted; a connection whose address is not known as a key of its own);
+``sites``, the IPv6 /48 of each IPv6 one of them (`app.addresses.counted_site`), ``{address_key:
+address_key of its /48}``."""
 
 SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 """The statuses of a room its link opens (an abandoned one's no longer does: unknown)."""
@@ -85,6 +87,7 @@ def open_tables(
                 "owner": owners.get(room.code),
                 "distinct": _distinct(room),
                 "addresses": _seated_addresses(room),
+                "sites": _seated_sites(room),
             }
         )
     return rank_tables(listed, private=private)
@@ -95,7 +98,8 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
     process's or several's), at most `OPEN_TABLES_PER_ADDRESS` of them created from one address
     (and `app.addresses.SITE_SHARE` times that from one IPv6 /48, `app.addresses.counted_keys`):
     the most people there first (`people_weights`: the client addresses of the seated people
-    connected, each worth one person across all the tables it sits at), then the most seated
+    connected, each worth one person across all the tables it sits at, and all the /64s of one IPv6
+    /48 together `app.addresses.SITE_SHARE` people at most), then the most seated
     people connected (``here``), then the newest listing (least ``waiting_s``). Without
     ``private``, what anyone is told: `PRIVATE` left out.
 
@@ -105,7 +109,9 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
     address count once, and an address seated at several open tables is shared among them, so that
     one party cannot put its tables before everyone else's by opening more sockets, nor by seating
     its few addresses at every one of its tables, nor fill the list by creating more tables: N
-    addresses are worth N people in all, however they are spread. Newest next: a table listed long
+    addresses are worth N people in all, however they are spread, and the 65,536 /64s of one /48
+    `SITE_SHARE` people in all, as the per-address caps count them (`app.addresses.counted_keys`).
+    Newest next: a table listed long
     ago is the likeliest to have lost its people, and a lobby ordered longest waiting first would
     keep the oldest made-up tables at the top for good, the cap cutting the real ones off."""
     tables = list(tables)
@@ -128,18 +134,29 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
 
 def people_weights(tables: Iterable[Mapping[str, Any]]) -> list[Fraction]:
     """How many people each of ``tables`` (`open_tables`' shape with `PRIVATE`) counts for the
-    lobby's order: each of its ``addresses`` is worth 1 divided by the number of ``tables`` that
-    address sits at (a person at one table counts 1 there; a party whose 4 addresses are seated at
-    each of its 12 tables counts 1/3 at each). A table without ``addresses`` (a process of an older
-    release, during a rolling update) counts its ``distinct``, else its ``here``.
+    lobby's order: each of its ``addresses`` is worth one person divided by the number of
+    ``tables`` that address sits at (a person at one table counts 1 there; a party whose 4
+    addresses are seated at each of its 12 tables counts 1/3 at each), and the IPv6 addresses of
+    one /48 (``sites``) are worth `app.addresses.SITE_SHARE` people in all at most, as the
+    per-address caps count them: each of N > `SITE_SHARE` of them is worth `SITE_SHARE`/N of a
+    person. A table without ``addresses`` (a process of an older release, during a rolling
+    update) counts its ``distinct``, else its ``here``; its addresses without ``sites``, each
+    alone.
 
     >>> people_weights([{"addresses": ["a", "b"]}, {"addresses": ["b"]}, {"here": 2}])
     [Fraction(3, 2), Fraction(1, 2), Fraction(2, 1)]
+    >>> site = {f"v6-{n}": "site" for n in range(8)}  # 8 /64s of one /48, a table each
+    >>> tables = [{"addresses": [a], "sites": site} for a in site] + [{"addresses": ["a"]}]
+    >>> [str(w) for w in people_weights(tables)]
+    ['1/2', '1/2', '1/2', '1/2', '1/2', '1/2', '1/2', '1/2', '1']
     """
     tables = list(tables)
     seats: Counter[str] = Counter(a for t in tables for a in t.get("addresses", ()))
+    site_of = {a: site for t in tables for a, site in t.get("sites", {}).items() if a in seats}
+    people: Counter[str] = Counter(site_of.values())  # each /48's distinct addresses seated
+    worth = {a: min(Fraction(1), Fraction(SITE_SHARE, people[site])) for a, site in site_of.items()}
     return [
-        sum((Fraction(1, seats[a]) for a in t["addresses"]), Fraction(0))
+        sum((worth.get(a, Fraction(1)) / seats[a] for a in t["addresses"]), Fraction(0))
         if "addresses" in t
         else Fraction(t.get("distinct", t.get("here", 0)))
         for t in tables
@@ -170,6 +187,18 @@ def _seated_addresses(room: Room) -> list[str]:
         if c.seat is not None
     }
     return sorted(keys)
+
+
+def _seated_sites(room: Room) -> dict[str, str]:
+    """The IPv6 /48 (`app.addresses.counted_site`) of each IPv6 client address of the seated people
+    connected to ``room``: ``{address_key of the address: address_key of its /48}``."""
+    return {
+        address_key(address): address_key(site)
+        for c in room.conns
+        if c.seat is not None
+        and (address := room.addresses.get(c))
+        and (site := counted_site(address)) is not None
+    }
 
 
 def _hosted(room: Room) -> bool:
