@@ -7,6 +7,8 @@ rooms created and open, and the allowances (reads) of a client."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,9 @@ from app.store import Store, sqlite_url
 from app.web.app import create_app
 from app.web.guard import ConnectionGuard
 from app.web.settings import Settings
-from app.web.shared import open_rooms_by_address
+from app.web.shared import Board, open_rooms_by_address
 from tests.roomkit import CONFIG, FakeClock, FakeOutbox
+from tests.test_cluster_shared import shared_pair
 
 SITE = "2001:db8:ab"
 """A /48 (``2001:db8:ab::/48``): its /64s are ``2001:db8:ab:N::/64``."""
@@ -97,6 +100,28 @@ def test_one_48_lists_a_few_times_one_clients_tables_and_never_the_whole_lobby()
     assert len(rank_tables(ipv4)) == 30
 
 
+@contextlib.asynccontextmanager
+async def _hub(path: Path) -> AsyncIterator[Hub]:
+    """A hub of rooms (one process's) on a SQLite store in ``path``, stopped after."""
+    async with Store(sqlite_url(path)) as store:
+        hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+        try:
+            yield hub
+        finally:
+            await hub.stop()
+
+
+async def _listed(hub: Hub, owner: str, people: list[str]) -> str:
+    """A room of five seats ``hub`` holds, created from ``owner`` and listed in the lobby, a
+    person from each of ``people`` (client addresses) seated and connected: its code."""
+    room, _ = await hub.create_room("domeng", {}, 5, 0.0, [None] * 5, owner=counted_address(owner))
+    await room.call(lambda r: host.set_open(r, True))
+    for seat, address in enumerate(people):
+        token = await room.call(lambda r, seat=seat: host.claim(r, seat, f"P{seat}"))
+        await room.connect(FakeOutbox(), token, address=counted_address(address))
+    return room.code
+
+
 def test_the_64s_of_one_48_seated_at_its_tables_are_a_few_people_in_the_lobbys_order(tmp_path: Path) -> None:
     """A /48 lists 12 tables (the cap of its creators) and seats a person from a fresh /64 at
     each of 4 seats of every one: 48 /64s, worth `SITE_SHARE` people in all (1/3 at each table),
@@ -104,31 +129,39 @@ def test_the_64s_of_one_48_seated_at_its_tables_are_a_few_people_in_the_lobbys_o
     /48 (a site of few people: each counts), come before all 12 (before: after, each worth 4)."""
 
     async def main() -> None:
-        async with Store(sqlite_url(tmp_path)) as store:
-            hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+        async with _hub(tmp_path) as hub:
+            site = [
+                await _listed(hub, _in_site(n % 4), [_in_site(100 + 4 * n + s) for s in range(4)])
+                for n in range(12)
+            ]
+            pair = await _listed(hub, "192.0.2.1", ["192.0.2.1", "192.0.2.2"])
+            family = await _listed(hub, "2001:db8:ac::1", [f"2001:db8:ac:{n}::1" for n in range(3)])
+            tables = hub.open_tables(private=True)
+            assert [t["code"] for t in tables] == [family, pair, *sorted(site)], tables
+            assert [t["here"] for t in tables] == [3, 2, *[4] * 12]
 
-            async def table(owner: str, people: list[str]) -> str:
-                room, _ = await hub.create_room(
-                    "domeng", {}, 5, 0.0, [None] * 5, owner=counted_address(owner)
-                )
-                await room.call(lambda r: host.set_open(r, True))
-                for seat, address in enumerate(people):
-                    token = await room.call(lambda r, seat=seat: host.claim(r, seat, f"P{seat}"))
-                    await room.connect(FakeOutbox(), token, address=counted_address(address))
-                return room.code
+    asyncio.run(main())
 
-            try:
-                site = [
-                    await table(_in_site(n % 4), [_in_site(100 + 4 * n + s) for s in range(4)])
-                    for n in range(12)
-                ]
-                pair = await table("192.0.2.1", ["192.0.2.1", "192.0.2.2"])
-                family = await table("2001:db8:ac::1", [f"2001:db8:ac:{n}::1" for n in range(3)])
-                tables = hub.open_tables(private=True)
-                assert [t["code"] for t in tables] == [family, pair, *sorted(site)], tables
-                assert [t["here"] for t in tables] == [3, 2, *[4] * 12]
-            finally:
-                await hub.stop()
+
+def test_the_lobby_counts_the_64s_of_one_48_together_across_processes(tmp_path: Path) -> None:
+    """Two processes on one Redis (`app.web.shared.Board`), each with a table of 4 people from 4
+    /64s of one /48: each process alone would count 4 people at its table, but the lobby counts
+    the 8 /64s as `SITE_SHARE` people, 2 at each, so a table of three people at IPv4 addresses
+    comes first (before: after both)."""
+
+    async def main() -> None:
+        a, b = shared_pair()
+        try:
+            async with _hub(tmp_path / "a") as there, _hub(tmp_path / "b") as here:
+                theirs = await _listed(there, _in_site(1), [_in_site(n) for n in range(1, 5)])
+                mine = await _listed(here, _in_site(5), [_in_site(n) for n in range(5, 9)])
+                trio = await _listed(here, "192.0.2.1", [f"192.0.2.{n}" for n in range(1, 4)])
+                await Board(there, a).publish()
+                tables = await Board(here, b).open_tables()
+                assert [t["code"] for t in tables] == [trio, *sorted([theirs, mine])], tables
+        finally:
+            await a.close()
+            await b.close()
 
     asyncio.run(main())
 
