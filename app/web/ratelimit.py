@@ -38,9 +38,6 @@ __all__ = [
 Count = tuple[RateLimitItem, tuple[str, ...]]
 """A limit and the identifiers it counts under (e.g. ``(5 per minute, ("admin-login", ADDRESS))``)."""
 
-"""The length of the IPv6 network a per-address limit counts as one client (a /64: the least a
-home connection or a server is given, all of whose addresses its holder may pick at will)."""
-
 
 def counted_limits(limit: RateLimitItem, address: str) -> list[tuple[RateLimitItem, str]]:
     """``limit`` under each key a per-address limit counts client ``address`` under (a peer
