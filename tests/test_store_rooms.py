@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ from sqlalchemy import update
 
 from app.metrics import Metrics
 from app.rooms import host
+from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_NAME_GRAPHEMES, check_name
+from app.rooms.room import Room
 from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, NotFoundError, SeatSpec, Store, sqlite_url
 from app.store.models import NAME_LENGTH, Match
 from app.store.reads import RoomMatch, RoomStatus
@@ -397,3 +400,72 @@ def test_a_seat_a_bot_plays_for_is_stored_until_the_seat_is_rewritten(database_u
         [None, None, None, None, None],
         [None, None, None, None, None],
     ]
+
+
+def test_a_tables_seat_count_is_stored_with_its_seats_and_loaded_again(database_url: str) -> None:  # noqa: F811
+    """The host's seat count (`app.rooms.host.set_options`, Kozel's 2 to 4) is stored in one
+    transaction with its version: `Match.seat_count` and the seat rows, new ones empty at the end,
+    those past a smaller count gone, so the room loaded again has them; a person's seat is never
+    deleted, by the room (``seat_taken``) nor by the store (ValueError, nothing stored)."""
+    three = [PEOPLE[0], SeatSpec("bot", bot_level="easy", seat=1), SeatSpec(seat=2)]
+
+    async def main() -> list[Any]:
+        seen: list[Any] = []
+        async with Store(database_url) as store:
+            _, code = await new_match(store, variant="kozel", options={}, seat_count=3, seats=three)
+            seen.append(await _in_room(store, code, lambda r: host.set_options(r, None, None, seats=4)))
+            await _in_room(store, code, lambda r: host.claim(r, 3, "Dewi"))
+            with pytest.raises(RoomError) as refused:
+                await _in_room(store, code, lambda r: host.set_options(r, {"pairs": False}, 45, seats=2))
+            seen.append((refused.value.code, refused.value.status, refused.value.message))
+            seen.append(await _in_room(store, code, lambda r: asyncio.sleep(0)))
+            await _in_room(store, code, lambda r: host.set_bot(r, 3, "hard"))
+            seen.append(await _in_room(store, code, lambda r: host.set_options(r, None, None, seats=2)))
+            stored = await store.load_match(code)
+            assert stored is not None
+            seen.append((stored.seat_count, stored.version, [(s.seat, s.kind) for s in stored.seats]))
+
+            other, other_code = await new_match(
+                store,
+                variant="kozel",
+                options={},
+                seat_count=3,
+                seats=[
+                    SeatSpec("bot", bot_level="easy"),
+                    SeatSpec(),
+                    SeatSpec("human", name="Ana", token_hash="a"),
+                ],
+            )
+            with pytest.raises(ValueError, match="holds a person"):
+                await store.save_room(other, 1, seat_count=2)
+            kept = await store.load_match(other_code)
+            assert kept is not None
+            seen.append((kept.seat_count, kept.version, len(kept.seats)))
+        return seen
+
+    grown, refused, unchanged, shrunk, stored, kept = asyncio.run(main())
+    four = [(0, "human"), (1, "bot"), (2, "empty"), (3, "empty")]
+    assert grown == (4, 1, four, 4, 30.0)
+    assert refused[:2] == ("seat_taken", 409) and "seat 3 (Dewi)" in refused[2]
+    assert unchanged == (4, 2, [(0, "human"), (1, "bot"), (2, "empty"), (3, "human")], 4, 30.0)
+    assert shrunk == (2, 4, [(0, "human"), (1, "bot")], 2, 30.0)
+    assert stored == (2, 4, [(0, "human"), (1, "bot")])
+    assert kept == (3, 0, 3)
+
+
+async def _in_room(store: Store, code: str, change: Callable[[Room], Awaitable[object]]) -> tuple[Any, ...]:
+    """Open ``code``'s room from the store in a new hub, make ``change`` in it, then open it again
+    in another hub (as after a restart): its seat count, version, seats, rules' seats and timer."""
+    hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+    room = await hub.open(code)
+    assert room is not None
+    try:
+        await room.call(change)
+    finally:
+        await hub.stop()
+    hub = Hub(CONFIG, store, Metrics(), clock=FakeClock(), bots=LocalBots())
+    loaded = await hub.open(code)
+    assert loaded is not None
+    await hub.stop()
+    seats = [(s.seat, s.kind) for s in loaded.seats]
+    return len(loaded.seats), loaded.version, seats, loaded.rules.seats, loaded.turn_timer_s

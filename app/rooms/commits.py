@@ -147,8 +147,10 @@ class Commits:
         ended_round: tuple[int, dict[str, Any]] | None = None,
         covers: Mapping[int, str | None] | None = None,
         unattended: int | None = None,
+        seat_count: int | None = None,
     ) -> int:
         """Store a change that is not a move with the next version, in one transaction (with
+        ``seat_count``, the table's new size before the start: `resize`; with
         ``covers``, the seats' covers it changes: seat → `SeatInfo.cover`; with ``unattended``, a
         deal's count of rounds dealt in a row with no person at the table,
         `app.rooms.unattended`); returns that version.
@@ -169,8 +171,19 @@ class Commits:
             ended_round=ended_round,
             covers=covers,
             unattended=unattended,
+            seat_count=seat_count,
         )
         return version
+
+    def resize(self, count: int) -> None:
+        """Adopt a stored change of the table's size (`save` with ``seat_count``, before the
+        start): the seats from ``count`` on are gone (a bot's or an empty one, never a person's),
+        new empty seats are added at the end; the covers as stored follow (a new seat is stored
+        uncovered). The caller adopts the version and the rules made for ``count`` seats."""
+        del self.seats[count:]  # in place: whoever holds the room's list sees the new one
+        self.seats.extend(SeatInfo(i) for i in range(len(self.seats), count))
+        match_id, stored = self.covers_stored
+        self.covers_stored = (match_id, (stored[:count] + [None] * count)[:count])
 
     def after_move(self, state: State) -> None:
         """A stand-in's one turn is over once the turn moved on (a Kozel draw keeps it); at the

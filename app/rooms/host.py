@@ -12,7 +12,15 @@ from app.rooms import chat, frames
 from app.rooms.errors import RoomError
 from app.rooms.recovery import round_end
 from app.rooms.room import Room
-from app.rooms.seats import COVER_BOT, check_bot_swap, check_claim, check_leave, hash_token, seat_of_token
+from app.rooms.seats import (
+    COVER_BOT,
+    check_bot_swap,
+    check_claim,
+    check_leave,
+    check_resize,
+    hash_token,
+    seat_of_token,
+)
 from app.rooms.unattended import rounds_after_deal
 from app.rooms.watchers import is_tag
 from app.store.rows import SeatChange, SeatSpec
@@ -145,22 +153,40 @@ async def set_open(room: Room, open_table: bool) -> None:
 
 
 async def set_options(
-    room: Room, options: Mapping[str, object], turn_timer_s: float | None, hints: bool | None = None
+    room: Room,
+    options: Mapping[str, object] | None,
+    turn_timer_s: float | None,
+    hints: bool | None = None,
+    seats: int | None = None,
 ) -> None:
     """The host changes the match's options (the variant's, as at the room's creation: Domeng's
-    ``camat_target``, Kozel's ``two_lempas`` and ``pairs``; the seats stay as they are) and, when
-    given, its turn timer (seconds, 0: none) and whether hints are allowed, before the start: the
-    next match after Play again, say. Raises `RoomError`: ``already_started``; the engine's
-    ``invalid_options`` (422) as `engine.variants.make_rules` raises it."""
+    ``camat_target``, Kozel's ``two_lempas`` and ``pairs``; None: as they are) and, when given,
+    its turn timer (seconds, 0: none), whether hints are allowed and the table's number of
+    ``seats`` (Kozel's 2, 3 or 4, K1; Domeng's is always 5, D10), before the start: the next
+    match after Play again, say. New seats are added empty at the end; the seats past a smaller
+    count go (a bot's, an empty one), never a person's. The options are checked against the new
+    count as at creation: ``pairs`` needs 4 seats (K10), so a pairs table shrinks only with
+    ``pairs`` off in the same change. All of it is stored in one transaction with the next
+    version, then everyone is sent the state.
+
+    Raises `RoomError`: ``already_started`` (409); the engine's ``invalid_options`` and
+    ``invalid_seats`` (422) as `engine.variants.make_rules` raises them; ``seat_taken`` (409: a
+    person sits past the new count, `app.rooms.seats.check_resize`)."""
     if room.status != "waiting":
         raise RoomError("already_started", "the match has already started")
+    count = len(room.seats) if seats is None else seats
     try:
-        rules = make_rules(room.rules.name, options, len(room.seats))
+        rules = make_rules(room.rules.name, room.rules.options() if options is None else options, count)
     except EngineError as error:
         raise RoomError(error.code, error.message, 422) from None
+    resize = None if count == len(room.seats) else count
+    if resize is not None:
+        check_resize(room.seats, resize)
     timer = room.turn_timer_s if turn_timer_s is None else turn_timer_s
-    version = await room.save(options=rules.options(), turn_timer_s=timer, hints=hints)
+    version = await room.save(options=rules.options(), turn_timer_s=timer, hints=hints, seat_count=resize)
     room.adopt(version)
+    if resize is not None:
+        room.resize(resize)
     room.rules, room.turn_timer_s = rules, timer
     if hints is not None:
         room.hints = hints

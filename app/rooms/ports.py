@@ -160,8 +160,10 @@ class MatchStore(Protocol):
         ended_round: tuple[int, dict[str, Any]] | None = None,
         covers: Mapping[int, str | None] | None = None,
         unattended: int | None = None,
+        seat_count: int | None = None,
     ) -> None:
-        """Seat changes, a status change, a dealt round, the open-table choice and the match's
+        """The table's size before the start (``seat_count``: seats past it removed, new ones
+        empty at the end), seat changes, a status change, a dealt round, the open-table choice and the match's
         options, turn timer and hints, the host's ask to end a no-limit match, an ended round's
         outcome rewritten (``(index, outcome)``), the seats' covers it changes (as `cover_seats`
         takes them), the rounds dealt in a row with no person at the table (``unattended``, with a

@@ -22,6 +22,7 @@ __all__ = [
     "check_bot_swap",
     "check_claim",
     "check_leave",
+    "check_resize",
     "hash_token",
     "seat_at",
     "seat_named",
@@ -228,3 +229,18 @@ def check_bot_swap(seats: list[SeatInfo], seat: int, level: str | None, status: 
     if level is None:
         return SeatSpec(kind="empty", seat=seat)
     return SeatSpec(kind="bot", bot_level=level, seat=seat)
+
+
+def check_resize(seats: list[SeatInfo], count: int) -> None:
+    """Whether the table may keep only its first ``count`` seats (the host's seat count, before the
+    start; new seats are added empty at the end): a bot's or an empty seat may go, a person's never.
+    Raises `RoomError` (``seat_taken``, 409) naming the seats past ``count`` that people hold (seats
+    count from 0 here, as on the wire)."""
+    held = [info for info in seats[count:] if info.kind == "human"]
+    if held:
+        which = ", ".join(f"seat {info.seat} ({info.name})" for info in held)
+        raise RoomError(
+            "seat_taken",
+            f"a {count}-seat table has no {which}: its person leaves it, or the host gives it to a bot,"
+            " first",
+        )

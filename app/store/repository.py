@@ -93,8 +93,11 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         ended_round: tuple[int, dict[str, Any]] | None = None,
         covers: Mapping[int, str | None] | None = None,
         unattended: int | None = None,
+        seat_count: int | None = None,
     ) -> None:
-        """A room's change in one transaction with its new ``version``: rewrite ``seats`` (a claim,
+        """A room's change in one transaction with its new ``version``: with ``seat_count``, the
+        table's size before the start (the host's, Kozel's 2 to 4: `Match.seat_count`; the seats
+        past it are deleted, new ones at the end stored empty), then rewrite ``seats`` (a claim,
         a bot swap, the bots filling empty seats at the start), set the ``status`` (as `set_status`),
         store a ``new_round`` (as `start_round`), list it in the lobby or not (``open_table``: the
         first listing stamps `Match.listed_at` on the database's clock, a later one keeps it), the
@@ -108,10 +111,12 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         at the table (`Match.unattended_rounds`, with the deal that makes it), each when given.
         All of it, or none.
 
-        Raises ValueError for an unknown status, cover or a bad deal, NotFoundError for an unknown match
-        or seat or an ``ended_round`` not stored as ended, ConflictError when the round is already
-        stored.
+        Raises ValueError for an unknown status, cover or a bad deal, a ``seat_count`` under 1 or one
+        that would delete a person's seat, NotFoundError for an unknown match or seat or an
+        ``ended_round`` not stored as ended, ConflictError when the round is already stored.
         """
+        if seat_count is not None and seat_count < 1:
+            raise ValueError(f"a table has at least 1 seat, not {seat_count}")
         if status is not None and status not in MATCH_STATUSES:
             raise ValueError(f"status must be one of {MATCH_STATUSES}, got {status!r}")
         if new_round is not None:
@@ -120,6 +125,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         now = now_utc()
 
         def run(connection: Connection) -> None:
+            if seat_count is not None:
+                _resize_seats(connection, match_id, seat_count, now)
             for change in seats:
                 _write_seat(connection, match_id, change.seat, change.spec, now)
             if covers:
@@ -150,6 +157,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                 settings["host_stop"] = host_stop
             if unattended is not None:
                 settings["unattended_rounds"] = unattended
+            if seat_count is not None:
+                settings["seat_count"] = seat_count
             if ended_round is not None:
                 _rewrite_outcome(connection, match_id, *ended_round)
             if status is not None:
@@ -406,6 +415,25 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
     )
     if changed.rowcount != 1:
         raise NotFoundError(f"match {match_id} has no seat {seat}")
+
+
+def _resize_seats(connection: Connection, match_id: int, count: int, now: datetime) -> None:
+    """`Store.save_room`'s ``seat_count``: the match's seats from ``count`` on deleted (a bot's or
+    an empty seat; a person's raises ValueError, undoing the transaction), then empty seats added
+    at the end up to ``count``."""
+    past = (Seat.match_id == match_id) & (Seat.seat >= count)
+    person = connection.execute(select(Seat.seat).where(past, Seat.kind == "human").limit(1)).scalar()
+    if person is not None:
+        raise ValueError(f"match {match_id}'s seat {person} holds a person: it cannot be removed")
+    connection.execute(delete(Seat).where(past))
+    have = connection.execute(
+        select(func.count()).select_from(Seat).where(Seat.match_id == match_id)
+    ).scalar_one()
+    if have < count:
+        rows = [
+            {"match_id": match_id, "seat": i, "kind": "empty", "updated_at": now} for i in range(have, count)
+        ]
+        connection.execute(insert(Seat), rows)
 
 
 def _write_status(connection: Connection, match_id: int, status: str, version: int, now: datetime) -> None:

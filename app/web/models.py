@@ -78,11 +78,15 @@ TIMER_RULE = f"a turn timer is whole seconds: 0 (off) or {MIN_TURN_TIMER_S:g} to
 
 class OptionsSet(BaseModel):
     """``PUT /api/rooms/{code}/options``: the match's options (the variant's, RULES.md: Domeng's
-    ``camat_target``, Kozel's ``two_lempas`` and ``pairs``) and, when given, its turn timer."""
+    ``camat_target``, Kozel's ``two_lempas`` and ``pairs``) and, when given, its turn timer, hints
+    and number of seats."""
 
     model_config = ConfigDict(extra="forbid")
 
-    options: dict[_OptionName, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
+    options: dict[_OptionName, StrictBool | StrictInt] | None = Field(None, max_length=8)
+    """The variant's options, all of them (one left out takes its default); null: unchanged."""
+    seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
+    """The table's number of seats (Kozel: 2, 3 or 4; Domeng: 5); null: unchanged."""
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600; null: unchanged."""
     hints: StrictBool | None = None

@@ -410,17 +410,22 @@ async def set_open(request: Request, room: RoomDep, body: OpenSet, host: HostTok
 
 
 @rooms.put("/rooms/{code}/options", dependencies=WRITE)
-async def set_options(room: RoomDep, body: OptionsSet, host: HostToken) -> dict[str, Any]:
+async def set_options(request: Request, room: RoomDep, body: OptionsSet, host: HostToken) -> dict[str, Any]:
     """The host (or the deputy while the host is away), before the start (a new room, or the next
-    match after Play again): the match's options (the variant's, as at creation) and its turn
-    timer. 409 ``already_started``, 422 ``invalid_options``."""
+    match after Play again): the match's options (the variant's, as at creation), its turn
+    timer, hints and the table's number of seats (Kozel's 2 to 4). 409 ``already_started``,
+    422 ``invalid_options`` or ``invalid_seats``, 409 ``seat_taken`` (a person sits past the new
+    number of seats)."""
 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_starter(r, host)
-        await host_commands.set_options(r, body.options, body.turn_timer_s, body.hints)
+        await host_commands.set_options(r, body.options, body.turn_timer_s, body.hints, body.seats)
         return room_public(r)
 
     result: dict[str, Any] = await room.call(run)
+    board: Board | None = request.app.state.board
+    if board is not None and body.seats is not None:
+        await board.publish_now()  # the other processes' lobbies count its free seats at once
     return result
 
 
