@@ -12,7 +12,7 @@ import { tileSvg } from "./tiles.js";
 
 /** Domeng's match lengths the forms offer (camat elections; 0: no limit). */
 export const TARGETS = [1, 2, 3, 4, 5, 0];
-const KOZEL_SEATS = [2, 3, 4];
+export const KOZEL_SEATS = [2, 3, 4];
 /** The turn timers the server accepts (app/web/models.py playable_timer): 0 (off) or whole seconds from MIN to MAX. */
 export const TIMER_MIN_S = 5;
 export const TIMER_MAX_S = 600;

@@ -2,7 +2,7 @@
 // reconnection banners, the "I'm back" button and the round-end panel.
 
 import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch, stopMatch, touchRoom } from "./api.js";
-import { TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
+import { KOZEL_SEATS, TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
 import { errorText, has, t, tf } from "./i18n.js";
@@ -788,12 +788,17 @@ export class RoomController {
     }
   }
 
-  /** The host changes the match's options and turn timer before the start. */
-  async setOptions(options, turnTimerS, hints) {
+  /** The host changes the match's options, turn timer, hints and (Kozel) number of seats before
+   * the start. A smaller table refused because a person sits in a seat it would lose
+   * (``seat_taken``) is said beside the seat count (`WaitingView.seatsRefused`), anything else in
+   * a toast. */
+  async setOptions(options, turnTimerS, hints, seats) {
     try {
-      await setOptions(this.code, { options, turn_timer_s: turnTimerS, hints }, this.starterToken);
+      await setOptions(this.code, { options, turn_timer_s: turnTimerS, hints, seats }, this.starterToken);
+      this.screen?.seatsRefused?.(null);
     } catch (error) {
-      toast(errorText(error), "error");
+      if (error.code === "seat_taken" && seats !== undefined && this.screen?.seatsRefused) this.screen.seatsRefused(seats);
+      else toast(errorText(error), "error");
     }
   }
 
@@ -899,6 +904,9 @@ class WaitingView {
     // what is wrong with a refused timer, said beside the box (which keeps what was typed) until
     // the host corrects it
     this.timerError = h("p", { class: "field-error", id: "opt-turn-timer-error", role: "alert", hidden: true });
+    // a smaller Kozel table the server refused (a person sits in a seat it would lose), said
+    // beside the seat count until the count is changed again
+    this.seatsError = h("p", { class: "field-error", id: "opt-seats-error", role: "alert", hidden: true });
     this.body = h("div", { class: "waiting-body" });
     this.el = h(
       "div",
@@ -952,17 +960,19 @@ class WaitingView {
   }
 
   /** What the boxes hold and what is said beside them, for the page drawn again in another language
-   * (`restore`): the name typed and why it was refused (a code), the refused timer typed (or null). */
+   * (`restore`): the name typed and why it was refused (a code), the refused timer typed (or null),
+   * the seat count refused (or null). */
   kept() {
     const timer = this.timerError.hidden ? null : this.timerInput.value;
-    return { name: this.nameInput.value, nameCode: this.nameCode ?? null, timer };
+    return { name: this.nameInput.value, nameCode: this.nameCode ?? null, timer, seats: this.seatsAsked ?? null };
   }
 
   /** Put back what `kept` took from the page before, its reasons said in the page's language now. */
-  restore({ name, nameCode, timer }) {
+  restore({ name, nameCode, timer, seats }) {
     this.nameInput.value = name;
     this.showNameCount();
     if (nameCode) this.nameError(nameCode, false);
+    if (seats !== null) this.seatsRefused(seats);
     if (timer === null) return;
     this.timerInput.value = timer;
     this.timerRefused(true);
@@ -973,6 +983,18 @@ class WaitingView {
     this.timerError.hidden = !refused;
     this.timerInput.setAttribute("aria-invalid", String(refused));
     if (refused) this.timerError.textContent = t("lobby.timer_invalid", { min: TIMER_MIN_S, max: TIMER_MAX_S });
+  }
+
+  /** Say beside the seat count that a table of ``count`` seats was refused, naming the first
+   * person who sits in a seat it would lose (and what to do), or clear it (null). */
+  seatsRefused(count) {
+    this.seatsAsked = count;
+    const held = count === null ? undefined : this.ctl.room.seats.slice(count).find((info) => info.kind === "human");
+    this.seatsError.hidden = !held;
+    this.seatsError.textContent = held ? t("waiting.seats_taken", { seat: held.seat + 1, name: held.name || "" }) : "";
+    this.body.querySelector("#opt-seats")?.setAttribute("aria-invalid", String(!!held));
+    const select = this.body.querySelector("#opt-seats");
+    if (select) select.value = String(this.ctl.room.seats.length); // the table keeps its size
   }
 
   /** The seat Enter takes: the first empty one, else the first bot's (before the start only), or null. */
@@ -1083,11 +1105,19 @@ class WaitingView {
     return h("p", { class: "hint waiting-guest", role: "status", dataset: { hostAway: String(!!away) } }, h("span", { class: "spinner", "aria-hidden": "true" }), text);
   }
 
-  /** The host's options before the start, as the lobby's form has them (the seats stay). */
+  /** The host's options before the start, as the lobby's form has them (Kozel's number of seats
+   * too). */
   optionsBox(room) {
     const options = room.options || {};
     const fields = [];
     if (room.variant === "kozel") {
+      // the table's size (K1: 2 to 4 players), as the lobby's form has it; a refusal is said below
+      const count = h(
+        "select",
+        { id: "opt-seats", class: "input", "aria-describedby": "opt-seats-error", "aria-invalid": String(!this.seatsError.hidden), dataset: { focusKey: "opt-seats" }, onchange: () => this.applyOptions() },
+        KOZEL_SEATS.map((n) => h("option", { value: String(n), selected: n === room.seats.length }, t("lobby.players_n", { n }))),
+      );
+      fields.push(h("label", { class: "option-field", for: "opt-seats" }, h("span", {}, t("lobby.players")), count), this.seatsError);
       const two = h("input", { type: "checkbox", id: "opt-two-lempas", checked: options.two_lempas !== false, dataset: { focusKey: "opt-two" }, onchange: () => this.applyOptions() });
       fields.push(h("label", { class: "check" }, two, h("span", {}, tf("lobby.two_lempas"))));
       if (room.seats.length === 4) {
@@ -1122,11 +1152,13 @@ class WaitingView {
     if (typed === null && fromTimer) return;
     const room = this.ctl.room;
     const seconds = typed ?? room.turn_timer_s ?? 0;
-    const options =
-      room.variant === "kozel"
-        ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: !!this.body.querySelector("#opt-pairs")?.checked }
-        : { camat_target: Number(this.body.querySelector("#opt-camat-target")?.value ?? 1) };
-    this.ctl.setOptions(options, seconds, !!this.body.querySelector("#opt-hints")?.checked);
+    const kozel = room.variant === "kozel";
+    // pairs need 4 seats (K10): a table made smaller leaves them off (the box shows at 4 seats only)
+    const seats = kozel ? Number(this.body.querySelector("#opt-seats")?.value ?? room.seats.length) : undefined;
+    const options = kozel
+      ? { two_lempas: !!this.body.querySelector("#opt-two-lempas")?.checked, pairs: seats === 4 && !!this.body.querySelector("#opt-pairs")?.checked }
+      : { camat_target: Number(this.body.querySelector("#opt-camat-target")?.value ?? 1) };
+    this.ctl.setOptions(options, seconds, !!this.body.querySelector("#opt-hints")?.checked, seats);
   }
 
   /** The next match's waiting room (Play again): who of the people is ready, this seat's "I'm in",
