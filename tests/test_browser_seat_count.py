@@ -17,6 +17,7 @@ from tests.browserkit import (
     PHONE,
     SocketPlayer,
     catalog_of,
+    close_panel,
     goto,
     open_as_host,
     open_page,
@@ -64,6 +65,11 @@ def test_the_host_plays_again_at_four_seats_and_a_fourth_friend_takes_the_new_on
         assert host.evaluate("() => window.__domeng.room.seats.length") == 4
         assert host.locator("#opt-seats").input_value() == "4"
         assert host.locator("#opt-pairs").count() == 1  # pairs may be chosen at 4 seats (K10)
+        # the last match's result is still the 3 players'
+        host.click(".again-box .last-match")
+        host.wait_for_selector(f"{PANEL} .standings")
+        assert host.locator(f"{PANEL} .standings tbody tr").count() == 3
+        close_panel(host)
 
         # a fourth friend opens the same link and takes the new seat
         goto(dewi, f"{server.url}/r/{code}")
