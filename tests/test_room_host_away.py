@@ -119,3 +119,31 @@ def test_the_next_matchs_options_set_hints_too(tmp_path: Path) -> None:
         assert room.hints is True
 
     run_table(tmp_path, body, bots=[None, "easy", "easy", "easy", "easy"])
+
+
+def test_the_deputy_sets_a_kozel_tables_number_of_seats_too(tmp_path: Path) -> None:
+    """The number of seats is one of the match's options (docs/protocol.md): while the host is
+    away the deputy may make the table larger (K1: up to 4), and never take a person's seat."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        ana_token, ana = await table.sit(0, "Ana")
+        _, budi = await table.sit(1, "Budi")
+        await table.clock.advance(room, GRACE)  # the host never came
+        assert room.deputy() == 0
+
+        async def seats(count: int) -> None:
+            async def run(r: Room) -> None:
+                host.check_starter(r, ana_token)
+                await host.set_options(r, None, None, seats=count)
+
+            await room.call(run)
+
+        await seats(4)
+        assert [s["kind"] for s in budi.last_state["room"]["seats"]] == ["human", "human", "bot", "empty"]
+        assert room.rules.seats == 4 and (await table.stored()).seat_count == 4
+        assert await _refused(seats(1)) == "invalid_seats"
+        await seats(2)
+        assert len(ana.last_state["room"]["seats"]) == 2 and room.rules.seats == 2
+
+    run_table(tmp_path, body, variant="kozel", bots=[None, None, "easy"])
