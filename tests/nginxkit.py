@@ -47,7 +47,6 @@ def render(
     ``workers`` the worker processes; ``room_hashing=False`` comments out ``hash $room
     consistent`` (round robin for every request). ValueError when a marked line is missing."""
     text = CONFIG.read_text()
-    servers = "\n".join(f"        server {up} max_fails=0;" for up in upstreams)
     temp = "\n".join(
         f"    {kind}_temp_path {prefix / kind};"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -56,7 +55,6 @@ def render(
     replacements = {
         "error log": f"error_log {prefix / 'error.log'} warn;\npid {prefix / 'nginx.pid'};",
         "mime types": f"{mime}\n{temp}",
-        "upstream servers": servers.strip(),
         "listen": f"listen 127.0.0.1:{port};",
     }
     for mark, line in replacements.items():
@@ -64,6 +62,7 @@ def render(
         if not pattern.search(text):
             raise ValueError(f"deploy/nginx.conf has no line marked '# topology: {mark}'")
         text = pattern.sub(lambda _: line, text)  # noqa: B023 - used at once
+    text = _servers(text, upstreams)
     if per_address is not None:
         text = text.replace("limit_conn per_address 64;", f"limit_conn per_address {per_address};")
     if "        hash $room consistent;" not in text:
@@ -73,6 +72,19 @@ def render(
     if workers is not None:
         text = text.replace("worker_processes auto;", f"worker_processes {workers};")
     return text
+
+
+def _servers(text: str, upstreams: Sequence[str]) -> str:
+    """``text`` with its line marked ``# topology: upstream servers`` (``server app:8000
+    PARAMETERS;``) made one line per address of ``upstreams``, each with the file's own parameters
+    (``max_fails=0``): the tests run the deployed choice, not one of their own."""
+    pattern = re.compile(r"^( *)server \S+((?: [^;#\n]+)?);  # topology: upstream servers$", re.MULTILINE)
+    found = pattern.search(text)
+    if found is None:
+        raise ValueError("deploy/nginx.conf has no line marked '# topology: upstream servers'")
+    indent, parameters = found.groups()
+    lines = "\n".join(f"{indent}server {up}{parameters};" for up in upstreams)
+    return text[: found.start()] + lines + text[found.end() :]
 
 
 class Nginx:

@@ -365,18 +365,24 @@ class Client:
         host: str | None = None,
         resume: str | None = None,
         source: str | None = None,
+        open_timeout: float = 10,
+        keepalive: bool = True,
     ) -> None:
         """``headers``: more headers of the opening handshake (say, a trusted proxy's
         ``X-Forwarded-For``); ``resume``: the hello's, an automatic reconnect's (the ``connection``
         of the seat's welcome it follows, docs/protocol.md); ``source``: the address the socket
-        leaves from (127.0.0.0/8: another client address, for the per-address limits)."""
+        leaves from (127.0.0.0/8: another client address, for the per-address limits);
+        ``open_timeout``: seconds the handshake may take (a browser sets none); ``keepalive``:
+        whether it pings the server (every 20 s, closing the socket 1011 after 20 s without a
+        pong) as the websockets client does by default."""
         where = {} if source is None else {"source_address": (source, 0)}
         self.ws: ClientConnection = connect(
             # max_queue=None: the client's reader never pauses, so it always answers the server's pings
             f"{server.ws_base}/ws/rooms/{code}",
             max_size=None,
             max_queue=None,
-            open_timeout=10,
+            open_timeout=open_timeout,
+            ping_interval=20 if keepalive else None,
             additional_headers=headers,
             **where,
         ).__enter__()
