@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from app.web.settings import Settings
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = shutil.which("docker-compose")
 ADMIN_TOKEN = "compose-Hv3#Tq8!Wm5-Zk2"
@@ -165,11 +167,37 @@ def test_nginx_config_upgrades_websockets_and_replaces_the_forwarded_address() -
     # replaced, never appended: a client cannot name another address to dodge per-address limits
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in config
     assert "$proxy_add_x_forwarded_for" not in config
-    socket_block = config[config.index("location /ws/") :]
-    read_timeout = int(socket_block.split("proxy_read_timeout", 1)[1].split("s;", 1)[0])
-    assert read_timeout > 20  # above the server's ping interval and timeout (15 s, 20 s)
     assert "client_max_body_size 64k;" in config  # app.web.middleware.MAX_BODY_BYTES
     assert "proxy_next_upstream error timeout http_503" in config
+
+
+def _seconds(block: str, directive: str) -> int:
+    """The first ``directive Ns;`` of ``block``, in seconds."""
+    return int(block.split(f"\n{' ' * 8}{directive} ", 1)[1].split("s;", 1)[0].strip())
+
+
+def test_nginx_passes_a_request_a_hung_process_does_not_answer_on_to_the_next() -> None:
+    """A process stopped (SIGSTOP) or stuck still accepts connections: nginx gives up on it after
+    its read timeout, and passes the request on only if that came within
+    proxy_next_upstream_timeout. A socket's handshake times out after its read timeout, and that
+    is above the server's ping interval (an open socket is never silent that long) and the lease
+    (the next process can take the room when the handshake reaches it); a review's wait is past
+    the window, so no review is computed twice."""
+    default = {name: field.default for name, field in Settings.model_fields.items()}
+    config = (ROOT / "deploy" / "nginx.conf").read_text()
+    server = config[config.index("    server {") : config.index("location /ws/")]
+    sockets = config[config.index("location /ws/") : config.index("location ~ ^/api/")]
+    review = config[config.index("location ~ ^/api/") : config.index("location = /metrics")]
+    connect = _seconds(server, "proxy_connect_timeout")
+    read, window = _seconds(server, "proxy_read_timeout"), _seconds(server, "proxy_next_upstream_timeout")
+    assert read + connect < window
+    socket_read = _seconds(sockets.replace("\n    ", "\n"), "proxy_read_timeout")
+    socket_window = _seconds(sockets.replace("\n    ", "\n"), "proxy_next_upstream_timeout")
+    assert default["ping_interval_s"] < socket_read and default["lease_s"] < socket_read
+    assert socket_read + connect < socket_window
+    assert (
+        window < default["review_timeout_s"] < _seconds(review.replace("\n    ", "\n"), "proxy_read_timeout")
+    )
 
 
 @needs_compose

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -109,6 +110,8 @@ def _topology(tmp_path: Path, redis_of_second: str | None = None) -> Iterator[To
         if nginx is not None:
             nginx.stop()
         for server in servers:
+            if server.proc is not None and server.proc.poll() is None:
+                server.proc.send_signal(signal.SIGCONT)  # a test that failed while it was stopped
             server.stop()
 
 
@@ -122,10 +125,22 @@ def _owner(topology: Topology, code: str) -> ServerProcess:
 
 
 def _join(
-    front: ServerProcess, code: str, token: str | None, timeout: float
+    front: ServerProcess, code: str, token: str | None, timeout: float, open_timeout: float = 10
 ) -> tuple[Client, dict[str, Any]]:
-    """`join` ``code`` through nginx with ``token`` (or as a spectator)."""
-    return join(lambda: Client(front, code, token), timeout, "the room was not served through nginx in time")
+    """`join` ``code`` through nginx with ``token`` (or as a spectator), each handshake given
+    ``open_timeout`` seconds."""
+    return join(
+        lambda: Client(front, code, token, open_timeout=open_timeout),
+        timeout,
+        "the room was not served through nginx in time",
+    )
+
+
+def _is_stopped(server: ServerProcess) -> bool:
+    """Whether the server process is stopped (SIGSTOP: state T in /proc)."""
+    assert server.proc is not None
+    stat = Path(f"/proc/{server.proc.pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] == "T"
 
 
 def _play_from(client: Client, state: dict[str, Any], turns: int) -> dict[str, Any]:
@@ -229,3 +244,52 @@ def test_a_process_cut_off_from_redis_refuses_its_sockets_so_nginx_takes_them_to
         assert resumed["version"] == waiting["version"]
         assert can_play(resumed) or back.wait_for(can_play)
         back.close()
+
+
+def test_a_stopped_owner_is_routed_around_within_the_pause_and_writes_nothing_when_it_resumes(
+    topology: Topology,
+) -> None:
+    """A process stopped (SIGSTOP) still accepts connections, and its rooms' codes still hash to
+    it: nginx used to wait 60 s on a socket's handshake there and answer 504, never passing it on,
+    so its players reached their room only once it resumed. Now the handshake times out sooner
+    and goes to the other process, which takes the room once the lease has expired: the player
+    plays there while the owner is still stopped. When the owner resumes, the move that waited in
+    its socket is stored nowhere (the fence), its own client is told to reconnect and finds the
+    room on the new owner, and the stored log has every move once."""
+    front = topology.front
+    code, token = new_table(front)
+    player, state = _join(front, code, token, timeout=20)
+    waiting = _play_from(player, state, 2)  # Ana's turn: the room waits on her
+    owner = _owner(topology, code)
+    other = next(server for server in topology.servers if server is not owner)
+    # a spectator of the owner itself, not through nginx, that keeps quiet: its socket outlives the pause
+    stale = Client(owner, code, keepalive=False)
+    stale.wait_for(lambda m: m["type"] == "state")
+    assert owner.proc is not None
+    owner.proc.send_signal(signal.SIGSTOP)
+    action = {k: v for k, v in waiting["view"]["legal"][0].items() if k != "seat"}
+    player.send({"type": "action", "version": waiting["version"], "action": action})  # never answered
+    # the browser gives its silent socket up and reconnects with the seat's token; it sets no
+    # time limit on a handshake, and nginx must answer it while the owner is still stopped
+    back, resumed = _join(front, code, token, timeout=60, open_timeout=45)
+    assert _owner(topology, code) is other and _is_stopped(owner)
+    assert resumed["version"] == waiting["version"]  # the move sent to the stopped owner is not in
+    assert can_play(resumed)
+    back.send({"type": "action", "version": resumed["version"], "action": action})
+    moved = back.wait_for(lambda m: m["type"] == "state" and m["version"] > resumed["version"])
+    assert stored_match(topology.database_url, code).version >= moved["version"]
+    assert _is_stopped(owner)
+    owner.proc.send_signal(signal.SIGCONT)
+    assert closed_code(stale) == CLOSE_TRY_AGAIN  # room_moved: the owner lost the room as it woke
+    watcher, seen = _join(front, code, None, timeout=20)  # through nginx, to the process it hashes to
+    assert seen["version"] >= moved["version"]
+    later = play_turns(back, 1)
+    watcher.wait_for(lambda m: m["type"] == "state" and m["version"] >= later["version"])
+    for client in (back, watcher, player):
+        client.close()
+    assert _owner(topology, code) is other
+    assert '"room_lease_lost"' in owner.log()
+    stored = stored_match(topology.database_url, code)
+    assert_log_whole(stored)
+    assert stored.version == later["version"]
+    assert len([a for r in stored.rounds for a in r.actions if a.actor == "human"]) == 4
