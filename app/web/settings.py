@@ -124,7 +124,9 @@ class Settings(BaseSettings):
     the same; another deployment on the same Redis uses another."""
     lease_s: Annotated[float, Field(gt=0, le=300)] = 5.0
     """Seconds a room's ownership lease lasts (renewed every third of it): a process that has not
-    renewed it for this long lets the room go, and another takes it over (docs/cluster.md)."""
+    renewed it for this long lets the room go, and another takes it over (docs/cluster.md). Behind
+    deploy/nginx.conf keep it below the sockets' read timeout there (15 s): a handshake passed on
+    from a hung process then finds the room free (docs/deploy.md, "A process that hangs")."""
     room_handoff: bool = True
     """With several processes (docs/cluster.md, "Handoff"): a process that gets a socket or an HTTP
     call of a room hosted elsewhere asks the owner to hand the room over, which it does when no
@@ -313,7 +315,8 @@ class Settings(BaseSettings):
     ping_interval_s: Annotated[float, Field(gt=0)] = 10.0
     """Seconds between the WebSocket pings the server sends each socket (the browser answers them
     by itself, even from a hidden tab). Keep it at 5 or more: thousands of sockets pay for each
-    ping (benchmarks/load.py); tests use less."""
+    ping (benchmarks/load.py); tests use less. Behind deploy/nginx.conf keep it below the sockets'
+    read timeout there (15 s), or nginx closes a quiet socket (docs/deploy.md)."""
     ping_timeout_s: Annotated[float, Field(gt=0)] = 10.0
     """Seconds a ping may go unanswered before the socket is dropped. A network that dies without
     a word is noticed at most ``ping_interval_s + ping_timeout_s`` after the client's last bytes,
