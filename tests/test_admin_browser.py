@@ -658,3 +658,39 @@ def test_the_match_lists_status_words_never_break(server: ServerProcess, browser
     assert shown and all(lines == 1 for _, lines in shown), shown
     watch.assert_clean()
     context.close()
+
+
+def test_the_match_page_of_a_match_in_play_closes_its_room(server: ServerProcess, browser: Any) -> None:
+    """A match still in play has its room's Close button on its page (two clicks, as on the live
+    rooms page); closed, the page shows it abandoned and offers the button no more. A finished
+    match's page has none."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    ana = Client(server, room["code"], token)
+    ana.wait_for(lambda m: m["type"] == "state" and m["view"] is not None)
+    ana.close()
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    done = play_bot_match(server)
+    finished = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == done["code"])
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
+    page.goto(f"{server.url}/admin/matches/{finished}")
+    page.wait_for_selector("#export-record")
+    assert page.locator(".match-actions .close-room").count() == 0
+    page.goto(f"{server.url}/admin/matches/{match_id}")
+    button = page.locator(".match-actions .close-room")
+    button.click()
+    assert button.inner_text() == "Confirm: close it"
+    with page.expect_navigation():
+        button.click()
+    page.wait_for_selector("#export-record")
+    assert page.locator(".match-actions .close-room").count() == 0
+    assert page.locator("dl.facts dd").first.inner_text().startswith("abandoned")
+    assert _api(server, f"/matches/{match_id}")["abandoned_reason"] == "closed"
+    watch.assert_clean()
+    context.close()

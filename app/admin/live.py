@@ -90,13 +90,25 @@ async def live_everywhere(hub: Hub, peers: Peers | None) -> RoomList:
 
 
 async def close_anywhere(hub: Hub, peers: Peers | None, code: str) -> RoomClosed | None:
-    """Close room ``code`` here (`close_room`) or, with ``peers``, on the process that hosts it.
-    None when no process hosts it. Raises HTTPException 503: ``room_elsewhere`` naming the
-    process that holds the room but did not answer, ``cluster_unavailable`` when Redis does not
-    answer; `app.store.StoreError` as `close_room`."""
+    """Close room ``code`` here (`close_room`) or, with ``peers``, on the process that hosts it;
+    when no process hosts it (it left memory, or nobody opened it since a restart), it is loaded
+    here from the store, as opening its link does (`Hub.open`), and closed. None when the code
+    opens no room (unknown, or already abandoned). Raises HTTPException 503: ``room_elsewhere``
+    naming the process that holds the room but did not answer, ``cluster_unavailable`` when Redis
+    does not answer; `app.rooms.errors.RoomError` as `Hub.open`; `app.store.StoreError` as
+    `close_room`."""
     closed = await close_room(hub, code)
-    if closed is not None or peers is None:
+    if closed is None and peers is not None:
+        closed = await _close_elsewhere(peers, code)
+    if closed is not None:
         return closed
+    if await hub.open(code) is None:  # out of memory everywhere: load it, then close it
+        return None
+    return await close_room(hub, code)
+
+
+async def _close_elsewhere(peers: Peers, code: str) -> RoomClosed | None:
+    """Room ``code`` closed by the process hosting it; None when no process hosts it."""
     try:
         answers = await peers.ask("close", {"code": code})
         for found in answers.values():

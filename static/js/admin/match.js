@@ -8,6 +8,7 @@ import { adminApi, when } from "./api.js";
 import { resultText } from "./matches.js";
 import { count, optionsText, statusReason } from "./words.js";
 import { ReplayViewer } from "./replay.js";
+import { closeButton } from "./rooms.js";
 
 const COLOURS = ["#f2c14e", "#8fe3a5", "#ff9c8a", "#8ec5ff", "#d7a6ff"];
 
@@ -170,6 +171,13 @@ function roomMatches(m) {
   return parts;
 }
 
+/** Whether the admin may close the match's room from its page: the room's latest match, not over
+ * (in memory or not: the server loads a room out of memory to close it). */
+function closable(m) {
+  const latest = m.room_matches.length ? m.room_matches[m.room_matches.length - 1].id : m.id;
+  return latest === m.id && (m.status === "waiting" || m.status === "playing");
+}
+
 export async function matchPage(main, id) {
   const m = await adminApi("GET", `/matches/${id}`);
   const names = m.seats.map((s) => s.display_name);
@@ -196,7 +204,7 @@ export async function matchPage(main, id) {
       h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind === "human" ? "person" : s.kind)))),
     ),
-    h("p", {}, exportLink),
+    h("p", { class: "match-actions" }, exportLink, closable(m) ? closeButton(m, () => location.reload()) : null),
   );
   if (m.replay_error) main.append(h("p", { class: "warn", role: "alert" }, `Replay failed: ${m.replay_error}`));
   if (m.chart.rounds.length) {

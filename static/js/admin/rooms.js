@@ -10,7 +10,7 @@ function seatText(s) {
   return extra.length ? `${who} (${extra.join(", ")})` : who;
 }
 
-function closeButton(room, onClosed) {
+export function closeButton(room, onClosed) {
   const button = h("button", { class: "btn close-room", type: "button", dataset: { code: room.code } }, "Close room");
   let armed = false;
   button.addEventListener("click", async () => {
