@@ -111,6 +111,7 @@ def seat_admin(seat: SeatRow) -> SeatAdmin:
         name=seat.name,
         bot_level=seat.bot_level,
         display_name=seat_display_name(seat),
+        former=seat.former,
     )
 
 
@@ -203,7 +204,9 @@ async def _page_details(
     for s in await connection.execute(
         select(Seat).where(Seat.match_id.in_(ids)).order_by(Seat.match_id, Seat.seat)
     ):
-        seats[s.match_id].append(SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at))
+        seats[s.match_id].append(
+            SeatRow(s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, former=s.former)
+        )
         times[s.match_id].append(s.updated_at)
     rounds = select(Round.match_id, Round.index, Round.started_at, Round.ended_at, Round.outcome)
     for r in await connection.execute(

@@ -65,13 +65,16 @@ class SessionInfo(BaseModel):
 
 
 class SeatAdmin(BaseModel):
-    """A stored seat: ``kind`` empty, human or bot; ``display_name`` as records name it."""
+    """A stored seat: ``kind`` empty, human or bot; ``display_name`` as records name it;
+    ``former``: the person whose seat the host gave to a bot during the match (they made the
+    seat's moves marked ``human`` until then), or None."""
 
     seat: int
     kind: str
     name: str | None
     bot_level: str | None
     display_name: str
+    former: str | None = None
 
 
 class MatchResult(BaseModel):

@@ -20,7 +20,8 @@ adds ``matches.host_stop`` (the host ends a no-limit match); 0016 adds ``matches
 room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `DeploymentKey`); 0019
 adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds ``admin_sessions``
 (signed-in admins by a keyed hash of their session, `AdminSessionRow`); 0021 adds
-``matches.unattended_rounds`` (rounds dealt in a row with no person at the table).
+``matches.unattended_rounds`` (rounds dealt in a row with no person at the table); 0022 adds
+``seats.former`` (the person whose seat the host gave to a bot during the match).
 """
 
 from __future__ import annotations
@@ -253,6 +254,9 @@ class Seat(Base):
     replaced: Mapped[str | None] = mapped_column(String(16))
     """The level of the bot the seat's person took it from, which it goes back to when they leave
     it before a start (NULL: it was empty, or it is no person's; migration 0019)."""
+    former: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    """The name of the person whose seat the host gave to a bot during the match: they made the
+    seat's moves until then (NULL: none was; migration 0022)."""
     cover: Mapped[str | None] = mapped_column(String(10))
     """Whether a bot plays for the seat's person (`SEAT_COVERS`; NULL: they play), kept so that a
     room loaded again goes on as it was; cleared whenever the seat is rewritten (migration 0014;

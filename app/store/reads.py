@@ -359,7 +359,16 @@ def _by_match(rows: Iterable[_M]) -> dict[int, list[_M]]:
 
 def _seat_row(s: Seat) -> SeatRow:
     return SeatRow(
-        s.seat, s.name, s.kind, s.bot_level, s.token_hash, s.updated_at, s.ready, s.cover, s.replaced
+        s.seat,
+        s.name,
+        s.kind,
+        s.bot_level,
+        s.token_hash,
+        s.updated_at,
+        s.ready,
+        s.cover,
+        s.replaced,
+        s.former,
     )
 
 

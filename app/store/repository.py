@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import bindparam, delete, exists, func, insert, literal, select, update
+from sqlalchemy import and_, bindparam, case, delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Connection
 
 from app.store.admin_sessions import AdminSessionStore
@@ -400,7 +400,7 @@ def _check_deal(deal: dict[str, Any]) -> None:
 
 
 def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec, now: datetime) -> None:
-    values = {
+    values: dict[str, Any] = {
         "name": spec.name,
         "kind": spec.kind,
         "bot_level": spec.bot_level,
@@ -410,6 +410,9 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
         "cover": None,  # a seat rewritten is nobody's a bot plays for
         "updated_at": now,
     }
+    if spec.kind == "bot":  # a person's seat given to a bot once the match started: keep who they were
+        started = select(Match.status).where(Match.id == match_id).scalar_subquery() != "waiting"
+        values["former"] = case((and_(Seat.kind == "human", started), Seat.name), else_=Seat.former)
     changed = connection.execute(
         update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
     )

@@ -122,6 +122,8 @@ class SeatRow:
     """Whether a bot plays for the seat's person (`app.store.models.SEAT_COVERS`; None: they do)."""
     replaced: str | None = None
     """The level of the bot the seat's person took it from (None: it was empty, or no person's)."""
+    former: str | None = None
+    """The person whose seat the host gave to a bot during the match (None: none was)."""
 
 
 @dataclass(frozen=True, slots=True)

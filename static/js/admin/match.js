@@ -107,7 +107,21 @@ const ACTOR_WORDS = {
   server: "forced pass, by the server",
 };
 
-function actionItem(action, actor, names) {
+/** The words for who made a move: a person's move in a seat the host has since given to a bot
+ * names that person (the seat's ``former``), since the seat's name is now the bot's. */
+function actorWords(actor, seat) {
+  if (actor === "human" && seat?.former) return `by ${seat.former}, before the host gave the seat to a bot`;
+  return ACTOR_WORDS[actor] || actor;
+}
+
+/** A seat's kind in words: "person", "bot (medium)", "bot (medium), replacing Dewi". */
+function kindText(s) {
+  if (s.kind === "human") return "person";
+  if (s.kind !== "bot") return s.kind;
+  return s.former ? `bot (${s.bot_level}), replacing ${s.former}` : `bot (${s.bot_level})`;
+}
+
+function actionItem(action, actor, names, seats) {
   const forPerson = actor === "timer" || actor === "cover";
   return h(
     "li",
@@ -115,7 +129,7 @@ function actionItem(action, actor, names) {
     actionText(action, names),
     " ",
     forPerson ? h("span", { class: "by-bot-tag" }, "bot for the player") : null,
-    h("span", { class: "actor" }, ` (${ACTOR_WORDS[actor] || actor})`),
+    h("span", { class: "actor" }, ` (${actorWords(actor, seats[action.seat])})`),
   );
 }
 
@@ -148,7 +162,7 @@ function roundSection(match, round, names, openReplay) {
     "details",
     { class: "round-card", dataset: { round: String(round.index) }, open: round.index === match.rounds.length - 1 },
     h("summary", {}, `Round ${round.index + 1}`, round.outcome ? ` · ${round.outcome.end}` : " · in play", ` · ${count(round.actions.length, "action")}`),
-    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, hintsUsed(match, round, names), h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => actionItem(a, round.actors[i], names)))), replay),
+    h("div", { class: "round-body" }, h("h3", {}, "Deal"), hands, h("h3", {}, "Outcome"), outcome, agrees, h("h3", {}, movesTitle), moves, hintsUsed(match, round, names), h("details", { class: "actions-list" }, h("summary", {}, "Actions"), h("ol", {}, round.actions.map((a, i) => actionItem(a, round.actors[i], names, match.seats)))), replay),
   );
 }
 
@@ -202,7 +216,7 @@ export async function matchPage(main, id) {
       "table",
       { class: "admin-table seats" },
       h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, s.kind === "bot" ? `bot (${s.bot_level})` : s.kind === "human" ? "person" : s.kind)))),
+      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, kindText(s))))),
     ),
     h("p", { class: "match-actions" }, exportLink, closable(m) ? closeButton(m, () => location.reload()) : null),
   );

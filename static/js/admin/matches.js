@@ -46,7 +46,9 @@ export function variantText(match) {
 }
 
 export function seatsText(seats) {
-  return seats.map((s) => (s.kind === "empty" ? "—" : s.display_name)).join(" · ");
+  // a person's seat the host gave to a bot during the match names them too
+  const text = (s) => (s.kind === "empty" ? "—" : s.former ? `${s.display_name}, replacing ${s.former}` : s.display_name);
+  return seats.map(text).join(" · ");
 }
 
 /** A whole number from the address, clamped to [low, high]; ``fallback`` when absent or not a number. */
