@@ -662,8 +662,8 @@ def test_the_match_lists_status_words_never_break(server: ServerProcess, browser
 
 def test_the_match_page_of_a_match_in_play_closes_its_room(server: ServerProcess, browser: Any) -> None:
     """A match still in play has its room's Close button on its page (two clicks, as on the live
-    rooms page); closed, the page shows it abandoned and offers the button no more. A finished
-    match's page has none."""
+    rooms page) and a link to watch its table; closed, the page shows it abandoned and offers
+    neither any more. A finished match's page has neither."""
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
     token = server.claim(room["code"], 0, "Ana").json()["token"]
     assert server.start_match(room["code"], room["host_token"]).status_code == 200
@@ -682,14 +682,17 @@ def test_the_match_page_of_a_match_in_play_closes_its_room(server: ServerProcess
     page.goto(f"{server.url}/admin/matches/{finished}")
     page.wait_for_selector("#export-record")
     assert page.locator(".match-actions .close-room").count() == 0
+    assert page.locator("a.watch-table").count() == 0  # a finished match has no table to watch
     page.goto(f"{server.url}/admin/matches/{match_id}")
+    # in play: its table opens as a spectator's in a new tab
+    assert page.get_attribute("a.watch-table", "href") == f"/r/{room['code']}"
     button = page.locator(".match-actions .close-room")
     button.click()
     assert button.inner_text() == "Confirm: close it"
     with page.expect_navigation():
         button.click()
     page.wait_for_selector("#export-record")
-    assert page.locator(".match-actions .close-room").count() == 0
+    assert page.locator(".match-actions .close-room, a.watch-table").count() == 0
     assert page.locator("dl.facts dd").first.inner_text().startswith("abandoned")
     assert _api(server, f"/matches/{match_id}")["abandoned_reason"] == "closed"
     watch.assert_clean()

@@ -172,6 +172,9 @@ function roomMatches(m) {
   const at = all.findIndex((r) => r.id === m.id);
   const link = (r, text) => h("a", { href: `/admin/matches/${r.id}`, class: "room-match", dataset: { number: String(r.number) } }, text);
   const parts = [h("span", { class: "room-code" }, m.code), ` · match ${m.room_match} of ${Math.max(all.length, 1)}`];
+  // a match being played: its table, watched as a spectator (this page is the match as it was loaded)
+  if (m.live && (m.status === "playing" || m.status === "waiting"))
+    parts.push(" · ", h("a", { class: "watch-table", href: `/r/${encodeURIComponent(m.code)}`, target: "_blank", rel: "noopener" }, "watch the table live"));
   if (at > 0) parts.push(" · ", link(all[at - 1], `← match ${all[at - 1].number}`));
   if (at >= 0 && at < all.length - 1) parts.push(" · ", link(all[at + 1], `match ${all[at + 1].number} →`));
   if (all.length > 1)
