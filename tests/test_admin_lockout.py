@@ -119,7 +119,11 @@ def test_a_known_device_is_not_held_by_the_all_addresses_limit_in_process() -> N
             raise AssertionError("an unknown client went past the spent all-addresses limit")
         except AdminError as error:
             assert (error.code, error.status) == ("too_many_attempts", 429)
-            assert int(error.headers["Retry-After"]) >= 1
+            wait = int(error.headers["Retry-After"])
+            assert wait >= 1
+            # the sign-in form shows the message: it says how long to wait, as Retry-After does
+            words = f"{wait} s" if wait < 60 else "1 min"  # a window of a minute
+            assert error.message.endswith(f"; try again in {words}"), error.message
         assert (await auth.login(SECRET, "10.0.0.1", device)).token
 
     asyncio.run(main())

@@ -246,10 +246,18 @@ unknown clients, the client's address, its IPv6 /48."""
 def _too_many(retry_after_s: int, where: str) -> AdminError:
     return AdminError(
         "too_many_attempts",
-        f"too many failed admin logins{where}; try again later",
+        f"too many failed admin logins{where}; try again in {_wait_words(retry_after_s)}",
         429,
         {"Retry-After": str(retry_after_s)},
     )
+
+
+def _wait_words(seconds: int) -> str:
+    """A wait in words for the sign-in form: "45 s", "1 min", "2 min 5 s"."""
+    minutes, rest = divmod(max(seconds, 1), 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 def _unavailable() -> AdminError:
