@@ -697,3 +697,32 @@ def test_the_match_page_of_a_match_in_play_closes_its_room(server: ServerProcess
     assert _api(server, f"/matches/{match_id}")["abandoned_reason"] == "closed"
     watch.assert_clean()
     context.close()
+
+
+def test_the_live_rooms_page_reads_the_rooms_again_and_keeps_a_close_armed(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The live rooms page refreshes itself (every 5 s while shown): a room created after it
+    loaded appears without a reload, and a Close armed before a refresh still asks its confirm
+    after it, then closes."""
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/admin/login")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
+    page.goto(f"{server.url}/admin/rooms")
+    page.wait_for_selector(".table-wrap[data-reads='1']")
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    row = page.locator(f".room-row[data-code='{room['code']}']")
+    row.wait_for(timeout=20_000)  # no reload: the page read the rooms again
+    row.locator(".close-room").click()
+    reads = int(page.get_attribute(".table-wrap", "data-reads") or 0)
+    page.wait_for_selector(f".table-wrap[data-reads='{reads + 1}']", timeout=20_000)
+    button = page.locator(f".room-row[data-code='{room['code']}'] .close-room")
+    assert button.inner_text() == "Confirm: close it"  # still armed after the refresh
+    button.click()
+    row.wait_for(state="detached")
+    assert "Closed room of match #" in page.inner_text("p[role='status']")
+    watch.assert_clean()
+    context.close()

@@ -10,16 +10,23 @@ function seatText(s) {
   return extra.length ? `${who} (${extra.join(", ")})` : who;
 }
 
-export function closeButton(room, onClosed) {
+/** A room's Close button: the first click arms it ("Confirm: close it"), the second closes. The
+ * codes armed are kept in ``armed`` (the live rooms page keeps one set across its refreshes, so a
+ * refresh between the two clicks does not disarm it). */
+export function closeButton(room, onClosed, armed = new Set()) {
   const button = h("button", { class: "btn close-room", type: "button", dataset: { code: room.code } }, "Close room");
-  let armed = false;
+  const arm = () => {
+    button.textContent = "Confirm: close it";
+    button.classList.add("btn-danger");
+  };
+  if (armed.has(room.code)) arm();
   button.addEventListener("click", async () => {
-    if (!armed) {
-      armed = true;
-      button.textContent = "Confirm: close it";
-      button.classList.add("btn-danger");
+    if (!armed.has(room.code)) {
+      armed.add(room.code);
+      arm();
       return;
     }
+    armed.delete(room.code);
     button.disabled = true;
     try {
       const closed = await adminApi("POST", `/rooms/${encodeURIComponent(room.code)}/close`);
@@ -56,7 +63,10 @@ export function codeOf(text) {
   return trimmed.slice(trimmed.lastIndexOf("/") + 1);
 }
 
-export async function roomsPage(main) {
+/** How often the live rooms page reads the rooms again, in milliseconds (while its tab is shown). */
+export const REFRESH_MS = 5000;
+
+export async function roomsPage(main, refreshMs = REFRESH_MS) {
   const status = h("p", { class: "hint", role: "status" });
   const body = h("div", { class: "table-wrap" });
   const wanted = codeOf(new URLSearchParams(location.search).get("code"));
@@ -64,17 +74,21 @@ export async function roomsPage(main) {
   const form = h("form", { class: "filters", method: "get", action: "/admin/rooms" }, h("label", { class: "filter", for: "room-code" }, h("span", {}, "Room code"), search), h("button", { class: "btn btn-gold", type: "submit" }, "Find"));
   main.append(h("h1", {}, "Live rooms"), form, status, body);
   let rooms = [];
+  let reads = 0;
+  let closedNote = ""; // the last close's report, kept through the refreshes
+  const armed = new Set(); // rooms whose Close waits for its confirm, across refreshes
   const draw = async () => {
     const data = await adminApi("GET", "/rooms");
     rooms = data.rooms;
+    body.dataset.reads = String(++reads); // how many reads the table shows (tests wait on it)
     show();
   };
   search.addEventListener("input", () => show());
   const show = () => {
     const code = codeOf(search.value);
     const shown = code ? rooms.filter((r) => r.code.toLowerCase().includes(code.toLowerCase())) : rooms;
-    const open = `${count(rooms.length, "open room")} on this server`;
-    status.textContent = code ? `${open}; ${shown.length} with a code containing ${code}.` : `${open}.`;
+    const open = `${count(rooms.length, "open room")} on this server (updated every ${refreshMs / 1000} s)`;
+    status.textContent = (code ? `${open}; ${shown.length} with a code containing ${code}.` : `${open}.`) + closedNote;
     // each cell names its column (data-label): a phone shows a room as a stack of labelled lines
     const cell = (label, props, ...children) => h("td", { ...props, dataset: { label } }, ...children);
     const rows = shown.map((r) =>
@@ -91,9 +105,9 @@ export async function roomsPage(main) {
         cell("Seats", { class: "room-seats" }, r.seats.map(seatText).join(" · ")),
         cell("Task", {}, r.task_alive ? `v${r.version} · ${r.queued} queued` : "task stopped"),
         h("td", { class: "room-close" }, closeButton(r, async (closed) => {
+          closedNote = ` Closed room of match #${closed.match_id}: ${count(closed.disconnected, "socket")} closed, task ${closed.task}, match ${closed.status}.`;
           await draw();
-          status.textContent = `Closed room of match #${closed.match_id}: ${count(closed.disconnected, "socket")} closed, task ${closed.task}, match ${closed.status}.`;
-        })),
+        }, armed)),
       ),
     );
     replace(
@@ -107,4 +121,10 @@ export async function roomsPage(main) {
     );
   };
   await draw();
+  // the rooms change under the admin's eyes (turns, sockets, idle times): read them again, while
+  // the tab is shown; a read that fails is tried again at the next tick
+  const timer = setInterval(() => {
+    if (!main.isConnected) clearInterval(timer);
+    else if (!document.hidden) draw().catch(() => {});
+  }, refreshMs);
 }
