@@ -247,7 +247,14 @@ def test_match_list_filters_paginates_and_puts_the_newest_first(world: dict[str,
     assert by_id[stuck]["status"] == "playing" and by_id[stuck]["live"]
     assert by_id[finished]["round_count"] == by_id[finished]["result"]["finished_rounds"] >= 1
     seats = by_id[waiting]["seats"]
-    assert seats[0] == {"seat": 0, "kind": "human", "name": ANA, "bot_level": None, "display_name": ANA}
+    assert seats[0] == {
+        "seat": 0,
+        "kind": "human",
+        "name": ANA,
+        "bot_level": None,
+        "display_name": ANA,
+        "former": None,
+    }
     assert [s["bot_level"] for s in seats[1:]] == ["greedy", "greedy", "random", "random"]
     result = by_id[finished]["result"]
     assert sum(result["camat_elections"]) == 1 and result["leaders"] == [result["camat"]]
