@@ -1,5 +1,6 @@
 """A person's seat the host gives to a bot during the match keeps who they were (``seats.former``,
-migration 0022): the admin's match names them beside the bot, on SQLite and PostgreSQL."""
+migration 0022): the admin's match names them beside the bot, and the match list finds the match
+from their name, or from its room's code, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -41,9 +42,18 @@ def test_a_person_replaced_by_a_bot_stays_named_in_the_history(tmp_path: Path, d
         assert httpx.put(
             f"{server.url}/api/rooms/{code}/seats/1/bot", json={"level": "hard"}, headers=host
         ).is_success
+        other = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"])["code"]
         with admin_client(server) as admin:
-            listed = admin.get("/api/admin/matches").json()["items"][0]
+            listed = admin.get("/api/admin/matches").json()["items"][1]
             detail = admin.get(f"/api/admin/matches/{listed['id']}").json()
+            # the list finds the match from the replaced person's name, and from its room's code
+            for params in ({"player": "dEWI"}, {"code": code}):
+                found = admin.get("/api/admin/matches", params=params).json()
+                assert [m["id"] for m in found["items"]] == [listed["id"]], params
+            assert [
+                m["code"] for m in admin.get("/api/admin/matches", params={"code": other}).json()["items"]
+            ] == [other]
+            assert admin.get("/api/admin/matches", params={"code": "nope"}).json()["total"] == 0
         for seats in (listed["seats"], detail["seats"]):
             assert [(s["kind"], s["display_name"], s["former"]) for s in seats[:3]] == [
                 ("human", "Ana", None),

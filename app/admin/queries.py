@@ -49,8 +49,9 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class MatchFilter:
     """The match list's filters: ``variant``, effective ``status``, ``player`` (part of a seat's
-    name or bot level, any case), ``since``/``until`` (creation dates in UTC, both inclusive),
-    and the page (from 1) of ``per_page`` rows."""
+    name, of the person a bot replaced there (``former``), or bot level, any case),
+    ``since``/``until`` (creation dates in UTC, both inclusive), the page (from 1) of
+    ``per_page`` rows, and the room's ``code`` (exact: every match of that room)."""
 
     variant: str | None = None
     status: EffectiveStatus | None = None
@@ -59,6 +60,7 @@ class MatchFilter:
     until: date | None = None
     page: int = 1
     per_page: int = 50
+    code: str | None = None
 
 
 def _status_filter(status: EffectiveStatus, cutoff: datetime) -> ColumnElement[bool]:
@@ -91,11 +93,14 @@ def _filters(f: MatchFilter, cutoff: datetime) -> list[ColumnElement[bool]]:
                 Seat.match_id == Match.id,
                 or_(
                     func.lower(Seat.name).contains(needle, autoescape=True),
+                    func.lower(Seat.former).contains(needle, autoescape=True),
                     func.lower(Seat.bot_level).contains(needle, autoescape=True),
                     _bot_word(needle),
                 ),
             )
         )
+    if f.code and f.code.strip():
+        where.append(Match.code == f.code.strip())
     if f.since:
         where.append(Match.created_at >= datetime.combine(f.since, time(), UTC))
     if f.until:

@@ -208,10 +208,12 @@ async def match_list(
     until: date | None = None,
     page: PageNumber = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
+    code: Annotated[str | None, Query(max_length=64)] = None,
 ) -> MatchPage:
     """Stored matches, newest first: filter by ``variant``, effective ``status`` (waiting,
-    playing, finished, abandoned: docs/admin.md), ``player`` (part of a name or bot level) and
-    creation dates ``since``/``until`` (UTC, inclusive); ``page`` from 1 (past the last page: no
+    playing, finished, abandoned: docs/admin.md), ``player`` (part of a name, of a person a bot
+    replaced, or a bot level), creation dates ``since``/``until`` (UTC, inclusive) and the room's
+    ``code`` (exact: each of its matches, Play again's too); ``page`` from 1 (past the last page: no
     items, with ``total`` to find it). 422 ``unknown_variant`` for a variant this server does not
     know; an unknown ``status`` is a 422 listing the statuses."""
     if variant is not None and variant not in VARIANTS:
@@ -219,7 +221,7 @@ async def match_list(
         raise HTTPException(
             422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
         )
-    f = MatchFilter(variant, status, player, since, until, page, per_page)
+    f = MatchFilter(variant, status, player, since, until, page, per_page, code)
     live = {room.match_id for room in _hub(request).rooms.values()}
     return await list_matches(_store(request), f, _cutoff(request), live)
 

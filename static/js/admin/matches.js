@@ -2,6 +2,7 @@
 
 import { h } from "../dom.js";
 import { adminApi, query, when } from "./api.js";
+import { codeOf } from "./rooms.js";
 import { count, statusReason } from "./words.js";
 
 const STATUSES = ["", "waiting", "playing", "finished", "abandoned"];
@@ -71,6 +72,7 @@ export async function matchesPage(main) {
     player: params.get("player") || "",
     since: params.get("since") || "",
     until: params.get("until") || "",
+    code: codeOf(params.get("code")), // a room's code, or a pasted /r/ link
   };
   const form = h(
     "form",
@@ -78,6 +80,7 @@ export async function matchesPage(main) {
     field("Variant", select("variant", VARIANTS, filters.variant)),
     field("Status", select("status", STATUSES, filters.status)),
     field("Player", h("input", { name: "player", class: "input", value: filters.player, placeholder: "name or bot level" })),
+    field("Room code", h("input", { name: "code", class: "input", value: filters.code, placeholder: "code or /r/ link", autocomplete: "off", spellcheck: "false" })),
     field("From", h("input", { name: "since", class: "input", type: "date", value: filters.since })),
     field("To", h("input", { name: "until", class: "input", type: "date", value: filters.until })),
     h("button", { class: "btn btn-gold", type: "submit" }, "Filter"),
