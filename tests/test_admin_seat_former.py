@@ -5,13 +5,20 @@ from their name, or from its room's code, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.adminkit import POSTGRES_URL, SECRET, admin_client, scratch_postgres
+from tests.adminkit import POSTGRES_URL, SECRET, admin_client, replay_export, scratch_postgres
 from tests.serverkit import Client, ServerProcess
+
+
+def found_other(admin: httpx.Client, code: str) -> int:
+    """The id of room ``code``'s match."""
+    match_id: int = admin.get("/api/admin/matches", params={"code": code}).json()["items"][0]["id"]
+    return match_id
 
 
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])
@@ -54,6 +61,13 @@ def test_a_person_replaced_by_a_bot_stays_named_in_the_history(tmp_path: Path, d
                 m["code"] for m in admin.get("/api/admin/matches", params={"code": other}).json()["items"]
             ] == [other]
             assert admin.get("/api/admin/matches", params={"code": "nope"}).json()["total"] == 0
+            # the export says it too, and stays a record that replays
+            record = admin.get(f"/api/admin/matches/{listed['id']}/record").json()
+            assert record["former"] == [None, "Dewi", None, None, None]
+            assert "former" not in admin.get(f"/api/admin/matches/{found_other(admin, other)}/record").json()
+        path = tmp_path / "record.json"
+        path.write_text(json.dumps(record))
+        assert replay_export(path)["rounds"] is not None
         for seats in (listed["seats"], detail["seats"]):
             assert [(s["kind"], s["display_name"], s["former"]) for s in seats[:3]] == [
                 ("human", "Ana", None),
