@@ -704,7 +704,8 @@ def test_the_live_rooms_page_reads_the_rooms_again_and_keeps_a_close_armed(
 ) -> None:
     """The live rooms page refreshes itself (every 5 s while shown): a room created after it
     loaded appears without a reload, and a Close armed before a refresh still asks its confirm
-    after it, then closes."""
+    after it, then closes. Found by its code once it is out of memory, the page links its
+    matches in the history."""
     context, page, watch = open_page(browser, DESKTOP)
     page.goto(f"{server.url}/admin/login")
     page.wait_for_selector("body[data-ready] #admin-secret")
@@ -724,5 +725,10 @@ def test_the_live_rooms_page_reads_the_rooms_again_and_keeps_a_close_armed(
     button.click()
     row.wait_for(state="detached")
     assert "Closed room of match #" in page.inner_text("p[role='status']")
+    # a code no room in memory has: the page leads to the room's matches in the history
+    page.goto(f"{server.url}/admin/rooms?code=/r/{room['code']}")
+    page.click("a.room-history")
+    page.wait_for_selector(".match-row")
+    assert page.locator(".match-row").count() == 1 and page.input_value("input[name='code']") == room["code"]
     watch.assert_clean()
     context.close()

@@ -57,6 +57,13 @@ export function idleText(seconds) {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** What the page says when no room in memory has ``code``: the room may be stored all the same
+ * (out of memory, finished, closed), so it links the room's matches in the history. */
+function notOpen(code) {
+  const history = h("a", { class: "room-history", href: `/admin/matches?code=${encodeURIComponent(code)}` }, "its matches in the history");
+  return [`No open room with a code containing ${code}. A room nobody has opened lately is not in memory: see `, history, "."];
+}
+
 /** The room code in what an operator pastes: "Xy3_k9", "/r/Xy3_k9" or a whole link. */
 export function codeOf(text) {
   const trimmed = (text || "").trim().replace(/[?#].*$/, "").replace(/\/+$/, "");
@@ -116,7 +123,7 @@ export async function roomsPage(main, refreshMs = REFRESH_MS) {
         "table",
         { class: "admin-table rooms" },
         h("thead", {}, h("tr", {}, ["Code", "Match", "Variant", "State", "Turn", "Connections", "Idle", "Seats", "Task", ""].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 10 }, code ? `No open room with a code containing ${code}.` : "No open room."))),
+        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 10 }, code ? notOpen(code) : "No open room."))),
       ),
     );
   };
