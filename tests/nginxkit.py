@@ -12,6 +12,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -40,12 +41,15 @@ def render(
     per_address: int | None = None,
     workers: int | None = None,
     room_hashing: bool = True,
+    access_log: bool = False,
 ) -> str:
     """deploy/nginx.conf for a run under ``prefix``: listening on 127.0.0.1:``port``, proxying to
     ``upstreams`` (``host:port`` each), logs and temporary files in ``prefix``. ``per_address``
     replaces the per-address connection cap (a load test's clients all share 127.0.0.1);
     ``workers`` the worker processes; ``room_hashing=False`` comments out ``hash $room
-    consistent`` (round robin for every request). ValueError when a marked line is missing."""
+    consistent`` (round robin for every request); ``access_log`` writes one line per request to
+    ``prefix/access.log`` (`ACCESS_FORMAT`: its status and every process nginx tried, in order).
+    ValueError when a marked line is missing."""
     text = CONFIG.read_text()
     temp = "\n".join(
         f"    {kind}_temp_path {prefix / kind};"
@@ -71,6 +75,13 @@ def render(
         text = text.replace("        hash $room consistent;", "        # hash $room consistent;")
     if workers is not None:
         text = text.replace("worker_processes auto;", f"worker_processes {workers};")
+    if access_log:
+        if "    access_log off;\n" not in text:
+            raise ValueError("deploy/nginx.conf has no 'access_log off;' line")
+        logged = (
+            f"    log_format topology '{ACCESS_FORMAT}';\n    access_log {prefix / 'access.log'} topology;\n"
+        )
+        text = text.replace("    access_log off;\n", logged)
     return text
 
 
@@ -87,6 +98,25 @@ def _servers(text: str, upstreams: Sequence[str]) -> str:
     return text[: found.start()] + lines + text[found.end() :]
 
 
+ACCESS_FORMAT = "$status $request_method $uri [$upstream_addr] [$upstream_status]"
+"""An access log line of `render` with ``access_log``: the status nginx answered, the request, and
+the processes it tried in turn (``127.0.0.1:8001, 127.0.0.1:8002``: the first is the one the
+room's hash named) with what each answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """One request of nginx's access log (`ACCESS_FORMAT`)."""
+
+    status: int
+    method: str
+    uri: str
+    tried: tuple[str, ...]
+    """The upstreams tried, in order (``host:port``; empty when nginx answered by itself)."""
+    answers: tuple[str, ...]
+    """What each answered (``503``, ``502``: refused, ``101``…)."""
+
+
 class Nginx:
     """Debian's nginx in the foreground (``daemon off``) under a temporary prefix, as this user."""
 
@@ -98,6 +128,7 @@ class Nginx:
         per_address: int | None = None,
         workers: int | None = None,
         room_hashing: bool = True,
+        access_log: bool = False,
     ) -> None:
         """The keyword arguments are `render`'s."""
         self.prefix = prefix
@@ -105,6 +136,7 @@ class Nginx:
         self.config = prefix / "nginx.conf"
         self.upstreams = list(upstreams)
         self.per_address, self.workers, self.room_hashing = per_address, workers, room_hashing
+        self.access_log = access_log
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -136,6 +168,41 @@ class Nginx:
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"nginx not answering after {timeout} s:\n{self.log()}")
+
+    def reload(self, upstreams: Sequence[str], timeout: float = 30.0) -> None:
+        """Render the config again with ``upstreams`` and ``nginx -s reload``, as an operator does
+        after adding or removing a process; return once every worker of the old config has stopped
+        taking connections (gone, or "shutting down": an old worker keeps its open sockets, a
+        WebSocket's to the process it chose, until they close). RuntimeError if not in time."""
+        assert self.proc is not None and self.proc.poll() is None, "nginx is not running"
+        old = set(self.pids()) - {self.proc.pid}
+        self.upstreams = list(upstreams)
+        self._write()
+        signalled = subprocess.run(
+            self._command("-s", "reload"), capture_output=True, text=True, timeout=30, check=False
+        )
+        if signalled.returncode != 0:
+            raise RuntimeError(f"nginx -s reload failed:\n{signalled.stderr}\n{self.log()}")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            workers = set(self.pids()) - {self.proc.pid}
+            if workers - old and all(_shutting_down(pid) for pid in workers & old):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"nginx did not reload within {timeout} s:\n{self.log()}")
+
+    def requests(self) -> list[Logged]:
+        """The requests of the access log so far (``access_log=True``), in the order they ended (a
+        WebSocket's when it closed)."""
+        path = self.prefix / "access.log"
+        found = []
+        for line in path.read_text().splitlines() if path.exists() else []:
+            head, tried, answers = line.split(" [", 2)
+            status, method, uri = head.split(" ", 2)
+            found.append(
+                Logged(int(status), method, uri, _listed(tried.rstrip("] ")), _listed(answers.rstrip("]")))
+            )
+        return found
 
     def pids(self) -> list[int]:
         """The master's and its workers' process ids (from /proc)."""
@@ -177,6 +244,7 @@ class Nginx:
                 per_address=self.per_address,
                 workers=self.workers,
                 room_hashing=self.room_hashing,
+                access_log=self.access_log,
             )
         )
 
@@ -195,3 +263,19 @@ class Nginx:
             "daemon off;",
             *extra,
         ]
+
+
+def _listed(field: str) -> tuple[str, ...]:
+    """``$upstream_addr`` or ``$upstream_status`` as a tuple (``-``, nothing: empty). A request
+    passed to the next process lists them with ", " (and " : " after an internal redirect)."""
+    return tuple(part for part in re.split(r"\s*[,:]\s+", field.strip()) if part and part != "-")
+
+
+def _shutting_down(pid: int) -> bool:
+    """Whether nginx worker ``pid`` is gone or has stopped taking connections (its title says
+    so once it closed its listening sockets, on a reload)."""
+    try:
+        title = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return True
+    return not title or b"shutting down" in title
