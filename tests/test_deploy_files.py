@@ -169,6 +169,9 @@ def test_nginx_config_upgrades_websockets_and_replaces_the_forwarded_address() -
     assert "$proxy_add_x_forwarded_for" not in config
     assert "client_max_body_size 64k;" in config  # app.web.middleware.MAX_BODY_BYTES
     assert "proxy_next_upstream error timeout http_503" in config
+    # every process may be tried: a room's owner may be the last in its code's hash order
+    # (tests/test_topology_scale.py)
+    assert "proxy_next_upstream_tries 0;" in config
 
 
 def _seconds(block: str, directive: str) -> int:

@@ -437,3 +437,30 @@ def _check_room(scene: Scene, table: Table) -> None:
     assert len(by_ana) == len(set(by_ana)), table.code
     assert ana.acked <= set(by_ana) <= ana.sent, (table.code, ana.acked, by_ana, ana.sent)
     assert len(ana.acked) >= 5, table.code
+
+
+def test_a_page_reaches_its_room_through_nginx_whichever_process_keeps_it(tmp_path: Path) -> None:
+    """After ``--scale app=4`` a room's code hashes to another process than the one that holds
+    it, and the sockets its players opened before nginx's reload stay there (an old nginx
+    worker keeps them): the owner keeps the room (a socket of its own is in it) and the new
+    process relays the room's new sockets. A page loaded meanwhile first reads the room over
+    HTTP, which the new process refuses with 503 ``room_elsewhere`` for nginx to pass it on: it
+    used to try 3 processes only, so with 4 the room's page did not load when its owner was the
+    fourth it tried (static/js/room.js shows nothing on a 503). nginx now tries every process.
+    A socket straight to each process in turn stands for the socket an old worker keeps."""
+    with _scene(tmp_path, 4) as scene:
+        code, token = new_table(scene.front)
+        for server in scene.servers:
+            kept = Client(server, code)  # a socket of the owner's own
+            kept.wait_for(lambda m: m["type"] == "state")
+            scene.wait_owner(code, lambda found, server=server: found is server)
+            page = httpx.get(f"{scene.front.url}/api/rooms/{code}", timeout=30)
+            assert page.status_code == 200, (server.url, page.status_code, page.text)
+            ana = Browser(scene.front, code, token)
+            ana.open()
+            ana.play_turn()
+            assert ana.acked and scene.owner(code) is server  # relayed, unless nginx hashed it here
+            ana.close()
+            kept.close()
+        failed = [r for r in scene.nginx.requests() if r.status >= 500]
+        assert not failed, failed
