@@ -1,7 +1,8 @@
 // HTTP calls of docs/protocol.md, and what this browser keeps per room in localStorage (and, per
 // tab, the feed's finished rounds in sessionStorage).
 
-/** Call the JSON API; throws an Error with ``code``, ``status`` and the server's message. */
+/** Call the JSON API; throws an Error with ``code``, ``status``, ``retryAfter`` (seconds, or null)
+ * and the server's message. */
 export async function api(method, path, body, hostToken) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -27,6 +28,7 @@ export async function api(method, path, body, hostToken) {
     const error = new Error(message);
     error.code = code;
     error.status = reply.status;
+    error.retryAfter = Number(reply.headers.get("Retry-After")) || null; // seconds, on a 503 or 429
     throw error;
   }
   return data;

@@ -70,7 +70,7 @@ export class RoomController {
 
   async init() {
     try {
-      this.room = await getRoom(this.code);
+      this.room = await this.firstRead();
     } catch (error) {
       if (error.status === 404) return this.notFound();
       if (error.code === "too_many_reads") return this.notFound("error.too_many_reads");
@@ -96,6 +96,22 @@ export class RoomController {
     replace(this.root, this.page);
     this.render([]);
     this.connect();
+  }
+
+  /** The room's first read. A 503 says "try again" (the room is moving between server processes,
+   * one of which is stopping, or its lease cannot be checked now: docs/deploy.md, "Adding and
+   * removing a process"): asked again after its Retry-After, as the socket reconnects, for up to
+   * 30 s; then, or on any other error, it throws. */
+  async firstRead() {
+    const until = Date.now() + 30_000;
+    for (;;) {
+      try {
+        return await getRoom(this.code);
+      } catch (error) {
+        if (error.status !== 503 || Date.now() > until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, (error.retryAfter ?? 1) * 1000));
+      }
+    }
   }
 
   /** No such room: the site's header (brand, Rules, language), the reason and the way to the lobby. */
