@@ -4,7 +4,11 @@
 ``websocket.http.response``: the room socket's 503). uvicorn's WebSocket protocols write the other
 refusals themselves, out of the application's reach: 403 when the application closes a socket
 before accepting it (a path with no socket), 400 (or 426) for a malformed handshake, 500 when the
-application fails before accepting, and the websockets library's own 414/431. `secure_refusals`
+application fails before accepting, and the websockets library's own 414/431. When the server stops
+(SIGTERM) while the application has not answered a handshake yet (a room asked of another process,
+say), uvicorn answers it with the same 500; it is answered 503 with ``Retry-After: 1`` instead
+(`STOPPING`), so that nginx tries another process (``proxy_next_upstream http_503``) rather than
+handing the browser a server error (docs/deploy.md, "Adding and removing a process"). `secure_refusals`
 subclasses uvicorn's protocol class so each of those answers carries the same headers as every
 page (replacing any header of the same name); the answer that accepts a socket (101) is left as
 it is. It covers the three implementations uvicorn offers (``DOMENG_WS_IMPL``): ``websockets-sansio``
@@ -20,9 +24,13 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["secure_refusals"]
+__all__ = ["STOPPING", "secure_refusals"]
 
 _SWITCHING = 101
+
+STOPPING = b"this server is stopping; try again"
+"""The body of the 503 that answers a handshake still waiting for the application when the server
+stops (uvicorn's own answer is its 500)."""
 
 
 def secure_refusals(base: type[Any], headers: Iterable[tuple[str, str]]) -> type[Any]:
@@ -61,23 +69,47 @@ def secure_refusals(base: type[Any], headers: Iterable[tuple[str, str]]) -> type
                 replace_in(headers)
             super().write_http_response(status, headers, body)
 
-        def send_500_response(self) -> None:
-            if not hasattr(base, "write_http_response"):  # the others' go through their connection
-                super().send_500_response()
-                return
-            # the legacy one writes its 500 as raw bytes: written here through write_http_response
-            from websockets.datastructures import Headers  # noqa: PLC0415 (legacy websockets only)
+        def shutdown(self) -> None:
+            # uvicorn answers a handshake the application has not answered yet with its 500:
+            # the server stopping is no fault, and a 503 lets nginx try another process
+            self.domeng_stopping = True
+            super().shutdown()
 
-            body = b"Internal Server Error"
-            answer = Headers(
-                [
-                    ("Content-Type", "text/plain; charset=utf-8"),
-                    ("Content-Length", str(len(body))),
-                    ("Connection", "close"),
-                ]
-            )
-            self.write_http_response(http.HTTPStatus.INTERNAL_SERVER_ERROR, answer, body)
-            self.handshake_started_event.set()  # as uvicorn's own: its handler task may end
+        def send_500_response(self) -> None:
+            if not getattr(self, "domeng_stopping", False):
+                self._refuse(http.HTTPStatus.INTERNAL_SERVER_ERROR, b"Internal Server Error", [])
+            elif not getattr(self, "domeng_refused", False):  # once: the handler may fail after it
+                self.domeng_refused = True
+                self._refuse(http.HTTPStatus.SERVICE_UNAVAILABLE, STOPPING, [("Retry-After", "1")])
+
+        def _refuse(self, status: http.HTTPStatus, body: bytes, extra: list[tuple[str, str]]) -> None:
+            """Answer the handshake ``status`` with ``body`` and ``extra`` headers, as uvicorn's
+            `send_500_response` answers it 500 in each implementation."""
+            if status == http.HTTPStatus.INTERNAL_SERVER_ERROR and not hasattr(base, "write_http_response"):
+                super().send_500_response()
+            elif hasattr(base, "write_http_response"):  # the legacy one: through write_http_response
+                from websockets.datastructures import Headers  # noqa: PLC0415 (legacy websockets only)
+
+                plain = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))]
+                self.write_http_response(status, Headers([*plain, ("Connection", "close"), *extra]), body)
+                self.handshake_started_event.set()  # as uvicorn's own: its handler task may end
+            elif self.handshake_complete or getattr(self, "response_started", False):
+                return  # too late for an answer (wsproto's own check)
+            elif type(self.conn).__module__.startswith("websockets"):  # websockets-sansio
+                if self.initial_response:
+                    return
+                response = self.conn.reject(int(status), body.decode())
+                for name, value in extra:
+                    response.headers[name] = value
+                self.conn.send_response(response)
+                self.transport.write(b"".join(self.conn.data_to_send()))
+            else:  # wsproto
+                events = importlib.import_module("wsproto.events")
+                pairs = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+                pairs += [(b"content-length", str(len(body)).encode())]
+                pairs += [(k.lower().encode(), v.encode()) for k, v in extra]
+                rejected = events.RejectConnection(status_code=int(status), headers=pairs, has_body=True)
+                self.transport.write(self.conn.send(rejected) + self.conn.send(events.RejectData(data=body)))
 
     SecureRefusals.__name__ = SecureRefusals.__qualname__ = f"SecureRefusals{base.__name__}"
     return SecureRefusals
