@@ -81,7 +81,9 @@ class Browser:
     seen: dict[int, tuple[int, tuple[frozenset[str], ...]]] = field(default_factory=dict)
     """Every version this page got, with its round and chain."""
     closes: list[int] = field(default_factory=list)
+    """The close codes its sockets got from the other end (each then reconnected)."""
     refusals: list[int] = field(default_factory=list)
+    """The statuses of its refused handshakes (502, 503 or 504: tried again)."""
     retried_reads: int = 0
     """The page's reads of the room answered 503 and asked again."""
     sent: set[tuple[int, str]] = field(default_factory=set)
