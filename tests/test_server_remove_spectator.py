@@ -102,3 +102,22 @@ def test_a_removed_spectator_who_reloads_is_refused_with_the_same_close(
     live(kind_again)
     live(ana)
     kind_again.close()
+
+
+def test_a_removed_spectator_cannot_come_back_by_claiming_a_seat(server: ServerProcess, table: Any) -> None:
+    code, host, _, ana = table
+    kind, _, kind_key = _watching(server, code)  # watching from the same address before: spared
+    rude, tag, key = _watching(server, code)
+    assert _remove(server, code, tag, host).status_code == 200
+    assert closed_with(rude) == (4006, "the host removed you from this room")
+    claim = f"{server.url}/api/rooms/{code}/seats/1"
+    for body in ({"name": "Rude", "watcher": key}, {"name": "Rude"}):  # its key, or a new window's none
+        refused = httpx.post(claim, json=body, timeout=10)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["detail"]["code"] == "spectator_removed", refused.text
+    seats = httpx.get(f"{server.url}/api/rooms/{code}", timeout=10).json()["seats"]
+    assert seats[1]["kind"] == "empty"  # nothing changed
+    taken = httpx.post(claim, json={"name": "Kind", "watcher": kind_key}, timeout=10)  # spared
+    assert taken.status_code == 201, taken.text
+    live(ana)
+    kind.close()

@@ -73,7 +73,11 @@ async def claim(
     (`app.addresses.counted_address`; None: not known) with spectator key ``watcher`` (None:
     none); returns their secret seat token. The seat's chat mute, if any, was the last person's:
     it ends, unless a mute holds this person too, which they bring to the seat
-    (`app.rooms.chat.new_person`). Raises `RoomError` as `app.rooms.seats.check_claim` does."""
+    (`app.rooms.chat.new_person`). A person the host removed as a spectator (their key's tag, or
+    their address unless it spared that tag: `app.rooms.chat.refuse_removed`) does not come back
+    by a seat either. Raises `RoomError` as `app.rooms.seats.check_claim` does, and
+    ``spectator_removed`` (403)."""
+    await chat.refuse_removed(room, None, False, watcher, address)
     token = secrets.token_urlsafe(32)
     change = SeatChange(seat, check_claim(room.seats, seat, name, room.status, hash_token(token)))
     version = await room.save(seats=[change])
