@@ -204,3 +204,34 @@ def test_after_play_again_the_next_match_has_four_seats_kept_by_a_restart_and_it
     assert replay.returncode == 0, replay.stdout
     report = json.loads(replay.stdout)
     assert report["match_over"] is True and all(len(r["points"]) == 4 for r in report["rounds"])
+
+
+def test_a_mute_of_a_seat_the_table_sheds_ends_with_it(server: ServerProcess) -> None:
+    """A muted seat whose person left, removed by a smaller count: its mute ends with it, and so
+    does the hold on its person's address, so that person watching is not muted for good by a
+    seat nobody can unmute (the host's unmute of a seat the table lacks is 404)."""
+    room = server.create_room(variant="kozel", seats=4, bots=[None, None, None, None], turn_timer_s=0)
+    code, host = room["code"], room["host_token"]
+    bearer = {"Authorization": f"Bearer {host}"}
+    ana = Client(server, code, server.claim(code, 0, "Ana").json()["token"])
+    ana.wait_for(lambda m: m["type"] == "chat_log")
+    dewi_token = server.claim(code, 3, "Dewi").json()["token"]
+    chat_url = f"{server.url}/api/rooms/{code}/chat"
+    muted = httpx.put(chat_url, json={"spectators": True, "muted": {"3": True}}, headers=bearer, timeout=10)
+    assert muted.json()["muted"] == [3], muted.text
+    seat_url = f"{server.url}/api/rooms/{code}/seats/3"
+    left = httpx.delete(seat_url, headers={"Authorization": f"Bearer {dewi_token}"}, timeout=10)
+    assert left.is_success, left.text
+    assert _put(server, code, {"seats": 3}, host).status_code == 200
+    rules = ana.wait_for(lambda m: m["type"] == "chat_rules" and 3 not in m["rules"]["muted"])
+    assert rules["rules"]["muted"] == []
+    dewi = Client(server, code)  # Dewi watches from the address the seat's mute held
+    log = dewi.wait_for(lambda m: m["type"] == "chat_log")
+    assert log["rules"]["muted"] == [] and log["you_muted"] is False
+    dewi.send({"type": "chat", "text": "still here"})
+    said = dewi.wait_for(lambda m: m["type"] in ("chat", "error"))
+    assert said["type"] == "chat" and said["line"]["text"] == "still here", said
+    again = httpx.put(chat_url, json={"muted": {"3": False}}, headers=bearer, timeout=10)
+    assert again.status_code == 404  # the seat is gone: nothing to unmute
+    dewi.close()
+    ana.close()

@@ -62,6 +62,7 @@ __all__ = [
     "MutedClient",
     "carry_on",
     "clean_text",
+    "forget_seats",
     "name_spectator",
     "new_person",
     "refuse_removed",
@@ -477,13 +478,37 @@ async def set_rules(
         removed=chat.removed,
         removed_clients=chat.removed_clients,
     )
+    await _adopt(room, new)
+    return new.rules()
+
+
+async def forget_seats(room: Room, count: int) -> None:
+    """The table now has ``count`` seats (the host's seat count, `app.rooms.host.set_options`): the
+    mutes of the seats past it end, with the client addresses they held (as the host's unmute of
+    each would, `_hold`), and so does what the room knew of who claimed them. Otherwise those
+    mutes would be listed in the rules for seats the table no longer has, which the host can
+    neither see nor lift (``no_such_seat``), and their addresses held muted for good. Stored and
+    sent to everyone (`chat_rules`) only when a mute ended."""
+    chat = await _chat_of(room)
+    for seat in [s for s in chat.seat_clients if s >= count]:
+        del chat.seat_clients[seat]
+    gone = {seat for seat in chat.muted if seat >= count}
+    if not gone:
+        return
+    clients = {client: held.copy() for client, held in chat.clients.items()}
+    for seat in gone:
+        _hold(room, chat, clients, seat, False)
+    await _adopt(room, replace(chat, muted=chat.muted - gone, clients=clients))
+
+
+async def _adopt(room: Room, new: ChatRoom) -> None:
+    """Store the chat's new rules, adopt them and send every connection its own `chat_rules`."""
     await room.store.set_chat_rules(room.match_id, new.stored())
     room.chat = new
     rules = new.rules()
     told = {on: frames.dumps({"type": "chat_rules", "rules": rules, "you_muted": on}) for on in (False, True)}
     for each in room.conns:
         each.send(told[new.mutes(each)])
-    return new.rules()
 
 
 async def remove(room: Room, tag: str) -> None:

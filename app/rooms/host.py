@@ -195,6 +195,8 @@ async def set_options(
     if hints is not None:
         room.hints = hints
     frames.send_updates(room, room.conns, _log_length(room))
+    if resize is not None:
+        await chat.forget_seats(room, resize)  # the mutes of the seats gone end with them
 
 
 async def begin_match(room: Room) -> None:
