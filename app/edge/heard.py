@@ -9,6 +9,19 @@ side ending the TCP connection, with a FIN or a reset, counts too: it was there 
 gives the application a way to read the stamp: the socket's ASGI scope carries, under
 ``extensions`` → `HEARD`, a callable returning the `time.monotonic` seconds of the last arrival.
 `silent_s` reads it (0.0 for a server without it, as in-process test apps).
+
+The same subclass bounds the frames a client sends that are not a whole message in one frame
+(`FRAME_BURST` per `FRAME_PER_S`: pings, pongs and the fragments of a fragmented message together).
+uvicorn answers every ping with a pong written without flow control, and parses pings, pongs and
+a message's fragments without pausing its reads (it pauses only once a whole message is queued),
+so neither the room socket's message budget (whole messages only) nor the transport's backpressure
+ever held them: one address's 30 sockets flooding pings (or unsolicited pongs) made another
+client's ``/healthz`` wait 3 to 10 s and grew the server's memory by the pongs it never read, and
+the same sockets sending messages of 4,000 one-byte fragments each held it 1.5 to 2.7 s. A client
+past the allowance is cut off (the transport aborted: a close handshake would wait on a client
+that does not read) and nothing more of it is parsed. The legacy ``websockets`` implementation
+answers pings from its own reader, which waits for the pong to be written, so its flow control
+holds such a client; its parsing is not counted here.
 """
 
 from __future__ import annotations
@@ -18,13 +31,31 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import structlog
 from uvicorn.config import WS_PROTOCOLS
 from uvicorn.importer import import_from_string
 
-__all__ = ["HEARD", "heard_protocol", "silent_s"]
+from app.edge.connection import MessageBudget
+
+__all__ = ["FRAME_BURST", "FRAME_PER_S", "HEARD", "heard_protocol", "silent_s"]
+
+_log = structlog.get_logger("domeng.edge")
+
+_SLICE_BYTES: Final = 4096
+"""What of one read the WebSocket parser is given at a time (`heard_protocol`): a read holds up to
+256 KiB, some 37,000 one-byte fragments that the parser would turn into frames before the first
+of them could be counted; given in slices, a client cut off mid-read is parsed no further."""
 
 HEARD: Final = "domeng.heard"
 """The ASGI scope extension holding ``() -> float``: `time.monotonic` at the client's last bytes."""
+
+FRAME_BURST: Final = 20
+"""Frames that are not a whole message a WebSocket client may send at once (pings, pongs, the
+fragments of a fragmented message, together)…"""
+FRAME_PER_S: Final = 10.0
+"""…and over how many seconds that allowance refills (2 a second). A browser sends only the pongs
+that answer the server's pings, one per ``DOMENG_PING_INTERVAL_S``, and each message (4 KiB at
+most) in one frame; a script's library pings every 20 s or so."""
 
 
 def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
@@ -37,10 +68,57 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.domeng_heard = time.monotonic()
+            self.domeng_frames = MessageBudget(FRAME_BURST, FRAME_PER_S)
+            self.domeng_cut = False
 
         def data_received(self, data: bytes) -> None:
+            if self.domeng_cut:  # cut off (`domeng_control`): nothing more of it is parsed
+                return
             self.domeng_heard = time.monotonic()
-            super().data_received(data)
+            if len(data) <= _SLICE_BYTES:
+                super().data_received(data)
+                return
+            for start in range(0, len(data), _SLICE_BYTES):  # a cut stops the parsing within a read
+                super().data_received(data[start : start + _SLICE_BYTES])
+                if self.domeng_cut:
+                    return
+
+        def domeng_control(self) -> bool:
+            """Count one frame of the client's that is not a whole message (a ping, a pong, a
+            fragment); past `FRAME_BURST` per `FRAME_PER_S` cut the client off (whether it may
+            go on)."""
+            if self.domeng_cut:
+                return False
+            if self.domeng_frames.take():
+                return True
+            self.domeng_cut = True
+            _CUTS.cut()
+            self.transport.abort()
+            return False
+
+        if hasattr(base, "handle_ping"):  # websockets-sansio, wsproto: answered without flow control
+
+            def handle_ping(self, *args: Any) -> None:
+                if self.domeng_control():
+                    super().handle_ping(*args)
+
+            def handle_pong(self, *args: Any) -> None:
+                if self.domeng_control():
+                    super().handle_pong(*args)
+
+        if hasattr(base, "handle_cont"):  # websockets-sansio: a fragment after a message's first
+
+            def handle_cont(self, *args: Any) -> None:
+                if self.domeng_control():
+                    super().handle_cont(*args)
+
+        if hasattr(base, "handle_message"):  # wsproto: a message's every frame but its last
+
+            def handle_message(self, event: Any) -> None:
+                # a frame's bytes may come in several events (frame_finished: its last)
+                fragment = event.frame_finished and not event.message_finished
+                if not fragment or self.domeng_control():
+                    super().handle_message(event)
 
         def eof_received(self) -> bool | None:
             self.domeng_heard = time.monotonic()  # the client's side closed: it was there to say so
@@ -63,6 +141,28 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
 
     Heard.__name__ = Heard.__qualname__ = f"Heard{base.__name__}"
     return Heard
+
+
+class _Cuts:
+    """The clients cut off for their control frames, logged at most once per ``window_s``
+    (``frames_refused``, with how many since the last line): a flood of them writes a
+    line every few seconds, not one per socket."""
+
+    def __init__(self, window_s: float = 10.0) -> None:
+        self.window_s = window_s
+        self.logged_at = float("-inf")
+        self.unlogged = 0
+
+    def cut(self) -> None:
+        now = time.monotonic()
+        if now - self.logged_at < self.window_s:
+            self.unlogged += 1
+            return
+        _log.warning("frames_refused", burst=FRAME_BURST, per_s=FRAME_PER_S, unlogged=self.unlogged)
+        self.logged_at, self.unlogged = now, 0
+
+
+_CUTS = _Cuts()
 
 
 def silent_s(scope: Mapping[str, Any]) -> float:
