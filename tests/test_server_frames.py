@@ -1,9 +1,8 @@
 """A room socket's client may send only so many frames that are not a whole message (pings, pongs,
 a fragmented message's fragments: `app.edge.heard.FRAME_BURST` per `app.edge.heard.FRAME_PER_S`),
-whichever WebSocket library uvicorn runs that answers them without flow control: past that the
-server cuts it off. uvicorn wrote a pong for every ping and parsed every fragment without pausing
-its reads, outside the room socket's message budget; one address flooding them held every other
-client's requests for seconds."""
+whichever WebSocket library uvicorn runs: past that the server cuts it off. uvicorn answered every
+ping and parsed every fragment outside the room socket's message budget; one address flooding them
+held every other client's requests for seconds."""
 
 from __future__ import annotations
 
@@ -60,7 +59,7 @@ def _cut_off(sock: socket.socket) -> bool:
     return True
 
 
-@pytest.fixture(scope="module", params=["websockets-sansio", "wsproto"])
+@pytest.fixture(scope="module", params=["websockets-sansio", "wsproto", "websockets"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerProcess]:
