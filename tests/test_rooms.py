@@ -758,6 +758,31 @@ def test_spectators_share_one_frame_per_update_and_are_capped(tmp_path: Path) ->
     run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel", config=config)
 
 
+def test_spectators_filling_the_room_never_lock_the_host_out(tmp_path: Path) -> None:
+    """The host watching without a seat is admitted past the spectators' cap and not counted in
+    it, so spectators who fill a room cannot keep its host from seeing them and removing them
+    (before: refused ``spectators_full`` like any spectator, with no list to remove them from)."""
+    config = replace(CONFIG, max_spectators=2)
+
+    async def body(table: Table) -> None:
+        crowd = [_RawOutbox() for _ in range(2)]
+        for watcher in crowd:
+            await table.room.connect(watcher, None)
+        host_tabs = [_RawOutbox() for _ in range(2)]
+        for tab in host_tabs:
+            await table.room.connect(tab, None, host=table.host_token)
+        listed = host_tabs[-1].of_type("spectators")[-1]["spectators"]
+        assert len(listed) == 2  # the crowd, whom the host may now remove
+        with pytest.raises(RoomError) as full:  # a wrong host token is a spectator's hello
+            await table.room.connect(FakeOutbox(), None, host="not-the-host-token")
+        assert full.value.code == "spectators_full"
+        table.room.disconnect(crowd[0])
+        await table.room.settled()
+        await table.room.connect(_RawOutbox(), None)  # the host's tabs take no spectator's place
+
+    run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel", config=config)
+
+
 def test_a_move_made_before_a_change_that_is_not_a_move_still_stands(tmp_path: Path) -> None:
     """Ana's move was made at the version she saw; the host's stop (a new version, not a move)
     came in first. The game she moved in is the same, so her move stands (it was refused

@@ -104,14 +104,18 @@ class Presence:
         the identity of the seat's connection an automatic reconnect follows, the seat is taken
         unless a later connection holds it (`held_since`): a window the player opened meanwhile
         keeps it while it is open, and once it has closed the reconnect takes the seat back.
-        Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators``, and
+        Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators`` (the
+        host's sockets neither count nor are refused: spectators filling the room never lock the
+        host out of removing them), and
         ``replaced`` for a reconnect that would take the seat from a later connection."""
         seat = None if token is None else seat_of_token(self.seats, token)
         if seat is not None and resume is not None and self.held_since(seat, resume):
             _log.info("resume_refused", room=self.code, seat=seat)
             raise RoomError("replaced", "this seat was opened in another window")
+        host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)
         limit = self.config.max_spectators
-        if seat is None and limit and sum(1 for c in self.conns if c.seat is None) >= limit:
+        watching = sum(1 for c in self.conns if c.seat is None and c not in self.host_conns)
+        if seat is None and not host_back and limit and watching >= limit:  # never the host's own
             raise RoomError("spectators_full", f"this room has as many spectators as it takes ({limit})", 503)
         connection = None
         if seat is not None:
@@ -132,7 +136,6 @@ class Presence:
         if address:
             self.addresses[conn] = address
         self.metrics.connections.inc()
-        host_back = host is not None and hmac.compare_digest(hash_token(host), self.host_token_hash)
         if host_back:
             self.host_here(conn)
         conn.send(frames.welcome_frame(seat, key, conn.watcher, connection))
