@@ -886,3 +886,29 @@ def test_a_rooms_bot_decisions_count_for_its_creator_once_loaded_again(tmp_path:
             await table.hub.stop()
 
     asyncio.run(main())
+
+
+class ChatUnreadableStore(RefusingStore):
+    """The room's `MatchStore`: the real store, except that the chat cannot be read (a database that
+    answers writes but fails this read)."""
+
+    async def load_room_chat(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreError("database failure: disk I/O error")
+
+
+def test_a_table_whose_chat_cannot_be_read_is_not_resized_at_all(tmp_path: Path) -> None:
+    """The host's new seat count ends the mutes of the seats it sheds, which needs the room's chat:
+    read before anything is stored, so a read that fails refuses the change whole (before: the
+    resize was stored and adopted, then the read failed and the host was answered an error)."""
+
+    async def body(table: Table) -> None:
+        table.room.chat = None  # not read yet, as in a room just loaded from the store
+        version = table.room.version
+        table.room.store = ChatUnreadableStore(table.store)
+        with pytest.raises(StoreError):
+            await table.room.call(lambda r: host.set_options(r, None, None, None, seats=3))
+        assert (len(table.room.seats), table.room.version) == (4, version)
+        row = await table.stored()
+        assert (len(row.seats), row.version) == (4, version)
+
+    run_table(tmp_path, body, bots=[None, "greedy", "greedy", "greedy"], variant="kozel")

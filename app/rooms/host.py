@@ -186,6 +186,7 @@ async def set_options(
     resize = None if count == len(room.seats) else count
     if resize is not None:
         check_resize(room.seats, resize)
+        await chat.rules_of(room)  # read now: its mutes end with the seats (below), read failing first
     timer = room.turn_timer_s if turn_timer_s is None else turn_timer_s
     version = await room.save(options=rules.options(), turn_timer_s=timer, hints=hints, seat_count=resize)
     room.adopt(version)
