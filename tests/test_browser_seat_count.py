@@ -105,7 +105,17 @@ def test_the_host_plays_again_at_four_seats_and_a_fourth_friend_takes_the_new_on
             ("bot", None),
             ("human", "Dewi"),
         ]
-        dewi.wait_for_function("() => window.__domeng.view?.hand?.length === 5")  # K1: 5 each at 4
+        dewi.wait_for_function("() => window.__domeng.view?.hand && window.__domeng.view.log")
+        # K1: 5 tiles each at 4 seats. Her hand may have grown already: a draw that is her only
+        # choice is made for her (K3), as soon as the turn comes to her
+        dealt = dewi.evaluate(
+            """() => {
+                const view = window.__domeng.view;
+                const hers = (type) => view.log.filter((e) => e.type === type && e.seat === view.seat).length;
+                return view.hand.length - hers("drew") + hers("placed");
+            }"""
+        )
+        assert dealt == 5
         assert dewi.evaluate("() => window.__domeng.view.hand_counts.length") == 4
         screenshot(dewi, "seat-count-four-390-en")
         host_watch.assert_clean()
