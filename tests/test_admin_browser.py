@@ -170,13 +170,16 @@ def _key(tile: str) -> str:
     return tile
 
 
-def _sign_in(page: Any, server: ServerProcess) -> None:
+def _sign_in(page: Any, server: ServerProcess, listed: bool = True) -> None:
+    """Sign ``page`` in with the secret on the form, and wait for the matches (with ``listed``,
+    for their rows too)."""
     page.goto(f"{server.url}/admin/login")
     page.wait_for_selector("body[data-ready] #admin-secret")
     page.fill("#admin-secret", SECRET)
     page.click("#admin-login")
     page.wait_for_url("**/admin/matches")
-    page.wait_for_selector("body[data-ready] .match-row")
+    if listed:
+        page.wait_for_selector("body[data-ready] .match-row")
 
 
 def test_the_sign_in_form_sends_an_admin_already_signed_in_to_the_admin_area(
@@ -185,11 +188,7 @@ def test_the_sign_in_form_sends_an_admin_already_signed_in_to_the_admin_area(
     """/admin/login opened by an admin already signed in (a bookmark, the back button) goes to the
     matches (303), not to a second sign-in form; signed out, the form is back."""
     context, page, watch = open_page(browser, DESKTOP)
-    page.goto(f"{server.url}/admin/login")
-    page.wait_for_selector("body[data-ready] #admin-secret")
-    page.fill("#admin-secret", SECRET)
-    page.click("#admin-login")
-    page.wait_for_url("**/admin/matches")
+    _sign_in(page, server, listed=False)
     page.goto(f"{server.url}/admin/login")
     page.wait_for_url("**/admin/matches")
     page.wait_for_selector("body[data-ready] #admin-logout")
@@ -506,11 +505,7 @@ def test_the_match_page_marks_the_moves_a_bot_made_for_a_player(server: ServerPr
     detail = _api(server, f"/matches/{match_id}")
     assert "timer" in detail["rounds"][0]["actors"]
     context, page, watch = open_page(browser, DESKTOP)
-    page.goto(f"{server.url}/admin/login")
-    page.wait_for_selector("body[data-ready] #admin-secret")
-    page.fill("#admin-secret", SECRET)
-    page.click("#admin-login")
-    page.wait_for_url("**/admin/matches")
+    _sign_in(page, server, listed=False)
     page.goto(f"{server.url}/admin/matches/{match_id}")
     page.wait_for_selector(".round-card[data-round='0']")
     marked = page.locator(".round-card[data-round='0'] li[data-actor='timer']").first
@@ -674,11 +669,7 @@ def test_the_match_page_of_a_match_in_play_closes_its_room(server: ServerProcess
     done = play_bot_match(server)
     finished = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == done["code"])
     context, page, watch = open_page(browser, DESKTOP)
-    page.goto(f"{server.url}/admin/login")
-    page.wait_for_selector("body[data-ready] #admin-secret")
-    page.fill("#admin-secret", SECRET)
-    page.click("#admin-login")
-    page.wait_for_url("**/admin/matches")
+    _sign_in(page, server, listed=False)
     page.goto(f"{server.url}/admin/matches/{finished}")
     page.wait_for_selector("#export-record")
     assert page.locator(".match-actions .close-room").count() == 0
@@ -707,11 +698,7 @@ def test_the_live_rooms_page_reads_the_rooms_again_and_keeps_a_close_armed(
     after it, then closes. Found by its code once it is out of memory, the page links its
     matches in the history."""
     context, page, watch = open_page(browser, DESKTOP)
-    page.goto(f"{server.url}/admin/login")
-    page.wait_for_selector("body[data-ready] #admin-secret")
-    page.fill("#admin-secret", SECRET)
-    page.click("#admin-login")
-    page.wait_for_url("**/admin/matches")
+    _sign_in(page, server, listed=False)
     page.goto(f"{server.url}/admin/rooms")
     page.wait_for_selector(".table-wrap[data-reads='1']")
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
