@@ -118,6 +118,10 @@ class FakeOutbox:
         if not self.closed:
             self.frames.append(json.loads(text))
 
+    def send_latest(self, kind: str, text: str) -> None:
+        """Nothing waits here: sent at once."""
+        self.send(text)
+
     def close(self, reason: CloseReason) -> None:
         if not self.closed:
             self.closed, self.closed_for = True, reason

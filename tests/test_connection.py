@@ -1,6 +1,7 @@
 """`app.edge.connection.Connection`'s send path: frames go out at once while the socket takes
 them, a write that has to wait is finished before anything sent after it, a full queue closes the
-connection with 4002, and a failed write closes it. The socket here is a stand-in whose writes
+connection with 4002, a failed write closes it, and a latest-only frame still waiting is
+replaced in its place. The socket here is a stand-in whose writes
 wait on a gate; tests/test_server_slow_client.py drives the same path through a real server."""
 
 from __future__ import annotations
@@ -139,6 +140,30 @@ def test_a_write_that_fails_after_waiting_closes_the_connection() -> None:
         assert conn.closed
         assert socket.written == ["a"]
         assert socket.closed_with == [CLOSE_TOO_SLOW]
+        await conn.stop()
+
+    asyncio.run(main())
+
+
+def test_a_waiting_latest_frame_is_replaced_in_its_place_not_queued_again() -> None:
+    async def main() -> None:
+        socket = GatedSocket(hold={"a"})
+        conn = await _started(socket, queue_size=4)
+        conn.send("a")  # the socket stops reading
+        conn.send_latest("spectators", "s0")
+        conn.send("b")
+        for n in range(1, 100):  # far more than the queue holds
+            conn.send_latest("spectators", f"s{n}")
+        conn.send("c")
+        assert not conn.closed
+        socket.gate.set()
+        async with asyncio.timeout(5):
+            while socket.written[-1:] != ["c"]:
+                await asyncio.sleep(0)
+        assert socket.written == ["a", "s99", "b", "c"]  # the latest, in the stale one's place
+        assert socket.closed_with == []
+        conn.send_latest("spectators", "s100")  # nothing waits: written at once
+        assert socket.written[-1] == "s100"
         await conn.stop()
 
     asyncio.run(main())

@@ -4,11 +4,15 @@ host's sockets get it: a silent spectator's tag reaches nobody else."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from starlette.websockets import WebSocketState
 
+from app.edge.connection import Connection
 from app.rooms import chat, host
 from app.rooms.errors import RoomError
 from tests.roomkit import FakeOutbox, Table, reopen, run_table
@@ -99,5 +103,47 @@ def test_a_removed_spectator_stays_out_by_key_and_address_after_a_restart_too(tm
         await _refused(moved, None, "192.0.2.7")
         await _spectate(moved, flat_key, address="192.0.2.7")
         assert "192.0.2.7" not in json.dumps(await moved.room.call(chat.rules_of))  # only its hash
+
+    run_table(tmp_path, body, bots=BOTS)
+
+
+class _StalledSocket:
+    """A host's WebSocket that does not read: every write waits until ``reading`` is set."""
+
+    def __init__(self) -> None:
+        self.written: list[dict[str, Any]] = []
+        self.closed_with: list[int] = []
+        self.reading = asyncio.Event()
+        self.application_state = WebSocketState.CONNECTED
+
+    async def send_text(self, text: str) -> None:
+        await self.reading.wait()
+        self.written.append(json.loads(text))
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None:
+        self.closed_with.append(code)
+        self.application_state = WebSocketState.DISCONNECTED
+
+
+def test_a_host_that_reads_slowly_gets_the_latest_list_and_is_not_cut_off(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        socket = _StalledSocket()
+        host_conn = Connection(socket, 16)  # type: ignore[arg-type]
+        host_conn.start()
+        await table.room.connect(host_conn, None, host=table.host_token)
+        dewi, dewi_tag, _ = await _spectate(table)
+        for n in range(60):  # a spectator renaming itself over and over
+            await table.room.call(lambda r, n=n: chat.name_spectator(r, dewi, f"Dewi {n}"))
+        _, quiet_tag, _ = await _spectate(table)
+        assert not host_conn.closed  # the old code queued every list and closed it (4002)
+        socket.reading.set()
+        latest = [{"tag": dewi_tag, "name": "Dewi 59"}, {"tag": quiet_tag, "name": ""}]
+        async with asyncio.timeout(5):
+            while not any(f.get("spectators") == latest for f in socket.written):
+                await asyncio.sleep(0)
+        lists = [f["spectators"] for f in socket.written if f["type"] == "spectators"]
+        assert lists[-1] == latest and len(lists) <= 3  # stale lists were never sent
+        assert socket.closed_with == [] and not host_conn.closed
+        await host_conn.stop()
 
     run_table(tmp_path, body, bots=BOTS)

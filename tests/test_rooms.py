@@ -736,6 +736,9 @@ class _RawOutbox(FakeOutbox):
         self.texts.append(text)
         super().send(text)
 
+    def send_latest(self, kind: str, text: str) -> None:
+        self.send(text)
+
 
 def test_spectators_share_one_frame_per_update_and_are_capped(tmp_path: Path) -> None:
     config = replace(CONFIG, max_spectators=3)

@@ -71,6 +71,11 @@ class RelayOutbox:
         if not self.closed:
             self._relay.publish(self._channel, text)
 
+    def send_latest(self, kind: str, text: str) -> None:
+        """Publish it like any frame: the relay queues nothing here; the socket's own
+        `app.edge.connection.Connection` on the relaying process sends what it publishes."""
+        self.send(text)
+
     def beat(self) -> None:
         """Answer a heartbeat of the relay."""
         if not self.closed:

@@ -88,7 +88,9 @@ class Connection:
     sockets then costs no task switch per socket (benchmarks/load.py). A write that has to wait
     is finished by the sender before anything queued after it, so frames keep their order.
     Otherwise it queues the frame, and when ``queue_size`` frames are already waiting the
-    connection is closed with 4002 (too slow) instead.
+    connection is closed with 4002 (too slow) instead. `send_latest` queues a frame whose latest
+    value alone matters (the host's ``spectators`` list): while one of its kind still waits, that
+    one's text is replaced in its place instead, so a flood of them takes one place in the queue.
     """
 
     def __init__(self, websocket: WebSocket, queue_size: int) -> None:
@@ -99,7 +101,8 @@ class Connection:
         self.client: str | None = None
         self.name: str | None = None
         self.closed = False
-        self._queue: asyncio.Queue[str | tuple[int, str] | _Unfinished] = asyncio.Queue(queue_size)
+        self._queue: asyncio.Queue[str | tuple[int, str] | _Unfinished | _Latest] = asyncio.Queue(queue_size)
+        self._waiting: dict[str, _Latest] = {}  # send_latest's frames still queued, by kind
         self._sender: asyncio.Task[None] | None = None
         self._idle = False  # the sender waits for the queue, with nothing in hand
 
@@ -120,6 +123,27 @@ class Connection:
             _log.warning("slow_client_closed", conn=self.id, seat=self.seat)
             self.close_with(CLOSE_TOO_SLOW, "too slow to read updates")
 
+    def send_latest(self, kind: str, text: str) -> None:
+        """Queue one frame of ``kind``, or replace the text of the one of that kind still waiting
+        in the queue, in its place (`app.rooms.ports.Outbox.send_latest`)."""
+        if self.closed:
+            return
+        waiting = self._waiting.get(kind)
+        if waiting is not None:
+            waiting.text = text
+            return
+        if self._idle and self._queue.empty():
+            self._write_now(text)
+            return
+        latest = _Latest(kind, text)
+        try:
+            self._queue.put_nowait(latest)
+        except asyncio.QueueFull:
+            _log.warning("slow_client_closed", conn=self.id, seat=self.seat)
+            self.close_with(CLOSE_TOO_SLOW, "too slow to read updates")
+            return
+        self._waiting[kind] = latest
+
     def close(self, reason: CloseReason) -> None:
         """The room closes this connection for ``reason`` (`app.edge.closes` gives its code)."""
         self.close_with(*close_for(reason))
@@ -138,6 +162,7 @@ class Connection:
                 self._queue.get_nowait()
             if isinstance(first, _Unfinished):
                 self._queue.put_nowait(first)
+        self._waiting.clear()
         self._queue.put_nowait((code, reason))
         if self._sender is None:
             self.start()
@@ -165,6 +190,11 @@ class Connection:
                 self._idle = False
                 if isinstance(item, _Unfinished):
                     await item.finish()
+                    continue
+                if isinstance(item, _Latest):
+                    if self._waiting.get(item.kind) is item:
+                        del self._waiting[item.kind]  # a newer one of its kind queues anew
+                    await ws.send_text(item.text)
                     continue
                 if isinstance(item, tuple):
                     code, reason = item
@@ -195,6 +225,16 @@ class Connection:
             self._sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._sender
+
+
+class _Latest:
+    """A `Connection.send_latest` frame in the queue: while it waits, a newer frame of its
+    ``kind`` replaces its ``text``."""
+
+    __slots__ = ("kind", "text")
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind, self.text = kind, text
 
 
 class _Unfinished:

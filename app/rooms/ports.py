@@ -48,7 +48,7 @@ class Outbox(Protocol):
     then too; None for a seat), its ``client``: the room's salted hash of its client address
     (`app.rooms.watchers.client_hash`, set then too; None when the address is not known), a
     spectator's ``name`` in the chat (`app.rooms.chat.name_spectator`; None: none, and always for
-    a seat), whether it is ``closed``, and two calls that never block."""
+    a seat), whether it is ``closed``, and three calls that never block."""
 
     seat: int | None
     watcher: str | None
@@ -58,6 +58,13 @@ class Outbox(Protocol):
 
     def send(self, text: str) -> None:
         """Queue one JSON text frame."""
+
+    def send_latest(self, kind: str, text: str) -> None:
+        """Queue one JSON text frame of ``kind`` (a state whose latest value alone matters, such as
+        the host's ``spectators`` list) that supersedes one of the same ``kind`` still waiting
+        unsent: that one's text is replaced in its place in the queue (so it goes no later than
+        the stale one would have, and a slow reader is not closed by updates it would throw
+        away). An outbox that queues nothing (a relayed one) simply sends."""
 
     def close(self, reason: CloseReason) -> None:
         """Send what is queued, then close for ``reason`` (idempotent)."""

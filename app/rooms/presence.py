@@ -332,12 +332,14 @@ class Presence:
     def send_spectators(self) -> None:
         """Send the host's connections, and only theirs, who watches (`spectators_public`):
         ``{"type": "spectators", "spectators": [...]}``, so the host may mute or remove a silent
-        spectator too. Nobody else learns a silent spectator's tag; it does not change the version."""
+        spectator too. Nobody else learns a silent spectator's tag; it does not change the version.
+        Only the latest list matters: one still waiting in a slow host's queue is replaced
+        (`Outbox.send_latest`), so churning spectators cannot fill that queue and cut the host off."""
         if not self.host_conns:
             return
         frame = frames.dumps({"type": "spectators", "spectators": self.spectators_public()})
         for conn in list(self.host_conns):
-            conn.send(frame)
+            conn.send_latest("spectators", frame)
 
     def cancel_host_timer(self) -> None:
         """Disarm the host's grace (the room is stopping)."""
