@@ -13,7 +13,8 @@ import pytest
 from starlette.websockets import WebSocketDisconnect
 
 from app.edge.connection import Connection
-from app.edge.remote import relay_socket
+from app.edge.remote import _Relayed, relay_socket
+from app.rooms.frames import dumps
 from tests.test_connection import GatedSocket
 
 HELLO = '{"type":"hello","protocol":1,"token":"t"}'
@@ -97,3 +98,29 @@ def test_a_socket_closed_as_the_owner_first_answers_says_goodbye_and_stops_beati
 
     sent = asyncio.run(main())
     assert sent[0] == "open" and sent[-1] == "bye" and sent.count("bye") == 1
+
+
+def test_a_relayed_host_that_reads_slowly_gets_only_the_latest_spectators_list() -> None:
+    """The owner publishes every list; the relay's `Connection` keeps only the latest waiting."""
+
+    async def main() -> None:
+        socket = GatedSocket(hold={"held"})
+        conn = Connection(socket, 4)  # type: ignore[arg-type]
+        conn.start()
+        await asyncio.sleep(0)  # the sender reaches its queue
+        relayed = _Relayed(conn)
+        relayed.on_record("held")  # the host's socket stops reading
+        lists = [
+            dumps({"type": "spectators", "spectators": [{"tag": "t", "name": f"n{n}"}]}) for n in range(50)
+        ]
+        for text in lists:
+            relayed.on_record(text)
+        assert not conn.closed
+        socket.gate.set()
+        async with asyncio.timeout(5):
+            while socket.written[-1:] != [lists[-1]]:
+                await asyncio.sleep(0)
+        assert socket.written == ["held", lists[-1]] and socket.closed_with == []
+        await conn.stop()
+
+    asyncio.run(main())

@@ -95,6 +95,12 @@ class RelayPort(Protocol):
     def link(self, code: str, on_record: Callable[[str], None]) -> RelayLinkPort: ...
 
 
+_SPECTATORS = '{"type":"spectators",'
+"""How the owner's host-only ``spectators`` frame begins (`app.rooms.frames.dumps`): the owner's
+`app.cluster.relay.RelayOutbox` publishes every list, so the socket's `Connection` here is the one
+that keeps only the latest while the host reads slowly."""
+
+
 class _Relayed:
     """What the relay's side hears from the owner of one socket."""
 
@@ -109,6 +115,9 @@ class _Relayed:
         self.answered.set()
         self.heard = time.monotonic()
         conn = self.conn
+        if text.startswith(_SPECTATORS):  # only the latest list matters (`Outbox.send_latest`)
+            conn.send_latest("spectators", text)
+            return
         if not text.startswith("!"):
             conn.send(text)
             return
