@@ -19,7 +19,7 @@ from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
 from tests.browserkit import DESKTOP, PHONE, PLAYABLE, open_page, screenshot, sit_and_start
 from tests.kozelkit import assert_kozel_words
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
 
 @pytest.fixture(scope="module")
@@ -719,3 +719,54 @@ def test_the_live_rooms_page_reads_the_rooms_again_and_keeps_a_close_armed(
     assert page.locator(".match-row").count() == 1 and page.input_value("input[name='code']") == room["code"]
     watch.assert_clean()
     context.close()
+
+
+def test_the_page_of_a_match_in_play_shows_new_moves_and_a_finished_one_asks_nothing(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The page of a match in play refreshes itself (every 5 s while shown, reading the match
+    again only when it changed): a move made after it loaded shows without a reload, and the
+    replay step shown and a Close armed by its first click stay as they were. The page of a
+    finished match asks the server nothing after it loaded."""
+    done = play_bot_match(server)
+    finished = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == done["code"])
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    ana = Client(server, room["code"], token)
+    turn = ana.wait_for(my_turn_to_place)
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    # the finished match's page, open beside the live one: every request it makes is counted
+    context_done, page_done, watch_done = open_page(browser, DESKTOP)
+    _sign_in(page_done, server, listed=False)
+    asked: list[str] = []
+    page_done.on("request", lambda r: asked.append(r.url))
+    page_done.goto(f"{server.url}/admin/matches/{finished}")
+    page_done.wait_for_selector("#chat-log")  # the last thing the page reads
+    context, page, watch = open_page(browser, DESKTOP)
+    _sign_in(page, server, listed=False)
+    page.goto(f"{server.url}/admin/matches/{match_id}")
+    page.wait_for_selector("#chat-log")
+    shown = page.locator(".actions-list li").count()
+    page.click(".round-card[data-round='0'] .open-replay")
+    page.wait_for_selector("#replay:not([hidden]) .rp-seat")
+    page.click("#replay .rp-next")
+    assert _step(page) == 1
+    button = page.locator(".match-actions .close-room")
+    button.click()
+    assert ana.answer(turn)  # Ana plays: the bots answer, all stored
+    page.wait_for_function(
+        "n => document.querySelectorAll('.actions-list li').length > n", arg=shown, timeout=30_000
+    )
+    assert page.locator(".rounds[data-reads='1']").count() == 0  # read again, without a reload
+    assert _step(page) == 1  # the replay stays where the admin left it
+    assert button.inner_text() == "Confirm: close it"  # still armed
+    assert page.get_attribute("a.watch-table", "href") == f"/r/{room['code']}"
+    # the live page ticked at least once since the finished one loaded: that one asked nothing
+    matches = [url.split("/api/admin", 1)[1] for url in asked if "/api/admin/matches" in url]
+    assert sorted(matches) == [f"/matches/{finished}", f"/matches/{finished}/chat"], matches
+    ana.close()
+    watch.assert_clean()
+    watch_done.assert_clean()
+    context.close()
+    context_done.close()

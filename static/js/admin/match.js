@@ -1,7 +1,7 @@
 // One match: seats and options, the chart of stones (Kozel: points) across rounds, every round's
 // deal, outcome and transfers, the replay viewer and the export.
 
-import { h } from "../dom.js";
+import { h, replace } from "../dom.js";
 import { miniTile } from "../tiles.js";
 import { chatSection } from "./chat.js";
 import { adminApi, when } from "./api.js";
@@ -172,7 +172,7 @@ function roomMatches(m) {
   const at = all.findIndex((r) => r.id === m.id);
   const link = (r, text) => h("a", { href: `/admin/matches/${r.id}`, class: "room-match", dataset: { number: String(r.number) } }, text);
   const parts = [h("span", { class: "room-code" }, m.code), ` · match ${m.room_match} of ${Math.max(all.length, 1)}`];
-  // a match being played: its table, watched as a spectator (this page is the match as it was loaded)
+  // a match being played: its table, watched as a spectator (this page refreshes itself meanwhile)
   if (m.live && (m.status === "playing" || m.status === "waiting"))
     parts.push(" · ", h("a", { class: "watch-table", href: `/r/${encodeURIComponent(m.code)}`, target: "_blank", rel: "noopener" }, "watch the table live"));
   if (at > 0) parts.push(" · ", link(all[at - 1], `← match ${all[at - 1].number}`));
@@ -195,44 +195,101 @@ function closable(m) {
   return latest === m.id && (m.status === "waiting" || m.status === "playing");
 }
 
-export async function matchPage(main, id) {
-  const m = await adminApi("GET", `/matches/${id}`);
+/** How often the page of a match in play asks whether the match changed, in milliseconds (while
+ * its tab is shown). */
+export const REFRESH_MS = 5000;
+
+const inPlay = (m) => m.status === "waiting" || m.status === "playing";
+
+/** What the match list says of the room's matches (``/matches?code=``: a few small rows, no
+ * deals nor actions): it changes with every stored action, round, status or new match of the
+ * room, so the page reads the whole match again only when this changed. */
+async function mark(code) {
+  const page = await adminApi("GET", `/matches?code=${encodeURIComponent(code)}&per_page=200`);
+  return JSON.stringify(page.items);
+}
+
+export async function matchPage(main, id, refreshMs = REFRESH_MS) {
+  let m = await adminApi("GET", `/matches/${id}`);
   const names = m.seats.map((s) => s.display_name);
   const exportLink = h("a", { id: "export-record", class: "btn btn-gold", href: `/api/admin/matches/${id}/record`, download: `domeng-match-${id}.json` }, "Export record (domeng-record/1)");
-  main.append(
-    h("p", {}, h("a", { href: "/admin/matches" }, "← Matches")),
-    h("h1", {}, `Match #${m.id} · ${m.variant}`),
-    h(
-      "dl",
-      { class: "facts" },
-      [
-        ["Status", `${m.status}${statusReason(m)}${m.live ? " · live" : ""}`],
-        ["Created", when(m.created_at)],
-        ["Last activity", when(m.last_active_at)],
-        ["Room", roomMatches(m)],
-        ["Options", optionsText(m.variant, m.options)],
-        ["Turn timer", m.turn_timer_s ? `${m.turn_timer_s} s` : "off"],
-        ["Result", resultText(m)],
-      ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
-    ),
-    h(
-      "table",
-      { class: "admin-table seats" },
-      h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, kindText(s))))),
-    ),
-    h("p", { class: "match-actions" }, exportLink, closable(m) ? closeButton(m, () => location.reload()) : null),
-  );
-  if (m.replay_error) main.append(h("p", { class: "warn", role: "alert" }, `Replay failed: ${m.replay_error}`));
-  if (m.chart.rounds.length) {
-    const canvas = h("canvas", { id: "stones-chart", role: "img", "aria-label": `${m.chart.unit} of each seat after each round` });
-    main.append(h("section", { class: "chart-box" }, h("h2", {}, m.chart.unit === "points" ? "Points across rounds" : "Stones across rounds"), h("div", { class: "chart-wrap" }, canvas)));
-    main.chart = drawChart(canvas, m.chart, Boolean(m.options && m.options.pairs));
-  }
-  const viewer = new ReplayViewer(id, names);
-  main.append(viewer.el);
-  const rounds = h("section", { class: "rounds" }, h("h2", {}, "Rounds"));
-  for (const round of m.rounds) rounds.append(roundSection(m, round, names, (index) => viewer.open(index)));
-  main.append(rounds);
+  // one Close button for the page's life: armed by its first click, it stays armed (and focused)
+  // through the refreshes
+  const close = closeButton(m, () => location.reload());
+  const head = h("div", { class: "match-head" });
+  const viewer = new ReplayViewer(id, names); // kept through the refreshes: the step shown stays
+  const rounds = h("section", { class: "rounds" });
+  let reads = 0;
+  const render = () => {
+    const names = m.seats.map((s) => s.display_name);
+    // the rounds (and their action lists) the admin opened or closed stay so; a new round opens
+    const open = new Map([...rounds.querySelectorAll("details")].map((d) => [`${d.className}:${d.closest(".round-card").dataset.round}`, d.open]));
+    if (main.chart) main.chart.destroy();
+    main.chart = null;
+    const parts = [
+      h("p", {}, h("a", { href: "/admin/matches" }, "← Matches")),
+      h("h1", {}, `Match #${m.id} · ${m.variant}`),
+      h(
+        "dl",
+        { class: "facts" },
+        [
+          ["Status", `${m.status}${statusReason(m)}${m.live ? " · live" : ""}`],
+          ["Created", when(m.created_at)],
+          ["Last activity", when(m.last_active_at)],
+          ["Room", roomMatches(m)],
+          ["Options", optionsText(m.variant, m.options)],
+          ["Turn timer", m.turn_timer_s ? `${m.turn_timer_s} s` : "off"],
+          ["Result", resultText(m)],
+        ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
+      ),
+      h(
+        "table",
+        { class: "admin-table seats" },
+        h("thead", {}, h("tr", {}, ["Seat", "Name", "Kind"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, m.seats.map((s) => h("tr", {}, h("td", {}, String(s.seat + 1)), h("td", { class: "name" }, s.display_name), h("td", {}, kindText(s))))),
+      ),
+      h("p", { class: "match-actions" }, exportLink, closable(m) ? close : null),
+    ];
+    if (m.replay_error) parts.push(h("p", { class: "warn", role: "alert" }, `Replay failed: ${m.replay_error}`));
+    const canvas = m.chart.rounds.length ? h("canvas", { id: "stones-chart", role: "img", "aria-label": `${m.chart.unit} of each seat after each round` }) : null;
+    if (canvas) parts.push(h("section", { class: "chart-box" }, h("h2", {}, m.chart.unit === "points" ? "Points across rounds" : "Stones across rounds"), h("div", { class: "chart-wrap" }, canvas)));
+    replace(head, ...parts);
+    if (canvas) main.chart = drawChart(canvas, m.chart, Boolean(m.options && m.options.pairs));
+    replace(rounds, h("h2", {}, "Rounds"), m.rounds.map((round) => roundSection(m, round, names, (index) => viewer.open(index))));
+    for (const d of rounds.querySelectorAll("details")) {
+      const was = open.get(`${d.className}:${d.closest(".round-card").dataset.round}`);
+      if (was !== undefined) d.open = was;
+    }
+    rounds.dataset.reads = String(++reads); // how many reads of the match the page shows (tests wait on it)
+  };
+  main.append(head, viewer.el, rounds);
+  render();
   main.append(await chatSection(id, names));
+  if (!inPlay(m)) return; // a finished or abandoned match no longer changes: no refresh
+  // a match in play changes under the admin's eyes (moves, rounds, status): while the tab is
+  // shown, ask every few seconds whether it changed (a few small rows), and read it again only
+  // then; the scroll position stays. A failed read is tried again at the next tick.
+  let seen = await mark(m.code);
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (!main.isConnected) return clearInterval(timer);
+    if (document.visibilityState === "hidden" || busy) return;
+    busy = true;
+    try {
+      const now = await mark(m.code);
+      if (now !== seen) {
+        m = await adminApi("GET", `/matches/${id}`);
+        seen = now;
+        const x = window.scrollX;
+        const y = window.scrollY;
+        render();
+        window.scrollTo(x, y);
+        if (!inPlay(m)) clearInterval(timer);
+      }
+    } catch {
+      // tried again at the next tick
+    } finally {
+      busy = false;
+    }
+  }, refreshMs);
 }
