@@ -37,6 +37,7 @@ from uvicorn.importer import import_from_string
 from websockets.frames import Opcode
 
 from app.edge.connection import MessageBudget
+from app.throttle import Throttle
 
 __all__ = ["FRAME_BURST", "FRAME_PER_S", "HEARD", "heard_protocol", "silent_s"]
 
@@ -96,7 +97,9 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
             if self.domeng_frames.take():
                 return True
             self.domeng_cut = True
-            _CUTS.cut()
+            unlogged = _CUTS.allow("cut")
+            if unlogged is not None:
+                _log.warning("frames_refused", burst=FRAME_BURST, per_s=FRAME_PER_S, unlogged=unlogged)
             self.transport.abort()
             return False
 
@@ -155,26 +158,10 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
     return Heard
 
 
-class _Cuts:
-    """The clients cut off for their control frames, logged at most once per ``window_s``
-    (``frames_refused``, with how many since the last line): a flood of them writes a
-    line every few seconds, not one per socket."""
-
-    def __init__(self, window_s: float = 10.0) -> None:
-        self.window_s = window_s
-        self.logged_at = float("-inf")
-        self.unlogged = 0
-
-    def cut(self) -> None:
-        now = time.monotonic()
-        if now - self.logged_at < self.window_s:
-            self.unlogged += 1
-            return
-        _log.warning("frames_refused", burst=FRAME_BURST, per_s=FRAME_PER_S, unlogged=self.unlogged)
-        self.logged_at, self.unlogged = now, 0
-
-
-_CUTS = _Cuts()
+_CUTS = Throttle(10.0)
+"""The clients cut off for their control frames: ``frames_refused`` is logged at most once per
+10 s, with how many were cut since the last line (a flood writes a line every few seconds, not
+one per socket)."""
 
 
 def silent_s(scope: Mapping[str, Any]) -> float:

@@ -11,6 +11,7 @@ change the version. The room talks only to its ports (`app.rooms.ports`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import random
 import secrets
@@ -46,6 +47,7 @@ from app.rooms.presence import Presence
 from app.rooms.seats import SeatInfo, hash_token
 from app.rooms.timing import Timing
 from app.store import ConflictError, FencedOutError, StoreError
+from app.throttle import Throttle
 from engine.actions import Action
 from engine.core import State
 from engine.errors import EngineError
@@ -82,10 +84,6 @@ class Room(Commits, Timing, Moves, Presence):
     closes its sockets (``room_reloading``); their clients reconnect and the room is loaded from
     the store (`app.rooms.leased.LeasedRooms.reload`). None: the failed write is tried again, as
     any other."""
-    write_failures = 0
-    """Intents failed on a database failure since the last one logged (`_log_failure`)."""
-    failure_logged_at: float | None = None
-    """When a failed intent was last logged (`Clock.monotonic`, seconds)."""
 
     def __init__(
         self,
@@ -294,6 +292,12 @@ class Room(Commits, Timing, Moves, Presence):
             await self.store_turn_start()
             await self.store_covers()
 
+    @functools.cached_property
+    def _failures_logged(self) -> Throttle:
+        """Failed intents logged (`_log_failure`): one line per `FAILURE_LOG_S` at most, on the
+        room's clock."""
+        return Throttle(FAILURE_LOG_S, self.clock.monotonic)
+
     def _log_failure(self, intent: Intent, error: Exception) -> None:
         """Log a failed intent: a database failure (`StoreError`) as a warning without its
         traceback, at most one every `FAILURE_LOG_S` seconds per room with the number of failures
@@ -303,18 +307,16 @@ class Room(Commits, Timing, Moves, Presence):
         if not isinstance(error, StoreError):
             _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
             return
-        self.write_failures += 1
-        now = self.clock.monotonic()
-        if self.failure_logged_at is not None and now - self.failure_logged_at < FAILURE_LOG_S:
+        held = self._failures_logged.allow("write")
+        if held is None:
             return
         _log.warning(
             "room_write_failed",
             room=self.code,
             intent=type(intent).__name__,
-            failed=self.write_failures,
+            failed=held + 1,  # this one and those held back since the last line
             error=f"{type(error).__name__}: {error}",
         )
-        self.write_failures, self.failure_logged_at = 0, now
 
     async def _ask(self, intent: Intent) -> Any:
         if self.retired:  # unloaded in between: the caller opens the room again from the store

@@ -44,6 +44,7 @@ import structlog
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.addresses import counted_address, counted_keys
+from app.throttle import Throttle
 
 __all__ = [
     "ENOUGH_CONNECTIONS",
@@ -90,7 +91,7 @@ class ConnectionGuard:
         self._all: set[asyncio.BaseTransport] = set()
         self._clock = clock
         self._pruned_at = float("-inf")
-        self._refusals = _Throttle(10.0, clock)
+        self._refusals = Throttle(10.0, clock)
 
     @classmethod
     def from_settings(cls, limit: int, forwarded_allow_ips: str | None, total: int = 0) -> ConnectionGuard:
@@ -249,34 +250,13 @@ def _prune(held: set[asyncio.BaseTransport]) -> None:
         held.discard(transport)
 
 
-class _Throttle:
-    """At most one pass per ``window_s`` per key; `allow` says how many were held back before."""
-
-    def __init__(self, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.window_s = window_s
-        self._clock = clock
-        self._last: dict[str, float] = {}
-        self._held: dict[str, int] = {}
-
-    def allow(self, key: str) -> int | None:
-        """None when ``key`` passed less than ``window_s`` ago (counted as held back), else the
-        number held back since its last pass."""
-        now = self._clock()
-        last = self._last.get(key)
-        if last is not None and now - last < self.window_s:
-            self._held[key] = self._held.get(key, 0) + 1
-            return None
-        self._last[key] = now
-        return self._held.pop(key, 0)
-
-
 class RateLimitedExceptionHandler:
     """The event loop's exception handler, writing each kind of report (its message and
     exception type) at most once per ``window_s`` seconds, with ``unlogged`` the count of those
     left out since. Install it with ``loop.set_exception_handler(handler)``."""
 
     def __init__(self, window_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._throttle = _Throttle(window_s, clock)
+        self._throttle = Throttle(window_s, clock)
 
     def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         error = context.get("exception")
