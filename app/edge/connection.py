@@ -112,16 +112,8 @@ class Connection:
 
     def send(self, text: str) -> None:
         """Queue one frame; a full queue closes the connection (4002)."""
-        if self.closed:
-            return
-        if self._idle and self._queue.empty():
-            self._write_now(text)
-            return
-        try:
-            self._queue.put_nowait(text)
-        except asyncio.QueueFull:
-            _log.warning("slow_client_closed", conn=self.id, seat=self.seat)
-            self.close_with(CLOSE_TOO_SLOW, "too slow to read updates")
+        if not self.closed:
+            self._enqueue(text, text)
 
     def send_latest(self, kind: str, text: str) -> None:
         """Queue one frame of ``kind``, or replace the text of the one of that kind still waiting
@@ -132,17 +124,23 @@ class Connection:
         if waiting is not None:
             waiting.text = text
             return
+        latest = _Latest(kind, text)
+        if self._enqueue(latest, text):
+            self._waiting[kind] = latest
+
+    def _enqueue(self, item: str | _Latest, text: str) -> bool:
+        """Write ``text`` at once while nothing is queued and the sender is idle, else queue
+        ``item`` (its frame); a full queue closes the connection (4002). Whether it was queued."""
         if self._idle and self._queue.empty():
             self._write_now(text)
-            return
-        latest = _Latest(kind, text)
+            return False
         try:
-            self._queue.put_nowait(latest)
+            self._queue.put_nowait(item)
         except asyncio.QueueFull:
             _log.warning("slow_client_closed", conn=self.id, seat=self.seat)
             self.close_with(CLOSE_TOO_SLOW, "too slow to read updates")
-            return
-        self._waiting[kind] = latest
+            return False
+        return True
 
     def close(self, reason: CloseReason) -> None:
         """The room closes this connection for ``reason`` (`app.edge.closes` gives its code)."""
