@@ -1008,9 +1008,10 @@ class WaitingView {
     const held = count === null ? undefined : this.ctl.room.seats.slice(count).find((info) => info.kind === "human");
     this.seatsError.hidden = !held;
     this.seatsError.textContent = held ? t("waiting.seats_taken", { seat: held.seat + 1, name: held.name || "" }) : "";
-    this.body.querySelector("#opt-seats")?.setAttribute("aria-invalid", String(!!held));
     const select = this.body.querySelector("#opt-seats");
-    if (select) select.value = String(this.ctl.room.seats.length); // the table keeps its size
+    if (!select) return;
+    select.setAttribute("aria-invalid", String(!!held));
+    select.value = String(this.ctl.room.seats.length); // the table keeps its size
   }
 
   /** The seat Enter takes: the first empty one, else the first bot's (before the start only), or null. */
