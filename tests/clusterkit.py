@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -24,7 +26,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.store import MatchRow, Store, upgrade_database
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import ROOT, Client, ServerProcess
 
 REDIS_URL = os.environ.get("DOMENG_TEST_REDIS_URL")
 POSTGRES_URL = os.environ.get("DOMENG_TEST_POSTGRES_URL")
@@ -210,6 +212,44 @@ class ThreadedProxy:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(self._timeout)
         self._loop.close()
+
+
+def migrate_once(database_url: str) -> subprocess.CompletedProcess[str]:
+    """``domeng migrate --database-url URL`` in a process of its own, with none of this process's
+    ``DOMENG_`` settings: the production shape's one migration before its servers start (they run
+    with ``DOMENG_MIGRATE=false``). Its completed process (120 s at most)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOMENG_")}
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate", "--database-url", database_url],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def production_backends(admin_secret: str) -> tuple[str, str, dict[str, str]]:
+    """The production shape's shared backends for processes behind nginx (the skips of `need_redis`
+    and `need_postgres`): the PostgreSQL database migrated once by `migrate_once` (its URL never
+    printed), and the settings every process gets: that Redis, short leases (`LEASE_S` seconds),
+    no migration, nginx's forwarded addresses trusted, quick bots, ``admin_secret``. Returns
+    (Redis URL, database URL, settings)."""
+    redis_url, postgres_url = need_redis(), need_postgres()
+    migrated = migrate_once(postgres_url)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "up to date" in migrated.stdout and postgres_url not in migrated.stdout + migrated.stderr
+    env = {
+        "DOMENG_REDIS_URL": redis_url,
+        "DOMENG_LEASE_S": str(LEASE_S),
+        "DOMENG_MIGRATE": "false",
+        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",
+        "DOMENG_BOT_DELAY_S": "0.02",
+        "DOMENG_BOT_WORKERS": "1",
+        "DOMENG_ADMIN_TOKEN": admin_secret,
+    }
+    return redis_url, postgres_url, env
 
 
 def two_servers(tmp_path: Path, extra: dict[str, str]) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:

@@ -9,11 +9,8 @@ its token and plays on. Skipped without nginx, DOMENG_TEST_REDIS_URL or DOMENG_T
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,14 +31,14 @@ from tests.clusterkit import (
     can_play,
     closed_code,
     join,
-    need_postgres,
     need_redis,
     new_table,
     play_turns,
+    production_backends,
     stored_match,
 )
 from tests.nginxkit import NGINX, Nginx
-from tests.serverkit import ROOT, Client, ServerProcess, wait_gone
+from tests.serverkit import Client, ServerProcess, wait_gone
 
 
 @dataclass
@@ -52,19 +49,6 @@ class Topology:
     """nginx seen as one server (its URL), for serverkit's helpers and `Client`."""
     database_url: str
     redis_url: str
-
-
-def _migrate(database_url: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOMENG_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", "migrate", "--database-url", database_url],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -79,19 +63,7 @@ def _topology(tmp_path: Path, redis_of_second: str | None = None) -> Iterator[To
     test cuts), else the same as the first's."""
     if NGINX is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx-light)")
-    redis_url, postgres_url = need_redis(), need_postgres()
-    migrated = _migrate(postgres_url)
-    assert migrated.returncode == 0, migrated.stderr
-    assert "up to date" in migrated.stdout and postgres_url not in migrated.stdout + migrated.stderr
-    env = {
-        "DOMENG_REDIS_URL": redis_url,
-        "DOMENG_LEASE_S": str(LEASE_S),
-        "DOMENG_MIGRATE": "false",
-        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",
-        "DOMENG_BOT_DELAY_S": "0.02",
-        "DOMENG_BOT_WORKERS": "1",
-        "DOMENG_ADMIN_TOKEN": SECRET,
-    }
+    redis_url, postgres_url, env = production_backends(SECRET)
     second_env = {**env, "DOMENG_REDIS_URL": redis_of_second or redis_url}
     servers = [
         ServerProcess(tmp_path / "a", env=env, database_url=postgres_url),

@@ -36,14 +36,12 @@ from tests.clusterkit import (
     LEASE_S,
     assert_log_whole,
     can_play,
-    need_postgres,
-    need_redis,
     new_table,
+    production_backends,
     stored_match,
 )
 from tests.nginxkit import NGINX, Nginx, free_port
 from tests.serverkit import Client, ServerProcess
-from tests.test_topology import _migrate
 
 NOT_RETRIED = {4001, 4003, 4004, 4005, 4006, 4007}
 """The close codes after which static/js/connection.js does not reconnect by itself."""
@@ -321,19 +319,8 @@ def _scene(tmp_path: Path, started: int, waiting: int = 0) -> Iterator[Scene]:
     they are listed)."""
     if NGINX is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx-light)")
-    redis_url, postgres_url = need_redis(), need_postgres()
-    migrated = _migrate(postgres_url)
-    assert migrated.returncode == 0, migrated.stderr
-    env = {
-        "DOMENG_REDIS_URL": redis_url,
-        "DOMENG_LEASE_S": str(LEASE_S),
-        "DOMENG_MIGRATE": "false",
-        "DOMENG_FORWARDED_ALLOW_IPS": "127.0.0.1",
-        "DOMENG_BOT_DELAY_S": "0.02",
-        "DOMENG_BOT_WORKERS": "1",
-        "DOMENG_ADMIN_TOKEN": SECRET,
-        "DOMENG_DISCONNECT_GRACE_S": "300",  # no bot covers Ana while she reconnects
-    }
+    redis_url, postgres_url, env = production_backends(SECRET)
+    env["DOMENG_DISCONNECT_GRACE_S"] = "300"  # no bot covers Ana while she reconnects
     servers = [
         ServerProcess(tmp_path / f"p{n}", env=env, database_url=postgres_url, port=free_port())
         for n in range(started + waiting)
