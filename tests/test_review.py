@@ -360,7 +360,10 @@ def test_the_command_prints_the_reviews_figures(tmp_path: Any) -> None:
     for decision in expected.decisions:
         assert any(line.startswith(f"Action {decision.at + 1}: {decision.chosen}") for line in lines)
         for option in decision.options:
-            assert any(line.strip().startswith(f"{option.cost:.3f}  {option.action}") for line in lines)
+            # to 2 decimals, as the table's "Review my round" shows it (static/js/review.js `shown`)
+            assert any(line.strip().startswith(f"{option.cost:.2f}  {option.action}") for line in lines)
+    figures = [line.split()[0] for line in lines if line.startswith("    ")]
+    assert figures and all(re.fullmatch(r"-?\d+\.\d\d", figure) for figure in figures), figures
     assert lines[-1] == summary(expected).capitalize() + "."
 
     bad = domeng_cli("review", path, "--round", "3", "--seat", "0", "--json")

@@ -11,7 +11,15 @@ from typing import Any
 from app.cli.common import error_place, load_document, positive, terminal_text
 from engine.errors import RecordError
 from engine.record import read_header
-from engine.review import CONFIDENCE, DEFAULT_SAMPLES, Decision, RoundReview, review_record, summary
+from engine.review import (
+    CONFIDENCE,
+    DEFAULT_SAMPLES,
+    SHOWN_DECIMALS,
+    Decision,
+    RoundReview,
+    review_record,
+    summary,
+)
 
 __all__ = ["add_review_parser", "cmd_review", "review_text"]
 
@@ -46,10 +54,11 @@ def add_review_parser(sub: Any) -> None:
 
 def _decision_text(decision: Decision, unit: str, threshold: float) -> list[str]:
     """A decision's lines: its head (``± margin``: the `CONFIDENCE` interval of the loss, never
-    one standard error) and each option's expected cost."""
+    one standard error) and each option's expected cost; every figure to `SHOWN_DECIMALS`
+    decimals, as the table's review shows it (static/js/review.js) and as marking compares it."""
     head = f"Action {decision.at + 1}: {decision.chosen}"
     if decision.lost > 0:
-        head += f": best {decision.best} (lost {decision.lost:.2f} ± {_margin(decision)} {unit})"
+        head += f": best {decision.best} (lost {_figure(decision.lost)} ± {_margin(decision)} {unit})"
     else:
         head += f": the best option (± {_margin(decision)} {unit})"
     if decision.marked:
@@ -59,13 +68,22 @@ def _decision_text(decision: Decision, unit: str, threshold: float) -> list[str]
     lines = [head]
     for option in decision.options:
         mark = "  <- chosen" if option.action == decision.chosen else ""
-        lines.append(f"    {option.cost:7.3f}  {option.action}{mark}")
+        lines.append(f"    {_figure(option.cost):>7}  {option.action}{mark}")
     return lines
 
 
 def _margin(decision: Decision) -> str:
-    """The decision's margin to 2 decimals, ``?`` when the worlds cannot tell."""
-    return f"{decision.margin:.2f}" if decision.margin != float("inf") else "?"
+    """The decision's margin (`_figure`), ``?`` when the worlds cannot tell."""
+    return _figure(decision.margin) if decision.margin != float("inf") else "?"
+
+
+def _figure(x: float) -> str:
+    """A cost, loss or margin of the review as printed: to `SHOWN_DECIMALS` (2) decimals, rounded
+    once from the exact value (``0.3149`` → ``0.31``, as static/js/review.js `shown` does). A third
+    decimal would only print noise: at the default 200 worlds the margin of a loss is about a tenth
+    of a stone (or a point or more in Kozel), and a decision is marked by the figures to 2 decimals
+    (`engine.review.shown`)."""
+    return f"{x:.{SHOWN_DECIMALS}f}"
 
 
 def review_text(review: RoundReview, names: tuple[str, ...]) -> str:
