@@ -76,6 +76,12 @@ class Hub(LeasedRooms):
         (`Leases.creator`), and a room unloaded here may be finished or abandoned on another
         process, which this one would never hear of, so entries kept here would grow without
         bound in a long-running process."""
+        self.creator_shares: dict[str, str] = {}
+        """The rooms in memory whose creator's address this process does not know (``owners``
+        lives in memory: a room loaded again after a restart), by what their match stored of
+        their creator, `share_of` its address (`Room.bot_share`): each counts for that address
+        again once it asks for a room (`adopt_rooms_of`), and meanwhile the lobby counts them as
+        one creator's (`open_tables`), so a restart lists no more of them than before."""
         self._share_key: str | None = None
         """The deployment's ``bot_share`` key (`share_of`), read from the store on first use."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
@@ -101,7 +107,26 @@ class Hub(LeasedRooms):
     def open_tables(self, *, private: bool = False) -> list[dict[str, Any]]:
         """The rooms listed in the lobby (`app.rooms.lobby.open_tables`; with ``private``, with
         what ranks them that nobody is told, `app.rooms.lobby.PRIVATE`)."""
-        return open_tables(self.rooms.values(), self.clock.time(), self.owners, private=private)
+        owners = {code: f"share:{share}" for code, share in self.creator_shares.items()}
+        return open_tables(self.rooms.values(), self.clock.time(), owners | self.owners, private=private)
+
+    async def adopt_rooms_of(self, address: str) -> None:
+        """The rooms in memory that client ``address`` (`app.addresses.counted_address`) created
+        before this process started (`creator_shares`: their stored `share_of` is its own) count
+        for it again, in `open_rooms_of` and the lobby's cap, before it is let create another:
+        a restart does not give an address its caps afresh. Raises `RoomError`
+        ``room_unavailable`` (503, ``Retry-After``) when the deployment's key cannot be read."""
+        if not self.creator_shares:
+            return
+        try:
+            share = await self._share_of(address)
+        except StoreError as error:
+            _log.warning("room_creators_unread", error=str(error))
+            raise unavailable("rooms cannot be created for a moment; try again") from error
+        for code, creator in list(self.creator_shares.items()):
+            if creator == share and code in self.rooms:
+                del self.creator_shares[code]
+                self.owners.setdefault(code, address)
 
     async def statuses(self, codes: Sequence[str]) -> dict[str, dict[str, Any] | None]:
         """The lobby's "Your tables": each room of ``codes`` as `app.rooms.lobby.room_status`
@@ -235,6 +260,7 @@ class Hub(LeasedRooms):
             room = await self._load_row(code, self.store)
             if room is not None:
                 await self._share_with(room, self.owners.get(code))
+                self._note_share(room)
             return room
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
@@ -256,7 +282,14 @@ class Hub(LeasedRooms):
             if creator is not None:
                 self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
             await self._share_with(room, creator)
+            self._note_share(room)  # the lease service forgot it (Redis lost its data)
         return room
+
+    def _note_share(self, room: Room) -> None:
+        """A room just loaded whose creator's address is not known here counts for the creator
+        its match stored (`creator_shares`), when it stored one (older matches: nobody)."""
+        if room.code not in self.owners and room.bot_share != room.code:
+            self.creator_shares[room.code] = room.bot_share
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
         """Room ``code`` rebuilt from its stored latest match (`open`), writing to ``store``;

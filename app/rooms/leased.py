@@ -27,6 +27,7 @@ class LeasedRooms:
 
     rooms: dict[str, Room]
     owners: dict[str, str]
+    creator_shares: dict[str, str]
     store: Store
     metrics: Metrics
     ownership: Ownership | None
@@ -108,6 +109,7 @@ class LeasedRooms:
             del self.rooms[room.code]
         if not keep_creator:
             self.owners.pop(room.code, None)
+        self.creator_shares.pop(room.code, None)  # read from its match again when it is loaded
         self.metrics.rooms.set(len(self.rooms))
 
     def _evict(
