@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 
+from app.rooms.chat import SPARED_PER_ADDRESS
 from tests.serverkit import Client, ServerProcess, closed_with, live
 
 
@@ -121,3 +123,48 @@ def test_a_removed_spectator_cannot_come_back_by_claiming_a_seat(server: ServerP
     assert taken.status_code == 201, taken.text
     live(ana)
     kind.close()
+
+
+def test_a_removed_spectator_cannot_come_back_through_the_keys_they_made_heard_before(
+    server: ServerProcess, table: Any
+) -> None:
+    """A spectator's key is whatever its browser sends: one person can have many of them heard in
+    the chat beforehand. The removal spares a household at its address, no more
+    (`app.rooms.chat.SPARED_PER_ADDRESS`): the spectators watching then first, then those heard
+    latest; every other key known from there stays out (before, each of them came back)."""
+    code, host, _, ana = table
+    server.let_spectators_chat(code, host)
+    hosting = Client(server, code, host=host)
+    made: list[str] = []  # keys the rude one made heard, one line each, then closed
+    for n in range(SPARED_PER_ADDRESS + 1):
+        spare, spare_tag, spare_key = _watching(server, code)
+        spare.send({"type": "chat", "text": f"line {n}"})
+        spare.wait_for(lambda m, t=spare_tag: m["type"] == "chat" and m["line"]["watcher"] == t)
+        spare.close()
+        made.append(spare_key)
+    kind, kind_tag, kind_key = _watching(server, code)  # a housemate watching at the removal
+    rude, tag, _ = _watching(server, code)
+    watching = [{"tag": kind_tag, "name": ""}, {"tag": tag, "name": ""}]
+    hosting.wait_for(lambda m: m["type"] == "spectators" and m["spectators"] == watching)
+    assert _remove(server, code, tag, host).status_code == 200
+    assert closed_with(rude) == (4006, "the host removed you from this room")
+    live(kind)
+    kind.close()
+    kind_again, _, _ = _watching(server, code, kind_key)  # the housemate reloads: still spared
+    came_back = []
+    for key in made:
+        back = Client(server, code, hello=False)
+        back.send({"type": "hello", "protocol": 1, "token": None, "watcher": key})
+        try:
+            back.wait_for(lambda m: m["type"] == "welcome")
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == 4006
+            continue
+        came_back.append(key)
+        back.close()
+    # the housemate, then the keys heard latest, up to the household
+    assert came_back == made[-(SPARED_PER_ADDRESS - 1) :]
+    live(kind_again)
+    live(ana)
+    kind_again.close()
+    hosting.close()

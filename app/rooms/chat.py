@@ -82,6 +82,14 @@ MAX_MUTED_SPECTATORS: Final = 100
 ``DOMENG_MAX_SPECTATORS``, 100 by default)."""
 RECENT: Final = 50
 """The room's lines a joining connection is sent, across its matches (the admin reads them all)."""
+SPARED_PER_ADDRESS: Final = 3
+"""How many other spectators a removal or a mute spares at one client address it holds (two or
+three people behind one home router: the household the lobby's 3 tables per address assume
+too): those watching then first, then those heard in the chat, the latest first (`_spared`). A
+spectator's key is whatever its browser sends (`app.rooms.watchers.KEY_PATTERN`), so one person
+can hold as many as they like: sparing every key known from the address let the person removed
+come back with one of their own other keys, once for each they had made heard beforehand (a
+chat line each, up to `MAX_SPEAKERS`)."""
 MAX_SPEAKERS: Final = 1000
 """Spectators heard (their tags, with their clients) a room remembers, to spare them from a mute of
 another person at their address; past that the longest heard is forgotten."""
@@ -92,7 +100,7 @@ class MutedClient:
     """A client address a host's mute holds (by the room's hash of it, `app.rooms.watchers
     .client_hash`): the mutes it came from, ``by`` (``"tag:3fa9c1d2"`` a spectator's, ``"seat:2"`` a
     seat's: it is let go with the last of them), and the spectators' tags it ``spared``: those heard
-    from that address before the mute."""
+    from that address before the mute, at most `SPARED_PER_ADDRESS` (`_spared`)."""
 
     by: set[str] = field(default_factory=set)
     spared: set[str] = field(default_factory=set)
@@ -417,9 +425,23 @@ def _clients_of(room: Room, chat: ChatRoom, who: int | str) -> set[str]:
     return found if claimed is None else found | {claimed}
 
 
-def _heard_from(chat: ChatRoom, client: str) -> set[str]:
-    """The tags of the spectators heard in the chat from client ``client`` (its hash)."""
-    return {tag for tag, heard in chat.speakers.items() if heard == client}
+def _spared(room: Room, chat: ChatRoom, client: str, held: int | str, watching: bool) -> set[str]:
+    """The spectators a new hold of client ``client`` (its hash) for ``held`` (a seat, or a
+    spectator's tag) spares: at most `SPARED_PER_ADDRESS` of the other spectators known from that
+    address, with ``watching`` those watching now first (sockets open, those there longest first;
+    the host's own left out: they are never held), then those heard in the chat, the latest first."""
+    now = [
+        c.watcher
+        for c in room.arrivals  # in the order they came: those watching longest first
+        if watching
+        and c.seat is None
+        and c.client == client
+        and c.watcher is not None
+        and c not in room.host_conns
+    ]
+    heard = [tag for tag in reversed(chat.speakers) if chat.speakers[tag] == client]
+    known = [tag for tag in dict.fromkeys([*now, *heard]) if tag != str(held)]
+    return set(known[:SPARED_PER_ADDRESS])
 
 
 def _hold(room: Room, chat: ChatRoom, clients: dict[str, MutedClient], who: int | str, on: bool) -> None:
@@ -435,7 +457,7 @@ def _hold(room: Room, chat: ChatRoom, clients: dict[str, MutedClient], who: int 
     for client in _clients_of(room, chat, who):
         held = clients.get(client)
         if held is None:
-            held = clients[client] = MutedClient(set(), _heard_from(chat, client))
+            held = clients[client] = MutedClient(set(), _spared(room, chat, client, who, watching=False))
         held.by.add(by)
         held.spared.discard(str(who))
 
@@ -515,16 +537,16 @@ async def remove(room: Room, tag: str) -> None:
     """The host removed the spectator ``tag`` (`app.rooms.host.remove_spectator`): held for the rest
     of the room's match, and carried to the next after Play again as a mute is (`carry_on`), by its
     tag and by the client addresses the room knows of it (its sockets', its heard lines'), each
-    sparing the other spectators known from that address (heard in the chat, or watching now: two
-    people behind one home router), as a mute's do (`ChatRoom.holds`). Stored with the rules (never
-    sent); `refuse_removed` turns its next sockets away."""
+    sparing at most `SPARED_PER_ADDRESS` other spectators known from that address (watching now
+    first, then heard in the chat: two people behind one home router, `_spared`), as a mute's do
+    (`ChatRoom.holds`); an address already held keeps the ones it spared, less this one. Stored
+    with the rules (never sent); `refuse_removed` turns its next sockets away."""
     chat = await _chat_of(room)
     removed_clients = {client: set(spared) for client, spared in chat.removed_clients.items()}
     for client in _clients_of(room, chat, tag):
-        known = _heard_from(chat, client) | {
-            c.watcher for c in room.conns if c.seat is None and c.client == client and c.watcher is not None
-        }
-        spared = removed_clients.get(client, known)
+        spared = removed_clients.get(client)
+        if spared is None:
+            spared = _spared(room, chat, client, tag, watching=True)
         spared.discard(tag)
         removed_clients[client] = spared
     new = replace(chat, removed=chat.removed | {tag}, removed_clients=removed_clients)
