@@ -91,8 +91,9 @@ def counted_keys(address: str) -> tuple[tuple[str, int], ...]:
     return ((client, 1),) if site is None else ((client, 1), (site, SITE_SHARE))
 
 
-def count_within(counts: Counter[str], address: str, cap: int) -> bool:
-    """Count one more use of client ``address`` in ``counts`` under each of its `counted_keys`,
+def count_within(counts: Counter[str], address: str | tuple[tuple[str, int], ...], cap: int) -> bool:
+    """Count one more use of client ``address`` in ``counts`` under each of its `counted_keys`
+    (or under the keys given in its place, each with its share, as `counted_keys` gives them),
     unless one of them already holds its share of ``cap`` (0: no cap); whether it was counted.
 
     >>> held: Counter[str] = Counter()
@@ -101,7 +102,7 @@ def count_within(counts: Counter[str], address: str, cap: int) -> bool:
     >>> held["2001:db8:1::/48"]
     1
     """
-    keys = counted_keys(address)
+    keys = counted_keys(address) if isinstance(address, str) else address
     if cap and any(counts[key] >= cap * share for key, share in keys):
         return False
     counts.update(key for key, _share in keys)

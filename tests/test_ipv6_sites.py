@@ -218,3 +218,36 @@ def test_the_64s_of_one_48_share_a_few_times_one_clients_rate_of_creations_and_r
             assert [await read(f"203.0.113.{i}") for i in range(1, 8)] == [200] * 7  # IPv4: each alone
 
     asyncio.run(main())
+
+
+def test_the_rooms_of_one_48_count_for_it_after_a_restart_too(tmp_path: Path) -> None:
+    """Who created a room is stored with its match, the /48 of an IPv6 creator too
+    (`app.rooms.hub.Hub.creators`): the tables of many /64s of one /48 loaded again after a
+    restart are listed no more than before it (`SITE_SHARE` times 3), and count against the /48's
+    cap of open rooms, though none of their creators has come back."""
+
+    async def main() -> None:
+        made: list[tuple[str, str]] = []
+        async with _hub(tmp_path) as hub:
+            for n in range(20):  # 20 /64s of one /48, a listed table each
+                room, host_token = await hub.create_room(
+                    "domeng", {}, 5, 0.0, [None] * 5, owner=counted_address(_in_site(n))
+                )
+                await room.call(lambda r: host.set_open(r, True))
+                await room.connect(FakeOutbox(), None, host=host_token, address="198.51.100.9")
+                made.append((room.code, host_token))
+            listed = len(hub.open_tables())
+            assert listed == OPEN_TABLES_PER_ADDRESS * SITE_SHARE
+            assert hub.open_rooms_of(f"{SITE}::/48") == 20
+        async with _hub(tmp_path) as again:  # a restart: nothing of the first hub's memory
+            assert again.owners == {}
+            for code, host_token in made:  # each host back, from another address
+                room = await again.open(code)
+                assert room is not None
+                await room.connect(FakeOutbox(), None, host=host_token, address="198.51.100.9")
+            assert len(again.open_tables()) == listed
+            assert again.open_rooms_of(f"{SITE}::/48") == 20
+            assert again.open_rooms_of(counted_address(_in_site(3))) == 1
+            assert again.open_rooms_of(counted_address(_in_site(0xBEEF))) == 0
+
+    asyncio.run(main())

@@ -106,6 +106,7 @@ async def _next_match(room: Room, asker: int | None) -> None:
         chat_rules=rules,
         hints=room.hints,
         bot_share=None if room.bot_share == room.code else room.bot_share,
+        creator_site=room.creator_site,
     )
     room.next_match(match_id, number, version, specs)
     await chat_room.carry_on(room)

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import structlog
 
-from app.addresses import IPV6_SITE_PREFIX, counted_keys, counted_site
+from app.addresses import IPV6_SITE_PREFIX, SITE_SHARE, counted_keys, counted_site
 from app.metrics import Metrics
 from app.rooms import frames
 from app.rooms.config import RoomConfig
@@ -76,12 +76,13 @@ class Hub(LeasedRooms):
         (`Leases.creator`), and a room unloaded here may be finished or abandoned on another
         process, which this one would never hear of, so entries kept here would grow without
         bound in a long-running process."""
-        self.creator_shares: dict[str, str] = {}
-        """The rooms in memory whose creator's address this process does not know (``owners``
-        lives in memory: a room loaded again after a restart), by what their match stored of
-        their creator, `share_of` its address (`Room.bot_share`): each counts for that address
-        again once it asks for a room (`adopt_rooms_of`), and meanwhile the lobby counts them as
-        one creator's (`open_tables`), so a restart lists no more of them than before."""
+        self.creators: dict[str, tuple[str, str | None]] = {}
+        """Who created each room in memory, as what the caps count (`open_rooms_of`, and the
+        lobby's tables per creator, `open_tables`): `share_of` its client address and of that
+        address's IPv6 /48 (None: an IPv4 creator), as its match stores them (`Room.bot_share`,
+        `Room.creator_site`). A room loaded again after a restart, which ``owners`` no longer
+        knows, thus still counts for its creator; one whose match stored no creator (created
+        without an address, or before its creator was stored) counts for nobody."""
         self._share_key: str | None = None
         """The deployment's ``bot_share`` key (`share_of`), read from the store on first use."""
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
@@ -107,26 +108,7 @@ class Hub(LeasedRooms):
     def open_tables(self, *, private: bool = False) -> list[dict[str, Any]]:
         """The rooms listed in the lobby (`app.rooms.lobby.open_tables`; with ``private``, with
         what ranks them that nobody is told, `app.rooms.lobby.PRIVATE`)."""
-        owners = {code: f"share:{share}" for code, share in self.creator_shares.items()}
-        return open_tables(self.rooms.values(), self.clock.time(), owners | self.owners, private=private)
-
-    async def adopt_rooms_of(self, address: str) -> None:
-        """The rooms in memory that client ``address`` (`app.addresses.counted_address`) created
-        before this process started (`creator_shares`: their stored `share_of` is its own) count
-        for it again, in `open_rooms_of` and the lobby's cap, before it is let create another:
-        a restart does not give an address its caps afresh. Raises `RoomError`
-        ``room_unavailable`` (503, ``Retry-After``) when the deployment's key cannot be read."""
-        if not self.creator_shares:
-            return
-        try:
-            share = await self._share_of(address)
-        except StoreError as error:
-            _log.warning("room_creators_unread", error=str(error))
-            raise unavailable("rooms cannot be created for a moment; try again") from error
-        for code, creator in list(self.creator_shares.items()):
-            if creator == share and code in self.rooms:
-                del self.creator_shares[code]
-                self.owners.setdefault(code, address)
+        return open_tables(self.rooms.values(), self.clock.time(), self.creators, private=private)
 
     async def statuses(self, codes: Sequence[str]) -> dict[str, dict[str, Any] | None]:
         """The lobby's "Your tables": each room of ``codes`` as `app.rooms.lobby.room_status`
@@ -222,10 +204,20 @@ class Hub(LeasedRooms):
             return
         for key, share in counted_keys(creator):
             if self.open_rooms_of(key) >= cap * share:
-                message = (
-                    f"whoever made this room has {cap * share} other rooms open; try again when one is over"
-                )
-                raise RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
+                raise _too_many(cap * share)
+
+    async def _check_stored_creator(self, share: str | None, site: str | None) -> None:
+        """`_check_creator` for a room whose creator is known only as its match stored it (its
+        `share_of` and its /48's, `Room.bot_share` and `Room.creator_site`; None: not stored), one
+        loaded after a restart: raises `RoomError` (429) as `_check_creator` does, and
+        `app.store.StoreError` when the deployment's key cannot be read."""
+        cap = self.config.max_rooms_per_address
+        if share is None or not cap:
+            return
+        await self._share_of(share)  # the key, read once: `creators` are compared under it
+        for hashed, times, whole_site in ((share, 1, False), (site, SITE_SHARE, True)):
+            if hashed is not None and self._open_rooms_keyed(hashed, whole_site) >= cap * times:
+                raise _too_many(cap * times)
 
     async def _shared_creator(self, code: str) -> str | None:
         """With leases, the address that created unfinished room ``code``: as this process knows
@@ -260,7 +252,7 @@ class Hub(LeasedRooms):
             room = await self._load_row(code, self.store)
             if room is not None:
                 await self._share_with(room, self.owners.get(code))
-                self._note_share(room)
+                await self._note_creator(room, self.owners.get(code))
             return room
         matches = await self.store.room_matches(code)
         if not matches or matches[-1].status not in _LOADABLE:
@@ -282,14 +274,24 @@ class Hub(LeasedRooms):
             if creator is not None:
                 self.owners.setdefault(code, creator)  # it counts in its creator's open rooms here
             await self._share_with(room, creator)
-            self._note_share(room)  # the lease service forgot it (Redis lost its data)
+            await self._note_creator(room, creator)
         return room
 
-    def _note_share(self, room: Room) -> None:
-        """A room just loaded whose creator's address is not known here counts for the creator
-        its match stored (`creator_shares`), when it stored one (older matches: nobody)."""
-        if room.code not in self.owners and room.bot_share != room.code:
-            self.creator_shares[room.code] = room.bot_share
+    async def _note_creator(self, room: Room, creator: str | None) -> None:
+        """Note who created ``room``, just loaded, in `creators`: from its creator's address
+        when it is known here (``creator``), else as its match stored it, if it did (after a
+        restart). Raises `app.store.StoreError` when the deployment's key cannot be read."""
+        if creator is not None:
+            self.creators[room.code] = await self._creator_of(creator)
+        elif room.bot_share != room.code:
+            await self._share_of(room.code)  # the key, read once: `open_rooms_of` compares with it
+            self.creators[room.code] = (room.bot_share, room.creator_site)
+
+    async def _creator_of(self, address: str) -> tuple[str, str | None]:
+        """`share_of` client ``address`` and of its IPv6 /48 (None: it has none), as `creators`
+        holds them. Raises `app.store.StoreError` when the deployment's key cannot be read."""
+        site = counted_site(address)
+        return await self._share_of(address), None if site is None else await self._share_of(site)
 
     async def _load_row(self, code: str, store: MatchStore) -> Room | None:
         """Room ``code`` rebuilt from its stored latest match (`open`), writing to ``store``;
@@ -311,6 +313,10 @@ class Hub(LeasedRooms):
             return None
         if code in self.rooms:  # created meanwhile (codes are random: never in practice)
             return self.rooms[code]
+        if self.ownership is None and code not in self.owners and row.match.status != "finished":
+            # who created it is not known here since a restart: its match says (with leases, the
+            # lease service does, `_load`)
+            await self._check_stored_creator(row.match.bot_share, row.match.creator_site)
         try:
             room = self.maker.restore(row, store, read_at)
             last = row.match.rounds[-1] if row.match.rounds else None
@@ -362,12 +368,19 @@ class Hub(LeasedRooms):
     def open_rooms_of(self, address: str) -> int:
         """Rooms in memory whose match is not over created by ``address``, a client as
         `app.addresses.counted_address` gives it, or an IPv6 /48 (`app.addresses.counted_site`):
-        then those of every client inside it."""
+        then those of every client inside it; by `creators`, so those loaded again after a
+        restart count too."""
+        if self._share_key is None or not self.creators:
+            return 0  # nothing is noted in `creators` before the key is read
         site = address.endswith(f"/{IPV6_SITE_PREFIX}")
+        return self._open_rooms_keyed(share_of(address, self._share_key), site)
+
+    def _open_rooms_keyed(self, hashed: str, site: bool) -> int:
+        """`open_rooms_of` a client by its `share_of` ``hashed``, or with ``site`` an IPv6 /48."""
         return sum(
             1
-            for code, owner in self.owners.items()
-            if (owner == address or (site and counted_site(owner) == address))
+            for code, (client, client_site) in self.creators.items()
+            if (client_site if site else client) == hashed
             and (room := self.rooms.get(code)) is not None
             and room.status != "finished"
         )
@@ -401,8 +414,9 @@ class Hub(LeasedRooms):
         )
         store: MatchStore = self.store if ownership is None or lease is None else ownership.fenced(lease)
         try:
-            share = None if owner is None else await self._share_of(owner)
-            room = await self.maker.create(plan, code, host_token, hints, store, share)
+            creator = None if owner is None else await self._creator_of(owner)
+            share, site = (None, None) if creator is None else creator
+            room = await self.maker.create(plan, code, host_token, hints, store, share, site)
             self._add(room)
         except BaseException:
             if ownership is not None and lease is not None:
@@ -410,8 +424,9 @@ class Hub(LeasedRooms):
             raise
         if lease is not None:
             self._lost_meanwhile(room, lease)
-        if owner is not None:
+        if owner is not None and creator is not None:
             self.owners[code] = owner
+            self.creators[code] = creator
         _log.info("room_created", room=code, variant=plan.rules.name, seats=plan.rules.seats)
         return room, host_token
 
@@ -504,6 +519,12 @@ class Hub(LeasedRooms):
         await asyncio.gather(*(room.stop(handed) for room in self.rooms.values()), *self._stopping)
         if self.ownership is not None:  # another process may take the rooms at once
             await self.ownership.close()
+
+
+def _too_many(cap: int) -> RoomError:
+    """The refusal of a room loaded past its creator's ``cap`` of open rooms (429)."""
+    message = f"whoever made this room has {cap} other rooms open; try again when one is over"
+    return RoomError("too_many_open_rooms", message, 429, {"Retry-After": "60"})
 
 
 async def store_finished_round(room: Room) -> None:

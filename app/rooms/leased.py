@@ -27,7 +27,7 @@ class LeasedRooms:
 
     rooms: dict[str, Room]
     owners: dict[str, str]
-    creator_shares: dict[str, str]
+    creators: dict[str, tuple[str, str | None]]
     store: Store
     metrics: Metrics
     ownership: Ownership | None
@@ -109,7 +109,7 @@ class LeasedRooms:
             del self.rooms[room.code]
         if not keep_creator:
             self.owners.pop(room.code, None)
-        self.creator_shares.pop(room.code, None)  # read from its match again when it is loaded
+        self.creators.pop(room.code, None)  # noted again when it is loaded again
         self.metrics.rooms.set(len(self.rooms))
 
     def _evict(

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Final
 
-from app.addresses import SITE_SHARE, count_within, counted_site
+from app.addresses import SITE_SHARE, count_within, counted_keys, counted_site
 from app.rooms.room import Room
 from app.store.reads import RoomStatus
 from engine.variants import make_rules
@@ -41,9 +41,12 @@ keeps them all listed, while a party listing made-up tables gets no more than th
 /48 holds 65,536 /64s, each an address: all of them together are listed `app.addresses.SITE_SHARE`
 times three tables at most (12), as four IPv4 addresses are."""
 
-PRIVATE: Final = ("owner", "distinct", "addresses", "sites")
+PRIVATE: Final = ("owner", "owner_site", "distinct", "addresses", "sites")
 """What `open_tables` gives a table for ranking it that nobody is told (`rank_tables` leaves it
-out): ``owner``, the client address that created the room (None: not known); ``distinct``, how
+out): ``owner``, who created the room (`app.rooms.making.share_of` its client address, as
+`app.rooms.hub.Hub.creators` holds it; a process of an older release gives the address itself;
+None: not known), ``owner_site``, that of the address's IPv6 /48 (None: an IPv4 one; absent from
+an older release's table: ``owner``'s /48 counts); ``distinct``, how
 many distinct client addresses its connected seated people are at; ``addresses``, those addresses,
 each as `address_key` (sorted; a connection whose address is not known as a key of its own);
 ``sites``, the IPv6 /48 of each IPv6 one of them (`app.addresses.counted_site`), ``{address_key:
@@ -54,12 +57,17 @@ SHOWN_STATUSES: Final = ("waiting", "playing", "finished")
 
 
 def open_tables(
-    rooms: Iterable[Room], now: float, owners: Mapping[str, str] | None = None, *, private: bool = False
+    rooms: Iterable[Room],
+    now: float,
+    owners: Mapping[str, tuple[str, str | None]] | None = None,
+    *,
+    private: bool = False,
 ) -> list[dict[str, Any]]:
     """The rooms listed in the lobby: open, waiting for players, with a free seat and a seated
     person or the host connected (a spectator's socket alone does not list a table; one that
     loses its players and host leaves the list), in `rank_tables`' order and number, each room's
-    creator's address in ``owners`` (code → address; a room not in it: not known). Each:
+    creator in ``owners`` (code → the keys of its address and /48, `app.rooms.hub.Hub.creators`;
+    a room not in it: not known). Each:
     ``code``, ``variant``, ``seats`` (count), ``pairs`` (whether partners share a score, Kozel's
     K10), ``free`` (empty seats), ``people`` (names seated),
     ``here`` (how many of them are connected), ``bots`` (their levels), ``turn_timer_s``,
@@ -72,6 +80,7 @@ def open_tables(
         free = sum(1 for s in room.seats if s.kind == "empty")
         if not room.open_table or room.status != "waiting" or not free or not _hosted(room):
             continue
+        owner, owner_site = owners.get(room.code, (None, None))
         listed.append(
             {
                 "code": room.code,
@@ -84,7 +93,8 @@ def open_tables(
                 "bots": [s.bot_level for s in room.seats if s.kind == "bot"],
                 "turn_timer_s": room.turn_timer_s,
                 "waiting_s": round(max(0.0, now - (room.listed_at or now)), 1),
-                "owner": owners.get(room.code),
+                "owner": owner,
+                "owner_site": owner_site,
                 "distinct": _distinct(room),
                 "addresses": _seated_addresses(room),
                 "sites": _seated_sites(room),
@@ -124,12 +134,24 @@ def rank_tables(tables: Iterable[dict[str, Any]], *, private: bool = False) -> l
     shown: list[dict[str, Any]] = []
     for table, _weight in ranked:
         owner = table.get("owner")
-        if owner is not None and not count_within(hosted, owner, OPEN_TABLES_PER_ADDRESS):
+        if owner is not None and not count_within(hosted, _creator_keys(table), OPEN_TABLES_PER_ADDRESS):
             continue
         shown.append(table if private else {k: v for k, v in table.items() if k not in PRIVATE})
         if len(shown) == OPEN_TABLES_SHOWN:
             break
     return shown
+
+
+def _creator_keys(table: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """What the cap of tables per creator counts ``table`` under (`open_tables`' shape with
+    `PRIVATE`), each with its share of the cap: its ``owner`` once and its ``owner_site``
+    `SITE_SHARE` times; for a table of an older release (no ``owner_site``) those of its owner's
+    address (`app.addresses.counted_keys`)."""
+    owner = str(table["owner"])
+    if "owner_site" not in table:
+        return counted_keys(owner)
+    site = table["owner_site"]
+    return ((owner, 1),) if site is None else ((owner, 1), (f"site:{site}", SITE_SHARE))
 
 
 def people_weights(tables: Iterable[Mapping[str, Any]]) -> list[Fraction]:

@@ -102,11 +102,13 @@ class RoomMaker:
         hints: bool,
         store: MatchStore,
         bot_share: str | None = None,
+        creator_site: str | None = None,
     ) -> Room:
         """A new waiting room ``code`` of ``plan``, its match stored first in ``store``; its task
         not started. ``hints``: players may ask for hints (issue 16); ``bot_share``: whom its bot
-        decisions count for (`share_of` its creator; None: the room alone, by its code), stored
-        with it. Raises the store's errors."""
+        decisions count for (`share_of` its creator; None: the room alone, by its code), and
+        ``creator_site`` (`share_of` its creator's IPv6 /48; None: none), stored with it. Raises
+        the store's errors."""
         rules = plan.rules
         match_id = await store.create_match(
             code=code,
@@ -119,6 +121,7 @@ class RoomMaker:
             start=None,
             hints=hints,
             bot_share=bot_share,
+            creator_site=creator_site,
         )
         room = self.room(
             match_id,
@@ -133,6 +136,7 @@ class RoomMaker:
         )
         room.hints = hints
         room.bot_share = bot_share or code
+        room.creator_site = creator_site
         return room
 
     def restore(self, row: RoomRow, store: MatchStore | None = None, read_at: float | None = None) -> Room:
@@ -165,6 +169,7 @@ class RoomMaker:
         room.hints = match.hints
         room.host_stop = match.host_stop
         room.bot_share = match.bot_share or match.code
+        room.creator_site = match.creator_site
         room.unattended = match.unattended_rounds  # it still asks who watches, if it asked
         game = resume(row, rules)
         room.state, room.seed, room.commitment = game.state, game.seed, game.commitment

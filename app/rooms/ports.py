@@ -131,10 +131,11 @@ class MatchStore(Protocol):
         chat_rules: dict[str, Any] | None = None,
         hints: bool = False,
         bot_share: str | None = None,
+        creator_site: str | None = None,
     ) -> int:
         """The room's next match (Play again: ``room_match`` > 1), waiting, with its seats, and
         whom its bot decisions count for (``bot_share``, `BotPort.decide`'s ``share``; None: the
-        room's code); its id."""
+        room's code), its creator's keyed /48 (``creator_site``, `Room.creator_site`); its id."""
 
     async def append_action(
         self,

@@ -85,6 +85,9 @@ class Room(Commits, Timing, Moves, Presence):
     the store (`app.rooms.leased.LeasedRooms.reload`). None: the failed write is tried again, as
     any other."""
 
+    bot_share: str
+    creator_site: str | None
+
     def __init__(
         self,
         *,
@@ -112,12 +115,14 @@ class Room(Commits, Timing, Moves, Presence):
         self.turn_timer_s, self.seats, self.host_token_hash = turn_timer_s, seats, host_token_hash
         self.status, self.version = status, version
         self.config, self.store, self.clock, self.bots, self.metrics = config, store, clock, bots, metrics
-        self.bot_share = code
-        """Who this room's bot decisions count for when they queue for the workers (`BotPort`): a
-        key made from its creator's client address (`app.rooms.making.share_of`), so all the rooms
-        one client opened share one turn, else the room's own code. Stored with the match
-        (`app.store.models.Match.bot_share`) and carried to the next by Play again: a room loaded
-        again (a restart, a handoff) keeps it."""
+        self.bot_share, self.creator_site = code, None
+        """``bot_share``: who this room's bot decisions count for when they queue for the workers
+        (`BotPort`): a key made from its creator's client address (`app.rooms.making.share_of`),
+        so all the rooms one client opened share one turn, else the room's own code;
+        ``creator_site``: that key of its creator's IPv6 /48 (`app.addresses.counted_site`; None:
+        an IPv4 creator, or not known). Stored with the match (`app.store.models.Match.bot_share`,
+        ``creator_site``) and carried to the next by Play again: a room loaded again (a restart, a
+        handoff) keeps them, and counts for its creator in the caps (`app.rooms.hub.Hub.creators`)."""
         self.state: State | None = None
         self.seed: str | None = None
         self.commitment: str | None = None

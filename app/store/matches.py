@@ -49,6 +49,7 @@ class MatchWrites(Writer):
         chat_rules: dict[str, Any] | None = None,
         hints: bool = False,
         bot_share: str | None = None,
+        creator_site: str | None = None,
     ) -> int:
         """Store a new match (status ``waiting``) with its seats; returns its id.
 
@@ -56,7 +57,8 @@ class MatchWrites(Writer):
         A new room's first match is ``room_match`` 1 at ``version`` 0; Play again stores the
         room's next match (`next_match`); one stored ``open_table`` is listed now, on the
         database's clock (`Match.listed_at`); ``bot_share``: whom its room's bot decisions count
-        for (`Match.bot_share`; None: not known). Raises ValueError when the seats do not number
+        for (`Match.bot_share`; None: not known), ``creator_site`` its creator's /48
+        (`Match.creator_site`; None: none or not known). Raises ValueError when the seats do not number
         ``seat_count`` or one is out of place, ConflictError when the room ``code`` already has a
         match numbered ``room_match`` (for 1: the code is taken). From a `fenced` view (the room
         owner's token, docs/cluster.md) the new match holds the token, and Play again's is refused
@@ -92,6 +94,7 @@ class MatchWrites(Writer):
                     chat_rules=chat_rules,
                     hints=hints,
                     bot_share=bot_share,
+                    creator_site=creator_site,
                     fence=fence or 0,
                 )
                 .returning(Match.id)

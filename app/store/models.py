@@ -21,7 +21,8 @@ room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `Deploym
 adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds ``admin_sessions``
 (signed-in admins by a keyed hash of their session, `AdminSessionRow`); 0021 adds
 ``matches.unattended_rounds`` (rounds dealt in a row with no person at the table); 0022 adds
-``seats.former`` (the person whose seat the host gave to a bot during the match).
+``seats.former`` (the person whose seat the host gave to a bot during the match); 0024 adds
+``matches.creator_site`` (the /48 of the room's IPv6 creator, as a keyed hash).
 """
 
 from __future__ import annotations
@@ -225,6 +226,12 @@ class Match(Base):
 address can be read back from it), carried to the room's next match
     by Play again, so that the room loaded again still shares the workers with its creator's
     other rooms (migration 0016). None: its creator not known, or stored before this column."""
+    creator_site: Mapped[str | None] = mapped_column(String(32))
+    """The IPv6 /48 of the client address that created the room (`app.addresses.counted_site`),
+    keyed as ``bot_share`` is (`app.rooms.making.share_of`), carried to the room's next match by
+    Play again: with ``bot_share``, what a room loaded again after a restart counts for in its
+    creator's caps (`app.rooms.hub.Hub.creators`, migration 0024). None: an IPv4 creator, one not
+    known, or stored before this column."""
     unattended_rounds: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     """Rounds dealt in a row with no person at the table (`app.rooms.unattended`), the last dealt
     among them: set with each deal (0 when a person was at their seat), back to 1 when a

@@ -426,6 +426,7 @@ def _assemble(
             hints=m.hints,
             host_stop=m.host_stop,
             bot_share=m.bot_share,
+            creator_site=m.creator_site,
             unattended_rounds=m.unattended_rounds,
             seats=tuple(_seat_row(s) for s in seats_of[m.id]),
             rounds=tuple(

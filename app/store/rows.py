@@ -208,6 +208,8 @@ class MatchRow:
     """The host asked to end it after the round in play; once finished, the host ended it."""
     bot_share: str | None = None
     """Whom its room's bot decisions count for (`app.store.models.Match.bot_share`; None: not known)."""
+    creator_site: str | None = None
+    """Its creator's IPv6 /48, keyed (`app.store.models.Match.creator_site`; None: none, not known)."""
     unattended_rounds: int = 0
     """Rounds dealt in a row with no person at the table (`app.store.models.Match.unattended_rounds`)."""
 

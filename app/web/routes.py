@@ -285,7 +285,6 @@ async def create_room(body: RoomCreate, request: Request, hub: HubDep) -> RoomCr
     try:
         message = "too many rooms created from this address; try again soon"
         await _spend(limiter, state.create_limit, "create", client, "too_many_rooms", message)
-        await hub.adopt_rooms_of(client)  # rooms it created before a restart count for it again
         await _check_open_rooms(hub, board, client, state.settings.max_rooms_per_address)
     except ConnectionError:  # several processes, and their Redis does not answer
         raise ownership.unavailable("rooms cannot be created for a moment; try again") from None
