@@ -58,6 +58,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "REACTIONS",
     "RECENT",
+    "SPARED_PER_ADDRESS",
     "ChatRoom",
     "MutedClient",
     "carry_on",
