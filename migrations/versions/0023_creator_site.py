@@ -3,7 +3,7 @@ hash (`app.rooms.making.share_of`, beside ``matches.bot_share``, the hash of the
 so that a room loaded again after a restart still counts against its creator's /48 in the caps
 of open rooms and listed tables (`app.rooms.hub.Hub.creators`)
 
-Revision ID: 0024
+Revision ID: 0023
 Revises: 0022
 Create Date: 2026-12-05 19:45:00
 """
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision: str = "0024"
+revision: str = "0023"
 down_revision: str | Sequence[str] | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
