@@ -21,7 +21,7 @@ room); 0018 adds ``deployment_keys`` (secrets made once per deployment, `Deploym
 adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds ``admin_sessions``
 (signed-in admins by a keyed hash of their session, `AdminSessionRow`); 0021 adds
 ``matches.unattended_rounds`` (rounds dealt in a row with no person at the table); 0022 adds
-``seats.former`` (the person whose seat the host gave to a bot during the match); 0024 adds
+``seats.former`` (the person whose seat the host gave to a bot during the match); 0023 adds
 ``matches.creator_site`` (the /48 of the room's IPv6 creator, as a keyed hash).
 """
 
@@ -230,7 +230,7 @@ address can be read back from it), carried to the room's next match
     """The IPv6 /48 of the client address that created the room (`app.addresses.counted_site`),
     keyed as ``bot_share`` is (`app.rooms.making.share_of`), carried to the room's next match by
     Play again: with ``bot_share``, what a room loaded again after a restart counts for in its
-    creator's caps (`app.rooms.hub.Hub.creators`, migration 0024). None: an IPv4 creator, one not
+    creator's caps (`app.rooms.hub.Hub.creators`, migration 0023). None: an IPv4 creator, one not
     known, or stored before this column."""
     unattended_rounds: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     """Rounds dealt in a row with no person at the table (`app.rooms.unattended`), the last dealt
