@@ -6,20 +6,26 @@ sign-in, the match list and its filters, a match in full, round replays, exports
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
+import json
 import re
 import time
 import uuid
+import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import httpx
 import pytest
 from fastapi.routing import iter_route_contexts
 from websockets.exceptions import ConnectionClosed
 
+from app.admin.routes import record_name
+from app.store import MatchRow
 from app.web.app import create_app
 from app.web.settings import Settings
 from tests.adminkit import (
@@ -218,7 +224,7 @@ def test_the_api_is_in_the_openapi_schema_with_response_models(world: dict[str, 
             continue
         operation = schema["paths"][path][method.lower()]
         assert "admin" in operation["tags"]
-        if path not in ("/api/admin/logout", "/api/admin/matches/{match_id}/record"):
+        if path not in ("/api/admin/logout", "/api/admin/matches/{match_id}/record", "/api/admin/export"):
             assert "$ref" in str(operation["responses"]["200"]), path
     components = schema["components"]["schemas"]
     assert {"MatchPage", "MatchDetail", "RoundReplay", "PlayerPage", "RoomList", "RoomClosed"} <= set(
@@ -369,9 +375,11 @@ def test_export_downloads_a_record_that_replays_to_the_stored_results(
     admin: httpx.Client = world["admin"]
     reply = admin.get(f"/api/admin/matches/{world['finished']}/record")
     assert reply.status_code == 200
+    day = admin.get(f"/api/admin/matches/{world['finished']}").json()["created_at"][:10]
+    code = world["codes"]["finished"]
     assert (
         reply.headers["content-disposition"]
-        == f'attachment; filename="domeng-match-{world["finished"]}.json"'
+        == f'attachment; filename="domeng-{day}-{code}-match1-id{world["finished"]}.json"'
     )
     record = reply.json()
     assert record["format"] == "domeng-record/1" and record["variant"] == "domeng"
@@ -387,6 +395,65 @@ def test_export_downloads_a_record_that_replays_to_the_stored_results(
     path.write_bytes(reply.content)
     detail = admin.get(f"/api/admin/matches/{world['finished']}").json()
     assert_replay_reproduces(replay_export(path), detail)
+
+
+def test_record_names_say_day_room_and_match_and_never_clash() -> None:
+    """Two matches of one room on one day (Play again) get different names: the room's match
+    number and the id are in them; a code's odd characters cannot leave the name."""
+    at = datetime(2026, 12, 5, 23, 59, tzinfo=UTC)
+    rows = [
+        SimpleNamespace(id=41, code="ABC123", room_match=1, created_at=at),
+        SimpleNamespace(id=42, code="ABC123", room_match=2, created_at=at),
+        SimpleNamespace(id=43, code='x/"y', room_match=1, created_at=at),
+    ]
+    names = [record_name(cast(MatchRow, r)) for r in rows]
+    assert names == [
+        "domeng-2026-12-05-ABC123-match1-id41.json",
+        "domeng-2026-12-05-ABC123-match2-id42.json",
+        "domeng-2026-12-05-x__y-match1-id43.json",
+    ]
+
+
+def test_bulk_export_zips_the_records_of_the_filtered_list(world: dict[str, Any], tmp_path: Path) -> None:
+    admin: httpx.Client = world["admin"]
+    reply = admin.get("/api/admin/export")
+    assert reply.status_code == 200, reply.text
+    assert reply.headers["content-type"] == "application/zip"
+    assert re.fullmatch(
+        r'attachment; filename="domeng-matches-\d{4}-\d\d-\d\dT\d{6}Z\.zip"',
+        reply.headers["content-disposition"],
+    )
+    listed = admin.get("/api/admin/matches").json()["items"]
+    with zipfile.ZipFile(io.BytesIO(reply.content)) as archive:
+        index = [json.loads(line) for line in archive.read("index.jsonl").decode().splitlines()]
+        assert [e["id"] for e in index] == [m["id"] for m in listed]  # newest first, as the list
+        assert sorted(archive.namelist()) == sorted([*(e["file"] for e in index), "index.jsonl"])
+        assert len({e["file"] for e in index}) == len(index)
+        for entry in index:
+            record = json.loads(archive.read(entry["file"]))
+            assert record["format"] == "domeng-record/1"
+            assert entry["file"].endswith(f"-{entry['code']}-match1-id{entry['id']}.json")
+        finished = next(e for e in index if e["id"] == world["finished"])
+        path = tmp_path / finished["file"]
+        path.write_bytes(archive.read(finished["file"]))
+    detail = admin.get(f"/api/admin/matches/{world['finished']}").json()
+    assert_replay_reproduces(replay_export(path), detail)
+    # the list's filters choose what is exported
+    only = admin.get("/api/admin/export", params={"status": "finished"})
+    with zipfile.ZipFile(io.BytesIO(only.content)) as archive:
+        assert [json.loads(line)["id"] for line in archive.read("index.jsonl").decode().splitlines()] == [
+            world["finished"]
+        ]
+    unknown = admin.get("/api/admin/export", params={"variant": "chess"})
+    assert unknown.status_code == 422 and unknown.json()["detail"]["code"] == "unknown_variant"
+
+
+def test_matches_in_memory_say_they_are_hosted(world: dict[str, Any]) -> None:
+    """A waiting or playing match a room holds now is ``hosted``; a finished one is not asked."""
+    admin: httpx.Client = world["admin"]
+    hosted = {m["id"]: m["hosted"] for m in admin.get("/api/admin/matches").json()["items"]}
+    assert hosted == {world["finished"]: None, world["waiting"]: True, world["stuck"]: True}
+    assert admin.get(f"/api/admin/matches/{world['stuck']}").json()["hosted"] is True
 
 
 # -- players --------------------------------------------------------------------------------------
@@ -409,6 +476,7 @@ def test_players_have_totals_of_matches_rounds_stones_and_elections(world: dict[
         "camat_elections": 0,
         "points": 0,
         "goats": 0,
+        "replaced": 0,
     }
     detail = admin.get(f"/api/admin/matches/{world['finished']}").json()
     for level, seats in (("greedy", (0, 2, 4)), ("random", (1, 3))):

@@ -1,6 +1,7 @@
 """A person's seat the host gives to a bot during the match keeps who they were (``seats.former``,
-migration 0022): the admin's match names them beside the bot, and the match list finds the match
-from their name, or from its room's code, on SQLite and PostgreSQL."""
+migration 0022): the admin's match names them beside the bot, the match list finds the match
+from their name, or from its room's code, and the players' totals count the match for them, on
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -61,6 +62,15 @@ def test_a_person_replaced_by_a_bot_stays_named_in_the_history(tmp_path: Path, d
                 m["code"] for m in admin.get("/api/admin/matches", params={"code": other}).json()["items"]
             ] == [other]
             assert admin.get("/api/admin/matches", params={"code": "nope"}).json()["total"] == 0
+            # the players' totals count the match for the person replaced too (found by name),
+            # while the seat's rounds stay with the bot holding it
+            dewi = admin.get("/api/admin/players", params={"name": "dew"}).json()["items"]
+            assert [(p["display_name"], p["kind"], p["matches"], p["replaced"]) for p in dewi] == [
+                ("Dewi", "human", 1, 1)
+            ]
+            by_name = {p["display_name"]: p for p in admin.get("/api/admin/players").json()["items"]}
+            assert by_name["Bot (hard)"]["matches"] == 1 and by_name["Bot (hard)"]["replaced"] == 0
+            assert by_name["Ana"]["replaced"] == 0
             # the export says it too, and stays a record that replays
             record = admin.get(f"/api/admin/matches/{listed['id']}/record").json()
             assert record["former"] == [None, "Dewi", None, None, None]

@@ -15,7 +15,21 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, false, func, not_, or_, select, true
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    case,
+    exists,
+    false,
+    func,
+    literal,
+    not_,
+    null,
+    or_,
+    select,
+    true,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.admin.schemas import (
@@ -316,32 +330,53 @@ def _players_query(name: str | None) -> Any:
         .group_by(elected.c.match_id, elected.c.seat)
         .subquery()
     )
+    # who sat in each seat: its holder (credited with the seat's rounds, stones and points) and,
+    # for a person's seat the host gave to a bot during the match, that person (``former``: the
+    # match counts for them, and as one they were replaced in)
+    holders = select(
+        Seat.match_id,
+        Seat.seat,
+        Seat.kind,
+        Seat.name,
+        Seat.bot_level,
+        literal(1).label("held"),
+    ).where(Seat.kind != "empty")
+    formers = select(
+        Seat.match_id,
+        Seat.seat,
+        literal("human").label("kind"),
+        Seat.former.label("name"),
+        null().label("bot_level"),
+        literal(0).label("held"),
+    ).where(Seat.former.is_not(None))
+    who = union_all(holders, formers).subquery()
+    held = who.c.held == 1
     query = (
         select(
-            Seat.kind,
-            Seat.name,
-            Seat.bot_level,
-            func.count(func.distinct(Seat.match_id)).label("matches"),
+            who.c.kind,
+            who.c.name,
+            who.c.bot_level,
+            func.count(func.distinct(who.c.match_id)).label("matches"),
             func.coalesce(func.sum(per_seat.c.rounds), 0).label("rounds"),
             func.coalesce(func.sum(per_seat.c.received), 0).label("received"),
             func.coalesce(func.sum(per_seat.c.paid), 0).label("paid"),
             func.coalesce(func.sum(camat.c.n), 0).label("elections"),
             func.coalesce(func.sum(final.c.points), 0).label("points"),
+            func.count(func.distinct(case((not_(held), who.c.match_id)))).label("replaced"),
         )
-        .select_from(Seat)
-        .outerjoin(per_seat, and_(per_seat.c.match_id == Seat.match_id, per_seat.c.seat == Seat.seat))
-        .outerjoin(camat, and_(camat.c.match_id == Seat.match_id, camat.c.seat == Seat.seat))
-        .outerjoin(final, and_(final.c.match_id == Seat.match_id, final.c.seat == Seat.seat))
-        .where(Seat.kind != "empty")
-        .group_by(Seat.kind, Seat.name, Seat.bot_level)
+        .select_from(who)
+        .outerjoin(per_seat, and_(per_seat.c.match_id == who.c.match_id, per_seat.c.seat == who.c.seat, held))
+        .outerjoin(camat, and_(camat.c.match_id == who.c.match_id, camat.c.seat == who.c.seat, held))
+        .outerjoin(final, and_(final.c.match_id == who.c.match_id, final.c.seat == who.c.seat, held))
+        .group_by(who.c.kind, who.c.name, who.c.bot_level)
     )
     if name and name.strip():
         needle = _like(name)
         query = query.where(
             or_(
-                func.lower(Seat.name).contains(needle, autoescape=True),
-                and_(Seat.name.is_(None), func.lower(Seat.bot_level).contains(needle, autoescape=True)),
-                and_(Seat.name.is_(None), _bot_word(needle)),
+                func.lower(who.c.name).contains(needle, autoescape=True),
+                and_(who.c.name.is_(None), func.lower(who.c.bot_level).contains(needle, autoescape=True)),
+                and_(who.c.name.is_(None), who.c.kind == "bot" if needle in "bot" else false()),
             )
         )
     return query
@@ -384,7 +419,8 @@ async def list_players(store: Store, name: str | None, page: int, per_page: int)
     query = _players_query(name)
     async with store.engine.connect() as connection:
         total = (await connection.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
-        ordered = query.order_by(func.count(func.distinct(Seat.match_id)).desc(), Seat.name, Seat.bot_level)
+        counted = query.subquery()
+        ordered = select(counted).order_by(counted.c.matches.desc(), counted.c.name, counted.c.bot_level)
         rows = list(await connection.execute(ordered.limit(per_page).offset((page - 1) * per_page)))
         goats = await _goats(connection)
     items = [
@@ -400,6 +436,7 @@ async def list_players(store: Store, name: str | None, page: int, per_page: int)
             camat_elections=r.elections,
             points=r.points,
             goats=goats.get((r.kind, r.name, r.bot_level), 0),
+            replaced=r.replaced,
         )
         for r in rows
     ]

@@ -8,7 +8,11 @@ saying so). Errors are ``{"detail": {"code": "...", "message": "..."}}``.
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import zipfile
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from html import escape
 from pathlib import Path as FilePath
@@ -42,6 +46,7 @@ from app.admin.schemas import (
     LoginDone,
     MatchDetail,
     MatchPage,
+    MatchSummary,
     PlayerPage,
     RoomClosed,
     RoomList,
@@ -59,6 +64,7 @@ from engine.variants import VARIANTS
 
 __all__ = [
     "ADMIN_PAGE",
+    "EXPORT_LIMIT",
     "MAX_ROW_ID",
     "PAGE_HEADERS",
     "PageNumber",
@@ -68,6 +74,7 @@ __all__ = [
     "admin_public",
     "close_live_room",
     "export_match",
+    "export_matches",
     "get_chat",
     "get_match",
     "get_replay",
@@ -80,6 +87,7 @@ __all__ = [
     "logout",
     "match_list",
     "player_list",
+    "record_name",
 ]
 
 PAGE_HEADERS = {"Cache-Control": "no-store"}
@@ -223,7 +231,32 @@ async def match_list(
         )
     f = MatchFilter(variant, status, player, since, until, page, per_page, code)
     live = {room.match_id for room in _hub(request).rooms.values()}
-    return await list_matches(_store(request), f, _cutoff(request), live)
+    listed = await list_matches(_store(request), f, _cutoff(request), live)
+    await _fill_hosted(request, listed.items)
+    return listed
+
+
+async def _fill_hosted(request: Request, items: Sequence[MatchSummary]) -> None:
+    """Set ``hosted`` of each waiting or playing match of ``items``: a room of this process holds
+    it, or (several processes) some process holds its room's lease; None for the rest, and when
+    Redis does not answer."""
+    hub, peers = _hub(request), _peers(request)
+    asked: dict[str, bool | None] = {}
+    for item in items:
+        if item.status not in ("waiting", "playing"):
+            continue
+        room = hub.rooms.get(item.code)
+        if room is not None:
+            item.hosted = room.match_id == item.id
+        elif peers is None:
+            item.hosted = False
+        else:
+            if item.code not in asked:
+                try:
+                    asked[item.code] = await peers.holder_of(item.code) is not None
+                except ConnectionError:
+                    asked[item.code] = None
+            item.hosted = asked[item.code]
 
 
 async def _match(request: Request, match_id: int) -> MatchRow:
@@ -247,6 +280,7 @@ async def get_match(request: Request, match_id: int) -> MatchDetail:
     detail.room_matches = [RoomMatchLink(id=m.id, number=m.number, status=m.status) for m in siblings]
     detail.hints = row.hints
     detail.hints_used = [HintUsed(**h.to_json()) for h in await _store(request).load_hints(row.id)]
+    await _fill_hosted(request, [detail])
     return detail
 
 
@@ -308,7 +342,87 @@ async def export_match(request: Request, match_id: int) -> Response:
         body,
         media_type="application/json",
         headers={
-            "Content-Disposition": f'attachment; filename="domeng-match-{row.id}.json"',
+            "Content-Disposition": f'attachment; filename="{record_name(row)}"',
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+def record_name(row: MatchRow) -> str:
+    """The file name of match ``row``'s record: its creation day (UTC), room code, number in
+    the room and id, ``domeng-2026-12-05-ABC123-match2-id417.json``: unique (the id), and sorted
+    by day, then room, then match. A code's characters other than letters, digits, ``-`` and
+    ``_`` become ``_``."""
+    code = re.sub(r"[^A-Za-z0-9_-]", "_", row.code)[:64] or "_"
+    return f"domeng-{row.created_at:%Y-%m-%d}-{code}-match{row.room_match}-id{row.id}.json"
+
+
+EXPORT_LIMIT = 1000
+"""The most matches one bulk export (`export_matches`) holds: more is a 422 ``too_many_matches``."""
+
+
+@admin_api.get(
+    "/export",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "a zip of RECORD.md `domeng-record/1` documents, one file per match",
+            "content": {"application/zip": {}},
+        },
+        422: {"description": "more than EXPORT_LIMIT matches pass the filters (`too_many_matches`)"},
+    },
+)
+async def export_matches(
+    request: Request,
+    variant: Annotated[str | None, Query(max_length=16)] = None,
+    status: EffectiveStatus | None = None,
+    player: Annotated[str | None, Query(max_length=64)] = None,
+    since: date | None = None,
+    until: date | None = None,
+    code: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    """Every match that passes the match list's filters (same parameters, no page), as a zip
+    download (``domeng-matches-<UTC time>.zip``): one RECORD.md document per match, named as the
+    single export names it (`record_name`), each replayable by ``domeng replay FILE``, and
+    ``index.jsonl``: one line per match, newest first (``file``, ``id``, ``code``,
+    ``room_match``, ``variant``, ``status``, ``stored_status``, ``created_at``,
+    ``last_active_at``, ``rounds``). 422 ``unknown_variant``, or ``too_many_matches`` when more
+    than 1000 pass (narrow the filters)."""
+    if variant is not None and variant not in VARIANTS:
+        known = ", ".join(sorted(VARIANTS))
+        raise HTTPException(
+            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
+        )
+    f = MatchFilter(variant, status, player, since, until, 1, EXPORT_LIMIT, code)
+    listed = await list_matches(_store(request), f, _cutoff(request), set())
+    if listed.total > EXPORT_LIMIT:
+        message = (
+            f"{listed.total} matches pass these filters, at most {EXPORT_LIMIT} export at once: narrow them"
+        )
+        raise HTTPException(422, detail={"code": "too_many_matches", "message": message})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        index = []
+        for item in listed.items:
+            row = await _store(request).load_match_by_id(item.id)
+            if row is None:  # deleted meanwhile (an unplayed match past DOMENG_UNPLAYED_KEPT_S)
+                continue
+            name = record_name(row)
+            archive.writestr(name, json.dumps(record_of(row), indent=1, ensure_ascii=False))
+            entry = {"file": name, "id": row.id, "code": row.code, "room_match": row.room_match}
+            entry |= {"variant": row.variant, "status": item.status, "stored_status": row.status}
+            entry |= {
+                "created_at": item.created_at.isoformat(),
+                "last_active_at": item.last_active_at.isoformat(),
+            }
+            index.append(json.dumps({**entry, "rounds": len(row.rounds)}, ensure_ascii=False))
+        archive.writestr("index.jsonl", "".join(f"{line}\n" for line in index))
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")
+    return Response(
+        buffer.getvalue(),
+        media_type="application/zip",
+        headers={
+            "Content-Disposition": f'attachment; filename="domeng-matches-{stamp}.zip"',
             "Cache-Control": "no-store",
         },
     )

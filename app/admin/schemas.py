@@ -110,6 +110,10 @@ class MatchSummary(BaseModel):
     ``status`` is the effective status (docs/admin.md): the stored one, except that an unfinished
     match idle for ``DOMENG_ABANDONED_AFTER_S`` is ``abandoned``; ``abandoned_reason`` says
     ``closed`` (by an admin) or ``idle``. ``live``: a room of this server hosts it now.
+    ``hosted`` (a ``waiting`` or ``playing`` match only, else None): whether a room in memory,
+    on any server process, holds it now; False means its stored status is the last one known
+    (its server stopped, or its room left memory idle: opening its link loads it again), since
+    ``last_active_at``; None also when the other processes could not be asked (Redis).
     ``room_match``: its number among the matches of its room (``code``), from 1 (Play again).
     ``host_stop``: the host asked to end this no-limit match after the round in play (``playing``),
     or ended it so (``finished``: "stopped by the host", its record's ``ended_by``).
@@ -132,6 +136,7 @@ class MatchSummary(BaseModel):
     result: MatchResult | None
     room_match: int = 1
     host_stop: bool = False
+    hosted: bool | None = None
 
 
 class MatchPage(BaseModel):
@@ -298,7 +303,9 @@ class PlayerTotals(BaseModel):
     ``matches`` they sat in; ``rounds`` finished rounds they sat through (a bot level counts each
     of its seats); Domeng ``stones_received``/``stones_paid`` and ``camat_elections``; Kozel
     ``points`` (recorded at the end of each match, summed) and ``goats``. A seat is credited to
-    whoever holds it now: a player replaced by a bot leaves the seat's totals to the bot.
+    whoever holds it now: a player replaced by a bot leaves the seat's rounds, stones, points
+    and goats to the bot, but the match still counts for them (``matches``), and ``replaced``
+    says in how many of those matches the host gave their seat to a bot (``seats.former``).
     """
 
     display_name: str
@@ -312,6 +319,7 @@ class PlayerTotals(BaseModel):
     camat_elections: int
     points: int
     goats: int
+    replaced: int = 0
 
 
 class PlayerPage(BaseModel):
