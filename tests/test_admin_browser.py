@@ -7,7 +7,9 @@ artifacts/screenshots/."""
 from __future__ import annotations
 
 import contextlib
+import json
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ import pytest
 
 from app.admin.auth import DEVICE_COOKIE, DEVICE_TTL_S
 from tests.adminkit import COOKIE, SECRET, assert_replay_reproduces, play_bot_match, replay_export
-from tests.browserkit import DESKTOP, PHONE, PLAYABLE, open_page, screenshot, sit_and_start
+from tests.browserkit import DESKTOP, PHONE, PLAYABLE, catalog_of, open_page, screenshot, sit_and_start
 from tests.kozelkit import assert_kozel_words
 from tests.serverkit import Client, ServerProcess, my_turn_to_place
 
@@ -147,7 +149,8 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
         page.click("#export-record")
     path = tmp_path / "export.json"
     download.value.save_as(path)
-    assert download.value.suggested_filename == f"domeng-match-{match_id}.json"
+    day = detail["created_at"][:10]
+    assert download.value.suggested_filename == f"domeng-{day}-{room['code']}-match1-id{match_id}.json"
     assert_replay_reproduces(replay_export(path), detail)
 
     # players and live rooms, then sign out
@@ -725,9 +728,10 @@ def test_the_page_of_a_match_in_play_shows_new_moves_and_a_finished_one_asks_not
     server: ServerProcess, browser: Any
 ) -> None:
     """The page of a match in play refreshes itself (every 5 s while shown, reading the match
-    again only when it changed): a move made after it loaded shows without a reload, and the
-    replay step shown and a Close armed by its first click stay as they were. The page of a
-    finished match asks the server nothing after it loaded."""
+    again only when it changed): a move made after it loaded shows without a reload, in the
+    actions and in the replay viewer open on its round, and so does a chat line; the replay step
+    shown and a Close armed by its first click stay as they were. The page of a finished match
+    asks the server nothing after it loaded."""
     done = play_bot_match(server)
     finished = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == done["code"])
     room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
@@ -755,14 +759,27 @@ def test_the_page_of_a_match_in_play_shows_new_moves_and_a_finished_one_asks_not
     page.wait_for_selector("#replay:not([hidden]) .rp-seat")
     page.click("#replay .rp-next")
     assert _step(page) == 1
+    frames = int(page.get_attribute("#replay", "data-frames"))
     button = page.locator(".match-actions .close-room")
     button.click()
+    assert page.get_attribute("#chat-log", "data-lines") == "0"
     assert ana.answer(turn)  # Ana plays: the bots answer, all stored
+    ana.send({"type": "chat", "text": "said while the admin watches"})
     page.wait_for_function(
         "n => document.querySelectorAll('.actions-list li').length > n", arg=shown, timeout=30_000
     )
     assert page.locator(".rounds[data-reads='1']").count() == 0  # read again, without a reload
+    # the replay viewer reads its round again: the new moves are steps of it, the step stays
+    page.wait_for_function(
+        "n => Number(document.querySelector('#replay').dataset.frames) > n", arg=frames, timeout=30_000
+    )
     assert _step(page) == 1  # the replay stays where the admin left it
+    page.click("#replay .rp-last")
+    assert _step(page) == int(page.get_attribute("#replay", "data-frames")) - 1 > frames - 1
+    page.click("#replay .rp-first")
+    # and the chat: the line said after the page loaded shows without a reload
+    page.wait_for_selector("#chat-log[data-lines='1']", timeout=30_000)
+    assert "said while the admin watches" in page.inner_text("#chat-log")
     assert button.inner_text() == "Confirm: close it"  # still armed
     assert page.get_attribute("a.watch-table", "href") == f"/r/{room['code']}"
     # the live page ticked at least once since the finished one loaded: that one asked nothing
@@ -773,3 +790,63 @@ def test_the_page_of_a_match_in_play_shows_new_moves_and_a_finished_one_asks_not
     watch_done.assert_clean()
     context.close()
     context_done.close()
+
+
+def test_the_match_list_explains_live_shortens_long_results_and_exports_what_it_lists(
+    server: ServerProcess, browser: Any, tmp_path: Path
+) -> None:
+    """The match list says what "live" means (the catalog's ``admin.live_help``, on the word and
+    in a help line), marks a playing match no room hosts as such, keeps a long result to two lines
+    (whole on hover, opened by a click) and downloads the records of the list it shows as a zip."""
+    done = play_bot_match(server)
+    waiting = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"])
+    ids = {m["code"]: m["id"] for m in _api(server, "/matches")["items"]}
+    catalog = catalog_of("en")
+    context, page, watch = open_page(browser, DESKTOP)
+    _sign_in(page, server)
+    assert page.inner_text(".live-help") == catalog["admin.live_help"]
+    live = page.locator(f".match-row[data-match-id='{ids[waiting['code']]}'] .live-word")
+    assert live.inner_text() == "live" and live.get_attribute("title") == catalog["admin.live_help"]
+    # a playing match no room hosts (its server died): greyed, "not hosted", since when
+    stale = page.evaluate(
+        """async () => {
+            const words = await import('/static/js/admin/words.js');
+            const span = document.createElement('span');
+            span.append(...words.statusWords({status: 'playing', hosted: false, live: false,
+                abandoned_reason: null, last_active_at: '2026-12-05T10:11:12Z'}).flat());
+            return {text: span.textContent, title: span.querySelector('.not-hosted').title,
+                    stale: span.querySelector('.status').classList.contains('status-stale')};
+        }"""
+    )
+    assert stale == {
+        "text": "playing? · not hosted, last activity 2026-12-05 10:11 UTC",
+        "title": catalog["admin.not_hosted_help"],
+        "stale": True,
+    }
+    # the finished match's result (five seats' places and totals): two lines, whole on hover
+    result = page.locator(f".match-row[data-match-id='{ids[done['code']]}'] .result-text")
+    measure = """(el) => ({title: el.title, text: el.textContent, height: el.clientHeight,
+        full: el.scrollHeight, line: parseFloat(getComputedStyle(el).lineHeight)})"""
+    shut = result.evaluate(measure)
+    assert shut["title"] == shut["text"] and shut["text"].startswith("final · 1. ")
+    assert shut["height"] <= 2 * shut["line"] + 1 < shut["full"], shut
+    result.click()
+    opened = result.evaluate(measure)
+    assert result.get_attribute("aria-expanded") == "true" and opened["height"] >= shut["full"] - 1, opened
+    wide = page.eval_on_selector(".table-wrap", "el => el.scrollWidth - el.clientWidth")
+    assert wide <= 1, wide  # no column pushed off the page
+    screenshot(page, "admin-match-list-live-help")
+    # the list's records, as a zip of replayable documents named by day, room and match
+    with page.expect_download() as download:
+        page.click("#export-list")
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    assert path.name.startswith("domeng-matches-") and path.suffix == ".zip"
+    with zipfile.ZipFile(path) as archive:
+        index = [json.loads(line) for line in archive.read("index.jsonl").decode().splitlines()]
+    assert [e["id"] for e in index] == [m["id"] for m in _api(server, "/matches?per_page=200")["items"]]
+    assert {e["file"] for e in index} == {
+        f"domeng-{e['created_at'][:10]}-{e['code']}-match{e['room_match']}-id{e['id']}.json" for e in index
+    }
+    watch.assert_clean()
+    context.close()

@@ -2,6 +2,7 @@
 // live rooms. English only. The server decides who may see it; this script only draws.
 
 import { h, replace } from "../dom.js";
+import { useLanguage } from "../i18n.js";
 import { adminApi } from "./api.js";
 import { matchPage } from "./match.js";
 import { matchesPage } from "./matches.js";
@@ -64,7 +65,11 @@ async function main() {
   try {
     if (path === "/admin/login") {
       loginPage();
-    } else if (path === "/admin/players") {
+      document.body.dataset.ready = "true";
+      return;
+    }
+    await useLanguage("en"); // the admin pages are in English: a few help lines come from its catalog
+    if (path === "/admin/players") {
       await playersPage(shell("players"));
     } else if (path === "/admin/rooms") {
       await roomsPage(shell("rooms"));

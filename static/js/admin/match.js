@@ -6,7 +6,7 @@ import { miniTile } from "../tiles.js";
 import { chatSection } from "./chat.js";
 import { adminApi, when } from "./api.js";
 import { resultText } from "./matches.js";
-import { count, optionsText, statusReason } from "./words.js";
+import { count, optionsText, statusWords } from "./words.js";
 import { ReplayViewer } from "./replay.js";
 import { closeButton } from "./rooms.js";
 
@@ -212,7 +212,7 @@ async function mark(code) {
 export async function matchPage(main, id, refreshMs = REFRESH_MS) {
   let m = await adminApi("GET", `/matches/${id}`);
   const names = m.seats.map((s) => s.display_name);
-  const exportLink = h("a", { id: "export-record", class: "btn btn-gold", href: `/api/admin/matches/${id}/record`, download: `domeng-match-${id}.json` }, "Export record (domeng-record/1)");
+  const exportLink = h("a", { id: "export-record", class: "btn btn-gold", href: `/api/admin/matches/${id}/record`, download: "" }, "Export record (domeng-record/1)");
   // one Close button for the page's life: armed by its first click, it stays armed (and focused)
   // through the refreshes
   const close = closeButton(m, () => location.reload());
@@ -233,7 +233,7 @@ export async function matchPage(main, id, refreshMs = REFRESH_MS) {
         "dl",
         { class: "facts" },
         [
-          ["Status", `${m.status}${statusReason(m)}${m.live ? " · live" : ""}`],
+          ["Status", h("span", {}, statusWords(m))],
           ["Created", when(m.created_at)],
           ["Last activity", when(m.last_active_at)],
           ["Room", roomMatches(m)],
@@ -264,11 +264,14 @@ export async function matchPage(main, id, refreshMs = REFRESH_MS) {
   };
   main.append(head, viewer.el, rounds);
   render();
-  main.append(await chatSection(id, names));
+  const chat = await chatSection(id, names);
+  main.append(chat);
   if (!inPlay(m)) return; // a finished or abandoned match no longer changes: no refresh
   // a match in play changes under the admin's eyes (moves, rounds, status): while the tab is
   // shown, ask every few seconds whether it changed (a few small rows), and read it again only
-  // then; the scroll position stays. A failed read is tried again at the next tick.
+  // then, with the round open in the replay viewer (its step stays); the scroll position stays.
+  // The chat is read at every tick (a line said changes no row). A failed read is tried again at
+  // the next tick.
   let seen = await mark(m.code);
   let busy = false;
   const timer = setInterval(async () => {
@@ -284,8 +287,10 @@ export async function matchPage(main, id, refreshMs = REFRESH_MS) {
         const y = window.scrollY;
         render();
         window.scrollTo(x, y);
+        await viewer.refresh();
         if (!inPlay(m)) clearInterval(timer);
       }
+      await chat.refresh();
     } catch {
       // tried again at the next tick
     } finally {

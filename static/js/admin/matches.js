@@ -3,7 +3,8 @@
 import { h } from "../dom.js";
 import { adminApi, query, when } from "./api.js";
 import { codeOf } from "./rooms.js";
-import { count, statusReason } from "./words.js";
+import { t } from "../i18n.js";
+import { count, statusWords } from "./words.js";
 
 const STATUSES = ["", "waiting", "playing", "finished", "abandoned"];
 const VARIANTS = ["", "domeng", "kozel"];
@@ -44,6 +45,20 @@ export function resultText(item) {
 export function variantText(match) {
   if (match.variant !== "kozel") return match.variant;
   return match.options?.pairs ? `kozel, ${match.seats.length} in pairs` : `kozel, ${match.seats.length} seats`;
+}
+
+/** A result cell: at most two lines, the whole text on hover (its title) and on a click (or
+ * Enter), which opens it in full and closes it again. */
+export function resultCell(text) {
+  const el = h("span", { class: "result-text", title: text, tabindex: "0", role: "button", "aria-expanded": "false" }, text);
+  const toggle = () => el.setAttribute("aria-expanded", String(el.getAttribute("aria-expanded") !== "true"));
+  el.addEventListener("click", toggle);
+  el.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter" && e.key !== " ") return;
+    e.preventDefault();
+    toggle();
+  });
+  return el;
 }
 
 export function seatsText(seats) {
@@ -106,16 +121,22 @@ export async function matchesPage(main) {
       cell("Match", {}, h("a", { href: `/admin/matches/${m.id}` }, `#${m.id}`, m.room_match > 1 ? ` (room's match ${m.room_match})` : "")),
       cell("Variant", {}, variantText(m)),
       // one child per cell: a card's line is a grid of its label and one value
-      cell("Status", {}, h("span", {}, h("span", { class: `status status-${m.status}` }, m.status), statusReason(m), m.live ? " · live" : "")),
+      cell("Status", {}, h("span", {}, statusWords(m))),
       cell("Created", {}, when(m.created_at)),
       cell("Rounds", { class: "num" }, String(m.round_count)),
       cell("Seats", { class: "name" }, seatsText(m.seats)),
-      cell("Result", { class: "result" }, resultText(m)),
+      cell("Result", { class: "result" }, resultCell(resultText(m))),
     ),
   );
   if (note) main.append(note); // Element.append would print a null as the text "null"
+  const exportAll = h(
+    "a",
+    { id: "export-list", class: "btn", href: `/api/admin/export${query(filters)}`, download: "" },
+    `Export ${data.total === 1 ? "this match" : `these ${count(data.total, "match", "matches")}`} (zip of records)`,
+  );
   main.append(
-    h("p", { class: "hint" }, `${count(data.total, "match", "matches")}, newest first.`),
+    h("p", { class: "hint list-head" }, `${count(data.total, "match", "matches")}, newest first. `, data.total ? exportAll : null),
+    h("p", { class: "hint live-help" }, t("admin.live_help")),
     h(
       "div",
       { class: "table-wrap" },

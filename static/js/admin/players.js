@@ -6,7 +6,9 @@ import { count } from "./words.js";
 
 /** A bot's note: a named bot is one bot; an unnamed level adds up every seat of that level. */
 function playerNote(p) {
-  if (p.kind !== "bot") return null;
+  // a person whose seat the host gave to a bot during a match: that match counts for them, its
+  // rounds and stones for the bot
+  if (p.kind !== "bot") return p.replaced ? h("span", { class: "hint player-note player-replaced" }, ` · replaced by a bot in ${count(p.replaced, "match", "matches")}`) : null;
   return h("span", { class: "hint player-note" }, p.name ? " · bot" : " · every seat of this level");
 }
 
@@ -26,7 +28,7 @@ export async function playersPage(main) {
   const data = await adminApi("GET", `/players${query({ name, page, per_page: 50 })}`);
   const head = ["Player", "Matches", "Rounds", "Stones received", "Stones paid", "Camat elections", "Kozel points", "Goats"];
   main.append(
-    h("p", { class: "hint" }, `${count(data.total, "player")}. A seat counts for whoever holds it now; a bot level counts each of its seats.`),
+    h("p", { class: "hint" }, `${count(data.total, "player")}. Every person who sat in a match counts it; a seat's rounds and stones count for whoever holds it now (a person replaced by a bot leaves them to the bot); a bot level counts each of its seats.`),
     h(
       "div",
       { class: "table-wrap" },

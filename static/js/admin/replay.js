@@ -42,28 +42,46 @@ export class ReplayViewer {
     this.el.focus({ preventScroll: true });
   }
 
+  /** Read the round shown again (the match page calls it when the match changed): a round in
+   * play gains frames; the step shown, the review and the focus stay. */
+  async refresh() {
+    if (!this.replay || this.el.hidden) return;
+    const replay = await adminApi("GET", `/matches/${this.matchId}/rounds/${this.replay.round}/replay`);
+    if (replay.frames.length === this.replay.frames.length && replay.finished === this.replay.finished) return;
+    this.replay = replay;
+    this.title.textContent = this.titleText();
+    this.slider.max = String(replay.frames.length - 1);
+    this.go(this.step);
+  }
+
+  titleText() {
+    const r = this.replay;
+    return `Replay · round ${r.round + 1} of ${r.rounds}${r.finished ? "" : " · in play (new actions show as they are stored)"}`;
+  }
+
   build() {
-    const last = this.replay.frames.length - 1;
+    const last = () => this.replay.frames.length - 1;
     const button = (cls, label, to) => {
       const b = h("button", { class: `btn ${cls}`, type: "button" }, label);
       b.addEventListener("click", () => this.go(to()));
       return b;
     };
-    this.slider = h("input", { class: "rp-slider", type: "range", min: 0, max: last, value: 0, "aria-label": "jump to action" });
+    this.slider = h("input", { class: "rp-slider", type: "range", min: 0, max: last(), value: 0, "aria-label": "jump to action" });
     this.slider.addEventListener("input", () => this.go(Number(this.slider.value)));
     this.counter = h("span", { class: "rp-step", "aria-live": "polite" });
     this.text = h("p", { class: "rp-text" });
     this.board = h("div", { class: "rp-board" });
+    this.title = h("h2", { class: "rp-title" }, this.titleText());
     replace(
       this.el,
-      h("h2", {}, `Replay · round ${this.replay.round + 1} of ${this.replay.rounds}`),
+      this.title,
       h(
         "div",
         { class: "rp-controls" },
         button("rp-first", "« First", () => 0),
         button("rp-prev", "◀ Back", () => this.step - 1),
         button("rp-next", "Forward ▶", () => this.step + 1),
-        button("rp-last", "Last »", () => last),
+        button("rp-last", "Last »", last),
         this.slider,
         this.counter,
       ),
@@ -101,6 +119,7 @@ export class ReplayViewer {
     this.step = Math.max(0, Math.min(frames.length - 1, step));
     const f = frames[this.step];
     this.el.dataset.step = String(this.step);
+    this.el.dataset.frames = String(frames.length); // tests wait on it
     this.slider.value = String(this.step);
     this.counter.textContent = `action ${this.step} of ${frames.length - 1}`;
     this.text.textContent = f.step === 0 ? "As dealt." : f.text;

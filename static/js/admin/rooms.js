@@ -1,5 +1,6 @@
 // Live rooms: what this server hosts now, and closing a stuck room (two clicks, no dialog).
 
+import { t } from "../i18n.js";
 import { h, replace } from "../dom.js";
 import { adminApi } from "./api.js";
 import { count } from "./words.js";
@@ -79,7 +80,7 @@ export async function roomsPage(main, refreshMs = REFRESH_MS) {
   const wanted = codeOf(new URLSearchParams(location.search).get("code"));
   const search = h("input", { id: "room-code", name: "code", class: "input", value: wanted, placeholder: "code or /r/ link", autocomplete: "off", spellcheck: "false" });
   const form = h("form", { class: "filters", method: "get", action: "/admin/rooms" }, h("label", { class: "filter", for: "room-code" }, h("span", {}, "Room code"), search), h("button", { class: "btn btn-gold", type: "submit" }, "Find"));
-  main.append(h("h1", {}, "Live rooms"), form, status, body);
+  main.append(h("h1", {}, "Live rooms"), h("p", { class: "hint live-help" }, t("admin.live_help")), form, status, body);
   let rooms = [];
   let reads = 0;
   let closedNote = ""; // the last close's report, kept through the refreshes

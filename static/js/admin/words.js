@@ -2,6 +2,10 @@
 // platform's plural rules (Intl.PluralRules: "1 socket", "2 sockets", "0 sockets"), and a
 // match's options in words rather than JSON.
 
+import { h } from "../dom.js";
+import { t } from "../i18n.js";
+import { when } from "./api.js";
+
 const RULES = new Intl.PluralRules("en");
 
 /** ``n`` and the word for it: ``one`` for CLDR's "one" category, ``other`` (default one + "s") else. */
@@ -47,4 +51,21 @@ export function seatReviewWords(name) {
     choice: () => `${name}'s choice`,
     chainLabel: () => `The line of play at that moment, with ${name}'s tile and the better one`,
   };
+}
+
+/** Whether a match's room is in memory, after its status: " · live" (explained on hover, the
+ * ``admin.live_help`` message) when a room hosts it; for a waiting or playing match no room hosts
+ * (its server stopped, or its room left memory), " · not hosted, last activity …" (explained by
+ * ``admin.not_hosted_help``): its stored status is only the last one known. */
+export function hostedNote(m) {
+  if (m.hosted === false) return [" · ", h("span", { class: "not-hosted", title: t("admin.not_hosted_help") }, "not hosted"), `, last activity ${when(m.last_active_at)}`];
+  if (m.live || m.hosted) return [" · ", h("abbr", { class: "live-word", title: t("admin.live_help") }, "live")];
+  return [];
+}
+
+/** The status, its reason and whether a room hosts it: a playing match no room hosts is shown
+ * "playing?" (greyed), since nobody plays it now. */
+export function statusWords(m) {
+  const stale = m.hosted === false;
+  return [h("span", { class: `status status-${m.status}${stale ? " status-stale" : ""}` }, stale ? `${m.status}?` : m.status), statusReason(m), hostedNote(m)];
 }
