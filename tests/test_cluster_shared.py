@@ -141,6 +141,9 @@ def test_a_table_listed_on_one_process_is_in_the_other_lobby_and_its_admin_close
             assert len(hosted) == 1 and hosted[0]["connections"] == 1 and live["unanswered"] == []
             first_id = hosted[0]["process"]
             assert first_id is not None and f":{first.proc.pid}:" in first_id  # type: ignore[union-attr]
+            if POSTGRES_URL:  # one store: the other process's match list says a room holds it
+                [match] = admin.get("/api/admin/matches", params={"code": code}).json()["items"]
+                assert (match["status"], match["live"], match["hosted"]) == ("waiting", False, True)
             closed = admin.post(f"/api/admin/rooms/{code}/close", headers={"Origin": second.url})
             assert closed.status_code == 200, closed.text
             assert closed.json()["status"] == "abandoned" and closed.json()["disconnected"] == 1
