@@ -1,26 +1,33 @@
-"""A move made while the network is down: the page says it is sending, says soon that the
-connection is in trouble, and after the reconnect its move is played exactly once, or dropped with
-the hand free again (static/js/room.js ``settleOutbox``, static/js/connection.js ``heartbeat``).
-The browser goes offline through the DevTools protocol (``Network.emulateNetworkConditions``), which
-holds a socket's frames rather than closing it; the page's clock is Playwright's (``page.clock``),
-moved forward past the heartbeat's steps; the server is a real process."""
+"""A move made while the network is down: the page says it is sending, says within seconds that the
+connection is in trouble, gives the socket up a few seconds later, and after the reconnect its move
+is played exactly once, or dropped with the hand free again (static/js/room.js ``settleOutbox``,
+static/js/connection.js ``heartbeat``). A silent network is a TCP relay between the browser and the
+server that stops passing bytes without closing anything (tests/clusterkit.py ``ThreadedProxy``:
+``stall``, then ``flow`` or ``cut``); a lost network is the DevTools protocol's offline emulation
+(``Network.emulateNetworkConditions``), which holds a socket's frames rather than closing it. The
+page's clock is Playwright's (``page.clock``), held still while the network is silent and moved
+forward past the heartbeat's steps; the server is a real process."""
 
 from __future__ import annotations
 
 import signal
-import subprocess
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from tests.browserkit import DESKTOP, PLAYABLE, catalog_of, open_page, sit_and_start
+from tests.clusterkit import ThreadedProxy
 from tests.serverkit import ServerProcess
 
-TROUBLE_MS = 4_000
 UNANSWERED_MS = 15_000
-"""static/js/connection.js's heartbeat: a ping unanswered this long is said, then given up."""
+"""static/js/connection.js's heartbeat: an idle ping unanswered this long is given up."""
+MOVE_TROUBLE_MS = 2_000
+MOVE_UNANSWERED_MS = 5_000
+"""…and the ping that goes with a move: unanswered this long it is said, then given up."""
 
 NO_COVER = {"DOMENG_DISCONNECT_GRACE_S": "600"}
 """No bot covers the absent seat meanwhile: nothing moves the table on but the player (no turn timer),
@@ -61,23 +68,34 @@ def _play_offline(context: Any, page: Any) -> tuple[int, str | None, Any]:
     return version, tile, cdp
 
 
-def _kill_sockets(server: ServerProcess) -> None:
-    """Destroy the server's ends of its open TCP connections (``ss -K``, Linux's sock_destroy:
-    needs CAP_NET_ADMIN, else the test skips). Under DevTools' offline emulation the browser keeps
-    answering the server's WebSocket pings from below the emulation, so the server keeps the socket
-    (and the seat connected, no bot covering) for as long as the outage lasts, while the page's
-    frames wait in the browser; after about a minute of it Chromium throws them away (measured: a
-    move clicked 85 s before the network came back was never sent; one clicked 30 s before was).
-    Killing the socket is that, without the minute's wait: the move the browser held is lost."""
-    port = server.url.rsplit(":", 1)[1]
-    done = subprocess.run(
-        ["ss", "-K", "state", "established", "sport", "=", f":{port}"],
-        capture_output=True,
-        text=True,
-        check=False,
+def _hold_clock(page: Any) -> None:
+    """Stop ``page``'s clock where it is: its timers run only as the test moves it on."""
+    now = datetime.fromtimestamp(page.evaluate("() => Date.now()") / 1000, UTC)
+    page.clock.pause_at(now + timedelta(milliseconds=50))
+
+
+def _play(page: Any) -> tuple[int, str | None]:
+    """Play ``page``'s first playable tile (at an end, when asked) and wait until its status says
+    the move is being sent; the version and tile the move was made at."""
+    version: int = page.evaluate("() => window.__domeng.version")
+    tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
+    page.locator(PLAYABLE).first.click()
+    if page.locator(".end-target:not([hidden])").count():
+        page.locator(".end-target:not([hidden])").last.click()
+    page.wait_for_function(
+        "(text) => document.querySelector('.status').textContent === text", arg=WORDS["table.sending"]
     )
-    if done.returncode != 0:
-        pytest.skip(f"ss -K cannot destroy sockets here: {done.stderr.strip()}")
+    return version, tile
+
+
+def _ana_through(proxy: ThreadedProxy, server: ServerProcess, page: Any) -> str:
+    """`_ana_at_her_turn`, the page reaching ``server`` through ``proxy`` (the test's calls do not)."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    page.clock.install()
+    sit_and_start(page, SimpleNamespace(url=proxy.url, start_match=server.start_match), room, token)
+    page.wait_for_selector(PLAYABLE, timeout=90_000)
+    return str(room["code"])
 
 
 def _wait_until_server_lost(server: ServerProcess, code: str, timeout: float = 30.0) -> None:
@@ -99,38 +117,52 @@ def _placed_by_ana(page: Any, tile: str) -> int:
     return count
 
 
-def test_a_move_lost_with_its_socket_is_sent_again_once(tmp_path: Path, browser: Any) -> None:
-    """The user's lock-up: offline, a click at once, and an outage long enough that the socket
-    carrying the move dies (the server gives it up, the page too). Before, the page reconnected to
-    the same version (nothing had moved the table on), kept its move "pending" for ever, every tile
-    disabled under "Your turn", and the others waited on it until a reload."""
-    server = ServerProcess(tmp_path / "outage", env=NO_COVER).start()
+@pytest.mark.parametrize("outage", ["held", "lost"])
+def test_a_move_into_a_silent_network_is_given_up_within_seconds_and_played_once(
+    tmp_path: Path, browser: Any, outage: str
+) -> None:
+    """The user's lock-up: the network goes silent (nothing passes, nothing is closed: wifi gone)
+    and the player moves at once. Within `MOVE_TROUBLE_MS` the page says the connection is
+    unsteady, and after `MOVE_UNANSWERED_MS` it gives the socket up and says it is reconnecting
+    (before: unsteady after 4 s, given up only after 15 s, the move seeming to vanish meanwhile).
+    When the network is back the move is played exactly once: ``held``, the relay lets the held
+    bytes go (the first copy may arrive as well as the one sent again on the new socket: the
+    second is refused ``stale_version``, quietly); ``lost``, the connections died with the outage
+    (the move with them; before, a page whose socket died with its move kept it "pending" for
+    ever under "Your turn", and the others waited on it until a reload)."""
+    server = ServerProcess(tmp_path / "silent", env=NO_COVER).start()
     context, page, watch = open_page(browser, DESKTOP)
-    try:
-        code = _ana_at_her_turn(server, page)
-        version, tile, cdp = _play_offline(context, page)
-        # the long outage: held until the page gave its socket up, and the socket died with the
-        # move the browser held in it (`_kill_sockets`: what a long outage comes to)
-        page.clock.fast_forward(UNANSWERED_MS + 2_000)
-        page.wait_for_selector(".banner[data-kind='reconnecting']")
-        _kill_sockets(server)
-        _wait_until_server_lost(server, code)
-        cdp.send(
-            "Network.emulateNetworkConditions",
-            {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
-        )
-        # the move arrives after the reconnect, played once
-        page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
-        page.wait_for_function("() => !window.__domeng.outbox")
-        page.wait_for_selector(".banner", state="hidden")
-        assert _placed_by_ana(page, str(tile)) == 1
-        assert page.locator(f".hand-tile[data-tile='{tile}']").count() == 0
-        assert page.locator(".status").text_content() != WORDS["table.sending"]
-        watch.errors[:] = [e for e in watch.errors if "ERR_INTERNET_DISCONNECTED" not in e]
-        watch.assert_clean()
-    finally:
-        context.close()
-        server.stop()
+    with ThreadedProxy(server.url) as proxy:
+        try:
+            code = _ana_through(proxy, server, page)
+            welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
+            _hold_clock(page)
+            proxy.stall()
+            version, tile = _play(page)
+            page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
+            page.wait_for_selector(".banner[data-kind='trouble']")
+            page.clock.fast_forward(MOVE_UNANSWERED_MS - MOVE_TROUBLE_MS)
+            page.wait_for_selector(".banner[data-kind='reconnecting']")
+            assert page.locator(f".hand-tile[data-tile='{tile}']").count() == 1  # not played yet
+            if outage == "lost":
+                proxy.cut()  # both ends closed: the server loses the socket, and the move held in it
+                _wait_until_server_lost(server, code)
+                proxy.mend()
+            proxy.flow()
+            page.clock.resume()
+            page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
+            page.wait_for_function("() => !window.__domeng.outbox")
+            page.wait_for_selector(".banner", state="hidden")
+            assert page.evaluate("() => window.__domeng.socket.welcomes") > welcomes
+            assert _placed_by_ana(page, str(tile)) == 1
+            assert page.locator(f".hand-tile[data-tile='{tile}']").count() == 0
+            assert page.locator(".status").text_content() != WORDS["table.sending"]
+            # a socket given up while it was still connecting, or cut, says so in the console
+            watch.errors[:] = [e for e in watch.errors if "WebSocket connection to" not in e]
+            watch.assert_clean()
+        finally:
+            context.close()
+            server.stop()
 
 
 def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection_is_unsteady(
@@ -138,7 +170,7 @@ def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection
 ) -> None:
     """The server stops answering (its process stopped; the browser still thinks itself online): the
     status says the move is being sent, the banner says the connection is unsteady after
-    `TROUBLE_MS` of an unanswered ping, long before the socket is given up; when the server answers
+    `MOVE_TROUBLE_MS` of an unanswered ping, before the socket is given up; when the server answers
     again the move is played on the same socket, once, and both go."""
     server = ServerProcess(tmp_path / "stalled").start()
     context, page, watch = open_page(browser, DESKTOP)
@@ -149,20 +181,17 @@ def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection
         welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
         tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
         assert server.proc is not None
+        _hold_clock(page)
         server.proc.send_signal(signal.SIGSTOP)
         stopped = True
-        page.locator(PLAYABLE).first.click()
-        if page.locator(".end-target:not([hidden])").count():
-            page.locator(".end-target:not([hidden])").last.click()
-        page.wait_for_function(
-            "(text) => document.querySelector('.status').textContent === text", arg=WORDS["table.sending"]
-        )
+        _play(page)
         assert page.locator(".hand-tile.playable").count() == 0
-        page.clock.fast_forward(TROUBLE_MS + 1_500)
+        page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
         page.wait_for_selector(".banner[data-kind='trouble']")
         assert page.locator(".banner").text_content() == WORDS["room.trouble"]
         server.proc.send_signal(signal.SIGCONT)
         stopped = False
+        page.clock.resume()
         page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
         page.wait_for_selector(".banner", state="hidden")
         assert page.evaluate("() => window.__domeng.socket.welcomes") == welcomes  # never reconnected

@@ -14,6 +14,13 @@ const UNANSWERED_MS = 15000;
 // A ping unanswered this long (or the browser saying it is offline) makes the page say the
 // connection is in trouble, long before it gives the socket up (`UNANSWERED_MS`): a move waits.
 const TROUBLE_MS = 4000;
+// The ping that goes with a move (`ping(true)`) is held to shorter steps: the server answers a ping
+// at once, before the move is even stored, so only a dead network or a stalled process leaves it
+// unanswered for seconds. Unsteady after `MOVE_TROUBLE_MS`; given up after `MOVE_UNANSWERED_MS`,
+// and the move goes again on the next socket (static/js/room.js `settleOutbox`). Idle sockets
+// keep the slower steps above: no more frames than before while nobody acts.
+const MOVE_TROUBLE_MS = 2000;
+const MOVE_UNANSWERED_MS = 5000;
 const TICK_MS = 1000; // how often the heartbeat looks (it sends a ping only every `PING_EVERY_MS`)
 
 /** The name this browser gives itself in the chat while it watches ("": none). */
@@ -46,6 +53,7 @@ export class RoomSocket {
     this.lastHeard = Date.now();
     this.pingSent = 0; // when the last ping went out on this socket (0: none yet)
     this.lastPing = 0; // when the heartbeat last sent a ping of its own
+    this.urgent = false; // a move waits on the ping out: `MOVE_TROUBLE_MS`, `MOVE_UNANSWERED_MS`
     this.trouble = false; // said to the page: a ping unanswered past `TROUBLE_MS`, or offline
     this.welcomes = 0; // how many welcomes this page had: a socket's number, to tell a new one
     this.retrying = false; // a drop's retry is waiting for its backoff step
@@ -120,6 +128,7 @@ export class RoomSocket {
     this.parked = false;
     this.pingSent = 0;
     this.lastPing = 0;
+    this.urgent = false;
     ws.onopen = () => {
       const hello = { type: "hello", protocol: 1, token: this.token };
       // Resync by version (docs/protocol.md): the server answers with only what this client missed
@@ -143,28 +152,32 @@ export class RoomSocket {
   }
 
   /** Every ``TICK_MS``: a ping every ``PING_EVERY_MS``, answered by the server's pong (any message
-   * heard after it answers it). A ping unanswered past ``TROUBLE_MS`` (or the browser offline) is
-   * said to the page (``status`` with ``trouble``); still unanswered after ``UNANSWERED_MS`` it
-   * means a dead network or a stalled server (one stopped, say: its room moves to another process
-   * meanwhile): the socket is dropped at once, without waiting for a closing handshake that may
-   * never end, and the page reconnects. Counted from the ping, not from the last message, so a
-   * hidden tab whose timers the browser slows down is not taken for silent. */
+   * heard after it answers it). A ping unanswered past ``TROUBLE_MS`` (``MOVE_TROUBLE_MS`` for one
+   * that went with a move), or the browser offline, is said to the page (``status`` with
+   * ``trouble``); still unanswered after ``UNANSWERED_MS`` (``MOVE_UNANSWERED_MS``) it means a dead
+   * network or a stalled server (one stopped, say: its room moves to another process meanwhile):
+   * the socket is dropped at once, without waiting for a closing handshake that may never end, and
+   * the page reconnects. Counted from the ping, not from the last message, so a hidden tab whose
+   * timers the browser slows down is not taken for silent. */
   heartbeat() {
     if (!this.online) return;
     const now = Date.now();
     const waiting = this.pingSent && this.lastHeard < this.pingSent;
-    if (waiting && now - this.pingSent > UNANSWERED_MS) {
+    const [troubleMs, unansweredMs] = this.urgent ? [MOVE_TROUBLE_MS, MOVE_UNANSWERED_MS] : [TROUBLE_MS, UNANSWERED_MS];
+    if (waiting && now - this.pingSent > unansweredMs) {
       drop(this.ws, 4000, "silent");
       this.closed({ code: 4000, reason: "silent" });
       return;
     }
-    this.setTrouble((waiting && now - this.pingSent > TROUBLE_MS) || navigator.onLine === false);
+    this.setTrouble((waiting && now - this.pingSent > troubleMs) || navigator.onLine === false);
     if (!waiting && now - this.lastPing >= PING_EVERY_MS) this.ping();
   }
 
-  /** A ping now, unless one is waiting for its answer: the page sent a move, and wants to know soon
-   * whether anything answers (`TROUBLE_MS`). */
-  ping() {
+  /** A ping now, unless one is waiting for its answer. ``urgent``: the page sent a move and wants
+   * to know soon whether anything answers: the ping out now, or the one already waiting (older:
+   * its verdict comes no later), is held to `MOVE_TROUBLE_MS` and `MOVE_UNANSWERED_MS`. */
+  ping(urgent = false) {
+    if (urgent) this.urgent = true;
     if (this.pingSent && this.lastHeard < this.pingSent) return;
     this.pingSent = this.lastPing = Date.now();
     this.send({ type: "ping" });
@@ -178,6 +191,7 @@ export class RoomSocket {
 
   receive(data) {
     this.lastHeard = Date.now();
+    this.urgent = false;
     if (this.trouble && navigator.onLine !== false) this.setTrouble(false);
     let message;
     try {

@@ -301,7 +301,7 @@ export class RoomController {
     const still = this.view?.to_act === this.seat && (this.view?.legal || []).some((legal) => sameAction(legal, box.action));
     if (still && this.socket.send({ type: "action", version: box.version, action: box.action })) {
       this.outbox = { ...box, welcome: this.socket.welcomes, resent: true };
-      this.socket.ping();
+      this.socket.ping(true);
     } else this.outbox = null;
   }
 
@@ -481,14 +481,15 @@ export class RoomController {
 
   /** Send ``action`` (the view's legal action without its seat) at this page's version; it waits
    * in ``outbox`` for its answer (`settleOutbox`), and a ping goes with it so that a dead socket
-   * shows soon (static/js/connection.js ``TROUBLE_MS``). False when not connected. */
+   * shows soon, and is given up within seconds (static/js/connection.js ``MOVE_TROUBLE_MS``,
+   * ``MOVE_UNANSWERED_MS``). False when not connected. */
   sendAction(action) {
     const ok = this.socket?.send({ type: "action", version: this.version, action });
     if (!ok) toast(t("room.offline_action"), "error");
     else {
       this.outbox = { action, version: this.version, welcome: this.socket.welcomes, resent: false };
       this.answeredResent = false;
-      this.socket.ping();
+      this.socket.ping(true);
     }
     return ok;
   }
