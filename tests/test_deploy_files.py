@@ -185,7 +185,10 @@ def test_nginx_passes_a_request_a_hung_process_does_not_answer_on_to_the_next() 
     proxy_next_upstream_timeout. A socket's handshake times out after its read timeout, and that
     is above the server's ping interval (an open socket is never silent that long) and the lease
     (the next process can take the room when the handshake reaches it); a review's wait is past
-    the window, so no review is computed twice."""
+    the window, so no review is computed twice. An API call waits longer than the server's own
+    database timeout (the server answers its error first: a POST is not passed on and applied
+    twice for a slow database), and a file (a page, /static/) less than a socket's handshake: a
+    page reload gets past a hung process sooner than its socket does."""
     default = {name: field.default for name, field in Settings.model_fields.items()}
     config = (ROOT / "deploy" / "nginx.conf").read_text()
     server = config[config.index("    server {") : config.index("location /ws/")]
@@ -201,6 +204,14 @@ def test_nginx_passes_a_request_a_hung_process_does_not_answer_on_to_the_next() 
     assert (
         window < default["review_timeout_s"] < _seconds(review.replace("\n    ", "\n"), "proxy_read_timeout")
     )
+    api = config[config.index("location /api/ {") : config.index("location /api/admin/ {")]
+    admin = config[config.index("location /api/admin/ {") : config.index("location / {")]
+    files = config[config.index("location / {") :]
+    api_read, admin_read, file_read = (
+        _seconds(block.replace("\n    ", "\n"), "proxy_read_timeout") for block in (api, admin, files)
+    )
+    assert default["database_timeout_s"] < api_read <= admin_read and api_read + connect < window
+    assert file_read < socket_read and file_read + connect < window
 
 
 @needs_compose

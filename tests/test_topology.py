@@ -218,6 +218,45 @@ def test_a_process_cut_off_from_redis_refuses_its_sockets_so_nginx_takes_them_to
         back.close()
 
 
+def test_a_page_reload_gets_past_a_stopped_process_before_its_socket_does(topology: Topology) -> None:
+    """A page reload while the process its room hashes to is stopped (SIGSTOP). The room's page and
+    the static files are files a live process answers at once: nginx gives up on the stopped one
+    sooner (deploy/nginx.conf, ``location /``) and the other process answers them while the
+    socket's handshake still waits on the stopped one. Before, each of them waited 30 s there (the
+    page, every file sent there round robin, the room's read), twice the handshake's 15 s. The
+    room's read (``location /api/``) is answered by the other process too, the owner still stopped,
+    and so is the socket's handshake."""
+    front = topology.front
+    code, token = new_table(front)
+    player, _ = _join(front, code, token, timeout=20)  # the room on the process its code hashes to
+    player.close()
+    owner = _owner(topology, code)
+    assert owner.proc is not None
+    owner.proc.send_signal(signal.SIGSTOP)
+    files = [
+        f"/r/{code}",
+        "/static/js/main.js",
+        "/static/js/room.js",
+        "/static/js/connection.js",
+        "/static/css/app.css",
+    ]
+    with ThreadPoolExecutor(len(files) + 2) as pool:
+        handshake = pool.submit(_join, front, code, token, 60, 45)
+        read = pool.submit(httpx.get, f"{front.url}/api/rooms/{code}", timeout=60)
+        loads = [pool.submit(httpx.get, f"{front.url}{path}", timeout=60) for path in files]
+        for path, load in zip(files, loads, strict=True):
+            assert load.result().status_code == 200, path
+        assert not handshake.done()  # the page's files came while its socket still waits
+        assert _is_stopped(owner)
+        room = read.result()
+        assert room.status_code == 200 and room.json()["code"] == code, room.text
+        back, state = handshake.result()
+        assert _is_stopped(owner)  # every answer came from the other process
+    assert state["type"] == "state"
+    back.close()
+    owner.proc.send_signal(signal.SIGCONT)
+
+
 def test_a_stopped_owner_is_routed_around_within_the_pause_and_writes_nothing_when_it_resumes(
     topology: Topology,
 ) -> None:
