@@ -8,6 +8,7 @@ saying so). Errors are ``{"detail": {"code": "...", "message": "..."}}``.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
@@ -348,6 +349,11 @@ async def export_match(request: Request, match_id: int) -> Response:
     )
 
 
+def _write_record(archive: zipfile.ZipFile, name: str, row: MatchRow) -> None:
+    """Write match ``row``'s RECORD.md document into ``archive`` as ``name`` (in a thread)."""
+    archive.writestr(name, json.dumps(record_of(row), indent=1, ensure_ascii=False))
+
+
 def record_name(row: MatchRow) -> str:
     """The file name of match ``row``'s record: its creation day (UTC), room code, number in
     the room and id, ``domeng-2026-12-05-ABC123-match2-id417.json``: unique (the id), and sorted
@@ -408,7 +414,9 @@ async def export_matches(
             if row is None:  # deleted meanwhile (an unplayed match past DOMENG_UNPLAYED_KEPT_S)
                 continue
             name = record_name(row)
-            archive.writestr(name, json.dumps(record_of(row), indent=1, ensure_ascii=False))
+            # building, dumping and compressing a record takes CPU: in a thread, so that the
+            # rooms' event loop goes on between (and, by the interpreter's switch interval, during)
+            await asyncio.to_thread(_write_record, archive, name, row)
             entry = {"file": name, "id": row.id, "code": row.code, "room_match": row.room_match}
             entry |= {"variant": row.variant, "status": item.status, "stored_status": row.status}
             entry |= {
