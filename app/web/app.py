@@ -44,6 +44,7 @@ from app.web.middleware import (
     security_headers,
 )
 from app.web.ratelimit import RateLimits
+from app.web.readiness import SharedCheck
 from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_allowance
 from app.web.settings import Settings
 from app.web.shared import Board
@@ -167,6 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         "metrics": metrics,
         "reviews": reviews,
         "sockets": SocketCounter(settings.max_sockets_per_address),
+        "readiness": SharedCheck(store.ping),  # /readyz: one database check at a time
         "limiter": limiter,
         "board": board,  # several processes: the lobby and open rooms per address (app.web.shared)
         "peers": shared,  # several processes: the admin's live rooms (app.admin.live.Peers)

@@ -38,6 +38,7 @@ from app.web.models import (
     StopSet,
 )
 from app.web.ratelimit import LimitsUnavailableError, RateLimits, counted_limits
+from app.web.readiness import SharedCheck
 from app.web.reviews import run_review
 from app.web.shared import Board
 from engine.deal_json import deal_to_json
@@ -571,9 +572,11 @@ async def healthz() -> dict[str, str]:
 
 
 @operations.get("/readyz")
-async def readyz(hub: HubDep) -> Response:
-    """Readiness: the database answers and the store's writer is running."""
-    ok = await hub.store.ping()
+async def readyz(request: Request, hub: HubDep) -> Response:
+    """Readiness: the database answers and the store's writer is running (one check at a time
+    however many ask, `app.web.readiness.SharedCheck`)."""
+    readiness: SharedCheck = request.app.state.readiness
+    ok = await readiness()
     body = {"status": "ready" if ok else "not ready", "rooms": len(hub.rooms)}  # in memory
     return JSONResponse(body, status_code=200 if ok else 503)
 
