@@ -63,6 +63,39 @@ def test_no_token_or_secret_reaches_the_log_even_at_debug_level(tmp_path: Path) 
     assert seat_token[::-1] not in log
 
 
+def _pieces(secret: str, size: int = 12) -> list[str]:
+    """Every ``size``-character piece of ``secret``: a log line holding any of them holds part of it."""
+    return [secret[i : i + size] for i in range(len(secret) - size + 1)]
+
+
+def test_no_part_of_a_host_token_or_spectator_key_reaches_the_debug_log(tmp_path: Path) -> None:
+    """The WebSocket library logs a long frame at debug level by its start and end, which cut the
+    browser's hello (``host``, the host token, or ``watcher``, a spectator's key, last) from the
+    field's name: the last 22 characters of the token were written. The frame is redacted before."""
+    server = ServerProcess(tmp_path, {"DOMENG_LOG_LEVEL": "debug", "DOMENG_LOG_JSON": "true"}).start()
+    try:
+        room = server.create_room(variant="kozel", seats=2, bots=[None, None])
+        code, host = room["code"], room["host_token"]
+        # {"type": "hello", "protocol": 1, "token": null, "host": "…"}, the host token last
+        hosting = Client(server, code, host=host)
+        hosting.wait_for(lambda m: m["type"] == "state")
+        spectator = Client(server, code)
+        key = spectator.wait_for(lambda m: m["type"] == "welcome")["watcher"]
+        spectator.close()
+        again = Client(server, code, hello=False)  # the same browser later, as the page sends it
+        again.send({"type": "hello", "protocol": 1, "token": None, "watcher": key})
+        assert again.wait_for(lambda m: m["type"] == "welcome")["watcher"] == key
+        again.close()
+        hosting.close()
+    finally:
+        server.stop()
+    log = server.log()
+    assert log.count("< TEXT") >= 3  # the frames were written
+    for secret in (host, key):
+        assert not [piece for piece in _pieces(secret) if piece in log], "part of a secret reached the log"
+    assert log.count('"host": "[redacted]"') >= 1
+
+
 def test_redirects_never_echo_the_host_header(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, {"DOMENG_ALLOWED_HOSTS": "*"}).start()  # any Host is answered
     try:

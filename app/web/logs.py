@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import sys
@@ -9,13 +10,17 @@ from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 import structlog
+from websockets.frames import DATA_OPCODES, Frame
 
 __all__ = ["Redactor", "configure_logging"]
 
 _PATTERNS = (
-    # a JSON or Python-repr field holding a token or a secret (a hello frame, a request body)
+    # a JSON or Python-repr field holding a token or a secret (a hello frame, whose ``host`` is the
+    # room's host token and ``watcher`` a spectator's key; a request body)
     (
-        re.compile(r"""(["'](?:token|host_token|seat_token|secret|admin_token)["']\s*:\s*["'])[^"']*"""),
+        re.compile(
+            r"""(["'](?:token|host_token|seat_token|secret|admin_token|host|watcher)["']\s*:\s*["'])[^"']*"""
+        ),
         r"\1[redacted]",
     ),
     (re.compile(r"(?i)(bearer\s+)[^\s'\",;]+"), r"\1[redacted]"),
@@ -26,7 +31,8 @@ _SECRET_KEYS = frozenset({"token", "host_token", "seat_token", "secret", "admin_
 
 class Redactor:
     """Takes tokens and secrets out of a log line: JSON fields named ``token``, ``host_token``,
-    ``secret`` (a ``hello`` frame in the WebSocket library's debug log, say), ``Bearer``
+    ``secret``, ``host`` (with a string: a host token) and ``watcher`` (a ``hello`` frame in the
+    WebSocket library's debug log, say; a chat line's public tag goes too), ``Bearer``
     credentials, the admin session and device cookies, and the configured ``secrets`` wherever they appear."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
@@ -49,6 +55,9 @@ class _RedactingFilter(logging.Filter):
         self.redact = redact
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, Frame) for a in record.args):
+            args = record.args
+            record.args = tuple(_redacted_frame(a, self.redact) if isinstance(a, Frame) else a for a in args)
         message = record.getMessage()
         clean = self.redact(message)
         if clean != message:
@@ -57,6 +66,20 @@ class _RedactingFilter(logging.Filter):
             record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
         return True
+
+
+def _redacted_frame(frame: Frame, redact: Redactor) -> Frame:
+    """``frame`` (a WebSocket frame the library logs at debug level: ``< TEXT '{"type": …}' [97
+    bytes]``) with its payload redacted whole. The library shortens a long payload to its start and
+    end, ``{"type": "hello", "protocol": 1, "token": null,...pI2f2PORjGiZh4k-WuDNs"}``, which cuts a
+    field's name from its value (there, the last 22 characters of the host token a browser's hello
+    ends with), so the log line itself can no longer be redacted: the frame is, before it is
+    shortened."""
+    if frame.opcode not in DATA_OPCODES:
+        return frame  # pings, pongs and closes carry no message
+    text = bytes(frame.data).decode("utf-8", "replace")
+    clean = redact(text)
+    return frame if clean == text else dataclasses.replace(frame, data=clean.encode())
 
 
 def _redact_event(redact: Redactor) -> Any:
