@@ -668,6 +668,31 @@ def test_a_room_that_does_not_exist_is_said_under_the_sites_header(
     context.close()
 
 
+def test_a_share_link_pasted_with_punctuation_after_it_opens_the_room(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A new user's report: a friend sent the room's link at the end of a sentence ("here:
+    http://…/r/CODE.") or in brackets, and whoever opened it with the full stop or the bracket
+    landed in the lobby, as if no table were there. The page opens the room the link's code names
+    and puts the room's own address in the address bar (what its Copy link and a reload use); a
+    link with no code at all says the table does not exist, never the lobby."""
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
+    code = room["code"]
+    context, page, watch = open_page(browser, PHONE)
+    for after in (".", ")", ",", "!", "%20", "%E2%80%8B"):
+        goto(page, f"{server.url}/r/{code}{after}")
+        page.wait_for_selector(".seat-list")
+        assert page.evaluate("() => location.pathname") == f"/r/{code}", after
+        assert page.input_value("#share-url").endswith(f"/r/{code}"), after
+    goto(page, f"{server.url}/r/%E2%80%8B{code}")  # nothing a code is made of where the code goes
+    page.wait_for_selector(".not-found h1")
+    assert page.evaluate(_NOT_FOUND_JS)["said"] == catalog_of("en")["room.not_found"]
+    assert page.locator(".lobby-form").count() == 0
+    assert watch.errors == []
+    assert watch.dialogs == []
+    context.close()
+
+
 def test_every_catalog_has_exactly_the_english_keys() -> None:
     english = catalog_of("en")
     placeholder = re.compile(r"\{(\w+)\}")

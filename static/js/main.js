@@ -7,6 +7,19 @@ import { RoomController } from "./room.js";
 import { rulesPage } from "./rules.js";
 import { installTermTooltips } from "./ui.js";
 
+/**
+ * The room a path names: ``{code, trailing}`` for /r/{code}, the code being the leading characters
+ * a room's code is made of (the server's ``secrets.token_urlsafe``) and ``trailing`` whether
+ * anything came after them: punctuation a message put after the link ("/r/Ab3_x." or "/r/Ab3_x)"),
+ * a space, an invisible character. ``code`` is "" when nothing there can be a code (the page says
+ * that table does not exist); null for a path that is not a room's.
+ */
+function roomLink(pathname) {
+  const link = pathname.match(/^\/r\/([A-Za-z0-9_-]*)(.*)$/);
+  if (!link) return null;
+  return { code: link[1], trailing: link[2] !== "" && link[2] !== "/" };
+}
+
 async function main() {
   const root = document.getElementById("app");
   try {
@@ -16,12 +29,18 @@ async function main() {
     return;
   }
   installTermTooltips();
-  const room = location.pathname.match(/^\/r\/([A-Za-z0-9_-]+)\/?$/);
+  const room = roomLink(location.pathname);
   let page;
-  if (room) {
-    const ctl = new RoomController(root, room[1]);
+  if (room !== null) {
+    const ctl = new RoomController(root, room.code);
     page = () => ctl.rebuild();
-    await ctl.init();
+    if (!room.code) ctl.notFound();
+    else {
+      // the link as the room's own: a share link pasted with the sentence's full stop, a bracket
+      // or a space after it opened the lobby, as if the table were not there
+      if (room.trailing) history.replaceState(history.state, "", `/r/${room.code}${location.search}${location.hash}`);
+      await ctl.init();
+    }
   } else if (location.pathname.replace(/\/$/, "") === "/rules") {
     page = () => rulesPage(root);
     page();
