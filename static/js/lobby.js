@@ -3,7 +3,7 @@
 import { api, createRoom, remember } from "./api.js";
 import { BOT_LEVELS, botLabel, COVER_LEVEL } from "./bots.js";
 import { h, toast } from "./dom.js";
-import { t, tf } from "./i18n.js";
+import { has, t, tf } from "./i18n.js";
 import { myTablesSection } from "./mytables.js";
 import { openTablesSection } from "./opentables.js";
 import { brandMark } from "./table.js";
@@ -156,7 +156,10 @@ export function lobbyPage(root) {
       remember(room.code, { host_token: room.host_token });
       location.assign(`/r/${room.code}`);
     } catch (error) {
-      toast(t("lobby.error", { message: error.message }), "error");
+      // what the server refused, in the page's language when the catalog says it (the address's
+      // open tables, its tables a minute, a full server); else the server's own words
+      const said = has(`error.${error.code}`) ? t(`error.${error.code}`) : error.message;
+      toast(t("lobby.error", { message: said }), "error");
       submit.disabled = false;
       submit.textContent = t("lobby.create");
     }
