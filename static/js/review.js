@@ -8,7 +8,7 @@
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
-import { t, tf } from "./i18n.js";
+import { has, t, tf } from "./i18n.js";
 import { isLempa, miniTile, pips } from "./tiles.js";
 
 /** Reviews already fetched, by "code:match:round" (the server caches them too; this saves the
@@ -194,7 +194,7 @@ export function reviewSection(code, round, token, match) {
       }
       replace(
         body,
-        h("p", { class: "review-failed", role: "alert" }, t("review.failed", { reason: error.message })),
+        h("p", { class: "review-failed", role: "alert" }, t("review.failed", { reason: has(`error.${error.code}`) ? t(`error.${error.code}`) : error.message })),
         h("button", { class: "btn btn-small", type: "button", onclick: () => ask() }, t("review.retry")),
       );
     }
