@@ -9,6 +9,8 @@ import base64
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from importlib.util import find_spec
 from pathlib import Path
@@ -18,7 +20,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.web.middleware import security_headers
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import ROOT, Client, ServerProcess
 
 KOZEL = {"variant": "kozel", "seats": 2, "bots": [None, "greedy"]}
 
@@ -298,3 +300,39 @@ def test_a_socket_refused_at_its_addresss_cap_loads_no_room(tmp_path: Path) -> N
         watcher.close()
     finally:
         server.stop()
+
+
+def test_a_second_server_on_the_same_sqlite_database_refuses_to_start(tmp_path: Path) -> None:
+    """A new user's report: the README's "port 8000 taken? `scripts/run --port 8080`" started a
+    second server from the same checkout while the first (the one holding port 8000) still ran,
+    both on data/domeng.sqlite3 and with no lease between them: a room opened on each was played
+    apart on each, both writing its match. The second now says which server holds the database and
+    exits with status 1 before it touches it; the first plays on, and once it stops the database
+    is free for the next."""
+    server = ServerProcess(tmp_path, fresh=True).start()
+    try:
+        code = server.create_room(**KOZEL)["code"]
+        second = subprocess.run(
+            [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
+            check=False,
+            cwd=ROOT,
+            env=server.env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        holder = int((tmp_path / "domeng.sqlite3.lock").read_text())
+        assert second.returncode == 1, second.stderr[-2000:]
+        assert second.stderr.startswith(
+            f"domeng serve: another Domeng server (process {holder}) is serving "
+        ), second.stderr[-2000:]
+        assert "--data-dir" in second.stderr
+        assert "server_ready" not in second.stderr + second.stdout  # it never served
+        assert server.room(code)["code"] == code  # the first plays on
+    finally:
+        server.stop()
+    again = ServerProcess(tmp_path).start()  # the first one gone, its database is free
+    try:
+        assert again.room(code)["code"] == code
+    finally:
+        again.stop()

@@ -207,6 +207,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from app.edge.heard import heard_protocol  # noqa: PLC0415
     from app.edge.refusals import secure_refusals  # noqa: PLC0415
+    from app.store.db import DatabaseInUseError, hold_sqlite, sqlite_path  # noqa: PLC0415
     from app.web.app import create_app  # noqa: PLC0415
     from app.web.guard import (  # noqa: PLC0415
         ConnectionGuard,
@@ -236,6 +237,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             where = ".".join(str(part) for part in problem["loc"]) or "settings"
             print(f"domeng serve: {where}: {problem['msg']}", file=sys.stderr)
         return 2
+    try:
+        database = sqlite_path(settings.resolved_database_url())
+    except ValueError:  # an in-memory database: this process's own
+        database = None
+    if database is not None:
+        # one server per SQLite file: a second `scripts/run` from the same checkout (the first
+        # still running, on another port) would play the same rooms apart from it
+        try:
+            held = hold_sqlite(database)
+        except DatabaseInUseError as error:
+            print(f"domeng serve: {error}", file=sys.stderr)
+            return 1
     app = create_app(settings)  # the logs' format too
     raise_open_files_limit()  # the soft limit to the hard one, before the cap is read from it
     total = connections_cap(settings.max_connections)  # warns of a low open-files limit
@@ -264,6 +277,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=5,
     )
+    if database is not None:
+        os.close(held)  # the database is free for the next server
     return 0
 
 

@@ -8,6 +8,8 @@ the same database through the standard library's sqlite3 in a thread of its own.
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +22,8 @@ from sqlalchemy.pool import ConnectionPoolEntry
 __all__ = [
     "SQLITE_BEGIN_OPTION",
     "SQLITE_PRAGMAS",
+    "DatabaseInUseError",
+    "hold_sqlite",
     "is_sqlite",
     "make_engine",
     "make_sync_engine",
@@ -58,6 +62,41 @@ def sqlite_path(url: str | URL) -> Path | None:
     if database in ("", ":memory:") or "mode=memory" in str(parsed):
         raise ValueError(f"an in-memory SQLite database cannot be shared by connections: {url!s}")
     return Path(database.removeprefix("file:"))
+
+
+class DatabaseInUseError(Exception):
+    """Another server process holds the SQLite database (`hold_sqlite`): ``pid`` is its process id
+    as it wrote it beside the database (0: not known), ``path`` the database file."""
+
+    def __init__(self, path: Path, pid: int) -> None:
+        self.path = path
+        self.pid = pid
+        who = f"another Domeng server (process {pid})" if pid else "another Domeng server"
+        super().__init__(
+            f"{who} is serving {path}: one SQLite database serves one server, or both would play "
+            "the same rooms apart; stop that server first (Ctrl+C where it runs), or give this one "
+            "a database of its own (--data-dir)"
+        )
+
+
+def hold_sqlite(path: Path) -> int:
+    """Take this process's hold on the SQLite database ``path`` for as long as it runs: an
+    exclusive ``flock`` of ``<path>.lock`` beside it, which holds this process's id. The kernel
+    lets go of it when the process ends, however it ends. Returns the lock file's descriptor (kept
+    open: closing it lets go). Raises `DatabaseInUseError` when another process holds it: two
+    servers on one SQLite file would each own the same rooms, with no lease between them (the
+    several-process shape is PostgreSQL and Redis: docs/cluster.md)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        written = os.read(lock, 32).decode("ascii", "replace").strip()
+        os.close(lock)
+        raise DatabaseInUseError(path, int(written) if written.isdigit() else 0) from None
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode("ascii"))
+    return lock
 
 
 def _sqlite_connect(pragmas: Sequence[str]) -> Callable[[Any, ConnectionPoolEntry], None]:
