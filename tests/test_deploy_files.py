@@ -278,6 +278,21 @@ def test_dockerfile_healthcheck_gets_healthz_with_python() -> None:
     compile(command[2], "HEALTHCHECK", "exec")  # it is valid Python
 
 
+def test_the_compose_secrets_are_made_once_into_a_file_git_leaves_out() -> None:
+    """A new operator's report: the README's ``DOMENG_ADMIN_TOKEN=$(openssl rand …)
+    POSTGRES_PASSWORD=$(openssl rand …) docker compose up`` made secrets nobody could read again:
+    /admin/login asked for a secret never shown, and the next ``docker compose`` command (the
+    README's ``--scale``) had none, or new ones that the database made with the first would not
+    take. The documents write them once into ``.env`` (which compose reads), and git leaves that
+    file out as the image does."""
+    assert "/.env" in (ROOT / ".gitignore").read_text().split()
+    for name in ("README.md", "docs/deploy.md", "docker-compose.yml"):
+        text = (ROOT / name).read_text()
+        fresh = [line for line in text.splitlines() if "docker compose" in line and "$(openssl rand" in line]
+        assert fresh == [], (name, fresh)
+        assert '"$(openssl rand -hex 24)" > .env' in text, name
+
+
 def test_dockerignore_keeps_local_state_out_of_the_image() -> None:
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", "data", "*.egg-info", ".env"} <= set(ignored)
