@@ -388,7 +388,7 @@ def test_a_full_room_refuses_one_more_spectator_with_a_clear_reason(tmp_path: Pa
         with pytest.raises(websockets.ConnectionClosed) as closed:
             one_more.wait_for(lambda m: False)
         assert closed.value.rcvd is not None
-        assert closed.value.rcvd.code == 1008
+        assert closed.value.rcvd.code == 4008  # its own code: the page says why (before: 1008)
         assert "spectators" in closed.value.rcvd.reason
         # a seated player is never refused, and a spectator's place frees when one leaves
         player = Client(server, room["code"], token)

@@ -22,6 +22,7 @@ from app.edge.handoff import Handoff
 from app.edge.heard import silent_s
 from app.edge.protocol import (
     CLOSE_BAD_TOKEN,
+    CLOSE_FULL,
     CLOSE_INVALID,
     CLOSE_POLICY,
     CLOSE_ROOM_CLOSED,
@@ -287,7 +288,8 @@ async def join_room(
     Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or cannot be
     reached, 4003 when there is no such room, 4004 for a bad token, 4001 for a ``resume`` of a
     seat another connection said hello for since and still holds, 4006 for a spectator the host
-    removed (`app.rooms.chat.refuse_removed`), 1008 for the room's other refusals."""
+    removed (`app.rooms.chat.refuse_removed`), 4008 for a spectator past the room's
+    ``DOMENG_MAX_SPECTATORS`` (``spectators_full``), 1008 for the room's other refusals."""
     for _ in range(3):  # the room may have been unloaded while the hello was awaited
         try:
             room = await hub.open(code)
@@ -305,6 +307,8 @@ async def join_room(
                 raise ProtocolError(*close_for("replaced")) from None
             if error.code == "spectator_removed":  # the host removed this spectator from the room
                 raise ProtocolError(*close_for("spectator_removed")) from None
+            if error.code == "spectators_full":  # its own code: the page says why it waits
+                raise ProtocolError(CLOSE_FULL, error.message) from None
             if error.code != "room_reloading":
                 close_code = CLOSE_BAD_TOKEN if error.code == "bad_token" else CLOSE_POLICY
                 raise ProtocolError(close_code, error.message) from None

@@ -26,6 +26,7 @@ from engine.actions import Action, parse_action
 
 __all__ = [
     "CLOSE_BAD_TOKEN",
+    "CLOSE_FULL",
     "CLOSE_INTERNAL",
     "CLOSE_INVALID",
     "CLOSE_POLICY",
@@ -85,6 +86,10 @@ the client forgets it. Its own code, so a client never drops a good token over a
 CLOSE_REMOVED = 4006
 """The host removed this spectator from the room: the client does not reconnect by itself, and says
 why (as a player whose seat the host gave to a bot, the person may open the room again to watch)."""
+CLOSE_FULL = 4008
+"""The room has as many spectators as it takes (``DOMENG_MAX_SPECTATORS``): the client says so
+rather than "reconnecting", and tries again at a slower pace (a spectator may leave; a seat taken
+over HTTP is never refused)."""
 CLOSE_SEAT_TO_BOT = 4007
 """The host gave this seat to a bot: its token opens nothing now. The client does not reconnect by
 itself, says why and offers to watch (a spectator's ``hello``); never "Play here", which a seat

@@ -7,6 +7,9 @@
 // restarted server's tables do not all come back at once). Capped low: a server restart takes a few
 // seconds, and a try at a server that is down costs a refused connection, nothing more.
 const BACKOFF_MS = [250, 500, 1000, 2000, 3000];
+/** How often a spectator the room has no place for (close 4008: it has as many as it takes) asks
+ * again: a place frees when one leaves, and no faster try would find one sooner. */
+const FULL_RETRY_MS = 10_000;
 const WATCHER_KEY = "domeng:watcher"; // this browser's spectator key, as the server gave it
 const NAME_KEY = "domeng:spectator-name"; // this browser's name in the chat while it watches, as the server took it
 const PING_EVERY_MS = 10000;
@@ -186,7 +189,7 @@ export class RoomSocket {
   setTrouble(trouble) {
     if (trouble === this.trouble) return;
     this.trouble = trouble;
-    if (this.online) this.on.status?.({ online: true, reconnecting: false, trouble });
+    if (this.online) this.on.status?.({ online: true, reconnecting: false, trouble, full: false });
   }
 
   receive(data) {
@@ -206,7 +209,7 @@ export class RoomSocket {
         this.attempt = 0;
         this.trouble = false;
         this.connection = message.connection ?? null;
-        this.on.status?.({ online: true, reconnecting: false, trouble: false });
+        this.on.status?.({ online: true, reconnecting: false, trouble: false, full: false });
         if (message.watcher) localStorage.setItem(WATCHER_KEY, message.watcher);
         // a spectator's name in the chat is its socket's: each new one is told it again, when the
         // server takes names (its welcome says "name"; an older server closes on a name message, and
@@ -269,9 +272,16 @@ export class RoomSocket {
     if (event.code === 4007) return this.on.seatToBot?.(); // the host gave the seat to a bot: no retry, no "Play here"
     if (event.code === 4004 && this.token) return this.on.badToken?.(); // only then is the token dead
     this.parked = false;
+    if (event.code === 4008) {
+      // the room has as many spectators as it takes: said as such (not "reconnecting"), asked again
+      this.on.status?.({ online: false, reconnecting: false, trouble: false, full: true });
+      this.retrying = true;
+      this.retryTimer = setTimeout(() => this.open(), FULL_RETRY_MS + Math.random() * 2000);
+      return;
+    }
     // a server from before `resume` (an upgrade under way) takes no hello with it: the next without
     if (event.code === 1007 && this.resumeSent && unwelcomed) this.connection = null;
-    this.on.status?.({ online: false, reconnecting: true, trouble: false });
+    this.on.status?.({ online: false, reconnecting: true, trouble: false, full: false });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
     this.retrying = true;

@@ -643,10 +643,11 @@ export class RoomController {
         h("span", {}, t("room.replaced")),
         h("button", { class: "btn btn-small", type: "button", onclick: () => this.socket.playHere() }, t("room.use_here")),
       ];
+    else if (c.full) content = [h("span", {}, t("room.spectators_full"))];
     else if (c.reconnecting) content = [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", {}, t("room.reconnecting"))];
     else if (c.trouble) content = [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", {}, t("room.trouble"))];
     this.banner.hidden = !content;
-    this.banner.dataset.kind = c.closed ? "closed" : c.replaced ? "replaced" : c.reconnecting ? "reconnecting" : c.trouble ? "trouble" : "";
+    this.banner.dataset.kind = c.closed ? "closed" : c.replaced ? "replaced" : c.full ? "full" : c.reconnecting ? "reconnecting" : c.trouble ? "trouble" : "";
     if (content) replace(this.banner, content);
   }
 
