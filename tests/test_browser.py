@@ -668,6 +668,37 @@ def test_a_room_that_does_not_exist_is_said_under_the_sites_header(
     context.close()
 
 
+def test_an_address_with_no_page_is_said_under_the_sites_header(server: ServerProcess, browser: Any) -> None:
+    """A new user's report: a link cut short or mistyped (``/r/``, ``/R/CODE``, ``/room``) showed
+    the browser the API's ``{"detail":"Not Found"}``. A browser's page request for an address with
+    no page gets the site's page with status 404: under its header, "there is no page at this
+    address" (a room's address with no code: "this table does not exist") and the way to the
+    lobby, in the page's language. The API and files keep their JSON 404."""
+    context, page, watch = open_page(browser, PHONE, locale="ru-RU")
+    catalog = catalog_of("ru")
+    for path, said in (
+        ("/R/ABCdef", "page.not_found"),
+        ("/room", "page.not_found"),
+        ("/r/", "room.not_found"),
+    ):
+        answer = page.goto(f"{server.url}{path}")
+        assert answer is not None and answer.status == 404, path
+        page.wait_for_selector("body[data-ready]")
+        shown = page.evaluate(_NOT_FOUND_JS)
+        assert (shown["said"], shown["back"], shown["rules"], shown["fits"]) == (
+            catalog[said],
+            catalog["room.back_lobby"],
+            True,
+            True,
+        ), path
+    for path in ("/api/rooms/NOSUCH", "/static/nosuch.js", "/nosuch"):  # not a browser's page request
+        reply = httpx.get(f"{server.url}{path}", headers={"Accept": "application/json"})
+        assert reply.status_code == 404 and reply.headers["content-type"] == "application/json", path
+    assert [e for e in watch.errors if "404" not in e] == []  # only the browser's note of the answers
+    assert watch.dialogs == []
+    context.close()
+
+
 def test_a_share_link_pasted_with_punctuation_after_it_opens_the_room(
     server: ServerProcess, browser: Any
 ) -> None:

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from limits import parse as parse_limit
 from limits import parse_many
 from secure.middleware import SecureASGIMiddleware
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import engine
 from app.admin.auth import AdminAuth, StoreSessions
@@ -45,7 +46,7 @@ from app.web.middleware import (
 )
 from app.web.ratelimit import RateLimits
 from app.web.readiness import SharedCheck
-from app.web.routes import STATIC_DIR, operations, pages, rooms, spend_allowance
+from app.web.routes import STATIC_DIR, operations, page_not_found, pages, rooms, spend_allowance
 from app.web.settings import Settings
 from app.web.shared import Board
 
@@ -186,6 +187,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
     app.add_exception_handler(RoomError, _room_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
     app.add_exception_handler(StoreError, _store_failed)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, page_not_found)  # type: ignore[arg-type]
     app.include_router(rooms)
     app.include_router(operations)
     app.include_router(pages)

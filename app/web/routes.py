@@ -9,9 +9,11 @@ from pathlib import Path as FilePath
 from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from limits import RateLimitItem
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.addresses import counted_address, counted_keys
 from app.rooms import again, chat, ownership
@@ -62,6 +64,7 @@ __all__ = [
     "metrics_endpoint",
     "open_tables",
     "operations",
+    "page_not_found",
     "pages",
     "play_again",
     "readyz",
@@ -97,6 +100,24 @@ DOCS_DIR = FilePath(__file__).resolve().parents[2] / "docs"
 
 def _page() -> FileResponse:
     return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+_NOT_PAGES: Final = ("/api/", "/static/", "/admin", "/ws/")
+"""Where an unknown address is the API's, a file's, the admin area's or a socket's: its 404 stays
+the API's JSON (`page_not_found`)."""
+
+
+async def page_not_found(request: Request, error: StarletteHTTPException) -> Response:
+    """A 404 (any `StarletteHTTPException` with that status) for a browser's page request: a GET
+    or HEAD that accepts ``text/html``, outside `_NOT_PAGES`, gets the client's page with status
+    404, which says the page does not exist under the site's header (static/js/main.js), not the
+    API's ``{"detail": "Not Found"}``: a friend's link mistyped or cut (``/r/``, ``/R/…``) reads
+    as a page. Anything else gets FastAPI's JSON answer as before."""
+    path = request.url.path
+    wants_page = request.method in ("GET", "HEAD") and "text/html" in request.headers.get("accept", "")
+    if error.status_code == 404 and wants_page and not path.startswith(_NOT_PAGES):
+        return FileResponse(STATIC_DIR / "index.html", status_code=404, headers={"Cache-Control": "no-cache"})
+    return await http_exception_handler(request, error)
 
 
 @pages.api_route("/", methods=["GET", "HEAD"])

@@ -1,11 +1,12 @@
 // Domeng Online in the browser: picks the page from the address (/, /r/{code}, /rules).
 
-import { h } from "./dom.js";
+import { h, replace } from "./dom.js";
 import { initI18n, onLanguageChange, t } from "./i18n.js";
 import { lobbyPage } from "./lobby.js";
 import { RoomController } from "./room.js";
 import { rulesPage } from "./rules.js";
-import { installTermTooltips } from "./ui.js";
+import { brandMark } from "./table.js";
+import { installTermTooltips, pageHeader } from "./ui.js";
 
 /**
  * The room a path names: ``{code, trailing}`` for /r/{code}, the code being the leading characters
@@ -18,6 +19,20 @@ function roomLink(pathname) {
   const link = pathname.match(/^\/r\/([A-Za-z0-9_-]*)(.*)$/);
   if (!link) return null;
   return { code: link[1], trailing: link[2] !== "" && link[2] !== "/" };
+}
+
+/** An address the site has no page at (the server answered 404 with this page: app/web/routes.py
+ * ``page_not_found``): said under the site's header, with the way to the lobby. */
+function noSuchPage(root) {
+  replace(
+    root,
+    h(
+      "div",
+      { class: "page not-found-page" },
+      pageHeader(brandMark()),
+      h("main", { class: "card narrow not-found" }, h("h1", {}, t("page.not_found")), h("p", {}, h("a", { class: "btn btn-gold", href: "/" }, t("room.back_lobby")))),
+    ),
+  );
 }
 
 async function main() {
@@ -44,8 +59,11 @@ async function main() {
   } else if (location.pathname.replace(/\/$/, "") === "/rules") {
     page = () => rulesPage(root);
     page();
-  } else {
+  } else if (location.pathname === "/") {
     page = () => lobbyPage(root);
+    page();
+  } else {
+    page = () => noSuchPage(root);
     page();
   }
   document.title = t("app.title");
