@@ -334,10 +334,60 @@ def test_a_seats_mute_holds_its_person_claiming_again_and_ends_for_another(tmp_p
         await _rules(table, spectators=True)
         assert await _refused(table, rail, "from the rail") == "chat_muted"
         await table.room.call(lambda r: host.leave(r, 1, ana_token))
+        boss = await table.watch(host=True)
         budi_token = await table.room.call(lambda r: host.claim(r, 1, "Budi", NEIGHBOUR))
-        await _say(table, await table.watch(budi_token), "hi")  # a different person: the mute ends
+        await _say(table, await table.watch(budi_token), "hi")  # a different person: the seat's mute ends
         assert rail.of_type("chat_rules")[-1]["rules"]["muted"] == []
-        await _say(table, rail, "and me")  # with the seat's mute, its hold on her address ends too
+        # ... but not Ana's: she stays muted as a spectator, whom the host sees named after her seat
+        assert await _refused(table, rail, "and me") == "chat_muted"
+        assert rail.of_type("chat_rules")[-1]["you_muted"] is True
+        assert await _refused(table, await _from(table, HOME), "a new tab") == "chat_muted"
+        (tag,) = rail.of_type("chat_rules")[-1]["rules"]["muted_spectators"]
+        assert "left" not in rail.of_type("chat_rules")[-1]["rules"]  # her name is the host's to see
+        assert boss.of_type("chat_rules")[-1]["rules"]["left"] == {tag: "Ana again"}
+        held = watchers.client_hash(table.room.host_token_hash, HOME)
+        for conn in (rail, boss):
+            assert held not in json.dumps(conn.frames) and HOME not in json.dumps(conn.frames)
+        assert await _rules(table, watchers={tag: False}) == {  # the host lifts it, as a spectator's
+            "spectators": True,
+            "muted": [],
+            "muted_spectators": [],
+        }
+        await _say(table, rail, "thanks")
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
+def test_a_muted_seats_person_another_took_it_from_stays_muted_after_a_restart(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        await _rules(table, spectators=True)
+        rail = await _from(table, HOME)
+        ana_key = _key(rail)
+        ana_token = await table.room.call(lambda r: host.claim(r, 1, "Ana", HOME, ana_key))
+        await table.watch(ana_token)
+        await _rules(table, muted={1: True})
+        await table.room.call(lambda r: host.leave(r, 1, ana_token))
+
+        again = await reopen(table)  # a restart before another takes the seat: who was muted is stored
+        back = FakeOutbox()
+        await again.room.connect(back, None, watcher=ana_key, address=HOME)  # watching, by her own key
+        await again.room.call(lambda r: host.claim(r, 1, "Budi", NEIGHBOUR))
+        assert await _refused(again, back, "free at last") == "chat_muted"
+        assert back.of_type("chat_rules")[-1]["rules"]["muted_spectators"] == [back.watcher]
+
+        again = await reopen(again)  # and after another restart the host still sees and lifts it
+        boss = FakeOutbox()
+        await again.room.connect(boss, None, host=again.host_token)
+        await again.room.call(lambda r: chat.send_log(r, boss))
+        rules = boss.of_type("chat_log")[-1]["rules"]
+        assert rules["muted_spectators"] == [back.watcher] and rules["left"] == {back.watcher: "Ana"}
+        fresh = FakeOutbox()
+        await again.room.connect(fresh, None, address=HOME)  # a private window: held by her address
+        assert await _refused(again, fresh, "it's me") == "chat_muted"
+        await _rules(again, watchers={back.watcher: False})
+        await _say(again, fresh, "thanks")
+        stored, _ = await again.store.load_chat(again.room.match_id)
+        assert stored is not None and "clients" not in stored and "left" not in stored
 
     run_table(tmp_path, body, bots=BOTS4)
 

@@ -24,11 +24,15 @@ another tab), except the spectators already heard from that address before the m
 behind one home router: the host heard the other one and muted only this one); and a person from a
 held address who claims a seat brings the mute with them: the seat is muted (shown to everyone as
 any seat mute is) until the host unmutes it. An address is held as long as a mute it came from is
-(`MutedClient`): unmuting the spectator or the seat lets it go, and so does a genuinely different
-person (another address) claiming the muted seat, which ends that seat's mute as before."""
+(`MutedClient`): unmuting the spectator or the seat lets it go. A genuinely different person
+(another address) claiming the muted seat ends that seat's mute, not the person's (`_hand_over`):
+the person it held stays muted wherever they are, as a muted spectator (the tag of the key their
+claim carried, or a new one), which the host's list names after the seat they left and the host
+lifts as any spectator's mute."""
 
 from __future__ import annotations
 
+import secrets
 import unicodedata
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -121,8 +125,12 @@ class ChatRoom:
     with its ``match``), across its matches; the client addresses its mutes hold (``clients``, by the
     room's hash: stored, never sent); the spectators the host removed (`remove`: their tags,
     ``removed``, and their client hashes, ``removed_clients``, each with the tags it spared; stored,
-    never sent); and, in memory only, the spectators heard (``speakers``: tag to
-    client hash, at most `MAX_SPEAKERS`) and whose client claimed each seat (``seat_clients``)."""
+    never sent); who each muted seat's person is (``seat_people``: seat to their name and the tag of
+    the key their claim carried, None without one; stored, never sent) and the muted spectators who
+    were a muted seat's person another took (``left``: tag to the seat's name, `_hand_over`; stored,
+    sent to the host alone); and, in memory only, the spectators heard (``speakers``: tag to client
+    hash, at most `MAX_SPEAKERS`) and whose client and key's tag claimed each seat
+    (``seat_clients``, ``seat_tags``)."""
 
     spectators: bool = False
     muted: set[int] = field(default_factory=set)
@@ -133,20 +141,33 @@ class ChatRoom:
     seat_clients: dict[int, str] = field(default_factory=dict)
     removed: set[str] = field(default_factory=set)
     removed_clients: dict[str, set[str]] = field(default_factory=dict)
+    seat_people: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+    left: dict[str, str] = field(default_factory=dict)
+    seat_tags: dict[int, str] = field(default_factory=dict)
 
-    def rules(self) -> dict[str, Any]:
+    def rules(self, host: bool = False) -> dict[str, Any]:
         """The rules as sent: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
-        …]}`` (tags: `app.rooms.watchers`)."""
-        return {
+        …]}`` (tags: `app.rooms.watchers`); to the host (``host``), with ``"left": {tag: name}``
+        when a muted spectator is a muted seat's person another took (`_hand_over`), named after
+        that seat."""
+        rules: dict[str, Any] = {
             "spectators": self.spectators,
             "muted": sorted(self.muted),
             "muted_spectators": sorted(self.muted_spectators),
         }
+        if host and self.left:
+            rules["left"] = dict(sorted(self.left.items()))
+        return rules
 
     def stored(self) -> dict[str, Any]:
         """The rules as stored: `rules`, and the client addresses held, when there are any
         (``"clients": {hash: MutedClient.stored(), …}``)."""
-        rules = self.rules()
+        rules = self.rules(host=True)
+        if self.seat_people:
+            rules["seat_people"] = {
+                str(seat): {"name": name, "tag": tag}
+                for seat, (name, tag) in sorted(self.seat_people.items())
+            }
         if self.clients:
             rules["clients"] = {client: held.stored() for client, held in sorted(self.clients.items())}
         if self.removed:
@@ -198,6 +219,18 @@ def _held_clients(stored: Any) -> dict[str, MutedClient]:
     return clients
 
 
+def _seat_people(stored: Any) -> dict[int, tuple[str, str | None]]:
+    """The ``seat_people`` of stored rules (`ChatRoom.stored`); what is not in that shape is dropped."""
+    if not isinstance(stored, dict):
+        return {}
+    people: dict[int, tuple[str, str | None]] = {}
+    for seat, person in stored.items():
+        if isinstance(person, dict) and str(seat).isdigit():
+            tag = person.get("tag")
+            people[int(seat)] = (str(person.get("name") or ""), None if tag is None else str(tag))
+    return people
+
+
 async def _chat_of(room: Room) -> ChatRoom:
     if room.chat is None:
         rules, lines = await room.store.load_room_chat(room.match_id, RECENT)
@@ -215,6 +248,10 @@ async def _chat_of(room: Room) -> ChatRoom:
                     for c, spared in removed_clients.items()
                     if isinstance(spared, list)
                 }
+            chat.seat_people = _seat_people(rules.get("seat_people"))
+            left = rules.get("left")
+            if isinstance(left, dict):
+                chat.left = {str(t): str(name) for t, name in left.items()}
         chat.lines.extend(line.to_json() for line in lines)
         room.chat = chat
     return room.chat
@@ -242,11 +279,14 @@ async def carry_on(room: Room) -> None:
         dict(chat.seat_clients),
         set(chat.removed),
         {client: set(spared) for client, spared in chat.removed_clients.items()},
+        dict(chat.seat_people),
+        dict(chat.left),
+        dict(chat.seat_tags),
     )
 
 
-def _log_frame(chat: ChatRoom, conn: Outbox) -> str:
-    rules, lines = chat.rules(), list(chat.lines)
+def _log_frame(room: Room, chat: ChatRoom, conn: Outbox) -> str:
+    rules, lines = chat.rules(host=conn in room.host_conns), list(chat.lines)
     return frames.dumps({"type": "chat_log", "rules": rules, "lines": lines, "you_muted": chat.mutes(conn)})
 
 
@@ -254,7 +294,7 @@ async def send_log(room: Room, conn: Outbox) -> None:
     """Send ``conn`` the chat's rules and recent lines (after it was admitted), and whether the
     host's mute holds it (``you_muted``, `ChatRoom.mutes`: its own state alone, which the rules'
     tags cannot tell a new window whose address is held)."""
-    conn.send(_log_frame(await _chat_of(room), conn))
+    conn.send(_log_frame(room, await _chat_of(room), conn))
 
 
 _DIRECTION_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -396,20 +436,59 @@ async def new_person(room: Room, seat: int, address: str | None = None, key: str
     None: not known), with the spectator ``key`` their browser held (`app.rooms.watchers`; None:
     none). A person a mute holds (their tag is muted, or their address is held and did not spare
     their tag) brings the mute with them: the seat is muted until the host unmutes it. Anyone else
-    starts unmuted: a seat's mute is on the person the host heard, not on the chair, and ends when a
-    genuinely different person takes it. Stored and sent to everyone when the seat's mute changes;
-    nothing otherwise."""
+    starts unmuted: a seat's mute is on the person the host heard, not on the chair, and ends for
+    the seat when a genuinely different person takes it, while the person it held stays muted
+    (`_hand_over`). Stored and sent to everyone when the seat's mute changes; nothing otherwise."""
     chat = await _chat_of(room)
     client = None if not address else client_hash(room.host_token_hash, address)
     tag = None if key is None else watcher_of(room.host_token_hash, room.code, key)[1]
-    if client is None:
-        chat.seat_clients.pop(seat, None)
-    else:
-        chat.seat_clients[seat] = client
+    for known, value in ((chat.seat_clients, client), (chat.seat_tags, tag)):
+        if value is None:
+            known.pop(seat, None)
+        else:
+            known[seat] = value
     if tag in chat.muted_spectators or chat.holds(client, tag):
         await set_rules(room, None, {seat: True})
     elif seat in chat.muted:
-        await set_rules(room, None, {seat: False})
+        await _hand_over(room, chat, seat)
+
+
+async def _hand_over(room: Room, chat: ChatRoom, seat: int) -> None:
+    """A different person took muted ``seat``: its mute ends, but not on the person it held, who
+    stays muted wherever they are until the host lifts it. That person becomes a muted spectator
+    (the tag of the key their claim carried, `ChatRoom.seat_people`; without one, a new tag nobody
+    holds a key to), and the client addresses the seat's mute held are held for that tag instead
+    (sparing it no more); the host's rules name it after the seat (``left``), so the host sees and
+    can unmute it as any spectator. With neither a tag nor an address known, nothing holds the
+    person: the mute just ends. Stored, then sent to everyone (`_adopt`)."""
+    name, tag = chat.seat_people.get(seat, ("", None))
+    by = f"seat:{seat}"
+    clients = {client: held.copy() for client, held in chat.clients.items()}
+    holding = [held for held in clients.values() if by in held.by]
+    if tag is None and holding:
+        taken = chat.muted_spectators | set(chat.left)
+        tag = next(t for t in iter(lambda: secrets.token_hex(4), None) if t not in taken)
+    for held in holding:
+        held.by.discard(by)
+        if tag is not None:
+            held.by.add(f"tag:{tag}")
+            held.spared.discard(tag)
+    for client in [client for client, held in clients.items() if not held.by]:
+        del clients[client]
+    muted_spectators, left = set(chat.muted_spectators), dict(chat.left)
+    if tag is not None:
+        muted_spectators.add(tag)
+        left[tag] = name
+    people = {s: person for s, person in chat.seat_people.items() if s != seat}
+    new = replace(
+        chat,
+        muted=chat.muted - {seat},
+        muted_spectators=muted_spectators,
+        clients=clients,
+        seat_people=people,
+        left=left,
+    )
+    await _adopt(room, new)
 
 
 def _clients_of(room: Room, chat: ChatRoom, who: int | str) -> set[str]:
@@ -461,6 +540,8 @@ def _hold(room: Room, chat: ChatRoom, clients: dict[str, MutedClient], who: int 
             held = clients[client] = MutedClient(set(), _spared(room, chat, client, who, watching=False))
         held.by.add(by)
         held.spared.discard(str(who))
+        if isinstance(who, int):  # the seat's person's own spectator key is theirs: never spared
+            held.spared.discard(chat.seat_tags.get(who, ""))
 
 
 async def set_rules(
@@ -490,6 +571,10 @@ async def set_rules(
     changes: list[tuple[int | str, bool]] = [*muted.items(), *watchers.items()]
     for who, on in changes:
         _hold(room, chat, clients, who, on)
+    people = {s: person for s, person in chat.seat_people.items() if muted.get(s, True)}
+    for seat, on in muted.items():
+        if on and room.seats[seat].kind == "human":
+            people[seat] = (room.seats[seat].name or "", chat.seat_tags.get(seat))
     new = ChatRoom(
         spectators=chat.spectators if spectators is None else spectators,
         muted={s for s in chat.muted if muted.get(s, True)} | {s for s, on in muted.items() if on},
@@ -500,9 +585,12 @@ async def set_rules(
         seat_clients=chat.seat_clients,
         removed=chat.removed,
         removed_clients=chat.removed_clients,
+        seat_people=people,
+        left={t: name for t, name in chat.left.items() if t in held},
+        seat_tags=chat.seat_tags,
     )
     await _adopt(room, new)
-    return new.rules()
+    return new.rules(host=True)
 
 
 async def forget_seats(room: Room, count: int) -> None:
@@ -513,25 +601,31 @@ async def forget_seats(room: Room, count: int) -> None:
     neither see nor lift (``no_such_seat``), and their addresses held muted for good. Stored and
     sent to everyone (`chat_rules`) only when a mute ended."""
     chat = await _chat_of(room)
-    for seat in [s for s in chat.seat_clients if s >= count]:
-        del chat.seat_clients[seat]
+    for known in (chat.seat_clients, chat.seat_tags):
+        for seat in [s for s in known if s >= count]:
+            del known[seat]
     gone = {seat for seat in chat.muted if seat >= count}
     if not gone:
         return
     clients = {client: held.copy() for client, held in chat.clients.items()}
     for seat in gone:
         _hold(room, chat, clients, seat, False)
-    await _adopt(room, replace(chat, muted=chat.muted - gone, clients=clients))
+    people = {s: person for s, person in chat.seat_people.items() if s not in gone}
+    await _adopt(room, replace(chat, muted=chat.muted - gone, clients=clients, seat_people=people))
 
 
 async def _adopt(room: Room, new: ChatRoom) -> None:
-    """Store the chat's new rules, adopt them and send every connection its own `chat_rules`."""
+    """Store the chat's new rules, adopt them and send every connection its own `chat_rules` (the
+    host's with what only the host sees, `ChatRoom.rules`)."""
     await room.store.set_chat_rules(room.match_id, new.stored())
     room.chat = new
-    rules = new.rules()
-    told = {on: frames.dumps({"type": "chat_rules", "rules": rules, "you_muted": on}) for on in (False, True)}
+    told = {
+        (on, host): frames.dumps({"type": "chat_rules", "rules": new.rules(host), "you_muted": on})
+        for on in (False, True)
+        for host in (False, True)
+    }
     for each in room.conns:
-        each.send(told[new.mutes(each)])
+        each.send(told[new.mutes(each), each in room.host_conns])
 
 
 async def remove(room: Room, tag: str) -> None:
