@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
@@ -74,4 +75,55 @@ def test_the_host_mutes_and_removes_spectators_who_never_wrote(server: ServerPro
         watch.assert_clean()
     finally:
         quiet.close()
+        context.close()
+
+
+def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
+    server: ServerProcess, browser: Any
+) -> None:
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
+    code, host_token = room["code"], room["host_token"]
+    token = server.claim(code, 0, "Hosta").json()["token"]
+    with server.http_from("127.0.0.2") as ana_http:  # Ana's own address
+        ana_token = ana_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Ana"}).json()["token"]
+        muted = httpx.put(
+            f"{server.url}/api/rooms/{code}/chat",
+            json={"spectators": True, "muted": {"1": True}},
+            headers={"Authorization": f"Bearer {host_token}"},
+            timeout=10,
+        )
+        assert muted.status_code == 200
+        left = ana_http.delete(f"/api/rooms/{code}/seats/1", headers={"Authorization": f"Bearer {ana_token}"})
+        assert left.status_code == 200
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    ana = Client(server, code, source="127.0.0.2")  # she watches on, from her address
+    try:
+        ana.wait_for(lambda m: m["type"] == "chat_log")
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, token, 0)
+        hold_host(page, code, host_token)
+        page.reload()
+        page.wait_for_selector(".waiting-chat .allow-spectators:checked")  # the host's controls
+        with server.http_from("127.0.0.3") as budi_http:  # another person takes her seat
+            assert budi_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Budi"}).status_code == 201
+        rules = ana.wait_for(lambda m: m["type"] == "chat_rules")
+        assert rules["you_muted"] is True and rules["rules"]["muted"] == [] and "left" not in rules["rules"]
+        (tag,) = rules["rules"]["muted_spectators"]
+        row = f".waiting-chat .chat-mute[data-watcher='{tag}']"
+        page.wait_for_selector(f"{row}[aria-pressed='true']")
+        named = en["chat.left_seat"].replace("{name}", "Ana").replace("{tag}", tag)
+        assert page.text_content(row) == en["chat.unmute"].replace("{name}", named)
+        assert page.locator(".waiting-chat .chat-mute[data-seat='1'][aria-pressed='false']").count() == 1
+        screenshot(page, "host-muted-left-seat-1280")
+
+        page.click(row)  # the host lifts it: Ana chats again, and the row goes
+        rules = ana.wait_for(lambda m: m["type"] == "chat_rules")
+        assert rules["you_muted"] is False and rules["rules"]["muted_spectators"] == []
+        page.wait_for_selector(row, state="detached")
+        ana.send({"type": "chat", "text": "thanks"})
+        ana.wait_for(lambda m: m["type"] == "chat" and m["line"]["text"] == "thanks")
+        watch.assert_clean()
+    finally:
+        ana.close()
         context.close()

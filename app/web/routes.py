@@ -481,7 +481,8 @@ async def set_chat_rules(room: RoomDep, body: ChatRulesSet, host: HostToken) -> 
     """Host only: let spectators write in the chat or not, mute or unmute seats (by their numbers,
     ``"0"`` to ``"4"``: anything else is 404 ``no_such_seat``, as a seat's path answers) and
     spectators (by their tags); returns the chat rules (``{"spectators": bool, "muted": [seat, …],
-    "muted_spectators": [tag, …]}``)."""
+    "muted_spectators": [tag, …]}``, with ``"left": {tag: name}`` when a muted spectator is a
+    muted seat's person who left it to another: `app.rooms.chat.ChatRoom.rules`)."""
 
     async def run(r: Room) -> dict[str, Any]:
         host_commands.check_host(r, host)

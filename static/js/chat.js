@@ -376,6 +376,7 @@ export class ChatBox {
     spectators.addEventListener("change", () => apply({ spectators: spectators.checked }));
     const people = (this.ctl.room?.seats || []).filter((s) => s.kind === "human" && s.seat !== this.ctl.seat);
     const mutedSpectators = this.rules.muted_spectators || [];
+    const left = this.rules.left || {};
     // every spectator watching (the server tells the host alone), silent ones too, then those who
     // wrote and left, and the muted
     const here = new Map((this.ctl.spectatorsHere || []).map((s) => [s.tag, s.name]));
@@ -399,7 +400,9 @@ export class ChatBox {
       watchers.map((tag) => {
         const muted = mutedSpectators.includes(tag);
         const key = muted ? "chat.unmute" : "chat.mute";
-        const who = spectatorLabel(here.get(tag) || this.spectators.get(tag), tag, true);
+        const given = here.get(tag) || this.spectators.get(tag);
+        // a muted seat's person another took (only the host's rules say so): named after the seat
+        const who = !given && left[tag] ? tf("chat.left_seat", { name: h("bdi", {}, left[tag]), tag }) : spectatorLabel(given, tag, true);
         const words = t(key, { name: who }); // whole in its title and label: the button may shorten it
         const removal = t("chat.remove", { name: who });
         // one row per person: Mute with the name, then Remove beside it (alone on a line of its
