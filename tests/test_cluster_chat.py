@@ -138,3 +138,39 @@ def test_a_relayed_spectator_is_counted_and_muted_by_its_client_address_on_the_r
     for client in [*flood, rude, reloaded, local, other]:
         assert "203.0.113" not in json.dumps(client.messages)
         client.close()
+
+
+def test_a_muted_seats_person_stays_muted_through_the_relay_when_another_takes_the_seat(
+    relaying: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    first, second, _ = relaying
+    room = first.create_room(bots=[None, None, "easy", "easy", "easy"])
+    code, host = room["code"], {"Authorization": f"Bearer {room['host_token']}"}
+    seats, chat_api = f"{first.url}/api/rooms/{code}/seats/1", f"{first.url}/api/rooms/{code}/chat"
+
+    def claim(name: str, address: str) -> str:
+        reply = httpx.post(seats, json={"name": name}, headers={"X-Forwarded-For": address}, timeout=10)
+        assert reply.status_code == 201
+        token: str = reply.json()["token"]
+        return token
+
+    ana_token = claim("Ana", "203.0.113.5")
+    muted = httpx.put(chat_api, json={"spectators": True, "muted": {"1": True}}, headers=host, timeout=10)
+    assert muted.status_code == 200
+    left = httpx.delete(seats, headers={"Authorization": f"Bearer {ana_token}"}, timeout=10)
+    assert left.status_code == 200
+    ana = _from(second, code, "203.0.113.5")  # she watches on, relayed to the room's owner
+    boss = Client(second, code, host=room["host_token"])  # the host, relayed too
+    boss.wait_for(lambda m: m["type"] == "chat_log")
+    claim("Budi", "203.0.113.6")  # another person takes her seat
+    rules = ana.wait_for(lambda m: m["type"] == "chat_rules")
+    assert rules["rules"]["muted"] == [] and rules["you_muted"] is True and "left" not in rules["rules"]
+    assert _say(ana, "free?")["code"] == "chat_muted"
+    (tag,) = rules["rules"]["muted_spectators"]
+    assert boss.wait_for(lambda m: m["type"] == "chat_rules")["rules"]["left"] == {tag: "Ana"}
+    lifted = httpx.put(chat_api, json={"muted_spectators": {tag: False}}, headers=host, timeout=10)
+    assert lifted.status_code == 200
+    assert _say(ana, "thanks")["type"] == "chat"
+    for client in (ana, boss):
+        assert "203.0.113" not in json.dumps(client.messages)
+        client.close()
