@@ -206,10 +206,11 @@ def test_after_play_again_the_next_match_has_four_seats_kept_by_a_restart_and_it
     assert report["match_over"] is True and all(len(r["points"]) == 4 for r in report["rounds"])
 
 
-def test_a_mute_of_a_seat_the_table_sheds_ends_with_it(server: ServerProcess) -> None:
-    """A muted seat whose person left, removed by a smaller count: its mute ends with it, and so
-    does the hold on its person's address, so that person watching is not muted for good by a
-    seat nobody can unmute (the host's unmute of a seat the table lacks is 404)."""
+def test_a_mute_of_a_seat_the_table_sheds_ends_but_its_person_stays_muted(server: ServerProcess) -> None:
+    """A muted seat whose person left, removed by a smaller count: the seat's mute ends with it
+    (the host's unmute of a seat the table lacks is 404), but not the person's, as when another
+    person takes a muted seat: Dewi watching from the address the seat's mute held is still
+    muted, the host sees her as a muted spectator named after the seat (``left``) and lifts it."""
     room = server.create_room(variant="kozel", seats=4, bots=[None, None, None, None], turn_timer_s=0)
     code, host = room["code"], room["host_token"]
     bearer = {"Authorization": f"Bearer {host}"}
@@ -224,14 +225,23 @@ def test_a_mute_of_a_seat_the_table_sheds_ends_with_it(server: ServerProcess) ->
     assert left.is_success, left.text
     assert _put(server, code, {"seats": 3}, host).status_code == 200
     rules = ana.wait_for(lambda m: m["type"] == "chat_rules" and 3 not in m["rules"]["muted"])
-    assert rules["rules"]["muted"] == []
+    assert rules["rules"]["muted"] == [] and "left" not in rules["rules"]  # the host's alone
+    [tag] = rules["rules"]["muted_spectators"]
     dewi = Client(server, code)  # Dewi watches from the address the seat's mute held
     log = dewi.wait_for(lambda m: m["type"] == "chat_log")
-    assert log["rules"]["muted"] == [] and log["you_muted"] is False
+    assert log["you_muted"] is True
     dewi.send({"type": "chat", "text": "still here"})
-    said = dewi.wait_for(lambda m: m["type"] in ("chat", "error"))
-    assert said["type"] == "chat" and said["line"]["text"] == "still here", said
+    refused = dewi.wait_for(lambda m: m["type"] in ("chat", "error"))
+    assert refused["type"] == "error" and refused["code"] == "chat_muted", refused
     again = httpx.put(chat_url, json={"muted": {"3": False}}, headers=bearer, timeout=10)
     assert again.status_code == 404  # the seat is gone: nothing to unmute
+    seen = httpx.put(chat_url, json={}, headers=bearer, timeout=10).json()
+    assert seen["left"] == {tag: "Dewi"} and seen["muted_spectators"] == [tag], seen
+    lifted = httpx.put(chat_url, json={"muted_spectators": {tag: False}}, headers=bearer, timeout=10)
+    assert lifted.status_code == 200 and lifted.json()["muted_spectators"] == [], lifted.text
+    dewi.wait_for(lambda m: m["type"] == "chat_rules" and m["you_muted"] is False)
+    dewi.send({"type": "chat", "text": "thanks"})
+    said = dewi.wait_for(lambda m: m["type"] in ("chat", "error"))
+    assert said["type"] == "chat" and said["line"]["text"] == "thanks", said
     dewi.close()
     ana.close()

@@ -25,7 +25,7 @@ behind one home router: the host heard the other one and muted only this one); a
 held address who claims a seat brings the mute with them: the seat is muted (shown to everyone as
 any seat mute is) until the host unmutes it. An address is held as long as a mute it came from is
 (`MutedClient`): unmuting the spectator or the seat lets it go. A genuinely different person
-(another address) claiming the muted seat ends that seat's mute, not the person's (`_hand_over`):
+(another address) claiming the muted seat ends that seat's mute, not the person's (`_handed_over`):
 the person it held stays muted wherever they are, as a muted spectator (the tag of the key their
 claim carried, or a new one), which the host's list names after the seat they left and the host
 lifts as any spectator's mute."""
@@ -127,7 +127,7 @@ class ChatRoom:
     ``removed``, and their client hashes, ``removed_clients``, each with the tags it spared; stored,
     never sent); who each muted seat's person is (``seat_people``: seat to their name and the tag of
     the key their claim carried, None without one; stored, never sent) and the muted spectators who
-    were a muted seat's person another took (``left``: tag to the seat's name, `_hand_over`; stored,
+    were a muted seat's person another took (``left``: tag to the seat's name, `_handed_over`; stored,
     sent to the host alone); and, in memory only, the spectators heard (``speakers``: tag to client
     hash, at most `MAX_SPEAKERS`) and whose client and key's tag claimed each seat
     (``seat_clients``, ``seat_tags``)."""
@@ -148,7 +148,7 @@ class ChatRoom:
     def rules(self, host: bool = False) -> dict[str, Any]:
         """The rules as sent: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
         …]}`` (tags: `app.rooms.watchers`); to the host (``host``), with ``"left": {tag: name}``
-        when a muted spectator is a muted seat's person another took (`_hand_over`), named after
+        when a muted spectator is a muted seat's person another took (`_handed_over`), named after
         that seat."""
         rules: dict[str, Any] = {
             "spectators": self.spectators,
@@ -438,7 +438,7 @@ async def new_person(room: Room, seat: int, address: str | None = None, key: str
     their tag) brings the mute with them: the seat is muted until the host unmutes it. Anyone else
     starts unmuted: a seat's mute is on the person the host heard, not on the chair, and ends for
     the seat when a genuinely different person takes it, while the person it held stays muted
-    (`_hand_over`). Stored and sent to everyone when the seat's mute changes; nothing otherwise."""
+    (`_handed_over`). Stored and sent to everyone when the seat's mute changes; nothing otherwise."""
     chat = await _chat_of(room)
     client = None if not address else client_hash(room.host_token_hash, address)
     tag = None if key is None else watcher_of(room.host_token_hash, room.code, key)[1]
@@ -450,17 +450,17 @@ async def new_person(room: Room, seat: int, address: str | None = None, key: str
     if tag in chat.muted_spectators or chat.holds(client, tag):
         await set_rules(room, None, {seat: True})
     elif seat in chat.muted:
-        await _hand_over(room, chat, seat)
+        await _adopt(room, _handed_over(chat, seat))
 
 
-async def _hand_over(room: Room, chat: ChatRoom, seat: int) -> None:
+def _handed_over(chat: ChatRoom, seat: int) -> ChatRoom:
     """A different person took muted ``seat``: its mute ends, but not on the person it held, who
     stays muted wherever they are until the host lifts it. That person becomes a muted spectator
     (the tag of the key their claim carried, `ChatRoom.seat_people`; without one, a new tag nobody
     holds a key to), and the client addresses the seat's mute held are held for that tag instead
     (sparing it no more); the host's rules name it after the seat (``left``), so the host sees and
     can unmute it as any spectator. With neither a tag nor an address known, nothing holds the
-    person: the mute just ends. Stored, then sent to everyone (`_adopt`)."""
+    person: the mute just ends. The chat's new rules (neither stored nor sent: `_adopt` them)."""
     name, tag = chat.seat_people.get(seat, ("", None))
     by = f"seat:{seat}"
     clients = {client: held.copy() for client, held in chat.clients.items()}
@@ -480,7 +480,7 @@ async def _hand_over(room: Room, chat: ChatRoom, seat: int) -> None:
         muted_spectators.add(tag)
         left[tag] = name
     people = {s: person for s, person in chat.seat_people.items() if s != seat}
-    new = replace(
+    return replace(
         chat,
         muted=chat.muted - {seat},
         muted_spectators=muted_spectators,
@@ -488,7 +488,6 @@ async def _hand_over(room: Room, chat: ChatRoom, seat: int) -> None:
         seat_people=people,
         left=left,
     )
-    await _adopt(room, new)
 
 
 def _clients_of(room: Room, chat: ChatRoom, who: int | str) -> set[str]:
@@ -595,23 +594,21 @@ async def set_rules(
 
 async def forget_seats(room: Room, count: int) -> None:
     """The table now has ``count`` seats (the host's seat count, `app.rooms.host.set_options`): the
-    mutes of the seats past it end, with the client addresses they held (as the host's unmute of
-    each would, `_hold`), and so does what the room knew of who claimed them. Otherwise those
-    mutes would be listed in the rules for seats the table no longer has, which the host can
-    neither see nor lift (``no_such_seat``), and their addresses held muted for good. Stored and
-    sent to everyone (`chat_rules`) only when a mute ended."""
+    mutes of the seats past it end, and so does what the room knew of who claimed them; as when
+    another person takes a muted seat (`_handed_over`), the person each such mute held stays
+    muted, as a spectator the host sees (``left``) and can unmute. Otherwise those mutes would be
+    listed in the rules for seats the table no longer has, which the host can neither see nor
+    lift (``no_such_seat``). Stored and sent to everyone (`chat_rules`) only when a mute ended."""
     chat = await _chat_of(room)
     for known in (chat.seat_clients, chat.seat_tags):
         for seat in [s for s in known if s >= count]:
             del known[seat]
-    gone = {seat for seat in chat.muted if seat >= count}
+    gone = sorted(seat for seat in chat.muted if seat >= count)
     if not gone:
         return
-    clients = {client: held.copy() for client, held in chat.clients.items()}
     for seat in gone:
-        _hold(room, chat, clients, seat, False)
-    people = {s: person for s, person in chat.seat_people.items() if s not in gone}
-    await _adopt(room, replace(chat, muted=chat.muted - gone, clients=clients, seat_people=people))
+        chat = _handed_over(chat, seat)
+    await _adopt(room, chat)
 
 
 async def _adopt(room: Room, new: ChatRoom) -> None:
