@@ -155,3 +155,28 @@ def test_a_final_panel_starts_on_play_again(server: ServerProcess, browser: Any)
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_start_pressed_with_enter_leaves_the_focus_in_ones_hand(server: ServerProcess, browser: Any) -> None:
+    """Found by a keyboard trial: Start the match pressed with Enter went with the waiting room,
+    and the focus fell to the page's body (a screen reader starts over from the top). It goes to
+    the hand's Tab stop."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{room['code']}")
+        hold_host(page, room["code"], room["host_token"])
+        page.reload()
+        page.wait_for_selector(".start-box")
+        page.fill("#player-name", "Ana")
+        page.press("#player-name", "Enter")
+        page.wait_for_selector(".seat-row.mine")
+        page.focus(".start-match")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".table-screen .hand-tile")  # drawn with the focus in one task
+        assert page.evaluate("() => document.activeElement.matches('.table-screen .hand-tile')"), (
+            page.evaluate(_FOCUSED_JS)
+        )
+        watch.assert_clean()
+    finally:
+        context.close()

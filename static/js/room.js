@@ -562,6 +562,11 @@ export class RoomController {
     const waiting = !this.view || this.room.status === "waiting";
     const kind = waiting ? "waiting" : "table";
     if (this.screen?.kind !== kind) {
+      // the focus was on the screen that goes, or already dropped to the page's body (Start pressed
+      // with Enter: the button is disabled while the start is on its way): it goes to the new
+      // screen's start, never left on the body, where a keyboard or a screen reader starts over
+      const focused = document.activeElement;
+      const hadFocus = !!this.screen && (!focused || focused === document.body || this.main.contains(focused));
       this.screen?.destroy?.();
       this.screen = kind === "waiting" ? new WaitingView(this) : new TableView(this);
       this.screen.kind = kind;
@@ -570,8 +575,9 @@ export class RoomController {
       // body:has() rule that would be looked at again after every change anywhere in the page
       document.body.classList.toggle("at-table", kind === "table");
       events = [];
-    }
-    this.screen.update(events);
+      this.screen.update(events);
+      if (hadFocus && !this.main.contains(document.activeElement)) this.screen.takeFocus?.();
+    } else this.screen.update(events);
     this.updateNotice();
   }
 
@@ -953,6 +959,13 @@ class WaitingView {
   }
 
   destroy() {}
+
+  /** The focus on arriving here from the table (Play again): one's own seat, else the heading. */
+  takeFocus() {
+    const to = this.el.querySelector(".seat-row.mine") || this.el.querySelector("h1");
+    if (to && !to.hasAttribute("tabindex")) to.setAttribute("tabindex", "-1");
+    to?.focus();
+  }
 
   isMyTurn() {
     return false;

@@ -55,6 +55,12 @@ export class TableView {
     document.addEventListener("keydown", this.onKey);
   }
 
+  /** The focus on arriving at the table from the waiting room (Start pressed from the keyboard):
+   * the hand's Tab stop, a tile (a spectator's: the hand's group itself). */
+  takeFocus() {
+    (this.hand.querySelector(".hand-tile[tabindex='0']") || this.hand).focus();
+  }
+
   destroy() {
     clearInterval(this.timer);
     clearTimeout(this.drawTimer);
