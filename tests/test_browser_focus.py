@@ -180,3 +180,39 @@ def test_start_pressed_with_enter_leaves_the_focus_in_ones_hand(server: ServerPr
         watch.assert_clean()
     finally:
         context.close()
+
+
+_BOT_PLACED_JS = """(from) => { const c = window.__domeng, log = c?.view?.log || [];
+    const e = log.slice(from).filter((e) => e.type === 'placed' && e.seat !== c.seat).pop();
+    return e ? String(e.tile) : null; }"""
+
+
+def test_a_screen_reader_hears_the_other_seats_moves(server: ServerProcess, browser: Any) -> None:
+    """Found by a screen-reader trial: the status said whose turn it was, but no live region said
+    what was played (the feed's list is none, its one-line ticker is hidden from screen readers).
+    A hidden log named like the feed says each new line, the tile by its name."""
+    words = catalog_of("en")
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        loaded = page.evaluate("() => window.__domeng.view.log.length")
+        play_until(
+            page, lambda: page.evaluate(_BOT_PLACED_JS, loaded) is not None, timeout=120, keyboard=True
+        )
+        tile = page.evaluate(_BOT_PLACED_JS, loaded)
+        a, b = tile.split("-")
+        said = page.get_by_role("log", name=words["table.feed"])
+        assert said.count() == 1
+        page.wait_for_function(  # said in the update that drew it
+            "(names) => [...document.querySelectorAll('[role=log] [role=img]')].some("
+            "(el) => names.includes(el.textContent))",
+            arg=[f"{a}–{b}", f"{b}–{a}"],
+            timeout=5000,
+        )
+        snapshot = said.aria_snapshot()
+        assert f'img "{a}–{b}"' in snapshot or f'img "{b}–{a}"' in snapshot, snapshot
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -145,6 +145,10 @@ export class TableView {
     this.felt = h("main", { class: "felt", id: "felt" }, this.chain.el);
 
     this.ticker = h("div", { class: "ticker", "aria-hidden": "true" });
+    // the moves said to a screen reader (`sayMoves`): the feed's list is no live region (a phone's
+    // closed drawer says nothing, and a list made again whole would say it all again)
+    this.movesSaid = h("div", { class: "sr-only moves-said", role: "log", "aria-live": "polite", "aria-label": t("table.feed") });
+    this.feedSaid = null; // the feed's items when its new lines were last said
     this.status = h("div", { class: "status", role: "status", "aria-live": "polite" });
     this.choiceBox = h("div", { class: "choice", hidden: true });
     this.choiceBox.addEventListener("keydown", (event) => arrowsAlong(event, [...this.choiceBox.querySelectorAll("button")]));
@@ -285,6 +289,7 @@ export class TableView {
       ...this.opps.map((p) => p.el),
       this.felt,
       this.ticker,
+      this.movesSaid,
       this.me,
       this.feed,
       this.flights,
@@ -1078,6 +1083,7 @@ export class TableView {
     }
     this.feedMade = kept;
     keepChildren(this.feedList, items);
+    this.sayMoves(items);
     // scrolled to the new line before the next frame is drawn, once for all the updates until
     // then: scrolling here would lay the page out once more for every update
     this.feedFrame ||= requestAnimationFrame(() => {
@@ -1089,6 +1095,27 @@ export class TableView {
     const copy = last ? last.cloneNode(true) : null;
     copy?.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
     replace(this.ticker, copy ? [...copy.childNodes] : []);
+  }
+
+  /** The lines an update added to the feed (a move, a pass, a round's end), copied into the hidden
+   * live region `movesSaid`, its last 6 kept: a screen reader says each as it comes. Nothing is said
+   * on the first drawing, nor when every line was made again (the language, a name changed); a
+   * round's last line made again the same (`roundLines`) is not said twice. */
+  sayMoves(items) {
+    const before = this.feedSaid;
+    this.feedSaid = items;
+    const now = new Set(items);
+    if (!before?.length || !before.some((el) => now.has(el))) return;
+    const had = new Set(before);
+    const gone = new Set(before.filter((el) => !now.has(el)).map((el) => el.outerHTML));
+    const fresh = items.filter((el) => !had.has(el) && !gone.has(el.outerHTML));
+    for (const el of fresh) {
+      const copy = el.cloneNode(true);
+      copy.querySelectorAll("[tabindex]").forEach((x) => x.removeAttribute("tabindex"));
+      copy.querySelectorAll("[id]").forEach((x) => x.removeAttribute("id"));
+      this.movesSaid.append(h("p", {}, ...copy.childNodes));
+    }
+    while (this.movesSaid.children.length > 6) this.movesSaid.firstElementChild.remove();
   }
 
   toggleFeed(open) {
