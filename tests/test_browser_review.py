@@ -392,3 +392,33 @@ def test_the_page_rounds_a_loss_once_as_domeng_review_prints_it(server: ServerPr
     finally:
         context.close()
     watch.assert_clean()
+
+
+def test_review_and_recreate_pressed_with_enter_leave_the_focus_on_their_section(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found by a keyboard trial: Review my round pressed with Enter went with the progress line
+    that replaced it, and Re-create the deal was disabled then hidden: the focus fell to the page's
+    body behind the open panel (a screen reader starts over). Each section's heading takes it, and
+    Tab goes on inside the panel."""
+    room = server.create_room(turn_timer_s=0, variant="kozel", seats=2, bots=[None, "easy"])
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
+        page.focus(f"{PANEL} .review-button")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"{PANEL} .review-button", state="detached")
+        assert page.evaluate("() => document.activeElement.matches('.review-section h3')")
+        page.wait_for_selector(f"{PANEL} .review-summary, {PANEL} .review-failed")
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => !!document.activeElement.closest('dialog.round-end[open]')")
+
+        page.focus(f"{PANEL} .fair-recreate")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"{PANEL} .fair-recreate", state="hidden")
+        assert page.evaluate("() => document.activeElement.matches('.panel-section:has(.fair-recreate) h3')")
+        watch.assert_clean()
+    finally:
+        context.close()

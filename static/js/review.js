@@ -172,9 +172,14 @@ export function reviewList(review, words = OWN_WORDS) {
 export function reviewSection(code, round, token, match) {
   const key = `${code}:${match}:${round}`;
   const body = h("div", { class: "review-body", "aria-live": "polite" });
-  const section = h("section", { class: "panel-section review-section" }, h("h3", {}, t("review.heading")), body);
+  // the heading takes the focus from the button pressed (Review, Retry), which the progress line
+  // replaces: never the page's body, behind the open panel, where a screen reader starts over
+  const heading = h("h3", { tabindex: "-1" }, t("review.heading"));
+  const section = h("section", { class: "panel-section review-section" }, heading, body);
   const show = (review) => replace(body, reviewList(review));
   const ask = async (attempt = 1) => {
+    const pressed = body.contains(document.activeElement);
+    if (pressed) heading.focus();
     replace(body, h("p", { class: "review-working", role: "status", "aria-busy": "true" }, h("span", { class: "spinner", "aria-hidden": "true" }), " ", t("review.working")));
     if (!pending.has(key)) {
       const asked = getReview(code, round, token, match).then((review) => {

@@ -391,6 +391,13 @@ function fairDeal(snap, mySeat) {
   const dealt = h("div", { class: "fair-deal", "aria-live": "polite" });
   const button = h("button", { class: "btn btn-small fair-recreate", type: "button" }, t("fair.link"));
   button.addEventListener("click", async () => {
+    // the disabled (then hidden) button would drop the focus to the page's body behind the panel:
+    // the section's heading takes it
+    const heading = box.querySelector("h3");
+    if (document.activeElement === button) {
+      heading.setAttribute("tabindex", "-1");
+      heading.focus();
+    }
     button.disabled = true;
     replace(dealt, h("p", { class: "fair-working", role: "status" }, t("fair.checking")));
     try {
