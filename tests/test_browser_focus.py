@@ -152,6 +152,14 @@ def test_a_final_panel_starts_on_play_again(server: ServerProcess, browser: Any)
         host.wait_for_selector(f"{PANEL} .standings")  # the final panel, with its glossary's terms
         assert host.locator(f"{PANEL} .term").count() > 0
         host.wait_for_function("() => document.activeElement.matches('.round-end .play-again')")
+        # Play again pressed with Enter: the waiting room of the next match takes the focus (found
+        # by a keyboard trial: it fell to the page's body with the panel and the table)
+        host.keyboard.press("Enter")
+        host.wait_for_selector(".start-box")
+        host.wait_for_selector(PANEL, state="detached")
+        assert host.evaluate("() => document.activeElement.matches('main h1, .seat-row.mine')"), (
+            host.evaluate(_FOCUSED_JS)
+        )
         watch.assert_clean()
     finally:
         context.close()
@@ -213,6 +221,39 @@ def test_a_screen_reader_hears_the_other_seats_moves(server: ServerProcess, brow
         )
         snapshot = said.aria_snapshot()
         assert f'img "{a}–{b}"' in snapshot or f'img "{b}–{a}"' in snapshot, snapshot
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_play_again_from_the_keyboard_leaves_the_focus_on_ones_seat(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found by a keyboard trial: a seated player who played the round with the keyboard and
+    pressed Play again with Enter lost the focus to the page's body (the panel gave it back to a
+    tile played since, on a table the waiting room replaced). It goes to one's seat."""
+    room = server.create_room(
+        bots=[None, "greedy", "greedy", "greedy", "greedy"], options={"camat_target": 0}, turn_timer_s=0
+    )
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        sit_and_start(page, server, room, token, host=True)
+        play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180, keyboard=True)
+        page.focus(f"{PANEL} .panel-foot .btn-gold")
+        page.keyboard.press("Enter")  # back to the table; the next round waits (DOMENG_ROUND_PAUSE_S)
+        page.wait_for_selector(PANEL, state="detached")
+        page.focus(".stop-btn")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Enter")  # the confirm step has the focus: the match ends at once
+        page.wait_for_selector(f"{PANEL} .standings")
+        page.wait_for_function("() => document.activeElement.matches('.round-end .play-again')")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".start-box")
+        page.wait_for_selector(PANEL, state="detached")
+        assert page.evaluate("() => document.activeElement.matches('.seat-row.mine')"), page.evaluate(
+            _FOCUSED_JS
+        )
         watch.assert_clean()
     finally:
         context.close()

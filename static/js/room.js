@@ -962,9 +962,7 @@ class WaitingView {
 
   /** The focus on arriving here from the table (Play again): one's own seat, else the heading. */
   takeFocus() {
-    const to = this.el.querySelector(".seat-row.mine") || this.el.querySelector("h1");
-    if (to && !to.hasAttribute("tabindex")) to.setAttribute("tabindex", "-1");
-    to?.focus();
+    (this.el.querySelector(".seat-row.mine") || this.el.querySelector("h1"))?.focus();
   }
 
   isMyTurn() {
@@ -1059,7 +1057,7 @@ class WaitingView {
     const caret = focused === this.nameInput ? [this.nameInput.selectionStart, this.nameInput.selectionEnd] : null;
     const again = (room.match ?? 1) > 1;
     const parts = [
-      h("h1", {}, again ? t("again.heading", { n: room.match }) : t("waiting.heading")),
+      h("h1", { tabindex: "-1", dataset: { focusKey: "heading" } }, again ? t("again.heading", { n: room.match }) : t("waiting.heading")),
       h("p", { class: "lead" }, this.matchLine(room)),
       // the turn timer and hints, which the host's (or deputy's) options box shows to them alone
       (host || ctl.isDeputy) && !started ? "" : this.termsLine(room),
