@@ -90,3 +90,27 @@ def test_a_player_whose_time_ran_out_is_told_what_the_bot_played(server: ServerP
     finally:
         context.close()
         other.close()
+
+
+def test_a_screen_reader_is_told_when_the_turns_time_is_nearly_up(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found by a screen-reader trial: the turn timer's bar and seconds were silent, and the first
+    a blind player heard of the timer was that a bot had played for them. Near the end of the turn
+    (half of this 5 s timer) a live region says so, once."""
+    words = catalog_of("en")
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"])
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        sit_and_start(page, server, room, token)
+        said = page.wait_for_function(
+            """(text) => [...document.querySelectorAll('[aria-live]')].find(
+                (el) => el.textContent === text && el.closest('.table-screen'))""",
+            arg=words["table.time_nearly_up"],
+            timeout=120_000,
+        )
+        assert said.evaluate("(el) => el.getAttribute('aria-live')") == "assertive"
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -169,6 +169,8 @@ export class TableView {
     this.watchNote = h("p", { class: "watch-note", hidden: true });
     this.myTimer = h("div", { class: "turn-timer", hidden: true }, h("i"));
     this.myTimerText = h("span", { class: "timer-text", hidden: true });
+    // the countdown is silent to a screen reader: once a turn, near its end, it says so (`tick`)
+    this.timeSaid = h("div", { class: "sr-only time-said", "aria-live": "assertive" });
     this.hand = h("div", { class: "hand", role: "group", tabindex: "-1" });
     // the hand is one Tab stop, its arrow keys move between the tiles that can be played (the
     // WAI-ARIA toolbar's roving tabindex): the tile last focused keeps the stop
@@ -194,7 +196,7 @@ export class TableView {
       this.watchingBox,
       this.stopBox,
       this.hintNote,
-      h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.hintBtn),
+      h("div", { class: "me-status" }, this.status, this.myTimer, this.myTimerText, this.timeSaid, this.hintBtn),
       this.watchNote,
       this.overBox,
       this.choiceBox,
@@ -1197,6 +1199,17 @@ export class TableView {
       setText(this.myTimerText, t("table.seconds", { n: Math.ceil(left / 1000) }));
       this.myTimer.firstChild.style.width = `${(100 * left) / total}%`;
       this.myTimer.classList.toggle("urgent", left < 5000);
+    }
+    // "Your time is nearly up", once a turn, 10 s before its end (half of a shorter timer); said
+    // again on the next turn (the box is emptied in between)
+    const near = mine && left > 0 && left <= Math.min(10_000, total / 2);
+    const key = near ? `${seat}|${deadline}|${this.ctl.langKey}` : "";
+    if (near && this.timeSaid.dataset.key !== key) {
+      this.timeSaid.dataset.key = key;
+      setText(this.timeSaid, t("table.time_nearly_up"));
+    } else if (!mine && this.timeSaid.dataset.key) {
+      this.timeSaid.dataset.key = "";
+      setText(this.timeSaid, "");
     }
   }
 
