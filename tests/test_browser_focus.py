@@ -257,3 +257,24 @@ def test_play_again_from_the_keyboard_leaves_the_focus_on_ones_seat(
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_leave_seat_pressed_with_enter_leaves_the_focus_on_the_name_box(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found by a keyboard trial: Leave seat went with the seat, and the focus fell to the page's
+    body. The name box takes it, where Enter takes the first free seat again."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"])
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{room['code']}")
+        page.fill("#player-name", "Ana")
+        page.press("#player-name", "Enter")
+        page.wait_for_selector(".seat-row.mine .leave")
+        page.focus(".seat-row.mine .leave")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".seat-row.mine", state="detached")  # drawn with the focus in one task
+        assert page.evaluate("() => document.activeElement.id === 'player-name'"), page.evaluate(_FOCUSED_JS)
+        watch.assert_clean()
+    finally:
+        context.close()

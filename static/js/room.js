@@ -1118,8 +1118,10 @@ class WaitingView {
     this.chatBox?.setLive(!ctl.connection?.replaced && !ctl.connection?.closed);
     if (keepFocus) {
       // the name box or the Sit button that seated this player is gone: their seat's row takes the
-      // focus (never the page's body, where a keyboard or a screen reader would start over)
-      const kept = this.body.querySelector(`[data-focus-key="${keepFocus}"]`) || (seated ? this.body.querySelector(".seat-row.mine") : null);
+      // focus; Leave seat gone with the seat: the name box, where Enter sits again, else the
+      // heading (never the page's body, where a keyboard or a screen reader would start over)
+      const unseated = this.body.querySelector('[data-focus-key="name"]') || this.body.querySelector("h1");
+      const kept = this.body.querySelector(`[data-focus-key="${keepFocus}"]`) || (seated ? this.body.querySelector(".seat-row.mine") : unseated);
       kept?.focus();
     }
     if (caret && document.activeElement === this.nameInput) this.nameInput.setSelectionRange(...caret);
