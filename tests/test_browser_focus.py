@@ -152,6 +152,16 @@ def test_a_final_panel_starts_on_play_again(server: ServerProcess, browser: Any)
         host.wait_for_selector(f"{PANEL} .standings")  # the final panel, with its glossary's terms
         assert host.locator(f"{PANEL} .term").count() > 0
         host.wait_for_function("() => document.activeElement.matches('.round-end .play-again')")
+        # Escape closes it: the focus goes to the table, not to the page's body (the confirm step
+        # that held it when the panel opened is gone); Round results opens it again on Play again
+        host.keyboard.press("Escape")
+        host.wait_for_selector(PANEL, state="detached")
+        assert host.evaluate("() => !!document.activeElement.closest('.table-screen')"), host.evaluate(
+            _FOCUSED_JS
+        )
+        host.focus(".last-round-btn")
+        host.keyboard.press("Enter")
+        host.wait_for_function("() => document.activeElement.matches('.round-end .play-again')")
         # Play again pressed with Enter: the waiting room of the next match takes the focus (found
         # by a keyboard trial: it fell to the page's body with the panel and the table)
         host.keyboard.press("Enter")

@@ -751,10 +751,14 @@ export class RoomController {
     this.panelAsked = false;
     this.heldFinal = false;
     if (!this.panel) return;
+    const hadFocus = this.panel.contains(document.activeElement);
     if (this.panel.open) this.panel.close();
     this.panel.remove();
     this.panel = null;
     this.screen?.update?.([]);
+    // the panel gives the focus back to what held it when it opened: gone since (the End match
+    // confirm step, a tile played), the focus fell to the page's body; the screen's start takes it
+    if (hadFocus && (!document.activeElement || document.activeElement === document.body)) this.screen?.takeFocus?.();
   }
 
   // -- seats -----------------------------------------------------------------------------------
