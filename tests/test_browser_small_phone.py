@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browserkit import PLAYABLE, goto, open_page, screenshot, sit_and_start
+from tests.browserkit import PLAYABLE, goto, languages, open_page, screenshot, sit_and_start, switch_language
 from tests.serverkit import ServerProcess
 from tests.test_browser_layout import LONGEST
 
@@ -142,6 +142,28 @@ def test_a_small_phones_felt_keeps_a_readable_chain_while_an_end_is_chosen(
             assert all(tile[3] <= shown["board"][3] + 1 for tile in shown["tiles"]), shown
         # the hand and the choice's buttons are on the page (scrolled to, if need be)
         assert all(bottom <= shown["page"] + 1 for bottom in shown["bottoms"]), shown
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_the_rules_page_fits_a_small_phone_in_every_language(server: ServerProcess, browser: Any) -> None:
+    """Found by a zoom trial (320 CSS px: a small phone, or a desktop at 400 %): the rules' table of
+    who receives stones reached 28 to 54 px past the page's edge, its Stones column cut off and
+    the page scrolling sideways. A long game word breaks inside its cell now."""
+    context, page, watch = open_page(browser, SMALL)
+    try:
+        goto(page, f"{server.url}/rules")
+        for lang in languages():
+            switch_language(page, lang)
+            page.wait_for_selector(".rules-table")
+            sideways = page.evaluate(
+                """() => [document.documentElement.scrollWidth - innerWidth,
+                    ...[...document.querySelectorAll('.rules-table th, .rules-table td')]
+                        .filter((el) => el.getBoundingClientRect().right > innerWidth)
+                        .map((el) => el.textContent)]"""
+            )
+            assert sideways == [0], (lang, sideways)
         watch.assert_clean()
     finally:
         context.close()
