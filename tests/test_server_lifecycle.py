@@ -6,6 +6,8 @@ Clients at different loopback addresses (127.0.0.0/8) count as different players
 from __future__ import annotations
 
 import base64
+import errno
+import fcntl
 import json
 import os
 import re
@@ -14,12 +16,15 @@ import sys
 import time
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from app.store.db import hold_sqlite
 from app.web.middleware import security_headers
+from tests.conftest import domeng_cli
 from tests.serverkit import ROOT, Client, ServerProcess
 
 KOZEL = {"variant": "kozel", "seats": 2, "bots": [None, "greedy"]}
@@ -336,3 +341,39 @@ def test_a_second_server_on_the_same_sqlite_database_refuses_to_start(tmp_path: 
         assert again.room(code)["code"] == code
     finally:
         again.stop()
+
+
+def test_serve_on_a_data_dir_it_cannot_write_says_so(tmp_path: Path) -> None:
+    """A data directory `domeng serve` cannot write (here: one under a regular file; likewise a
+    read-only one) stops it with one line saying where, not a traceback from the lock file beside
+    the database."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("", encoding="utf-8")
+    done = domeng_cli("serve", "--port", "0", "--data-dir", str(blocked / "data"))
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.startswith("domeng serve: cannot write beside the database "), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "--data-dir" in done.stderr
+
+
+def test_a_file_system_without_flock_serves_without_the_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some mounts (network, FUSE) answer ``flock`` with ENOLCK or EOPNOTSUPP, which says nothing
+    of another server: the hold is skipped (None, its file closed) rather than the server refused,
+    as it ran before the hold existed (another process holding it is still refused:
+    test_a_second_server_on_the_same_sqlite_database_refuses_to_start)."""
+    opened: list[int] = []
+    real_open = os.open
+
+    def tracked_open(*args: Any, **kwargs: Any) -> int:
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    def no_flock(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(os, "open", tracked_open)
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    assert hold_sqlite(tmp_path / "domeng.sqlite3") is None
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        os.fstat(opened[0])  # closed

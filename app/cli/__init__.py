@@ -249,6 +249,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except DatabaseInUseError as error:
             print(f"domeng serve: {error}", file=sys.stderr)
             return 1
+        except OSError as error:  # a data directory that is read-only, or not a directory
+            where = str(error.filename or database.parent)
+            print(
+                f"domeng serve: cannot write beside the database {database}: {where}: {error.strerror}; "
+                "the data directory must be a directory this user can write (--data-dir)",
+                file=sys.stderr,
+            )
+            return 1
+        if held is None:
+            print(
+                f"domeng serve: the file system of {database} takes no lock: nothing stops a second "
+                "server on the same database, so start only one",
+                file=sys.stderr,
+            )
     app = create_app(settings)  # the logs' format too
     raise_open_files_limit()  # the soft limit to the hard one, before the cap is read from it
     total = connections_cap(settings.max_connections)  # warns of a low open-files limit
@@ -277,7 +291,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=5,
     )
-    if database is not None:
+    if database is not None and held is not None:
         os.close(held)  # the database is free for the next server
     return 0
 

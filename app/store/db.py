@@ -8,6 +8,7 @@ the same database through the standard library's sqlite3 in a thread of its own.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from collections.abc import Callable, Sequence
@@ -79,13 +80,20 @@ class DatabaseInUseError(Exception):
         )
 
 
-def hold_sqlite(path: Path) -> int:
+_NO_FLOCK: Final = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
+"""``flock`` errors that say the file system does not do it (not that another process holds it)."""
+
+
+def hold_sqlite(path: Path) -> int | None:
     """Take this process's hold on the SQLite database ``path`` for as long as it runs: an
     exclusive ``flock`` of ``<path>.lock`` beside it, which holds this process's id. The kernel
     lets go of it when the process ends, however it ends. Returns the lock file's descriptor (kept
     open: closing it lets go). Raises `DatabaseInUseError` when another process holds it: two
     servers on one SQLite file would each own the same rooms, with no lease between them (the
-    several-process shape is PostgreSQL and Redis: docs/cluster.md)."""
+    several-process shape is PostgreSQL and Redis: docs/cluster.md). Returns None when the file
+    system takes no ``flock`` (`_NO_FLOCK`: some network and FUSE mounts), where the server runs
+    without the hold, as it did before there was one. Raises `OSError` when the lock file cannot be
+    made or opened (a data directory that is not writable, or not a directory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -94,6 +102,11 @@ def hold_sqlite(path: Path) -> int:
         written = os.read(lock, 32).decode("ascii", "replace").strip()
         os.close(lock)
         raise DatabaseInUseError(path, int(written) if written.isdigit() else 0) from None
+    except OSError as error:
+        os.close(lock)
+        if error.errno in _NO_FLOCK:
+            return None
+        raise
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode("ascii"))
     return lock
