@@ -56,6 +56,15 @@ export function roundEndPanel(snap, opts) {
   if (again) foot.append(h("button", { class: "btn btn-again play-again", type: "button", autofocus: true, onclick: () => opts.onAgain() }, t("panel.play_again")));
   foot.append(close);
   dialog.append(header, body, foot);
+  // a key held down (its repeats) presses nothing here: Enter on the last tile or on Round results,
+  // held a little long, would else press the Play again the panel opened on (a keyboard trial)
+  dialog.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.repeat && (e.key === "Enter" || e.key === " ")) e.preventDefault();
+    },
+    true,
+  );
   dialog.addEventListener("cancel", (e) => {
     e.preventDefault();
     opts.onClose();
