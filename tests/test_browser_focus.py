@@ -21,6 +21,7 @@ from tests.browserkit import (
     play_until,
     sit_and_start,
     version_of,
+    wait_for_a_tile_to_place,
 )
 from tests.serverkit import ServerProcess
 
@@ -294,6 +295,39 @@ def test_leave_seat_pressed_with_enter_leaves_the_focus_on_the_name_box(
         page.keyboard.press("Enter")
         page.wait_for_selector(".seat-row.mine", state="detached")  # drawn with the focus in one task
         assert page.evaluate("() => document.activeElement.id === 'player-name'"), page.evaluate(_FOCUSED_JS)
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+def test_the_phone_feed_drawer_takes_the_focus_and_gives_it_back(server: ServerProcess, browser: Any) -> None:
+    """Found by a keyboard trial (390 px): Play by play opened the drawer with the focus left on
+    its button, the drawer after the hand in Tab order. Opened from its button, the drawer takes
+    the focus (its heading); closed with Escape or its Close, it gives it back to the button."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    context, page, watch = open_page(browser, {"width": 390, "height": 844}, "en-US")
+    try:
+        sit_and_start(page, server, room, token)
+        wait_for_a_tile_to_place(page)  # no timer: the table waits on Ana (her turn keeps the drawer)
+        for close in ("Escape", ".feed-close"):
+            page.focus(".feed-toggle")
+            page.keyboard.press("Enter")
+            page.wait_for_selector(".table-screen.feed-open")
+            assert page.evaluate("() => document.activeElement.matches('.feed .feed-head h2')"), (
+                page.evaluate(_FOCUSED_JS)
+            )
+            if close == "Escape":
+                page.keyboard.press("Escape")
+            else:
+                page.keyboard.press("Tab")  # into the drawer's tools, on to its Close
+                page.focus(close)
+                page.keyboard.press("Enter")
+            page.wait_for_selector(".table-screen:not(.feed-open)")
+            assert page.evaluate("() => document.activeElement.matches('.feed-toggle')"), page.evaluate(
+                _FOCUSED_JS
+            )
+            assert page.get_attribute(".feed-toggle", "aria-expanded") == "false"
         watch.assert_clean()
     finally:
         context.close()

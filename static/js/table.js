@@ -47,9 +47,7 @@ export class TableView {
       else if (this.el.classList.contains("feed-open") && !document.querySelector("dialog[open]")) {
         // the feed's drawer (a phone, a tablet) closes as a menu does; focus inside it goes back
         // to its button (focus elsewhere, on the hand say, stays)
-        const inside = this.feed.contains(document.activeElement);
-        this.toggleFeed(false);
-        if (inside) this.feedToggle.focus();
+        this.toggleFeed(false); // focus inside goes back to its button
       }
     };
     document.addEventListener("keydown", this.onKey);
@@ -102,7 +100,7 @@ export class TableView {
     this.roundLabel = h("span", { class: "round-label" });
     this.feedToggle = h(
       "button",
-      { class: "icon-btn feed-toggle", type: "button", "aria-expanded": "false", onclick: () => this.toggleFeed() },
+      { class: "icon-btn feed-toggle", type: "button", "aria-expanded": "false", onclick: () => this.toggleFeed(undefined, { focus: true }) },
       icon("list"),
       h("span", { class: "lbl" }, t("table.feed")),
     );
@@ -266,7 +264,7 @@ export class TableView {
       h(
         "div",
         { class: "feed-head" },
-        h("h2", {}, t("table.feed")),
+        h("h2", { tabindex: "-1" }, t("table.feed")), // where the focus goes as its button opens the drawer
         // the buttons as one group: on a narrow phone they go under the title together
         h(
           "span",
@@ -1120,9 +1118,15 @@ export class TableView {
     while (this.movesSaid.children.length > 6) this.movesSaid.firstElementChild.remove();
   }
 
-  toggleFeed(open) {
+  /** Open (``open`` true) or close the feed's drawer, or switch it (``open`` undefined). With
+   * ``focus`` (its button pressed), the focus goes into the opened drawer, to its heading; a drawer
+   * that closes with the focus inside (Close, Escape, one's turn) gives it back to its button. */
+  toggleFeed(open, { focus = false } = {}) {
     const next = open ?? !this.el.classList.contains("feed-open");
+    const inside = this.feed.contains(document.activeElement);
     this.el.classList.toggle("feed-open", next);
+    if (next && focus && getComputedStyle(this.feed).position === "fixed") this.feed.querySelector(".feed-head h2").focus();
+    if (!next && inside && getComputedStyle(this.feed).display === "none") this.feedToggle.focus();
     setAttr(this.feedToggle, "aria-expanded", String(next));
     this.chatBox.setOpen(next || window.matchMedia("(min-width: 1100px)").matches);
     if (next) {
