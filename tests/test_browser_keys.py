@@ -168,3 +168,40 @@ def test_escape_closes_a_terms_tooltip_before_the_drawer_it_is_in(
     finally:
         ana.close()
         context.close()
+
+
+_FEED_JS = """(changes) => { const c = window.__domeng;
+    const view = {...c.view, ...changes, phase: 'playing'};
+    c.onState({type: 'state', version: c.version + 1, room: c.room, view, events: []}); }"""
+
+_STOPS_JS = """() => [...document.querySelectorAll('.hand-tile')].filter((el) => el.tabIndex === 0)
+    .map((el) => el.dataset.tile)"""
+
+
+def test_a_focused_tile_keeps_the_hands_tab_stop_when_the_turn_comes(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Found by a keyboard trial: a focused tile that cannot be played lost the hand's Tab stop to
+    a playable one as the turn came, keeping the focus: Tab then stepped through the hand. The
+    focused tile keeps the one stop."""
+    room = server.create_room(variant="kozel", seats=2, bots=[None, None], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    server.claim(room["code"], 1, "Boris")
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        sit_and_start(page, server, room, token)
+        page.wait_for_selector(".hand-tile")
+        # the page's states from here are fed to it; what it would send is kept
+        page.evaluate("() => { window.__domeng.sendAction = () => true; }")
+        page.evaluate(_FEED_JS, {"to_act": 1, "legal": []})
+        hand = page.eval_on_selector_all(".hand-tile", "els => els.map((e) => e.dataset.tile)")
+        page.focus(f".hand-tile[data-tile='{hand[-1]}']")
+        page.evaluate(_FEED_JS, {"to_act": 0, "legal": [{"play": hand[0], "end": "L"}]})
+        page.wait_for_selector(f".hand-tile.playable[data-tile='{hand[0]}']")
+        assert page.evaluate(_STOPS_JS) == [hand[-1]]
+        assert _focused(page)["tile"] == hand[-1]
+        page.keyboard.press("Shift+Tab")  # out of the hand in one Tab
+        assert _focused(page)["tile"] is None
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -840,8 +840,10 @@ export class TableView {
     const playable = tiles.filter((btn) => btn.classList.contains("playable"));
     // the Tab stop: the tile last focused while it can be played, else the hinted one, else the first
     // that can be played, else the one last focused, else the first
+    // a tile with the focus keeps the stop, played or not (Tab leaves the hand from it, in one)
     const roving = tiles.find((btn) => btn.dataset.tile === this.roving);
-    this.rove((roving?.classList.contains("playable") ? roving : null) || playable.find((btn) => btn.classList.contains("hinted")) || playable[0] || roving || tiles[0]);
+    const focused = tiles.find((btn) => btn === document.activeElement);
+    this.rove(focused || (roving?.classList.contains("playable") ? roving : null) || playable.find((btn) => btn.classList.contains("hinted")) || playable[0] || roving || tiles[0]);
   }
 
   /** ``tile`` (a hand's button, or none) becomes the hand's one Tab stop. */
