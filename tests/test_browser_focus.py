@@ -331,3 +331,25 @@ def test_the_phone_feed_drawer_takes_the_focus_and_gives_it_back(server: ServerP
         watch.assert_clean()
     finally:
         context.close()
+
+
+def test_a_spectating_host_arrives_at_the_table_on_the_chain(server: ServerProcess, browser: Any) -> None:
+    """Found by a keyboard trial: a host with no seat who pressed Start with Enter landed on "Bot
+    1's tiles, face down" (the hand a spectator follows). The focus goes to the chain, the line of
+    play."""
+    room = server.create_room(variant="kozel", seats=2, bots=["easy", "easy"], turn_timer_s=0)
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{room['code']}")
+        hold_host(page, room["code"], room["host_token"])
+        page.reload()
+        page.wait_for_selector(".start-box .start-match")
+        page.focus(".start-match")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".table-screen .chain-board")  # drawn with the focus in one task
+        assert page.evaluate("() => document.activeElement.matches('.chain-board')"), page.evaluate(
+            _FOCUSED_JS
+        )
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -54,9 +54,15 @@ export class TableView {
   }
 
   /** The focus on arriving at the table from the waiting room (Start pressed from the keyboard):
-   * the hand's Tab stop, a tile (a spectator's: the hand's group itself). */
+   * the hand's Tab stop, a tile; a spectator's (no seat: the hand shows someone's tiles face down),
+   * the chain, the line of play. */
   takeFocus() {
-    (this.hand.querySelector(".hand-tile[tabindex='0']") || this.hand).focus();
+    const stop = this.hand.querySelector(".hand-tile[tabindex='0']");
+    if (stop && this.ownSeat() !== null) stop.focus();
+    else {
+      this.chain.el.setAttribute("tabindex", "-1");
+      this.chain.el.focus();
+    }
   }
 
   destroy() {
