@@ -850,3 +850,43 @@ def test_the_match_list_explains_live_shortens_long_results_and_exports_what_it_
     }
     watch.assert_clean()
     context.close()
+
+
+def test_a_list_past_the_export_limit_says_so_instead_of_a_refused_download(
+    tmp_path: Path, browser: Any
+) -> None:
+    """With more matches listed than one bulk export holds (``DOMENG_ADMIN_EXPORT_LIMIT``, 1 here),
+    the list offers no download that the server would refuse (422 ``too_many_matches``, a JSON
+    file saved as the zip) but says to narrow the filters; narrowed to one match, it exports."""
+    env = {"DOMENG_ADMIN_TOKEN": SECRET, "DOMENG_ADMIN_EXPORT_LIMIT": "1"}
+    server = ServerProcess(tmp_path / "server", env=env).start()
+    try:
+        codes = [
+            server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"])["code"] for _ in range(2)
+        ]
+        listed = _api(server, "/matches")
+        assert listed["total"] == 2 and listed["export_limit"] == 1
+        refused = httpx.get(
+            f"{server.url}/api/admin/export", headers={"Authorization": f"Bearer {SECRET}"}, timeout=20
+        )
+        assert refused.status_code == 422 and refused.json()["detail"]["code"] == "too_many_matches"
+        context, page, watch = open_page(browser, DESKTOP)
+        _sign_in(page, server)
+        assert page.inner_text("#export-too-many") == (
+            "Too many to export at once (at most 1): narrow the filters."
+        )
+        assert page.locator("#export-list").count() == 0
+        page.goto(f"{server.url}/admin/matches?code={codes[0]}")
+        page.wait_for_selector("body[data-ready] .match-row")
+        with page.expect_download() as download:
+            page.click("#export-list")
+        path = tmp_path / download.value.suggested_filename
+        download.value.save_as(path)
+        with zipfile.ZipFile(path) as archive:
+            [entry] = [json.loads(line) for line in archive.read("index.jsonl").decode().splitlines()]
+        assert entry["code"] == codes[0]
+        assert page.locator("#export-too-many").count() == 0
+        watch.assert_clean()
+        context.close()
+    finally:
+        server.stop()

@@ -65,7 +65,6 @@ from engine.variants import VARIANTS
 
 __all__ = [
     "ADMIN_PAGE",
-    "EXPORT_LIMIT",
     "MAX_ROW_ID",
     "PAGE_HEADERS",
     "PageNumber",
@@ -234,6 +233,7 @@ async def match_list(
     live = {room.match_id for room in _hub(request).rooms.values()}
     listed = await list_matches(_store(request), f, _cutoff(request), live)
     await _fill_hosted(request, listed.items)
+    listed.export_limit = request.app.state.settings.admin_export_limit
     return listed
 
 
@@ -363,10 +363,6 @@ def record_name(row: MatchRow) -> str:
     return f"domeng-{row.created_at:%Y-%m-%d}-{code}-match{row.room_match}-id{row.id}.json"
 
 
-EXPORT_LIMIT = 1000
-"""The most matches one bulk export (`export_matches`) holds: more is a 422 ``too_many_matches``."""
-
-
 @admin_api.get(
     "/export",
     response_class=Response,
@@ -375,7 +371,7 @@ EXPORT_LIMIT = 1000
             "description": "a zip of RECORD.md `domeng-record/1` documents, one file per match",
             "content": {"application/zip": {}},
         },
-        422: {"description": "more than EXPORT_LIMIT matches pass the filters (`too_many_matches`)"},
+        422: {"description": "more than DOMENG_ADMIN_EXPORT_LIMIT match the filters (`too_many_matches`)"},
     },
 )
 async def export_matches(
@@ -393,18 +389,17 @@ async def export_matches(
     ``index.jsonl``: one line per match, newest first (``file``, ``id``, ``code``,
     ``room_match``, ``variant``, ``status``, ``stored_status``, ``created_at``,
     ``last_active_at``, ``rounds``). 422 ``unknown_variant``, or ``too_many_matches`` when more
-    than 1000 pass (narrow the filters)."""
+    than ``DOMENG_ADMIN_EXPORT_LIMIT`` (1000) pass (narrow the filters)."""
     if variant is not None and variant not in VARIANTS:
         known = ", ".join(sorted(VARIANTS))
         raise HTTPException(
             422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
         )
-    f = MatchFilter(variant, status, player, since, until, 1, EXPORT_LIMIT, code)
+    limit = request.app.state.settings.admin_export_limit
+    f = MatchFilter(variant, status, player, since, until, 1, limit, code)
     listed = await list_matches(_store(request), f, _cutoff(request), set())
-    if listed.total > EXPORT_LIMIT:
-        message = (
-            f"{listed.total} matches pass these filters, at most {EXPORT_LIMIT} export at once: narrow them"
-        )
+    if listed.total > limit:
+        message = f"{listed.total} matches pass these filters, at most {limit} export at once: narrow them"
         raise HTTPException(422, detail={"code": "too_many_matches", "message": message})
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

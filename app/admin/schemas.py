@@ -140,12 +140,14 @@ class MatchSummary(BaseModel):
 
 
 class MatchPage(BaseModel):
-    """A page of matches, newest first; ``total`` matches pass the filters."""
+    """A page of matches, newest first; ``total`` matches pass the filters, of which one bulk
+    export (`app.admin.routes.export_matches`) holds ``export_limit`` at most."""
 
     items: list[MatchSummary]
     page: int
     per_page: int
     total: int
+    export_limit: int = 0
 
 
 class PayerShare(BaseModel):

@@ -152,6 +152,9 @@ class Settings(BaseSettings):
     """Failed admin logins all addresses together may make (a `limits` expression): many addresses
     guessing at once are slowed down too; over it every login answers 429 for the rest of the
     window (sessions already signed in go on). With ``redis_url``: counted across every process."""
+    admin_export_limit: Annotated[int, Field(ge=1, le=10_000)] = 1000
+    """The most matches one bulk export of the admin's list holds (`app.admin.routes.export_matches`,
+    built in memory): more is a 422 ``too_many_matches``, and the list offers no export then."""
     abandoned_after_s: Annotated[float, Field(gt=0)] = 24 * 3600.0
     """An unfinished match nobody has used for this long (nobody connected, nothing stored) is
     closed: stored ``abandoned`` (reason ``idle``), its history kept (docs/admin.md)."""

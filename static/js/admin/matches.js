@@ -134,8 +134,11 @@ export async function matchesPage(main) {
     { id: "export-list", class: "btn", href: `/api/admin/export${query(filters)}`, download: "" },
     `Export ${data.total === 1 ? "this match" : `these ${count(data.total, "match", "matches")}`} (zip of records)`,
   );
+  // past the server's limit the export would be refused (422 too_many_matches): say so instead
+  const tooMany = h("span", { id: "export-too-many" }, `Too many to export at once (at most ${data.export_limit}): narrow the filters.`);
+  const exporting = !data.total ? null : data.total > data.export_limit ? tooMany : exportAll;
   main.append(
-    h("p", { class: "hint list-head" }, `${count(data.total, "match", "matches")}, newest first. `, data.total ? exportAll : null),
+    h("p", { class: "hint list-head" }, `${count(data.total, "match", "matches")}, newest first. `, exporting),
     h("p", { class: "hint live-help" }, t("admin.live_help")),
     h(
       "div",
