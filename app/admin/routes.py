@@ -206,6 +206,16 @@ PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
 """A list's page, from 1 (a page past the last has no rows; past a million, 422)."""
 
 
+def _check_variant(variant: str | None) -> None:
+    """The match list's and the export's ``variant`` filter: HTTPException 422 ``unknown_variant``
+    for a variant this server does not know (None: no filter)."""
+    if variant is not None and variant not in VARIANTS:
+        known = ", ".join(sorted(VARIANTS))
+        raise HTTPException(
+            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
+        )
+
+
 @admin_api.get("/matches")
 async def match_list(
     request: Request,
@@ -224,11 +234,7 @@ async def match_list(
     ``code`` (exact: each of its matches, Play again's too); ``page`` from 1 (past the last page: no
     items, with ``total`` to find it). 422 ``unknown_variant`` for a variant this server does not
     know; an unknown ``status`` is a 422 listing the statuses."""
-    if variant is not None and variant not in VARIANTS:
-        known = ", ".join(sorted(VARIANTS))
-        raise HTTPException(
-            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
-        )
+    _check_variant(variant)
     f = MatchFilter(variant, status, player, since, until, page, per_page, code)
     live = {room.match_id for room in _hub(request).rooms.values()}
     listed = await list_matches(_store(request), f, _cutoff(request), live)
@@ -390,11 +396,7 @@ async def export_matches(
     ``room_match``, ``variant``, ``status``, ``stored_status``, ``created_at``,
     ``last_active_at``, ``rounds``). 422 ``unknown_variant``, or ``too_many_matches`` when more
     than ``DOMENG_ADMIN_EXPORT_LIMIT`` (1000) pass (narrow the filters)."""
-    if variant is not None and variant not in VARIANTS:
-        known = ", ".join(sorted(VARIANTS))
-        raise HTTPException(
-            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
-        )
+    _check_variant(variant)
     limit = request.app.state.settings.admin_export_limit
     f = MatchFilter(variant, status, player, since, until, 1, limit, code)
     listed = await list_matches(_store(request), f, _cutoff(request), set())
