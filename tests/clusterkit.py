@@ -26,6 +26,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.store import MatchRow, Store, upgrade_database
+from tests.nginxkit import Nginx
 from tests.serverkit import ROOT, Client, ServerProcess
 
 REDIS_URL = os.environ.get("DOMENG_TEST_REDIS_URL")
@@ -250,6 +251,34 @@ def production_backends(admin_secret: str) -> tuple[str, str, dict[str, str]]:
         "DOMENG_ADMIN_TOKEN": admin_secret,
     }
     return redis_url, postgres_url, env
+
+
+@contextlib.contextmanager
+def behind_nginx(
+    tmp_path: Path, servers: list[ServerProcess], started: int | None = None, *, access_log: bool = False
+) -> Iterator[tuple[Nginx, ServerProcess]]:
+    """The first ``started`` of ``servers`` (all: None) started side by side, then Debian's nginx
+    in front of them on deploy/nginx.conf (`tests.nginxkit.Nginx`, with its ``access_log``).
+    Yields nginx and nginx seen as one server (its URL), for serverkit's helpers and `Client`;
+    then stops nginx and every one of ``servers``, resuming one stopped by a test that failed
+    while it was (SIGSTOP)."""
+    running = servers if started is None else servers[:started]
+    nginx: Nginx | None = None
+    try:
+        with ThreadPoolExecutor(2) as starting:
+            list(starting.map(ServerProcess.start, running))
+        upstreams = [server.url.removeprefix("http://") for server in running]
+        nginx = Nginx(tmp_path / "nginx", upstreams, access_log=access_log).start()
+        front = ServerProcess(tmp_path / "front")
+        front.url = nginx.url
+        yield nginx, front
+    finally:
+        if nginx is not None:
+            nginx.stop()
+        for server in servers:
+            if server.proc is not None and server.proc.poll() is None:
+                server.proc.send_signal(signal.SIGCONT)
+            server.stop()
 
 
 def two_servers(tmp_path: Path, extra: dict[str, str]) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:

@@ -28,6 +28,7 @@ from tests.clusterkit import (
     LEASE_S,
     ThreadedProxy,
     assert_log_whole,
+    behind_nginx,
     can_play,
     closed_code,
     join,
@@ -69,22 +70,8 @@ def _topology(tmp_path: Path, redis_of_second: str | None = None) -> Iterator[To
         ServerProcess(tmp_path / "a", env=env, database_url=postgres_url),
         ServerProcess(tmp_path / "b", env=second_env, database_url=postgres_url),
     ]
-    nginx: Nginx | None = None
-    try:
-        with ThreadPoolExecutor(2) as starting:
-            list(starting.map(ServerProcess.start, servers))
-        upstreams = [server.url.removeprefix("http://") for server in servers]
-        nginx = Nginx(tmp_path / "nginx", upstreams).start()
-        front = ServerProcess(tmp_path / "front")
-        front.url = nginx.url
+    with behind_nginx(tmp_path, servers) as (nginx, front):
         yield Topology(servers, nginx, front, postgres_url, redis_url)
-    finally:
-        if nginx is not None:
-            nginx.stop()
-        for server in servers:
-            if server.proc is not None and server.proc.poll() is None:
-                server.proc.send_signal(signal.SIGCONT)  # a test that failed while it was stopped
-            server.stop()
 
 
 def _owner(topology: Topology, code: str) -> ServerProcess:

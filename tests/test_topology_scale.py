@@ -21,7 +21,6 @@ import json
 import signal
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from tests.adminkit import SECRET
 from tests.clusterkit import (
     LEASE_S,
     assert_log_whole,
+    behind_nginx,
     can_play,
     new_table,
     production_backends,
@@ -325,19 +325,8 @@ def _scene(tmp_path: Path, started: int, waiting: int = 0) -> Iterator[Scene]:
         ServerProcess(tmp_path / f"p{n}", env=env, database_url=postgres_url, port=free_port())
         for n in range(started + waiting)
     ]
-    nginx: Nginx | None = None
-    try:
-        with ThreadPoolExecutor(2) as starting:
-            list(starting.map(ServerProcess.start, servers[:started]))
-        nginx = Nginx(tmp_path / "nginx", [_address(s) for s in servers[:started]], access_log=True).start()
-        front = ServerProcess(tmp_path / "front")
-        front.url = nginx.url
+    with behind_nginx(tmp_path, servers, started, access_log=True) as (nginx, front):
         yield Scene(servers, nginx, front, postgres_url, redis_url)
-    finally:
-        if nginx is not None:
-            nginx.stop()
-        for server in servers:
-            server.stop()
 
 
 @pytest.fixture
