@@ -574,19 +574,14 @@ async def set_rules(
     for seat, on in muted.items():
         if on and room.seats[seat].kind == "human":
             people[seat] = (room.seats[seat].name or "", chat.seat_tags.get(seat))
-    new = ChatRoom(
+    new = replace(
+        chat,
         spectators=chat.spectators if spectators is None else spectators,
         muted={s for s in chat.muted if muted.get(s, True)} | {s for s, on in muted.items() if on},
-        lines=chat.lines,
         muted_spectators=held,
         clients=clients,
-        speakers=chat.speakers,
-        seat_clients=chat.seat_clients,
-        removed=chat.removed,
-        removed_clients=chat.removed_clients,
         seat_people=people,
         left={t: name for t, name in chat.left.items() if t in held},
-        seat_tags=chat.seat_tags,
     )
     await _adopt(room, new)
     return new.rules(host=True)
