@@ -98,8 +98,11 @@ DOCS_DIR = FilePath(__file__).resolve().parents[2] / "docs"
 """The browser client: ES modules served as they are, no build step."""
 
 
-def _page() -> FileResponse:
-    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+def _page(status_code: int = 200) -> FileResponse:
+    """The client's page (static/index.html), never cached without asking again; ``status_code``
+    404 for an address with no page (`page_not_found`)."""
+    headers = {"Cache-Control": "no-cache"}
+    return FileResponse(STATIC_DIR / "index.html", status_code=status_code, headers=headers)
 
 
 _NOT_PAGES: Final = ("/api/", "/static/", "/admin", "/ws/")
@@ -116,7 +119,7 @@ async def page_not_found(request: Request, error: StarletteHTTPException) -> Res
     path = request.url.path
     wants_page = request.method in ("GET", "HEAD") and "text/html" in request.headers.get("accept", "")
     if error.status_code == 404 and wants_page and not path.startswith(_NOT_PAGES):
-        return FileResponse(STATIC_DIR / "index.html", status_code=404, headers={"Cache-Control": "no-cache"})
+        return _page(404)
     return await http_exception_handler(request, error)
 
 
