@@ -89,9 +89,10 @@ def _like(value: str) -> str:
     return value.strip().lower()
 
 
-def _bot_word(needle: str) -> ColumnElement[bool]:
-    """Bots show as "Bot 2 (greedy)": a search for (part of) the word "bot" finds every bot seat."""
-    return Seat.kind == "bot" if needle in "bot" else false()
+def _bot_word(needle: str, kind: Any = Seat.kind) -> ColumnElement[bool]:
+    """Bots show as "Bot 2 (greedy)": a search for (part of) the word "bot" finds every bot seat
+    (``kind``: the seat kind's column, `Seat.kind` or a subquery's)."""
+    return kind == "bot" if needle in "bot" else false()
 
 
 def _filters(f: MatchFilter, cutoff: datetime) -> list[ColumnElement[bool]]:
@@ -376,7 +377,7 @@ def _players_query(name: str | None) -> Any:
             or_(
                 func.lower(who.c.name).contains(needle, autoescape=True),
                 and_(who.c.name.is_(None), func.lower(who.c.bot_level).contains(needle, autoescape=True)),
-                and_(who.c.name.is_(None), who.c.kind == "bot" if needle in "bot" else false()),
+                and_(who.c.name.is_(None), _bot_word(needle, who.c.kind)),
             )
         )
     return query
