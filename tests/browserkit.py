@@ -21,8 +21,10 @@ from typing import Any
 import pytest
 
 try:
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 except ImportError:  # the browser tests skip (conftest.browser); the helpers are never called then
+    PlaywrightError = RuntimeError  # type: ignore[misc, assignment]
     PlaywrightTimeoutError = TimeoutError  # type: ignore[misc, assignment]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -374,6 +376,24 @@ def screenshot(page: Any, name: str, always: bool = False) -> Path | None:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def hold_clock(page: Any, tries: int = 6) -> None:
+    """Stop ``page``'s clock (installed with ``page.clock.install``) where it is, give or take a
+    few ms: its timers run only as the test moves it on. Playwright pauses only at a time still to
+    come, and a busy machine may spend any margin between reading the page's time and pausing
+    it: each try that finds its time past asks for a margin 4 times longer (50 ms, then 200…).
+    Raises Playwright's error after ``tries`` such tries, or at once for any other."""
+    ahead_ms = 50
+    for left in range(tries - 1, -1, -1):
+        now_ms = page.evaluate("() => Date.now()")
+        try:
+            page.clock.pause_at((now_ms + ahead_ms) / 1000)  # Playwright's number: seconds
+            return
+        except PlaywrightError as error:
+            if not left or "to the past" not in str(error):
+                raise
+            ahead_ms *= 4
 
 
 def version_of(page: Any) -> int | None:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import signal
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from tests.browserkit import DESKTOP, PLAYABLE, catalog_of, open_page, sit_and_start
+from tests.browserkit import DESKTOP, PLAYABLE, catalog_of, hold_clock, open_page, sit_and_start
 from tests.clusterkit import ThreadedProxy
 from tests.serverkit import ServerProcess
 
@@ -68,12 +67,6 @@ def _play_offline(context: Any, page: Any) -> tuple[int, str | None, Any]:
     return version, tile, cdp
 
 
-def _hold_clock(page: Any) -> None:
-    """Stop ``page``'s clock where it is: its timers run only as the test moves it on."""
-    now = datetime.fromtimestamp(page.evaluate("() => Date.now()") / 1000, UTC)
-    page.clock.pause_at(now + timedelta(milliseconds=50))
-
-
 def _play(page: Any) -> tuple[int, str | None]:
     """Play ``page``'s first playable tile (at an end, when asked) and wait until its status says
     the move is being sent; the version and tile the move was made at."""
@@ -107,13 +100,19 @@ def _wait_until_server_lost(server: ServerProcess, code: str, timeout: float = 3
 
 
 def _placed_by_ana(page: Any, tile: str) -> int:
-    """How many times the round's log says seat 0 placed ``tile`` (either way round)."""
+    """How many times the logs of the rounds the page keeps (the match's first here: the round
+    of the move, and the next if the move ended it and the next was dealt before the test looked)
+    say seat 0 placed ``tile`` (either way round). Raises AssertionError, with the last events
+    the page holds, when it is not exactly once."""
     count: int = page.evaluate(
         """(tile) => { const key = (t) => t.split('-').sort().join('-');
-            return window.__domeng.view.log.filter((e) => e.type === 'placed' && e.seat === 0
-                && key(e.tile) === key(tile)).length; }""",
+            return [...window.__domeng.rounds.values()].flatMap((r) => r.log).filter((e) =>
+                e.type === 'placed' && e.seat === 0 && key(e.tile) === key(tile)).length; }""",
         tile,
     )
+    if count != 1:
+        log = page.evaluate("() => JSON.stringify(window.__domeng.view.log.slice(-8))")
+        raise AssertionError(f"{tile} placed by seat 0 {count} times; the page's last events: {log}")
     return count
 
 
@@ -136,7 +135,7 @@ def test_a_move_into_a_silent_network_is_given_up_within_seconds_and_played_once
         try:
             code = _ana_through(proxy, server, page)
             welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
-            _hold_clock(page)
+            hold_clock(page)
             proxy.stall()
             version, tile = _play(page)
             page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
@@ -181,7 +180,7 @@ def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection
         welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
         tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
         assert server.proc is not None
-        _hold_clock(page)
+        hold_clock(page)
         server.proc.send_signal(signal.SIGSTOP)
         stopped = True
         _play(page)

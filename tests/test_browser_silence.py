@@ -10,7 +10,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from tests.browserkit import DESKTOP, PLAYABLE, open_page, sit_and_start
+from tests.browserkit import DESKTOP, PLAYABLE, hold_clock, open_page, sit_and_start
 from tests.serverkit import ServerProcess
 
 PING_EVERY_MS = 10_000
@@ -46,6 +46,46 @@ def test_an_unanswered_ping_leaves_a_stopped_server_for_a_new_socket(tmp_path: P
         page.wait_for_function("() => window.__domeng.socket.online", timeout=60_000)
         page.wait_for_selector(".banner[data-kind='reconnecting']", state="hidden")
         page.wait_for_selector(PLAYABLE)  # and the turn is there again
+        watch.assert_clean()
+    finally:
+        if stopped and server.proc is not None:
+            server.proc.send_signal(signal.SIGCONT)
+        context.close()
+        server.stop()
+
+
+MOVE_TROUBLE_MS = 2_000
+"""static/js/connection.js: a ping that went with a move, unanswered this long, is said."""
+
+
+def test_a_message_heard_in_the_millisecond_a_ping_goes_is_not_its_answer(
+    tmp_path: Path, browser: Any
+) -> None:
+    """A frame heard in the same millisecond as a ping went out (under a clock held still, every
+    one is) came before the ping could be answered: the ping still waits, and a silent server is
+    said within `MOVE_TROUBLE_MS`. Before, the heartbeat compared times (``lastHeard <
+    pingSent``): the ping counted as answered and the page never said anything (the CI's flaky
+    tests/test_browser_outage.py)."""
+    server = ServerProcess(tmp_path / "same_ms").start()
+    context, page, watch = open_page(browser, DESKTOP)
+    stopped = False
+    socket = "window.__domeng.socket"
+    try:
+        _ana_at_her_turn(server, page)
+        page.wait_for_function(f"() => {socket}.online")
+        hold_clock(page)
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGSTOP)
+        stopped = True
+        # in one turn of the page's loop: a frame heard (a pong), then a move's ping out
+        page.evaluate(f"s => {{ {socket}.receive(s); {socket}.ping(true); }}", '{"type": "pong"}')
+        page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
+        page.wait_for_selector(".banner[data-kind='trouble']", timeout=10_000)
+        server.proc.send_signal(signal.SIGCONT)
+        stopped = False
+        page.clock.resume()
+        page.wait_for_selector(".banner", state="hidden", timeout=60_000)
+        page.wait_for_selector(PLAYABLE)
         watch.assert_clean()
     finally:
         if stopped and server.proc is not None:

@@ -53,8 +53,10 @@ export class RoomSocket {
     this.savedNameSent = false; // the name kept in this browser went with this socket's first words
     this.retryTimer = null;
     this.pingTimer = null;
-    this.lastHeard = Date.now();
     this.pingSent = 0; // when the last ping went out on this socket (0: none yet)
+    // a ping out that nothing heard since answers: a flag, not a time, since a message heard in
+    // the same millisecond as the ping went (or under a clock held still) is not its answer
+    this.unanswered = false;
     this.lastPing = 0; // when the heartbeat last sent a ping of its own
     this.urgent = false; // a move waits on the ping out: `MOVE_TROUBLE_MS`, `MOVE_UNANSWERED_MS`
     this.trouble = false; // said to the page: a ping unanswered past `TROUBLE_MS`, or offline
@@ -130,6 +132,7 @@ export class RoomSocket {
     this.retrying = false;
     this.parked = false;
     this.pingSent = 0;
+    this.unanswered = false;
     this.lastPing = 0;
     this.urgent = false;
     ws.onopen = () => {
@@ -165,7 +168,7 @@ export class RoomSocket {
   heartbeat() {
     if (!this.online) return;
     const now = Date.now();
-    const waiting = this.pingSent && this.lastHeard < this.pingSent;
+    const waiting = this.unanswered;
     const [troubleMs, unansweredMs] = this.urgent ? [MOVE_TROUBLE_MS, MOVE_UNANSWERED_MS] : [TROUBLE_MS, UNANSWERED_MS];
     if (waiting && now - this.pingSent > unansweredMs) {
       drop(this.ws, 4000, "silent");
@@ -181,8 +184,9 @@ export class RoomSocket {
    * its verdict comes no later), is held to `MOVE_TROUBLE_MS` and `MOVE_UNANSWERED_MS`. */
   ping(urgent = false) {
     if (urgent) this.urgent = true;
-    if (this.pingSent && this.lastHeard < this.pingSent) return;
+    if (this.unanswered) return;
     this.pingSent = this.lastPing = Date.now();
+    this.unanswered = true;
     this.send({ type: "ping" });
   }
 
@@ -193,7 +197,7 @@ export class RoomSocket {
   }
 
   receive(data) {
-    this.lastHeard = Date.now();
+    this.unanswered = false;
     this.urgent = false;
     if (this.trouble && navigator.onLine !== false) this.setTrouble(false);
     let message;
