@@ -50,11 +50,12 @@ async def _admin_sql(url: str, statement: str) -> None:
 
 
 @contextlib.contextmanager
-def scratch_postgres() -> Iterator[str]:
-    """A new, empty PostgreSQL database on DOMENG_TEST_POSTGRES_URL's server for one test module
-    (so it can count exactly), dropped after; yields its URL."""
+def scratch_postgres(purpose: str = "admin") -> Iterator[str]:
+    """A new, empty PostgreSQL database ``domeng_PURPOSE_…`` on DOMENG_TEST_POSTGRES_URL's server
+    for one test module (so it can count exactly), dropped after; yields its URL. Servers without
+    Redis need one too: each holds its database alone (`app.store.pghold`)."""
     assert POSTGRES_URL
-    name = f"domeng_admin_{uuid.uuid4().hex[:10]}"
+    name = f"domeng_{purpose}_{uuid.uuid4().hex[:10]}"
     url = make_url(POSTGRES_URL)
     asyncio.run(_admin_sql(POSTGRES_URL, f'CREATE DATABASE "{name}"'))
     try:

@@ -11,28 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import insert, update
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from app.edge.protocol import CLOSE_ROOM_CLOSED
-from app.store import SeatSpec, Store
+from app.store import SeatSpec, Store, sqlite_url
 from app.store.models import Hint, Match, Round, Tally
 from engine.hashing import commitment_of
 from engine.variants import make_rules
+from tests.adminkit import POSTGRES_URL, scratch_postgres
 from tests.serverkit import ServerProcess
-from tests.test_store import (  # noqa: F401  (fixtures)
-    _delete_postgres_matches,
-    database_url,
-    deal_json,
-    new_match,
-)
+from tests.test_store import deal_json, new_match
 
 HOST_HASH = "host-hash-of-a-broken-room"
 SEATS = [
@@ -41,6 +38,19 @@ SEATS = [
 ]
 
 Break = Callable[[Store, int], Awaitable[None]]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh SQLite file, or a scratch PostgreSQL database: the server runs without Redis, so it
+    holds its database alone (`app.store.pghold`) and shares none with other tests' servers."""
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path / "data")
+        return
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+    with scratch_postgres("server") as url:
+        yield url
 
 
 async def _change(store: Store, statement: Any) -> None:
@@ -137,7 +147,7 @@ def _close_code(server: ServerProcess, code: str) -> int | str | None:
             return None if closed.rcvd is None else closed.rcvd.code
 
 
-def test_a_stored_match_that_cannot_be_rebuilt_is_no_room(database_url: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_stored_match_that_cannot_be_rebuilt_is_no_room(database_url: str, tmp_path: Path) -> None:
     """Each case of `BROKEN`: 404 ``no_such_room``, a socket closed with 4003, null in "Your
     tables" (before its link is opened too, for rules that cannot be made), one log line for each
     opening; the sound room beside them opens."""

@@ -4,20 +4,28 @@ Runs on SQLite, and on PostgreSQL when DOMENG_TEST_POSTGRES_URL is set."""
 
 from __future__ import annotations
 
-import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.adminkit import POSTGRES_URL, scratch_postgres
 from tests.serverkit import Client, ServerProcess, wait_gone
 
-DATABASES = ["sqlite"] + (["postgresql"] if os.environ.get("DOMENG_TEST_POSTGRES_URL") else [])
+DATABASES = ["sqlite"] + (["postgresql"] if POSTGRES_URL else [])
 
 
-def _database_url(kind: str) -> str | None:
-    return os.environ["DOMENG_TEST_POSTGRES_URL"] if kind == "postgresql" else None
+@pytest.fixture
+def database_url(database: str) -> Iterator[str | None]:
+    """None (SQLite in the server's data directory), or a scratch PostgreSQL database: the servers
+    run without Redis, so each holds its database alone (`app.store.pghold`)."""
+    if database != "postgresql":
+        yield None
+        return
+    with scratch_postgres("server") as url:
+        yield url
 
 
 def _can_play(message: dict[str, Any]) -> bool:
@@ -41,9 +49,9 @@ def _latest_state(client: Client, window: float = 0.5) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("database", DATABASES)
-def test_kill_9_mid_round_loses_no_acknowledged_action(tmp_path: Path, database: str) -> None:
+def test_kill_9_mid_round_loses_no_acknowledged_action(tmp_path: Path, database_url: str | None) -> None:
     env = {"DOMENG_BOT_DELAY_S": "0.02"}
-    first = ServerProcess(tmp_path, env=env, database_url=_database_url(database)).start()
+    first = ServerProcess(tmp_path, env=env, database_url=database_url).start()
     try:
         # room A waits on a human's turn; room B has bots playing as the server dies
         room_a = first.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
@@ -73,7 +81,7 @@ def test_kill_9_mid_round_loses_no_acknowledged_action(tmp_path: Path, database:
     left = wait_gone(workers)
     assert not left, f"workers outlived their server: {left}"
 
-    second = ServerProcess(tmp_path, env=env, database_url=_database_url(database)).start()
+    second = ServerProcess(tmp_path, env=env, database_url=database_url).start()
     try:
         back = Client(second, room_a["code"], token)
         resumed = back.wait_for(lambda m: m["type"] == "state")
