@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tqdm import tqdm
 
@@ -40,6 +40,10 @@ from engine.record import Replay, read_record, write_record
 from engine.simulate import Simulation
 from engine.variants import VARIANTS, make_rules
 from engine.words import count
+
+if TYPE_CHECKING:
+    from app.store.pghold import PostgresHold
+    from app.web.settings import Settings
 
 __all__ = [
     "arena_markdown",
@@ -202,20 +206,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``domeng serve``: run the game server (flags override ``DOMENG_*`` variables)."""
-    import uvicorn  # noqa: PLC0415 - only the server needs it
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from app.edge.heard import heard_protocol  # noqa: PLC0415
-    from app.edge.refusals import secure_refusals  # noqa: PLC0415
     from app.store.db import DatabaseInUseError, hold_sqlite, sqlite_path  # noqa: PLC0415
-    from app.web.app import create_app  # noqa: PLC0415
-    from app.web.guard import (  # noqa: PLC0415
-        ConnectionGuard,
-        connections_cap,
-        guarded_protocol,
-        raise_open_files_limit,
-    )
-    from app.web.middleware import security_headers  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
     overrides = {
@@ -263,6 +256,65 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "server on the same database, so start only one",
                 file=sys.stderr,
             )
+    hold = None if database is not None else _hold_postgres(settings)
+    if hold is False:
+        return 1
+    try:
+        _serve(settings)
+    finally:
+        if hold:
+            hold.release()  # the database is free for the next server
+    if database is not None and held is not None:
+        os.close(held)  # the database is free for the next server
+    return 0
+
+
+def _hold_postgres(settings: Settings) -> PostgresHold | Literal[False] | None:
+    """This server's hold on its PostgreSQL database (`app.store.pghold`): exclusive without Redis,
+    shared with it. None for another database; False, once said on stderr why, when the server
+    must not start (others serve the database in a way it cannot join, or it cannot be reached)."""
+    from sqlalchemy.engine import make_url  # noqa: PLC0415
+    from sqlalchemy.exc import DBAPIError  # noqa: PLC0415
+
+    from app.store.pghold import DatabaseServedError, PostgresHold  # noqa: PLC0415
+
+    url = settings.resolved_database_url()
+    if make_url(url).get_backend_name() != "postgresql":
+        return None
+    hold = PostgresHold(url, shared=bool(settings.redis_url), timeout_s=settings.database_timeout_s)
+    try:
+        hold.take()
+    except DatabaseServedError as error:
+        print(f"domeng serve: {error}", file=sys.stderr)
+        return False
+    except (OSError, TimeoutError, DBAPIError) as error:  # the URL is never printed, nor the text
+        orig = getattr(error, "orig", None)  # the driver's error under SQLAlchemy's, and asyncpg's under it
+        cause = getattr(orig, "__cause__", None) or orig or error
+        print(
+            "domeng serve: cannot reach the PostgreSQL database to check that no other server serves "
+            f"it without Redis ({type(cause).__name__}); start the database first, or check "
+            "DOMENG_DATABASE_URL",
+            file=sys.stderr,
+        )
+        return False
+    return hold
+
+
+def _serve(settings: Settings) -> None:
+    """Run the server of ``settings`` until it is stopped (uvicorn)."""
+    import uvicorn  # noqa: PLC0415 - only the server needs it
+
+    from app.edge.heard import heard_protocol  # noqa: PLC0415
+    from app.edge.refusals import secure_refusals  # noqa: PLC0415
+    from app.web.app import create_app  # noqa: PLC0415
+    from app.web.guard import (  # noqa: PLC0415
+        ConnectionGuard,
+        connections_cap,
+        guarded_protocol,
+        raise_open_files_limit,
+    )
+    from app.web.middleware import security_headers  # noqa: PLC0415
+
     app = create_app(settings)  # the logs' format too
     raise_open_files_limit()  # the soft limit to the hard one, before the cap is read from it
     total = connections_cap(settings.max_connections)  # warns of a low open-files limit
@@ -291,9 +343,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=5,
     )
-    if database is not None and held is not None:
-        os.close(held)  # the database is free for the next server
-    return 0
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:

@@ -1,0 +1,110 @@
+"""One PostgreSQL database, one deployment (`app.store.pghold`, docs/deploy.md): a second server
+without Redis on the database another serves refuses to start, saying what to do, and exits 1;
+once the first has stopped (SIGTERM) or died (SIGKILL), a new one starts. With Redis, several
+servers share the database, and one without Redis beside them is refused. Before, the second
+server started and hosted the same rooms apart from the first (each its own table, both writing
+the same match's actions). Real servers on a scratch database of DOMENG_TEST_POSTGRES_URL's server
+(a test's servers without Redis hold their database alone); skipped without it (and the Redis case
+without DOMENG_TEST_REDIS_URL)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from app.store import upgrade_database
+from app.store.db import make_engine
+from tests.adminkit import scratch_postgres
+from tests.clusterkit import key_prefix, need_postgres, need_redis
+from tests.serverkit import ServerProcess
+
+
+def _end_holds(url: str) -> int:
+    """End the sessions of the servers' holds on the database of ``url`` (as a PostgreSQL restart
+    would); how many were ended."""
+
+    async def end() -> int:
+        engine = make_engine(url)
+        try:
+            async with engine.begin() as connection:
+                ended = await connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND application_name LIKE 'domeng serve pid %'"
+                    )
+                )
+                return len(ended.all())
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(end())
+
+
+def _wait_logged(server: ServerProcess, event: str, timeout: float = 30.0) -> None:
+    """Wait until ``server`` has logged ``event``; AssertionError if not within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while f'"{event}"' not in server.log():
+        assert time.monotonic() < deadline, f"no {event} in:\n{server.log()}"
+        time.sleep(0.05)
+
+
+def _refused(server: ServerProcess) -> str:
+    """Start ``server``, which must exit 1 before it is ready; what it printed."""
+    with pytest.raises(RuntimeError, match=r"server exited") as exited:
+        server.start()
+    assert str(exited.value).startswith("server exited 1:"), exited.value
+    return server.log()
+
+
+def test_a_second_server_without_redis_refuses_the_database_until_the_first_has_gone(tmp_path: Path) -> None:
+    need_postgres()
+    with scratch_postgres("hold") as url:
+        first = ServerProcess(tmp_path / "a", database_url=url).start()
+        try:
+            said = _refused(ServerProcess(tmp_path / "b", database_url=url))
+            assert "domeng serve: another Domeng server" in said
+            assert "without Redis" in said and "Stop that server first" in said
+            assert "set DOMENG_REDIS_URL" in said and "docs/deploy.md" in said
+            assert "postgresql+asyncpg://" not in said  # the URL (its password) is never printed
+            assert "Traceback" not in said
+            assert httpx.get(f"{first.url}/readyz", timeout=10).status_code == 200  # the first serves on
+            # its hold's connection lost (PostgreSQL restarted, say): opened again, the lock taken again
+            assert _end_holds(url) == 1
+            _wait_logged(first, "database_hold_lost")
+            _wait_logged(first, "database_hold_taken_again")
+            assert "without Redis" in _refused(ServerProcess(tmp_path / "b2", database_url=url))
+        finally:
+            first.stop()
+        second = ServerProcess(tmp_path / "c", database_url=url).start()  # stopped: free again
+        second.kill()  # a crash lets go of it too
+        ServerProcess(tmp_path / "d", database_url=url).start().stop()
+
+
+def test_servers_with_redis_share_the_database_and_one_without_is_refused(tmp_path: Path) -> None:
+    redis_url = need_redis()
+    need_postgres()
+    with scratch_postgres("hold") as url:
+        upgrade_database(url)  # once: the servers do not migrate
+        env = {"DOMENG_REDIS_URL": redis_url, "DOMENG_REDIS_PREFIX": key_prefix(), "DOMENG_MIGRATE": "false"}
+        both = [ServerProcess(tmp_path / name, env=env, database_url=url) for name in ("a", "b")]
+        try:
+            for server in both:
+                server.start()
+            alone = _refused(ServerProcess(tmp_path / "c", env={"DOMENG_MIGRATE": "false"}, database_url=url))
+            assert "domeng serve: Domeng servers with Redis" in alone
+            assert "this one has no DOMENG_REDIS_URL" in alone and "Set DOMENG_REDIS_URL" in alone
+            assert all(httpx.get(f"{s.url}/readyz", timeout=10).status_code == 200 for s in both)
+        finally:
+            for server in both:
+                server.stop()
+        lone = ServerProcess(tmp_path / "d", env={"DOMENG_MIGRATE": "false"}, database_url=url).start()
+        try:  # and while it serves the database alone, a server with Redis is refused
+            joining = _refused(ServerProcess(tmp_path / "e", env=env, database_url=url))
+            assert "domeng serve: another Domeng server" in joining and "without Redis" in joining
+        finally:
+            lone.stop()
