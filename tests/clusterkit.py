@@ -336,9 +336,10 @@ def join(
 ) -> tuple[Client, dict[str, Any]]:
     """Connect (``connect()``) as a browser does, trying again after each close 1013 (a process
     that does not host the room yet), each handshake refused 502, 503 or 504 (nginx found no
-    process to answer) and each socket that sends nothing within 5 s (a loaded machine: the
-    browser gives up on it too), until one sends the room's state; the client and that state.
-    Fails with ``what`` after ``timeout`` seconds."""
+    process to answer) or 429 (nginx's rate of handshakes per address, deploy/nginx.conf: several
+    such loops at once from 127.0.0.1 go faster than a browser's backoff) and each socket that
+    sends nothing within 5 s (a loaded machine: the browser gives up on it too), until one sends
+    the room's state; the client and that state. Fails with ``what`` after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         client = None
@@ -348,7 +349,7 @@ def join(
         except ConnectionClosed as closed:
             assert closed.rcvd is not None and closed.rcvd.code == CLOSE_TRY_AGAIN, closed
         except InvalidStatus as refused:
-            assert refused.response.status_code in (502, 503, 504), refused
+            assert refused.response.status_code in (429, 502, 503, 504), refused
         except TimeoutError:
             if client is not None:
                 client.close()

@@ -45,7 +45,8 @@ def render(
 ) -> str:
     """deploy/nginx.conf for a run under ``prefix``: listening on 127.0.0.1:``port``, proxying to
     ``upstreams`` (``host:port`` each), logs and temporary files in ``prefix``. ``per_address``
-    replaces the per-address connection cap (a load test's clients all share 127.0.0.1);
+    replaces the per-address connection cap and lifts the per-address request rates (``limit_req``:
+    a load test's clients all share 127.0.0.1);
     ``workers`` the worker processes; ``room_hashing=False`` comments out ``hash $room
     consistent`` (round robin for every request); ``access_log`` writes one line per request to
     ``prefix/access.log`` (`ACCESS_FORMAT`: its status and every process nginx tried, in order).
@@ -69,6 +70,10 @@ def render(
     text = _servers(text, upstreams)
     if per_address is not None:
         text = text.replace("limit_conn per_address 64;", f"limit_conn per_address {per_address};")
+        rates = re.compile(r"^ *limit_req zone=\S+ burst=\d+ nodelay;\n", re.MULTILINE)
+        if not rates.search(text):
+            raise ValueError("deploy/nginx.conf has no 'limit_req zone=… burst=… nodelay;' line")
+        text = rates.sub("", text)
     if "        hash $room consistent;" not in text:
         raise ValueError("deploy/nginx.conf has no 'hash $room consistent;' line")
     if not room_hashing:
