@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.edge.heard import FRAME_BURST
-from tests.serverkit import Client, ServerProcess
+from tests.serverkit import Client, ServerProcess, closed_with
 
 FLOOD = 10 * FRAME_BURST
 """Frames of one kind a flood sends at once: far past the allowance."""
@@ -107,3 +107,17 @@ def test_a_client_within_the_allowance_is_answered(server: ServerProcess) -> Non
         seen += chunk
     assert seen.count(b"are you there") == FRAME_BURST // 4  # each ping answered with its pong
     sock.close()
+
+
+def test_a_message_whose_refusal_echoes_more_than_a_close_frame_holds_closes_with_its_code(
+    server: ServerProcess,
+) -> None:
+    """The refusal of an unknown type names it, cut at 120 characters: of 4 bytes each, more than
+    the 123 bytes a close frame's reason holds. The close itself failed, and the client saw its
+    socket drop (no close frame) instead of 1007; the reason is now cut to fit."""
+    code = server.create_room(bots=["easy"] * 5)["code"]
+    client = Client(server, code)
+    client.wait_for(lambda m: m["type"] == "state")
+    client.ws.send('{"type":"' + "\U0001f600" * 100 + '"}')
+    closed, reason = closed_with(client)
+    assert closed == 1007 and reason.startswith("invalid message") and len(reason.encode()) <= 123

@@ -9,7 +9,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import Coroutine, Iterable
-from typing import Any
+from typing import Any, Final
 
 import structlog
 from starlette.websockets import WebSocket, WebSocketState
@@ -18,10 +18,26 @@ from app.edge.closes import close_for
 from app.edge.protocol import CLOSE_TOO_SLOW
 from app.rooms.ports import CloseReason
 
-__all__ = ["Connection", "MessageBudget"]
+__all__ = ["CLOSE_REASON_BYTES", "Connection", "MessageBudget", "close_reason"]
 
 _log = structlog.get_logger("domeng.connection")
 _ids = itertools.count(1)
+
+CLOSE_REASON_BYTES: Final = 123
+"""The most bytes of UTF-8 a close frame's reason holds (RFC 6455, 5.5: a control frame carries
+125 bytes, two of them the close code)."""
+
+
+def close_reason(text: str) -> str:
+    """``text`` cut to `CLOSE_REASON_BYTES` bytes of UTF-8, never in the middle of a character.
+    A reason may echo a client's frame (`app.edge.protocol.parse_client_message` cuts its text at
+    120 characters, which are up to 480 bytes): a longer one made the close itself fail, and the
+    client saw its socket drop (1006) instead of the protocol's close code, through a relay too.
+
+    >>> close_reason("é" * 70) == "é" * 61, close_reason("too many messages")
+    (True, 'too many messages')
+    """
+    return text.encode()[:CLOSE_REASON_BYTES].decode(errors="ignore")
 
 
 class MessageBudget:
@@ -147,7 +163,8 @@ class Connection:
         self.close_with(*close_for(reason))
 
     def close_with(self, code: int, reason: str) -> None:
-        """Send what is queued, then close with ``code`` (idempotent, never blocks)."""
+        """Send what is queued, then close with ``code`` and ``reason`` (cut by `close_reason`;
+        idempotent, never blocks)."""
         if self.closed:
             return
         self.closed = True
@@ -161,7 +178,7 @@ class Connection:
             if isinstance(first, _Unfinished):
                 self._queue.put_nowait(first)
         self._waiting.clear()
-        self._queue.put_nowait((code, reason))
+        self._queue.put_nowait((code, close_reason(reason)))
         if self._sender is None:
             self.start()
 

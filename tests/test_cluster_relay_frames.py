@@ -1,0 +1,176 @@
+"""A hostile client of a room whose socket lands on the process that does not host it (the relay,
+docs/cluster.md): two real ``domeng serve`` processes on one PostgreSQL database and one Redis.
+Every bad frame closes the relayed socket with the close code it gets on the room's owner (bad
+JSON, an unknown type, a reason that echoes a long frame, an oversized or binary frame, a flood, a
+second hello, a first frame that is not hello, a forged token); the room's spectator cap counts
+the relayed ones; and sockets dropped in every way on the relay leave no subscription in Redis
+and no connection on the owner. Skipped without DOMENG_TEST_REDIS_URL and
+DOMENG_TEST_POSTGRES_URL."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+from websockets.exceptions import ConnectionClosed
+
+from tests.clusterkit import key_prefix, new_table, two_servers
+from tests.serverkit import Client, ServerProcess
+
+PREFIX = key_prefix()
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess, str]]:
+    """Two processes, no handoffs (a relayed socket stays relayed), three spectators a room, pings
+    every 3 s, Redis keys and channels under a prefix of this module's own."""
+    extra = {
+        "DOMENG_ROOM_HANDOFF": "false",
+        "DOMENG_MAX_SPECTATORS": "3",
+        "DOMENG_REDIS_PREFIX": PREFIX,
+        "DOMENG_PING_INTERVAL_S": "3",  # a client that answers no ping is dropped within seconds
+        "DOMENG_PING_TIMEOUT_S": "3",
+    }
+    yield from two_servers(tmp_path, extra)
+
+
+def _closed(client: Client, frames: list[str | bytes]) -> tuple[int | None, str]:
+    """Once ``client`` has the room's state, send ``frames``; the close code and reason it then
+    gets (None: the connection dropped without a close frame)."""
+    client.wait_for(lambda m: m["type"] == "state")
+    for frame in frames:
+        client.ws.send(frame)
+    with pytest.raises(ConnectionClosed) as closed:
+        client.wait_for(lambda m: False, timeout=20)
+    received = closed.value.rcvd
+    return (None, "") if received is None else (received.code, received.reason)
+
+
+BAD = {
+    "not JSON": (["{not json"], 1007),
+    "an unknown type": ([json.dumps({"type": "frob"})], 1007),
+    # the reason echoes the type: 120 characters of 4 bytes each, more than a close frame holds
+    "a reason longer than a close frame": (['{"type":"' + "\U0001f600" * 100 + '"}'], 1007),
+    "an oversized frame": (["x" * 5000], 1009),
+    "a binary frame": ([b"\x00\x01"], 1003),
+    "a flood": ([json.dumps({"type": "ping"})] * 40, 1008),
+    "a second hello": ([json.dumps({"type": "hello", "protocol": 1, "token": "forged"})], 1007),
+    "an action for another seat": (
+        [json.dumps({"type": "action", "version": 1, "action": {"seat": 2}})],
+        1007,
+    ),
+}
+
+
+def test_every_bad_frame_closes_a_relayed_socket_as_it_closes_one_on_the_rooms_owner(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    owner, relay, _ = servers
+    code, token = new_table(owner)
+    for what, (frames, expected) in BAD.items():
+        for server in (owner, relay):
+            where = "relayed" if server is relay else "on the owner"
+            closed, reason = _closed(Client(server, code, token), frames)
+            assert closed == expected, f"{what} {where}: {closed} {reason!r}"
+            assert len(reason.encode()) <= 123
+    for server in (owner, relay):
+        client = Client(server, code, hello=False)
+        client.send({"type": "ping"})
+        with pytest.raises(ConnectionClosed) as first:
+            client.recv()
+        assert first.value.rcvd is not None and first.value.rcvd.code == 1008  # hello first
+        with pytest.raises(ConnectionClosed) as forged:
+            Client(server, code, "forged-token").recv()
+        assert forged.value.rcvd is not None and forged.value.rcvd.code == 4004
+
+
+def _connections(server: ServerProcess) -> float:
+    """The room connections ``server`` serves (its ``domeng_connections`` gauge)."""
+    found = re.search(
+        r"^domeng_connections (\S+)$", httpx.get(f"{server.url}/metrics", timeout=10).text, re.M
+    )
+    assert found is not None
+    return float(found.group(1))
+
+
+def _silent_socket(server: ServerProcess, code: str) -> socket.socket:
+    """A raw socket that says hello as a spectator of ``code`` and then never reads, nor answers
+    a ping (a client gone without a word)."""
+    port = server.url.rsplit(":", 1)[1]
+    raw = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    raw.sendall(
+        f"GET /ws/rooms/{code} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += raw.recv(1)
+    assert answer.startswith(b"HTTP/1.1 101"), answer
+    hello = b'{"type":"hello","protocol":1,"token":null}'
+    mask = os.urandom(4)
+    raw.sendall(bytes([0x81, 0x80 | len(hello)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(hello)))
+    return raw
+
+
+def _settles(read: Callable[[], object], expected: object, timeout: float = 60.0) -> None:
+    """Wait (at most ``timeout`` seconds) until ``read()`` equals ``expected``."""
+    deadline = time.monotonic() + timeout
+    while (value := read()) != expected:
+        assert time.monotonic() < deadline, f"still {value}, not {expected}"
+        time.sleep(0.1)
+
+
+def test_a_spectator_past_the_rooms_cap_is_refused_through_the_relay_too(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    owner, relay, _ = servers
+    code, _token = new_table(owner)
+    watching = [Client(server, code) for server in (owner, relay, relay)]
+    for client in watching:
+        client.wait_for(lambda m: m["type"] == "state")
+    with pytest.raises(ConnectionClosed) as refused:
+        Client(relay, code).wait_for(lambda m: False)
+    assert refused.value.rcvd is not None and refused.value.rcvd.code == 4008
+    for client in watching:
+        client.close()
+
+
+def test_sockets_dropped_on_the_relay_leave_nothing_behind_there_nor_on_the_owner(
+    servers: tuple[ServerProcess, ServerProcess, str],
+) -> None:
+    owner, relay, _ = servers
+    code, token = new_table(owner)
+    outboxes = redis.Redis.from_url(os.environ["DOMENG_TEST_REDIS_URL"])
+
+    def relayed() -> int:
+        return len(outboxes.pubsub_channels(f"{PREFIX}:conn:*"))
+
+    try:
+        for _ in range(10):  # the seat's socket, relayed, cut off (no close frame) once it has the state
+            player = Client(relay, code, token)
+            player.wait_for(lambda m: m["type"] == "state")
+            player.ws.socket.close()
+        _settles(lambda: _connections(owner), 0.0)
+        _settles(relayed, 0)
+        silent = [_silent_socket(relay, code) for _ in range(3)]  # never read, never answer a ping
+        _settles(lambda: _connections(owner), 3.0)
+        _settles(lambda: _connections(owner), 0.0)  # the relay's pings time out
+        _settles(relayed, 0)
+        for raw in silent:
+            raw.close()
+        for _ in range(20):  # a hello, and the socket gone before the owner answers it
+            _silent_socket(relay, code).close()
+        _settles(lambda: _connections(owner), 0.0)
+        _settles(relayed, 0)
+    finally:
+        outboxes.close()
