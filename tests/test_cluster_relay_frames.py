@@ -4,8 +4,10 @@ Every bad frame closes the relayed socket with the close code it gets on the roo
 JSON, an unknown type, a reason that echoes a long frame, an oversized or binary frame, a flood, a
 second hello, a first frame that is not hello, a forged token); the room's spectator cap counts
 the relayed ones; and sockets dropped in every way on the relay leave no subscription in Redis
-and no connection on the owner. Skipped without DOMENG_TEST_REDIS_URL and
-DOMENG_TEST_POSTGRES_URL."""
+and no connection on the owner; frames a relayed client keeps sending while the owner's loop for
+it is held (a chat line the stalled database is slow to store) close it past
+`app.edge.hosting.RELAYED_BACKLOG`, rather than pile up on the owner. Skipped without
+DOMENG_TEST_REDIS_URL and DOMENG_TEST_POSTGRES_URL."""
 
 from __future__ import annotations
 
@@ -23,7 +25,17 @@ import pytest
 import redis
 from websockets.exceptions import ConnectionClosed
 
-from tests.clusterkit import key_prefix, new_table, two_servers
+from app.edge.hosting import RELAYED_BACKLOG
+from app.store import upgrade_database
+from tests.clusterkit import (
+    LEASE_S,
+    ThreadedProxy,
+    key_prefix,
+    need_postgres,
+    need_redis,
+    new_table,
+    two_servers,
+)
 from tests.serverkit import Client, ServerProcess
 
 PREFIX = key_prefix()
@@ -174,3 +186,49 @@ def test_sockets_dropped_on_the_relay_leave_nothing_behind_there_nor_on_the_owne
         _settles(relayed, 0)
     finally:
         outboxes.close()
+
+
+def test_frames_piling_up_on_the_owner_for_a_relayed_client_close_it(tmp_path: Path) -> None:
+    """The owner's loop for a relayed seat is held by a chat line its stalled database does not
+    store (for ``DOMENG_DATABASE_TIMEOUT_S``); the client sends more frames than
+    `RELAYED_BACKLOG`, well within its message budget on the relay (raised here, so that the
+    relay forwards every one). They used to pile up on the owner for as long as the loop was held;
+    now the connection closes with 1008 at once, and the room is served on."""
+    redis_url, postgres_url = need_redis(), need_postgres()
+    upgrade_database(postgres_url)
+    env = {
+        "DOMENG_REDIS_URL": redis_url,
+        "DOMENG_REDIS_PREFIX": key_prefix(),
+        "DOMENG_LEASE_S": str(LEASE_S),
+        "DOMENG_BOT_DELAY_S": "0.02",
+        "DOMENG_BOT_WORKERS": "1",
+        "DOMENG_MIGRATE": "false",
+        "DOMENG_ROOM_HANDOFF": "false",
+        "DOMENG_RATE_LIMIT": "1000 per 1 second",
+        "DOMENG_DATABASE_TIMEOUT_S": "60",  # the chat line holds the loop for the whole test
+    }
+    with ThreadedProxy(postgres_url) as database:
+        owner = ServerProcess(tmp_path / "a", env=env, database_url=database.url)
+        relay = ServerProcess(tmp_path / "b", env=env, database_url=postgres_url)
+        try:
+            owner.start()
+            relay.start()
+            code, token = new_table(owner)
+            player = Client(relay, code, token)
+            player.wait_for(lambda m: m["type"] == "chat_log")
+            database.stall()  # every statement of the owner's waits from now on
+            player.send({"type": "chat", "text": "hello"})
+            for _ in range(2 * RELAYED_BACKLOG):
+                player.send({"type": "ping"})
+            with pytest.raises(ConnectionClosed) as closed:
+                player.wait_for(lambda m: False, timeout=30)
+            assert closed.value.rcvd is not None
+            assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "too many messages")
+            database.flow()
+            watcher = Client(relay, code)  # the room is served on, through the relay too
+            watcher.wait_for(lambda m: m["type"] == "state")
+            watcher.close()
+        finally:
+            database.flow()
+            owner.stop()
+            relay.stop()

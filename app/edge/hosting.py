@@ -10,12 +10,14 @@ import contextlib
 import math
 import time
 from functools import partial
+from typing import Final
 
 import structlog
 
 from app.edge.endpoint import ChatLines, join_room, serve
 from app.edge.protocol import (
     CLOSE_INTERNAL,
+    CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
     AnyClientMessage,
     HelloMessage,
@@ -26,12 +28,20 @@ from app.edge.remote import RelayOutboxPort, RelayPort, parse_open
 from app.rooms.hub import Hub
 from app.rooms.room import Room
 
-__all__ = ["RemoteClients", "RemoteGoneError"]
+__all__ = ["RELAYED_BACKLOG", "RemoteClients", "RemoteGoneError"]
 
 _log = structlog.get_logger("domeng.relay")
 
 _BEAT = ""
 """A heartbeat in a relayed connection's queue."""
+
+RELAYED_BACKLOG: Final = 64
+"""Client frames a relayed connection may have waiting here, unread by its loop (busy, say, with
+a chat line the database is slow to store); one more closes it (1008, ``too many messages``). A
+local socket's reader stops reading instead (uvicorn holds 32 messages, then TCP holds the rest in
+the client), but the relay reads on within the message budget (``DOMENG_RATE_LIMIT``) and forwards
+each frame: without a bound the owner's queue grew by the budget's rate, 4 KiB a frame, for as long
+as the loop was held. A browser sends a ping every 10 s and a click now and then: never near it."""
 
 
 class RemoteGoneError(Exception):
@@ -45,6 +55,8 @@ class _Remote:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.outbox: RelayOutboxPort = relay.outbox(conn_id, lambda: self.queue.put_nowait(None))
         self.task: asyncio.Task[None] | None = None
+        self.backlog = 0
+        """The client's frames in ``queue`` (heartbeats not counted), at most `RELAYED_BACKLOG`."""
         self.heard = time.monotonic()
         """When the client was last heard, as far as its relay told (`time.monotonic` here): a
         record of it, or a heartbeat or goodbye less the silence it reports."""
@@ -108,6 +120,12 @@ class RemoteClients:
             return
         if kind == "msg":
             remote.heard_from()
+            if remote.backlog >= RELAYED_BACKLOG:  # the loop is held: close, as the relay would
+                if not remote.outbox.closed:
+                    self.hub.metrics.rejected.labels(str(CLOSE_POLICY)).inc()
+                    remote.outbox.close_with(CLOSE_POLICY, "too many messages")
+                return
+            remote.backlog += 1
             remote.queue.put_nowait(text)
         elif kind == "beat":
             remote.heard_from(text)
@@ -130,9 +148,10 @@ class RemoteClients:
                         text = await remote.queue.get()
                 except TimeoutError:
                     raise RemoteGoneError("no heartbeat") from None
-                if text is None:
+                if text is None or outbox.closed:  # what still waits is for nobody
                     raise RemoteGoneError("closed")
                 if text != _BEAT:
+                    remote.backlog -= 1
                     return parse_client_message(text)
 
         async def join(hello: HelloMessage) -> Room:
