@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -162,7 +163,9 @@ def test_every_admin_route_refuses_anonymous_players_and_wrong_secrets(world: di
                 assert reply.json()["detail"]["code"] == "not_authenticated"
             else:
                 assert reply.status_code == 303, (method, path, what)
-                assert reply.headers["location"] == "/admin/login"
+                # back to the page asked for once signed in (``/admin`` leads to the matches anyway)
+                back = "" if path == "/admin" else "?" + urlencode({"next": _fill(path, world)})
+                assert reply.headers["location"] == "/admin/login" + back
             assert SECRET not in reply.text
             checked += 1
     assert checked >= 13 * len(attempts)

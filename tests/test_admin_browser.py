@@ -67,7 +67,7 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
 
     # anonymous: the admin pages send the browser to the sign-in form
     page.goto(f"{server.url}/admin/matches")
-    page.wait_for_url("**/admin/login")
+    page.wait_for_url("**/admin/login?next=%2Fadmin%2Fmatches")
     page.wait_for_selector("body[data-ready] #admin-secret")
     page.fill("#admin-secret", "not-the-secret-at-all")
     page.click("#admin-login")
@@ -163,7 +163,7 @@ def test_admin_signs_in_replays_a_bot_match_and_exports_it(
     page.click("#admin-logout")
     page.wait_for_url("**/admin/login")
     page.goto(f"{server.url}/admin/matches")
-    page.wait_for_url("**/admin/login")
+    page.wait_for_url("**/admin/login?next=%2Fadmin%2Fmatches")
     watch.assert_clean()
     context.close()
 
@@ -201,6 +201,40 @@ def test_the_sign_in_form_sends_an_admin_already_signed_in_to_the_admin_area(
     page.goto(f"{server.url}/admin/login")
     page.wait_for_selector("body[data-ready] #admin-secret")
     assert page.url.endswith("/admin/login")
+    watch.assert_clean()
+    context.close()
+
+
+def test_signing_in_leads_back_to_the_admin_page_asked_for(server: ServerProcess, browser: Any) -> None:
+    """An anonymous visitor sent from an admin page to the sign-in form lands, once signed in, on
+    the page they asked for (it went to the matches), and Back does not return to the form; a
+    ``?next=`` naming anything but an admin page (another site) leads to the matches."""
+    asked = "/admin/players"
+    context, page, watch = open_page(browser, DESKTOP)
+    page.goto(f"{server.url}/rules")
+    page.goto(f"{server.url}{asked}")
+    page.wait_for_url("**/admin/login?next=*")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url(f"**{asked}")
+    assert "?" not in page.url
+    page.wait_for_selector("body[data-ready] #admin-logout")
+    page.go_back()  # the form's entry was replaced by the page: Back leads to the page before
+    page.wait_for_url("**/rules")
+    # signed in, a form's ?next= still leads there; another site's address never
+    page.goto(f"{server.url}/admin/login?next=%2Fadmin%2Frooms")
+    page.wait_for_url("**/admin/rooms")
+    for evil in ("%2F%2Fevil.example%2Fadmin", "https%3A%2F%2Fevil.example%2Fadmin", "%2Fadmin%2F..%2Fapi"):
+        page.goto(f"{server.url}/admin/login?next={evil}")
+        page.wait_for_url("**/admin/matches")
+    page.click("#admin-logout")
+    page.wait_for_url("**/admin/login")
+    page.goto(f"{server.url}/admin/login?next=%2F%2Fevil.example%2F")
+    page.wait_for_selector("body[data-ready] #admin-secret")
+    page.fill("#admin-secret", SECRET)
+    page.click("#admin-login")
+    page.wait_for_url("**/admin/matches")
     watch.assert_clean()
     context.close()
 

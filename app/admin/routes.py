@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from html import escape
 from pathlib import Path as FilePath
-from typing import Annotated
+from typing import Annotated, Final
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
@@ -488,6 +489,29 @@ def _page_file(request: Request) -> Response:
     return FileResponse(_STATIC_DIR / ADMIN_PAGE, headers=PAGE_HEADERS)
 
 
+_ASKED_PAGE: Final = re.compile(r"/admin(/(matches(/\d{1,18})?|players|rooms))?", re.ASCII)
+"""The admin pages a sign-in may lead back to (`_asked_page`): the area's own paths, nothing else
+(never a query: one may carry a token or a secret, which the form's address must not repeat)."""
+
+
+def _asked_page(target: str | None) -> str | None:
+    """``target`` (the sign-in form's ``?next=``, already URL-decoded) when it names an admin page
+    (`_ASKED_PAGE`: a path of this site, never another site's address or ``//host``), else None."""
+    if target is None or _ASKED_PAGE.fullmatch(target) is None:
+        return None
+    return target
+
+
+def _login_for(request: Request) -> str:
+    """The sign-in form's address for a visitor who asked for ``request``'s admin page: with
+    ``?next=`` naming that page's path (never its query) so signing in leads back to it; plain for
+    ``/admin`` itself, which leads to the matches anyway."""
+    asked = request.url.path
+    if asked == "/admin" or _asked_page(asked) is None:
+        return "/admin/login"
+    return f"/admin/login?{urlencode({'next': asked})}"
+
+
 @admin_pages.get("/admin/login")
 async def login_page(request: Request) -> Response:
     """The sign-in form (or the "admin disabled" page); an admin already signed in (a live session
@@ -501,7 +525,8 @@ async def login_page(request: Request) -> Response:
     except AdminError:
         signed_in = False
     if signed_in:
-        return RedirectResponse("/admin/matches", status_code=303, headers=PAGE_HEADERS)
+        target = _asked_page(request.query_params.get("next")) or "/admin/matches"
+        return RedirectResponse(target, status_code=303, headers=PAGE_HEADERS)
     return _page_file(request)
 
 
@@ -516,6 +541,6 @@ async def admin_page(request: Request) -> Response:
         await admin_auth(request).authenticate(request)
     except AdminError as error:
         if error.code == "not_authenticated":
-            return RedirectResponse("/admin/login", status_code=303, headers=PAGE_HEADERS)
+            return RedirectResponse(_login_for(request), status_code=303, headers=PAGE_HEADERS)
         return _message_page("Domeng Online admin", error.message, error.status)
     return _page_file(request)

@@ -11,6 +11,15 @@ import { roomsPage } from "./rooms.js";
 
 const root = document.getElementById("app");
 
+/** The admin page this sign-in leads back to: the form's ``?next=`` (set by the server when it
+ * sent an anonymous visitor here from that page) when it is one of the admin area's own
+ * paths (as app/admin/routes.py `_ASKED_PAGE` checks it), else null. */
+function askedPage() {
+  const next = new URLSearchParams(location.search).get("next");
+  if (next === null) return null;
+  return /^\/admin(\/(matches(\/\d{1,18})?|players|rooms))?$/.test(next) ? next : null;
+}
+
 function loginPage() {
   const secret = h("input", { id: "admin-secret", class: "input", type: "password", autocomplete: "current-password", required: true });
   const status = h("p", { class: "hint", role: "status" });
@@ -28,7 +37,9 @@ function loginPage() {
     status.textContent = "Signing in…";
     try {
       await adminApi("POST", "/login", { secret: secret.value });
-      location.assign("/admin/matches");
+      // to the page asked for (the server's ?next=), else the matches; replace: Back never
+      // returns to the form
+      location.replace(askedPage() ?? "/admin/matches");
     } catch (error) {
       status.textContent = error.message;
       status.dataset.error = error.code;
