@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browserkit import PHONE, catalog_of, goto, open_page, screenshot, switch_language
+from tests.browserkit import DESKTOP, PHONE, catalog_of, goto, open_page, screenshot, switch_language
 from tests.serverkit import Client, ServerProcess
 
 
@@ -134,3 +134,54 @@ def test_an_open_kozel_table_in_pairs_says_so(server: ServerProcess, browser: An
         context.close()
         for host in hosts:
             host.close()
+
+
+def _in_view(page: Any, selector: str) -> bool:
+    """Whether the top of ``selector``'s element is on the screen now (not scrolled past or below)."""
+    return bool(
+        page.eval_on_selector(
+            selector,
+            "(el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }",
+        )
+    )
+
+
+def test_on_a_phone_the_lobby_leads_to_the_open_tables_from_the_top(
+    server: ServerProcess, browser: Any
+) -> None:
+    """On a phone the open tables come below the whole create-room form: the hero's link, in view
+    as the lobby opens, leads down to them and their Join; on a desktop they sit beside the form,
+    in view already, and the link is not shown."""
+    room = _listed(server)
+    ana = _seated(server, room["code"], 0, "Ana")  # a table is listed while someone is there
+    en = catalog_of("en")
+    context, page, watch = open_page(browser, PHONE)
+    try:
+        goto(page, f"{server.url}/")
+        page.wait_for_selector(f".open-table[data-code='{room['code']}']")
+        assert not _in_view(page, "#open-tables")  # below the form
+        link = page.locator(".hero .to-open-tables a")
+        assert link.inner_text() == en["lobby.to_open_tables"]
+        assert link.is_visible() and _in_view(page, ".hero .to-open-tables a")
+        screenshot(page, "lobby-top-390x844")
+        link.click()
+        page.wait_for_function("() => location.hash === '#open-tables'")
+        page.wait_for_function(
+            "() => { const r = document.getElementById('open-tables').getBoundingClientRect();"
+            " return r.top >= 0 && r.top < innerHeight; }"
+        )
+        assert _in_view(page, f".open-table[data-code='{room['code']}'] .open-join")
+        screenshot(page, "lobby-open-tables-link-390x844")
+        watch.assert_clean()
+    finally:
+        context.close()
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, f"{server.url}/")
+        page.wait_for_selector(f".open-table[data-code='{room['code']}']")
+        assert _in_view(page, "#open-tables") and _in_view(page, ".new-table-card")  # side by side
+        assert not page.locator(".hero .to-open-tables a").is_visible()
+        watch.assert_clean()
+    finally:
+        context.close()
+        ana.close()

@@ -172,6 +172,9 @@ export function lobbyPage(root) {
     h("h1", {}, t("lobby.heading")),
     h("p", { class: "lead" }, tf("lobby.intro")),
     h("p", {}, h("a", { href: "/rules" }, t("lobby.read_rules"))),
+    // on a phone the open tables come below the whole form: a way down to them from the top
+    // (hidden where they sit beside the form, static/css/app.css)
+    h("p", { class: "to-open-tables" }, h("a", { href: "#open-tables" }, t("lobby.to_open_tables"))),
   );
   root.replaceChildren(
     h("div", { class: "page lobby-page" }, pageHeader(brandMark()), h("main", { class: "lobby" }, hero, myTablesSection(), h("div", { class: "card new-table-card" }, h("h2", {}, t("lobby.new_table")), form), openTablesSection())),
