@@ -127,3 +127,52 @@ def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
     finally:
         ana.close()
         context.close()
+
+
+def test_a_muted_person_not_watching_is_offered_no_remove(server: ServerProcess, browser: Any) -> None:
+    """A muted seat's person who left the seat to another and does not watch is listed for the
+    host to unmute ("Ana (left the seat, TAG)"), but with no Remove: there is nobody at the table
+    to remove, and the button only answered 404 ``no_such_spectator``. A spectator watching keeps
+    both buttons."""
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
+    code, host_token = room["code"], room["host_token"]
+    token = server.claim(code, 0, "Hosta").json()["token"]
+    with server.http_from("127.0.0.2") as ana_http:  # Ana's own address
+        ana_token = ana_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Ana"}).json()["token"]
+        muted = httpx.put(
+            f"{server.url}/api/rooms/{code}/chat",
+            json={"muted": {"1": True}},
+            headers={"Authorization": f"Bearer {host_token}"},
+            timeout=10,
+        )
+        assert muted.status_code == 200
+        left = ana_http.delete(f"/api/rooms/{code}/seats/1", headers={"Authorization": f"Bearer {ana_token}"})
+        assert left.status_code == 200
+    with server.http_from("127.0.0.3") as budi_http:  # another person takes her seat
+        assert budi_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Budi"}).status_code == 201
+    context, page, watch = open_page(browser, DESKTOP, "en-US")
+    dewi, dewi_tag = _spectator(server, code, "Dewi")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        hold_seat(page, code, token, 0)
+        hold_host(page, code, host_token)
+        page.reload()
+        page.wait_for_selector(f".waiting-chat .chat-remove[data-watcher='{dewi_tag}']")
+        (tag,) = [
+            t
+            for t in page.eval_on_selector_all(
+                ".waiting-chat .chat-mute[data-watcher][aria-pressed='true']",
+                "els => els.map(e => e.dataset.watcher)",
+            )
+        ]
+        named = en["chat.left_seat"].replace("{name}", "Ana").replace("{tag}", tag)
+        assert page.text_content(f".waiting-chat .chat-mute[data-watcher='{tag}']") == en[
+            "chat.unmute"
+        ].replace("{name}", named)
+        assert page.locator(f".waiting-chat .chat-remove[data-watcher='{tag}']").count() == 0
+        assert page.locator(f".waiting-chat .chat-mute[data-watcher='{dewi_tag}']").count() == 1
+        watch.assert_clean()
+    finally:
+        dewi.close()
+        context.close()

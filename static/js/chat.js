@@ -359,8 +359,8 @@ export class ChatBox {
   }
 
   /** The host's controls: spectators may write; mute or unmute each person at the table, and each
-   * spectator watching (``ctl.spectatorsHere``), who wrote or is muted, whom the host may also
-   * remove from the table. */
+   * spectator watching (``ctl.spectatorsHere``), who wrote or is muted; those watching now the
+   * host may also remove from the table. */
   drawHost() {
     const token = this.live ? this.ctl.hostToken : null; // a window that lost its seat shows no stale list
     this.hostBox.hidden = !token;
@@ -406,7 +406,9 @@ export class ChatBox {
         const words = t(key, { name: who }); // whole in its title and label: the button may shorten it
         const removal = t("chat.remove", { name: who });
         // one row per person: Mute with the name, then Remove beside it (alone on a line of its
-        // own, a Remove did not say whom it removes)
+        // own, a Remove did not say whom it removes); Remove only for one watching now: one who
+        // left (a muted person not at the table, a spectator gone) has no socket to close, and the
+        // server could only answer 404 no_such_spectator
         return h(
           "div",
           { class: "chat-person" },
@@ -415,7 +417,7 @@ export class ChatBox {
             { class: "btn btn-small chat-mute", type: "button", title: words, "aria-label": words, "aria-pressed": String(muted), dataset: { watcher: tag }, onclick: () => apply({ muted_spectators: { [tag]: !muted } }) },
             h("span", { class: "chat-mute-words" }, tf(key, { name: who })),
           ),
-          h("button", { class: "btn btn-small chat-remove", type: "button", title: removal, "aria-label": removal, dataset: { watcher: tag }, onclick: () => this.removeSpectator(tag, token) }, t("chat.remove_short")),
+          here.has(tag) ? h("button", { class: "btn btn-small chat-remove", type: "button", title: removal, "aria-label": removal, dataset: { watcher: tag }, onclick: () => this.removeSpectator(tag, token) }, t("chat.remove_short")) : [],
         );
       }),
     ].flat();
