@@ -99,6 +99,7 @@ def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
     context, page, watch = open_page(browser, DESKTOP, "en-US")
     ana = Client(server, code, source="127.0.0.2")  # she watches on, from her address
     try:
+        ana_tag = ana.wait_for(lambda m: m["type"] == "welcome")["tag"]
         ana.wait_for(lambda m: m["type"] == "chat_log")
         goto(page, f"{server.url}/r/{code}")
         hold_seat(page, code, token, 0)
@@ -115,12 +116,18 @@ def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
         named = en["chat.left_seat"].replace("{name}", "Ana").replace("{tag}", tag)
         assert page.text_content(row) == en["chat.unmute"].replace("{name}", named)
         assert page.locator(".waiting-chat .chat-mute[data-seat='1'][aria-pressed='false']").count() == 1
+        # the tab she watches from is muted too (by her address): its row says so, never "Mute"
+        assert tag != ana_tag
+        watching = f".waiting-chat .chat-mute[data-watcher='{ana_tag}']"
+        page.wait_for_selector(f"{watching}[aria-pressed='true']")
+        assert page.text_content(watching).startswith(en["chat.unmute"].split("{name}")[0])
         screenshot(page, "host-muted-left-seat-1280")
 
         page.click(row)  # the host lifts it: Ana chats again, and the row goes
         rules = ana.wait_for(lambda m: m["type"] == "chat_rules")
         assert rules["you_muted"] is False and rules["rules"]["muted_spectators"] == []
         page.wait_for_selector(row, state="detached")
+        page.wait_for_selector(f"{watching}[aria-pressed='false']")  # her tab no longer held
         ana.send({"type": "chat", "text": "thanks"})
         ana.wait_for(lambda m: m["type"] == "chat" and m["line"]["text"] == "thanks")
         watch.assert_clean()

@@ -358,6 +358,52 @@ def test_a_seats_mute_holds_its_person_claiming_again_and_ends_for_another(tmp_p
     run_table(tmp_path, body, bots=BOTS4)
 
 
+def test_the_hosts_list_shows_a_tab_a_seats_mute_holds_as_muted_and_unmutes_it(tmp_path: Path) -> None:
+    """A muted seat's person who claimed it with no spectator key becomes, when another takes the
+    seat, a muted spectator under an invented tag (`chat._handed_over`); the tab she watches from
+    has a tag of its own, muted by her address. The host's list of spectators said nothing of it,
+    so her real tab showed "Mute", as if she could write; now it says ``muted``, and the host's
+    Unmute of that tab lets it write (the invented tag's mute still holds her other tabs)."""
+
+    async def body(table: Table) -> None:
+        await _rules(table, spectators=True)
+        boss = await table.watch(host=True)
+        ana_token = await table.room.call(lambda r: host.claim(r, 1, "Ana", HOME))
+        await table.watch(ana_token)
+        await _rules(table, muted={1: True})
+        rail = await _from(table, HOME)  # her tab, watching: held by the seat's mute
+        assert await _refused(table, rail, "from the rail") == "chat_muted"
+        listed = boss.of_type("spectators")[-1]["spectators"]
+        assert listed == [{"tag": rail.watcher, "name": "", "muted": True}]
+        neighbour = await _from(table, NEIGHBOUR)
+        listed = boss.of_type("spectators")[-1]["spectators"]
+        assert [s["muted"] for s in listed] == [True, False]
+        await table.room.call(lambda r: host.leave(r, 1, ana_token))
+        await table.room.call(lambda r: host.claim(r, 1, "Budi", NEIGHBOUR))
+        (invented,) = rail.of_type("chat_rules")[-1]["rules"]["muted_spectators"]
+        assert invented != rail.watcher and boss.of_type("chat_rules")[-1]["rules"]["left"] == {
+            invented: "Ana"
+        }
+        assert await _refused(table, rail, "still?") == "chat_muted"
+        assert boss.of_type("spectators")[-1]["spectators"][0] == {
+            "tag": rail.watcher,
+            "name": "",
+            "muted": True,
+        }
+
+        await _rules(table, watchers={rail.watcher: False})  # the host's Unmute on her tab's row
+        await _say(table, rail, "thanks")
+        assert rail.of_type("chat_rules")[-1]["you_muted"] is False
+        assert boss.of_type("spectators")[-1]["spectators"][0]["muted"] is False
+        assert rail.of_type("chat_rules")[-1]["rules"]["muted_spectators"] == [invented]
+        assert await _refused(table, await _from(table, HOME), "a new tab") == "chat_muted"
+        await _rules(table, watchers={rail.watcher: True})  # muted again, by its own tag
+        assert await _refused(table, rail, "again") == "chat_muted"
+        await _say(table, neighbour, "hello")
+
+    run_table(tmp_path, body, bots=BOTS4)
+
+
 def test_a_muted_seats_person_another_took_it_from_stays_muted_after_a_restart(tmp_path: Path) -> None:
     async def body(table: Table) -> None:
         await _rules(table, spectators=True)

@@ -137,7 +137,10 @@ def test_a_host_that_reads_slowly_gets_the_latest_list_and_is_not_cut_off(tmp_pa
         _, quiet_tag, _ = await _spectate(table)
         assert not host_conn.closed  # the old code queued every list and closed it (4002)
         socket.reading.set()
-        latest = [{"tag": dewi_tag, "name": "Dewi 59"}, {"tag": quiet_tag, "name": ""}]
+        latest = [
+            {"tag": dewi_tag, "name": "Dewi 59", "muted": False},
+            {"tag": quiet_tag, "name": "", "muted": False},
+        ]
         async with asyncio.timeout(5):
             while not any(f.get("spectators") == latest for f in socket.written):
                 await asyncio.sleep(0)

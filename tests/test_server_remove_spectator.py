@@ -144,7 +144,7 @@ def test_a_removed_spectator_cannot_come_back_through_the_keys_they_made_heard_b
         made.append(spare_key)
     kind, kind_tag, kind_key = _watching(server, code)  # a housemate watching at the removal
     rude, tag, _ = _watching(server, code)
-    watching = [{"tag": kind_tag, "name": ""}, {"tag": tag, "name": ""}]
+    watching = [{"tag": kind_tag, "name": "", "muted": False}, {"tag": tag, "name": "", "muted": False}]
     hosting.wait_for(lambda m: m["type"] == "spectators" and m["spectators"] == watching)
     assert _remove(server, code, tag, host).status_code == 200
     assert closed_with(rude) == (4006, "the host removed you from this room")

@@ -105,7 +105,8 @@ class MutedClient:
     """A client address a host's mute holds (by the room's hash of it, `app.rooms.watchers
     .client_hash`): the mutes it came from, ``by`` (``"tag:3fa9c1d2"`` a spectator's, ``"seat:2"`` a
     seat's: it is let go with the last of them), and the spectators' tags it ``spared``: those heard
-    from that address before the mute, at most `SPARED_PER_ADDRESS` (`_spared`)."""
+    from that address before the mute, at most `SPARED_PER_ADDRESS` (`_spared`), and those the host
+    unmuted while only this hold muted them (`set_rules`)."""
 
     by: set[str] = field(default_factory=set)
     spared: set[str] = field(default_factory=set)
@@ -570,6 +571,13 @@ async def set_rules(
     changes: list[tuple[int | str, bool]] = [*muted.items(), *watchers.items()]
     for who, on in changes:
         _hold(room, chat, clients, who, on)
+    for tag in [t for t, on in watchers.items() if not on and t not in chat.muted_spectators]:
+        # a spectator muted only by another mute's hold on its address (the seat its person left,
+        # `_handed_over`; the host's list shows it muted, `Presence.spectators_public`), unmuted by
+        # the host: those addresses spare it, or the host's Unmute would change nothing. (A tag
+        # muted itself is let go as before: another mute's hold on its address stays.)
+        for client in _clients_of(room, chat, tag) & clients.keys():
+            clients[client].spared.add(tag)
     people = {s: person for s, person in chat.seat_people.items() if muted.get(s, True)}
     for seat, on in muted.items():
         if on and room.seats[seat].kind == "human":
@@ -618,6 +626,7 @@ async def _adopt(room: Room, new: ChatRoom) -> None:
     }
     for each in room.conns:
         each.send(told[new.mutes(each), each in room.host_conns])
+    room.send_spectators()  # which of those watching the mutes hold (`Presence.spectators_public`)
 
 
 async def remove(room: Room, tag: str) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from app.metrics import Metrics
+    from app.rooms.chat import ChatRoom
     from app.rooms.config import RoomConfig
     from app.rooms.seats import SeatInfo
     from engine.core import State
@@ -55,6 +56,7 @@ class Presence:
     queue: asyncio.Queue[Intent | None]
     marks: dict[int, int]
     host_token_hash: str
+    chat: ChatRoom | None
 
     def __init__(self) -> None:
         self.conns: set[Outbox] = set()
@@ -316,18 +318,24 @@ class Presence:
         ``{"connected": false, "deputy": 2}`` (``deputy`` null while the host may start)."""
         return {"connected": bool(self.host_conns), "deputy": self.deputy()}
 
-    def spectators_public(self) -> list[dict[str, str]]:
+    def spectators_public(self) -> list[dict[str, Any]]:
         """Every spectator watching, for the host alone (`send_spectators`): each public tag once
         (all the tabs of one spectator key share it), in the order they came, with the name it
-        gave in the chat ("" none; its latest tab's that has one), e.g.
-        ``[{"tag": "3fa9c1d2", "name": "Dewi"}, {"tag": "b07c44e1", "name": ""}]``. The host's own
-        sockets are not listed. Never the spectator's key, nor its client address."""
+        gave in the chat ("" none; its latest tab's that has one) and whether the host's mutes hold
+        it (``muted``: `app.rooms.chat.ChatRoom.mutes`, any of its tabs: its tag muted, or its
+        client address held by another mute, e.g. the seat it left, and not spared), e.g.
+        ``[{"tag": "3fa9c1d2", "name": "Dewi", "muted": false}, {"tag": "b07c44e1", "name": "",
+        "muted": true}]``. The host's own sockets are not listed. Never the spectator's key, nor its
+        client address."""
         names: dict[str, str] = {}
+        muted: dict[str, bool] = {}
         for conn in self.arrivals:
             if conn.watcher is None or conn in self.host_conns:
                 continue
             names[conn.watcher] = conn.name or names.get(conn.watcher, "")
-        return [{"tag": tag, "name": name} for tag, name in names.items()]
+            held = self.chat is not None and self.chat.mutes(conn)
+            muted[conn.watcher] = muted.get(conn.watcher, False) or held
+        return [{"tag": tag, "name": name, "muted": muted[tag]} for tag, name in names.items()]
 
     def send_spectators(self) -> None:
         """Send the host's connections, and only theirs, who watches (`spectators_public`):

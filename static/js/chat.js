@@ -380,6 +380,9 @@ export class ChatBox {
     // every spectator watching (the server tells the host alone), silent ones too, then those who
     // wrote and left, and the muted
     const here = new Map((this.ctl.spectatorsHere || []).map((s) => [s.tag, s.name]));
+    // watching, and held by a mute though its tag is not muted (its address is: the seat its
+    // person left, another of their tabs): muted all the same, and Unmute lets it write
+    const held = new Set((this.ctl.spectatorsHere || []).filter((s) => s.muted).map((s) => s.tag));
     const tags = [...here.keys(), ...this.spectators.keys(), ...mutedSpectators];
     const watchers = [...new Set(tags)].filter((tag) => tag !== this.ctl.watcherTag);
     const rows = [
@@ -398,7 +401,7 @@ export class ChatBox {
         );
       }),
       watchers.map((tag) => {
-        const muted = mutedSpectators.includes(tag);
+        const muted = mutedSpectators.includes(tag) || held.has(tag);
         const key = muted ? "chat.unmute" : "chat.mute";
         const given = here.get(tag) || this.spectators.get(tag);
         // a muted seat's person another took (only the host's rules say so): named after the seat
