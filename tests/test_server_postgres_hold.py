@@ -3,7 +3,10 @@ without Redis on the database another serves refuses to start, saying what to do
 once the first has stopped (SIGTERM) or died (SIGKILL), a new one starts. With Redis, several
 servers share the database, and one without Redis beside them is refused. Before, the second
 server started and hosted the same rooms apart from the first (each its own table, both writing
-the same match's actions). Real servers on a scratch database of DOMENG_TEST_POSTGRES_URL's server
+the same match's actions). A server whose hold's connection is lost while another process takes
+the lock stops serving (status 1, saying why), every acknowledged action stored; before, it only
+logged the error and served on beside the other. Real servers on a scratch database of
+DOMENG_TEST_POSTGRES_URL's server
 (a test's servers without Redis hold their database alone); skipped without it (and the Redis case
 without DOMENG_TEST_REDIS_URL)."""
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,9 +23,16 @@ from sqlalchemy import text
 
 from app.store import upgrade_database
 from app.store.db import make_engine
+from app.store.pghold import HOLD_TAG
 from tests.adminkit import scratch_postgres
 from tests.clusterkit import key_prefix, need_postgres, need_redis
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
+
+_END_HOLDS = text(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND application_name LIKE 'domeng serve pid %'"
+)
+"""End the sessions of the servers' holds on the database (as a PostgreSQL restart would)."""
 
 
 def _end_holds(url: str) -> int:
@@ -32,12 +43,7 @@ def _end_holds(url: str) -> int:
         engine = make_engine(url)
         try:
             async with engine.begin() as connection:
-                ended = await connection.execute(
-                    text(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        "WHERE datname = current_database() AND application_name LIKE 'domeng serve pid %'"
-                    )
-                )
+                ended = await connection.execute(_END_HOLDS)
                 return len(ended.all())
         finally:
             await engine.dispose()
@@ -108,3 +114,83 @@ def test_servers_with_redis_share_the_database_and_one_without_is_refused(tmp_pa
             assert "domeng serve: another Domeng server" in joining and "without Redis" in joining
         finally:
             lone.stop()
+
+
+def _can_play(message: dict[str, Any]) -> bool:
+    view = message.get("view") if message["type"] == "state" else None
+    return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
+
+
+def _take_the_lost_hold(url: str, server: ServerProcess) -> int:
+    """As another process would: wait for the lock of ``server``'s hold on a session of our own,
+    end the hold's session (a PostgreSQL restart, say), so the lock is ours before the server can
+    take it back, and keep it until ``server`` has exited; its exit status."""
+
+    async def take() -> int:
+        engine = make_engine(url, isolation_level="AUTOCOMMIT", pool_size=2)
+        try:
+            async with engine.connect() as taker, engine.connect() as admin:
+                oid = (
+                    await taker.execute(
+                        text("SELECT oid::bigint FROM pg_namespace WHERE nspname = current_schema()")
+                    )
+                ).scalar_one()
+                pid = (await taker.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+                key = (HOLD_TAG << 32) | int(oid)
+                waiting = asyncio.ensure_future(
+                    taker.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
+                )
+                queued = text(
+                    "SELECT count(*) FROM pg_locks WHERE pid = :pid AND locktype = 'advisory' AND NOT granted"
+                )
+                deadline = time.monotonic() + 30
+                while not (await admin.execute(queued, {"pid": pid})).scalar_one():
+                    assert time.monotonic() < deadline, "our session never queued for the lock"
+                    await asyncio.sleep(0.02)
+                ended = await admin.execute(_END_HOLDS)
+                assert len(ended.all()) == 1
+                await waiting  # granted as the hold's session ends: PostgreSQL wakes the queued waiter
+                assert server.proc is not None
+                return await asyncio.to_thread(server.proc.wait, 60)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(take())
+
+
+def test_a_server_whose_lost_hold_another_took_stops_serving_with_every_acknowledged_action(
+    tmp_path: Path,
+) -> None:
+    need_postgres()
+    with scratch_postgres("hold") as url:
+        first = ServerProcess(tmp_path / "a", database_url=url).start()
+        try:
+            room = first.create_room(bots=[None, "greedy", "greedy", "random", "greedy"], turn_timer_s=0)
+            token = first.claim(room["code"], 0, "Ana").json()["token"]
+            first.start_match(room["code"], room["host_token"])
+            player = Client(first, room["code"], token)
+            for _ in range(2):  # a few acknowledged moves: each state after ours is the acknowledgement
+                turn = player.wait_for(_can_play)
+                action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
+                player.send({"type": "action", "version": turn["version"], "action": action})
+            waiting = player.wait_for(_can_play)  # the bots have moved too: all of it stored
+            status = _take_the_lost_hold(url, first)
+            player.close()
+        finally:
+            first.stop()
+        said = first.log()
+        assert status == 1, said
+        assert '"database_hold_taken"' in said
+        assert "domeng serve: stopping: this server's hold on its PostgreSQL database was lost" in said
+        assert "another Domeng server" in said and "Stop that server first" in said
+        assert "postgresql+asyncpg://" not in said and "Traceback" not in said and token not in said
+        # the lock is free again (our session ended): the next server serves every acknowledged action
+        second = ServerProcess(tmp_path / "b", database_url=url).start()
+        try:
+            back = Client(second, room["code"], token)
+            resumed = back.wait_for(lambda m: m["type"] == "state")
+            assert resumed["version"] == waiting["version"]
+            assert resumed["view"]["hand"] == waiting["view"]["hand"]
+            back.close()
+        finally:
+            second.stop()

@@ -8,13 +8,14 @@ command-line arguments.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from tqdm import tqdm
 
@@ -42,7 +43,7 @@ from engine.variants import VARIANTS, make_rules
 from engine.words import count
 
 if TYPE_CHECKING:
-    from app.store.pghold import PostgresHold
+    from app.store.pghold import DatabaseServedError, PostgresHold
     from app.web.settings import Settings
 
 __all__ = [
@@ -281,7 +282,9 @@ def _hold_postgres(settings: Settings) -> PostgresHold | Literal[False] | None:
     url = settings.resolved_database_url()
     if make_url(url).get_backend_name() != "postgresql":
         return None
-    hold = PostgresHold(url, shared=bool(settings.redis_url), timeout_s=settings.database_timeout_s)
+    hold = PostgresHold(
+        url, shared=bool(settings.redis_url), timeout_s=settings.database_timeout_s, on_taken=_stop_serving
+    )
     try:
         hold.take()
     except DatabaseServedError as error:
@@ -298,6 +301,25 @@ def _hold_postgres(settings: Settings) -> PostgresHold | Literal[False] | None:
         )
         return False
     return hold
+
+
+def _stop_serving(error: DatabaseServedError) -> NoReturn:
+    """End this server at once, status 1: its hold's connection on the PostgreSQL database was lost
+    and another process took the database meanwhile (`app.store.pghold`), so both would host the
+    same rooms apart. Nothing more is written: the process ends as a crash would (no room's turn
+    stored on the way out, which the other process may have loaded already), so every action
+    acknowledged so far is stored and those not yet committed are refused (their transactions
+    are rolled back as the connections close); players reconnect with their tokens. A supervisor
+    that starts it again sees it refused until the other process stops."""
+    print(
+        "domeng serve: stopping: this server's hold on its PostgreSQL database was lost (the "
+        f"database restarted or the connection was cut), and meanwhile {error}",
+        file=sys.stderr,
+        flush=True,
+    )
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()  # the logs so far, `database_hold_taken` among them
+    os._exit(1)
 
 
 def _serve(settings: Settings) -> None:

@@ -18,7 +18,11 @@ The lock lives on a connection of its own, opened in a thread of its own with it
 so it does not depend on the server's loop or pool; PostgreSQL lets go of it when that connection
 ends, however the process ends (a ``kill -9`` closes its socket). A connection lost while the
 server runs (PostgreSQL restarted, the network cut) is opened again and the lock taken again; if
-another process took it meanwhile, that is logged as an error (``database_hold_taken``).
+another process took it meanwhile, two processes would host the same rooms apart, so this one must
+stop serving: the hold logs ``database_hold_taken`` as an error and calls its ``on_taken`` callback
+(``domeng serve`` ends the process at once, status 1: `app.cli`). A refusal that names only this
+process's own lost session (still held by PostgreSQL until it sees the old connection gone) is
+waited out rather than taken for another process.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Final
 
@@ -96,10 +101,21 @@ class PostgresHold:
     unless ``shared`` (the server runs with Redis). `take` it before serving, `release` it after.
     ``timeout_s`` bounds opening the connection and each statement (seconds); a lock held by a
     process that just ended is waited for up to ``grace_s`` (its session may outlive it by a few
-    milliseconds)."""
+    milliseconds). ``on_taken`` is called, in the hold's own thread, with the refusal when the lock
+    was lost and another process took it meanwhile (the module docstring); without it that is only
+    logged."""
 
-    def __init__(self, url: str, *, shared: bool, timeout_s: float = 10.0, grace_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        shared: bool,
+        timeout_s: float = 10.0,
+        grace_s: float = 3.0,
+        on_taken: Callable[[DatabaseServedError], None] | None = None,
+    ) -> None:
         self.url = url
+        self.on_taken = on_taken
         self.shared = shared
         self.timeout_s = timeout_s
         self.grace_s = grace_s
@@ -201,7 +217,13 @@ class PostgresHold:
             try:
                 await self._take()
             except DatabaseServedError as error:
+                if error.holders and set(error.holders) == {self.name}:
+                    # only our own lost session, which PostgreSQL has not ended yet: wait it out
+                    _log.debug("database_hold_retry", error="own_session")
+                    continue
                 _log.error("database_hold_taken", message=str(error))
+                if self.on_taken is not None:
+                    self.on_taken(error)
                 return
             except Exception as error:  # still unreachable: try again in a moment
                 _log.debug("database_hold_retry", error=type(error).__name__)
