@@ -22,6 +22,17 @@ protocol, e.g. 4003 for a bad token).
 Every publication of a process goes through one task and one connection, in order, so the frames
 of one connection arrive in the order the room sent them. Pub/sub is at-most-once: a frame lost on
 the way is caught by the client's version check, which asks for a resync (docs/protocol.md).
+
+The publications waiting for that task are bounded (`QUEUE_BYTES` of text, `QUEUE_LIMIT` records,
+the batch being sent included): Redis stalled, a process whose rooms have relayed clients would
+otherwise hold every frame they are sent (100,000 states of 4 KiB: 400 MB). A record that does not
+fit is not queued, and the relayed connection it was for is dropped, since it can no longer be
+served in order: on the owner, its `RelayOutbox` closes (the room sees its socket gone, and the
+seat's grace starts); on the relay, the client's socket is closed with 1013 (try again) by a
+``!code`` record given to the link's own ``on_record``. The clients reconnect and resume with
+their tokens (``since``). Each such episode is logged once (``relay_queue_full``, then
+``relay_queue_drained`` with how many records were refused once the queue has drained to half),
+with no frame's text nor token. Nothing ever blocks the event loop.
 """
 
 from __future__ import annotations
@@ -41,13 +52,23 @@ from redis.exceptions import RedisError
 
 from app.cluster.calls import bounded
 
-__all__ = ["QUEUE_LIMIT", "RedisRelay", "RelayLink", "RelayOutbox"]
+__all__ = ["QUEUE_BYTES", "QUEUE_LIMIT", "RedisRelay", "RelayLink", "RelayOutbox"]
 
 _log = structlog.get_logger("domeng.relay")
 
-QUEUE_LIMIT: Final = 100_000
-"""Publications waiting at most; past that new ones are dropped (and logged): the version check
-of the clients that miss a frame resyncs them."""
+QUEUE_LIMIT: Final = 20_000
+"""Publications waiting at most (the batch being sent included); past that a new one is refused and
+its connection dropped (module docstring). Healthy, the queue holds what one turn of the event loop
+published: a move sent to a few hundred relayed sockets."""
+
+QUEUE_BYTES: Final = 16 * 1024 * 1024
+"""Characters of text (channel and record) waiting at most, the batch being sent included: about
+16 MiB of JSON (4,000 states of 4 KiB); past that a new publication is refused and its connection
+dropped (module docstring)."""
+
+TRY_AGAIN: Final = 1013
+"""The close code of a relayed client socket whose frame the queue refused
+(`app.edge.protocol.CLOSE_TRY_AGAIN`: this module imports nothing of the server)."""
 
 
 class RelayOutbox:
@@ -67,9 +88,10 @@ class RelayOutbox:
         self._on_close = on_close
 
     def send(self, text: str) -> None:
-        """Publish one JSON text frame (dropped once closed)."""
-        if not self.closed:
-            self._relay.publish(self._channel, text)
+        """Publish one JSON text frame (dropped once closed). When the relay's queue is full the
+        connection is dropped instead (closed, ``on_close`` called: module docstring)."""
+        if not self.closed and not self._relay.publish(self._channel, text):
+            self._dropped()
 
     def send_latest(self, kind: str, text: str) -> None:
         """Publish it like any frame: the relay queues nothing here; the socket's own
@@ -77,9 +99,9 @@ class RelayOutbox:
         self.send(text)
 
     def beat(self) -> None:
-        """Answer a heartbeat of the relay."""
-        if not self.closed:
-            self._relay.publish(self._channel, "!beat")
+        """Answer a heartbeat of the relay (the connection dropped when the queue is full)."""
+        if not self.closed and not self._relay.publish(self._channel, "!beat"):
+            self._dropped()
 
     def close(self, reason: str) -> None:
         """Publish ``!close REASON`` after what was sent (idempotent)."""
@@ -93,7 +115,15 @@ class RelayOutbox:
         if self.closed:
             return
         self.closed = True
-        self._relay.publish(self._channel, record)
+        self._relay.publish(self._channel, record)  # refused, the relay finds the owner silent
+        self._on_close()
+
+    def _dropped(self) -> None:
+        """The queue refused a record for it: the connection cannot be served in order any more.
+        Closed without a word (none would fit): its relay finds the owner silent within three
+        beats and closes the client's socket with ``room_moved``, or is told ``room_moved`` at its
+        next heartbeat; the client reconnects."""
+        self.closed = True
         self._on_close()
 
 
@@ -110,6 +140,7 @@ class RelayLink:
         self._outbox = relay.outbox_channel(self.conn_id)
         self._on_record = on_record
         self._open = False
+        self._refused = False
 
     async def open(self, hello: str) -> bool:
         """Subscribe to this connection's outbox, then send the client's ``hello`` to the owner.
@@ -120,8 +151,14 @@ class RelayLink:
         return await self._relay.publish_now(self._inbox, f"open {self.conn_id} {hello}") > 0
 
     def post(self, text: str) -> None:
-        """Forward one client frame (already parsed by the edge) to the owner."""
-        self._relay.publish(self._inbox, f"msg {self.conn_id} {text}")
+        """Forward one client frame (already parsed by the edge) to the owner. When the relay's
+        queue is full the frame is not sent, and ``on_record`` gets ``!code 1013 …``: the socket
+        closes and its client reconnects (module docstring); nothing more is forwarded."""
+        if self._refused:
+            return
+        if not self._relay.publish(self._inbox, f"msg {self.conn_id} {text}"):
+            self._refused = True
+            self._on_record(f"!code {TRY_AGAIN} the relay to the room's server is overloaded; try again")
 
     async def beat(self, silent_s: float = 0.0) -> bool:
         """A heartbeat to the owner, with the seconds since the client was last heard; False when
@@ -156,6 +193,8 @@ class RedisRelay:
         timeout_s: float = 2.0,
         prefix: str = "domeng",
         process: str | None = None,
+        queue_bytes: int = QUEUE_BYTES,
+        queue_limit: int = QUEUE_LIMIT,
     ) -> None:
         self.prefix = prefix
         self.process = process or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
@@ -165,6 +204,18 @@ class RedisRelay:
         """Seconds between a relayed socket's heartbeats (either side counts the other gone after
         three without a word)."""
         self.timeout_s = timeout_s
+        self.queue_bytes = queue_bytes
+        """Characters of publications waiting at most (`QUEUE_BYTES`)."""
+        self.queue_limit = queue_limit
+        """Publications waiting at most (`QUEUE_LIMIT`)."""
+        self.queued_bytes = 0
+        """Characters of the publications waiting now, the batch being sent included."""
+        self.queued = 0
+        """Publications waiting now, the batch being sent included."""
+        self.refused = 0
+        """Publications refused (queue full) since the process started."""
+        self._full = False
+        """In an episode of a full queue: logged once, until the queue drains to half."""
         self.on_inbox: Callable[[str, str, str, str], None] | None = None
         self._redis: Redis = Redis.from_url(url, socket_connect_timeout=timeout_s)
         self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
@@ -172,7 +223,8 @@ class RedisRelay:
         self._queue: asyncio.Queue[tuple[str, str, asyncio.Future[int] | None] | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._pending: set[asyncio.Task[None]] = set()
-        self._dropped = 0
+        self._episode = 0
+        """Publications refused in the current episode of a full queue."""
 
     def inbox_channel(self, code: str) -> str:
         """Room ``code``'s inbox channel."""
@@ -304,9 +356,10 @@ class RedisRelay:
 
     # -- publishing ----------------------------------------------------------------------------
 
-    def publish(self, channel: str, text: str) -> None:
-        """Queue one publication (never blocks; sent in order by the publisher task)."""
-        self._put((channel, text, None))
+    def publish(self, channel: str, text: str) -> bool:
+        """Queue one publication (never blocks; sent in order by the publisher task). False when
+        the queue is full and it was not queued (module docstring)."""
+        return self._put((channel, text, None))
 
     async def publish_now(self, channel: str, text: str) -> int:
         """Publish after what is queued; how many subscribers got it. Raises ConnectionError
@@ -319,15 +372,38 @@ class RedisRelay:
         except TimeoutError:
             raise ConnectionError("Redis did not answer") from None
 
-    def _put(self, item: tuple[str, str, asyncio.Future[int] | None]) -> None:
-        if self._queue.qsize() < QUEUE_LIMIT:
+    def _put(self, item: tuple[str, str, asyncio.Future[int] | None]) -> bool:
+        size = len(item[0]) + len(item[1])
+        if self.queued < self.queue_limit and self.queued_bytes + size <= self.queue_bytes:
+            self.queued += 1
+            self.queued_bytes += size
             self._queue.put_nowait(item)
-        else:
-            self._dropped += 1
-            if self._dropped % 1000 == 1:
-                _log.warning("relay_queue_full", dropped=self._dropped)
-            if item[2] is not None:
-                item[2].set_exception(ConnectionError("the relay's queue is full"))
+            return True
+        self.refused += 1
+        self._episode += 1
+        if not self._full:  # once per episode: no channel, text or token
+            self._full = True
+            _log.warning(
+                "relay_queue_full",
+                queued=self.queued,
+                queued_bytes=self.queued_bytes,
+                limit=self.queue_limit,
+                limit_bytes=self.queue_bytes,
+                message="Redis does not take the relay's publications fast enough: the relayed "
+                "connections that cannot be served are dropped, and their clients reconnect",
+            )
+        if item[2] is not None:
+            item[2].set_exception(ConnectionError("the relay's queue is full"))
+        return False
+
+    def _sent(self, batch: list[tuple[str, str, asyncio.Future[int] | None]]) -> None:
+        """``batch`` has left the queue (sent or lost): its room is free again."""
+        self.queued -= len(batch)
+        self.queued_bytes -= sum(len(channel) + len(text) for channel, text, _ in batch)
+        if self._full and self.queued_bytes <= self.queue_bytes // 2 and self.queued <= self.queue_limit // 2:
+            self._full = False
+            _log.info("relay_queue_drained", refused=self._episode, queued=self.queued)
+            self._episode = 0
 
     async def _publish_loop(self) -> None:
         stopping = False
@@ -356,6 +432,8 @@ class RedisRelay:
                     if waiter is not None and not waiter.done():
                         waiter.set_exception(ConnectionError("Redis did not answer"))
                 continue
+            finally:
+                self._sent(batch)
             for (_, _, waiter), count in zip(batch, counts, strict=True):
                 if waiter is not None and not waiter.done():
                     waiter.set_result(int(count))
