@@ -5,7 +5,8 @@ servers share the database, and one without Redis beside them is refused. Before
 server started and hosted the same rooms apart from the first (each its own table, both writing
 the same match's actions). A server whose hold's connection is lost while another process takes
 the lock stops serving (status 1, saying why), every acknowledged action stored; before, it only
-logged the error and served on beside the other. Real servers on a scratch database of
+logged the error and served on beside the other; and from the moment its hold is seen lost it
+commits nothing (a move then is refused, ``not_saved``). Real servers on a scratch database of
 DOMENG_TEST_POSTGRES_URL's server
 (a test's servers without Redis hold their database alone); skipped without it (and the Redis case
 without DOMENG_TEST_REDIS_URL)."""
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +123,11 @@ def _can_play(message: dict[str, Any]) -> bool:
     return bool(view) and view["phase"] == "playing" and any("play" in a for a in view["legal"])
 
 
-def _take_the_lost_hold(url: str, server: ServerProcess) -> int:
+def _take_the_lost_hold(url: str, server: ServerProcess, meanwhile: Callable[[], None]) -> int:
     """As another process would: wait for the lock of ``server``'s hold on a session of our own,
     end the hold's session (a PostgreSQL restart, say), so the lock is ours before the server can
-    take it back, and keep it until ``server`` has exited; its exit status."""
+    take it back, run ``meanwhile`` (in a thread), and keep the lock until ``server`` has exited;
+    its exit status."""
 
     async def take() -> int:
         engine = make_engine(url, isolation_level="AUTOCOMMIT", pool_size=2)
@@ -150,6 +153,7 @@ def _take_the_lost_hold(url: str, server: ServerProcess) -> int:
                 ended = await admin.execute(_END_HOLDS)
                 assert len(ended.all()) == 1
                 await waiting  # granted as the hold's session ends: PostgreSQL wakes the queued waiter
+                await asyncio.to_thread(meanwhile)
                 assert server.proc is not None
                 return await asyncio.to_thread(server.proc.wait, 60)
         finally:
@@ -174,7 +178,15 @@ def test_a_server_whose_lost_hold_another_took_stops_serving_with_every_acknowle
                 action = {k: v for k, v in turn["view"]["legal"][0].items() if k != "seat"}
                 player.send({"type": "action", "version": turn["version"], "action": action})
             waiting = player.wait_for(_can_play)  # the bots have moved too: all of it stored
-            status = _take_the_lost_hold(url, first)
+
+            def move_while_lost() -> None:  # the server has seen its hold lost: nothing is committed
+                _wait_logged(first, "database_hold_lost")
+                action = {k: v for k, v in waiting["view"]["legal"][0].items() if k != "seat"}
+                player.send({"type": "action", "version": waiting["version"], "action": action})
+                refused = player.wait_for(lambda m: m["type"] == "error")
+                assert refused["code"] == "not_saved", refused
+
+            status = _take_the_lost_hold(url, first, move_while_lost)
             player.close()
         finally:
             first.stop()
@@ -184,7 +196,8 @@ def test_a_server_whose_lost_hold_another_took_stops_serving_with_every_acknowle
         assert "domeng serve: stopping: this server's hold on its PostgreSQL database was lost" in said
         assert "another Domeng server" in said and "Stop that server first" in said
         assert "postgresql+asyncpg://" not in said and "Traceback" not in said and token not in said
-        # the lock is free again (our session ended): the next server serves every acknowledged action
+        # the lock is free again (our session ended): the next server serves every acknowledged
+        # action, and not the move refused while the hold was lost
         second = ServerProcess(tmp_path / "b", database_url=url).start()
         try:
             back = Client(second, room["code"], token)

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -261,7 +261,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if hold is False:
         return 1
     try:
-        _serve(settings)
+        # alone on the database (no Redis): nothing is committed while the hold is lost
+        _serve(settings, None if not hold or hold.shared else (lambda: hold.held))
     finally:
         if hold:
             hold.release()  # the database is free for the next server
@@ -322,8 +323,8 @@ def _stop_serving(error: DatabaseServedError) -> NoReturn:
     os._exit(1)
 
 
-def _serve(settings: Settings) -> None:
-    """Run the server of ``settings`` until it is stopped (uvicorn)."""
+def _serve(settings: Settings, holding: Callable[[], bool] | None = None) -> None:
+    """Run the server of ``settings`` until it is stopped (uvicorn); ``holding``: `create_app`'s."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
 
     from app.edge.heard import heard_protocol  # noqa: PLC0415
@@ -337,7 +338,7 @@ def _serve(settings: Settings) -> None:
     )
     from app.web.middleware import security_headers  # noqa: PLC0415
 
-    app = create_app(settings)  # the logs' format too
+    app = create_app(settings, holding)  # the logs' format too
     raise_open_files_limit()  # the soft limit to the hard one, before the cap is read from it
     total = connections_cap(settings.max_connections)  # warns of a low open-files limit
     guard = ConnectionGuard.from_settings(

@@ -192,13 +192,17 @@ async def checkpoint_loop(engine: AsyncEngine, interval_s: float, on_done: Calla
 
 
 async def pg_transaction(
-    engine: AsyncEngine, ops: Sequence[Op[Any]], on_stale: Callable[[], None]
+    engine: AsyncEngine,
+    ops: Sequence[Op[Any]],
+    on_stale: Callable[[], None],
+    check: Callable[[], None] | None = None,
 ) -> list[Any]:
     """PostgreSQL: run ``ops`` in one transaction on a connection of ``engine``'s pool; their
     results. A pooled connection that turns out dead (the database restarted, or dropped it) fails
     the batch before its COMMIT is sent, so nothing of it was stored: ``on_stale`` is called and it
     runs once more on a new connection (SQLAlchemy invalidated the pool's old ones). A failed
-    COMMIT, a timeout (the database did not answer) or a second dead connection is raised."""
+    COMMIT, a timeout (the database did not answer) or a second dead connection is raised.
+    ``check`` is called just before the COMMIT: what it raises rolls the batch back and is raised."""
     for attempt in (1, 2):
         async with engine.connect() as connection:
             try:
@@ -210,6 +214,8 @@ async def pg_transaction(
                     _log.warning("store_connection_dead", error=type(error.orig).__name__)
                     continue
                 raise
+            if check is not None:
+                check()
             await connection.commit()
             return results
     raise AssertionError("unreachable: the second attempt returns or raises")

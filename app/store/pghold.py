@@ -22,7 +22,11 @@ another process took it meanwhile, two processes would host the same rooms apart
 stop serving: the hold logs ``database_hold_taken`` as an error and calls its ``on_taken`` callback
 (``domeng serve`` ends the process at once, status 1: `app.cli`). A refusal that names only this
 process's own lost session (still held by PostgreSQL until it sees the old connection gone) is
-waited out rather than taken for another process.
+waited out rather than taken for another process. From the moment the connection is seen lost
+(asyncpg's termination listener: at once when PostgreSQL ends the session) until the lock is held
+again, ``held`` is False, and the store of a server without Redis commits nothing meanwhile
+(`app.store.writer.Writer` ``holding``): a write then is refused as if the database were
+unreachable, never stored beside another process's.
 """
 
 from __future__ import annotations
@@ -129,6 +133,8 @@ class PostgresHold:
         self._connection: AsyncConnection | None = None
         self._key: tuple[str, str, int] | None = None
         self._keeper: Future[None] | None = None
+        self._wake = asyncio.Event()
+        """Set (in the hold's loop) when the lock's connection ends: the keeper looks at once."""
 
     def take(self) -> None:
         """Take the hold (blocking). Raises `DatabaseServedError` when other processes hold it in a
@@ -177,8 +183,16 @@ class PostgresHold:
         except BaseException:
             await _drop(connection)
             raise
+        with contextlib.suppress(Exception):
+            _driver(await connection.get_raw_connection()).add_termination_listener(self._ended)
         self._connection = connection
         self.held = True
+
+    def _ended(self, _connection: object) -> None:
+        """asyncpg: the lock's connection is closed (PostgreSQL ended the session, the socket
+        broke, or it was dropped here): the lock is not held from now on."""
+        self.held = False
+        self._wake.set()
 
     async def _refusal(self, connection: AsyncConnection, oid: int) -> DatabaseServedError:
         assert self._key is not None
@@ -201,11 +215,14 @@ class PostgresHold:
         """Watch the held lock's connection; when it is lost, open it again and take the lock again
         (module docstring)."""
         while True:
-            await asyncio.sleep(_CHECK_S)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_CHECK_S):
+                    await self._wake.wait()
+            self._wake.clear()
             if not await self._lost():
                 continue
-            if self.held:
-                self.held = False
+            self.held = False
+            if self._connection is not None:  # the first look at this loss
                 _log.warning(
                     "database_hold_lost",
                     message="the database connection holding this "

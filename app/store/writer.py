@@ -100,6 +100,7 @@ class Writer:
         on_commit: Callable[[float, int], None] | None = None,
         migrate: bool = True,
         database_timeout_s: float = 10.0,
+        holding: Callable[[], bool] | None = None,
     ) -> None:
         if batch_limit < 1:
             raise ValueError(f"batch_limit must be at least 1, got {batch_limit}")
@@ -128,6 +129,11 @@ class Writer:
         self.migrate = migrate
         """Whether `start` brings the schema up to date (Alembic ``upgrade head``); False when the
         database is migrated once elsewhere (``domeng migrate``) before several servers start."""
+        self.holding = holding
+        """PostgreSQL without Redis: whether this process holds its database alone now
+        (`app.store.pghold.PostgresHold.held`); while it does not, no write transaction commits
+        (each is rolled back and its writes fail as if the database were unreachable: another
+        process may have taken the database). None: not checked."""
         self.transactions_committed = 0
         self.writes_committed = 0
         self.batches_retried = 0
@@ -337,7 +343,7 @@ class Writer:
             results = await self._sqlite.run(ops)
         else:
             assert self._write_engine is not None
-            results = await pg_transaction(self._write_engine, ops, self._stale)
+            results = await pg_transaction(self._write_engine, ops, self._stale, self._check_held)
         self.transactions_committed += 1
         self.writes_committed += len(ops)
         if self.on_commit is not None:
@@ -346,3 +352,9 @@ class Writer:
 
     def _stale(self) -> None:
         self.stale_connections += 1
+
+    def _check_held(self) -> None:
+        """Raise ConnectionError (the database counted unreachable) unless `holding` says this
+        process still holds its database."""
+        if self.holding is not None and not self.holding():
+            raise ConnectionError("this server's hold on its database is lost: nothing is committed")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -58,8 +58,12 @@ __all__ = ["ECHO_CHARS", "MESSAGE_CHARS", "clipped", "create_app", "room_config"
 _log = structlog.get_logger("domeng.server")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (every part, put together)
-    """The application, with its store, hub and metrics created at start-up (lifespan)."""
+def create_app(  # noqa: PLR0915 (every part, put together)
+    settings: Settings | None = None, holding: Callable[[], bool] | None = None
+) -> FastAPI:
+    """The application, with its store, hub and metrics created at start-up (lifespan).
+    ``holding``: whether this process still holds its PostgreSQL database alone
+    (`app.store.pghold`, a server without Redis); while it does not, the store commits nothing."""
     settings = settings or Settings()
     secret = settings.admin_token.get_secret_value() if settings.admin_token else ""
     configure_logging(settings.log_level, settings.log_json, secrets=[secret])
@@ -71,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:  # noqa: PLR0915 (e
         database_timeout_s=settings.database_timeout_s,
         on_commit=metrics.observe_commit,
         migrate=settings.migrate,
+        holding=holding,
     )
     # bots think in worker processes, never on the event loop (app.bots.workers)
     bots = WorkerBots(
