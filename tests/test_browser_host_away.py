@@ -392,21 +392,24 @@ def test_a_phone_keeps_the_round_end_panel_while_it_is_read(server: ServerProces
         context.close()
 
 
-# Once the round after the panel's is dealt and this player's turn timer runs (looked at every 20 ms,
-# inside the page): whether a round-end panel is open then, and what is drawn at the middle of the
-# player's own turn timer (its class and whether it is inside the hand's section) and its box.
-_TIMED_TURN_AFTER_THE_PANEL = """() => new Promise((done) => {
-    const look = () => {
-        const c = window.__domeng;
-        if (!(c.roundEnd && c.view.round > c.roundEnd.round && c.myTimerRuns())) return setTimeout(look, 20);
-        const timer = document.querySelector('.me .turn-timer');
-        const r = timer.getBoundingClientRect();
-        const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-        done({panel: !!document.querySelector('dialog.round-end[open]'), hidden: timer.hidden,
-              inMe: !!at?.closest('.me'), box: [r.left, r.top, r.right, r.bottom], h: innerHeight});
-    };
-    look();
-})"""
+_NEXT_TIMED_TURN = """() => { const c = window.__domeng;
+    return !!(c.roundEnd && c.view.round > c.roundEnd.round && c.myTimerRuns()); }"""
+"""The round after the panel's is dealt and this player's turn timer runs (looked at every 20 ms)."""
+
+# Then: whether a round-end panel is open, and what is drawn at the middle of the player's own turn
+# timer (its class and whether it is inside the hand's section) and its box.
+
+_TIMED_TURN_AFTER_THE_PANEL = """() => {
+    const timer = document.querySelector('.me .turn-timer');
+    const r = timer.getBoundingClientRect();
+    const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return {panel: !!document.querySelector('dialog.round-end[open]'), hidden: timer.hidden,
+            inMe: !!at?.closest('.me'), box: [r.left, r.top, r.right, r.bottom], h: innerHeight};
+}"""
+
+_WHERE_THE_TABLE_IS = """() => { const c = window.__domeng; return {round: c.view?.round,
+    ended: c.roundEnd?.round, over: c.view?.match_over, toAct: c.view?.to_act, seat: c.seat,
+    covered: c.room?.seats?.[c.seat]?.covered, deadline: c.deadline}; }"""
 
 
 def test_a_phones_round_end_panel_gives_way_to_the_players_timed_turn(
@@ -426,6 +429,10 @@ def test_a_phones_round_end_panel_gives_way_to_the_players_timed_turn(
             _to_round_end(page)
             if touched:
                 page.locator(f"{PANEL} .panel-head h2").tap()
+            try:  # the page's own check, in the same task as the look below (the timer may not wait)
+                page.wait_for_function(_NEXT_TIMED_TURN, polling=20, timeout=120_000)
+            except PlaywrightTimeoutError:
+                raise AssertionError(f"no timed turn: {page.evaluate(_WHERE_THE_TABLE_IS)}") from None
             shown = page.evaluate(_TIMED_TURN_AFTER_THE_PANEL)
             assert not shown["panel"], (touched, shown)
             assert not shown["hidden"] and shown["inMe"] and shown["box"][3] <= shown["h"], (touched, shown)

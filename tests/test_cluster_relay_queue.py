@@ -9,6 +9,7 @@ a `tests.clusterkit.TcpProxy` per process, made to stall); skipped without DOMEN
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -33,8 +34,10 @@ def test_a_stalled_redis_bounds_the_queue_and_drops_the_connections_it_cannot_se
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     url = need_redis()
-    # a logger of its own: a cached one (an app made in this process before) escapes capture_logs
-    monkeypatch.setattr(relay, "_log", structlog.get_logger("domeng.relay.test"))
+    # a logger of its own: a cached one (an app made in this process before) escapes capture_logs,
+    # and one that filters as an app made before set (app.web.logs: at "warning", say) drops the info
+    unfiltered = structlog.make_filtering_bound_logger(logging.DEBUG)
+    monkeypatch.setattr(relay, "_log", structlog.wrap_logger(None, wrapper_class=unfiltered))
 
     async def main() -> list[dict[str, Any]]:
         prefix = key_prefix()

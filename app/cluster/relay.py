@@ -52,7 +52,7 @@ from redis.exceptions import RedisError
 
 from app.cluster.calls import bounded
 
-__all__ = ["QUEUE_BYTES", "QUEUE_LIMIT", "RedisRelay", "RelayLink", "RelayOutbox"]
+__all__ = ["QUEUE_BYTES", "QUEUE_LIMIT", "TRY_AGAIN", "RedisRelay", "RelayLink", "RelayOutbox"]
 
 _log = structlog.get_logger("domeng.relay")
 
