@@ -32,7 +32,7 @@ def _after_move(seats: Sequence[SeatInfo], state: State, finished: bool) -> None
     for info in seats:
         if finished:
             info.release()
-        elif _stand_in_ends(info, state):
+        elif info.stand_in and _stand_in_ends(info, state):
             info.stand_in = False
 
 
@@ -46,8 +46,8 @@ def _cover_after(info: SeatInfo, state: State, finished: bool, back: bool) -> st
     """``info``'s `SeatInfo.cover` once `_after_move` has run on it (after `SeatInfo.release`
     when ``back``), computed without changing it: `Commits.covers_after` runs on every move, and
     copying five seats to change the copies cost about 5% of a move's CPU (benchmarks/load.py)."""
-    if finished or back:
-        return None
+    if finished or back or not (info.covered or info.stand_in or info.timeouts):
+        return None  # the last: no bot plays for the seat's person (most seats, most moves)
     stand_in = info.stand_in and not _stand_in_ends(info, state)
     return SeatInfo.cover_of(info.covered, stand_in, info.timeouts)
 

@@ -230,12 +230,12 @@ class Room(Commits, Timing, Moves, Presence):
         last stored (before this was stored at all, every seat was loaded uncovered)."""
         stored = self.stored_covers()
         now = [s.cover for s in self.seats]
+        if now == stored:  # as after most intents: nothing to store
+            self.covers_stored = (self.match_id, stored)
+            return
         changed = {
             seat: cover for seat, (cover, was) in enumerate(zip(now, stored, strict=True)) if cover != was
         }
-        if not changed:
-            self.covers_stored = (self.match_id, stored)
-            return
         try:
             await self.store.cover_seats(self.match_id, changed)
         except StoreError as error:

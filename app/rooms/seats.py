@@ -74,8 +74,13 @@ class SeatInfo:
     def cover(self) -> str | None:
         """Whether a bot plays for this seat's person, as the store keeps it
         (`app.store.models.SEAT_COVERS`): ``"covered"``, ``"stand_in"``, ``"timed_out"`` (their
-        last turn's timer ran out: the next in a row covers the seat), None (none of these)."""
-        return self.cover_of(self.covered, self.stand_in, self.timeouts)
+        last turn's timer ran out: the next in a row covers the seat), None (none of these).
+        `cover_of` written out: the room reads every seat's cover after each move and intent."""
+        if self.covered:
+            return "covered"
+        if self.stand_in:
+            return "stand_in"
+        return "timed_out" if self.timeouts else None
 
     @staticmethod
     def cover_of(covered: bool, stand_in: bool, timeouts: int) -> str | None:
