@@ -1018,3 +1018,48 @@ def test_the_first_turn_says_who_opens_once(server: ServerProcess, browser: Any)
         watch.assert_clean()
     for context, _, _ in pages:
         context.close()
+
+
+_SHEET_RULE_JS = """async ([outcome, facts, pairs]) => {
+    const { roundEndPanel } = await import('/static/js/roundend.js');
+    const base = window.__domeng.room;
+    const room = {...base, ...facts, options: {...base.options, pairs}};
+    const view = {round: 3, match_over: false, outcome, log: [], standings: [],
+                  reveal: {hands: [["1-2"], ["2-3"], ["0-4"], ["3-5"]], rest: []}};
+    const dialog = roundEndPanel({view, room, seed: null, commitment: null, round: 3},
+                                 {onClose: () => {}, mySeat: null, nextStarted: false});
+    return dialog.querySelector('.score-sheet').closest('section').querySelector('p.hint').textContent;
+}"""
+
+
+def test_the_rule_under_the_round_end_sheet_is_the_pairs_own_at_a_pairs_table(
+    server: ServerProcess, browser: Any
+) -> None:
+    """The line under the round-end panel's score sheet says the rule the sheet follows: a
+    player's points open at 13 and make the goat at 101 (K8, K9); at a pairs table the pair's
+    (K10: "points, the 13 opening and the goat are per pair"), never "a player's" there. Every
+    language says the two apart."""
+    room = server.create_room(
+        variant="kozel", seats=4, options={"pairs": True}, bots=["greedy"] * 4, turn_timer_s=0
+    )
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/r/{room['code']}")
+    outcome = _fish([0, 12, 0, 12], [20, 0, 20, 0], [0, 12, 0, 12], [])
+    said: dict[str, dict[bool, str]] = {}
+    for lang in languages():
+        switch_language(page, lang)  # one page, drawn again in each language
+        said[lang] = {
+            pairs: page.evaluate(_SHEET_RULE_JS, [outcome, facts(4, pairs=pairs), pairs])
+            for pairs in (False, True)
+        }
+        assert said[lang][True] != said[lang][False], (lang, said[lang])
+        assert all("13" in text and "101" in text for text in said[lang].values()), (lang, said[lang])
+        assert page.evaluate("() => window.__i18nMissing") == [], lang
+    assert said["en"] == {
+        False: "Points are recorded once a player's pending points reach 13: they have opened. From then"
+        " on every point counts, and at 101 the player is the goat.",
+        True: "Points are recorded once a pair's pending points reach 13: the pair has opened. From then"
+        " on every point counts, and at 101 the pair is the goat (both partners).",
+    }
+    watch.assert_clean()
+    context.close()

@@ -187,7 +187,7 @@ function kozelBody(body, view, room, mySeat, snap) {
   body.append(summary);
   if (view.match_over) body.append(kozelStandings(view, room));
   body.append(
-    section("sheet.after", scoreSheet(room, o, mySeat), h("p", { class: "hint" }, tf("sheet.rule"))),
+    section("sheet.after", scoreSheet(room, o, mySeat), h("p", { class: "hint" }, tf(room.options?.pairs ? "sheet.rule_pairs" : "sheet.rule"))),
     kozelHands(view, room, mySeat),
     fairDeal(snap, mySeat),
   );
