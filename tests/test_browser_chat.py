@@ -1056,3 +1056,37 @@ def test_the_host_and_a_friend_talk_in_the_first_waiting_room(server: ServerProc
     finally:
         host_ctx.close()
         friend_ctx.close()
+
+
+def test_a_spectator_the_host_removed_is_offered_no_seat_in_the_waiting_room(
+    server: ServerProcess, browser: Any
+) -> None:
+    """A new user's report: a spectator the host removed before the start still saw the waiting
+    room's name box and a "Sit here" on every free or bot's seat, before and after a reload, and
+    each try was refused (``403 spectator_removed``: a removal holds for the room's matches,
+    docs/protocol.md). The page offers no seat then: it says why, with the way to the lobby."""
+    en = catalog_of("en")
+    room = server.create_room(bots=[None, None, "easy", "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    context, page, watch = open_page(browser, PHONE, "en-US")
+    try:
+        goto(page, f"{server.url}/r/{code}")
+        page.wait_for_selector(".sit[data-seat='0']")  # a spectator, who may sit down
+        tag = page.wait_for_function("() => window.__domeng.watcherTag").json_value()
+        reply = httpx.delete(
+            f"{server.url}/api/rooms/{code}/spectators/{tag}",
+            headers={"Authorization": f"Bearer {room['host_token']}"},
+            timeout=10,
+        )
+        assert reply.status_code == 200, reply.text
+        for reloaded in (False, True):
+            if reloaded:
+                page.reload()
+                page.wait_for_selector(".seat-list")
+            page.wait_for_selector(".banner:not([hidden])")
+            assert en["room.removed"] in page.text_content(".banner"), reloaded
+            page.wait_for_selector(".sit", state="detached")
+            assert page.locator("#player-name:visible").count() == 0, reloaded
+        watch.assert_clean()
+    finally:
+        context.close()

@@ -1072,7 +1072,10 @@ class WaitingView {
         h("div", { class: "share-row" }, h("input", { id: "share-url", class: "input", readonly: true, value: shareUrl(ctl.code), onfocus: (e) => e.target.select() }), copyLinkButton(ctl.code, "btn")),
       ),
     ];
-    if (!seated && !started && ctl.hasOpenSeat()) {
+    // a spectator the host removed takes no seat in this room, now or after Play again (the
+    // server refuses it: 403 spectator_removed): no name box, no "Sit here", the banner says why
+    const mayTake = !ctl.connection?.removed;
+    if (!seated && !started && mayTake && ctl.hasOpenSeat()) {
       parts.push(
         h(
           "div",
@@ -1086,11 +1089,11 @@ class WaitingView {
       );
     }
     if (again && !started) parts.push(this.againBox(room, seated));
-    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again }))));
-    if (!seated && ctl.hasOpenSeat()) parts.push(h("p", { class: "hint" }, t("join.watching")));
+    parts.push(h("ol", { class: "seat-list" }, room.seats.map((info) => this.seatRow(info, { seated, host, started, again, mayTake }))));
+    if (!seated && mayTake && ctl.hasOpenSeat()) parts.push(h("p", { class: "hint" }, t("join.watching")));
     // every seat a person's before the start: said, so nobody looks for a seat that is not there
     // (from the lobby's list the room's notice says it: `updateNotice`)
-    else if (!seated && !started && !host && !ctl.fromList) parts.push(h("p", { class: "hint waiting-full", role: "status" }, t("waiting.full")));
+    else if (!seated && !started && !host && !ctl.fromList && mayTake) parts.push(h("p", { class: "hint waiting-full", role: "status" }, t("waiting.full")));
     if ((host || ctl.isDeputy) && !started) {
       parts.push(
         h(
@@ -1238,7 +1241,7 @@ class WaitingView {
     return h("p", { class: "hint match-terms", dataset: { timer: String(room.turn_timer_s ?? 0), hints: String(!!room.hints) } }, timer, " ", hints);
   }
 
-  seatRow(info, { seated, host, started, again }) {
+  seatRow(info, { seated, host, started, again, mayTake }) {
     const ctl = this.ctl;
     const seat = info.seat;
     const mine = seat === ctl.seat;
@@ -1254,7 +1257,7 @@ class WaitingView {
     const actions = [];
     const open = info.kind === "empty" || (info.kind === "bot" && !started);
     const partner = partnerOf(ctl.room, seat);
-    if (!seated && open && !started) {
+    if (!seated && open && !started && mayTake) {
       actions.push(
         h(
           "button",
