@@ -98,7 +98,9 @@ class TcpProxy:
     (the server unreachable: connection refused), `mend` listens again on the same port. The server
     itself, which others share, is never touched. `stall` stops every byte both ways while the
     connections stay open and new ones are taken (a network partition: no reset, no answer);
-    `flow` lets the held bytes go on."""
+    `flow` lets the held bytes go on. `strand` closes the clients' side of every connection and
+    keeps the server's open (a reset by the network that never reached the server: it keeps the
+    session)."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
@@ -106,6 +108,8 @@ class TcpProxy:
         self._parts = parts
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._upstream: set[asyncio.StreamWriter] = set()  # the server's side of each connection
+        self._kept: set[asyncio.StreamWriter] = set()  # the server's side of a stranded connection
         self._flowing = asyncio.Event()
         self._flowing.set()
         self.port = 0
@@ -129,6 +133,7 @@ class TcpProxy:
         for writer in list(self._writers):
             writer.close()
         self._writers.clear()
+        self._kept.clear()
         if server is not None:
             await server.wait_closed()
 
@@ -144,6 +149,15 @@ class TcpProxy:
         """What was held, and everything after it, passes again."""
         self._flowing.set()
 
+    async def strand(self) -> None:
+        """Close the clients' side of every connection now, keeping the server's side open (until
+        `cut`)."""
+        for writer in list(self._writers):
+            if writer in self._upstream:
+                self._kept.add(writer)
+            else:
+                writer.close()
+
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self._target)
@@ -151,6 +165,7 @@ class TcpProxy:
             writer.close()
             return
         self._writers |= {writer, up_writer}
+        self._upstream.add(up_writer)
 
         async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError, asyncio.CancelledError):
@@ -158,10 +173,13 @@ class TcpProxy:
                     await self._flowing.wait()
                     sink.write(data)
                     await sink.drain()
-            sink.close()
+            if sink not in self._kept:
+                sink.close()
 
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         self._writers -= {writer, up_writer}
+        self._upstream.discard(up_writer)
+        self._kept.discard(up_writer)
 
 
 _PORTS = {"redis": 6379, "postgresql": 5432}
@@ -204,6 +222,10 @@ class ThreadedProxy:
     def flow(self) -> None:
         """`TcpProxy.flow`."""
         self._call(self._proxy.flow())
+
+    def strand(self) -> None:
+        """`TcpProxy.strand`."""
+        self._call(self._proxy.strand())
 
     def __enter__(self) -> ThreadedProxy:
         return self

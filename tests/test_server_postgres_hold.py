@@ -27,7 +27,7 @@ from app.store import upgrade_database
 from app.store.db import make_engine
 from app.store.pghold import HOLD_TAG
 from tests.adminkit import scratch_postgres
-from tests.clusterkit import key_prefix, need_postgres, need_redis
+from tests.clusterkit import ThreadedProxy, key_prefix, need_postgres, need_redis
 from tests.serverkit import Client, ServerProcess
 
 _END_HOLDS = text(
@@ -207,3 +207,22 @@ def test_a_server_whose_lost_hold_another_took_stops_serving_with_every_acknowle
             back.close()
         finally:
             second.stop()
+
+
+def test_a_hold_whose_session_outlives_its_connection_is_taken_again(tmp_path: Path) -> None:
+    """A reset that closes the hold's connection on the server's side only (a middlebox, a NAT
+    that forgot it) leaves PostgreSQL keeping its session, and the lock, until its TCP keepalive
+    gives up (hours). The server ends that session of its own and takes the lock again; before, it
+    was refused by its own session, named itself as "another Domeng server", never tried again,
+    and once PostgreSQL let the session go a second server without Redis started beside it."""
+    need_postgres()
+    with scratch_postgres("hold") as url, ThreadedProxy(url) as proxy:
+        first = ServerProcess(tmp_path / "a", database_url=proxy.url).start()
+        try:
+            proxy.strand()
+            _wait_logged(first, "database_hold_lost")
+            _wait_logged(first, "database_hold_taken_again")
+            assert '"database_hold_taken"' not in first.log()
+            assert "without Redis" in _refused(ServerProcess(tmp_path / "b", database_url=url))
+        finally:
+            first.stop()

@@ -17,16 +17,18 @@ tests do: each test that runs servers without Redis has a database of its own).
 The lock lives on a connection of its own, opened in a thread of its own with its own event loop,
 so it does not depend on the server's loop or pool; PostgreSQL lets go of it when that connection
 ends, however the process ends (a ``kill -9`` closes its socket). A connection lost while the
-server runs (PostgreSQL restarted, the network cut) is opened again and the lock taken again; if
+server runs (PostgreSQL restarted, the network cut) is opened again and the lock taken again, its
+old session ended first if PostgreSQL still keeps it (a reset that never reached PostgreSQL); if
 another process took it meanwhile, two processes would host the same rooms apart, so this one must
 stop serving: the hold logs ``database_hold_taken`` as an error and calls its ``on_taken`` callback
-(``domeng serve`` ends the process at once, status 1: `app.cli`). A refusal that names only this
-process's own lost session (still held by PostgreSQL until it sees the old connection gone) is
-waited out rather than taken for another process. From the moment the connection is seen lost
-(asyncpg's termination listener: at once when PostgreSQL ends the session) until the lock is held
-again, ``held`` is False, and the store of a server without Redis commits nothing meanwhile
-(`app.store.writer.Writer` ``holding``): a write then is refused as if the database were
-unreachable, never stored beside another process's.
+(``domeng serve`` ends the process at once, status 1: `app.cli`; a hold without one tries again
+every second until that process lets go). A refusal that names only this process's own lost
+session (still held by PostgreSQL until it sees the old connection gone) is waited out rather than
+taken for another process. From the moment the connection is seen lost (asyncpg's termination
+listener: at once when PostgreSQL ends the session) until the lock is held again, ``held`` is False,
+and the store of a server without Redis commits nothing meanwhile (`app.store.writer.Writer`
+``holding``): a write then is refused as if the database were unreachable, never stored beside
+another process's.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any, Final
 
 import structlog
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.store.db import make_engine
@@ -65,6 +68,10 @@ _HOLDERS: Final = text(
     "WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() "
     "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
     "AND l.classid::bigint = :high AND l.objid::bigint = :low AND l.objsubid = 1"
+)
+_END_GHOST: Final = text(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+    "WHERE pid = :pid AND application_name = :name AND pid <> pg_backend_pid()"
 )
 _CHECK_S: Final = 1.0
 """How often a held lock's connection is looked at, and a lost one opened again (seconds)."""
@@ -135,6 +142,8 @@ class PostgresHold:
         self._keeper: Future[None] | None = None
         self._wake = asyncio.Event()
         """Set (in the hold's loop) when the lock's connection ends: the keeper looks at once."""
+        self._backend: int | None = None
+        """The PostgreSQL backend pid of the session holding the lock (the last one that did)."""
 
     def take(self) -> None:
         """Take the hold (blocking). Raises `DatabaseServedError` when other processes hold it in a
@@ -159,7 +168,12 @@ class PostgresHold:
         if not self._thread.is_alive():
             self._loop.close()
 
-    async def _take(self) -> None:
+    async def _take(self, ghost: int | None = None, grace_s: float | None = None) -> None:
+        """Open the hold's connection and take the lock on it, waiting up to ``grace_s`` (else
+        `grace_s`) for a holder that has just gone. ``ghost``: the PostgreSQL backend pid of this
+        process's own lost hold, ended if it still holds the lock (its session outlived the
+        connection's end on this side: a reset by the network that never reached PostgreSQL, which
+        keeps it, and the lock, until its TCP keepalive gives up, by default after hours)."""
         if self._engine is None:
             self._engine = make_engine(
                 self.url,
@@ -174,12 +188,18 @@ class PostgresHold:
             database, schema, oid = (await connection.execute(_WHERE)).one()
             self._key = (str(database), str(schema), int(oid))
             key = (HOLD_TAG << 32) | int(oid)
-            take = "pg_try_advisory_lock_shared" if self.shared else "pg_try_advisory_lock"
-            deadline = time.monotonic() + self.grace_s
-            while not (await connection.execute(text(f"SELECT {take}(:key)"), {"key": key})).scalar():
+            lock = "pg_try_advisory_lock_shared" if self.shared else "pg_try_advisory_lock"
+            take = text(f"SELECT {lock}(:key)")
+            deadline = time.monotonic() + (self.grace_s if grace_s is None else grace_s)
+            while not (await connection.execute(take, {"key": key})).scalar():
+                if ghost is not None:  # this process's own lost session, not another server's
+                    with contextlib.suppress(DBAPIError):  # not allowed: refused as by another
+                        await connection.execute(_END_GHOST, {"pid": ghost, "name": self.name})
+                    ghost = None
                 if time.monotonic() >= deadline:
                     raise await self._refusal(connection, int(oid))
                 await asyncio.sleep(0.1)
+            self._backend = int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
         except BaseException:
             await _drop(connection)
             raise
@@ -213,7 +233,11 @@ class PostgresHold:
 
     async def _keep(self) -> None:
         """Watch the held lock's connection; when it is lost, open it again and take the lock again
-        (module docstring)."""
+        (module docstring). This process's own lost session, should PostgreSQL still keep it, is
+        ended first; a lock another process took meanwhile is logged once and handed to
+        ``on_taken`` (``domeng serve`` ends the process); a hold without one tries again every
+        `_CHECK_S` until that process has let go of it."""
+        taken = False  # another process holds the lock in a way this one cannot share: said once
         while True:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_CHECK_S):
@@ -232,19 +256,23 @@ class PostgresHold:
                 if connection is not None:
                     await _drop(connection)
             try:
-                await self._take()
+                await self._take(ghost=self._backend, grace_s=0.0 if taken else None)
             except DatabaseServedError as error:
                 if error.holders and set(error.holders) == {self.name}:
                     # only our own lost session, which PostgreSQL has not ended yet: wait it out
                     _log.debug("database_hold_retry", error="own_session")
                     continue
-                _log.error("database_hold_taken", message=str(error))
+                if not taken:
+                    taken = True
+                    _log.error("database_hold_taken", message=str(error))
                 if self.on_taken is not None:
                     self.on_taken(error)
-                return
+                    return
+                continue
             except Exception as error:  # still unreachable: try again in a moment
                 _log.debug("database_hold_retry", error=type(error).__name__)
                 continue
+            taken = False
             _log.info("database_hold_taken_again")
 
     async def _close(self) -> None:
