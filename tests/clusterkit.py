@@ -100,7 +100,9 @@ class TcpProxy:
     connections stay open and new ones are taken (a network partition: no reset, no answer);
     `flow` lets the held bytes go on. `strand` closes the clients' side of every connection and
     keeps the server's open (a reset by the network that never reached the server: it keeps the
-    session)."""
+    session). `forget` lets new connections through again while every connection held by `stall`
+    stays held until `cut` (the network back, the paths those connections took gone with it: a
+    phone's new address, a NAT that forgot them)."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
@@ -112,6 +114,7 @@ class TcpProxy:
         self._kept: set[asyncio.StreamWriter] = set()  # the server's side of a stranded connection
         self._flowing = asyncio.Event()
         self._flowing.set()
+        self._gates: set[asyncio.Event] = set()  # each connection's own: set while its bytes pass
         self.port = 0
 
     @property
@@ -134,6 +137,8 @@ class TcpProxy:
             writer.close()
         self._writers.clear()
         self._kept.clear()
+        for gate in self._gates:  # what was held goes with its connection
+            gate.set()
         if server is not None:
             await server.wait_closed()
 
@@ -144,9 +149,17 @@ class TcpProxy:
     async def stall(self) -> None:
         """From now on nothing passes either way, and nothing is closed."""
         self._flowing.clear()
+        for gate in self._gates:
+            gate.clear()
 
     async def flow(self) -> None:
         """What was held, and everything after it, passes again."""
+        self._flowing.set()
+        for gate in self._gates:
+            gate.set()
+
+    async def forget(self) -> None:
+        """New connections pass again; those opened before stay held, until `cut`."""
         self._flowing.set()
 
     async def strand(self) -> None:
@@ -166,13 +179,19 @@ class TcpProxy:
             return
         self._writers |= {writer, up_writer}
         self._upstream.add(up_writer)
+        gate = asyncio.Event()
+        if self._flowing.is_set():
+            gate.set()
+        self._gates.add(gate)
 
         async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 while data := await source.read(65536):
-                    await self._flowing.wait()
+                    await gate.wait()
                     sink.write(data)
                     await sink.drain()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gate.wait()  # a close is held like any byte (and lost with them, `forget`)
             if sink not in self._kept:
                 sink.close()
 
@@ -180,6 +199,7 @@ class TcpProxy:
         self._writers -= {writer, up_writer}
         self._upstream.discard(up_writer)
         self._kept.discard(up_writer)
+        self._gates.discard(gate)
 
 
 _PORTS = {"redis": 6379, "postgresql": 5432}
@@ -222,6 +242,10 @@ class ThreadedProxy:
     def flow(self) -> None:
         """`TcpProxy.flow`."""
         self._call(self._proxy.flow())
+
+    def forget(self) -> None:
+        """`TcpProxy.forget`."""
+        self._call(self._proxy.forget())
 
     def strand(self) -> None:
         """`TcpProxy.strand`."""

@@ -237,3 +237,48 @@ def test_a_move_lost_in_a_server_restart_is_sent_again_after_the_whole_state(
     finally:
         context.close()
         server.stop()
+
+
+PING_EVERY_MS = 10_000
+WELCOME_MS = 45_000
+"""static/js/connection.js: a ping every 10 s; a socket not welcomed within 45 s of its opening is
+given up."""
+
+
+def test_a_socket_opened_into_a_dead_network_path_is_given_up_and_opened_again(
+    tmp_path: Path, browser: Any
+) -> None:
+    """A phone whose network flaps: the socket goes silent, the heartbeat gives it up, and the new
+    socket's handshake goes out on a path that dies with the outage (the phone's address changed,
+    a NAT forgot it): nothing ever reaches the page on it again, not even nginx closing it. The
+    network back, the page gives that handshake up after `WELCOME_MS` and opens another, which is
+    welcomed. Before, the heartbeat looked only at welcomed sockets: the page said "reconnecting"
+    until the browser's own handshake timeout (240 s in Chromium), or TCP's retries for a hello
+    sent, however long the network had been back."""
+    server = ServerProcess(tmp_path / "flapping", env=NO_COVER).start()
+    context, page, watch = open_page(browser, DESKTOP)
+    with ThreadedProxy(server.url) as proxy:
+        try:
+            _ana_through(proxy, server, page)
+            welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
+            hold_clock(page)
+            proxy.stall()
+            page.clock.fast_forward(PING_EVERY_MS + 1_000)  # a ping goes out, and nothing answers it
+            page.clock.fast_forward(UNANSWERED_MS + 1_000)  # given up
+            page.wait_for_selector(".banner[data-kind='reconnecting']")
+            page.clock.fast_forward(1_000)  # the first retry's backoff: a new socket, held
+            page.wait_for_function("() => window.__domeng.socket.ws?.readyState === WebSocket.CONNECTING")
+            proxy.forget()  # the network is back; the handshake held stays lost
+            page.clock.fast_forward(WELCOME_MS + 1_000)
+            page.clock.resume()
+            page.wait_for_function(
+                f"() => window.__domeng.socket.online && window.__domeng.socket.welcomes > {welcomes}",
+                timeout=30_000,
+            )
+            page.wait_for_selector(".banner", state="hidden")
+            page.wait_for_selector(PLAYABLE)  # and her turn is there again
+            watch.errors[:] = [e for e in watch.errors if "WebSocket connection to" not in e]
+            watch.assert_clean()
+        finally:
+            context.close()
+            server.stop()

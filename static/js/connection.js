@@ -25,6 +25,12 @@ const TROUBLE_MS = 4000;
 const MOVE_TROUBLE_MS = 2000;
 const MOVE_UNANSWERED_MS = 5000;
 const TICK_MS = 1000; // how often the heartbeat looks (it sends a ping only every `PING_EVERY_MS`)
+// A socket not welcomed this long after it was opened is given up and opened again: its handshake
+// or its hello went out on a network path that died under it (a phone's network changing, a NAT
+// forgetting it), where nothing closes and the browser would wait minutes (Chromium gives an
+// opening handshake 240 s; a hello sent waits on TCP's own retries). Longer than nginx may take to
+// pass a handshake on from a hung process to the next (deploy/nginx.conf: 15 s each, 30 s in all).
+const WELCOME_MS = 45000;
 
 /** The name this browser gives itself in the chat while it watches ("": none). */
 export const spectatorName = () => localStorage.getItem(NAME_KEY) || "";
@@ -135,6 +141,7 @@ export class RoomSocket {
     this.unanswered = false;
     this.lastPing = 0;
     this.urgent = false;
+    this.opened = Date.now(); // when this socket was opened: welcomed within `WELCOME_MS`, or dropped
     ws.onopen = () => {
       const hello = { type: "hello", protocol: 1, token: this.token };
       // Resync by version (docs/protocol.md): the server answers with only what this client missed
@@ -164,10 +171,19 @@ export class RoomSocket {
    * network or a stalled server (one stopped, say: its room moves to another process meanwhile):
    * the socket is dropped at once, without waiting for a closing handshake that may never end, and
    * the page reconnects. Counted from the ping, not from the last message, so a hidden tab whose
-   * timers the browser slows down is not taken for silent. */
+   * timers the browser slows down is not taken for silent. A socket not welcomed within
+   * ``WELCOME_MS`` of its opening (no ping before the welcome) is dropped the same way. */
   heartbeat() {
-    if (!this.online) return;
     const now = Date.now();
+    if (!this.online) {
+      if (this.ws && !this.welcomed && now - this.opened > WELCOME_MS) {
+        // closed now even while it connects (the browser logs that): a browser opens one socket
+        // to a server at a time (RFC 6455, 4.1), and the next would wait behind this one
+        drop(this.ws, 4000, "silent", true);
+        this.closed({ code: 4000, reason: "silent" });
+      }
+      return;
+    }
     const waiting = this.unanswered;
     const [troubleMs, unansweredMs] = this.urgent ? [MOVE_TROUBLE_MS, MOVE_UNANSWERED_MS] : [TROUBLE_MS, UNANSWERED_MS];
     if (waiting && now - this.pingSent > unansweredMs) {
@@ -295,12 +311,13 @@ export class RoomSocket {
 
 /**
  * Let go of a socket without hearing from it again: closed now, or, while it is still connecting,
- * as soon as it opens (closing a connecting socket makes the browser log an error).
+ * as soon as it opens (closing a connecting socket makes the browser log an error), unless ``now``
+ * (a handshake that will never end: the next socket would wait behind it).
  */
-function drop(ws, code = 1000, reason = "") {
+function drop(ws, code = 1000, reason = "", now = false) {
   ws.onclose = null;
   ws.onmessage = null;
   ws.onerror = null;
-  if (ws.readyState === WebSocket.CONNECTING) ws.onopen = () => ws.close(code, reason);
+  if (ws.readyState === WebSocket.CONNECTING && !now) ws.onopen = () => ws.close(code, reason);
   else ws.close(code, reason);
 }
