@@ -124,7 +124,9 @@ export class RoomSocket {
     if (this.stopped || this.online) return;
     clearTimeout(this.retryTimer);
     if (this.ws) {
-      drop(this.ws);
+      // closed now even while it connects: it may have gone out on the network just left, and the
+      // next socket would wait behind it (`drop`)
+      drop(this.ws, 1000, "", true);
       this.ws = null;
     }
     this.open();
@@ -177,8 +179,7 @@ export class RoomSocket {
     const now = Date.now();
     if (!this.online) {
       if (this.ws && !this.welcomed && now - this.opened > WELCOME_MS) {
-        // closed now even while it connects (the browser logs that): a browser opens one socket
-        // to a server at a time (RFC 6455, 4.1), and the next would wait behind this one
+        // closed now even while it connects (`drop`)
         drop(this.ws, 4000, "silent", true);
         this.closed({ code: 4000, reason: "silent" });
       }
@@ -311,8 +312,9 @@ export class RoomSocket {
 
 /**
  * Let go of a socket without hearing from it again: closed now, or, while it is still connecting,
- * as soon as it opens (closing a connecting socket makes the browser log an error), unless ``now``
- * (a handshake that will never end: the next socket would wait behind it).
+ * as soon as it opens (closing a connecting socket makes the browser log an error), unless ``now``:
+ * a handshake that may never end, behind which the next socket would wait (a browser opens one
+ * socket to a server at a time, RFC 6455 4.1).
  */
 function drop(ws, code = 1000, reason = "", now = false) {
   ws.onclose = null;
