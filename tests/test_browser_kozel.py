@@ -87,6 +87,33 @@ def test_lobby_offers_kozel_with_its_options(server: ServerProcess, browser: Any
     context.close()
 
 
+def test_lobby_keeps_the_pairs_tick_through_fewer_players(server: ServerProcess, browser: Any) -> None:
+    """Pairs need 4 players (K10): 3 players turn the box off and leave it unticked, and going back to
+    4 brings back the player's tick (it was lost silently before); the table made is in pairs."""
+    context, page, watch = open_page(browser, PHONE)
+    goto(page, f"{server.url}/")
+    page.select_option("#variant", "kozel")
+    page.check("#pairs")
+    page.select_option("#kozel-seats", "3")
+    assert page.is_disabled("#pairs") and not page.is_checked("#pairs")
+    page.select_option("#kozel-seats", "4")
+    assert page.is_enabled("#pairs") and page.is_checked("#pairs")
+    # the same through another game and back
+    page.select_option("#variant", "domeng")
+    page.select_option("#variant", "kozel")
+    assert page.is_checked("#pairs")
+    for seat, choice in enumerate(["person", "easy", "easy", "easy"]):
+        page.select_option(f"#seat-{seat}", choice)
+    page.fill("#turn-timer", "0")
+    page.click("#create-room")
+    page.wait_for_url("**/r/**")
+    page.wait_for_selector(".seat-list")
+    code = str(page.url.rstrip("/").rsplit("/", 1)[1])
+    assert server.room(code)["options"] == {"two_lempas": True, "pairs": True}
+    watch.assert_clean()
+    context.close()
+
+
 def _truth(spectator: Client, round_no: int) -> dict[str, Any]:
     """The server's view of the end of round ``round_no``, from a spectator socket."""
 

@@ -26,14 +26,16 @@ export function timerSeconds(raw) {
 }
 
 /** What the lobby's form on the page (in ``root``) holds, by its fields' ids: their values (a
- * checkbox: whether it is checked), whether the timer was typed in and is refused; null without one. */
+ * checkbox: whether it is checked), whether the timer was typed in and is refused, whether the
+ * player ticked pairs (kept while fewer than 4 players turn the box off); null without one. */
 function formNow(root) {
   const form = root.querySelector(".lobby-form");
   if (!form) return null;
   const fields = {};
   for (const el of form.querySelectorAll("input[id], select[id]")) fields[el.id] = el.type === "checkbox" ? el.checked : el.value;
   const timer = form.querySelector("#turn-timer");
-  return { fields, typed: timer?.dataset.typed === "1", timerRefused: !form.querySelector("#turn-timer-error")?.hidden };
+  const pairsWanted = form.querySelector("#pairs")?.dataset.wanted === "1";
+  return { fields, typed: timer?.dataset.typed === "1", timerRefused: !form.querySelector("#turn-timer-error")?.hidden, pairsWanted };
 }
 
 /** The lobby: the new table's form (drawn again in another language, it keeps what was set and
@@ -110,12 +112,18 @@ export function lobbyPage(root) {
     h("div", { class: "field check-field" }, h("label", { class: "check" }, twoLempas, h("span", {}, tf("lobby.two_lempas"))), h("p", { class: "hint" }, tf("lobby.two_lempas_hint"))),
     h("div", { class: "field check-field" }, h("label", { class: "check" }, pairs, h("span", {}, t("lobby.pairs"))), h("p", { class: "hint" }, t("lobby.pairs_hint"))),
   );
+  // pairs need 4 players (K10): the box is off while there are fewer, and the player's tick comes
+  // back with the fourth seat (a table of 3 never sends it)
+  const wantPairs = (wanted) => {
+    pairs.dataset.wanted = wanted ? "1" : "0";
+  };
+  pairs.addEventListener("change", () => wantPairs(pairs.checked));
   const sync = () => {
     const kozel = variant.value === "kozel";
     domengFields.hidden = kozel;
     kozelFields.hidden = !kozel;
     pairs.disabled = !kozel || players.value !== "4";
-    if (pairs.disabled) pairs.checked = false;
+    pairs.checked = !pairs.disabled && pairs.dataset.wanted === "1";
     if (seats.length !== seatCount()) drawSeats();
   };
   variant.addEventListener("change", sync);
@@ -185,8 +193,9 @@ export function lobbyPage(root) {
     };
     setField(variant);
     setField(players);
+    wantPairs(before.pairsWanted);
     sync();
-    for (const el of [target, twoLempas, pairs, hints, timer, ...seats]) setField(el);
+    for (const el of [target, twoLempas, hints, timer, ...seats]) setField(el);
     if (before.typed) timer.dataset.typed = "1";
     if (before.timerRefused) checkTimer();
   }
