@@ -671,10 +671,16 @@ def test_host_replaces_an_absent_player_with_a_bot(server: ServerProcess) -> Non
     # its own code, not a window's that took the seat (4001, "Play here"): the page says why
     assert closed.value.rcvd is not None
     assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4007, "the host gave this seat to a bot")
-    # the old token no longer opens the seat
+    # the old token no longer opens the seat, and opened later (its person away when it happened)
+    # it is told why, as the socket open then was (4007), not refused as a token never known (4004)
     again = Client(server, code, token)
     with pytest.raises(ConnectionClosed) as refused:
         again.recv(timeout=5)
+    assert refused.value.rcvd is not None
+    assert (refused.value.rcvd.code, refused.value.rcvd.reason) == (4007, "the host gave this seat to a bot")
+    unknown = Client(server, code, "forged-token-forged-token")
+    with pytest.raises(ConnectionClosed) as refused:
+        unknown.recv(timeout=5)
     assert refused.value.rcvd is not None and refused.value.rcvd.code == 4004
 
 

@@ -286,7 +286,8 @@ async def join_room(
     """Admit ``conn`` to room ``code`` on this process with its ``hello``, from client ``address``
     (`app.addresses.counted_address`; None: not known): `app.rooms.room.Room.connect`; the room.
     Raises `ProtocolError`: 1013 when the room is (now) hosted by another process or cannot be
-    reached, 4003 when there is no such room, 4004 for a bad token, 4001 for a ``resume`` of a
+    reached, 4003 when there is no such room, 4004 for a bad token, 4007 for the token of a seat
+    the host gave to a bot (its person away then), 4001 for a ``resume`` of a
     seat another connection said hello for since and still holds, 4006 for a spectator the host
     removed (`app.rooms.chat.refuse_removed`), 4008 for a spectator past the room's
     ``DOMENG_MAX_SPECTATORS`` (``spectators_full``), 1008 for the room's other refusals."""
@@ -307,6 +308,8 @@ async def join_room(
                 raise ProtocolError(*close_for("replaced")) from None
             if error.code == "spectator_removed":  # the host removed this spectator from the room
                 raise ProtocolError(*close_for("spectator_removed")) from None
+            if error.code == "seat_to_bot":  # a token whose seat the host gave to a bot meanwhile
+                raise ProtocolError(*close_for("seat_to_bot")) from None
             if error.code == "spectators_full":  # its own code: the page says why it waits
                 raise ProtocolError(CLOSE_FULL, error.message) from None
             if error.code != "room_reloading":

@@ -149,7 +149,16 @@ class RoomMaker:
         match = row.match
         rules = make_rules(match.variant, match.options, match.seat_count)
         seats = [
-            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, s.ready, replaced=s.replaced)  # type: ignore[arg-type]
+            SeatInfo(
+                s.seat,
+                s.kind,  # type: ignore[arg-type]
+                s.name,
+                s.bot_level,
+                s.token_hash,
+                s.ready,
+                replaced=s.replaced,
+                former_token_hash=s.former_token_hash,
+            )
             for s in match.seats
         ]
         room = self.room(

@@ -15,7 +15,7 @@ from app.rooms import frames
 from app.rooms.errors import RoomError
 from app.rooms.intents import GraceExpired, HostAway, Intent
 from app.rooms.ports import Clock, CloseReason, Outbox, Timer
-from app.rooms.seats import hash_token, seat_of_token
+from app.rooms.seats import given_to_bot, hash_token, seat_of_token
 from app.rooms.watchers import client_hash, watcher_of
 
 if TYPE_CHECKING:
@@ -109,7 +109,11 @@ class Presence:
         Raises `RoomError` ``spectators_full`` for a spectator past ``config.max_spectators`` (the
         host's sockets neither count nor are refused: spectators filling the room never lock the
         host out of removing them), and
-        ``replaced`` for a reconnect that would take the seat from a later connection."""
+        ``replaced`` for a reconnect that would take the seat from a later connection,
+        ``seat_to_bot`` for the token of a person whose seat the host gave to a bot
+        (`app.rooms.seats.given_to_bot`), ``bad_token`` for any other token that holds no seat."""
+        if token is not None and given_to_bot(self.seats, token):  # its person was away then
+            raise RoomError("seat_to_bot", "the host gave this seat to a bot", 403)
         seat = None if token is None else seat_of_token(self.seats, token)
         if seat is not None and resume is not None and self.held_since(seat, resume):
             _log.info("resume_refused", room=self.code, seat=seat)

@@ -23,6 +23,7 @@ __all__ = [
     "check_claim",
     "check_leave",
     "check_resize",
+    "given_to_bot",
     "hash_token",
     "seat_at",
     "seat_named",
@@ -55,7 +56,9 @@ class SeatInfo:
     or Play again). ``replaced`` is stored: the level of the bot a person took this seat from
     before a start (the host's choice at the room's creation, or a bot set there since), which
     comes back when they leave it, in this match or a later one of Play again, after a restart or
-    a handoff too (`check_leave`).
+    a handoff too (`check_leave`). ``former_token_hash`` is stored: the token hash of the person
+    whose seat the host gave to a bot (`check_bot_swap`), so that their token, opened later, is
+    told so (`given_to_bot`) rather than refused as one the room never knew.
     """
 
     seat: int
@@ -69,6 +72,7 @@ class SeatInfo:
     timeouts: int = 0
     connections: int = 0
     replaced: str | None = None
+    former_token_hash: str | None = None
 
     @property
     def cover(self) -> str | None:
@@ -124,6 +128,7 @@ class SeatInfo:
             seat=self.seat,
             ready=self.ready,
             replaced=self.replaced,
+            former_token_hash=self.former_token_hash,
         )
 
     def become(self, spec: SeatSpec) -> None:
@@ -133,6 +138,8 @@ class SeatInfo:
         self.kind = spec.kind  # type: ignore[assignment]
         self.name, self.bot_level, self.token_hash = spec.name, spec.bot_level, spec.token_hash
         self.ready = spec.ready
+        if spec.former_token_hash is not None:
+            self.former_token_hash = spec.former_token_hash
         self.release()
 
     def release(self) -> None:
@@ -163,6 +170,17 @@ def seat_of_token(seats: Iterable[TokenHolder], token: str) -> int:
         if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):
             return seat.seat
     raise RoomError("bad_token", "this token holds no seat in this room", 403)
+
+
+def given_to_bot(seats: Iterable[SeatInfo], token: str) -> bool:
+    """Whether ``token`` held a seat of this match that the host gave to a bot
+    (`SeatInfo.former_token_hash`): its hello is told so (``seat_to_bot``, close 4007), as the
+    socket open at the time was, not refused as a token the room never knew (4004)."""
+    digest = hash_token(token)
+    return any(
+        seat.former_token_hash is not None and hmac.compare_digest(seat.former_token_hash, digest)
+        for seat in seats
+    )
 
 
 def seat_at(seats: list[SeatInfo], seat: int) -> SeatInfo:
@@ -224,16 +242,19 @@ def check_leave(seats: list[SeatInfo], seat: int, status: str) -> SeatSpec:
 
 
 def check_bot_swap(seats: list[SeatInfo], seat: int, level: str | None, status: str) -> SeatSpec:
-    """What ``seat`` becomes as a bot of ``level`` (None: empty, only before the start).
-    Raises `RoomError` (``no_such_seat``, ``unknown_bot``, ``already_started``)."""
-    seat_at(seats, seat)
+    """What ``seat`` becomes as a bot of ``level`` (None: empty, only before the start); a
+    person's seat keeps their token hash as ``former_token_hash``. Raises `RoomError`
+    (``no_such_seat``, ``unknown_bot``, ``already_started``)."""
+    info = seat_at(seats, seat)
     if level is not None and level not in BOTS:
         raise RoomError("unknown_bot", f"unknown bot level {level!r}", 422)
     if level is None and status != "waiting":
         raise RoomError("already_started", "seats cannot be emptied once the match started")
     if level is None:
         return SeatSpec(kind="empty", seat=seat)
-    return SeatSpec(kind="bot", bot_level=level, seat=seat)
+    # a person's token: told later that the host gave their seat to a bot (`given_to_bot`)
+    former = info.token_hash if info.kind == "human" else None
+    return SeatSpec(kind="bot", bot_level=level, seat=seat, former_token_hash=former)
 
 
 def check_resize(seats: list[SeatInfo], count: int) -> None:

@@ -22,7 +22,8 @@ adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds 
 (signed-in admins by a keyed hash of their session, `AdminSessionRow`); 0021 adds
 ``matches.unattended_rounds`` (rounds dealt in a row with no person at the table); 0022 adds
 ``seats.former`` (the person whose seat the host gave to a bot during the match); 0023 adds
-``matches.creator_site`` (the /48 of the room's IPv6 creator, as a keyed hash).
+``matches.creator_site`` (the /48 of the room's IPv6 creator, as a keyed hash); 0024 adds
+``seats.former_token_hash`` (the token of the person whose seat the host gave to a bot).
 """
 
 from __future__ import annotations
@@ -264,6 +265,10 @@ class Seat(Base):
     former: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
     """The name of the person whose seat the host gave to a bot during the match: they made the
     seat's moves until then (NULL: none was; migration 0022)."""
+    former_token_hash: Mapped[str | None] = mapped_column(String(128))
+    """The token hash of the person whose seat the host gave to a bot (before the start or during
+    the match): their token, opened later, is told so (close 4007), not refused as unknown
+    (NULL: none was; migration 0024)."""
     cover: Mapped[str | None] = mapped_column(String(10))
     """Whether a bot plays for the seat's person (`SEAT_COVERS`; NULL: they play), kept so that a
     room loaded again goes on as it was; cleared whenever the seat is rewritten (migration 0014;

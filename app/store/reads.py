@@ -369,6 +369,7 @@ def _seat_row(s: Seat) -> SeatRow:
         s.cover,
         s.replaced,
         s.former,
+        s.former_token_hash,
     )
 
 

@@ -413,6 +413,8 @@ def _write_seat(connection: Connection, match_id: int, seat: int, spec: SeatSpec
     if spec.kind == "bot":  # a person's seat given to a bot once the match started: keep who they were
         started = select(Match.status).where(Match.id == match_id).scalar_subquery() != "waiting"
         values["former"] = case((and_(Seat.kind == "human", started), Seat.name), else_=Seat.former)
+    if spec.former_token_hash is not None:  # the host gave a person's seat to a bot
+        values["former_token_hash"] = spec.former_token_hash
     changed = connection.execute(
         update(Seat).where(Seat.match_id == match_id, Seat.seat == seat).values(values)
     )

@@ -37,8 +37,9 @@ class SeatSpec:
     """A seat as `Store.create_match` stores it: ``kind`` is ``empty``, ``human`` (``name`` and
     ``token_hash``) or ``bot`` (``bot_level``, optional ``name``). ``seat``, when given, must be
     the seat's index in the list; ``ready``: its person said they play this match (Play again);
-    ``replaced``: the level of the bot a person's seat was taken from (None: it was empty).
-    Raises ValueError for an unknown kind or a bot without level."""
+    ``replaced``: the level of the bot a person's seat was taken from (None: it was empty);
+    ``former_token_hash``: the token hash of the person the host gave this seat to a bot from
+    (None: the stored one stays). Raises ValueError for an unknown kind or a bot without level."""
 
     kind: str = "empty"
     name: str | None = None
@@ -47,6 +48,7 @@ class SeatSpec:
     seat: int | None = None
     ready: bool = False
     replaced: str | None = None
+    former_token_hash: str | None = None
 
     def __post_init__(self) -> None:
         check_kind(self.kind, self.bot_level)
@@ -124,6 +126,8 @@ class SeatRow:
     """The level of the bot the seat's person took it from (None: it was empty, or no person's)."""
     former: str | None = None
     """The person whose seat the host gave to a bot during the match (None: none was)."""
+    former_token_hash: str | None = None
+    """The token hash of the person whose seat the host gave to a bot (None: none was)."""
 
 
 @dataclass(frozen=True, slots=True)
