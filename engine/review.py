@@ -171,7 +171,9 @@ class RoundReview:
     ``"stones"`` or ``"points"``; ``by_bot`` the indexes in the round (from 0) of the seat's
     actions that a bot made for its person (never judged: not in ``decisions``), and ``by_timer``
     those of them it made because the person's turn timer ran out (the record's ``by_bot``
-    ``"timeout"``: one turn); the others it made while it covered their seat."""
+    ``"timeout"``: one turn); the others it made while it covered their seat. ``moves`` counts the
+    seat's actions in the round (None: not known): when a bot made every one of them
+    (`all_by_bot`) nothing of the person's own is left to review."""
 
     variant: str
     round: int
@@ -183,6 +185,13 @@ class RoundReview:
     decisions: tuple[Decision, ...]
     by_bot: tuple[int, ...] = ()
     by_timer: tuple[int, ...] = ()
+    moves: int | None = None
+
+    @property
+    def all_by_bot(self) -> bool:
+        """Whether a bot made every action of the seat in the round (at least one): its person
+        played none of it, so there is nothing of theirs to review."""
+        return self.moves is not None and 0 < self.moves == len(self.by_bot)
 
     @property
     def by_cover(self) -> tuple[int, ...]:
@@ -206,7 +215,8 @@ class RoundReview:
 
     def to_json(self) -> dict[str, Any]:
         """``{"variant", "round", "seat", "unit", "threshold", "samples", "seed", "lost",
-        "marked", "decisions": [...], "by_bot": [...], "by_timer": [...]}``; ``marked`` counts the
+        "marked", "decisions": [...], "by_bot": [...], "by_timer": [...], "all_by_bot"}``;
+        ``all_by_bot`` is `all_by_bot`; ``marked`` counts the
         marked decisions; each decision says ``within_noise`` (`Decision.within_noise`), its
         ``noise`` and ``margin`` (null when infinite)."""
         return {
@@ -224,6 +234,7 @@ class RoundReview:
             ],
             "by_bot": list(self.by_bot),
             "by_timer": list(self.by_timer),
+            "all_by_bot": self.all_by_bot,
         }
 
 
@@ -398,7 +409,17 @@ def review_record(
     actions = _actions_of(doc, round_index)
     by_timer = tuple(at for at in by_bot if _by_timer(actions[at]))
     return RoundReview(
-        variant, round_index, seat, UNITS[variant], limit, samples, seed, decisions, by_bot, by_timer
+        variant,
+        round_index,
+        seat,
+        UNITS[variant],
+        limit,
+        samples,
+        seed,
+        decisions,
+        by_bot,
+        by_timer,
+        moves=len(turns),
     )
 
 

@@ -342,6 +342,11 @@ def test_a_review_says_what_is_true_of_a_close_gap_and_the_bots_moves(
             alone = page.evaluate(_RENDER_REVIEW_JS, only_bot)
             assert alone["summary"] == catalog["review.no_own_choices"], lang
             assert alone["byBot"] is not None and "4" in alone["byBot"], lang  # the move's number
+            # a round a bot played all of for the player (``all_by_bot``): said plainly, never
+            # "your other moves were forced" (there were none)
+            all_bot = page.evaluate(_RENDER_REVIEW_JS, {**only_bot, "all_by_bot": True})
+            assert all_bot["summary"] == catalog["review.all_by_bot"], lang
+            assert catalog["review.all_by_bot"] != catalog["review.no_own_choices"], lang
         watch.assert_clean()
     finally:
         context.close()

@@ -322,6 +322,23 @@ def test_a_move_the_turn_timer_left_to_a_bot_is_told_from_one_a_covering_bot_mad
     assert f"{timer_line}, not judged" in text
     for at in covered:
         assert f"Action {at + 1}: played by a bot for this seat's player, not judged" in text
+    # a bot made every move of the seat: nothing of the person's own to review, and said so
+    assert review.all_by_bot and made["all_by_bot"] is True
+
+
+def test_a_round_with_a_move_of_the_persons_own_is_not_all_the_bots() -> None:
+    """Only a round whose every action of the seat a bot made is ``all_by_bot``: one move of the
+    person's own (even a forced one), or no bot's move at all, leaves it false."""
+    doc = _match("domeng", 5, {}, 3)
+    seat = 1
+    actions = doc["rounds"][0]["actions"]
+    mine = [at for at, action in enumerate(actions) if action["seat"] == seat]
+    assert not review_record(doc, 0, seat, samples=SAMPLES, seed=0).to_json()["all_by_bot"]
+    for at in mine[1:]:
+        actions[at]["by_bot"] = "covering"
+    review = review_record(doc, 0, seat, samples=SAMPLES, seed=0)
+    assert review.by_bot == tuple(mine[1:]) and not review.all_by_bot
+    assert review.to_json()["all_by_bot"] is False
 
 
 def test_only_an_ended_round_in_the_record_of_a_seat_at_the_table_is_reviewed() -> None:

@@ -232,5 +232,9 @@ def test_the_served_review_keeps_every_figure_the_engine_gives_even_an_unknown_m
         "decisions": [decision],
         "by_bot": [4, 7],
         "by_timer": [4],
+        "all_by_bot": False,
     }
     assert RoundReview.model_validate(review).model_dump(mode="json") == review
+    # a round a bot played all of for the person: the page is told so, as the engine says it
+    alone = {**review, "decisions": [], "all_by_bot": True}
+    assert RoundReview.model_validate(alone).model_dump(mode="json") == alone

@@ -208,7 +208,8 @@ class RoundReview(BaseModel):
     ``lost`` the marked decisions' total, ``marked`` their number; ``by_bot`` the indexes in the
     round (from 0) of the seat's moves a bot made for its person (not judged), ``by_timer`` those
     of them it made because the person's turn timer ran out (one turn; the others: while it
-    covered their seat)."""
+    covered their seat); ``all_by_bot``: a bot made every one of the seat's moves in the round,
+    none was the person's own (the page says so rather than review nothing)."""
 
     variant: str
     round: int
@@ -222,3 +223,4 @@ class RoundReview(BaseModel):
     decisions: list[ReviewDecision]
     by_bot: list[int]
     by_timer: list[int] = []
+    all_by_bot: bool = False

@@ -136,6 +136,7 @@ function decisionItem(decision, review, index, words) {
 export const OWN_WORDS = {
   noChoices: () => t("review.no_choices"),
   noOwnChoices: () => t("review.no_own_choices"),
+  allByBot: () => t("review.all_by_bot"),
   none: (unit, threshold) => t(`review.none_${unit}`, { threshold }),
   byBot: (moves, n) => t("review.by_bot", { moves, n }),
   byTimer: (moves, n) => t("review.by_timer", { moves, n }),
@@ -156,7 +157,9 @@ export function reviewList(review, words = OWN_WORDS) {
   const covered = byBot.filter((at) => !timed.has(at));
   const outOfTime = byBot.filter((at) => timed.has(at));
   const moves = (ats) => ats.map((at) => at + 1).join(", ");
-  if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, byBot.length ? words.noOwnChoices() : words.noChoices()));
+  // a bot made every move of the seat (``all_by_bot``): said plainly, never "your other moves were forced"
+  if (review.all_by_bot) box.append(h("p", { class: "review-summary review-all-by-bot" }, words.allByBot()));
+  else if (!review.decisions.length) box.append(h("p", { class: "review-summary" }, byBot.length ? words.noOwnChoices() : words.noChoices()));
   else if (review.marked) box.append(h("p", { class: "review-summary marked" }, t(`review.summary_${unitKey}`, { n: review.marked, lost: shown(review.lost) })));
   else box.append(h("p", { class: "review-summary" }, words.none(unitKey, review.threshold)));
   if (covered.length) box.append(h("p", { class: "review-by-bot" }, words.byBot(moves(covered), covered.length)));

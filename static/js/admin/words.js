@@ -44,6 +44,7 @@ export function seatReviewWords(name) {
   return {
     noChoices: () => `Every move ${name} made this round was forced: nothing to review.`,
     noOwnChoices: () => `The other moves ${name} made this round were forced: nothing else to review.`,
+    allByBot: () => `A bot played every move of ${name} this round: nothing of theirs to review.`,
     none: (unit, threshold) => `No clear mistake: no choice of ${name} lost more than ${threshold} ${unit} to the best by more than the estimate's margin of error.`,
     byBot: (moves, n) => `${n === 1 ? "Move" : "Moves"} ${moves} of the round ${n === 1 ? "was" : "were"} played for ${name} by a bot covering the seat: not judged.`,
     byTimer: (moves, n) => `${n === 1 ? "Move" : "Moves"} ${moves} of the round ${n === 1 ? "was" : "were"} played for ${name} by a bot when the turn's time ran out: not judged.`,
