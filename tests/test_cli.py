@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 from functools import cache
@@ -221,3 +222,21 @@ def test_verify_deal_refuses_what_the_server_cannot_have_sent_as_the_api_does() 
         assert len(lines) == 1 and lines[0].startswith(f"domeng verify-deal: {code}: a "), done.stderr
     upper = domeng_cli("verify-deal", seed, "--commitment", hashlib.sha256(seed.encode()).hexdigest().upper())
     assert upper.returncode == 0 and "commitment matches" in upper.stdout  # either case, as the API
+
+
+def test_serve_on_a_port_in_use_says_so_before_anything_starts(tmp_path: Path) -> None:
+    """A port another program listens on: ``domeng serve`` says the port is in use and exits 1,
+    before migrating the database or logging ``server_ready`` (it used to log both, and
+    "Application startup complete", then fail to bind with status 3)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = domeng_cli(
+            "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", tmp_path / "data"
+        )
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert f"domeng serve: port {port} is in use on 127.0.0.1" in done.stderr
+    assert "server_ready" not in said and "startup complete" not in said
+    assert not (tmp_path / "data" / "domeng.sqlite3").exists()  # nothing was migrated

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
+import socket
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -231,6 +233,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             where = ".".join(str(part) for part in problem["loc"]) or "settings"
             print(f"domeng serve: {where}: {problem['msg']}", file=sys.stderr)
         return 2
+    taken = _listen_refusal(settings.host, settings.port)
+    if taken is not None:  # said before the migrations, the database's hold and "server_ready"
+        print(f"domeng serve: {taken}", file=sys.stderr)
+        return 1
     try:
         database = sqlite_path(settings.resolved_database_url())
     except ValueError:  # an in-memory database: this process's own
@@ -302,6 +308,38 @@ def _hold_postgres(settings: Settings) -> PostgresHold | Literal[False] | None:
         )
         return False
     return hold
+
+
+def _listen_refusal(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host``:``port`` (TCP), as a sentence, or None when it
+    can (or when ``port`` is 0, any free one, or the address does not resolve: uvicorn says then).
+    Tried with a socket bound and closed at once, with SO_REUSEADDR as uvicorn binds, so a port
+    held only by connections closing (TIME_WAIT) counts as free. Without it, a port in use was
+    found only after the start-up had logged ``server_ready``, and the server then exited 3."""
+    if port == 0:
+        return None
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (OSError, UnicodeError):
+        return None
+    try:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return (
+                f"port {port} is in use on {host}: another program listens there; choose another with --port"
+            )
+        if error.errno == errno.EACCES:
+            return (
+                f"port {port} on {host} needs privileges this user lacks: choose one above 1023 with --port"
+            )
+        if error.errno == errno.EADDRNOTAVAIL:
+            return f"{host} is not an address of this machine: choose one with --host"
+    return None
 
 
 def _stop_serving(error: DatabaseServedError) -> NoReturn:
