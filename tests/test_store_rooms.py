@@ -19,11 +19,13 @@ from sqlalchemy import update
 
 from app.metrics import Metrics
 from app.rooms import host
+from app.rooms.again import carried_seat
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.local import LocalBots
 from app.rooms.names import MAX_CLUSTER_CODE_POINTS, MAX_NAME_GRAPHEMES, check_name
 from app.rooms.room import Room
+from app.rooms.seats import SeatInfo
 from app.store import MIGRATIONS_DIR, ConflictError, MatchRow, NotFoundError, SeatSpec, Store, sqlite_url
 from app.store.models import NAME_LENGTH, Match
 from app.store.reads import RoomMatch, RoomStatus
@@ -85,6 +87,34 @@ def test_a_room_keeps_each_match_and_opens_at_its_latest(database_url: str) -> N
     ]
     assert (room.id, room.room_match, room.version) == (latest.id, 2, 9)
     assert (first.room_match, first.version, first.status, first.code) == (1, 7, "finished", latest.code)
+
+
+def test_a_seat_given_to_a_bot_keeps_its_persons_token_into_the_next_match(database_url: str) -> None:  # noqa: F811
+    """The host gives Budi's seat to a bot during match 1: the seat keeps his token hash as its
+    ``former_token_hash`` (his token, opened later, is told so: close 4007), through a bot level
+    changed since, and into the room's next match (Play again carries the seat, `carried_seat`)."""
+
+    async def body(store: Store) -> tuple[list[str | None], list[str | None]]:
+        first, code = await new_match(store, seats=PEOPLE)
+        await store.save_room(first, 2, status="playing")
+        gift = SeatSpec("bot", bot_level="medium", seat=1, former_token_hash="b")
+        await store.save_room(first, 3, seats=[SeatChange(1, gift)])
+        await store.save_room(first, 4, seats=[SeatChange(1, SeatSpec("bot", bot_level="hard", seat=1))])
+        await store.save_room(first, 5, status="finished")
+        stored = await store.load_match_by_id(first)
+        assert stored is not None
+        seats = [
+            SeatInfo(s.seat, s.kind, s.name, s.bot_level, s.token_hash, former_token_hash=s.former_token_hash)  # type: ignore[arg-type]
+            for s in stored.seats
+        ]
+        specs = [carried_seat(info, ready=False) for info in seats]
+        await store.create_match(code, "domeng", {}, 5, 30.0, "host-hash", specs, room_match=2, version=6)
+        latest = await store.load_match(code)
+        assert latest is not None
+        return [s.former_token_hash for s in stored.seats], [s.former_token_hash for s in latest.seats]
+
+    first, second = with_store(database_url, body)
+    assert first == second == [None, "b", None, None, None]
 
 
 def test_the_status_of_several_rooms_is_each_ones_latest_match(database_url: str) -> None:  # noqa: F811

@@ -36,7 +36,8 @@ _log = structlog.get_logger("domeng.room")
 def carried_seat(info: SeatInfo, ready: bool) -> SeatSpec:
     """What ``info`` becomes in the room's next match: a person keeps it (name and token hash;
     ``ready`` as given; the level of the bot they took it from, which it goes back to if they
-    leave it before the start), a bot keeps its level, an empty seat stays empty."""
+    leave it before the start), a bot keeps its level (and the token hash of the person the host
+    gave the seat to a bot from, `SeatInfo.former_token_hash`), an empty seat stays empty."""
     if info.kind == "human":
         return SeatSpec(
             kind="human",
@@ -46,8 +47,14 @@ def carried_seat(info: SeatInfo, ready: bool) -> SeatSpec:
             ready=ready,
             replaced=info.replaced,
         )
-    if info.kind == "bot":
-        return SeatSpec(kind="bot", name=info.name, bot_level=info.bot_level, seat=info.seat)
+    if info.kind == "bot":  # with the token of the person the host gave it from (told so later)
+        return SeatSpec(
+            kind="bot",
+            name=info.name,
+            bot_level=info.bot_level,
+            seat=info.seat,
+            former_token_hash=info.former_token_hash,
+        )
     return SeatSpec(kind="empty", seat=info.seat)
 
 

@@ -112,6 +112,7 @@ class MatchWrites(Writer):
                         "token_hash": spec.token_hash,
                         "ready": spec.ready,
                         "replaced": spec.replaced,
+                        "former_token_hash": spec.former_token_hash,
                         "updated_at": now,
                     }
                     for index, spec in enumerate(seats)
