@@ -102,6 +102,13 @@ def test_lobby_keeps_the_pairs_tick_through_fewer_players(server: ServerProcess,
     page.select_option("#variant", "domeng")
     page.select_option("#variant", "kozel")
     assert page.is_checked("#pairs")
+    # and through the form drawn again in another language while 3 players turn the box off
+    page.select_option("#kozel-seats", "3")
+    switch_language(page, "ru")
+    switch_language(page, "en")
+    assert page.is_disabled("#pairs") and not page.is_checked("#pairs")
+    page.select_option("#kozel-seats", "4")
+    assert page.is_checked("#pairs")
     for seat, choice in enumerate(["person", "easy", "easy", "easy"]):
         page.select_option(f"#seat-{seat}", choice)
     page.fill("#turn-timer", "0")
