@@ -112,9 +112,12 @@ class Presence:
         ``replaced`` for a reconnect that would take the seat from a later connection,
         ``seat_to_bot`` for the token of a person whose seat the host gave to a bot
         (`app.rooms.seats.given_to_bot`), ``bad_token`` for any other token that holds no seat."""
-        if token is not None and given_to_bot(self.seats, token):  # its person was away then
-            raise RoomError("seat_to_bot", "the host gave this seat to a bot", 403)
-        seat = None if token is None else seat_of_token(self.seats, token)
+        try:
+            seat = None if token is None else seat_of_token(self.seats, token)
+        except RoomError:
+            if token is not None and given_to_bot(self.seats, token):  # its person was away then
+                raise RoomError("seat_to_bot", "the host gave this seat to a bot", 403) from None
+            raise
         if seat is not None and resume is not None and self.held_since(seat, resume):
             _log.info("resume_refused", room=self.code, seat=seat)
             raise RoomError("replaced", "this seat was opened in another window")
