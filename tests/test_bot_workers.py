@@ -8,7 +8,10 @@ import os
 import pickle
 import random
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +25,8 @@ from engine.tiles import Tile
 from engine.variants import make_rules
 from engine.views import PlayerView, player_view
 from tests.serverkit import alive, wait_gone
+
+ROOT = Path(__file__).resolve().parents[1]
 
 LEVEL = "medium"
 
@@ -268,3 +273,18 @@ def test_fair_slots_skip_a_cancelled_waiter() -> None:
         assert not slots.locked() and slots.demand == 0
 
     asyncio.run(main())
+
+
+def test_a_worker_whose_server_died_before_it_started_ends_too() -> None:
+    """A worker's guard watches the server's pid, which the server gives it: a worker whose server
+    was killed (SIGKILL) while it was still starting has the system's reaper for a parent by the
+    time it looks, and took that for its server, waiting on the pool's queue for ever (two were
+    found an hour later, beside a test that kills a server at once). Here the server is a process
+    already ended: the worker ends; with its real parent it lives on until it ends by itself."""
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait(timeout=30)
+    worker = "import sys, time; from app.bots.workers import exit_with_parent; exit_with_parent({}, 0.02)"
+    orphan = subprocess.Popen([sys.executable, "-c", worker.format(gone.pid) + "; time.sleep(120)"], cwd=ROOT)
+    assert orphan.wait(timeout=60) == 0  # ended by its guard, not by its 120 s sleep
+    lives = worker.format("__import__('os').getppid()") + "; time.sleep(0.3); sys.exit(3)"
+    assert subprocess.run([sys.executable, "-c", lives], cwd=ROOT, timeout=60, check=False).returncode == 3

@@ -54,11 +54,11 @@ def review_in_process(doc: dict[str, Any], round_index: int, seat: int, samples:
     return review_record(doc, round_index, seat, samples=samples).to_json()
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent shuts the pool down
     with contextlib.suppress(OSError):
         os.nice(REVIEW_NICENESS)
-    exit_with_parent()
+    exit_with_parent(parent)
 
 
 class ReviewWorkers:
@@ -156,7 +156,10 @@ class ReviewWorkers:
             raise RuntimeError("the review workers are closed")
         if self._pool is None:
             self._pool = concurrent.futures.ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(os.getpid(),),
             )
         return self._pool
 

@@ -119,12 +119,13 @@ PARENT_CHECK_S = 1.0
 """How often (seconds) a worker looks whether the server that started it is still alive."""
 
 
-def exit_with_parent(period_s: float = PARENT_CHECK_S) -> threading.Thread:
+def exit_with_parent(parent: int, period_s: float = PARENT_CHECK_S) -> threading.Thread:
     """In a pool's worker: a daemon thread that ends this process within ``period_s`` seconds of
-    its parent's death. A server killed with SIGKILL never shuts its pools down, and a worker
-    blocked on the pool's queue would otherwise wait for work for ever (it holds both ends of that
-    pipe, so it never reads an end of file). Returns the started thread."""
-    parent = os.getppid()
+    the death of ``parent`` (the server's pid, given by the server: a worker whose server died
+    while it was starting has the system's reaper as its parent already, and would take that for
+    its server). A server killed with SIGKILL never shuts its pools down, and a worker blocked on
+    the pool's queue would otherwise wait for work for ever (it holds both ends of that pipe, so it
+    never reads an end of file). Returns the started thread."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -136,13 +137,13 @@ def exit_with_parent(period_s: float = PARENT_CHECK_S) -> threading.Thread:
     return thread
 
 
-def _init_worker() -> None:
-    """A worker's start: yield the CPU to the server, leave Ctrl+C to it, and end with the server
-    (`exit_with_parent`)."""
+def _init_worker(parent: int) -> None:
+    """A worker's start: yield the CPU to the server, leave Ctrl+C to it, and end with the server,
+    process ``parent`` (`exit_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent shuts the pool down
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
-    exit_with_parent()
+    exit_with_parent(parent)
 
 
 def _decide(level: str, view: PlayerView, seed: int, hard_budget_ms: float) -> Action:
@@ -274,6 +275,7 @@ class WorkerBots:
                 self.workers,
                 mp_context=self._context,
                 initializer=_init_worker,
+                initargs=(os.getpid(),),
             )
         return self._pool
 
