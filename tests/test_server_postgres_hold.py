@@ -14,7 +14,9 @@ without DOMENG_TEST_REDIS_URL)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from app.store import upgrade_database
 from app.store.db import make_engine
@@ -91,6 +94,37 @@ def test_a_second_server_without_redis_refuses_the_database_until_the_first_has_
         second = ServerProcess(tmp_path / "c", database_url=url).start()  # stopped: free again
         second.kill()  # a crash lets go of it too
         ServerProcess(tmp_path / "d", database_url=url).start().stop()
+
+
+def test_a_refused_login_or_a_missing_database_is_told_apart_from_an_unreachable_one(tmp_path: Path) -> None:
+    """A role PostgreSQL does not know (a wrong password is refused the same way; trust auth takes
+    any password, so the test uses a role that does not exist) and a database that does not exist
+    are each said as such, naming the user or the database but never the URL nor the password;
+    before, both were "cannot reach … start the database first", which sends the operator to
+    start a database that runs. An unreachable server is still said so."""
+    base = make_url(need_postgres())
+    password = f"pw-{uuid.uuid4().hex}"
+    role = f"nobody_{uuid.uuid4().hex[:8]}"
+    stranger = base.set(username=role, password=password).render_as_string(hide_password=False)
+    said = _refused(ServerProcess(tmp_path / "role", database_url=stranger))
+    assert f"domeng serve: PostgreSQL refused the login for user '{role}'" in said, said
+    assert "check the user and password in DOMENG_DATABASE_URL" in said
+    assert "cannot reach" not in said and "start the database first" not in said
+    missing = f"nodb_{uuid.uuid4().hex[:8]}"
+    nowhere = base.set(database=missing, password=password).render_as_string(hide_password=False)
+    told = _refused(ServerProcess(tmp_path / "db", database_url=nowhere))
+    assert f"domeng serve: the PostgreSQL database '{missing}' does not exist" in told, told
+    assert "cannot reach" not in told and "start the database first" not in told
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    away = base.set(host="127.0.0.1", port=port, password=password).render_as_string(hide_password=False)
+    down = _refused(ServerProcess(tmp_path / "down", database_url=away))
+    assert "domeng serve: cannot reach the PostgreSQL database" in down, down
+    assert "start the database first" in down
+    for text_ in (said, told, down):
+        assert password not in text_ and "postgresql+asyncpg://" not in text_ and "@127.0.0.1" not in text_
+        assert "Traceback" not in text_
 
 
 def test_servers_with_redis_share_the_database_and_one_without_is_refused(tmp_path: Path) -> None:

@@ -300,14 +300,38 @@ def _hold_postgres(settings: Settings) -> PostgresHold | Literal[False] | None:
     except (OSError, TimeoutError, DBAPIError) as error:  # the URL is never printed, nor the text
         orig = getattr(error, "orig", None)  # the driver's error under SQLAlchemy's, and asyncpg's under it
         cause = getattr(orig, "__cause__", None) or orig or error
-        print(
-            "domeng serve: cannot reach the PostgreSQL database to check that no other server serves "
-            f"it without Redis ({type(cause).__name__}); start the database first, or check "
-            "DOMENG_DATABASE_URL",
-            file=sys.stderr,
-        )
+        print(f"domeng serve: {_postgres_start_refusal(url, cause)}", file=sys.stderr)
         return False
     return hold
+
+
+def _postgres_start_refusal(url: str, cause: BaseException) -> str:
+    """Why the server's PostgreSQL database at ``url`` refused its first connection (``cause``: the
+    driver's error), as a sentence that sends the operator the right way: PostgreSQL refused the
+    login (SQLSTATE class 28: a wrong password, a role that does not exist, no pg_hba.conf entry),
+    the database does not exist (3D000), or the server could not be reached (anything else). Names
+    the user and the database, never the URL nor its password, nor the driver's text."""
+    from sqlalchemy.engine import make_url  # noqa: PLC0415
+
+    parsed = make_url(url)
+    user = parsed.username or "(none)"
+    database = parsed.database or parsed.username or "(none)"
+    kind = type(cause).__name__
+    sqlstate = str(getattr(cause, "sqlstate", "") or "")
+    if sqlstate.startswith("28"):
+        return (
+            f"PostgreSQL refused the login for user {user!r} ({kind}): check the user and password "
+            "in DOMENG_DATABASE_URL (and that the server's pg_hba.conf lets this host in)"
+        )
+    if sqlstate == "3D000":
+        return (
+            f"the PostgreSQL database {database!r} does not exist on its server ({kind}): create it "
+            "(createdb, owned by the server's user), or check the database name in DOMENG_DATABASE_URL"
+        )
+    return (
+        "cannot reach the PostgreSQL database to check that no other server serves it without Redis "
+        f"({kind}); start the database first, or check DOMENG_DATABASE_URL"
+    )
 
 
 def _listen_refusal(host: str, port: int) -> str | None:
