@@ -81,6 +81,8 @@ def test_a_second_server_without_redis_refuses_the_database_until_the_first_has_
             assert "domeng serve: another Domeng server" in said
             assert "without Redis" in said and "Stop that server first" in said
             assert "set DOMENG_REDIS_URL" in said and "docs/deploy.md" in said
+            # a holder whose host is gone (crashed in a partition) keeps its session for hours
+            assert "its host gone, end its sessions with pg_terminate_backend" in said
             assert "postgresql+asyncpg://" not in said  # the URL (its password) is never printed
             assert "Traceback" not in said
             assert httpx.get(f"{first.url}/readyz", timeout=10).status_code == 200  # the first serves on

@@ -94,8 +94,9 @@ class DatabaseServedError(Exception):
             message = (
                 f"another Domeng server{named} is serving {where} without Redis: two servers on one "
                 "database would each host the same rooms apart and corrupt their matches. Stop that "
-                "server first, or run several servers with Redis: set DOMENG_REDIS_URL (the same "
-                "Redis and DOMENG_REDIS_PREFIX) on every one of them (docs/deploy.md)"
+                "server first (its host gone, end its sessions with pg_terminate_backend: "
+                "docs/deploy.md), or run several servers with Redis: set DOMENG_REDIS_URL (the same "
+                "Redis and DOMENG_REDIS_PREFIX) on every one of them"
             )
         else:
             message = (
