@@ -149,3 +149,28 @@ export function saveFeed(code, rounds) {
     // storage full or refused: after a reload the feed starts from the round in play, as before
   }
 }
+
+// The last round's end as this tab's table showed it ({match, round, view, room, seed, commitment,
+// seat}): a whole state in the middle of the next round carries no results of the round before,
+// so a reload offers "Round results" from it (`RoomController.restoreRoundEnd`).
+const roundEndKey = (code) => `domeng:round-end:${code}`;
+
+/** The round end this tab kept for room ``code`` (`saveRoundEnd`), or null. */
+export function savedRoundEnd(code) {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(roundEndKey(code)) || "null");
+    return Number.isInteger(kept?.match) && Number.isInteger(kept.round) && kept.view && kept.room ? kept : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keep ``roundEnd`` (with its match's number) for a reload of this tab; null forgets it. */
+export function saveRoundEnd(code, roundEnd) {
+  try {
+    if (roundEnd) sessionStorage.setItem(roundEndKey(code), JSON.stringify(roundEnd));
+    else sessionStorage.removeItem(roundEndKey(code));
+  } catch {
+    // storage full or refused: after a reload the bar offers this round's results once it ends
+  }
+}

@@ -1,7 +1,7 @@
 // A room's page (/r/{code}): the waiting room and seat picking, then the table; the WebSocket,
 // reconnection banners, the "I'm back" button and the round-end panel.
 
-import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, savedName, setBot, startMatch, stopMatch, touchRoom } from "./api.js";
+import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, saveRoundEnd, savedRoundEnd, savedName, setBot, startMatch, stopMatch, touchRoom } from "./api.js";
 import { KOZEL_SEATS, TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
 import { clearToasts, h, replace, toast } from "./dom.js";
@@ -239,6 +239,7 @@ export class RoomController {
     this.setDeadline();
     if (view) {
       if (!this.rounds.size) this.restoreFeed(view.round);
+      if (!this.roundEnd && view.phase === "playing") this.restoreRoundEnd(view.round);
       this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
       for (const key of [...this.rounds.keys()]) if (key < view.round - 2) this.rounds.delete(key);
       this.keepFeed();
@@ -330,6 +331,15 @@ export class RoomController {
     this.rounds.clear();
     this.keptFeed = "";
     saveFeed(this.code, []);
+    saveRoundEnd(this.code, null);
+  }
+
+  /** Whether the bar offers "Previous match" (the last match's final panel, `lastMatchEnd`): only
+   * until this match's first round ends. After that, the last round's results are this match's
+   * (`roundEnd`), and a page that has none of them (opened later) offers nothing rather than the
+   * last match's as if they were this one's. */
+  offersLastMatch() {
+    return !!this.lastMatchEnd && (!this.view || this.view.round <= 1);
   }
 
   /** The room's last match as it ended, from a whole state's ``previous`` (docs/protocol.md):
@@ -441,7 +451,21 @@ export class RoomController {
     const seed = room.round?.seed || (last && last.index === room.round?.index ? last.seed : null);
     const commitment = room.round?.commitment || last?.commitment || null;
     this.roundEnd = { round: view.round, view, room, seed, commitment, seat: this.seat };
+    saveRoundEnd(this.code, { match: this.match, ...this.roundEnd });
     if (this.dismissedRound !== view.round || ended) this.openRoundEnd();
+  }
+
+  /** After a reload in the middle of round ``current``: the last round's end as this tab showed
+   * it (`captureRoundEnd`, kept in sessionStorage), when it is this match's round before, seen
+   * from the same seat. A whole state carries no results of the round before the one in play, so
+   * the bar's "Round results" opens this again (not shown by itself: it was shown when the round
+   * ended). */
+  restoreRoundEnd(current) {
+    const kept = savedRoundEnd(this.code);
+    if (!kept || kept.match !== this.match || kept.round !== current - 1 || (kept.seat ?? null) !== this.seat) return;
+    const { view, room, seed, commitment, seat, round } = kept;
+    this.roundEnd = { round, view, room, seed: seed ?? null, commitment: commitment ?? null, seat };
+    this.dismissedRound = round;
   }
 
   onChat(message) {

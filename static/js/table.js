@@ -441,7 +441,7 @@ export class TableView {
       setAttr(this.pile, "aria-label", t("table.pile_aria", { n: view.table ?? 0 }));
       setAttr(this.pile, "title", t("table.pile_aria", { n: view.table ?? 0 }));
     }
-    this.lastRoundBtn.hidden = !this.ctl.roundEnd && !this.ctl.lastMatchEnd;
+    this.lastRoundBtn.hidden = !this.ctl.roundEnd && !this.ctl.offersLastMatch();
     this.lastRoundBtn.dataset.opens = this.ctl.roundEnd ? "round" : "match";
     setText(this.lastRoundLabel, this.ctl.roundEnd ? t("table.last_round") : t("table.last_match"));
     // the round-end panel would cover the hand: not while one's turn timer runs (after the move)
