@@ -1,8 +1,9 @@
 """The table bar's results button in a room's second match (Play again), in Chromium: a page opened
 in the middle of its first round offers "Previous match" (match 1's final panel); once that round
-has ended, a page opened in the middle of the next one offers no "Previous match" (it would open
-the last match's results as if they were this one's), and a page reloaded in that tab offers
-"Round results", the panel of match 2's round it saw end. Screenshots go to artifacts/screenshots/."""
+has ended, a page reloaded or opened in the middle of the next one offers "Round results", match
+2's round 1 (from what the tab kept, or the whole state's ``round_before``), never the last match's
+results as if they were this one's. The whole state a seat gets holds only what everyone may see
+of that round. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ def _play_until(ana: Client, done: Callable[[dict[str, Any]], bool]) -> dict[str
 def _at_round(n: int) -> Callable[[dict[str, Any]], bool]:
     """Ana's turn to place a tile in round ``n`` of the match in play."""
     return lambda m: my_turn_to_place(m) and m["view"]["round"] == n
+
+
+def _whole(ana: Client) -> dict[str, Any]:
+    """A whole state for Ana (``sync``), the room waiting for her move."""
+    ana.send({"type": "sync"})
+    return ana.wait_for(lambda m: m["type"] == "state" and ana.whole)
 
 
 def _bar_button(page: Any) -> dict[str, Any]:
@@ -85,6 +92,7 @@ def test_mid_round_in_match_two_the_bar_offers_this_matchs_round_not_the_last_ma
 
         # match 2, round 1 in play: a page opened now offers the last match's results
         turn = _play_until(ana, _at_round(1))
+        assert _whole(ana)["round_before"] is None  # match 1's last round is not this match's
         context, page, watch = open_page(browser, DESKTOP)
         goto(page, f"{server.url}/r/{code}")
         _open_at_round(page, 1)
@@ -96,6 +104,12 @@ def test_mid_round_in_match_two_the_bar_offers_this_matchs_round_not_the_last_ma
         # round 1 ends (this page sees it), round 2 is in play
         assert ana.answer(turn)
         _play_until(ana, _at_round(2))
+        before = _whole(ana)["round_before"]  # round 1 as everyone saw it end: no seat's hand
+        assert before["room"]["match"] == 2 and before["room"]["round"]["seed"], before["room"]
+        assert (
+            before["view"]["round"] == 1 and before["view"]["seat"] is None and before["view"]["hand"] is None
+        )
+        assert before["view"]["outcome"] and before["view"]["reveal"] and before["view"]["log"]
         _open_at_round(page, 2)
         if page.locator(PANEL).count():
             close_panel(page)
@@ -115,12 +129,19 @@ def test_mid_round_in_match_two_the_bar_offers_this_matchs_round_not_the_last_ma
         screenshot(page, "again-results-reloaded-1280x800-en")
         close_panel(page)
 
-        # another browser, opened mid-round: this match's first round ended before it came, so it
-        # has no round's results to offer, and no "Previous match" either
+        # another browser, opened mid-round: the whole state's round_before (docs/protocol.md) is
+        # this match's round 1 as it ended, which its bar offers; never the last match
         other_ctx, other, other_watch = open_page(browser, DESKTOP)
         goto(other, f"{server.url}/r/{code}")
         _open_at_round(other, 2)
-        assert not _bar_button(other)["shown"], _bar_button(other)
+        shown = _bar_button(other)
+        assert shown["shown"] and shown["opens"] == "round", shown
+        other.click(".last-round-btn")
+        other.wait_for_selector(f"{PANEL} .panel-kicker")
+        kicker = other.text_content(f"{PANEL} .panel-kicker")
+        assert kicker == en["panel.round_over"].replace("{n}", "1"), kicker
+        assert other.locator(f"{PANEL} .standings").count() == 0
+        close_panel(other)
         other_watch.assert_clean()
         other_ctx.close()
         watch.assert_clean()

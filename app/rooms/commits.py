@@ -64,6 +64,7 @@ class Commits:
     commitment: str | None
     last_round: dict[str, Any] | None
     previous_match: dict[str, Any] | None
+    round_before: tuple[int, bytes] | None
     turn_deadline: float | None
     marks: dict[int, int]
     by_bot: list[int]
@@ -130,6 +131,7 @@ class Commits:
                 "seed": self.seed,
                 "commitment": self.commitment,
             }
+            self.round_before = frames.round_end_json(self)  # type: ignore[arg-type]
         self.schedule()
         frames.send_updates(self, self.conns, before)  # type: ignore[arg-type]
         self.metrics.latency.observe(time.perf_counter() - received)
@@ -229,6 +231,7 @@ class Commits:
         self.host_stop = False  # the host's stop was the last match's
         self.unattended = 0  # and so were its rounds with no person at the table
         self.state, self.seed, self.commitment, self.last_round = None, None, None, None
+        self.round_before = None
         self.by_bot, self.marks, self.turn_deadline = [], {}, None
         self.adopt(version, seats=[SeatChange(spec.seat or 0, spec) for spec in seats])
         self.listed_at = self.clock.time() if self.open_table else None

@@ -26,6 +26,7 @@ __all__ = [
     "previous_json",
     "previous_public",
     "room_public",
+    "round_end_json",
     "send_updates",
     "send_whole",
     "turn_public",
@@ -140,7 +141,9 @@ def send_whole(room: Room, conns: Iterable[Outbox]) -> None:
 def full_frame(room: Room, seat: int | None) -> str:
     """A whole state for one recipient (on connect and on ``sync``): the view with its ``log``, and
     the room's last match as it ended (``previous``, `Room.previous_match`), serialised once per
-    match (`previous_json`): it is the largest part of the frame, and fixed once that match ended."""
+    match (`previous_json`): it is the largest part of the frame, and fixed once that match ended.
+    While a round is played, the round of this match before it as it ended (``round_before``,
+    `Room.round_before`), when this process saw it end; else null."""
     state = room.state
     view = None if state is None else player_view(state, seat).to_json()
     head = orjson.dumps(
@@ -153,7 +156,28 @@ def full_frame(room: Room, seat: int | None) -> str:
             "events": [],
         }
     )
-    return (head[:-1] + b',"previous":' + previous_json(room) + b"}").decode()
+    before = room.round_before
+    if (
+        state is None
+        or state.phase is not Phase.PLAYING
+        or before is None
+        or before[0] != state.round_index - 1
+    ):
+        before_json = b"null"
+    else:
+        before_json = before[1]
+    return (
+        head[:-1] + b',"previous":' + previous_json(room) + b',"round_before":' + before_json + b"}"
+    ).decode()
+
+
+def round_end_json(room: Room) -> tuple[int, bytes]:
+    """The round ``room.state`` has just ended as everyone may see it (`previous_public`'s shape:
+    the room then, its seed revealed, and the spectator's view with the round's log, outcome and
+    reveal), serialised once at its end for the whole states sent while the next round is played
+    (`full_frame`'s ``round_before``): the round's number (`State.round_index`) and the JSON."""
+    assert room.state is not None
+    return room.state.round_index, orjson.dumps(previous_public(room))
 
 
 def previous_json(room: Room) -> bytes:

@@ -151,8 +151,8 @@ export function saveFeed(code, rounds) {
 }
 
 // The last round's end as this tab's table showed it ({match, round, view, room, seed, commitment,
-// seat}): a whole state in the middle of the next round carries no results of the round before,
-// so a reload offers "Round results" from it (`RoomController.restoreRoundEnd`).
+// seat}): a reload in the middle of the next round offers "Round results" from it as it was shown,
+// from this seat, even where the whole state has no `round_before` (`RoomController.restoreRoundEnd`).
 const roundEndKey = (code) => `domeng:round-end:${code}`;
 
 /** The round end this tab kept for room ``code`` (`saveRoundEnd`), or null. */

@@ -239,7 +239,7 @@ export class RoomController {
     this.setDeadline();
     if (view) {
       if (!this.rounds.size) this.restoreFeed(view.round);
-      if (!this.roundEnd && view.phase === "playing") this.restoreRoundEnd(view.round);
+      if (!this.roundEnd && view.phase === "playing") this.restoreRoundEnd(view.round, message.round_before);
       this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
       for (const key of [...this.rounds.keys()]) if (key < view.round - 2) this.rounds.delete(key);
       this.keepFeed();
@@ -336,8 +336,8 @@ export class RoomController {
 
   /** Whether the bar offers "Previous match" (the last match's final panel, `lastMatchEnd`): only
    * until this match's first round ends. After that, the last round's results are this match's
-   * (`roundEnd`), and a page that has none of them (opened later) offers nothing rather than the
-   * last match's as if they were this one's. */
+   * (`roundEnd`, `restoreRoundEnd`), and a page that has none of them (a room loaded again sends
+   * no ``round_before``) offers nothing rather than the last match's as if they were this one's. */
   offersLastMatch() {
     return !!this.lastMatchEnd && (!this.view || this.view.round <= 1);
   }
@@ -455,17 +455,22 @@ export class RoomController {
     if (this.dismissedRound !== view.round || ended) this.openRoundEnd();
   }
 
-  /** After a reload in the middle of round ``current``: the last round's end as this tab showed
-   * it (`captureRoundEnd`, kept in sessionStorage), when it is this match's round before, seen
-   * from the same seat. A whole state carries no results of the round before the one in play, so
-   * the bar's "Round results" opens this again (not shown by itself: it was shown when the round
-   * ended). */
-  restoreRoundEnd(current) {
+  /** A page opened or reloaded in the middle of round ``current``: the round before it as it
+   * ended, for the bar's "Round results" (not shown by itself: it was shown when the round ended).
+   * As this tab showed it (`captureRoundEnd`, kept in sessionStorage) when it is this match's
+   * round before, seen from the same seat; else from a whole state's ``round_before``
+   * (docs/protocol.md: everyone's view of it, the room then), when the server has it. */
+  restoreRoundEnd(current, before) {
     const kept = savedRoundEnd(this.code);
-    if (!kept || kept.match !== this.match || kept.round !== current - 1 || (kept.seat ?? null) !== this.seat) return;
-    const { view, room, seed, commitment, seat, round } = kept;
-    this.roundEnd = { round, view, room, seed: seed ?? null, commitment: commitment ?? null, seat };
-    this.dismissedRound = round;
+    if (kept && kept.match === this.match && kept.round === current - 1 && (kept.seat ?? null) === this.seat) {
+      const { view, room, seed, commitment, seat, round } = kept;
+      this.roundEnd = { round, view, room, seed: seed ?? null, commitment: commitment ?? null, seat };
+    } else if (before?.view?.round === current - 1 && before.view.outcome && before.view.reveal && before.room?.match === this.match) {
+      const { view, room } = before;
+      const snap = { ...room, goal: view.goal, sides: view.sides };
+      this.roundEnd = { round: view.round, view, room: snap, seed: room.round?.seed || null, commitment: room.round?.commitment || null, seat: this.seat };
+    } else return;
+    this.dismissedRound = this.roundEnd.round;
   }
 
   onChat(message) {
