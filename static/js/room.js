@@ -221,7 +221,8 @@ export class RoomController {
     if (this.match !== null && match !== this.match) this.newMatch(match, message.room);
     this.match = match;
     this.keepPrevious(message.previous, message.room);
-    if (view && !("log" in view)) {
+    const whole = !!view && "log" in view;
+    if (view && !whole) {
       // An update: the view without its log, and the round's events from index `from` on.
       const before = this.view && this.view.round === view.round ? this.view.log : [];
       if (!before || before.length < message.from) {
@@ -239,7 +240,8 @@ export class RoomController {
     this.setDeadline();
     if (view) {
       if (!this.rounds.size) this.restoreFeed(view.round);
-      if (!this.roundEnd && view.phase === "playing") this.restoreRoundEnd(view.round, message.round_before);
+      // a whole state mid-round (opened, reloaded, back from a gap): the round before, if not held
+      if (whole && view.phase === "playing" && view.round > 1 && !(this.roundEnd?.round >= view.round - 1)) this.restoreRoundEnd(view.round, message.round_before);
       this.rounds.set(view.round, { round: view.round, log: view.log, room: this.room });
       for (const key of [...this.rounds.keys()]) if (key < view.round - 2) this.rounds.delete(key);
       this.keepFeed();
