@@ -12,7 +12,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from tests.adminkit import POSTGRES_URL
+from tests.adminkit import POSTGRES_URL, scratch_postgres
 from tests.serverkit import Client, ServerProcess
 
 
@@ -30,7 +30,8 @@ def test_an_away_players_token_is_told_the_host_gave_the_seat_to_a_bot(tmp_path:
     if database == "postgresql" and not POSTGRES_URL:
         pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
     with contextlib.ExitStack() as stack:
-        url = POSTGRES_URL if database == "postgresql" else None
+        # a server without Redis holds its PostgreSQL database alone (app.store.pghold): one of its own
+        url = stack.enter_context(scratch_postgres("seat")) if database == "postgresql" else None
         server = ServerProcess(tmp_path, database_url=url).start()
         stack.callback(server.stop)
         room = server.create_room(bots=[None, None, "greedy", "greedy", "greedy"], turn_timer_s=0)
