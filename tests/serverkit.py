@@ -15,6 +15,7 @@ runs ``python -m app.cli serve`` in a new interpreter instead, as the README's c
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import multiprocessing
 import os
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -275,6 +276,17 @@ class ServerProcess:
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"server not ready after {timeout} s:\n{self.log()}")
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The started server's process stopped (SIGSTOP: alive, its sockets open, answering
+        nothing) for the ``with`` block, and resumed (SIGCONT) when it ends, however it ends."""
+        assert self.proc is not None, "the server is not started"
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
 
     def log(self) -> str:
         """Everything the server has printed so far."""

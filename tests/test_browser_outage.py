@@ -10,7 +10,6 @@ forward past the heartbeat's steps; the server is a real process."""
 
 from __future__ import annotations
 
-import signal
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -173,23 +172,18 @@ def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection
     again the move is played on the same socket, once, and both go."""
     server = ServerProcess(tmp_path / "stalled").start()
     context, page, watch = open_page(browser, DESKTOP)
-    stopped = False
     try:
         _ana_at_her_turn(server, page)
         version = page.evaluate("() => window.__domeng.version")
         welcomes = page.evaluate("() => window.__domeng.socket.welcomes")
         tile = page.locator(PLAYABLE).first.get_attribute("data-tile")
-        assert server.proc is not None
         hold_clock(page)
-        server.proc.send_signal(signal.SIGSTOP)
-        stopped = True
-        _play(page)
-        assert page.locator(".hand-tile.playable").count() == 0
-        page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
-        page.wait_for_selector(".banner[data-kind='trouble']")
-        assert page.locator(".banner").text_content() == WORDS["room.trouble"]
-        server.proc.send_signal(signal.SIGCONT)
-        stopped = False
+        with server.paused():
+            _play(page)
+            assert page.locator(".hand-tile.playable").count() == 0
+            page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
+            page.wait_for_selector(".banner[data-kind='trouble']")
+            assert page.locator(".banner").text_content() == WORDS["room.trouble"]
         page.clock.resume()
         page.wait_for_function(f"() => window.__domeng.version > {version}", timeout=30_000)
         page.wait_for_selector(".banner", state="hidden")
@@ -197,8 +191,6 @@ def test_a_move_into_a_stalled_server_says_it_is_sending_and_that_the_connection
         assert _placed_by_ana(page, str(tile)) == 1
         watch.assert_clean()
     finally:
-        if stopped and server.proc is not None:
-            server.proc.send_signal(signal.SIGCONT)
         context.close()
         server.stop()
 

@@ -6,7 +6,6 @@ a real process, stopped and resumed with signals."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -31,25 +30,18 @@ def _ana_at_her_turn(server: ServerProcess, page: Any) -> None:
 def test_an_unanswered_ping_leaves_a_stopped_server_for_a_new_socket(tmp_path: Path, browser: Any) -> None:
     server = ServerProcess(tmp_path / "stalled").start()
     context, page, watch = open_page(browser, DESKTOP)
-    stopped = False
     try:
         _ana_at_her_turn(server, page)
-        assert server.proc is not None
-        server.proc.send_signal(signal.SIGSTOP)
-        stopped = True
-        page.clock.fast_forward(PING_EVERY_MS + 1_000)  # a ping goes out, and nothing answers it
-        assert page.locator(".banner[data-kind='reconnecting']").count() == 0
-        page.clock.fast_forward(UNANSWERED_MS + 1_000)  # still unanswered: the page gives the socket up
-        page.wait_for_selector(".banner[data-kind='reconnecting']", timeout=10_000)
-        server.proc.send_signal(signal.SIGCONT)
-        stopped = False
+        with server.paused():
+            page.clock.fast_forward(PING_EVERY_MS + 1_000)  # a ping goes out, and nothing answers it
+            assert page.locator(".banner[data-kind='reconnecting']").count() == 0
+            page.clock.fast_forward(UNANSWERED_MS + 1_000)  # still unanswered: the page gives it up
+            page.wait_for_selector(".banner[data-kind='reconnecting']", timeout=10_000)
         page.wait_for_function("() => window.__domeng.socket.online", timeout=60_000)
         page.wait_for_selector(".banner[data-kind='reconnecting']", state="hidden")
         page.wait_for_selector(PLAYABLE)  # and the turn is there again
         watch.assert_clean()
     finally:
-        if stopped and server.proc is not None:
-            server.proc.send_signal(signal.SIGCONT)
         context.close()
         server.stop()
 
@@ -68,28 +60,21 @@ def test_a_message_heard_in_the_millisecond_a_ping_goes_is_not_its_answer(
     tests/test_browser_outage.py)."""
     server = ServerProcess(tmp_path / "same_ms").start()
     context, page, watch = open_page(browser, DESKTOP)
-    stopped = False
     socket = "window.__domeng.socket"
     try:
         _ana_at_her_turn(server, page)
         page.wait_for_function(f"() => {socket}.online")
         hold_clock(page)
-        assert server.proc is not None
-        server.proc.send_signal(signal.SIGSTOP)
-        stopped = True
-        # in one turn of the page's loop: a frame heard (a pong), then a move's ping out
-        page.evaluate(f"s => {{ {socket}.receive(s); {socket}.ping(true); }}", '{"type": "pong"}')
-        page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
-        page.wait_for_selector(".banner[data-kind='trouble']", timeout=10_000)
-        server.proc.send_signal(signal.SIGCONT)
-        stopped = False
+        with server.paused():
+            # in one turn of the page's loop: a frame heard (a pong), then a move's ping out
+            page.evaluate(f"s => {{ {socket}.receive(s); {socket}.ping(true); }}", '{"type": "pong"}')
+            page.clock.fast_forward(MOVE_TROUBLE_MS + 500)
+            page.wait_for_selector(".banner[data-kind='trouble']", timeout=10_000)
         page.clock.resume()
         page.wait_for_selector(".banner", state="hidden", timeout=60_000)
         page.wait_for_selector(PLAYABLE)
         watch.assert_clean()
     finally:
-        if stopped and server.proc is not None:
-            server.proc.send_signal(signal.SIGCONT)
         context.close()
         server.stop()
 
