@@ -78,10 +78,10 @@ def test_the_host_mutes_and_removes_spectators_who_never_wrote(server: ServerPro
         context.close()
 
 
-def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
-    server: ServerProcess, browser: Any
-) -> None:
-    en = catalog_of("en")
+def _ana_muted_leaves_seat_1(server: ServerProcess, chat: dict[str, Any]) -> tuple[str, str, str]:
+    """A new room of ``server``: the host, Hosta, in seat 0; Ana in seat 1 from her own address
+    (127.0.0.2); the host's chat rules set to ``chat`` (a PUT of /chat: her seat's mute, say);
+    then Ana leaves her seat. The room's code, its host token, and Hosta's token."""
     room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
     code, host_token = room["code"], room["host_token"]
     token = server.claim(code, 0, "Hosta").json()["token"]
@@ -89,13 +89,21 @@ def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
         ana_token = ana_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Ana"}).json()["token"]
         muted = httpx.put(
             f"{server.url}/api/rooms/{code}/chat",
-            json={"spectators": True, "muted": {"1": True}},
+            json=chat,
             headers={"Authorization": f"Bearer {host_token}"},
             timeout=10,
         )
         assert muted.status_code == 200
         left = ana_http.delete(f"/api/rooms/{code}/seats/1", headers={"Authorization": f"Bearer {ana_token}"})
         assert left.status_code == 200
+    return code, host_token, token
+
+
+def test_the_host_sees_and_unmutes_a_muted_seats_person_who_left_it_to_another(
+    server: ServerProcess, browser: Any
+) -> None:
+    en = catalog_of("en")
+    code, host_token, token = _ana_muted_leaves_seat_1(server, {"spectators": True, "muted": {"1": True}})
     context, page, watch = open_page(browser, DESKTOP, "en-US")
     ana = Client(server, code, source="127.0.0.2")  # she watches on, from her address
     try:
@@ -142,20 +150,7 @@ def test_a_muted_person_not_watching_is_offered_no_remove(server: ServerProcess,
     to remove, and the button only answered 404 ``no_such_spectator``. A spectator watching keeps
     both buttons."""
     en = catalog_of("en")
-    room = server.create_room(bots=[None, None, "easy", "easy", "easy"])
-    code, host_token = room["code"], room["host_token"]
-    token = server.claim(code, 0, "Hosta").json()["token"]
-    with server.http_from("127.0.0.2") as ana_http:  # Ana's own address
-        ana_token = ana_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Ana"}).json()["token"]
-        muted = httpx.put(
-            f"{server.url}/api/rooms/{code}/chat",
-            json={"muted": {"1": True}},
-            headers={"Authorization": f"Bearer {host_token}"},
-            timeout=10,
-        )
-        assert muted.status_code == 200
-        left = ana_http.delete(f"/api/rooms/{code}/seats/1", headers={"Authorization": f"Bearer {ana_token}"})
-        assert left.status_code == 200
+    code, host_token, token = _ana_muted_leaves_seat_1(server, {"muted": {"1": True}})
     with server.http_from("127.0.0.3") as budi_http:  # another person takes her seat
         assert budi_http.post(f"/api/rooms/{code}/seats/1", json={"name": "Budi"}).status_code == 201
     context, page, watch = open_page(browser, DESKTOP, "en-US")
