@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -177,6 +178,9 @@ def test_rows_of_one_game_tell_apart_and_show_the_whole_name_on_a_phone(
     name = "Alexandra Kowalczyk"
     context, page, watch = open_page(browser, PHONE)
     try:
+        # the page's day at 18:00, so that "today at 14:05" has passed whenever the test runs (run
+        # after midnight, that row was in the future, and the room opened now never the latest)
+        page.clock.install(time=datetime.now().replace(hour=18, minute=0, second=0, microsecond=0))
         _lobby(page, f"{server.url}/")
         codes = []
         for _ in range(2):
