@@ -17,6 +17,7 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -341,6 +342,27 @@ def test_a_second_server_on_the_same_sqlite_database_refuses_to_start(tmp_path: 
         assert again.room(code)["code"] == code
     finally:
         again.stop()
+
+
+def test_a_file_url_with_escapes_locks_the_database_it_opens(tmp_path: Path) -> None:
+    """A ``file:`` SQLite URI whose path has ``%20`` for SQLite (``%2520`` in the URL, which
+    SQLAlchemy decodes once): the server's lock sits beside the file SQLite opens, so a second
+    server given that file's plain path is refused. Before, the lock went into a directory
+    literally named ``my%20data``, and the second server started beside the first on one file."""
+    folder = tmp_path / "my data"
+    uri = f"sqlite+aiosqlite:///file:{quote(quote(str(folder)), safe='/')}/domeng.sqlite3?uri=true"
+    server = ServerProcess(tmp_path / "a", database_url=uri).start()
+    try:
+        assert (folder / "domeng.sqlite3").is_file()
+        assert int((folder / "domeng.sqlite3.lock").read_text()) > 0
+        assert not list(tmp_path.glob("my%*"))  # no directory named as the URI's escapes
+        second = domeng_cli(
+            "serve", "--port", "0", "--database-url", f"sqlite+aiosqlite:///{folder}/domeng.sqlite3"
+        )
+        assert second.returncode == 1, second.stderr[-2000:]
+        assert "domeng serve: another Domeng server (process " in second.stderr, second.stderr[-2000:]
+    finally:
+        server.stop()
 
 
 def test_serve_on_a_data_dir_it_cannot_write_says_so(tmp_path: Path) -> None:

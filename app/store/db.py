@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
@@ -52,17 +53,31 @@ def is_sqlite(url: str | URL) -> bool:
 
 
 def sqlite_path(url: str | URL) -> Path | None:
-    """The database file of a SQLite ``url``; None for other backends.
+    """The database file of a SQLite ``url``, the one the driver opens (absolute); None for other
+    backends. The driver's file name is SQLAlchemy's (its pysqlite dialect: the URL's path, taken
+    from the working directory when relative); with ``uri=true`` in the URL's query, one that
+    begins with ``file:`` is an SQLite URI (https://www.sqlite.org/uri.html), whose ``%HH``
+    escapes SQLite decodes: ``sqlite+aiosqlite:///file:/srv/my%2520data/d.db?uri=true`` is the
+    file ``/srv/my data/d.db`` (SQLAlchemy decodes the URL once, SQLite the URI once more).
 
-    Raises ValueError for an in-memory database: every connection would see a different one.
+    Raises ValueError for an in-memory database (every connection would see a different one) and
+    for an SQLite URI naming another host.
     """
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return None
-    database = parsed.database or ""
-    if database in ("", ":memory:") or "mode=memory" in str(parsed):
+    (filename, *_), options = parsed.get_dialect()().create_connect_args(parsed)
+    if filename in ("", ":memory:") or "mode=memory" in str(parsed):
         raise ValueError(f"an in-memory SQLite database cannot be shared by connections: {url!s}")
-    return Path(database.removeprefix("file:"))
+    if not (options.get("uri") and filename.startswith("file:")):
+        return Path(filename)  # an ordinary file name (a ``file:`` without ``uri=true`` too)
+    uri = urlsplit(filename)
+    if uri.netloc not in ("", "localhost"):
+        raise ValueError(f"an SQLite URI names a file on this host only: {url!s}")
+    path = unquote(uri.path)
+    if path in ("", ":memory:") or "memory" in parse_qs(uri.query).get("mode", []):
+        raise ValueError(f"an in-memory SQLite database cannot be shared by connections: {url!s}")
+    return Path(os.path.abspath(path))
 
 
 class DatabaseInUseError(Exception):
