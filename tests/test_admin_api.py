@@ -432,6 +432,13 @@ def test_bulk_export_zips_the_records_of_the_filtered_list(world: dict[str, Any]
         assert [e["id"] for e in index] == [m["id"] for m in listed]  # newest first, as the list
         assert sorted(archive.namelist()) == sorted([*(e["file"] for e in index), "index.jsonl"])
         assert len({e["file"] for e in index}) == len(index)
+        # hosted as the list says it: a room in memory holds the waiting and playing ones
+        assert {e["id"]: e["hosted"] for e in index} == {m["id"]: m["hosted"] for m in listed}
+        assert {e["id"]: e["hosted"] for e in index} == {
+            world["finished"]: None,
+            world["waiting"]: True,
+            world["stuck"]: True,
+        }
         for entry in index:
             record = json.loads(archive.read(entry["file"]))
             assert record["format"] == "domeng-record/1"

@@ -394,9 +394,11 @@ async def export_matches(
     download (``domeng-matches-<UTC time>.zip``): one RECORD.md document per match, named as the
     single export names it (`record_name`), each replayable by ``domeng replay FILE``, and
     ``index.jsonl``: one line per match, newest first (``file``, ``id``, ``code``,
-    ``room_match``, ``variant``, ``status``, ``stored_status``, ``created_at``,
-    ``last_active_at``, ``rounds``). 422 ``unknown_variant``, or ``too_many_matches`` when more
-    than ``DOMENG_ADMIN_EXPORT_LIMIT`` (1000) pass (narrow the filters)."""
+    ``room_match``, ``variant``, ``status``, ``stored_status``, ``hosted``, ``created_at``,
+    ``last_active_at``, ``rounds``; ``hosted`` as the match list's: true, false, or null for a
+    match neither waiting nor playing, or when Redis does not answer). 422 ``unknown_variant``,
+    or ``too_many_matches`` when more than ``DOMENG_ADMIN_EXPORT_LIMIT`` (1000) pass (narrow the
+    filters)."""
     _check_variant(variant)
     limit = request.app.state.settings.admin_export_limit
     f = MatchFilter(variant, status, player, since, until, 1, limit, code)
@@ -404,6 +406,7 @@ async def export_matches(
     if listed.total > limit:
         message = f"{listed.total} matches pass these filters, at most {limit} export at once: narrow them"
         raise HTTPException(422, detail={"code": "too_many_matches", "message": message})
+    await _fill_hosted(request, listed.items)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         index = []
@@ -417,6 +420,7 @@ async def export_matches(
             await asyncio.to_thread(_write_record, archive, name, row)
             entry = {"file": name, "id": row.id, "code": row.code, "room_match": row.room_match}
             entry |= {"variant": row.variant, "status": item.status, "stored_status": row.status}
+            entry |= {"hosted": item.hosted}
             entry |= {
                 "created_at": item.created_at.isoformat(),
                 "last_active_at": item.last_active_at.isoformat(),
