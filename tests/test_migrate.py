@@ -7,14 +7,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from app.cli import main
 from app.store import Store, sqlite_url, upgrade_database
 from app.store.database import MIGRATIONS_DIR
 from app.web.settings import Settings
+from tests.clusterkit import need_postgres
+from tests.conftest import domeng_cli
 
 
 def _tables(path: Path) -> set[str]:
@@ -36,8 +40,35 @@ def test_migrate_reports_a_failure_without_the_url(
     url = "postgresql+asyncpg://domeng:s3cretpass@127.0.0.1:1/nowhere"
     assert main(["migrate", "--database-url", url]) == 1
     out = capsys.readouterr()
-    assert "the migration failed" in out.err
+    assert out.err.startswith("domeng migrate: cannot reach the PostgreSQL database ("), out.err
     assert "s3cretpass" not in out.err + out.out
+
+
+def test_migrate_tells_a_refused_login_and_a_missing_database_apart(tmp_path: Path) -> None:
+    """As ``domeng serve`` does (tests/test_server_postgres_hold.py): a role PostgreSQL does not
+    know (a wrong password is refused the same way; trust auth takes any password) and a database
+    that does not exist are each said as such, naming the user or the database, never the URL nor
+    the password. Before, both were only ``the migration failed: DBAPIError`` (the driver's class
+    name, InvalidAuthorizationSpecificationError, at best). The real ``domeng`` against the real
+    PostgreSQL."""
+    base = make_url(need_postgres())
+    password = f"pw-{uuid.uuid4().hex}"
+    role = f"nobody_{uuid.uuid4().hex[:8]}"
+    stranger = base.set(username=role, password=password).render_as_string(hide_password=False)
+    refused = domeng_cli("migrate", "--database-url", stranger)
+    assert refused.returncode == 1, refused.stderr[-2000:]
+    assert refused.stderr.startswith(f"domeng migrate: PostgreSQL refused the login for user '{role}'")
+    assert "check the user and password in DOMENG_DATABASE_URL" in refused.stderr
+    missing = f"nodb_{uuid.uuid4().hex[:8]}"
+    nowhere = base.set(database=missing, password=password).render_as_string(hide_password=False)
+    absent = domeng_cli("migrate", "--database-url", nowhere)
+    assert absent.returncode == 1, absent.stderr[-2000:]
+    assert absent.stderr.startswith(f"domeng migrate: the PostgreSQL database '{missing}' does not exist")
+    for done in (refused, absent):
+        said = done.stderr + done.stdout
+        assert "the migration failed" not in said and "cannot reach" not in said
+        assert password not in said and "postgresql+asyncpg://" not in said and "@127.0.0.1" not in said
+        assert "Traceback" not in said
 
 
 def test_a_store_that_does_not_migrate_leaves_the_schema_alone(tmp_path: Path) -> None:

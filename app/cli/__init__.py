@@ -298,19 +298,25 @@ def _hold_postgres(settings: Settings) -> PostgresHold | Literal[False] | None:
         print(f"domeng serve: {error}", file=sys.stderr)
         return False
     except (OSError, TimeoutError, DBAPIError) as error:  # the URL is never printed, nor the text
-        orig = getattr(error, "orig", None)  # the driver's error under SQLAlchemy's, and asyncpg's under it
-        cause = getattr(orig, "__cause__", None) or orig or error
-        print(f"domeng serve: {_postgres_start_refusal(url, cause)}", file=sys.stderr)
+        print(f"domeng serve: {_postgres_start_refusal(url, _driver_error(error))}", file=sys.stderr)
         return False
     return hold
 
 
-def _postgres_start_refusal(url: str, cause: BaseException) -> str:
-    """Why the server's PostgreSQL database at ``url`` refused its first connection (``cause``: the
-    driver's error), as a sentence that sends the operator the right way: PostgreSQL refused the
-    login (SQLSTATE class 28: a wrong password, a role that does not exist, no pg_hba.conf entry),
-    the database does not exist (3D000), or the server could not be reached (anything else). Names
-    the user and the database, never the URL nor its password, nor the driver's text."""
+def _driver_error(error: BaseException) -> BaseException:
+    """The database driver's own error under ``error``: asyncpg's (with its ``sqlstate``) under
+    SQLAlchemy's DBAPIError and the DBAPI adapter's; ``error`` itself when there is none (an
+    OSError or TimeoutError from opening the connection)."""
+    orig = getattr(error, "orig", None)
+    return getattr(orig, "__cause__", None) or orig or error
+
+
+def _postgres_login_refusal(url: str, cause: BaseException) -> str | None:
+    """Why PostgreSQL at ``url`` refused a connection (``cause``: the driver's error, `_driver_error`)
+    as a sentence that sends the operator the right way, when it refused the login (SQLSTATE class
+    28: a wrong password, a role that does not exist, no pg_hba.conf entry) or the database does
+    not exist (3D000); None for any other error. Names the user and the database, never the URL
+    nor its password, nor the driver's text."""
     from sqlalchemy.engine import make_url  # noqa: PLC0415
 
     parsed = make_url(url)
@@ -328,10 +334,41 @@ def _postgres_start_refusal(url: str, cause: BaseException) -> str:
             f"the PostgreSQL database {database!r} does not exist on its server ({kind}): create it "
             "(createdb, owned by the server's user), or check the database name in DOMENG_DATABASE_URL"
         )
-    return (
+    return None
+
+
+def _postgres_start_refusal(url: str, cause: BaseException) -> str:
+    """Why the server's PostgreSQL database at ``url`` refused its first connection (``cause``: the
+    driver's error), as a sentence: `_postgres_login_refusal`'s, else the server could not be
+    reached (anything else). Never the URL nor its password, nor the driver's text."""
+    return _postgres_login_refusal(url, cause) or (
         "cannot reach the PostgreSQL database to check that no other server serves it without Redis "
-        f"({kind}); start the database first, or check DOMENG_DATABASE_URL"
+        f"({type(cause).__name__}); start the database first, or check DOMENG_DATABASE_URL"
     )
+
+
+def _migration_failure(url: str, error: BaseException) -> str:
+    """Why ``domeng migrate`` on ``url`` failed (``error``: what the migration raised), as a
+    sentence: on PostgreSQL, a refused login or a missing database as `_postgres_login_refusal`
+    says them, and a server that could not be reached (OSError, TimeoutError, SQLSTATE class 08
+    or 57P03) as such; else ``the migration failed`` with the driver's error's class. Never the URL
+    nor its password, nor the driver's text (it may quote the URL or the data)."""
+    from sqlalchemy.engine import make_url  # noqa: PLC0415
+
+    cause = _driver_error(error)
+    kind = type(cause).__name__
+    if make_url(url).get_backend_name() != "postgresql":
+        return f"the migration failed: {kind}"
+    refused = _postgres_login_refusal(url, cause)
+    if refused is not None:
+        return refused
+    sqlstate = str(getattr(cause, "sqlstate", "") or "")
+    if isinstance(cause, OSError | TimeoutError) or sqlstate.startswith("08") or sqlstate == "57P03":
+        return (
+            f"cannot reach the PostgreSQL database ({kind}); start the database first, or check "
+            "DOMENG_DATABASE_URL"
+        )
+    return f"the migration failed: {kind}"
 
 
 def _listen_refusal(host: str, port: int) -> str | None:
@@ -460,8 +497,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
         upgrade_database(url)
-    except Exception as error:
-        print(f"domeng migrate: the migration failed: {type(error).__name__}", file=sys.stderr)
+    except Exception as error:  # the URL is never printed, nor the driver's text
+        print(f"domeng migrate: {_migration_failure(url, error)}", file=sys.stderr)
         return 1
     print("domeng migrate: the database schema is up to date")
     return 0
