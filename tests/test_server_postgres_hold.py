@@ -34,26 +34,41 @@ from tests.clusterkit import ThreadedProxy, key_prefix, need_postgres, need_redi
 from tests.serverkit import Client, ServerProcess
 
 _END_HOLDS = text(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-    "WHERE datname = current_database() AND application_name LIKE 'domeng serve pid %'"
+    "SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity AS a JOIN pg_locks AS l ON l.pid = a.pid "
+    "WHERE a.datname = current_database() AND a.application_name LIKE 'domeng serve pid %' "
+    f"AND l.locktype = 'advisory' AND l.granted AND l.classid::bigint = {HOLD_TAG}"
 )
-"""End the sessions of the servers' holds on the database (as a PostgreSQL restart would)."""
+"""End the sessions of the servers' holds on the database (as a PostgreSQL restart would), not
+their pools' (named alike)."""
+_SESSIONS = text(
+    "SELECT application_name FROM pg_stat_activity "
+    "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+)
+_END_NAMED = text(  # docs/deploy.md's, for a host crashed during a network partition
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND application_name = :name"
+)
+
+
+def _rows(url: str, query: Any, **params: Any) -> list[Any]:
+    """The rows of ``query`` (with ``params``) on the database of ``url``, in a connection of its
+    own."""
+
+    async def run() -> list[Any]:
+        engine = make_engine(url)
+        try:
+            async with engine.begin() as connection:
+                return list((await connection.execute(query, params)).all())
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
 
 
 def _end_holds(url: str) -> int:
     """End the sessions of the servers' holds on the database of ``url`` (as a PostgreSQL restart
     would); how many were ended."""
-
-    async def end() -> int:
-        engine = make_engine(url)
-        try:
-            async with engine.begin() as connection:
-                ended = await connection.execute(_END_HOLDS)
-                return len(ended.all())
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(end())
+    return len(_rows(url, _END_HOLDS))
 
 
 def _wait_logged(server: ServerProcess, event: str, timeout: float = 30.0) -> None:
@@ -127,6 +142,43 @@ def test_a_refused_login_or_a_missing_database_is_told_apart_from_an_unreachable
     for text_ in (said, told, down):
         assert password not in text_ and "postgresql+asyncpg://" not in text_ and "@127.0.0.1" not in text_
         assert "Traceback" not in text_
+
+
+def test_every_session_of_a_server_names_its_process_and_ending_them_by_name_frees_the_database(
+    tmp_path: Path,
+) -> None:
+    """Every PostgreSQL session of a server (its hold's, its pool's) is named ``domeng serve pid N
+    on HOST``, the name a refused server prints, so after a host crashed during a network partition
+    (its sessions kept by PostgreSQL for hours) docs/deploy.md's one query by that name ends them
+    all, and the next server starts at once. Before, only the hold's session had a name: the pool's
+    had none and had to be found by ``client_addr`` (the pooler's, behind one). Here the first
+    server is stopped (SIGSTOP: its sockets stay open, as a crashed host's do); let go again, it
+    sees its hold taken and stops (status 1)."""
+    need_postgres()
+    with scratch_postgres("hold") as url:
+        first = ServerProcess(tmp_path / "a", database_url=url).start()
+        second = None
+        try:
+            first.create_room(bots=[None, "greedy"], variant="kozel", seats=2)
+            assert first.proc is not None
+            name = f"domeng serve pid {first.proc.pid} on {socket.gethostname()}"[:63]
+            named = [row[0] for row in _rows(url, _SESSIONS)]
+            assert len(named) >= 2 and set(named) == {name}, named  # the hold and the pool
+            with first.paused():
+                said = _refused(ServerProcess(tmp_path / "b", database_url=url))
+                assert f"another Domeng server ({name}) is serving" in said, said
+                ended = _rows(url, _END_NAMED, name=name)
+                assert len(ended) >= 2 and all(row[0] for row in ended), ended
+                deadline = time.monotonic() + 30
+                while left := _rows(url, _SESSIONS):  # each ends once it has seen the signal
+                    assert time.monotonic() < deadline, left
+                second = ServerProcess(tmp_path / "c", database_url=url).start()
+            assert first.proc.wait(60) == 1  # it serves no more beside the second
+            assert "another Domeng server" in first.log()
+        finally:
+            first.stop()
+            if second is not None:
+                second.stop()
 
 
 def test_servers_with_redis_share_the_database_and_one_without_is_refused(tmp_path: Path) -> None:

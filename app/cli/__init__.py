@@ -211,9 +211,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """``domeng serve``: run the game server (flags override ``DOMENG_*`` variables)."""
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from app.store.db import DatabaseInUseError, hold_sqlite, sqlite_path  # noqa: PLC0415
+    from app.store.db import DatabaseInUseError, hold_sqlite, name_connections, sqlite_path  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
+    name_connections("serve")  # every PostgreSQL session says "domeng serve pid N on HOST"
     overrides = {
         key: value
         for key, value in {
@@ -476,9 +477,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from pydantic import ValidationError  # noqa: PLC0415 - only the server's commands need it
 
     from app.store import upgrade_database  # noqa: PLC0415
-    from app.store.db import sqlite_path  # noqa: PLC0415
+    from app.store.db import name_connections, sqlite_path  # noqa: PLC0415
     from app.web.settings import Settings  # noqa: PLC0415
 
+    name_connections("migrate")
     overrides = {
         key: value
         for key, value in {"data_dir": args.data_dir, "database_url": args.database_url}.items()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -25,10 +26,12 @@ __all__ = [
     "SQLITE_BEGIN_OPTION",
     "SQLITE_PRAGMAS",
     "DatabaseInUseError",
+    "application_name",
     "hold_sqlite",
     "is_sqlite",
     "make_engine",
     "make_sync_engine",
+    "name_connections",
     "sqlite_path",
 ]
 
@@ -45,6 +48,30 @@ foreign keys enforced, and 5 s of waiting for a lock before ``database is locked
 SQLITE_BEGIN_OPTION: Final = "domeng_sqlite_begin"
 """Execution option naming the statement that begins a SQLite transaction (default ``BEGIN``);
 the store's writer uses ``BEGIN IMMEDIATE`` so it takes the write lock up front."""
+
+
+APPLICATION_NAME_BYTES: Final = 63
+"""PostgreSQL keeps this many bytes of a session's ``application_name`` (NAMEDATALEN - 1)."""
+
+_naming: dict[str, str] = {"command": ""}
+"""The ``domeng`` command this process runs, for `application_name` (`name_connections`)."""
+
+
+def name_connections(command: str) -> None:
+    """Name the PostgreSQL connections this process opens from now on after the ``domeng``
+    ``command`` it runs (``serve``, ``migrate``): `application_name`."""
+    _naming["command"] = command
+
+
+def application_name() -> str:
+    """What this process's PostgreSQL connections call themselves (``application_name``, seen in
+    ``pg_stat_activity``): ``domeng serve pid 4242 on web1`` (the command `name_connections` set,
+    the process id and the host), ASCII, cut to `APPLICATION_NAME_BYTES`. Every connection of a
+    ``domeng serve`` process has it (its database hold's, its pool's, its migrations'), so an
+    operator ends a crashed host's sessions by this name alone (docs/deploy.md)."""
+    command = _naming["command"]
+    name = f"domeng {command} pid {os.getpid()} on {socket.gethostname()}".replace("  ", " ")
+    return name.encode("ascii", "replace")[:APPLICATION_NAME_BYTES].decode("ascii")
 
 
 def is_sqlite(url: str | URL) -> bool:
@@ -163,8 +190,10 @@ def make_engine(
     it for ever. With ``timeout_s`` a session also may not sit idle inside a transaction for
     longer than that (PostgreSQL's ``idle_in_transaction_session_timeout``): a process paused
     mid-transaction (SIGSTOP, a stalled VM) has its session ended and its row locks released, so
-    the process that takes its rooms over is not blocked by them (docs/cluster.md). ``kwargs`` go
-    to ``create_async_engine``. Raises ValueError for an in-memory SQLite database.
+    the process that takes its rooms over is not blocked by them (docs/cluster.md). Every
+    PostgreSQL connection is named `application_name` (``connect_args``'s ``server_settings`` are
+    added to these, and win). ``kwargs`` go to ``create_async_engine``. Raises ValueError for an
+    in-memory SQLite database.
     """
     if is_sqlite(url):
         sqlite_path(url)
@@ -173,15 +202,15 @@ def make_engine(
         event.listen(engine.sync_engine, "begin", _sqlite_begin)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
+    given = dict(kwargs.get("connect_args", {}))
+    connect_args: dict[str, Any] = {}
+    settings = {"application_name": application_name()}
     if timeout_s is not None:
         kwargs.setdefault("pool_timeout", timeout_s)
-        idle_ms = str(max(1, round(timeout_s * 1000)))
-        timeouts = {
-            "command_timeout": timeout_s,
-            "timeout": timeout_s,
-            "server_settings": {"idle_in_transaction_session_timeout": idle_ms},
-        }
-        kwargs["connect_args"] = {**timeouts, **kwargs.get("connect_args", {})}
+        connect_args |= {"command_timeout": timeout_s, "timeout": timeout_s}
+        settings["idle_in_transaction_session_timeout"] = str(max(1, round(timeout_s * 1000)))
+    settings |= given.pop("server_settings", {})  # the caller's settings added, not in place of these
+    kwargs["connect_args"] = {**connect_args, **given, "server_settings": settings}
     return create_async_engine(url, **kwargs)
 
 

@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -48,7 +46,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.store.db import make_engine
+from app.store.db import application_name, make_engine
 
 __all__ = ["HOLD_TAG", "DatabaseServedError", "PostgresHold"]
 
@@ -131,8 +129,9 @@ class PostgresHold:
         self.shared = shared
         self.timeout_s = timeout_s
         self.grace_s = grace_s
-        self.name = f"domeng serve pid {os.getpid()} on {socket.gethostname()}"[:63]
-        """The hold's ``application_name``, which a refused process names."""
+        self.name = application_name()
+        """The hold's ``application_name`` (this process's connections' name: ``domeng serve pid N
+        on HOST``), which a refused process names."""
         self.held = False
         """Whether the lock is held now (False while its lost connection is opened again)."""
         self._loop = asyncio.new_event_loop()
@@ -182,7 +181,7 @@ class PostgresHold:
                 pool_size=1,
                 max_overflow=0,
                 isolation_level="AUTOCOMMIT",  # never idle in a transaction (its timeout ends the session)
-                connect_args={"server_settings": {"application_name": self.name}},
+                connect_args={"server_settings": {"application_name": self.name}},  # as it names itself
             )
         connection = await self._engine.connect()
         try:
