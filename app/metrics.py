@@ -1,12 +1,88 @@
 """Prometheus metrics of one server: rooms, connections, actions, action-to-broadcast latency, the
 store's write transactions (duration and writes per transaction), and bot decisions (time by level,
-in-process fallbacks)."""
+in-process fallbacks).
+
+The metrics a move or a store transaction updates (``domeng_actions``, the broadcast latency, the
+store's commit time and batch size) are plain counters (`Tally`, `Spread`) that a custom collector
+(`Hot`) turns into the library's metric families when ``/metrics`` is read: the library's own
+`Counter.inc` and `Histogram.observe` take a lock and check the metric on every call, a measurable
+share of a move's event-loop CPU (issue 15, `benchmarks/room_moves.py`). The text served is the
+same: the same names, types, samples and order. They are updated on the event loop's thread only.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import bisect
+import time
+from collections.abc import Iterable, Sequence
 
-__all__ = ["Metrics"]
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
+from prometheus_client.utils import floatToGoString
+
+__all__ = ["Hot", "Metrics", "Spread", "Tally"]
+
+
+class Tally:
+    """A counter without labels (``name`` as the library's `Counter` names it, without ``_total``),
+    counted in a plain number; exported by `Hot`."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name, self.documentation = name, documentation
+        self.value = 0.0
+        self.created = time.time()
+
+    def inc(self, amount: float = 1.0) -> None:
+        """Add ``amount`` (at least 0)."""
+        self.value += amount
+
+    def family(self) -> Metric:
+        """The counter as the library's `Counter` exports it (``_total``, ``_created``)."""
+        return CounterMetricFamily(self.name, self.documentation, value=self.value, created=self.created)
+
+
+class Spread:
+    """A histogram without labels over ``buckets`` (upper bounds, ascending; ``+Inf`` is added), kept
+    as plain counts; exported by `Hot` as the library's `Histogram` would be."""
+
+    def __init__(self, name: str, documentation: str, buckets: Sequence[float]) -> None:
+        self.name, self.documentation = name, documentation
+        self.bounds = [float(b) for b in buckets]
+        self.counts = [0] * (len(self.bounds) + 1)  # the last: above every bound (+Inf)
+        self.sum = 0.0
+        self.created = time.time()
+
+    def observe(self, amount: float) -> None:
+        """Count one observation of ``amount`` in the first bucket whose bound it does not exceed."""
+        self.sum += amount
+        self.counts[bisect.bisect_left(self.bounds, amount)] += 1
+
+    def family(self) -> Metric:
+        """The histogram's samples: cumulative buckets, ``_count``, ``_sum``, ``_created``."""
+        cumulative, total = [], 0.0
+        for bound, count in zip([*self.bounds, float("inf")], self.counts, strict=True):
+            total += count
+            cumulative.append((floatToGoString(bound), total))  # type: ignore[no-untyped-call]
+        family = HistogramMetricFamily(self.name, self.documentation, buckets=cumulative, sum_value=self.sum)
+        family.samples.append(Sample(f"{self.name}_created", {}, self.created))
+        return family
+
+
+class Hot(Collector):
+    """The collector of ``metrics`` (`Tally`, `Spread`), read at each scrape."""
+
+    def __init__(self, metrics: Iterable[Tally | Spread]) -> None:
+        self.metrics = list(metrics)
+
+    def collect(self) -> Iterable[Metric]:
+        """Each metric's family, as it is now."""
+        return [metric.family() for metric in self.metrics]
+
+    def describe(self) -> Iterable[Metric]:
+        """The families, so the registry checks their names on registering (as for its own)."""
+        return self.collect()
 
 
 class Metrics:
@@ -24,27 +100,23 @@ class Metrics:
         self.connections = Gauge(
             "domeng_connections", "Open WebSocket connections in rooms", registry=self.registry
         )
-        self.actions = Counter(
-            "domeng_actions", "Actions applied and stored (rate: actions per second)", registry=self.registry
-        )
-        self.latency = Histogram(
+        self.actions = Tally("domeng_actions", "Actions applied and stored (rate: actions per second)")
+        self.latency = Spread(
             "domeng_action_broadcast_seconds",
             "From an action's arrival to its update queued for every recipient, stored in between",
             buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0),
-            registry=self.registry,
         )
-        self.store_commit = Histogram(
+        self.store_commit = Spread(
             "domeng_store_commit_seconds",
             "One write transaction of the store's writer, from BEGIN to COMMIT (group commit)",
             buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0),
-            registry=self.registry,
         )
-        self.store_batch = Histogram(
+        self.store_batch = Spread(
             "domeng_store_batch_writes",
             "Writes committed together in one transaction",
             buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500),
-            registry=self.registry,
         )
+        self.registry.register(Hot([self.actions, self.latency, self.store_commit, self.store_batch]))
         self.rejected = Counter(
             "domeng_rejected_frames",
             "Frames that closed a socket, by close code",
