@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Commits",
+    "all_uncovered",
 ]
 
 
@@ -34,6 +35,15 @@ def _after_move(seats: Sequence[SeatInfo], state: State, finished: bool) -> None
             info.release()
         elif info.stand_in and _stand_in_ends(info, state):
             info.stand_in = False
+
+
+def all_uncovered(seats: Sequence[SeatInfo]) -> bool:
+    """Whether no seat's person has a bot playing for them or a timer run out (every seat's
+    `SeatInfo.cover` None), as at most moves: the room's covers then need no seat-by-seat look."""
+    for info in seats:  # noqa: SIM110 (a loop: a generator costs more, on every move)
+        if info.covered or info.stand_in or info.timeouts:
+            return False
+    return True
 
 
 def _stand_in_ends(info: SeatInfo, state: State) -> bool:
@@ -195,15 +205,21 @@ class Commits:
     def covers_adopted(self) -> None:
         """The seats' covers as they are now were stored (with a move or a change: `commit`,
         `save`), so `app.rooms.room.Room.store_covers` has nothing of them to store."""
-        self.covers_stored = (self.match_id, [info.cover for info in self.seats])
+        seats = self.seats
+        now: list[str | None] = (
+            [None] * len(seats) if all_uncovered(seats) else [info.cover for info in seats]
+        )
+        self.covers_stored = (self.match_id, now)
 
     def covers_after(self, fork: State, back: int | None = None) -> dict[int, str | None]:
         """The seats' covers that the move to ``fork`` changes from the stored ones (seat →
         cover, `SeatInfo.cover`), with seat ``back``'s person back (`commit`) and `after_move`,
         on copies of the seats (`app.rooms.room.Room.stored_covers`): stored with the move, so
         that no crash comes between them."""
-        finished = self.status == "finished" or fork.phase is Phase.OVER
         stored = self.stored_covers()
+        if not any(stored) and all_uncovered(self.seats):
+            return {}  # every seat uncovered, stored so, and the move covers none (most moves)
+        finished = self.status == "finished" or fork.phase is Phase.OVER
         changed: dict[int, str | None] = {}
         for i, (info, was) in enumerate(zip(self.seats, stored, strict=True)):
             cover = _cover_after(info, fork, finished, i == back)

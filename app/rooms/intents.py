@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,6 +27,7 @@ __all__ = [
     "GraceExpired",
     "HostAway",
     "Intent",
+    "IntentQueue",
     "NextRound",
     "Sync",
 ]
@@ -149,3 +151,45 @@ class Command(Intent):
 
     run: Callable[[Room], Any]
     touch: bool = True
+
+
+class IntentQueue:
+    """A room's queue of intents (None: the end marker): first in, first out, unbounded, one
+    reader (the room's task). `asyncio.Queue`'s ``put_nowait``, ``get``, ``empty`` and ``qsize``
+    without its bookkeeping for ``join``, ``maxsize`` and several readers, which cost several Python
+    calls per intent and an `asyncio.Event` cleared on every put (issue 15, `benchmarks/room_moves.py`).
+    Used inside one event loop (the one its reader first waits in)."""
+
+    def __init__(self) -> None:
+        self._items: deque[Intent | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def put_nowait(self, item: Intent | None) -> None:
+        """Queue ``item`` and wake the reader if it waits; never blocks."""
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> Intent | None:
+        """The oldest item, waiting for one if there is none."""
+        items = self._items
+        while not items:
+            loop = self._loop
+            if loop is None or loop.is_closed():
+                loop = self._loop = asyncio.get_running_loop()
+            self._waiter = waiter = loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+    def empty(self) -> bool:
+        """Whether nothing is queued."""
+        return not self._items
+
+    def qsize(self) -> int:
+        """How many items are queued."""
+        return len(self._items)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 import structlog
 
 from app.rooms import frames
-from app.rooms.intents import Auto, ClientAction, Command, Decided, Intent
+from app.rooms.intents import Auto, ClientAction, Command, Decided, Intent, IntentQueue
 from app.rooms.ports import BotPort, Clock, Outbox
 from app.rooms.schedule import Wait
 from app.rooms.seats import COVER_BOT, SeatInfo
@@ -90,7 +90,7 @@ class Moves:
     bots: BotPort
     bot_share: str
     clock: Clock
-    queue: asyncio.Queue[Intent | None]
+    queue: IntentQueue
     _rng: random.Random
 
     def __init__(self) -> None:

@@ -13,14 +13,12 @@ import structlog
 
 from app.rooms import frames
 from app.rooms.errors import RoomError
-from app.rooms.intents import GraceExpired, HostAway, Intent
+from app.rooms.intents import GraceExpired, HostAway, IntentQueue
 from app.rooms.ports import Clock, CloseReason, Outbox, Timer
 from app.rooms.seats import given_to_bot, hash_token, seat_of_token
 from app.rooms.watchers import client_hash, watcher_of
 
 if TYPE_CHECKING:
-    import asyncio
-
     from app.metrics import Metrics
     from app.rooms.chat import ChatRoom
     from app.rooms.config import RoomConfig
@@ -53,7 +51,7 @@ class Presence:
     config: RoomConfig
     clock: Clock
     metrics: Metrics
-    queue: asyncio.Queue[Intent | None]
+    queue: IntentQueue
     marks: dict[int, int]
     host_token_hash: str
     chat: ChatRoom | None

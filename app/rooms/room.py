@@ -23,7 +23,7 @@ import structlog
 
 from app.metrics import Metrics
 from app.rooms import frames
-from app.rooms.commits import Commits
+from app.rooms.commits import Commits, all_uncovered
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.intents import (
@@ -37,6 +37,7 @@ from app.rooms.intents import (
     GraceExpired,
     HostAway,
     Intent,
+    IntentQueue,
     NextRound,
     Sync,
 )
@@ -141,7 +142,7 @@ class Room(Commits, Timing, Moves, Presence):
         """`previous_match` serialised, beside the very object it was made from: made once per
         match, by the first whole state that sends it (`app.rooms.frames.full_frame`)."""
         self.turn_deadline: float | None = None  # epoch seconds
-        self.queue: asyncio.Queue[Intent | None] = asyncio.Queue()
+        self.queue = IntentQueue()
         self.task: asyncio.Task[None] | None = None
         self.marks: dict[int, int] = {}
         """Versions of the round in play → its log's length then (`hello.since`)."""
@@ -227,6 +228,18 @@ class Room(Commits, Timing, Moves, Presence):
             return [None] * len(self.seats)
         return stored
 
+    def covers_settled(self) -> bool:
+        """Whether every seat's cover is as last stored (as after most intents: `store_covers`
+        has nothing to store); then the stored ones are this match's."""
+        stored = self.stored_covers()
+        seats = self.seats
+        if not any(stored) and len(stored) == len(seats) and all_uncovered(seats):
+            pass  # every seat uncovered, stored so (most intents): no seat-by-seat look
+        elif [s.cover for s in seats] != stored:
+            return False
+        self.covers_stored = (self.match_id, stored)
+        return True
+
     async def store_covers(self) -> None:
         """Store each seat's cover that changed since last stored (`SeatInfo.cover`: a bot covering
         it, standing in, the person's timer run out, or none of these; `MatchStore.cover_seats`;
@@ -234,11 +247,10 @@ class Room(Commits, Timing, Moves, Presence):
         so that the room loaded again goes on covering the seats it covered. A failure is logged
         and tried again after the next intent: the room loaded again meanwhile has the seat as
         last stored (before this was stored at all, every seat was loaded uncovered)."""
+        if self.covers_settled():
+            return
         stored = self.stored_covers()
         now = [s.cover for s in self.seats]
-        if now == stored:  # as after most intents: nothing to store
-            self.covers_stored = (self.match_id, stored)
-            return
         changed = {
             seat: cover for seat, (cover, was) in enumerate(zip(now, stored, strict=True)) if cover != was
         }
@@ -300,8 +312,10 @@ class Room(Commits, Timing, Moves, Presence):
                 self._busy = False
                 if not isinstance(intent, Command) or intent.touch:
                     self.last_active = self.clock.time()
-            await self.store_turn_start()
-            await self.store_covers()
+            if self.stamp_due:
+                await self.store_turn_start()
+            if not self.covers_settled():
+                await self.store_covers()
 
     @functools.cached_property
     def _failures_logged(self) -> Throttle:

@@ -4,12 +4,11 @@ pass, a bot's turn)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from dataclasses import dataclass
 
 from app.rooms.config import RoomConfig
-from app.rooms.intents import Auto, Intent, NextRound
+from app.rooms.intents import Auto, Intent, IntentQueue, NextRound
 from app.rooms.pace import pause_s
 from app.rooms.ports import Clock, Outbox, Timer
 from app.rooms.schedule import Wait, next_wait
@@ -59,7 +58,7 @@ class Timing:
     conns: set[Outbox]
     config: RoomConfig
     clock: Clock
-    queue: asyncio.Queue[Intent | None]
+    queue: IntentQueue
     _rng: random.Random
 
     def __init__(self) -> None:
