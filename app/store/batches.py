@@ -13,16 +13,19 @@ from sqlalchemy import bindparam, insert, update
 from sqlalchemy.engine import Connection
 
 from app.store.dbclock import db_now_s
+from app.store.driver_sql import DriverStatement
 from app.store.errors import NotFoundError, store_error
 from app.store.fencing import Refused, check_fence, lock_fences
 from app.store.models import Match, MatchAction
 
 __all__ = [
+    "ACTION_KEYS",
     "Op",
     "answer",
     "began_turn",
     "drain",
     "insert_actions",
+    "insert_actions_core",
     "run_ops",
     "set_version",
     "turn_values",
@@ -56,6 +59,10 @@ _SET_TURNS: Final = (
     .values(version=bindparam("new_version"), turn_at=db_now_s(), handed_fence=None, handed_at=None)
 )
 """A move's version, and the next turn beginning now on the database's clock (`Match.turn_at`)."""
+ACTION_KEYS: Final = ("match_id", "round_index", "seq", "version", "seat", "action", "actor", "created_at")
+"""The columns of an action row (`Op.row`)."""
+_INSERT_ACTION_ROWS: Final = DriverStatement(_INSERT_ACTIONS, ACTION_KEYS)
+_SET_TURN_ROWS: Final = DriverStatement(_SET_TURNS, ("match", "new_version"))
 
 
 def drain(queue: asyncio.Queue[Op[Any] | None]) -> list[Op[Any]]:
@@ -112,11 +119,21 @@ def run_ops(connection: Connection, ops: Sequence[Op[Any]]) -> list[Any]:
 
 
 def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
-    """Insert action ``rows`` (one executemany) and set each match's version to its last row's;
-    each move begins the next turn (`Match.turn_at`, on the database's clock), in the same
-    statement."""
-    connection.execute(_INSERT_ACTIONS, rows)
+    """Insert action ``rows`` (one executemany; each maps every one of `ACTION_KEYS` to its value)
+    and set each match's version to its last row's; each move begins the next turn
+    (`Match.turn_at`, on the database's clock), in the same statement. Both run as the SQL
+    SQLAlchemy compiles for the dialect, executed with positional parameters (`DriverStatement`:
+    about half the CPU of `Connection.execute`, issue 15)."""
+    _INSERT_ACTION_ROWS.execute(connection, rows)
     last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
+    _SET_TURN_ROWS.execute(connection, [{"match": m, "new_version": v} for m, v in last.items()])
+
+
+def insert_actions_core(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    """`insert_actions` through `Connection.execute` (SQLAlchemy Core's full path): what the
+    writer ran before; kept to check and measure `insert_actions` against."""
+    connection.execute(_INSERT_ACTIONS, rows)
+    last = {row["match_id"]: row["version"] for row in rows}
     connection.execute(_SET_TURNS, [{"match": m, "new_version": v} for m, v in last.items()])
 
 
