@@ -5,8 +5,10 @@ hand-over. An async driver would hand every statement to its thread and back."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -16,29 +18,63 @@ from app.store.db import SQLITE_BEGIN_OPTION, make_sync_engine
 
 __all__ = ["SqliteThread"]
 
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
+
 
 class SqliteThread:
     """The writer's one SQLite connection and the one thread it is used in. Transactions begin
-    with ``BEGIN IMMEDIATE`` (the write lock is taken at BEGIN, not at the first write)."""
+    with ``BEGIN IMMEDIATE`` (the write lock is taken at BEGIN, not at the first write).
+
+    The thread is a plain one fed by a `queue.SimpleQueue` and answering through
+    ``call_soon_threadsafe``: half the CPU of a hand-over through ``run_in_executor`` (issue 15:
+    about 27 µs instead of 55 per transaction, both threads counted), which wraps a
+    `concurrent.futures.Future` in an asyncio one for every call."""
 
     def __init__(self, database_url: str, pragmas: Sequence[str]) -> None:
         """``database_url``: an ``sqlite+aiosqlite`` (or ``sqlite``) URL of a file; ``pragmas``
         run on every new connection (`app.store.db.make_sync_engine`)."""
         engine = make_sync_engine(database_url, sqlite_pragmas=pragmas)
         self._engine = engine.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
         self._connection: Connection | None = None
 
     async def run(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """Run ``ops`` in order in one transaction, in the thread; their results. Raises what a
-        write raises (SQLAlchemy's errors: nothing of the batch is stored)."""
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._transaction, ops)
+        write raises (SQLAlchemy's errors: nothing of the batch is stored). A cancelled caller
+        does not stop the transaction."""
+        result: list[Any] = await self._call(self._transaction, ops)
+        return result
 
     async def close(self) -> None:
         """Close the connection and the engine's pool in the thread that opened them, then end the
         thread."""
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
-        self._thread.shutdown(wait=False)
+        try:
+            await self._call(self._close)
+        finally:
+            self._jobs.put(None)
+            self._thread = None
+
+    def _call(self, function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """A future of ``function(*args)`` run in the thread (started on first use)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="store-writer", daemon=True)
+            self._thread.start()
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._jobs.put((loop, future, function, args))
+        return future
+
+    def _serve(self) -> None:
+        """The thread: run each job and hand its result or error to its loop, until None."""
+        while (job := self._jobs.get()) is not None:
+            loop, future, function, args = job
+            try:
+                result = function(*args)
+            except BaseException as error:  # as run_in_executor: every error reaches the caller
+                _hand_over(loop, future, None, error)
+            else:
+                _hand_over(loop, future, result, None)
 
     def _transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """In the thread: the connection is opened on first use and kept (taking one from the pool
@@ -55,3 +91,20 @@ class SqliteThread:
         if connection is not None:
             connection.close()
         self._engine.engine.dispose()
+
+
+def _hand_over(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, error: BaseException | None
+) -> None:
+    """From the thread: settle ``future`` in ``loop`` (nothing when the loop is closed)."""
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+        loop.call_soon_threadsafe(_settle, future, result, error)
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # the caller was cancelled
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
