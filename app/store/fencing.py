@@ -39,6 +39,15 @@ _RAISE_ROOM_FENCE: Final = (
 )
 
 
+_LOCK_FENCES: Final = (
+    select(Match.id, Match.fence)
+    .where(Match.id.in_(bindparam("matches", expanding=True)))
+    .order_by(Match.id)
+    .with_for_update()
+)
+"""Built once: a statement built per batch cost more CPU than running it (issue 15)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Refused:
     """A batch's result for a write refused by its fence (the others' results stand)."""
@@ -48,8 +57,8 @@ class Refused:
 
 def lock_fences(connection: Connection, match_ids: set[int]) -> dict[int, int]:
     """The stored fences of ``match_ids``, their rows locked until the commit (PostgreSQL)."""
-    query = select(Match.id, Match.fence).where(Match.id.in_(sorted(match_ids))).order_by(Match.id)
-    return {row.id: int(row.fence) for row in connection.execute(query.with_for_update())}
+    rows = connection.execute(_LOCK_FENCES, {"matches": sorted(match_ids)})
+    return {row.id: int(row.fence) for row in rows}
 
 
 def check_fence(
