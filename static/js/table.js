@@ -251,6 +251,7 @@ export class TableView {
     this.barBottom = "";
     this.barSized = new ResizeObserver(() => {
       this.fitBar();
+      this.placeFeed(); // a drawer over the table, or a column beside it (the window's width)
       const barBottom = `${Math.ceil(this.bar.getBoundingClientRect().bottom)}px`;
       if (this.barBottom === barBottom) return;
       this.barBottom = barBottom;
@@ -420,6 +421,7 @@ export class TableView {
     const myTurn = this.isMyTurn();
     // the table's own attributes only when they change: a change restyles everything under it
     setAttr(this.el, "data-my-turn", String(myTurn));
+    this.placeFeed(); // the hand under an open drawer takes the focus on one's turn only
     setAttr(this.el, "data-phase", view.phase);
     if (this.el.classList.contains("spectating") !== (this.ownSeat() === null)) this.el.classList.toggle("spectating");
     // this window lost its seat to another and follows the table no more: what it still shows is
@@ -1133,8 +1135,9 @@ export class TableView {
     const next = open ?? !this.el.classList.contains("feed-open");
     const inside = this.feed.contains(document.activeElement);
     this.el.classList.toggle("feed-open", next);
-    if (next && focus && getComputedStyle(this.feed).position === "fixed") this.feed.querySelector(".feed-head h2").focus();
     if (!next && inside && getComputedStyle(this.feed).display === "none") this.feedToggle.focus();
+    this.placeFeed();
+    if (next && focus && getComputedStyle(this.feed).position === "fixed") this.feed.querySelector(".feed-head h2").focus();
     setAttr(this.feedToggle, "aria-expanded", String(next));
     this.chatBox.setOpen(next || window.matchMedia("(min-width: 1100px)").matches);
     if (next) {
@@ -1142,6 +1145,28 @@ export class TableView {
       // lines that came while the drawer was closed were added to a list not drawn: it shows its latest
       this.chatBox.list.scrollTop = this.chatBox.list.scrollHeight;
     }
+  }
+
+  /**
+   * The keyboard's order follows what the screen shows. Open over the table (a phone's or tablet's
+   * drawer: ``position: fixed``), the feed comes right after the top bar, as it shows under it, and
+   * before the hand, which on one's turn shows below it; what it covers takes no focus (``inert``):
+   * the plates and the felt, and the hand unless it is one's turn (the drawer then ends above it).
+   * Closed, or a column beside the table (a wide screen), it is back after the hand, nothing inert.
+   * Called as the drawer opens or closes, the turn changes and the window's size does.
+   */
+  placeFeed() {
+    const overlay = this.el.classList.contains("feed-open") && getComputedStyle(this.feed).position === "fixed";
+    const after = overlay ? this.bar : this.me;
+    if (after.nextElementSibling !== this.feed) {
+      const focused = this.feed.contains(document.activeElement) ? document.activeElement : null;
+      after.after(this.feed); // moved, an element loses the focus: it keeps it
+      focused?.focus({ preventScroll: true });
+    }
+    for (const plate of this.opps) if (plate.el.inert !== overlay) plate.el.inert = overlay;
+    if (this.felt.inert !== overlay) this.felt.inert = overlay;
+    const hidden = overlay && !(this.ctl.view && this.isMyTurn());
+    if (this.me.inert !== hidden) this.me.inert = hidden;
   }
 
   /** Scroll the feed to its latest line, keeping where that put it (the scroll listener's test of
