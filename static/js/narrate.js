@@ -171,6 +171,26 @@ function markByBot(line, room, seat) {
   line.append(" ", h("span", { class: "tag tag-by-bot" }, tfSpan("feed.by_bot", { name: seatName(room, seat) })));
 }
 
+/** The event types of a seat's own move in a round's log (not the round's end). */
+const MOVE_TYPES = new Set(["placed", "passed", "drew"]);
+
+/**
+ * Whether a bot made every move of ``seat`` in a finished round (its ``log`` and ``room``: the
+ * round's ``by_bot``), and the seat made at least one: what the server's review of that round
+ * answers (``all_by_bot``: nothing of the person's own to review). A forced pass is the server's,
+ * not a bot's (never in ``by_bot``): a round with one is not all by bot, as the review counts it.
+ */
+export function allByBot(log, room, seat) {
+  const byBot = byBotSet(room);
+  let moves = 0;
+  for (const [i, event] of (log || []).entries()) {
+    if (event?.seat !== seat || !MOVE_TYPES.has(event.type)) continue;
+    if (!byBot.has(i)) return false;
+    moves += 1;
+  }
+  return moves > 0;
+}
+
 /** How many moves a bot made for each seat in a finished round (its log and room). */
 export function byBotCounts(log, room) {
   const counts = Array.from({ length: room?.seats?.length || 0 }, () => 0);

@@ -171,8 +171,10 @@ export function reviewList(review, words = OWN_WORDS) {
 }
 
 /** The panel's section: a button, then a progress line, then the review (or a reason and a retry),
- * of ``round`` (from 0) of the room's match number ``match`` (from 1). */
-export function reviewSection(code, round, token, match) {
+ * of ``round`` (from 0) of the room's match number ``match`` (from 1). With ``allByBot`` (the page
+ * knows a bot made every move of the seat in that round: `narrate.allByBot`) it says so at once,
+ * as the review would (``all_by_bot``), and offers no review. */
+export function reviewSection(code, round, token, match, { allByBot = false } = {}) {
   const key = `${code}:${match}:${round}`;
   const body = h("div", { class: "review-body", "aria-live": "polite" });
   // the heading takes the focus from the button pressed (Review, Retry), which the progress line
@@ -209,6 +211,7 @@ export function reviewSection(code, round, token, match) {
   };
   if (fetched.has(key)) show(fetched.get(key));
   else if (pending.has(key)) ask();
+  else if (allByBot) replace(body, h("p", { class: "review-summary review-all-by-bot" }, OWN_WORDS.allByBot()));
   else replace(body, h("p", { class: "review-intro" }, t("review.offer")), h("button", { class: "btn review-button", type: "button", onclick: () => ask() }, t("review.button")));
   return section;
 }

@@ -6,7 +6,7 @@
 import { api, verifyUrl } from "./api.js";
 import { h, replace } from "./dom.js";
 import { t, tf, tfSpan } from "./i18n.js";
-import { blockDetails, byBotCounts, goatSentence, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
+import { allByBot, blockDetails, byBotCounts, goatSentence, groupEl, nameEl, namesEl, outcomeTitle, roundSettlements, seatName, settlementSentence, writtenSentence } from "./narrate.js";
 import { reviewSection } from "./review.js";
 import { scoreSheet } from "./scoresheet.js";
 import { sha256Hex } from "./sha256.js";
@@ -41,7 +41,10 @@ export function roundEndPanel(snap, opts) {
   if (hintsUsed.length) body.append(hintsLine(room, hintsUsed));
   if (opts.mySeat !== null && opts.mySeat !== undefined && opts.token && opts.code) {
     // after how the round ended; the round's index in the record counts from 0
-    body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token, room.match ?? 1), body.children[1] || null);
+    // a round a bot played all of for this seat has nothing of the player's own to review: said
+    // at once, never offered for the server to answer so
+    const botOnly = allByBot(view.log, room, opts.mySeat);
+    body.insertBefore(reviewSection(opts.code, view.round - 1, opts.token, room.match ?? 1, { allByBot: botOnly }), body.children[1] || null);
   }
   const foot = h("footer", { class: `panel-foot${view.match_over ? " match-over" : ""}` });
   // a spectator's final panel says how they come to play: a seat in the next match (Play again),
