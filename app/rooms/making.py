@@ -8,7 +8,10 @@ import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import orjson
+
 from app.metrics import Metrics
+from app.rooms import frames
 from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.ports import BotPort, Clock, MatchStore
@@ -188,6 +191,7 @@ class RoomMaker:
             room.resume_turn(game.turn_age_s, read_at, handed=row.handed)
         last = None if room.state is None else room.state.round_index - 1
         room.hints_given = [_hint_given(h.seat, h.seq, game) for h in row.hints if h.round_index == last]
+        room.round_before = _round_before(room, game)
         return room
 
     def room(
@@ -245,6 +249,30 @@ def _adopt_covers(room: Room, stored: Sequence[SeatRow]) -> None:
         if info.stand_in and info.seat != to_act:
             info.stand_in = False
     room.covers_stored = (room.match_id, [row.cover for row in stored])
+
+
+def _round_before(room: Room, game: Rebuilt) -> tuple[int, bytes] | None:
+    """For a room read back while a round is played: the round before it as it ended
+    (`Room.round_before`, sent in whole states as ``round_before``: a page opened now offers its
+    results), as the room serialises it at a round's end (`frames.round_end_json`): the room
+    then, its seed revealed and no turn, and the spectator's view. The hints used in it are not
+    kept (the store reads back the last round's only). None between rounds, or without it."""
+    state, ended = room.state, game.ended
+    if (
+        state is None
+        or state.phase is not Phase.PLAYING
+        or ended is None
+        or ended.round != state.round_index - 1
+    ):
+        return None
+    then = {"index": ended.round - 1, "commitment": ended.commitment, "seed": ended.seed}
+    public = {
+        **frames.room_public(room),
+        "round": {**then, "by_bot": ended.by_bot, "hints": []},
+        "turn": None,
+        "last_round": {"index": ended.round - 1, "seed": ended.seed, "commitment": ended.commitment},
+    }
+    return ended.round, orjson.dumps({"room": public, "view": ended.view})
 
 
 def _hint_given(seat: int, seq: int, game: Rebuilt) -> dict[str, int]:

@@ -15,9 +15,9 @@ from engine.hashing import commitment_of
 from engine.replay import replay_rounds, resume_match
 from engine.rules.base import Rules
 from engine.tally import round_tally
-from engine.views import outcome_to_json
+from engine.views import outcome_to_json, player_view
 
-__all__ = ["Rebuilt", "move_events", "rebuild", "resume", "round_end", "turn_age_s"]
+__all__ = ["Ended", "Rebuilt", "move_events", "rebuild", "resume", "round_end", "turn_age_s"]
 
 
 def move_events(log: Sequence[Event], start: int) -> list[int]:
@@ -38,6 +38,21 @@ def round_end(state: State) -> RoundEnd:
 
 
 @dataclass
+class Ended:
+    """The round before the last stored one, as it ended (for `app.rooms.room.Room.round_before`
+    of a room read back mid-round): ``round`` its number (`State.round_index` then), ``view`` the
+    spectator's view with its log, outcome and reveal (JSON), its ``seed`` and ``commitment``,
+    ``by_bot`` and ``starts`` as `Rebuilt` keeps them for the round in play."""
+
+    round: int
+    view: dict[str, Any]
+    seed: str | None
+    commitment: str | None
+    by_bot: list[int]
+    starts: list[int]
+
+
+@dataclass
 class Rebuilt:
     """A match's game rebuilt from the store: ``state`` (None before the start), the last round's
     ``seed`` and ``commitment``, ``last_round`` (the revealed seed of the last finished round) and
@@ -55,6 +70,8 @@ class Rebuilt:
     by_bot: list[int] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)
     turn_age_s: float | None = None
+    ended: Ended | None = None
+    """The round before the last stored one as it ended (`Ended`), or None."""
 
 
 def rebuild(row: MatchRow, rules: Rules) -> Rebuilt:
@@ -85,6 +102,9 @@ def _replay(state: State, rounds: Sequence[RoundRow]) -> Rebuilt:
             if action.actor in BY_BOT:
                 out.by_bot.extend(move_events(state.log, before))
             before = len(state.log)
+            if step.round == len(rounds) - 2 and state.phase is not Phase.PLAYING:
+                view = player_view(state, None).to_json()  # before the last round's deal
+                out.ended = Ended(state.round_index, view, out.seed, out.commitment, out.by_bot, out.starts)
     if state.round_index and state.phase is not Phase.PLAYING:
         out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
     state.forget_rounds(1)

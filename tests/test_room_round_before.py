@@ -1,0 +1,45 @@
+"""A room read back from the store in the middle of a round (a restart, a handoff to another
+process) still sends the round before it as it ended in its whole states (``round_before``,
+docs/protocol.md): a page opened then offers that round's results in its top bar, not nothing (and
+never the last match's). It is what the room sent before the restart, but for the version it was
+made at, who is connected, and the hints used in that round, which the store does not read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from app.rooms import frames
+from tests.roomkit import Table, reopen, run_table
+from tests.test_room_again import _play
+
+SEATS = [None, "greedy", "random", "easy", "greedy"]
+
+
+def _as_ended(sent: dict[str, Any]) -> dict[str, Any]:
+    """``round_before`` without what changes with the room since, not the round: its version and
+    who is connected (a restart drops every connection)."""
+    room = {k: v for k, v in sent["room"].items() if k not in ("version", "seats", "host")}
+    seats = [(s["kind"], s["name"], s["bot_level"]) for s in sent["room"]["seats"]]
+    return {"room": room, "seats": seats, "view": sent["view"]}
+
+
+def test_a_room_read_back_mid_round_sends_the_round_before_as_it_ended(tmp_path: Path) -> None:
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        room = table.room
+        await _play(table, [ana], lambda: room.state is not None and room.state.round_index == 3)
+        await _play(table, [ana], lambda: len(room.state.log) > 3)  # type: ignore[union-attr]
+        sent = orjson.loads(frames.full_frame(room, None))["round_before"]
+        assert sent["view"]["round"] == 2 and sent["room"]["match"] == 1, sent["room"]
+        assert sent["view"]["outcome"] and sent["view"]["reveal"] and sent["room"]["round"]["seed"]
+
+        table = await reopen(table)  # a restart: the room read back from the store
+        whole = orjson.loads(frames.full_frame(table.room, 0))
+        assert whole["view"]["phase"] == "playing" and whole["view"]["round"] == 3
+        assert _as_ended(whole["round_before"]) == _as_ended(sent)
+
+    run_table(tmp_path, body, bots=SEATS, options={"camat_target": 0})
