@@ -8,6 +8,7 @@ docs/protocol.md for every message in both directions.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -142,7 +143,7 @@ class HelloMessage(_Message):
         return value
 
 
-_ACTION_SHAPES = ({"play"}, {"play", "end"}, {"pass"}, {"draw"})
+_ACTION_SHAPES = frozenset(map(frozenset, ({"play"}, {"play", "end"}, {"pass"}, {"draw"})))
 """The keys of an action (docs/protocol.md): a tile with or without its end, two lempas (a
 ``play`` list, no end), a pass, a draw."""
 
@@ -172,12 +173,14 @@ class ActionPayload(_Message):
         ``true`` (strict mode lets ``1`` and ``1.0`` equal it elsewhere)."""
         if not isinstance(value, dict):
             return value  # not an object: the model's own error
-        keys = set(value)
-        if keys not in _ACTION_SHAPES or any(v is None for v in value.values()):
+        keys = frozenset(value)
+        if keys not in _ACTION_SHAPES or None in value.values():  # JSON's null is the only None
             raise ValueError("an action is a play (with or without its end), a pass or a draw, alone")
-        if "end" in keys and isinstance(value["play"], list):
-            raise ValueError("a two-lempas play takes no end")
-        for kind in keys & {"pass", "draw"}:
+        if "play" in value:
+            if "end" in value and isinstance(value["play"], list):
+                raise ValueError("a two-lempas play takes no end")
+            return value
+        for kind in keys:  # "pass" or "draw", alone
             if value[kind] is not True:
                 raise ValueError(f"{kind} is true")
         return value
@@ -279,7 +282,27 @@ def parse_client_message(frame: str) -> AnyClientMessage:
 def to_engine_action(seat: int, payload: ActionPayload) -> Action:
     """The engine action for ``seat`` (via RECORD.md's `parse_action`); raises `EngineError`
     ``invalid_tile`` for a tile that is not one of the set (``"9-9"``): the payload's shape is
-    `ActionPayload`'s to check."""
-    record: dict[str, Any] = payload.model_dump(by_alias=True, exclude_none=True)
+    `ActionPayload`'s to check. The same payload for the same seat gives the same (immutable)
+    action, kept from the last time (`_engine_action`): a seat plays few different ones."""
+    play = payload.play
+    return _engine_action(
+        seat, tuple(play) if isinstance(play, list) else play, payload.end, payload.pass_, payload.draw
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _engine_action(
+    seat: int, play: str | tuple[str, ...] | None, end: str | None, pass_: bool | None, draw: bool | None
+) -> Action:
+    """`to_engine_action` of an `ActionPayload`'s fields (a two-lempas ``play`` as a tuple, to be
+    a key), its record as ``model_dump(by_alias=True, exclude_none=True)`` gives it. An error is
+    raised again each time (not kept)."""
+    fields = {
+        "play": list(play) if isinstance(play, tuple) else play,
+        "end": end,
+        "pass": pass_,
+        "draw": draw,
+    }
+    record: dict[str, Any] = {key: value for key, value in fields.items() if value is not None}
     record["seat"] = seat
     return parse_action(record)
