@@ -27,7 +27,7 @@ from engine.events import (
     Settlement,
 )
 from engine.pickling import pickle_by_fields
-from engine.tiles import Tile
+from engine.tiles import MAX_PIP, TILES, Tile
 
 __all__ = [
     "PRIVATE_KEYS",
@@ -160,12 +160,27 @@ _SCORE_FIELDS = (
 )
 
 
+_TILE_TEXT: tuple[str, ...] = tuple(str(t) for t in TILES)
+"""Each tile's ``"a-b"`` by its index (made once: a view names many tiles on every update)."""
+
+_PAIR_TEXT: tuple[str, ...] = tuple(f"{a}-{b}" for a in range(MAX_PIP + 1) for b in range(MAX_PIP + 1))
+"""A chain tile's ``"a-b"`` as it lies, left pip ``a``, by ``a * 7 + b``."""
+
+
+def _tiles_json(tiles: tuple[Tile, ...]) -> list[str]:
+    return [_TILE_TEXT[t.index] for t in tiles]
+
+
+def _chain_json(state: State) -> list[str]:
+    return [_PAIR_TEXT[a * (MAX_PIP + 1) + b] for a, b in chain_line(state.log)]
+
+
 def _private_json(
     seat: int | None, hand: tuple[Tile, ...] | None, legal: tuple[Action, ...]
 ) -> dict[str, Any]:
     return {
         "seat": seat,
-        "hand": None if hand is None else [str(t) for t in hand],
+        "hand": None if hand is None else _tiles_json(hand),
         "legal": [a.to_json() for a in legal],
     }
 
@@ -183,11 +198,49 @@ def private_view_json(state: State, seat: int | None) -> dict[str, Any]:
 
 def shared_view_json(state: State) -> dict[str, Any]:
     """What every recipient's ``player_view(...).to_json()`` has in common: all keys but
-    `PRIVATE_KEYS` and ``log``. A server builds this once per update and adds each recipient's
-    `private_view_json`, so the whole view is ``{**private, **shared, "log": ...}``."""
-    out = _view(state, None, with_log=False).to_json(log=False)
-    for key in PRIVATE_KEYS:
-        del out[key]
+    `PRIVATE_KEYS` and ``log``, in the same order. A server builds this once per update and adds
+    each recipient's `private_view_json`, so the whole view is ``{**private, **shared, "log": ...}``.
+
+    Built straight from ``state`` (no `PlayerView`, no hand, no legal actions, no log: it runs on
+    every update); `tests/test_views_shared.py` checks it gives the same JSON bytes as the view."""
+    phase = state.phase
+    playing = phase is Phase.PLAYING
+    ends = state.ends
+    outcome = state.outcome
+    reveal = None
+    if not playing and outcome is not None and state.deal is not None:
+        reveal = {
+            "hands": [_tiles_json(state.hand(s)) for s in range(state.seats)],
+            "rest": _tiles_json(state.rest()),
+        }
+    placed = state.placed
+    out: dict[str, Any] = {
+        "variant": state.variant,
+        "options": dict(state.rules.options()),
+        "phase": phase.value,
+        "round": state.round_index,
+        "to_act": state.to_act if playing else None,
+        "hand_counts": [h.bit_count() for h in state.hands],
+        "chain": _chain_json(state),
+        "ends": None if ends is None else list(ends),
+        "last_placer": state.last_placer,
+        "placed": [s for s in range(state.seats) if placed >> s & 1],
+        "outcome": None if outcome is None else outcome_to_json(outcome),
+        "reveal": reveal,
+        "match_over": phase is Phase.OVER,
+    }
+    facts: dict[str, Any] = state.score().fields()
+    facts.update(state.rules.view_facts())
+    for key in _SCORE_FIELDS:
+        value = facts.get(key)
+        if value is not None:
+            out[key] = list(value) if isinstance(value, tuple) else value
+    sides = facts.get("sides")
+    if sides is not None:
+        out["sides"] = [list(side) for side in sides]
+    standings = state.standings()
+    out["standings"] = [list(side) for side in standings]
+    out["places"] = list(state.places(standings))
     return out
 
 
@@ -210,12 +263,11 @@ def player_view(state: State, seat: int | None) -> PlayerView:
     """
     if seat is not None and not 0 <= seat < state.seats:
         raise ValueError(f"seat {seat} is not at this {state.seats}-seat table")
-    return _view(state, seat, with_log=True)
+    return _view(state, seat)
 
 
-def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
-    """`player_view`; without ``with_log`` its ``log`` is left empty (`shared_view_json` drops
-    it: building it costs a pass over the round's events on every update)."""
+def _view(state: State, seat: int | None) -> PlayerView:
+    """`player_view` of a seat at the table (or None)."""
     playing = state.phase is Phase.PLAYING
     reveal = None
     if not playing and state.outcome is not None and state.deal is not None:
@@ -233,7 +285,7 @@ def _view(state: State, seat: int | None, *, with_log: bool) -> PlayerView:
         chain=tuple(chain_line(state.log)),
         ends=state.ends,
         legal=tuple(state.legal_actions()) if playing and seat == state.to_act else (),
-        log=tuple(_public_event(e, seat) for e in state.log) if with_log else (),
+        log=tuple(_public_event(e, seat) for e in state.log),
         last_placer=state.last_placer,
         placed=tuple(s for s in range(state.seats) if state.placed >> s & 1),
         outcome=state.outcome,
