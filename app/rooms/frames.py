@@ -101,26 +101,28 @@ def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
         for conn in conns:
             conn.send(whole)
         return
-    head = b'{"type":"state","version":%d,"from":%d,"room":%s,"view":' % (
-        room.version,
-        log_before,
-        orjson.dumps(room_public(room)),
-    )
-    shared = b"," + orjson.dumps(shared_view_json(state))[1:]
+    # Each frame is head + the recipient's private keys + the rest (the shared keys and the
+    # events), made once as text: a recipient's frame is then one join of three strings.
+    head = (
+        b'{"type":"state","version":%d,"from":%d,"room":%s,"view":'
+        % (room.version, log_before, orjson.dumps(room_public(room)))
+    ).decode()
+    shared = orjson.dumps(shared_view_json(state))
 
-    def tail(seat: int | None) -> bytes:
-        return b',"events":' + orjson.dumps(events_json(state, seat, log_before)) + b"}"
+    def rest(seat: int | None) -> str:
+        events = orjson.dumps(events_json(state, seat, log_before))
+        return b"".join((b",", memoryview(shared)[1:], b',"events":', events, b"}")).decode()
 
     private_events = any(type(e) is Drew for e in state.log[log_before:])
-    events = tail(None)
+    public_rest = rest(None)
     frames: dict[int | None, str] = {}
     for conn in conns:
         seat = conn.seat
         frame = frames.get(seat)
         if frame is None:
-            own = tail(seat) if private_events and seat is not None else events
-            private = orjson.dumps(private_view_json(state, seat))[:-1]
-            frame = frames[seat] = (head + private + shared + own).decode()
+            own = rest(seat) if private_events and seat is not None else public_rest
+            private = orjson.dumps(private_view_json(state, seat))
+            frame = frames[seat] = "".join((head, private[:-1].decode(), own))
         conn.send(frame)
 
 
