@@ -143,11 +143,6 @@ class HelloMessage(_Message):
         return value
 
 
-_ACTION_SHAPES = frozenset(map(frozenset, ({"play"}, {"play", "end"}, {"pass"}, {"draw"})))
-"""The keys of an action (docs/protocol.md): a tile with or without its end, two lempas (a
-``play`` list, no end), a pass, a draw."""
-
-
 class ActionPayload(_Message):
     """An action in RECORD.md notation, without the seat (the token says whose it is): exactly one
     of its four shapes, and nothing else (a field it does not take breaks the protocol, 1007,
@@ -173,15 +168,22 @@ class ActionPayload(_Message):
         ``true`` (strict mode lets ``1`` and ``1.0`` equal it elsewhere)."""
         if not isinstance(value, dict):
             return value  # not an object: the model's own error
-        keys = frozenset(value)
-        if keys not in _ACTION_SHAPES or None in value.values():  # JSON's null is the only None
+        # the shapes (docs/protocol.md): a tile with or without its end, two lempas (a ``play``
+        # list, no end), a pass, a draw; checked by size and keys, as every action message is
+        size = len(value)
+        play = "play" in value
+        if play:
+            shaped = size == 1 or (size == 2 and "end" in value)
+        else:
+            shaped = size == 1 and ("pass" in value or "draw" in value)
+        if not shaped or None in value.values():  # JSON's null is the only None
             raise ValueError("an action is a play (with or without its end), a pass or a draw, alone")
-        if "play" in value:
-            if "end" in value and isinstance(value["play"], list):
+        if play:
+            if size == 2 and isinstance(value["play"], list):
                 raise ValueError("a two-lempas play takes no end")
             return value
-        for kind in keys:  # "pass" or "draw", alone
-            if value[kind] is not True:
+        for kind, given in value.items():  # "pass" or "draw", alone
+            if given is not True:
                 raise ValueError(f"{kind} is true")
         return value
 
