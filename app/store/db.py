@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
 __all__ = [
+    "APPLICATION_NAME_BYTES",
     "SQLITE_BEGIN_OPTION",
     "SQLITE_PRAGMAS",
     "DatabaseInUseError",
