@@ -45,7 +45,7 @@ from app.store import (
 )
 from app.store.batches import Op, run_ops
 from app.store.db import make_engine
-from app.store.group_commit import checkpoint_loop, unreachable, write_loop
+from app.store.group_commit import WriteQueue, checkpoint_loop, unreachable, write_loop
 from app.store.models import Base, Match, MatchAction
 from app.store.rows import SeatChange
 from app.store.writer import now_utc
@@ -680,7 +680,7 @@ def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancell
 
     async def main() -> BaseException | None:
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Op[Any] | None] = asyncio.Queue()
+        queue = WriteQueue()
         committed: list[int] = []
 
         async def commit(batch: list[Op[Any]]) -> None:

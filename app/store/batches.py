@@ -22,8 +22,8 @@ __all__ = [
     "ACTION_KEYS",
     "Op",
     "answer",
+    "answer_all",
     "began_turn",
-    "drain",
     "insert_actions",
     "insert_actions_core",
     "run_ops",
@@ -65,16 +65,6 @@ _INSERT_ACTION_ROWS: Final = DriverStatement(_INSERT_ACTIONS, ACTION_KEYS)
 _SET_TURN_ROWS: Final = DriverStatement(_SET_TURNS, ("match", "new_version"))
 
 
-def drain(queue: asyncio.Queue[Op[Any] | None]) -> list[Op[Any]]:
-    """The operations still in ``queue`` (its end marker, None, left out), taking them out."""
-    left = []
-    while not queue.empty():
-        op = queue.get_nowait()
-        if op is not None:
-            left.append(op)
-    return left
-
-
 def answer(op: Op[Any], result: Any = None, error: BaseException | None = None) -> None:
     """Tell ``op``'s caller its ``result`` or ``error`` (a `Refused` result raises its error), unless
     the caller was cancelled."""
@@ -86,6 +76,19 @@ def answer(op: Op[Any], result: Any = None, error: BaseException | None = None) 
         op.future.set_exception(store_error(error))
     else:
         op.future.set_result(result)
+
+
+def answer_all(ops: Sequence[Op[Any]], results: Sequence[Any]) -> None:
+    """`answer` each of ``ops`` with its result of ``results`` (as many, in order), in one call
+    (issue 15: a Python call less per write on the event loop)."""
+    for op, result in zip(ops, results, strict=True):
+        future = op.future
+        if future.done():  # the caller was cancelled; the write stands
+            continue
+        if isinstance(result, Refused):
+            future.set_exception(store_error(result.error))
+        else:
+            future.set_result(result)
 
 
 def run_ops(connection: Connection, ops: Sequence[Op[Any]]) -> list[Any]:

@@ -6,6 +6,7 @@ the write-ahead log's syncs off that loop."""
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ import structlog
 from sqlalchemy.exc import DBAPIError, InterfaceError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.store.batches import Op, answer, drain, run_ops
+from app.store.batches import Op, answer, answer_all, run_ops
 from app.store.errors import StoreClosedError
 
 __all__ = [
@@ -33,42 +34,93 @@ Transaction = Callable[[Sequence[Op[Any]]], Awaitable[list[Any]]]
 """Runs operations in order in one transaction and returns their results."""
 
 
-class WriteQueue(asyncio.Queue["Op[Any] | None"]):
-    """The writer's queue: an `asyncio.Queue` of operations (None: the end marker) that can also
-    be awaited until it holds a number of them (`filled`), so the group commit's window ends as
-    soon as its batch is full instead of always lasting its whole length."""
+class WriteQueue:
+    """The writer's queue of operations (None: the end marker): first in, first out, unbounded, one
+    reader (the writer's loop), which can also wait until it holds a number of them (`filled`), so
+    the group commit's window ends as soon as its batch is full instead of always lasting its whole
+    length. `asyncio.Queue`'s ``put_nowait``, ``get``, ``empty`` and ``qsize`` (and `take` for a
+    loop of its ``get_nowait``) without its bookkeeping for ``join``, ``maxsize`` and several
+    readers, which cost several Python calls per write and an `asyncio.Event` cleared on every put
+    (issue 15, `benchmarks/room_moves.py`; as `app.rooms.intents.IntentQueue`). Used inside one
+    event loop (the one its reader first waits in)."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self._wanted = 0
-        self._full: asyncio.Future[None] | None = None
+        self._items: deque[Op[Any] | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        """Set while the reader waits: in `get` for any item, in `filled` for ``_wanted`` of them."""
+        self._wanted = 1
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def put_nowait(self, item: Op[Any] | None) -> None:
-        """Queue ``item``; wakes `filled` once ``count`` are queued, or at the end marker."""
-        super().put_nowait(item)
-        full = self._full
-        if full is not None and (item is None or self.qsize() >= self._wanted) and not full.done():
-            full.set_result(None)
+        """Queue ``item``; wakes `get`, or `filled` once its ``count`` are queued or at the end
+        marker. Never blocks."""
+        items = self._items
+        items.append(item)
+        waiter = self._waiter
+        if waiter is not None and (item is None or len(items) >= self._wanted) and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> Op[Any] | None:
+        """The oldest item, waiting for one if there is none."""
+        items = self._items
+        while not items:
+            try:
+                await self._wait(1)
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+    def empty(self) -> bool:
+        """Whether nothing is queued."""
+        return not self._items
+
+    def qsize(self) -> int:
+        """How many items are queued."""
+        return len(self._items)
+
+    def take(self, batch: list[Op[Any]], limit: int) -> bool:
+        """Move the oldest operations into ``batch`` until it holds ``limit`` or none is left;
+        whether the end marker was reached (taken out too; what follows it stays queued)."""
+        items = self._items
+        while len(batch) < limit and items:
+            op = items.popleft()
+            if op is None:
+                return True
+            batch.append(op)
+        return False
+
+    def drain(self) -> list[Op[Any]]:
+        """The operations still queued (the end marker left out), taking them out."""
+        items, self._items = self._items, deque()
+        return [op for op in items if op is not None]
 
     async def filled(self, count: int, timeout_s: float) -> None:
         """Return once ``count`` items are queued (or the end marker is), or after ``timeout_s``
         seconds, whichever comes first."""
-        if self.qsize() >= count:
+        if len(self._items) >= count:
             return
-        self._wanted = count
-        self._full = asyncio.get_running_loop().create_future()
         try:
             async with asyncio.timeout(timeout_s):
-                await self._full
+                await self._wait(count)
         except TimeoutError:
             pass
         finally:
-            self._full = None
-            self._wanted = 0
+            self._waiter = None
+
+    def _wait(self, count: int) -> asyncio.Future[None]:
+        """The future `put_nowait` settles once it sees ``count`` items queued, or the end marker;
+        the caller clears ``_waiter`` when its wait ends. (Not a coroutine: a Python frame less
+        per wait.)"""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.get_running_loop()
+        self._wanted = count
+        self._waiter = waiter = loop.create_future()
+        return waiter
 
 
 async def write_loop(
-    queue: asyncio.Queue[Op[Any] | None],
+    queue: WriteQueue,
     commit: Callable[[list[Op[Any]]], Awaitable[None]],
     *,
     batch_limit: int,
@@ -79,14 +131,12 @@ async def write_loop(
     but the last batch held more than one (writes come faster than one transaction each: under
     load; a lone write on a quiet server never waits), wait up to ``batch_window_s`` seconds for
     more, ending the wait as soon as ``batch_target`` writes in all are at hand (0: wait the whole
-    window; needs a `WriteQueue`); then take up to ``batch_limit`` in all and ``commit`` them as
+    window); then take up to ``batch_limit`` in all and ``commit`` them as
     one batch. A transaction's cost is mostly fixed (issue 15: about 220 µs of CPU for one write,
     30 µs more for each further one, on SQLite), so the window trades a few milliseconds of each
     move under load for far fewer transactions. The writes queued before the end marker are
     committed; when the loop is cancelled, every write it has not committed fails with
     `StoreClosedError`."""
-    if batch_target and not isinstance(queue, WriteQueue):
-        raise TypeError("a batch_target needs a WriteQueue")
     batch: list[Op[Any]] = []
     busy = False  # the last batch held more than one write
     try:
@@ -97,17 +147,11 @@ async def write_loop(
             batch = [first]  # held from here: failed in `finally` if cancelled in the window
             if batch_window_s and busy and queue.empty():
                 # let more writes join this one
-                if batch_target and isinstance(queue, WriteQueue):
+                if batch_target:
                     await queue.filled(min(batch_target, batch_limit) - 1, batch_window_s)
                 else:
                     await asyncio.sleep(batch_window_s)
-            stop = False
-            while len(batch) < batch_limit and not queue.empty():
-                op = queue.get_nowait()
-                if op is None:
-                    stop = True
-                    break
-                batch.append(op)
+            stop = queue.take(batch, batch_limit)
             busy = len(batch) > 1
             await commit(batch)
             batch = []
@@ -116,7 +160,7 @@ async def write_loop(
     finally:
         # cancelled (the loop is shutting down): nobody will run what is left
         closed = StoreClosedError("the store closed before this write was committed")
-        for op in [*batch, *drain(queue)]:
+        for op in [*batch, *queue.drain()]:
             if not op.future.done():
                 op.future.set_exception(closed)
 
@@ -169,8 +213,7 @@ async def commit_batch(batch: list[Op[Any]], transaction: Transaction) -> bool:
             else:
                 answer(op, result)
         return True
-    for op, result in zip(batch, results, strict=True):
-        answer(op, result)
+    answer_all(batch, results)
     return False
 
 

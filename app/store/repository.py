@@ -292,7 +292,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         """
         if actor not in ACTORS:
             raise ValueError(f"actor must be one of {ACTORS}, got {actor!r}")
-        _check_covers(covers or {})
+        if covers:
+            _check_covers(covers)
         now = now_utc()
         row = {
             "match_id": match_id,

@@ -144,7 +144,7 @@ class Writer:
         self._read_engine: AsyncEngine | None = None
         self._sqlite: SqliteThread | None = None
         """SQLite: the writer's one connection, in its own thread."""
-        self._queue: asyncio.Queue[Op[Any] | None] = WriteQueue()
+        self._queue = WriteQueue()
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._closing = False
