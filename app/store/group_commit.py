@@ -99,12 +99,15 @@ class WriteQueue:
         seconds, whichever comes first."""
         if len(self._items) >= count:
             return
+        waiter = self._wait(count)
+        # a timer that settles the wait, not `asyncio.timeout`: no Timeout object, and no
+        # CancelledError raised and caught when the window runs out (issue 15: the group commit's
+        # window is waited out once per batch under load)
+        timer = waiter.get_loop().call_later(timeout_s, _wake, waiter)
         try:
-            async with asyncio.timeout(timeout_s):
-                await self._wait(count)
-        except TimeoutError:
-            pass
+            await waiter
         finally:
+            timer.cancel()
             self._waiter = None
 
     def _wait(self, count: int) -> asyncio.Future[None]:
@@ -117,6 +120,12 @@ class WriteQueue:
         self._wanted = count
         self._waiter = waiter = loop.create_future()
         return waiter
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    """End `WriteQueue.filled`'s wait (its window ran out), unless it has ended."""
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 async def write_loop(
