@@ -17,12 +17,20 @@ import time
 from collections.abc import Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import metrics as library
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
-__all__ = ["Hot", "Metrics", "Spread", "Tally"]
+__all__ = ["Hot", "Metrics", "Spread", "Tally", "created_series"]
+
+
+def created_series() -> bool:
+    """Whether the library's own metrics export their ``_created`` series now: not when
+    ``PROMETHEUS_DISABLE_CREATED_SERIES`` is true or after `prometheus_client.disable_created_metrics`
+    (read at each scrape, as the library reads it), so `Hot`'s metrics follow the others'."""
+    return bool(library._use_created)
 
 
 class Tally:
@@ -39,8 +47,10 @@ class Tally:
         self.value += amount
 
     def family(self) -> Metric:
-        """The counter as the library's `Counter` exports it (``_total``, ``_created``)."""
-        return CounterMetricFamily(self.name, self.documentation, value=self.value, created=self.created)
+        """The counter as the library's `Counter` exports it (``_total``, ``_created`` unless
+        `created_series` says no)."""
+        created = self.created if created_series() else None
+        return CounterMetricFamily(self.name, self.documentation, value=self.value, created=created)
 
 
 class Spread:
@@ -60,13 +70,15 @@ class Spread:
         self.counts[bisect.bisect_left(self.bounds, amount)] += 1
 
     def family(self) -> Metric:
-        """The histogram's samples: cumulative buckets, ``_count``, ``_sum``, ``_created``."""
+        """The histogram's samples: cumulative buckets, ``_count``, ``_sum``, ``_created`` (unless
+        `created_series` says no)."""
         cumulative, total = [], 0.0
         for bound, count in zip([*self.bounds, float("inf")], self.counts, strict=True):
             total += count
             cumulative.append((floatToGoString(bound), total))  # type: ignore[no-untyped-call]
         family = HistogramMetricFamily(self.name, self.documentation, buckets=cumulative, sum_value=self.sum)
-        family.samples.append(Sample(f"{self.name}_created", {}, self.created))
+        if created_series():
+            family.samples.append(Sample(f"{self.name}_created", {}, self.created))
         return family
 
 
