@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from app.queues import ReaderQueue
 from app.rooms.ports import Outbox
 from app.rooms.schedule import Wait
 from engine.actions import Action
@@ -153,43 +153,6 @@ class Command(Intent):
     touch: bool = True
 
 
-class IntentQueue:
-    """A room's queue of intents (None: the end marker): first in, first out, unbounded, one
-    reader (the room's task). `asyncio.Queue`'s ``put_nowait``, ``get``, ``empty`` and ``qsize``
-    without its bookkeeping for ``join``, ``maxsize`` and several readers, which cost several Python
-    calls per intent and an `asyncio.Event` cleared on every put (issue 15, `benchmarks/room_moves.py`).
-    Used inside one event loop (the one its reader first waits in)."""
-
-    def __init__(self) -> None:
-        self._items: deque[Intent | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def put_nowait(self, item: Intent | None) -> None:
-        """Queue ``item`` and wake the reader if it waits; never blocks."""
-        self._items.append(item)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def get(self) -> Intent | None:
-        """The oldest item, waiting for one if there is none."""
-        items = self._items
-        while not items:
-            loop = self._loop
-            if loop is None or loop.is_closed():
-                loop = self._loop = asyncio.get_running_loop()
-            self._waiter = waiter = loop.create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
-        return items.popleft()
-
-    def empty(self) -> bool:
-        """Whether nothing is queued."""
-        return not self._items
-
-    def qsize(self) -> int:
-        """How many items are queued."""
-        return len(self._items)
+class IntentQueue(ReaderQueue[Intent]):
+    """A room's queue of intents (None: the end marker), read by the room's task alone
+    (`app.queues.ReaderQueue`: issue 15, `benchmarks/room_moves.py`)."""

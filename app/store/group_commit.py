@@ -14,6 +14,7 @@ import structlog
 from sqlalchemy.exc import DBAPIError, InterfaceError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.queues import ReaderQueue
 from app.store.batches import Op, answer, answer_all, run_ops
 from app.store.errors import StoreClosedError
 
@@ -34,49 +35,11 @@ Transaction = Callable[[Sequence[Op[Any]]], Awaitable[list[Any]]]
 """Runs operations in order in one transaction and returns their results."""
 
 
-class WriteQueue:
-    """The writer's queue of operations (None: the end marker): first in, first out, unbounded, one
-    reader (the writer's loop), which can also wait until it holds a number of them (`filled`), so
-    the group commit's window ends as soon as its batch is full instead of always lasting its whole
-    length. `asyncio.Queue`'s ``put_nowait``, ``get``, ``empty`` and ``qsize`` (and `take` for a
-    loop of its ``get_nowait``) without its bookkeeping for ``join``, ``maxsize`` and several
-    readers, which cost several Python calls per write and an `asyncio.Event` cleared on every put
-    (issue 15, `benchmarks/room_moves.py`; as `app.rooms.intents.IntentQueue`). Used inside one
-    event loop (the one its reader first waits in)."""
-
-    def __init__(self) -> None:
-        self._items: deque[Op[Any] | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        """Set while the reader waits: in `get` for any item, in `filled` for ``_wanted`` of them."""
-        self._wanted = 1
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def put_nowait(self, item: Op[Any] | None) -> None:
-        """Queue ``item``; wakes `get`, or `filled` once its ``count`` are queued or at the end
-        marker. Never blocks."""
-        items = self._items
-        items.append(item)
-        waiter = self._waiter
-        if waiter is not None and (item is None or len(items) >= self._wanted) and not waiter.done():
-            waiter.set_result(None)
-
-    async def get(self) -> Op[Any] | None:
-        """The oldest item, waiting for one if there is none."""
-        items = self._items
-        while not items:
-            try:
-                await self._wait(1)
-            finally:
-                self._waiter = None
-        return items.popleft()
-
-    def empty(self) -> bool:
-        """Whether nothing is queued."""
-        return not self._items
-
-    def qsize(self) -> int:
-        """How many items are queued."""
-        return len(self._items)
+class WriteQueue(ReaderQueue[Op[Any]]):
+    """The writer's queue of operations (None: the end marker), read by the writer's loop alone
+    (`app.queues.ReaderQueue`: issue 15, `benchmarks/room_moves.py`), which can also wait until it
+    holds a number of them (`filled`), so the group commit's window ends as soon as its batch is
+    full instead of always lasting its whole length."""
 
     def take(self, batch: list[Op[Any]], limit: int) -> bool:
         """Move the oldest operations into ``batch`` until it holds ``limit`` or none is left;
@@ -109,17 +72,6 @@ class WriteQueue:
         finally:
             timer.cancel()
             self._waiter = None
-
-    def _wait(self, count: int) -> asyncio.Future[None]:
-        """The future `put_nowait` settles once it sees ``count`` items queued, or the end marker;
-        the caller clears ``_waiter`` when its wait ends. (Not a coroutine: a Python frame less
-        per wait.)"""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            loop = self._loop = asyncio.get_running_loop()
-        self._wanted = count
-        self._waiter = waiter = loop.create_future()
-        return waiter
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
