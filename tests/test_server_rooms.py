@@ -316,6 +316,17 @@ def test_an_action_is_one_shape_alone(action: dict[str, Any]) -> None:
     assert broken.value.close_code == CLOSE_INVALID
 
 
+@pytest.mark.parametrize("play", [["1-1"], ["1-1", "2-2", "3-3"], ["1-1", 2], 5, {"tile": "1-1"}])
+def test_a_play_of_neither_shape_is_told_what_a_play_is(play: object) -> None:
+    """A ``play`` that is neither one tile nor two lempas gets the protocol's words in the close
+    reason, not pydantic's message for its union ("constrained-str Input should be a valid string")."""
+    frame = json.dumps({"type": "action", "version": 3, "action": {"play": play}})
+    with pytest.raises(ProtocolError) as broken:
+        parse_client_message(frame)
+    assert broken.value.close_code == CLOSE_INVALID
+    assert "play is one tile" in broken.value.reason and "constrained" not in broken.value.reason
+
+
 @pytest.mark.parametrize(
     "action",
     [{"play": "3-6"}, {"play": "6-3", "end": "L"}, {"play": ["2-2", "5-5"]}, {"pass": True}, {"draw": True}],

@@ -143,6 +143,10 @@ class HelloMessage(_Message):
         return value
 
 
+_PLAY_SHAPE = 'play is one tile ("3-6") or two lempas (["2-2", "5-5"])'
+"""What a ``play`` of neither shape is told (rather than pydantic's message for its union)."""
+
+
 class ActionPayload(_Message):
     """An action in RECORD.md notation, without the seat (the token says whose it is): exactly one
     of its four shapes, and nothing else (a field it does not take breaks the protocol, 1007,
@@ -179,8 +183,14 @@ class ActionPayload(_Message):
         if not shaped or None in value.values():  # JSON's null is the only None
             raise ValueError("an action is a play (with or without its end), a pass or a draw, alone")
         if play:
-            if size == 2 and isinstance(value["play"], list):
-                raise ValueError("a two-lempas play takes no end")
+            tiles = value["play"]
+            if isinstance(tiles, list):
+                if len(tiles) != 2 or not all(isinstance(tile, str) for tile in tiles):
+                    raise ValueError(_PLAY_SHAPE)
+                if size == 2:
+                    raise ValueError("a two-lempas play takes no end")
+            elif not isinstance(tiles, str):
+                raise ValueError(_PLAY_SHAPE)
             return value
         for kind, given in value.items():  # "pass" or "draw", alone
             if given is not True:
