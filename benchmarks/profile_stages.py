@@ -34,6 +34,8 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "store: hand-off to the writer",
         (
             "run_in_executor",
+            "SqliteThread.run (",
+            "_hand_over (",
             "_call_set_state",
             "_read_from_self",
             "_WorkItem.run",
@@ -60,6 +62,8 @@ IDLE_LEAVES = (
     "Queue.get",
     "Condition.wait",
     "_connection_worker_thread",
+    # the SQLite writer's thread waits for its next batch on a `queue.SimpleQueue` (C), under this
+    "SqliteThread._serve (",
     # uvloop waits for its sockets in C, under Python's `Runner.run`: py-spy shows that frame as the
     # innermost one, and on some kernels (this machine's) reports the thread busy while it waits.
     # Work uvloop does in C outside any Python frame (dispatching ready sockets) is left out too.
