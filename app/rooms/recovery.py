@@ -42,14 +42,13 @@ class Ended:
     """The round before the last stored one, as it ended (for `app.rooms.room.Room.round_before`
     of a room read back mid-round): ``round`` its number (`State.round_index` then), ``view`` the
     spectator's view with its log, outcome and reveal (JSON), its ``seed`` and ``commitment``,
-    ``by_bot`` and ``starts`` as `Rebuilt` keeps them for the round in play."""
+    and ``by_bot`` as `Rebuilt` keeps it for the round in play."""
 
     round: int
     view: dict[str, Any]
     seed: str | None
     commitment: str | None
     by_bot: list[int]
-    starts: list[int]
 
 
 @dataclass
@@ -104,7 +103,7 @@ def _replay(state: State, rounds: Sequence[RoundRow]) -> Rebuilt:
             before = len(state.log)
             if step.round == len(rounds) - 2 and state.phase is not Phase.PLAYING:
                 view = player_view(state, None).to_json()  # before the last round's deal
-                out.ended = Ended(state.round_index, view, out.seed, out.commitment, out.by_bot, out.starts)
+                out.ended = Ended(state.round_index, view, out.seed, out.commitment, out.by_bot)
     if state.round_index and state.phase is not Phase.PLAYING:
         out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
     state.forget_rounds(1)
