@@ -136,6 +136,17 @@ class FakeOutbox:
         return self.of_type("state")[-1]
 
 
+@dataclass(eq=False)
+class RawOutbox(FakeOutbox):
+    """A `FakeOutbox` that keeps the text objects it was sent too (``texts``), oldest first."""
+
+    texts: list[str] = field(default_factory=list)
+
+    def send(self, text: str) -> None:
+        self.texts.append(text)
+        super().send(text)
+
+
 class SlowBots:
     """A `BotPort` that decides like the in-process bots, but only once `release` is called: the
     room's state may move on meanwhile (stale decisions)."""

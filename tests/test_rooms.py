@@ -24,7 +24,17 @@ from app.store import Store, StoreError, sqlite_url
 from engine.actions import Action, parse_action
 from engine.events import Drew
 from engine.views import PlayerView
-from tests.roomkit import CONFIG, FakeClock, FakeOutbox, SlowBots, Table, my_move, reopen, run_table
+from tests.roomkit import (
+    CONFIG,
+    FakeClock,
+    FakeOutbox,
+    RawOutbox,
+    SlowBots,
+    Table,
+    my_move,
+    reopen,
+    run_table,
+)
 
 BOTS4 = ["greedy", "greedy", "greedy", "greedy"]
 
@@ -725,26 +735,11 @@ def test_leaving_a_seat_taken_from_a_bot_puts_the_bot_back(tmp_path: Path) -> No
     run_table(tmp_path, body, bots=[None, "easy", None, "greedy", "greedy"])
 
 
-class _RawOutbox(FakeOutbox):
-    """A `FakeOutbox` that keeps the text objects it was sent too."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def send(self, text: str) -> None:
-        self.texts.append(text)
-        super().send(text)
-
-    def send_latest(self, kind: str, text: str) -> None:
-        self.send(text)
-
-
 def test_spectators_share_one_frame_per_update_and_are_capped(tmp_path: Path) -> None:
     config = replace(CONFIG, max_spectators=3)
 
     async def body(table: Table) -> None:
-        watchers = [_RawOutbox() for _ in range(3)]
+        watchers = [RawOutbox() for _ in range(3)]
         for watcher in watchers:
             await table.room.connect(watcher, None)
         with pytest.raises(RoomError) as full:
@@ -768,10 +763,10 @@ def test_spectators_filling_the_room_never_lock_the_host_out(tmp_path: Path) -> 
     config = replace(CONFIG, max_spectators=2)
 
     async def body(table: Table) -> None:
-        crowd = [_RawOutbox() for _ in range(2)]
+        crowd = [RawOutbox() for _ in range(2)]
         for watcher in crowd:
             await table.room.connect(watcher, None)
-        host_tabs = [_RawOutbox() for _ in range(2)]
+        host_tabs = [RawOutbox() for _ in range(2)]
         for tab in host_tabs:
             await table.room.connect(tab, None, host=table.host_token)
         listed = host_tabs[-1].of_type("spectators")[-1]["spectators"]
@@ -781,7 +776,7 @@ def test_spectators_filling_the_room_never_lock_the_host_out(tmp_path: Path) -> 
         assert full.value.code == "spectators_full"
         table.room.disconnect(crowd[0])
         await table.room.settled()
-        await table.room.connect(_RawOutbox(), None)  # the host's tabs take no spectator's place
+        await table.room.connect(RawOutbox(), None)  # the host's tabs take no spectator's place
 
     run_table(tmp_path, body, bots=[None, "greedy"], variant="kozel", config=config)
 

@@ -18,26 +18,7 @@ import pytest
 from app.rooms.frames import room_public, send_updates
 from engine.core import Phase
 from engine.views import events_json, private_view_json, shared_view_json
-from tests.roomkit import Table, run_table
-
-
-class _Outbox:
-    def __init__(self, seat: int | None) -> None:
-        self.seat = seat
-        self.watcher: str | None = None
-        self.client: str | None = None
-        self.name: str | None = None
-        self.closed = False
-        self.frames: list[str] = []
-
-    def send(self, text: str) -> None:
-        self.frames.append(text)
-
-    def send_latest(self, kind: str, text: str) -> None:
-        self.frames.append(text)
-
-    def close(self, reason: object) -> None:
-        self.closed = True
+from tests.roomkit import RawOutbox, Table, run_table
 
 
 @pytest.mark.parametrize(("variant", "seats"), [("domeng", 5), ("kozel", 4), ("kozel", 3)])
@@ -46,7 +27,7 @@ def test_each_recipients_update_is_the_json_of_its_message(tmp_path: Path, varia
         room = table.room
         rng = random.Random(variant + str(seats))
         rules = room.rules
-        conns = [_Outbox(seat) for seat in range(seats)] + [_Outbox(None)]
+        conns = [RawOutbox(seat) for seat in range(seats)] + [RawOutbox(None)]
         state = rules.new_match()
         drew = 0
         for _ in range(600):
@@ -68,7 +49,7 @@ def test_each_recipients_update_is_the_json_of_its_message(tmp_path: Path, varia
                     "view": {**private_view_json(state, conn.seat), **shared_view_json(state)},
                     "events": events_json(state, conn.seat, before),
                 }
-                assert conn.frames.pop() == orjson.dumps(message).decode()
+                assert conn.texts.pop() == orjson.dumps(message).decode()
         assert variant == "domeng" or drew  # Kozel's private events were among them
 
     run_table(tmp_path, body, bots=[None] * seats, variant=variant)
