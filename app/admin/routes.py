@@ -14,6 +14,7 @@ import json
 import re
 import zipfile
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from html import escape
 from pathlib import Path as FilePath
@@ -207,36 +208,41 @@ PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
 """A list's page, from 1 (a page past the last has no rows; past a million, 422)."""
 
 
-def _check_variant(variant: str | None) -> None:
-    """The match list's and the export's ``variant`` filter: HTTPException 422 ``unknown_variant``
-    for a variant this server does not know (None: no filter)."""
-    if variant is not None and variant not in VARIANTS:
-        known = ", ".join(sorted(VARIANTS))
-        raise HTTPException(
-            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
-        )
-
-
-@admin_api.get("/matches")
-async def match_list(
-    request: Request,
+def _filters(
     variant: Annotated[str | None, Query(max_length=16)] = None,
     status: EffectiveStatus | None = None,
     player: Annotated[str | None, Query(max_length=64)] = None,
     since: date | None = None,
     until: date | None = None,
+    code: Annotated[str | None, Query(max_length=64)] = None,
+) -> MatchFilter:
+    """The match list's and the export's filters, from the query (`MatchFilter`, first page):
+    ``variant``, effective ``status`` (waiting, playing, finished, abandoned: docs/admin.md),
+    ``player`` (part of a name, of a person a bot replaced, or a bot level), creation dates
+    ``since``/``until`` (UTC, inclusive) and the room's ``code`` (exact: each of its matches, Play
+    again's too). HTTPException 422 ``unknown_variant`` for a variant this server does not know;
+    an unknown ``status`` is a 422 listing the statuses."""
+    if variant is not None and variant not in VARIANTS:
+        known = ", ".join(sorted(VARIANTS))
+        raise HTTPException(
+            422, detail={"code": "unknown_variant", "message": f"unknown variant: the variants are {known}"}
+        )
+    return MatchFilter(variant, status, player, since, until, code=code)
+
+
+Filters = Annotated[MatchFilter, Depends(_filters)]
+
+
+@admin_api.get("/matches")
+async def match_list(
+    request: Request,
+    filters: Filters,
     page: PageNumber = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
-    code: Annotated[str | None, Query(max_length=64)] = None,
 ) -> MatchPage:
-    """Stored matches, newest first: filter by ``variant``, effective ``status`` (waiting,
-    playing, finished, abandoned: docs/admin.md), ``player`` (part of a name, of a person a bot
-    replaced, or a bot level), creation dates ``since``/``until`` (UTC, inclusive) and the room's
-    ``code`` (exact: each of its matches, Play again's too); ``page`` from 1 (past the last page: no
-    items, with ``total`` to find it). 422 ``unknown_variant`` for a variant this server does not
-    know; an unknown ``status`` is a 422 listing the statuses."""
-    _check_variant(variant)
-    f = MatchFilter(variant, status, player, since, until, page, per_page, code)
+    """Stored matches that pass the ``filters`` (`_filters`), newest first; ``page`` from 1 (past
+    the last page: no items, with ``total`` to find it). 422 as `_filters` says."""
+    f = replace(filters, page=page, per_page=per_page)
     live = {room.match_id for room in _hub(request).rooms.values()}
     listed = await list_matches(_store(request), f, _cutoff(request), live)
     await _fill_hosted(request, listed.items)
@@ -381,15 +387,7 @@ def record_name(row: MatchRow) -> str:
         422: {"description": "more than DOMENG_ADMIN_EXPORT_LIMIT match the filters (`too_many_matches`)"},
     },
 )
-async def export_matches(
-    request: Request,
-    variant: Annotated[str | None, Query(max_length=16)] = None,
-    status: EffectiveStatus | None = None,
-    player: Annotated[str | None, Query(max_length=64)] = None,
-    since: date | None = None,
-    until: date | None = None,
-    code: Annotated[str | None, Query(max_length=64)] = None,
-) -> Response:
+async def export_matches(request: Request, filters: Filters) -> Response:
     """Every match that passes the match list's filters (same parameters, no page), as a zip
     download (``domeng-matches-<UTC time>.zip``): one RECORD.md document per match, named as the
     single export names it (`record_name`), each replayable by ``domeng replay FILE``, and
@@ -399,9 +397,8 @@ async def export_matches(
     match neither waiting nor playing, or when Redis does not answer). 422 ``unknown_variant``,
     or ``too_many_matches`` when more than ``DOMENG_ADMIN_EXPORT_LIMIT`` (1000) pass (narrow the
     filters)."""
-    _check_variant(variant)
     limit = request.app.state.settings.admin_export_limit
-    f = MatchFilter(variant, status, player, since, until, 1, limit, code)
+    f = replace(filters, per_page=limit)
     listed = await list_matches(_store(request), f, _cutoff(request), set())
     if listed.total > limit:
         message = f"{listed.total} matches pass these filters, at most {limit} export at once: narrow them"
