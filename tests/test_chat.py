@@ -687,3 +687,34 @@ def test_a_spectators_tag_cannot_be_forged_from_the_code_and_a_key(tmp_path: Pat
         await _say(table, victim, "hello")
 
     run_table(tmp_path, body, bots=BOTS4)
+
+
+def test_carried_chat_copies_every_field_and_shares_the_lines() -> None:
+    """Play again's chat (`ChatRoom.carried`): equal to the old match's in every field, each
+    container its own (a mute added in the new match leaves the old one's as it was), the recent
+    lines the same deque, which carry on."""
+    old = chat.ChatRoom(
+        spectators=True,
+        muted={1},
+        muted_spectators={"tag:aa"},
+        clients={"c1": chat.MutedClient({"tag:aa"}, {"bb"})},
+        speakers={"tag:aa": "c1"},
+        seat_clients={1: "c2"},
+        removed={"tag:cc"},
+        removed_clients={"c3": {"tag:dd"}},
+        seat_people={1: ("Ana", "tag:ee")},
+        left={"tag:ee": "Ana"},
+        seat_tags={1: "tag:ee"},
+    )
+    old.lines.append({"text": "hi", "match": 1})
+    new = old.carried()
+    assert new == old
+    assert new.lines is old.lines
+    for name in chat.ChatRoom.__dataclass_fields__:
+        if name not in ("spectators", "lines"):
+            assert getattr(new, name) is not getattr(old, name), name
+    new.clients["c1"].by.add("tag:zz")
+    new.removed_clients["c3"].add("tag:yy")
+    new.muted.add(2)
+    assert old.clients["c1"].by == {"tag:aa"} and old.removed_clients["c3"] == {"tag:dd"}
+    assert old.muted == {1}

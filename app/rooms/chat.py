@@ -32,6 +32,7 @@ lifts as any spectator's mute."""
 
 from __future__ import annotations
 
+import copy
 import secrets
 import unicodedata
 from collections import deque
@@ -145,6 +146,11 @@ class ChatRoom:
     seat_people: dict[int, tuple[str, str | None]] = field(default_factory=dict)
     left: dict[str, str] = field(default_factory=dict)
     seat_tags: dict[int, str] = field(default_factory=dict)
+
+    def carried(self) -> ChatRoom:
+        """A copy for the room's next match (Play again, `carry_on`): every rule, mute and map its
+        own (deep copies: a field added later is copied too), and the same recent ``lines``."""
+        return replace(copy.deepcopy(replace(self, lines=deque())), lines=self.lines)
 
     def rules(self, host: bool = False) -> dict[str, Any]:
         """The rules as sent: ``{"spectators": bool, "muted": [seat, …], "muted_spectators": [tag,
@@ -269,21 +275,7 @@ async def carry_on(room: Room) -> None:
     its mutes hold too, and the spectators the host removed, as `rules_of` stored them for the new
     match) and the room's recent lines (loaded first if the chat was not yet); the next lines say
     the new match."""
-    chat = await _chat_of(room)
-    room.chat = ChatRoom(
-        chat.spectators,
-        set(chat.muted),
-        chat.lines,
-        set(chat.muted_spectators),
-        {client: held.copy() for client, held in chat.clients.items()},
-        dict(chat.speakers),
-        dict(chat.seat_clients),
-        set(chat.removed),
-        {client: set(spared) for client, spared in chat.removed_clients.items()},
-        dict(chat.seat_people),
-        dict(chat.left),
-        dict(chat.seat_tags),
-    )
+    room.chat = (await _chat_of(room)).carried()
 
 
 def _log_frame(room: Room, chat: ChatRoom, conn: Outbox) -> str:
