@@ -3,7 +3,10 @@
 
 The database URL is, first found: ``config.attributes["database_url"]`` (set by
 `app.store.Store.start`), the environment variable ``DOMENG_DATABASE_URL``, ``sqlalchemy.url`` of
-alembic.ini. The whole upgrade is one transaction, on SQLite too. On PostgreSQL it holds an
+alembic.ini. On PostgreSQL, opening the connection fails after ``config.attributes["timeout_s"]``
+seconds, else ``DOMENG_DATABASE_TIMEOUT_S``, else `app.store.db.DATABASE_TIMEOUT_S` (the server's
+engine's connect timeout); its statements have none (a server waits for another's migration). The
+whole upgrade is one transaction, on SQLite too. On PostgreSQL it holds an
 advisory lock, so servers starting together migrate one after the other; on SQLite it runs with
 foreign keys off (so a table rebuilt by a batch migration does not cascade-delete its children)
 and checks them before committing.
@@ -21,7 +24,7 @@ from alembic.autogenerate.api import AutogenContext
 from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 
-from app.store.db import SQLITE_PRAGMAS, is_sqlite, make_engine, sqlite_path
+from app.store.db import DATABASE_TIMEOUT_S, SQLITE_PRAGMAS, is_sqlite, make_engine, sqlite_path
 from app.store.models import Base, UTCDateTime
 
 config = context.config
@@ -44,6 +47,12 @@ def database_url() -> str:
     if not url:
         raise RuntimeError("no database URL: set DOMENG_DATABASE_URL or sqlalchemy.url")
     return str(url)
+
+
+def connect_timeout_s() -> float:
+    """Seconds opening a PostgreSQL connection may take (see the module docstring)."""
+    given = config.attributes.get("timeout_s") or os.environ.get("DOMENG_DATABASE_TIMEOUT_S")
+    return float(given) if given else DATABASE_TIMEOUT_S
 
 
 def render_item(kind: str, obj: object, _context: AutogenContext) -> str | Literal[False]:
@@ -92,7 +101,12 @@ async def run_async_migrations() -> None:
     path = sqlite_path(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    engine = make_engine(url, poolclass=pool.NullPool, sqlite_pragmas=MIGRATION_PRAGMAS)
+    engine = make_engine(
+        url,
+        poolclass=pool.NullPool,
+        sqlite_pragmas=MIGRATION_PRAGMAS,
+        connect_timeout_s=None if path is not None else connect_timeout_s(),
+    )
     try:
         async with engine.connect() as connection:
             await connection.run_sync(do_run_migrations)

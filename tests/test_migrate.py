@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import sqlite3
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from app.store import Store, sqlite_url, upgrade_database
 from app.store.database import MIGRATIONS_DIR
 from app.web.settings import Settings
 from tests.clusterkit import need_postgres
-from tests.conftest import domeng_cli
+from tests.conftest import DOMENG_SCRIPT, domeng_cli
 
 
 def _tables(path: Path) -> set[str]:
@@ -42,6 +45,40 @@ def test_migrate_reports_a_failure_without_the_url(
     out = capsys.readouterr()
     assert out.err.startswith("domeng migrate: cannot reach the PostgreSQL database ("), out.err
     assert "s3cretpass" not in out.err + out.out
+
+
+def test_migrate_gives_up_on_a_database_that_never_answers(tmp_path: Path) -> None:
+    """A PostgreSQL address that takes the connection and never answers (a blackholed host, a
+    stuck server; here a listening socket nobody reads): ``domeng migrate`` gives up after
+    DOMENG_DATABASE_TIMEOUT_S (1 s here), the connect timeout of the server's own engine, and says
+    it cannot reach the database. Before, the migration's engine had no connect timeout and waited
+    for asyncpg's default minute: the wait below is bounded at 30 s, far above the second asked
+    for and short of that minute."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        url = f"postgresql+asyncpg://domeng:s3cretpass@127.0.0.1:{port}/nowhere"
+        env = {**os.environ, "DOMENG_DATABASE_TIMEOUT_S": "1"}
+        with subprocess.Popen(
+            [str(DOMENG_SCRIPT), "migrate", "--database-url", url],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as migrate:
+            try:
+                out, err = migrate.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                migrate.kill()
+                migrate.communicate()
+                pytest.fail("domeng migrate still waited for the silent database after 30 s")
+        peer, _ = silent.accept()  # it did connect, and spoke first (the request PostgreSQL answers)
+        with peer:
+            assert peer.recv(64)
+    assert migrate.returncode == 1, err[-2000:]
+    assert err.startswith("domeng migrate: cannot reach the PostgreSQL database (TimeoutError)"), err
+    assert "s3cretpass" not in out + err and "Traceback" not in err
 
 
 def test_migrate_tells_a_refused_login_and_a_missing_database_apart(tmp_path: Path) -> None:

@@ -498,7 +498,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        upgrade_database(url)
+        upgrade_database(url, settings.database_timeout_s)
     except Exception as error:  # the URL is never printed, nor the driver's text
         print(f"domeng migrate: {_migration_failure(url, error)}", file=sys.stderr)
         return 1

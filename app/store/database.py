@@ -66,8 +66,11 @@ class _OneLinePerMigration(logging.Filter):
 _MIGRATING = threading.Lock()  # Alembic's `context` is one per process: migrate one at a time
 
 
-def upgrade_database(database_url: str) -> None:
+def upgrade_database(database_url: str, timeout_s: float | None = None) -> None:
     """Run Alembic's ``upgrade head`` on ``database_url`` (blocking; see ``migrations/env.py``).
+    On PostgreSQL, opening the connection fails after ``timeout_s`` seconds (the server's
+    ``DOMENG_DATABASE_TIMEOUT_S``; default `app.store.db.DATABASE_TIMEOUT_S`) with TimeoutError, so
+    a host that never answers is said at once rather than after the driver's own minute.
 
     Alembic's env.py runs its own event loop, so call this from a thread when a loop is running.
     Each migration run is logged (INFO, logger ``alembic.runtime.migration``) as one short line
@@ -77,6 +80,7 @@ def upgrade_database(database_url: str) -> None:
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.set_main_option("path_separator", "os")
     config.attributes["database_url"] = database_url
+    config.attributes["timeout_s"] = timeout_s
     config.attributes["configure_logger"] = False
     runtime = logging.getLogger("alembic.runtime.migration")
     one_line = _OneLinePerMigration()

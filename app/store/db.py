@@ -24,6 +24,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 __all__ = [
     "APPLICATION_NAME_BYTES",
+    "DATABASE_TIMEOUT_S",
     "SQLITE_BEGIN_OPTION",
     "SQLITE_PRAGMAS",
     "DatabaseInUseError",
@@ -45,6 +46,10 @@ SQLITE_PRAGMAS: Final = (
 """Set on every SQLite connection: write-ahead log (readers never block the writer), fsync at
 checkpoints rather than at every commit (a commit survives a process crash, not a power cut),
 foreign keys enforced, and 5 s of waiting for a lock before ``database is locked``."""
+
+DATABASE_TIMEOUT_S: Final = 10.0
+"""PostgreSQL: the seconds a new connection (and, for the server, a statement) may take when
+nothing else says (``DOMENG_DATABASE_TIMEOUT_S``, `app.web.settings.Settings.database_timeout_s`)."""
 
 SQLITE_BEGIN_OPTION: Final = "domeng_sqlite_begin"
 """Execution option naming the statement that begins a SQLite transaction (default ``BEGIN``);
@@ -179,6 +184,7 @@ def make_engine(
     *,
     sqlite_pragmas: Sequence[str] = SQLITE_PRAGMAS,
     timeout_s: float | None = None,
+    connect_timeout_s: float | None = None,
     **kwargs: Any,
 ) -> AsyncEngine:
     """An async engine for ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
@@ -191,7 +197,10 @@ def make_engine(
     it for ever. With ``timeout_s`` a session also may not sit idle inside a transaction for
     longer than that (PostgreSQL's ``idle_in_transaction_session_timeout``): a process paused
     mid-transaction (SIGSTOP, a stalled VM) has its session ended and its row locks released, so
-    the process that takes its rooms over is not blocked by them (docs/cluster.md). Every
+    the process that takes its rooms over is not blocked by them (docs/cluster.md).
+    ``connect_timeout_s`` bounds opening a connection alone (asyncpg's ``timeout``; default
+    ``timeout_s``), for a user whose statements may rightly wait longer (the migrations: one
+    server's waits for another's to finish). Every
     PostgreSQL connection is named `application_name` (``connect_args``'s ``server_settings`` are
     added to these, and win). ``kwargs`` go to ``create_async_engine``. Raises ValueError for an
     in-memory SQLite database.
@@ -208,8 +217,11 @@ def make_engine(
     settings = {"application_name": application_name()}
     if timeout_s is not None:
         kwargs.setdefault("pool_timeout", timeout_s)
-        connect_args |= {"command_timeout": timeout_s, "timeout": timeout_s}
+        connect_args["command_timeout"] = timeout_s
         settings["idle_in_transaction_session_timeout"] = str(max(1, round(timeout_s * 1000)))
+    connect_timeout_s = timeout_s if connect_timeout_s is None else connect_timeout_s
+    if connect_timeout_s is not None:
+        connect_args["timeout"] = connect_timeout_s
     settings |= given.pop("server_settings", {})  # the caller's settings added, not in place of these
     kwargs["connect_args"] = {**connect_args, **given, "server_settings": settings}
     return create_async_engine(url, **kwargs)

@@ -44,6 +44,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.store.batches import Op
 from app.store.database import upgrade_database
 from app.store.db import (
+    DATABASE_TIMEOUT_S,
     SQLITE_PRAGMAS,
     is_sqlite,
     make_engine,
@@ -99,7 +100,7 @@ class Writer:
         checkpoint_interval_s: float = 1.0,
         on_commit: Callable[[float, int], None] | None = None,
         migrate: bool = True,
-        database_timeout_s: float = 10.0,
+        database_timeout_s: float = DATABASE_TIMEOUT_S,
         holding: Callable[[], bool] | None = None,
     ) -> None:
         if batch_limit < 1:
@@ -202,7 +203,7 @@ class Writer:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         if self.migrate:
-            await asyncio.to_thread(upgrade_database, self.database_url)
+            await asyncio.to_thread(upgrade_database, self.database_url, self.database_timeout_s)
         if self.is_sqlite:  # checkpoints are the checkpointer's, never a commit's (module docstring)
             pragmas = (*SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0")
             engine = self._read_engine = make_engine(self.database_url, sqlite_pragmas=pragmas)
