@@ -1,8 +1,8 @@
 """A room read back from the store in the middle of a round (a restart, a handoff to another
 process) still sends the round before it as it ended in its whole states (``round_before``,
 docs/protocol.md): a page opened then offers that round's results in its top bar, not nothing (and
-never the last match's). It is what the room sent before the restart, but for the version it was
-made at, who is connected, and the hints used in that round, which the store does not read back."""
+never the last match's). It is what the room sent before the restart, its version and the hints used
+in that round included, but for who is connected (a restart drops every connection)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ from typing import Any
 
 import orjson
 
-from app.rooms import frames
-from tests.roomkit import Table, reopen, run_table
+from app.rooms import frames, hints
+from tests.roomkit import Table, my_move, reopen, run_table
 from tests.test_room_again import _play
 
 SEATS = [None, "greedy", "random", "easy", "greedy"]
 
 
 def _as_ended(sent: dict[str, Any]) -> dict[str, Any]:
-    """``round_before`` without what changes with the room since, not the round: its version and
-    who is connected (a restart drops every connection)."""
-    room = {k: v for k, v in sent["room"].items() if k not in ("version", "seats", "host")}
-    seats = [(s["kind"], s["name"], s["bot_level"]) for s in sent["room"]["seats"]]
+    """``round_before`` without who is connected (a restart drops every connection): the host's
+    presence, and each seat's."""
+    room = {k: v for k, v in sent["room"].items() if k not in ("seats", "host")}
+    seats = [{k: v for k, v in s.items() if k != "connected"} for s in sent["room"]["seats"]]
     return {"room": room, "seats": seats, "view": sent["view"]}
 
 
@@ -43,3 +43,37 @@ def test_a_room_read_back_mid_round_sends_the_round_before_as_it_ended(tmp_path:
         assert _as_ended(whole["round_before"]) == _as_ended(sent)
 
     run_table(tmp_path, body, bots=SEATS, options={"camat_target": 0})
+
+
+def test_the_round_before_read_back_has_the_hints_used_in_it(tmp_path: Path) -> None:
+    """Ana asks for a hint before each of her moves in round 2; mid-round 3 the room is read back
+    (a restart): the round before it, as whole states send it, is the one the room sent before,
+    its hints (who used one, at which move) and version too. Before, the room read back sent it
+    with no hints (the store read back the round in play's only) and the room's version now."""
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        room = table.room
+        await _play(table, [ana], lambda: room.state is not None and room.state.round_index == 2)
+        asked = 0
+        while room.state is not None and room.state.round_index == 2:
+            move = my_move(ana.last_state)
+            if move is None:
+                await table.clock.advance(room, table.hub.config.bot_delay_s)
+                continue
+            await hints.ask(room, ana)
+            asked += 1
+            await table.act(ana, move)
+        assert asked
+        await _play(table, [ana], lambda: len(room.state.log) > 3)  # type: ignore[union-attr]
+        sent = orjson.loads(frames.full_frame(room, None))["round_before"]
+        assert sent["view"]["round"] == 2 and len(sent["room"]["round"]["hints"]) == asked
+        assert room.version > sent["room"]["version"]
+
+        table = await reopen(table)  # a restart: the room read back from the store
+        whole = orjson.loads(frames.full_frame(table.room, 0))
+        assert whole["view"]["round"] == 3
+        assert _as_ended(whole["round_before"]) == _as_ended(sent)
+
+    run_table(tmp_path, body, bots=SEATS, options={"camat_target": 0}, hints=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.rooms.ports import Outbox
+from app.rooms.recovery import Ended
 from engine.core import Phase
 from engine.events import Drew
 from engine.views import events_json, player_view, private_view_json, shared_view_json
@@ -173,13 +174,34 @@ def full_frame(room: Room, seat: int | None) -> str:
     ).decode()
 
 
-def round_end_json(room: Room) -> tuple[int, bytes]:
-    """The round ``room.state`` has just ended as everyone may see it (`previous_public`'s shape:
-    the room then, its seed revealed, and the spectator's view with the round's log, outcome and
-    reveal), serialised once at its end for the whole states sent while the next round is played
-    (`full_frame`'s ``round_before``): the round's number (`State.round_index`) and the JSON."""
-    assert room.state is not None
-    return room.state.round_index, orjson.dumps(previous_public(room))
+def round_end_json(room: Room, ended: Ended | None = None) -> tuple[int, bytes]:
+    """A round as everyone saw it end (`previous_public`'s shape: the room then, its seed
+    revealed and no turn, and the spectator's view with the round's log, outcome and reveal),
+    serialised once for the whole states sent while the next round is played (`full_frame`'s
+    ``round_before``): the round's number (`State.round_index`) and the JSON. ``ended``: that
+    round as a room read back mid-round rebuilt it (`app.rooms.recovery.Ended`); None: the round
+    ``room.state`` has just ended. Either way the same bytes for the same round, but for what
+    changed in the room since (who is connected, its settings)."""
+    if ended is None:
+        assert room.state is not None
+        view = player_view(room.state, None).to_json()
+        ended = Ended(room.state.round_index, view, room.seed, room.commitment, room.by_bot, room.version)
+        ended.hints = room.hints_given
+    index, seed, commitment = ended.round - 1, ended.seed, ended.commitment
+    public = {
+        **room_public(room),
+        "version": ended.version,
+        "round": {
+            "index": index,
+            "commitment": commitment,
+            "seed": seed,
+            "by_bot": ended.by_bot,
+            "hints": ended.hints,
+        },
+        "turn": None,
+        "last_round": {"index": index, "seed": seed, "commitment": commitment},
+    }
+    return ended.round, orjson.dumps({"room": public, "view": ended.view})
 
 
 def previous_json(room: Room) -> bytes:

@@ -8,8 +8,6 @@ import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import orjson
-
 from app.metrics import Metrics
 from app.rooms import frames
 from app.rooms.config import RoomConfig
@@ -19,6 +17,7 @@ from app.rooms.recovery import Rebuilt, resume
 from app.rooms.room import Room
 from app.rooms.seats import SeatInfo, hash_token
 from app.store import RoomRow, SeatRow, SeatSpec
+from app.store.hints import HintRow
 from engine.bots import BOTS
 from engine.core import Phase
 from engine.errors import EngineError
@@ -190,8 +189,11 @@ class RoomMaker:
         if game.turn_age_s is not None:  # what was left of it, not a full timer
             room.resume_turn(game.turn_age_s, read_at, handed=row.handed)
         last = None if room.state is None else room.state.round_index - 1
-        room.hints_given = [_hint_given(h.seat, h.seq, game) for h in row.hints if h.round_index == last]
-        room.round_before = _round_before(room, game)
+        log = 0 if game.state is None else len(game.state.log)
+        room.hints_given = [
+            _hint_given(h.seat, h.seq, game.starts, log) for h in row.hints if h.round_index == last
+        ]
+        room.round_before = _round_before(room, game, row.hints)
         return room
 
     def room(
@@ -251,12 +253,11 @@ def _adopt_covers(room: Room, stored: Sequence[SeatRow]) -> None:
     room.covers_stored = (room.match_id, [row.cover for row in stored])
 
 
-def _round_before(room: Room, game: Rebuilt) -> tuple[int, bytes] | None:
+def _round_before(room: Room, game: Rebuilt, hints: Sequence[HintRow]) -> tuple[int, bytes] | None:
     """For a room read back while a round is played: the round before it as it ended
     (`Room.round_before`, sent in whole states as ``round_before``: a page opened now offers its
-    results), as the room serialises it at a round's end (`frames.round_end_json`): the room
-    then, its seed revealed and no turn, and the spectator's view. The hints used in it are not
-    kept (the store reads back the last round's only). None between rounds, or without it."""
+    results), as the room serialised it at that round's end (`frames.round_end_json`), with the
+    hints used in it (of ``hints``, the stored ones). None between rounds, or without it."""
     state, ended = room.state, game.ended
     if (
         state is None
@@ -265,21 +266,15 @@ def _round_before(room: Room, game: Rebuilt) -> tuple[int, bytes] | None:
         or ended.round != state.round_index - 1
     ):
         return None
-    then = {"index": ended.round - 1, "commitment": ended.commitment, "seed": ended.seed}
-    public = {
-        **frames.room_public(room),
-        "round": {**then, "by_bot": ended.by_bot, "hints": []},
-        "turn": None,
-        "last_round": {"index": ended.round - 1, "seed": ended.seed, "commitment": ended.commitment},
-    }
-    return ended.round, orjson.dumps({"room": public, "view": ended.view})
+    log = len(ended.view.get("log", ()))
+    ended.hints = [
+        _hint_given(h.seat, h.seq, ended.starts, log) for h in hints if h.round_index == ended.round - 1
+    ]
+    return frames.round_end_json(room, ended)
 
 
-def _hint_given(seat: int, seq: int, game: Rebuilt) -> dict[str, int]:
-    """A stored hint of the round in play, as `RoomPublic.round.hints` lists it: ``{"seat": 0,
-    "seq": 7, "at": 12}``, ``at`` the log index where the hinted turn's move begins (its action's
-    events, or the log's end while that move is still to come)."""
-    if seq < len(game.starts):  # the hinted move was made
-        return {"seat": seat, "seq": seq, "at": game.starts[seq]}
-    still_to_come = 0 if game.state is None else len(game.state.log)
-    return {"seat": seat, "seq": seq, "at": still_to_come}
+def _hint_given(seat: int, seq: int, starts: Sequence[int], log: int) -> dict[str, int]:
+    """A stored hint of a round, as `RoomPublic.round.hints` lists it: ``{"seat": 0, "seq": 7,
+    "at": 12}``, ``at`` the log index where the hinted turn's move begins (its action's events, by
+    the round's ``starts``; ``log``, the round's log's length, while that move is still to come)."""
+    return {"seat": seat, "seq": seq, "at": starts[seq] if seq < len(starts) else log}

@@ -39,16 +39,22 @@ def round_end(state: State) -> RoundEnd:
 
 @dataclass
 class Ended:
-    """The round before the last stored one, as it ended (for `app.rooms.room.Room.round_before`
-    of a room read back mid-round): ``round`` its number (`State.round_index` then), ``view`` the
-    spectator's view with its log, outcome and reveal (JSON), its ``seed`` and ``commitment``,
-    and ``by_bot`` as `Rebuilt` keeps it for the round in play."""
+    """A round as it ended, as `app.rooms.frames.round_end_json` serialises it for
+    `app.rooms.room.Room.round_before`: ``round`` its number (`State.round_index` then), ``view``
+    the spectator's view with its log, outcome and reveal (JSON), its ``seed`` and ``commitment``,
+    ``by_bot`` and ``starts`` as `Rebuilt` keeps them for the round in play, ``version`` the
+    room's version at its end (its last action's), and ``hints`` the hints used in it as
+    `RoomPublic.round.hints` lists them (`Rebuilt.ended` leaves them to the room, which has the
+    stored ones)."""
 
     round: int
     view: dict[str, Any]
     seed: str | None
     commitment: str | None
     by_bot: list[int]
+    version: int
+    starts: list[int] = field(default_factory=list)
+    hints: list[dict[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -103,7 +109,9 @@ def _replay(state: State, rounds: Sequence[RoundRow]) -> Rebuilt:
             before = len(state.log)
             if step.round == len(rounds) - 2 and state.phase is not Phase.PLAYING:
                 view = player_view(state, None).to_json()  # before the last round's deal
-                out.ended = Ended(state.round_index, view, out.seed, out.commitment, out.by_bot)
+                out.ended = Ended(
+                    state.round_index, view, out.seed, out.commitment, out.by_bot, action.version, out.starts
+                )
     if state.round_index and state.phase is not Phase.PLAYING:
         out.last_round = {"index": state.round_index - 1, "seed": out.seed, "commitment": out.commitment}
     state.forget_rounds(1)

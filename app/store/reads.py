@@ -209,7 +209,7 @@ class MatchReads:
     async def load_room(self, code: str, number: int | None = None) -> RoomRow | None:
         """The latest match of room ``code`` (or its match ``number``, from 1: an earlier one after
         Play again) as a room needs it (`RoomRow`): its seats, its last two rounds with their
-        actions, and the outcomes of all earlier rounds, but no earlier action; None for an
+        actions and hints, and the outcomes of all earlier rounds, but no earlier action; None for an
         unknown code or number. Its cost grows with the last rounds, not with the match's
         history (restart, issue 13). Raises ValueError when an earlier round has no stored end,
         `app.store.StoreError` for a database failure."""
@@ -261,7 +261,7 @@ class MatchReads:
             hints = tuple(
                 HintRow(h.round_index, h.seq, h.seat, dict(h.action))
                 for h in await session.scalars(
-                    select(Hint).where(Hint.match_id == mid, Hint.round_index == last).order_by(Hint.id)
+                    select(Hint).where(Hint.match_id == mid, Hint.round_index >= last - 1).order_by(Hint.id)
                 )
             )
             sums = (

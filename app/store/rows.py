@@ -239,7 +239,8 @@ class RoomRow:
     outcomes_before: tuple[dict[str, Any], ...]
     received_before: tuple[int, ...] = ()
     hints: tuple[HintRow, ...] = ()
-    """The hints used in its last round (the one in play, or the last ended one)."""
+    """The hints used in its last two rounds (the one in play, or the last ended one, and the one
+    before: the room sends that one as it ended, `app.rooms.frames.round_end_json`)."""
     read_at: float | None = None
     """When it was read, in seconds since the epoch on the database's own clock (the one
     ``turn_at`` is on, `app.store.dbclock.db_now_s`); None: not known."""
