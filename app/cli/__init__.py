@@ -17,6 +17,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from tqdm import tqdm
@@ -444,7 +445,7 @@ def _serve(settings: Settings, holding: Callable[[], bool] | None = None) -> Non
     guard = ConnectionGuard.from_settings(
         settings.max_connections_per_address, settings.forwarded_allow_ips, total=total
     )
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         # a request deadline and caps on open connections, per address and in all (issue 13)
         http=guarded_protocol(guard, settings.request_timeout_s),
@@ -466,6 +467,24 @@ def _serve(settings: Settings, holding: Callable[[], bool] | None = None) -> Non
         forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=5,
     )
+    store = app.state.store
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, whose stop (SIGTERM, Ctrl+C) first tells the store to stop waiting
+        for a SQLite database another process keeps locked (`Store.stop_waiting`): the writes
+        pending then fail at once, storing nothing, and their requests are answered, instead of
+        each waiting out the lock while the shutdown's grace runs out and cancels them (with a
+        traceback each)."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            store.stop_waiting()
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C, raised again once stopped: as `uvicorn.run`
+        server.run()
+    if not server.started:  # as `uvicorn.run`: it could not start (its own log says why)
+        sys.exit(3)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:

@@ -47,7 +47,7 @@ from app.rooms.ports import BotPort, Clock, MatchStore, Outbox
 from app.rooms.presence import Presence
 from app.rooms.seats import SeatInfo, hash_token
 from app.rooms.timing import Timing
-from app.store import ConflictError, FencedOutError, StoreError
+from app.store import ConflictError, DatabaseLockedError, FencedOutError, StoreError
 from app.throttle import Throttle
 from engine.actions import Action
 from engine.core import State
@@ -332,6 +332,8 @@ class Room(Commits, Timing, Moves, Presence):
         if not isinstance(error, StoreError):
             _log.exception("room_intent_failed", room=self.code, intent=type(intent).__name__)
             return
+        if isinstance(error, DatabaseLockedError) and error.at_stop:
+            return  # the store logs these in one line as the server stops
         held = self._failures_logged.allow("write")
         if held is None:
             return

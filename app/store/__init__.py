@@ -5,7 +5,14 @@ imports neither the rooms nor the socket edge."""
 from __future__ import annotations
 
 from app.store.database import MIGRATIONS_DIR, sqlite_url, upgrade_database
-from app.store.errors import ConflictError, FencedOutError, NotFoundError, StoreClosedError, StoreError
+from app.store.errors import (
+    ConflictError,
+    DatabaseLockedError,
+    FencedOutError,
+    NotFoundError,
+    StoreClosedError,
+    StoreError,
+)
 from app.store.reads import ACTIVE_STATUSES
 from app.store.records import record_of
 from app.store.repository import Store
@@ -27,6 +34,7 @@ __all__ = [
     "MIGRATIONS_DIR",
     "ActionRow",
     "ConflictError",
+    "DatabaseLockedError",
     "FencedOutError",
     "MatchRow",
     "NotFoundError",

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.queues import ReaderQueue
 from app.store.batches import Op, answer, answer_all, run_ops
-from app.store.errors import StoreClosedError
+from app.store.errors import StoreClosedError, locked
 
 __all__ = [
     "Transaction",
@@ -139,11 +139,12 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
 def unreachable(error: BaseException) -> bool:
     """Whether ``error`` (or one of the errors it was raised from) says the database could not be
     reached or did not answer in time: no connection, a dropped one, a statement or connection
-    timeout. Not a refusal of one write, so retrying each write on its own would only wait as
-    long again for each."""
+    timeout, or a SQLite database another process kept locked (`locked`). Not a refusal of one
+    write, so retrying each write on its own would only wait as long again for each."""
     return any(
         isinstance(e, (TimeoutError, OSError, InterfaceError))
         or (isinstance(e, DBAPIError) and e.connection_invalidated)
+        or locked(e)
         for e in _chain(error)
     )
 

@@ -38,7 +38,7 @@ from typing import Any, Self, TypeVar
 import structlog
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.store.batches import Op
@@ -50,7 +50,7 @@ from app.store.db import (
     make_engine,
     sqlite_path,
 )
-from app.store.errors import FencedOutError, StoreClosedError
+from app.store.errors import DatabaseLockedError, FencedOutError, StoreClosedError, locked
 from app.store.fencing import claim_fences
 from app.store.group_commit import (
     WriteQueue,
@@ -149,6 +149,9 @@ class Writer:
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._closing = False
+        self._stopping = False
+        self._locked_at_stop = 0
+        """Writes failed because the SQLite database was locked after `stop_waiting`."""
         self._fence: int | None = None
         self._on_fenced: Callable[[], None] | None = None
 
@@ -264,6 +267,25 @@ class Writer:
         sqlite, self._sqlite = self._sqlite, None
         if sqlite is not None:
             await sqlite.close()  # in its thread: SQLite connections belong to the thread that opened them
+        if self._locked_at_stop:
+            _log.warning(
+                "store_locked_at_stop",
+                failed=self._locked_at_stop,
+                message="the SQLite database was locked by another process as the server stopped: "
+                "writes still pending failed without waiting for it, and none of them was stored",
+            )
+            self._locked_at_stop = 0
+
+    def stop_waiting(self) -> None:
+        """The server is stopping (SIGTERM, before its connections and rooms are closed): from now
+        on a write that finds the SQLite database locked by another process fails at once with
+        `DatabaseLockedError`, storing nothing, instead of waiting for it (one waiting now stops
+        within 50 ms), so that a lock nobody releases does not hold the shutdown; a write that gets
+        the lock still commits. `close` logs how many failed so (``store_locked_at_stop``). Only
+        sets flags: safe from a signal handler. PostgreSQL: nothing (its timeouts bound each wait)."""
+        self._stopping = True
+        if self._sqlite is not None:
+            self._sqlite.stop_waiting()
 
     async def ping(self, timeout_s: float = 2.0) -> bool:
         """Readiness: whether the writer is running and the database answers ``SELECT 1`` within
@@ -341,7 +363,17 @@ class Writer:
         connection in its thread (`SqliteThread`). PostgreSQL: on an asyncpg connection."""
         started = time.perf_counter()
         if self._sqlite is not None:
-            results = await self._sqlite.run(ops)
+            try:
+                results = await self._sqlite.run(ops)
+            except OperationalError as error:
+                if not (self._stopping and locked(error)):
+                    raise
+                self._locked_at_stop += len(ops)
+                raise DatabaseLockedError(
+                    "the server is stopping and the SQLite database is locked by another process; "
+                    "nothing of this write was stored",
+                    at_stop=True,
+                ) from error
         else:
             assert self._write_engine is not None
             results = await pg_transaction(self._write_engine, ops, self._stale, self._check_held)

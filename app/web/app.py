@@ -33,7 +33,7 @@ from app.rooms.config import RoomConfig
 from app.rooms.errors import RoomError
 from app.rooms.hub import Hub
 from app.rooms.ports import CloseReason
-from app.store import Store, StoreError
+from app.store import DatabaseLockedError, Store, StoreError
 from app.web.guard import RateLimitedExceptionHandler
 from app.web.logs import configure_logging
 from app.web.middleware import (
@@ -249,10 +249,12 @@ async def _store_failed(request: Request, error: StoreError) -> JSONResponse:
     """500 ``store_unavailable`` in the API's shape when the database failed a request's write or
     read (down, timing out, its disk full): the client gets plain words and a code it can show,
     not a bare "Internal Server Error". Logged as ``request_store_failed`` with the method, the
-    path and the error's class only (its text may quote the statement and its values)."""
-    _log.warning(
-        "request_store_failed", method=request.method, path=request.url.path, error=type(error).__name__
-    )
+    path and the error's class only (its text may quote the statement and its values); not when
+    the server is stopping with its SQLite database locked (the store logs those in one line)."""
+    if not (isinstance(error, DatabaseLockedError) and error.at_stop):
+        _log.warning(
+            "request_store_failed", method=request.method, path=request.url.path, error=type(error).__name__
+        )
     message = "the server could not save or read that just now; nothing changed; try again in a moment"
     return JSONResponse({"detail": {"code": "store_unavailable", "message": message}}, status_code=500)
 
