@@ -82,7 +82,9 @@ class _Socket:
         await self.answered.wait()
 
 
-def _scope(code: str) -> dict[str, Any]:
+def _scope(code: str, send: Any) -> dict[str, Any]:
+    """A room socket's scope as uvicorn, with `app.edge.heard.heard_protocol`, builds it: the
+    server's own ``send`` in its extensions (`app.edge.connection.Connection` writes through it)."""
     return {
         "type": "websocket",
         "asgi": {"version": "3.0", "spec_version": "2.4"},
@@ -96,7 +98,7 @@ def _scope(code: str) -> dict[str, Any]:
         "query_string": b"",
         "headers": [(b"host", b"127.0.0.1:8000")],
         "subprotocols": [],
-        "extensions": {"websocket.http.response": {}},
+        "extensions": {"websocket.http.response": {}, "domeng.send": send},
     }
 
 
@@ -116,7 +118,7 @@ async def _receiving(messages: int) -> dict[str, float]:
             room, _token = await hub.create_room("domeng", {}, SEATS, 0.0, [None] * SEATS)
             socket = _Socket()
             socket.incoming.put_nowait({"type": "websocket.connect"})
-            served = asyncio.create_task(app(_scope(room.code), socket.receive, socket.send))
+            served = asyncio.create_task(app(_scope(room.code, socket.send), socket.receive, socket.send))
             await socket.say(json.dumps({"type": "hello", "protocol": 1}))
             while not any(
                 m["type"] == "websocket.send" and '"welcome"' in m.get("text", "") for m in socket.sent

@@ -10,7 +10,7 @@ import asyncio
 
 from starlette.websockets import WebSocketState
 
-from app.edge.connection import Connection
+from app.edge.connection import SERVER_SEND, Connection
 from app.edge.protocol import CLOSE_TOO_SLOW
 
 
@@ -164,6 +164,34 @@ def test_a_waiting_latest_frame_is_replaced_in_its_place_not_queued_again() -> N
         assert socket.closed_with == []
         conn.send_latest("spectators", "s100")  # nothing waits: written at once
         assert socket.written[-1] == "s100"
+        await conn.stop()
+
+    asyncio.run(main())
+
+
+def test_a_write_through_the_servers_send_that_fails_marks_the_socket_gone() -> None:
+    """Through the server's own ``send`` (`SERVER_SEND`), a socket error marks the WebSocket
+    disconnected, as Starlette's ``send_text`` does: no close is written to the gone socket."""
+
+    async def main() -> None:
+        socket = GatedSocket()
+        server_sent: list[dict[str, str]] = []
+
+        async def server_send(message: dict[str, str]) -> None:
+            if message["text"] == "b":
+                raise ConnectionResetError("peer gone")
+            server_sent.append(message)
+
+        socket.scope = {"extensions": {SERVER_SEND: server_send}}  # type: ignore[attr-defined]
+        conn = await _started(socket)
+        conn.send("a")
+        conn.send("b")
+        assert conn.closed
+        await conn.flush(timeout_s=5)
+        assert server_sent == [{"type": "websocket.send", "text": "a"}]
+        assert socket.written == []  # nothing through send_text
+        assert socket.application_state is WebSocketState.DISCONNECTED
+        assert socket.closed_with == []
         await conn.stop()
 
     asyncio.run(main())

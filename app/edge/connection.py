@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
 
 import structlog
@@ -18,7 +18,7 @@ from app.edge.closes import close_for
 from app.edge.protocol import CLOSE_TOO_SLOW
 from app.rooms.ports import CloseReason
 
-__all__ = ["CLOSE_REASON_BYTES", "Connection", "MessageBudget", "close_reason"]
+__all__ = ["CLOSE_REASON_BYTES", "SERVER_SEND", "Connection", "MessageBudget", "close_reason"]
 
 _log = structlog.get_logger("domeng.connection")
 _ids = itertools.count(1)
@@ -26,6 +26,15 @@ _ids = itertools.count(1)
 CLOSE_REASON_BYTES: Final = 123
 """The most bytes of UTF-8 a close frame's reason holds (RFC 6455, 5.5: a control frame carries
 125 bytes, two of them the close code)."""
+
+
+SERVER_SEND: Final = "domeng.send"
+"""The ASGI scope extension holding the server's own ``send`` of a socket, the one the application
+is called with before any middleware wraps it (`app.edge.heard.heard_protocol` puts it there):
+`Connection` writes its text frames through it. No layer of the application touches a
+``websocket.send`` message; going through them (Starlette's `WebSocket.send_text`, its state
+checks, the exception handlers' and the middlewares' wrappers of ``send``) cost a coroutine or a
+call each per frame, and a room sends a frame to each of its sockets per move (issue 15)."""
 
 
 def close_reason(text: str) -> str:
@@ -107,11 +116,19 @@ class Connection:
     connection is closed with 4002 (too slow) instead. `send_latest` queues a frame whose latest
     value alone matters (the host's ``spectators`` list): while one of its kind still waits, that
     one's text is replaced in its place instead, so a flood of them takes one place in the queue.
+    Text frames go out through the server's own ``send`` when the scope carries it
+    (`SERVER_SEND`), else through the WebSocket's ``send_text``; the close goes through the
+    WebSocket.
     """
 
     def __init__(self, websocket: WebSocket, queue_size: int) -> None:
         self.id = next(_ids)
         self.websocket = websocket
+        self._write: Callable[[str], Coroutine[Any, Any, None]] = websocket.send_text
+        server_send = (getattr(websocket, "scope", None) or {}).get("extensions", {}).get(SERVER_SEND)
+        self._raw = server_send is not None
+        if server_send is not None:
+            self._write = lambda text: server_send({"type": "websocket.send", "text": text})
         self.seat: int | None = None
         self.watcher: str | None = None
         self.client: str | None = None
@@ -185,16 +202,28 @@ class Connection:
     def _write_now(self, text: str) -> None:
         """Run the socket's send until it finishes or has to wait; a send that waits goes to the
         (empty) queue for the sender to finish."""
-        write = self.websocket.send_text(text)
+        write = self._write(text)
         try:
             awaited = write.send(None)
         except StopIteration:
             return
         except Exception as error:
-            _log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
+            self._failed(error)
             self.close_with(CLOSE_TOO_SLOW, "")
             return
         self._queue.put_nowait(_Unfinished(write, awaited))
+
+    def _failed(self, error: Exception) -> None:
+        """Log a write that raised ``error``. Through the server's ``send``, a socket error (the
+        client gone) marks the WebSocket disconnected and is named as Starlette's ``send_text``
+        raises it, as it does when frames go through it: the close that follows is then not
+        written to a closed socket."""
+        if self._raw and isinstance(error, OSError):
+            self.websocket.application_state = WebSocketState.DISCONNECTED
+            name = "WebSocketDisconnect"
+        else:
+            name = type(error).__name__
+        _log.info("connection_send_failed", conn=self.id, error=name)
 
     async def _drain(self) -> None:
         ws = self.websocket
@@ -209,16 +238,16 @@ class Connection:
                 if isinstance(item, _Latest):
                     if self._waiting.get(item.kind) is item:
                         del self._waiting[item.kind]  # a newer one of its kind queues anew
-                    await ws.send_text(item.text)
+                    await self._write(item.text)
                     continue
                 if isinstance(item, tuple):
                     code, reason = item
                     if ws.application_state is WebSocketState.CONNECTED:
                         await ws.close(code, reason)
                     return
-                await ws.send_text(item)
+                await self._write(item)
         except Exception as error:
-            _log.info("connection_send_failed", conn=self.id, error=type(error).__name__)
+            self._failed(error)
             self.closed = True
             with contextlib.suppress(Exception):
                 await ws.close(CLOSE_TOO_SLOW)

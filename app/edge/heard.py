@@ -8,7 +8,10 @@ frame of the client's, a pong the browser sends by itself even from a hidden tab
 side ending the TCP connection, with a FIN or a reset, counts too: it was there to do it) and
 gives the application a way to read the stamp: the socket's ASGI scope carries, under
 ``extensions`` → `HEARD`, a callable returning the `time.monotonic` seconds of the last arrival.
-`silent_s` reads it (0.0 for a server without it, as in-process test apps).
+`silent_s` reads it (0.0 for a server without it, as in-process test apps). The scope also
+carries, under `app.edge.connection.SERVER_SEND`, the server's own ASGI ``send``: the room's
+`app.edge.connection.Connection` writes its text frames through it rather than through the
+application's layers, none of which touches a ``websocket.send`` message.
 
 The same subclass bounds the frames a client sends that are not a whole message in one frame
 (`FRAME_BURST` per `FRAME_PER_S`: pings, pongs and the fragments of a fragmented message together).
@@ -36,7 +39,7 @@ from uvicorn.config import WS_PROTOCOLS
 from uvicorn.importer import import_from_string
 from websockets.frames import Opcode
 
-from app.edge.connection import MessageBudget
+from app.edge.connection import SERVER_SEND, MessageBudget
 from app.throttle import Throttle
 
 __all__ = ["FRAME_BURST", "FRAME_PER_S", "HEARD", "heard_protocol", "silent_s"]
@@ -149,6 +152,8 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
             # the scope is built from the upgrade request just before the application runs
             extensions = self.scope.setdefault("extensions", {})
             extensions[HEARD] = self.last_heard
+            # the send the application is called with (the legacy implementation's is asgi_send)
+            extensions[SERVER_SEND] = getattr(self, "asgi_send", None) or self.send
             await super().run_asgi()
 
         def last_heard(self) -> float:
