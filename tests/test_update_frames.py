@@ -53,3 +53,34 @@ def test_each_recipients_update_is_the_json_of_its_message(tmp_path: Path, varia
         assert variant == "domeng" or drew  # Kozel's private events were among them
 
     run_table(tmp_path, body, bots=[None] * seats, variant=variant)
+
+
+def test_a_seats_kept_private_part_follows_its_hand(tmp_path: Path) -> None:
+    """A seat not to act sends the private part kept from its last update while its hand is the
+    same (`Room.private_parts`), and its new hand as soon as it changes (a new deal), even when
+    nothing else of its part changes: it is never to act here."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        rules = room.rules
+        rng = random.Random(3)
+        watcher = RawOutbox(4)
+        for _ in range(4):
+            state = rules.new_match()
+            while True:
+                state.start_round(rules.deal(rng))
+                if state.to_act != 4:
+                    break
+                state = rules.new_match()
+            room.state = state
+            send_updates(room, [watcher], len(state.log))
+            view = orjson.loads(watcher.texts.pop())["view"]
+            assert view["hand"] == private_view_json(state, 4)["hand"]
+            assert view["legal"] == []
+            hand = state.hands[4]
+            state.apply(state.legal_actions()[0])  # another seat moves: seat 4's hand is the same
+            send_updates(room, [watcher], len(state.log) - 1)
+            assert state.hands[4] == hand
+            assert orjson.loads(watcher.texts.pop())["view"]["hand"] == view["hand"]
+
+    run_table(tmp_path, body, bots=[None] * 5)

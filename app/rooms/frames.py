@@ -116,15 +116,35 @@ def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
 
     private_events = any(type(e) is Drew for e in state.log[log_before:])
     public_rest = rest(None)
+    to_act = state.to_act if state.phase is Phase.PLAYING else None
     frames: dict[int | None, str] = {}
     for conn in conns:
         seat = conn.seat
         frame = frames.get(seat)
         if frame is None:
             own = rest(seat) if private_events and seat is not None else public_rest
-            private = orjson.dumps(private_view_json(state, seat))
-            frame = frames[seat] = "".join((head, private[:-1].decode(), own))
+            frame = frames[seat] = "".join((head, _private_part(room, seat, to_act), own))
         conn.send(frame)
+
+
+def _private_part(room: Room, seat: int | None, to_act: int | None) -> str:
+    """``seat``'s `private_view_json` of ``room.state`` as JSON text without its closing brace.
+    A seat that is not to act has no legal actions: its part is then its seat and its hand alone,
+    kept in `Room.private_parts` with the hand (a bit set: the tiles are the same set in every
+    variant), and made again when it changes (the seat's own move, a draw, a deal): four seats of
+    five send the same part as at the version before."""
+    state = room.state
+    assert state is not None
+    if seat is None or seat == to_act:
+        return orjson.dumps(private_view_json(state, seat))[:-1].decode()
+    hand = state.hands[seat]
+    parts = room.private_parts
+    if parts is None:
+        parts = room.private_parts = {}
+    kept = parts.get(seat)
+    if kept is None or kept[0] != hand:
+        kept = parts[seat] = (hand, orjson.dumps(private_view_json(state, seat))[:-1].decode())
+    return kept[1]
 
 
 def send_whole(room: Room, conns: Iterable[Outbox]) -> None:

@@ -95,6 +95,11 @@ class Room(Commits, Timing, Moves, Presence):
     (`app.rooms.frames.round_end_json`), made once at its end. None before a round of the match
     ended in this process: a room loaded again (a restart, a handoff) sends none until one ends."""
 
+    private_parts: dict[int, tuple[int, str]] | None = None
+    """Each seat's private part of its last update when it was not to act, by seat
+    (`app.rooms.frames.send_updates`): its hand (a bit set) and the part as JSON text (seat, hand,
+    no legal actions), kept until the hand changes; None before the room's first update."""
+
     def __init__(
         self,
         *,
