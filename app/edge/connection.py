@@ -137,7 +137,7 @@ class Connection:
         self._queue: asyncio.Queue[str | tuple[int, str] | _Unfinished | _Latest] = asyncio.Queue(queue_size)
         self._waiting: dict[str, _Latest] = {}  # send_latest's frames still queued, by kind
         self._sender: asyncio.Task[None] | None = None
-        self._idle = False  # the sender waits for the queue, with nothing in hand
+        self._idle = False  # the sender waits for an empty queue, with nothing in hand (cleared by any put)
 
     def start(self) -> None:
         """Start draining the send queue."""
@@ -164,7 +164,7 @@ class Connection:
     def _enqueue(self, item: str | _Latest, text: str) -> bool:
         """Write ``text`` at once while nothing is queued and the sender is idle, else queue
         ``item`` (its frame); a full queue closes the connection (4002). Whether it was queued."""
-        if self._idle and self._queue.empty():
+        if self._idle:  # so the queue is empty: whatever puts into it clears it
             self._write_now(text)
             return False
         try:
@@ -196,6 +196,7 @@ class Connection:
                 self._queue.put_nowait(first)
         self._waiting.clear()
         self._queue.put_nowait((code, close_reason(reason)))
+        self._idle = False
         if self._sender is None:
             self.start()
 
@@ -212,6 +213,7 @@ class Connection:
             self.close_with(CLOSE_TOO_SLOW, "")
             return
         self._queue.put_nowait(_Unfinished(write, awaited))
+        self._idle = False
 
     def _failed(self, error: Exception) -> None:
         """Log a write that raised ``error``. Through the server's ``send``, a socket error (the
