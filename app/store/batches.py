@@ -5,6 +5,7 @@ inserted together."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
@@ -27,6 +28,7 @@ __all__ = [
     "insert_actions",
     "insert_actions_core",
     "run_ops",
+    "set_match",
     "set_version",
     "turn_values",
     "update_match",
@@ -63,6 +65,7 @@ ACTION_KEYS: Final = ("match_id", "round_index", "seq", "version", "seat", "acti
 """The columns of an action row (`Op.row`)."""
 _INSERT_ACTION_ROWS: Final = DriverStatement(_INSERT_ACTIONS, ACTION_KEYS)
 _SET_TURN_ROWS: Final = DriverStatement(_SET_TURNS, ("match", "new_version"))
+_SET_VERSION_ROWS: Final = DriverStatement(_SET_VERSIONS, ("match", "new_version"))
 
 
 def answer(op: Op[Any], result: Any = None, error: BaseException | None = None) -> None:
@@ -157,8 +160,30 @@ def update_match(connection: Connection, match_id: int, values: dict[str, Any]) 
         raise NotFoundError(f"no match {match_id}")
 
 
+def set_match(connection: Connection, match_id: int, values: dict[str, Any], turn: bool = False) -> None:
+    """`update_match` for ``values`` that are all plain values (column → Python value, no SQL
+    expression), with ``turn``: `began_turn` now (`turn_values`' defaults) in the same UPDATE;
+    run as a `DriverStatement` built once per set of columns (a deal's UPDATE through
+    `Connection.execute` built and compiled a statement of SQLAlchemy's every time, issue 15).
+    NotFoundError for no such match."""
+    row = {f"set_{column}": value for column, value in values.items()}
+    row["match"] = match_id
+    if _match_update(tuple(values), turn).execute(connection, [row]) != 1:
+        raise NotFoundError(f"no match {match_id}")
+
+
+@functools.cache
+def _match_update(columns: tuple[str, ...], turn: bool) -> DriverStatement:
+    """`set_match`'s statement for ``columns`` (in this order) and ``turn``."""
+    table = Match.__table__
+    values: dict[str, Any] = {c: bindparam(f"set_{c}", type_=table.c[c].type) for c in columns}
+    if turn:
+        values |= {"turn_at": db_now_s(), "handed_fence": None, "handed_at": None}
+    statement = update(Match).where(Match.id == bindparam("match")).values(values)
+    return DriverStatement(statement, ("match", *(f"set_{c}" for c in columns)))
+
+
 def set_version(connection: Connection, match_id: int, version: int) -> None:
     """Store the match's ``version`` (inside a transaction); NotFoundError for no such match."""
-    changed = connection.execute(_SET_VERSIONS, {"match": match_id, "new_version": version})
-    if changed.rowcount != 1:
+    if _SET_VERSION_ROWS.execute(connection, [{"match": match_id, "new_version": version}]) != 1:
         raise NotFoundError(f"no match {match_id}")

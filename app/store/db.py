@@ -22,6 +22,8 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from app.store.driver_sql import run_sqlite
+
 __all__ = [
     "APPLICATION_NAME_BYTES",
     "DATABASE_TIMEOUT_S",
@@ -179,6 +181,12 @@ def _sqlite_begin(connection: Connection) -> None:
     connection.exec_driver_sql(connection.get_execution_options().get(SQLITE_BEGIN_OPTION, "BEGIN"))
 
 
+def _sqlite3_begin(connection: Connection) -> None:
+    """`_sqlite_begin` on the standard library's sqlite3 connection itself (`run_sqlite`: the
+    writer's thread begins a transaction per batch, issue 15)."""
+    run_sqlite(connection, connection.get_execution_options().get(SQLITE_BEGIN_OPTION, "BEGIN"))
+
+
 def make_engine(
     url: str | URL,
     *,
@@ -238,5 +246,5 @@ def make_sync_engine(url: str | URL, *, sqlite_pragmas: Sequence[str] = SQLITE_P
     sqlite_path(parsed)
     engine = create_engine(parsed.set(drivername="sqlite+pysqlite"))
     event.listen(engine, "connect", _sqlite_connect(sqlite_pragmas))
-    event.listen(engine, "begin", _sqlite_begin)
+    event.listen(engine, "begin", _sqlite3_begin)
     return engine

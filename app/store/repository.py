@@ -19,9 +19,17 @@ from sqlalchemy import and_, bindparam, case, delete, exists, func, insert, lite
 from sqlalchemy.engine import Connection
 
 from app.store.admin_sessions import AdminSessionStore
-from app.store.batches import began_turn, insert_actions, set_version, turn_values, update_match
+from app.store.batches import (
+    began_turn,
+    insert_actions,
+    set_match,
+    set_version,
+    turn_values,
+    update_match,
+)
 from app.store.chat import ChatStore
 from app.store.dbclock import db_now_s
+from app.store.driver_sql import DriverStatement
 from app.store.errors import NotFoundError
 from app.store.hints import HintStore
 from app.store.matches import MatchWrites
@@ -54,14 +62,17 @@ _FINAL_STATUSES: Final = ("finished", "abandoned")
 CLOSED_REASONS: Final = ("admin", "idle")
 """``matches.closed_reason``: why a match was stored ``abandoned``."""
 
-# Statements built once (the hot path of a room: a round's end, the next deal): SQLAlchemy
-# compiles each once and caches it, so a write only binds its values.
-_INSERT_ROUND: Final = insert(Round)
-_INSERT_TALLIES: Final = insert(Tally)
-_END_ROUND: Final = (
+# Statements built once (the hot path of a room: a round's end, the next deal), each compiled
+# once per dialect and run with positional parameters (`DriverStatement`, issue 15).
+_ROUND_KEYS: Final = ("match_id", "index", "seed", "commitment", "deal", "started_at")
+_INSERT_ROUND: Final = DriverStatement(insert(Round), _ROUND_KEYS)
+_TALLY_KEYS: Final = ("match_id", "round_index", "seat", "stones", "received", "paid", "points", "pending")
+_INSERT_TALLIES: Final = DriverStatement(insert(Tally), _TALLY_KEYS)
+_END_ROUND: Final = DriverStatement(
     update(Round)
     .where(Round.match_id == bindparam("m"), Round.index == bindparam("i"))
-    .values(ended_at=bindparam("at"), outcome=bindparam("out"), table_after=bindparam("after"))
+    .values(ended_at=bindparam("at"), outcome=bindparam("out"), table_after=bindparam("after")),
+    ("m", "i", "at", "out", "after"),
 )
 
 
@@ -140,13 +151,11 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                     "deal": new_round.deal,
                     "started_at": now,
                 }
-                connection.execute(_INSERT_ROUND, row)
+                _INSERT_ROUND.execute(connection, [row])
             # the match's row changes in one UPDATE: its turn (a deal begins one), settings, version
-            settings: dict[str, Any] = {} if new_round is None else turn_values()
+            settings: dict[str, Any] = {}
             if open_table is not None:
                 settings["open_table"] = open_table
-            if open_table:  # the match's first listing, on the database's clock (`Match.listed_at`)
-                settings["listed_at"] = func.coalesce(Match.listed_at, db_now_s())
             if options is not None:
                 settings["options"] = options
             if turn_timer_s is not None:
@@ -161,6 +170,13 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                 settings["seat_count"] = seat_count
             if ended_round is not None:
                 _rewrite_outcome(connection, match_id, *ended_round)
+            if status is None and not open_table:  # plain values: a deal's, a seat's (the hot path)
+                set_match(connection, match_id, settings | {"version": version}, new_round is not None)
+                return
+            if new_round is not None:
+                settings |= turn_values()
+            if open_table:  # the match's first listing, on the database's clock (`Match.listed_at`)
+                settings["listed_at"] = func.coalesce(Match.listed_at, db_now_s())
             if status is not None:
                 settings |= _status_values(status, version, now)
             else:
@@ -313,8 +329,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
             insert_actions(connection, [row])
             if covers:
                 _write_covers(connection, match_id, covers)
-            if round_end is not None:
-                _write_round_end(connection, match_id, round_index, round_end, version, now)
+            if round_end is not None:  # the match's version is the action's, stored with it
+                _write_round_end(connection, match_id, round_index, round_end, version, now, stored=True)
 
         await self._submit(run, match=match_id)
 
@@ -459,13 +475,20 @@ def _status_values(status: str, version: int, now: datetime) -> dict[str, Any]:
 
 
 def _write_round_end(
-    connection: Connection, match_id: int, index: int, end: RoundEnd, version: int, now: datetime
+    connection: Connection,
+    match_id: int,
+    index: int,
+    end: RoundEnd,
+    version: int,
+    now: datetime,
+    *,
+    stored: bool = False,
 ) -> None:
     """`Store.end_round` (and, when the match ended too, its ``finished`` status) inside a
-    transaction."""
+    transaction, with the match's ``version``; ``stored``: the action that ended the round stored
+    that version already, in the same transaction (`Store.append_action`: one UPDATE less)."""
     values = {"m": match_id, "i": index, "at": now, "out": end.outcome, "after": end.table_after}
-    changed = connection.execute(_END_ROUND, values)
-    if changed.rowcount != 1:
+    if _END_ROUND.execute(connection, [values]) != 1:
         raise NotFoundError(f"match {match_id} has no round {index}")
     rows = [
         {
@@ -481,8 +504,8 @@ def _write_round_end(
         for t in end.tallies
     ]
     if rows:
-        connection.execute(_INSERT_TALLIES, rows)
+        _INSERT_TALLIES.execute(connection, rows)
     if end.match_finished:
         _write_status(connection, match_id, "finished", version, now)
-    else:
+    elif not stored:
         set_version(connection, match_id, version)
