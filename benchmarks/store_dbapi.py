@@ -6,10 +6,11 @@ versions and turn clocks) between ``BEGIN IMMEDIATE`` and ``COMMIT``, on the wri
 connection (`app.store.sqlite_thread`). This runs that transaction of ``--batch`` rows (one move in
 each of ``--batch`` matches) three ways, on the same SQLite file (WAL, ``synchronous=NORMAL``, as
 `app.store.db.SQLITE_PRAGMAS`): as the server runs it (the statements' SQL compiled once and run
-with positional parameters through SQLAlchemy's connection, `app.store.driver_sql`), as it ran
-before (SQLAlchemy Core's `Connection.execute`, `app.store.batches.insert_actions_core`), and the
-same SQL through the standard library's sqlite3 module with hand-made parameters (the JSON action
-dumped, the time as SQLAlchemy stores it on SQLite). Each side runs ``--transactions``
+with positional parameters on the sqlite3 connection under SQLAlchemy's, `app.store.driver_sql`),
+its statements as they ran before (SQLAlchemy Core's `Connection.execute`,
+`app.store.batches.insert_actions_core`; both begin as the server does), and the same SQL
+through the standard library's sqlite3 module with hand-made parameters (the JSON action dumped,
+the time as SQLAlchemy stores it on SQLite). Each side runs ``--transactions``
 transactions per sample, alternating, ``--samples`` times; printed: CPU (this thread's,
 `time.thread_time`) per transaction and per write, medians and every sample, their ratios, and the
 load average. Then the hand-over of a batch from the event loop to the writer's thread and back,
