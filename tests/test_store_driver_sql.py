@@ -249,3 +249,18 @@ def test_the_action_that_ends_a_round_stores_the_matchs_version_once(tmp_path: P
     asyncio.run(_with_store(sqlite_url(tmp_path / "data"), body))
     updates = [s.split(" SET ", 1)[0] for s in statements if s.startswith("UPDATE")]
     assert updates == ["UPDATE matches", "UPDATE rounds"]
+
+
+def test_no_rows_run_nothing(tmp_path: Path) -> None:
+    """`DriverStatement.execute` of no rows runs no statement (none with no parameters) and
+    changes nothing."""
+    url = sqlite_url(tmp_path / "data")
+    match_id = asyncio.run(_with_store(url, new_round))[0]
+    engine = _sync_engine(url)
+    try:
+        with engine.connect() as connection:
+            with connection.begin():
+                assert _INSERT_ACTION_ROWS.execute(connection, []) == 0
+            assert _stored(connection, match_id)["actions"] == []
+    finally:
+        engine.dispose()

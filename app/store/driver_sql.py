@@ -73,7 +73,9 @@ class DriverStatement:
         """Run the statement once per row of ``rows`` (one executemany; a row maps each of
         ``keys`` to its Python value, other keys are ignored); the rows changed in all (the
         cursor's ``rowcount``, where the driver counts them). Raises KeyError for a row without
-        one of ``keys``, SQLAlchemy's errors for the database's."""
+        one of ``keys``, SQLAlchemy's errors for the database's. No rows: nothing runs, 0."""
+        if not rows:
+            return 0
         compiled = self._compiled.get(connection.dialect)
         if compiled is None:
             compiled = self._compile(connection.dialect)
