@@ -6,6 +6,7 @@ run on the driver's connection itself, its errors SQLAlchemy's."""
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -17,6 +18,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.types import TypeDecorator
 
 from app.store import NotFoundError, RoundEnd, Store, TallySpec, sqlite_url
 from app.store.batches import (
@@ -29,7 +31,7 @@ from app.store.batches import (
 )
 from app.store.db import SQLITE_BEGIN_OPTION, make_sync_engine
 from app.store.driver_sql import DriverStatement, run_sqlite
-from app.store.models import Match, MatchAction
+from app.store.models import Match, MatchAction, UTCDateTime, sqlite_datetime_text
 from tests.test_store import _delete_postgres_matches, database_url, new_round
 
 __all__ = ["_delete_postgres_matches", "database_url"]  # fixtures, shared with test_store
@@ -264,3 +266,24 @@ def test_no_rows_run_nothing(tmp_path: Path) -> None:
             assert _stored(connection, match_id)["actions"] == []
     finally:
         engine.dispose()
+
+
+def test_sqlite_binds_a_datetime_in_one_step_to_sqlalchemys_text() -> None:
+    """On SQLite `UTCDateTime` binds through `sqlite_datetime_text`, which makes the text
+    SQLAlchemy's own processors make (`process_bind_param`, then SQLite's DATETIME), for times in
+    any zone, with and without microseconds; a naive time is refused as before."""
+    dialect = sqlite.dialect()
+    typed = UTCDateTime().dialect_impl(dialect)
+    assert typed.bind_processor(dialect) is sqlite_datetime_text
+    general = TypeDecorator.bind_processor(typed, dialect)
+    assert general is not None
+    draw = random.Random(15)
+    for _ in range(20000):
+        zone = timezone(timedelta(minutes=draw.randint(-900, 900)))
+        micro = draw.choice([0, draw.randint(0, 999_999)])
+        fields = (draw.randint(2, 9998), draw.randint(1, 12), draw.randint(1, 28), draw.randint(0, 23))
+        value = datetime(*fields, draw.randint(0, 59), draw.randint(0, 59), micro, tzinfo=zone)
+        assert sqlite_datetime_text(value) == general(value)
+    assert sqlite_datetime_text(None) is None
+    with pytest.raises(ValueError, match="naive"):
+        sqlite_datetime_text(datetime(2026, 12, 6))
