@@ -33,7 +33,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
 
@@ -91,6 +90,11 @@ async def play(args: argparse.Namespace, url: str) -> dict[str, float]:
         for index in range(1, args.rounds + 1):
             await asyncio.gather(*(round_of(m, index) for m in matches))
         writer_s, loop_s = thread_cpu_s(writer) - writer_start, time.thread_time() - loop_start
+        expected = 1 + (args.rounds + 1) * (args.round_moves + 1)  # every move and deal stored
+        for match in matches:
+            row = await store.load_match_by_id(match)
+            if row is None or row.version != expected:
+                raise SystemExit(f"match {match} stored {row and row.version}, expected {expected}")
     return {"writer_us": writer_s / actions * 1e6, "loop_us": loop_s / actions * 1e6, "actions": actions}
 
 
@@ -122,19 +126,19 @@ def main() -> None:
         for name in ("matches", "rounds", "round-moves", "batch")
     ]
     load_before = os.getloadavg()
-    found: dict[str, list[dict[str, float]]] = {tree: [] for tree in trees}
+    found: list[list[dict[str, float]]] = [[] for _ in trees]
     for _ in range(args.samples):
-        for tree in trees:
+        for tree, samples in zip(trees, found, strict=True):
             command = [sys.executable, __file__, f"--child={tree}", *passed]
             out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=tree).stdout
-            found[tree].append(json.loads(out.strip().splitlines()[-1]))
-    first = statistics.median(s["writer_us"] for s in found[trees[0]])
+            samples.append(json.loads(out.strip().splitlines()[-1]))
+    first = statistics.median(s["writer_us"] for s in found[0])
     print(
         f"{args.matches} matches, rounds of {args.round_moves} moves and a deal, batches of "
-        f"{args.batch}; {found[trees[0]][0]['actions']:.0f} actions per sample"
+        f"{args.batch}; {found[0][0]['actions']:.0f} actions per sample"
     )
-    for tree, samples in found.items():
-        writer: Any = [s["writer_us"] for s in samples]
+    for tree, samples in zip(trees, found, strict=True):
+        writer = [s["writer_us"] for s in samples]
         loop = [s["loop_us"] for s in samples]
         print(
             f"{tree}: writer thread {statistics.median(writer):6.1f} µs CPU per action "

@@ -1,0 +1,27 @@
+"""`benchmarks/store_mix.py` still plays rooms' moves, round ends and deals through the store,
+here and in another checkout (`--tree`), and prints the writer thread's CPU per action of each
+(it checks that every match stored its last version)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_benchmark_plays_every_tree_and_prints_their_ratio() -> None:
+    small = ["--matches", "3", "--rounds", "1", "--round-moves", "3", "--batch", "2", "--samples", "1"]
+    run = subprocess.run(
+        [sys.executable, "benchmarks/store_mix.py", *small, "--tree", str(ROOT)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("writer thread") == 2
+    assert "writer ratio to the first: " in run.stdout
+    assert "9 actions per sample" in run.stdout
