@@ -790,6 +790,10 @@ export class RoomController {
     // the panel gives the focus back to what held it when it opened: gone since (the End match
     // confirm step, a tile played), the focus fell to the page's body; the screen's start takes it
     if (hadFocus && (!document.activeElement || document.activeElement === document.body)) this.screen?.takeFocus?.();
+    // at the match's end (the final panel closed with Escape, say) it goes from the hand, which has
+    // nothing left to play, to the end-of-match actions (a keyboard trial: Play again was then
+    // reachable only with Shift+Tab, past every button and term of the feed)
+    else if (hadFocus) this.screen?.leaveHandAtEnd?.();
   }
 
   // -- seats -----------------------------------------------------------------------------------

@@ -55,14 +55,30 @@ export class TableView {
 
   /** The focus on arriving at the table from the waiting room (Start pressed from the keyboard):
    * the hand's Tab stop, a tile; a spectator's (no seat: the hand shows someone's tiles face down),
-   * the chain, the line of play. */
+   * the chain, the line of play. At the match's end, its actions (`focusOverActions`). */
   takeFocus() {
+    if (this.focusOverActions()) return;
     const stop = this.hand.querySelector(".hand-tile[tabindex='0']");
     if (stop && this.ownSeat() !== null) stop.focus();
     else {
       this.chain.el.setAttribute("tabindex", "-1");
       this.chain.el.focus();
     }
+  }
+
+  /** At the match's end: the focus on its actions, Play again (else New table), for the hand has
+   * nothing left to play. Whether there were any to take it. */
+  focusOverActions() {
+    if (this.overBox.hidden) return false;
+    const action = this.overBox.querySelector(".play-again") || this.overBox.querySelector(".new-table");
+    action?.focus();
+    return !!action;
+  }
+
+  /** A panel closed at the match's end gave the focus back to the hand (the last tile played from
+   * the keyboard): it goes to the end-of-match actions instead (`focusOverActions`). */
+  leaveHandAtEnd() {
+    if (this.hand.contains(document.activeElement)) this.focusOverActions();
   }
 
   destroy() {
