@@ -449,6 +449,42 @@ def test_draws_in_a_row_count_up_in_one_label(server: ServerProcess, browser: An
     context.close()
 
 
+# Each draw (``[seat, tile]``, tile null for another seat's) comes in a state of its own, the
+# round's log one event longer; then the lines said to a screen reader (the hidden live log).
+_DRAWS_SAID_JS = """async (draws) => {
+    const c = window.__domeng;
+    for (const [seat, tile] of draws) {
+        const event = tile ? {type: "drew", seat, tile} : {type: "drew", seat};
+        const view = {...c.view, log: [...c.view.log, event], bazaar: c.view.bazaar - 1};
+        c.onState({type: "state", version: c.version + 1, room: c.room, view, events: [event]});
+        await new Promise(requestAnimationFrame);
+    }
+    return [...document.querySelectorAll('.moves-said p')].map((p) => p.textContent);
+}"""
+
+
+def test_a_run_of_draws_is_said_one_draw_at_a_time(server: ServerProcess, browser: Any) -> None:
+    """A new-user trial with a screen reader: the hidden live log said a growing run of draws again
+    whole with each draw ("You draw 3 tiles…: 0–1, 1–1, 1–6", then "4 tiles…", then "5 tiles…")
+    while the feed shows one line. Each draw is said once, only what it added; the feed's line still
+    counts the whole run."""
+    context, page, watch, _ = _seated_page(server, browser, DESKTOP)
+    said = page.evaluate(_DRAWS_SAID_JS, [[0, "0-1"], [0, "1-1"], [0, "1-6"], [1, None], [1, None]])
+    assert said == [
+        "You draw 0–1 from the bazaar",
+        "You draw 1–1 from the bazaar",
+        "You draw 1–6 from the bazaar",
+        "Boris draws a tile from the bazaar",
+        "Boris draws a tile from the bazaar",
+    ], said
+    feed = page.locator(".feed-list .feed-drew")
+    assert feed.count() == 2
+    assert feed.nth(0).text_content() == "You draw 3 tiles from the bazaar: 0–1, 1–1, and 1–6"
+    assert feed.nth(1).text_content() == "Boris draws 2 tiles from the bazaar"
+    watch.assert_clean()
+    context.close()
+
+
 _PLATE_POINTS_JS = """() => [...document.querySelectorAll('.plate')].map((plate) => {
     const box = plate.getBoundingClientRect();
     const points = plate.querySelector('.plate-points');

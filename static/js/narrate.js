@@ -207,6 +207,9 @@ function drawLine(run, room, mySeat) {
   if (run[0].seat === mySeat && tiles.length) {
     li.append(tf("feed.you_drew", { n: run.length, tiles: fragmentNode(list(tiles.map(tileEl))) }));
   } else li.append(tf("feed.drew_n", { name: nameEl(room, run[0].seat), n: run.length }));
+  // a run still growing is made again with each draw: what to say of its draws after the first
+  // ``said`` (the line said before told those), for a screen reader (table.js `sayMoves`)
+  li.saidAfter = (said) => drawLine(run.slice(said), room, mySeat);
   return li;
 }
 

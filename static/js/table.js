@@ -1126,16 +1126,22 @@ export class TableView {
   /** The lines an update added to the feed (a move, a pass, a round's end), copied into the hidden
    * live region `movesSaid`, its last 6 kept: a screen reader says each as it comes. Nothing is said
    * on the first drawing, nor when every line was made again (the language, a name changed); a
-   * round's last line made again the same (`roundLines`) is not said twice. */
+   * round's last line made again the same (`roundLines`) is not said twice, and one made again
+   * longer (a run of draws) says only what it added. */
   sayMoves(items) {
     const before = this.feedSaid;
     this.feedSaid = items;
     const now = new Set(items);
     if (!before?.length || !before.some((el) => now.has(el))) return;
     const had = new Set(before);
-    const gone = new Set(before.filter((el) => !now.has(el)).map((el) => el.outerHTML));
+    const goneEls = before.filter((el) => !now.has(el));
+    const gone = new Set(goneEls.map((el) => el.outerHTML));
     const fresh = items.filter((el) => !had.has(el) && !gone.has(el.outerHTML));
-    for (const el of fresh) {
+    for (const line of fresh) {
+      // a Kozel run of draws that grew ("You draw 3 tiles…", then "4 tiles…"): only its new draws
+      // are said, the line made before it (gone now) said the rest
+      const grew = line.saidAfter && goneEls.find((el) => el.saidAfter && el.dataset.seat === line.dataset.seat && Number(el.dataset.draws) < Number(line.dataset.draws));
+      const el = grew ? line.saidAfter(Number(grew.dataset.draws)) : line;
       const copy = el.cloneNode(true);
       copy.querySelectorAll("[tabindex]").forEach((x) => x.removeAttribute("tabindex"));
       copy.querySelectorAll("[id]").forEach((x) => x.removeAttribute("id"));
