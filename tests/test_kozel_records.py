@@ -104,6 +104,26 @@ def test_unfinished_last_round_reports_end_null_and_the_points_as_they_stand() -
     assert write_record(read_record(doc).state, KOZEL_SEATS[:3]) == doc
 
 
+def test_replay_text_tells_an_unfinished_round_in_words(tmp_path: Path) -> None:
+    """A trial read `unfinished: {"end": null, ...}` from `domeng replay`: the round in play is
+    told as a finished one is, the points as they stand (the 13 opening's pending ones too)."""
+    rules = kozel(3)
+    state = rules.new_match({"points": [0, 20, 0], "pending": [5, 0, 0], "leader": 2})
+    state.start_round(rules.deal_from_seed("unfinished"))
+    for _ in range(4):
+        state.apply(state.legal_actions()[0])
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record_of(state)), encoding="utf-8")
+    done = domeng_cli("replay", path)
+    assert done.returncode == 0, done.stderr
+    unfinished = (
+        "  unfinished: the round is still in play"
+        " · points: Anna not opened (5 pending), Boris 20, Vera not opened (0 pending)"
+    )
+    assert unfinished in done.stdout.splitlines(), done.stdout
+    assert "{" not in done.stdout and "null" not in done.stdout and "Match not over." in done.stdout
+
+
 def test_draws_and_two_lempas_are_written_in_record_md_notation() -> None:
     docs = [record_of(m) for table in TABLES for m in simulated(table)]
     actions = [a for doc in docs for r in doc["rounds"] for a in r["actions"]]

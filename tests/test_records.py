@@ -668,7 +668,14 @@ def test_replay_text_shows_an_unfinished_round(tmp_path: Path) -> None:
     done = domeng_cli("replay", path)
     assert done.returncode == 0
     assert "Round 1 · 2 actions, 1 pass\n" in done.stdout  # one pass, not "1 passes"
-    assert '"end": null' in done.stdout and "Match not over." in done.stdout
+    assert "Match not over." in done.stdout
+    # readable as a finished round is (a trial read `unfinished: {"end": null, ...}`): the stones
+    # as they stand, each by its seat's name; the JSON is --json's
+    assert (
+        "  unfinished: the round is still in play · table 23"
+        " · stones: Ana 0, Budi 2, Citra 0, Dewi 0, Eko 0 · camat none\n" in done.stdout
+    ), done.stdout
+    assert "{" not in done.stdout and "null" not in done.stdout
 
 
 def test_replay_text_error_goes_to_stderr(tmp_path: Path) -> None:
