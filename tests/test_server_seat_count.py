@@ -137,6 +137,37 @@ def test_pairs_need_four_seats_and_domeng_stays_five(server: ServerProcess) -> N
     assert len(server.room(domeng["code"])["seats"]) == 5
 
 
+def test_any_seat_count_a_variant_refuses_gets_its_own_clear_error(server: ServerProcess) -> None:
+    """A trial: ``{"variant": "kozel", "seats": 7}`` was answered with pydantic's "Input should be
+    less than or equal to 5" while ``"seats": 5`` got ``invalid_seats`` saying Kozel is played by 2,
+    3 or 4 seats. Every count a variant refuses, at creation or set by the host, gets that error."""
+    for variant, counts, rule in (
+        ("kozel", (7, 5, 1, 0, -3, 100), "Kozel is played by 2, 3 or 4 seats"),
+        ("domeng", (7, 4, 0, 6), "Domeng is played by 5 seats"),
+    ):
+        for seats in counts:
+            refused = httpx.post(
+                f"{server.url}/api/rooms", json={"variant": variant, "seats": seats}, timeout=10
+            )
+            detail = refused.json()["detail"]
+            assert (refused.status_code, detail["code"]) == (422, "invalid_seats"), (
+                variant,
+                seats,
+                refused.text,
+            )
+            assert detail["message"] == f"{rule}, not {seats}", detail
+    room = server.create_room(variant="kozel", seats=3, turn_timer_s=0)
+    for seats in (7, -1):
+        refused = _put(server, room["code"], {"seats": seats}, room["host_token"])
+        assert (refused.status_code, refused.json()["detail"]["code"]) == (422, "invalid_seats"), refused.text
+    # a count that is no whole number is still the request's own mistake
+    assert (
+        httpx.post(f"{server.url}/api/rooms", json={"variant": "kozel", "seats": "3"}, timeout=10).status_code
+        == 422
+    )
+    assert len(server.room(room["code"])["seats"]) == 3
+
+
 def _record(data_dir: Path, code: str, path: Path) -> dict[str, Any]:
     async def export() -> dict[str, Any]:
         async with Store(sqlite_url(data_dir)) as store:

@@ -43,7 +43,9 @@ class RoomCreate(BaseModel):
 
     variant: str = Field("domeng", max_length=16)
     options: dict[_OptionName, StrictBool | StrictInt] = Field(default_factory=dict, max_length=8)
-    seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
+    seats: StrictInt | None = None
+    """The table's number of seats: the variant checks it (Kozel 2 to 4, Domeng 5) and refuses any
+    other with ``invalid_seats`` (a bound here answered 7 with a bare "less than or equal to 5")."""
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600."""
     bots: list[Annotated[str, Field(max_length=16)] | None] | None = Field(None, max_length=5)
@@ -85,8 +87,9 @@ class OptionsSet(BaseModel):
 
     options: dict[_OptionName, StrictBool | StrictInt] | None = Field(None, max_length=8)
     """The variant's options, all of them (one left out takes its default); null: unchanged."""
-    seats: Annotated[int, Field(strict=True, ge=2, le=5)] | None = None
-    """The table's number of seats (Kozel: 2, 3 or 4; Domeng: 5); null: unchanged."""
+    seats: StrictInt | None = None
+    """The table's number of seats (Kozel: 2, 3 or 4; Domeng: 5; any other is the variant's
+    ``invalid_seats``); null: unchanged."""
     turn_timer_s: Annotated[float, Field(strict=True, ge=0, le=600)] | None = None
     """Seconds per human turn: 0 (no timer) or whole seconds from 5 to 600; null: unchanged."""
     hints: StrictBool | None = None
