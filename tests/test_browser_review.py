@@ -126,7 +126,9 @@ def test_the_round_end_panel_reviews_my_decisions(
         legend = page.locator(f"{PANEL} .review-legend")
         assert legend.count() == (1 if review["decisions"] else 0)
         if review["decisions"]:
-            assert legend.text_content() == catalog["review.chain_label"]
+            # "and the better one" only where a better tile is drawn: a choice marked as a mistake
+            key = "review.chain_label" if review["marked"] else "review.chain_label_yours"
+            assert legend.text_content() == catalog[key]
         summary = page.text_content(f"{PANEL} .review-summary")
         if not review["decisions"]:
             assert summary == catalog["review.no_choices"]
@@ -291,6 +293,44 @@ _RENDER_REVIEW_JS = """async (review) => {
                      coveredOne: t('review.by_bot', {moves: '8', n: 1}),
                      timedOne: t('review.by_timer', {moves: '10', n: 1})}};
 }"""
+
+
+_LEGEND_JS = """async (review) => {
+    const { reviewList } = await import('/static/js/review.js');
+    const box = reviewList(review);
+    return {legend: box.querySelector('.review-legend').textContent,
+            chains: [...box.querySelectorAll('.review-chain')].map((c) => c.getAttribute('aria-label')),
+            better: box.querySelectorAll('.review-tile.better').length};
+}"""
+
+
+def test_a_best_choice_is_not_said_to_have_a_better_tile(server: ServerProcess, browser: Any) -> None:
+    """A new user's report: the caption "The line of play at that moment, with your tile and the
+    better one" showed over a round whose every choice was the best (no better tile drawn). Such a
+    review's caption and its chain's label speak of the player's tile only, in every language; a
+    review with a choice marked as a mistake still names the better one (its tile drawn beside)."""
+    best = {**_CLOSE_REVIEW["decisions"][0], "chosen": {"seat": 0, "play": "5-1", "end": "L"}, "lost": 0.0,
+            "within_noise": False}  # fmt: skip
+    marked = {**_CLOSE_REVIEW["decisions"][0], "at": 6, "marked": True, "within_noise": False}
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        goto(page, server.url)
+        for lang in languages():
+            switch_language(page, lang)
+            catalog = catalog_of(lang)
+            shown = page.evaluate(_LEGEND_JS, {**_CLOSE_REVIEW, "by_bot": [], "decisions": [best]})
+            yours = catalog["review.chain_label_yours"]
+            assert shown == {"legend": yours, "chains": [yours], "better": 0}, (lang, shown)
+            review = {**_CLOSE_REVIEW, "by_bot": [], "marked": 1, "lost": 3.56, "decisions": [best, marked]}
+            shown = page.evaluate(_LEGEND_JS, review)
+            label = catalog["review.chain_label"]
+            assert shown == {"legend": label, "chains": [yours, label], "better": 1}, (lang, shown)
+        assert (
+            catalog_of("en")["review.chain_label_yours"] == "The line of play at that moment, with your tile"
+        )
+        watch.assert_clean()
+    finally:
+        context.close()
 
 
 def test_a_review_says_what_is_true_of_a_close_gap_and_the_bots_moves(

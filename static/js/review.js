@@ -78,7 +78,7 @@ const placed = (action) => (Array.isArray(action.play) ? action.play[0] : action
 
 /** The chain as the seat saw it, with ``chosen`` and ``best`` drawn at the ends they took. */
 function chainLine(decision, words) {
-  const line = h("div", { class: "review-chain", role: "img", "aria-label": words.chainLabel() });
+  const line = h("div", { class: "review-chain", role: "img", "aria-label": words.chainLabel(decision.marked) });
   const at = (action, cls) => {
     const tile = placed(action);
     if (!tile) return null;
@@ -142,7 +142,9 @@ export const OWN_WORDS = {
   byTimer: (moves, n) => t("review.by_timer", { moves, n }),
   intro: (unit) => t(`review.intro_${unit}`),
   choice: () => t("review.your_choice"),
-  chainLabel: () => t("review.chain_label"),
+  // ``better``: a better tile is drawn beside the seat's (a choice marked as a mistake); a best
+  // choice's line has no better one to speak of
+  chainLabel: (better) => t(better ? "review.chain_label" : "review.chain_label_yours"),
 };
 
 /** The review as a list (used by the panel and by the admin's replay viewer, with its ``words``). */
@@ -166,7 +168,7 @@ export function reviewList(review, words = OWN_WORDS) {
   if (outOfTime.length) box.append(h("p", { class: "review-by-bot review-by-timer" }, words.byTimer(moves(outOfTime), outOfTime.length)));
   // the row of tiles in each decision is the chain as it stood: said once, above them (a row of
   // tiles with no word could be read as the hand)
-  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("p", { class: "review-legend" }, words.chainLabel()), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));
+  if (review.decisions.length) box.append(h("p", { class: "review-intro" }, words.intro(unitKey)), h("p", { class: "review-legend" }, words.chainLabel(review.decisions.some((d) => d.marked))), h("ol", { class: "review-decisions" }, review.decisions.map((d, i) => decisionItem(d, review, i, words))));
   return box;
 }
 

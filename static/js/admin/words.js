@@ -50,7 +50,7 @@ export function seatReviewWords(name) {
     byTimer: (moves, n) => `${n === 1 ? "Move" : "Moves"} ${moves} of the round ${n === 1 ? "was" : "were"} played for ${name} by a bot when the turn's time ran out: not judged.`,
     intro: (unit) => `Each option was played out on hundreds of deals that fit what ${name} could see then (never the hands revealed now). The number is the ${expect[unit]}: fewer is better.`,
     choice: () => `${name}'s choice`,
-    chainLabel: () => `The line of play at that moment, with ${name}'s tile and the better one`,
+    chainLabel: (better) => `The line of play at that moment, with ${name}'s tile${better ? " and the better one" : ""}`,
   };
 }
 
