@@ -924,3 +924,40 @@ def test_a_list_past_the_export_limit_says_so_instead_of_a_refused_download(
         context.close()
     finally:
         server.stop()
+
+
+def test_a_chat_line_said_before_the_first_deal_says_so(server: ServerProcess, browser: Any) -> None:
+    """A trial: a line said in the waiting room, before the match started, showed on the admin's
+    match page as "Round 1, after 0 actions", as if said at the table. It says "Before the first
+    deal"; a line said once the round is dealt still says its round and actions."""
+    room = server.create_room(bots=[None, "greedy", "greedy", "greedy", "greedy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, "Ana").json()["token"]
+    ana = Client(server, room["code"], token)
+    ana.wait_for(lambda m: m["type"] == "state")
+    ana.send({"type": "chat", "text": "hello before the start"})
+    ana.wait_for(lambda m: m["type"] == "chat")
+    assert server.start_match(room["code"], room["host_token"]).status_code == 200
+    turn = ana.wait_for(my_turn_to_place)
+    ana.send({"type": "chat", "text": "said at the table"})
+    ana.wait_for(lambda m: m["type"] == "chat")
+    seq = len(turn["view"]["log"])
+    match_id = next(m["id"] for m in _api(server, "/matches")["items"] if m["code"] == room["code"])
+    lines = _api(server, f"/matches/{match_id}/chat")["lines"]
+    assert [(line["round"], line["text"]) for line in lines] == [
+        (0, "hello before the start"),
+        (0, "said at the table"),
+    ]
+    context, page, watch = open_page(browser, DESKTOP)
+    try:
+        _sign_in(page, server, listed=False)
+        page.goto(f"{server.url}/admin/matches/{match_id}")
+        page.wait_for_selector("#chat-log[data-lines='2']")
+        when = page.eval_on_selector_all(
+            ".chat-table tbody tr", "rows => rows.map((r) => r.querySelector('td').textContent)"
+        )
+        after = f"Round 1, after {seq} action{'' if seq == 1 else 's'}"
+        assert when == ["Before the first deal", after], (when, lines)
+        watch.assert_clean()
+    finally:
+        ana.close()
+        context.close()

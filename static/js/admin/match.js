@@ -264,7 +264,15 @@ export async function matchPage(main, id, refreshMs = REFRESH_MS) {
   };
   main.append(head, viewer.el, rounds);
   render();
-  const chat = await chatSection(id, names);
+  // a line said in the waiting room is told from one said just after the deal by the deal's time
+  // (the stored times are UTC: one without its zone is read as such, never as the browser's)
+  const firstDeal = () => {
+    const first = m.rounds?.find((r) => r.index === 0);
+    if (!first) return null;
+    const iso = first.started_at;
+    return Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(iso) ? iso : `${iso}Z`);
+  };
+  const chat = await chatSection(id, names, firstDeal);
   main.append(chat);
   if (!inPlay(m)) return; // a finished or abandoned match no longer changes: no refresh
   // a match in play changes under the admin's eyes (moves, rounds, status): while the tab is
