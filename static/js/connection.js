@@ -302,6 +302,9 @@ export class RoomSocket {
     }
     // a server from before `resume` (an upgrade under way) takes no hello with it: the next without
     if (event.code === 1007 && this.resumeSent && unwelcomed) this.connection = null;
+    // a frame over the server's size limit (1009, 4 KiB by default) was dropped with the socket:
+    // said, not only "reconnecting" (a chat line past the box's limit, pasted around it)
+    if (event.code === 1009) this.on.tooBig?.();
     this.on.status?.({ online: false, reconnecting: true, trouble: false, full: false });
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;

@@ -197,6 +197,7 @@ export class RoomController {
         this.render([]);
       },
       seatLeft: () => this.forgetSeat(),
+      tooBig: () => toast(t("error.frame_too_big"), "error"),
       badToken: () => {
         this.memory = remember(this.code, { token: null, seat: null });
         this.seat = null;
