@@ -323,6 +323,15 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
     return moves
 
 
+def round_ended(page: Any) -> bool:
+    """Whether the page has seen a round end (the controller's ``roundEnd``, set as the round ends).
+    A `play_until` that waits for the round-end panel instead (``PANEL``) can miss it: the panel
+    folds away by itself when the next round is dealt, ``DOMENG_ROUND_PAUSE_S`` later (a second in
+    many modules), and a test slowed by a busy machine may look only before it opened and after it
+    went, then play on, round after round, to the match's end (whose final panel stays)."""
+    return bool(page.evaluate("() => !!window.__domeng?.roundEnd"))
+
+
 def describe(page: Any) -> str:
     """What a failing test needs to know about the page: the seat, version, phase, turn, whether a
     move is pending, the tile being placed, the playable tiles and the toasts on screen. Also saves

@@ -27,6 +27,7 @@ from tests.browserkit import (
     languages,
     open_page,
     play_until,
+    round_ended,
     screenshot,
     sit_and_start,
     switch_language,
@@ -597,7 +598,7 @@ def test_a_tablets_chain_grows_with_its_felt_and_every_chain_fits_at_rest(
             shown = page.evaluate(CHAIN)
             assert _chain_faults(shown) == [], shown
             lengths.add(len(shown["tiles"]))
-            return page.locator("dialog[open]").count() > 0
+            return round_ended(page)  # not its panel, which may come and go between two looks
 
         play_until(page, looked, timeout=120)
         assert max(lengths) >= 5, lengths
@@ -1030,7 +1031,7 @@ def test_the_bar_keeps_the_language_menu_whole_after_a_round(server: ServerProce
     context, page, watch = open_page(browser, DESKTOP, "en-US")
     try:
         sit_and_start(page, server, room, token, host=True)
-        play_until(page, lambda: page.locator(PANEL).count() > 0, timeout=180)
+        play_until(page, lambda: round_ended(page), timeout=180)
         close_panel(page)
         page.wait_for_selector(".last-round-btn[data-opens='round']:not([hidden])")
         for viewport in (DESKTOP, {"width": 1024, "height": 768}, PHONE):
