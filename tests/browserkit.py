@@ -323,13 +323,14 @@ def play_until(page: Any, done: Callable[[], bool], timeout: float = 60.0, keybo
     return moves
 
 
-def round_ended(page: Any) -> bool:
-    """Whether the page has seen a round end (the controller's ``roundEnd``, set as the round ends).
-    A `play_until` that waits for the round-end panel instead (``PANEL``) can miss it: the panel
-    folds away by itself when the next round is dealt, ``DOMENG_ROUND_PAUSE_S`` later (a second in
-    many modules), and a test slowed by a busy machine may look only before it opened and after it
-    went, then play on, round after round, to the match's end (whose final panel stays)."""
-    return bool(page.evaluate("() => !!window.__domeng?.roundEnd"))
+def round_ended(page: Any, since: int = 1) -> bool:
+    """Whether the page has seen round ``since`` (of its match) or a later one end: the controller's
+    ``roundEnd``, set as a round ends. A `play_until` that waits for the round-end panel instead
+    (``PANEL``) can miss it: the panel folds away by itself when the next round is dealt,
+    ``DOMENG_ROUND_PAUSE_S`` later (a second in many modules), and a test slowed by a busy machine
+    may look only before it opened and after it went, then play on, round after round, to the
+    match's end (whose final panel stays)."""
+    return bool(page.evaluate("(since) => (window.__domeng?.roundEnd?.round ?? 0) >= since", since))
 
 
 def describe(page: Any) -> str:
