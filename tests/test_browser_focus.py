@@ -185,6 +185,23 @@ def test_a_final_panel_starts_on_play_again(server: ServerProcess, browser: Any)
         context.close()
 
 
+# Where the focus is once the table is drawn (the focus is given in the task that draws it): read
+# as soon as the page holds the selector given (a MutationObserver's callback runs at the end of the
+# task that drew it), as `_FOCUSED_JS` says it, in ``window.__focusOnArrival`` (a promise until
+# then). A look from the test after the table is drawn may come after the bots have played on: on a
+# busy machine Playwright's next look can take longer than two bots take to play a Kozel round out
+# (DOMENG_BOT_DELAY_S 0.1), and the round-end panel then holds the focus, on its Close button ("btn
+# btn-gold"), as it should.
+_FOCUS_ON_ARRIVAL_JS = """(selector) => { window.__focusOnArrival = new Promise((done) => {
+    const seen = new MutationObserver(() => {
+        if (!document.querySelector(selector)) return;
+        seen.disconnect();
+        done((JS)());
+    });
+    seen.observe(document.body, {childList: true, subtree: true});
+}); }""".replace("JS", _FOCUSED_JS)
+
+
 def test_start_pressed_with_enter_leaves_the_focus_in_ones_hand(server: ServerProcess, browser: Any) -> None:
     """Found by a keyboard trial: Start the match pressed with Enter went with the waiting room,
     and the focus fell to the page's body (a screen reader starts over from the top). It goes to
@@ -199,12 +216,11 @@ def test_start_pressed_with_enter_leaves_the_focus_in_ones_hand(server: ServerPr
         page.fill("#player-name", "Ana")
         page.press("#player-name", "Enter")
         page.wait_for_selector(".seat-row.mine")
+        page.evaluate(_FOCUS_ON_ARRIVAL_JS, ".table-screen .hand-tile")
         page.focus(".start-match")
         page.keyboard.press("Enter")
-        page.wait_for_selector(".table-screen .hand-tile")  # drawn with the focus in one task
-        assert page.evaluate("() => document.activeElement.matches('.table-screen .hand-tile')"), (
-            page.evaluate(_FOCUSED_JS)
-        )
+        focused = page.evaluate("() => window.__focusOnArrival")
+        assert "hand-tile" in focused.split(), focused
         watch.assert_clean()
     finally:
         context.close()
@@ -333,22 +349,6 @@ def test_the_phone_feed_drawer_takes_the_focus_and_gives_it_back(server: ServerP
         context.close()
 
 
-# Where the focus is once the table is drawn (the focus is given in the task that draws it): read
-# when the chain's board comes into the page (a MutationObserver's callback runs at the end of that
-# task), as `_FOCUSED_JS` says it, in ``window.__focusOnArrival`` (a promise until then). A look from
-# the test after the table is drawn may come after the bots have played the round out (a second or
-# two, on a busy machine less than Playwright's next look): the round-end panel then holds the
-# focus, on its Close button ("btn btn-gold"), as it should.
-_FOCUS_ON_ARRIVAL_JS = """() => { window.__focusOnArrival = new Promise((done) => {
-    const seen = new MutationObserver(() => {
-        if (!document.querySelector('.table-screen .chain-board')) return;
-        seen.disconnect();
-        done((JS)());
-    });
-    seen.observe(document.body, {childList: true, subtree: true});
-}); }""".replace("JS", _FOCUSED_JS)
-
-
 def test_a_spectating_host_arrives_at_the_table_on_the_chain(server: ServerProcess, browser: Any) -> None:
     """Found by a keyboard trial: a host with no seat who pressed Start with Enter landed on "Bot
     1's tiles, face down" (the hand a spectator follows). The focus goes to the chain, the line of
@@ -360,7 +360,7 @@ def test_a_spectating_host_arrives_at_the_table_on_the_chain(server: ServerProce
         hold_host(page, room["code"], room["host_token"])
         page.reload()
         page.wait_for_selector(".start-box .start-match")
-        page.evaluate(_FOCUS_ON_ARRIVAL_JS)
+        page.evaluate(_FOCUS_ON_ARRIVAL_JS, ".table-screen .chain-board")
         page.focus(".start-match")
         page.keyboard.press("Enter")
         focused = page.evaluate("() => window.__focusOnArrival")
