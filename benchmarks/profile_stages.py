@@ -25,10 +25,11 @@ from pathlib import Path
 __all__ = ["STAGES", "format_stages", "py_spy", "stages", "start_py_spy"]
 
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # the store: the writer's transaction in its thread, and handing writes to it and back
+    # the store: the writer's transaction (on the loop, or in its thread), and handing writes to
+    # the thread and back
     (
-        "store: transaction (writer thread)",
-        ("SqliteThread._transaction", "pg_transaction", "DefaultDialect.do_"),
+        "store: transaction",
+        ("SqliteThread._transaction", "SqliteThread._run_inline", "pg_transaction", "DefaultDialect.do_"),
     ),
     (
         "store: hand-off to the writer",

@@ -227,21 +227,17 @@ def test_set_match_stores_what_update_match_stores(database_url: str) -> None:
 
 def test_the_action_that_ends_a_round_stores_the_matchs_version_once(tmp_path: Path) -> None:
     """`Store.append_action` with the round's end: the action's UPDATE of its match stores the
-    version; the round's end adds none (statements seen by sqlite3 on the writer's connection)."""
+    version; the round's end adds none (statements seen by sqlite3 on the writer's connection on
+    the event loop, where a batch runs when the database is free)."""
     statements: list[str] = []
 
     async def body(store: Store) -> None:
         match_id = (await new_round(store))[0]
-        writer = store._sqlite  # the writer's thread: its connection is the one to watch
-        assert writer is not None
-
-        def trace() -> None:
-            assert writer._connection is not None
-            driver = writer._connection.connection.driver_connection
-            assert driver is not None
-            driver.set_trace_callback(statements.append)
-
-        await writer._call(trace)
+        writer = store._sqlite  # the writer's connection on the loop (a free database): the one to watch
+        assert writer is not None and writer._inline is not None
+        driver = writer._inline.connection.driver_connection
+        assert driver is not None
+        driver.set_trace_callback(statements.append)
         tallies = [TallySpec(seat, stones=1) for seat in range(5)]
         end = RoundEnd({"match_over": False}, 3, tallies, False)
         await store.append_action(match_id, 0, 0, 2, 0, {"seat": 0, "play": "6-6"}, "human", end)

@@ -49,6 +49,9 @@ class Op(Generic[_T]):
     fence: tuple[int, int] | None = None
     rekeys: bool = False
     """``run`` may raise fences (a claim, Play again): fences read before it are stale."""
+    long: bool = False
+    """``run`` may take long (many rows: housekeeping), so SQLite runs its batch in the writer's
+    thread, never on the event loop (`app.store.sqlite_thread.SqliteThread.run`)."""
 
 
 _INSERT_ACTIONS: Final = insert(MatchAction)

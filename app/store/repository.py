@@ -246,7 +246,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                 return 0
             return int(connection.execute(delete(Match).where(Match.id.in_(ids))).rowcount)
 
-        return await self._submit(run)
+        return await self._submit(run, long=True)  # hundreds of rows, cascading: off the loop
 
     async def start_round(
         self,

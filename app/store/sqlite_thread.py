@@ -1,6 +1,8 @@
-"""SQLite's writer connection (`app.store.writer`): one synchronous connection (the standard
-library's sqlite3 driver) in a thread of its own, where every batch runs as one transaction in one
-hand-over. An async driver would hand every statement to its thread and back."""
+"""SQLite's writer connections (`app.store.writer`): synchronous ones (the standard library's
+sqlite3 driver), where every batch runs as one transaction. A batch runs on the event loop itself
+when the write lock is free at once (`SqliteThread.run`), and in a thread of its own, in one
+hand-over, when another process holds the lock (the thread waits for it) or the batch may take
+long. An async driver would hand every statement to its thread and back."""
 
 from __future__ import annotations
 
@@ -29,12 +31,28 @@ _LOCK_STEP: Final = "PRAGMA busy_timeout=50"
 """The writer's connection waits for the lock in steps this long (ms), so that `stop_waiting`
 ends a wait within one."""
 
+_NO_WAIT: Final = "PRAGMA busy_timeout=0"
+"""The event loop's connection never waits for the lock: a batch that finds it taken goes to the
+thread, which does."""
+
 _Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 
 class SqliteThread:
-    """The writer's one SQLite connection and the one thread it is used in. Transactions begin
-    with ``BEGIN IMMEDIATE`` (the write lock is taken at BEGIN, not at the first write).
+    """The writer's SQLite connections: one on the event loop and one in a thread of its own, used
+    one at a time. Transactions begin with ``BEGIN IMMEDIATE`` (the write lock is taken at BEGIN,
+    not at the first write).
+
+    A batch runs on the loop's connection when that gets the lock at once: no hand-over to the
+    thread and back, and none of the switches between the two threads that each statement's step
+    makes while the loop is busy (the sqlite3 driver lets go of the interpreter's lock around every
+    step). In `benchmarks/store_inline.py`, beside a busy loop, that roughly halved the CPU of a
+    batch of 7 writes (issue 15). Such a batch holds the loop for its length: well under a
+    millisecond (``synchronous=NORMAL``: a commit writes the write-ahead log and syncs nothing;
+    checkpoints run elsewhere, `app.store.group_commit.checkpoint_loop`). A batch goes to the
+    thread instead when another process holds the lock (the thread waits for it; the loop never
+    does), when it holds a write that may take long (`Op.long`), or when the loop's connection is
+    not this thread's (a store used from another thread than the one it first wrote from).
 
     The thread is a plain one fed by a `queue.SimpleQueue` and answering through
     ``call_soon_threadsafe``: half the CPU of a hand-over through ``run_in_executor`` (issue 15:
@@ -54,13 +72,52 @@ class SqliteThread:
         self._thread: threading.Thread | None = None
         self._connection: Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        inline = make_sync_engine(database_url, sqlite_pragmas=(*pragmas, _NO_WAIT))
+        self._inline_engine = inline.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        self._inline: Connection | None = None
+        self._inline_thread: int | None = None  # the thread that opened `_inline`
+        self._in_thread = 0  # batches handed to the thread and not yet settled
 
     def run(self, ops: Sequence[Op[Any]]) -> asyncio.Future[list[Any]]:
-        """A future of running ``ops`` in order in one transaction, in the thread: their results.
-        It raises what a write raises (SQLAlchemy's errors: nothing of the batch is stored). A
-        cancelled caller does not stop the transaction. (A future, not a coroutine: one Python
-        frame less per batch on the event loop, issue 15.)"""
+        """A future of running ``ops`` in order in one transaction: their results. On the event
+        loop, done already, when the lock is free at once and no op is `Op.long`; otherwise in the
+        thread (class docstring). It raises what a write raises (SQLAlchemy's errors: nothing of
+        the batch is stored). A cancelled caller does not stop the transaction. (A future, not a
+        coroutine: one Python frame less per batch on the event loop, issue 15.)"""
+        if not self._in_thread and self._inline_here() and not any(op.long for op in ops):
+            loop = self._loop
+            if loop is None or not loop.is_running():
+                loop = self._loop = asyncio.get_running_loop()
+            future: asyncio.Future[list[Any]] = loop.create_future()
+            try:
+                results = self._run_inline(ops)
+            except OperationalError as error:
+                if not locked(error):
+                    future.set_exception(error)
+                    return future
+            except Exception as error:  # as the thread's: every error reaches the caller
+                future.set_exception(error)
+                return future
+            else:
+                future.set_result(results)
+                return future
         return self._call(self._transaction, ops)
+
+    def _inline_here(self) -> bool:
+        """Whether the loop's connection may be used in this thread: none is open, or this thread
+        opened it (sqlite3 connections stay in their thread)."""
+        return self._inline is None or self._inline_thread == threading.get_ident()
+
+    def _run_inline(self, ops: Sequence[Op[Any]]) -> list[Any]:
+        """Run ``ops`` in one transaction on the loop's connection (opened on first use and kept,
+        opened again if closed or invalidated). OperationalError ``database is locked`` at once
+        when another process holds the lock (rolled back: nothing stored)."""
+        connection = self._inline
+        if connection is None or connection.closed or connection.invalidated:
+            connection = self._inline = self._inline_engine.connect()
+            self._inline_thread = threading.get_ident()
+        with connection.begin():
+            return run_ops(connection, ops)
 
     def stop_waiting(self) -> None:
         """From now on a transaction that finds the database locked by another process fails at
@@ -69,8 +126,12 @@ class SqliteThread:
         self._stopping.set()
 
     async def close(self) -> None:
-        """Close the connection and the engine's pool in the thread that opened them, then end the
-        thread."""
+        """Close the connections and the engines' pools, each in the thread that opened them, then
+        end the thread."""
+        inline, self._inline = self._inline, None
+        if inline is not None and self._inline_thread == threading.get_ident():
+            inline.close()
+        self._inline_engine.engine.dispose()
         try:
             await self._call(self._close)
         finally:
@@ -88,8 +149,13 @@ class SqliteThread:
         if loop is None or not loop.is_running():
             loop = self._loop = asyncio.get_running_loop()
         future = loop.create_future()
+        self._in_thread += 1
+        future.add_done_callback(self._settled)
         self._jobs.put((loop, future, function, args))
         return future
+
+    def _settled(self, _future: asyncio.Future[Any]) -> None:
+        self._in_thread -= 1
 
     def _serve(self) -> None:
         """The thread: run each job and hand its result or error to its loop, until None."""

@@ -318,11 +318,13 @@ class Writer:
         row: dict[str, Any] | None = None,
         match: int | None = None,
         rekeys: bool = False,
+        long: bool = False,
     ) -> _T:
         """Queue ``run`` (or an action ``row``) for the writer and wait until it is committed;
         returns ``run``'s value. A write of ``match`` from a `fenced` view is refused with
         `FencedOutError` when the match holds a higher token than the view's (module docstring);
-        any `FencedOutError` calls the view's ``on_fenced`` the first time."""
+        any `FencedOutError` calls the view's ``on_fenced`` the first time. ``rekeys`` and ``long``:
+        as `Op` says."""
         writer = self._writer
         if writer is None or writer.done() or self._closing:
             raise StoreClosedError("the store is not started or is closing")
@@ -330,7 +332,7 @@ class Writer:
         # call on Python 3.11, once per move (issue 15)
         future: asyncio.Future[_T] = writer.get_loop().create_future()
         checked = None if match is None or self._fence is None else (match, self._fence)
-        self._queue.put_nowait(Op(future, run, row, checked, rekeys))
+        self._queue.put_nowait(Op(future, run, row, checked, rekeys, long))
         try:
             return await future
         except FencedOutError:
