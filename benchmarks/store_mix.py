@@ -1,4 +1,4 @@
-"""The store writer's thread CPU per action, for the writes a playing room makes (issue 15).
+"""The store writer's CPU per action, for the writes a playing room makes (issue 15).
 
 `benchmarks/load.py` plays Domeng at five-seat tables: most writes are a move (an action row, which
 the group commit inserts together with other rooms'), and each round adds its end (the last move
@@ -7,14 +7,14 @@ deal (`app.store.Store.save_room`'s ``new_round``). This plays ``--matches`` suc
 through a real `app.store.Store` on a temporary SQLite file, each round ``--round-moves`` moves
 long, with the group commit's batches held to ``--batch`` writes (load.py: about 7), and measures
 the CPU of the writer's thread (SQLite's `app.store.sqlite_thread.SqliteThread`, from its
-thread's CPU clock) and of the event loop's over ``--rounds`` rounds after one to warm up, per
-action stored.
+thread's CPU clock; 0 while it never started: a batch runs on the event loop when the database is
+free) and of the event loop's over ``--rounds`` rounds after one to warm up, per action stored.
 
 ``--tree DIR`` (repeatable) measures the store of another checkout of the project too (e.g. a
 ``git worktree`` of the commit before a change): each sample runs every tree in turn, in a process
 of its own, so old and new are measured in one run on the same machine. Printed: per tree, the
 writer thread's and the loop's CPU per action (µs, medians and every sample), the ratio of each
-tree's writer CPU to the first's, and the load average.
+tree's CPU of both threads to the first's, and the load average.
 
 Usage: ``python benchmarks/store_mix.py [--tree DIR ...] [--samples 5] [--matches 56]
 [--rounds 3] [--round-moves 20] [--batch 7]``.
@@ -37,9 +37,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 
 
-def thread_cpu_s(thread: threading.Thread) -> float:
-    """The CPU ``thread`` has used so far (seconds), from its own clock."""
-    assert thread.ident is not None
+def thread_cpu_s(thread: threading.Thread | None) -> float:
+    """The CPU ``thread`` has used so far (seconds), from its own clock; 0 for None (not started)."""
+    if thread is None or thread.ident is None:
+        return 0.0
     return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
 
 
@@ -83,13 +84,16 @@ async def play(args: argparse.Namespace, url: str) -> dict[str, float]:
             await deal_round(match, index + 1, version + 1)
 
         await asyncio.gather(*(round_of(m, 0) for m in matches))  # warm up
-        writer = store._sqlite._thread  # type: ignore[union-attr]
-        assert writer is not None
+        sqlite = store._sqlite
+        assert sqlite is not None
+        started = sqlite._thread  # None: every batch so far ran on the loop
         actions = 0
-        writer_start, loop_start = thread_cpu_s(writer), time.thread_time()
+        writer_start, loop_start = thread_cpu_s(started), time.thread_time()
         for index in range(1, args.rounds + 1):
             await asyncio.gather(*(round_of(m, index) for m in matches))
-        writer_s, loop_s = thread_cpu_s(writer) - writer_start, time.thread_time() - loop_start
+        writer = sqlite._thread  # started meanwhile (a batch that found the database locked): all its CPU
+        writer_s = thread_cpu_s(writer) - (writer_start if writer is started else 0.0)
+        loop_s = time.thread_time() - loop_start
         expected = 1 + (args.rounds + 1) * (args.round_moves + 1)  # every move and deal stored
         for match in matches:
             row = await store.load_match_by_id(match)
@@ -132,7 +136,7 @@ def main() -> None:
             command = [sys.executable, __file__, f"--child={tree}", *passed]
             out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=tree).stdout
             samples.append(json.loads(out.strip().splitlines()[-1]))
-    first = statistics.median(s["writer_us"] for s in found[0])
+    first = statistics.median(s["writer_us"] + s["loop_us"] for s in found[0])
     print(
         f"{args.matches} matches, rounds of {args.round_moves} moves and a deal, batches of "
         f"{args.batch}; {found[0][0]['actions']:.0f} actions per sample"
@@ -140,11 +144,12 @@ def main() -> None:
     for tree, samples in zip(trees, found, strict=True):
         writer = [s["writer_us"] for s in samples]
         loop = [s["loop_us"] for s in samples]
+        both = statistics.median(s["writer_us"] + s["loop_us"] for s in samples)
         print(
             f"{tree}: writer thread {statistics.median(writer):6.1f} µs CPU per action "
             f"(samples: {', '.join(f'{v:.1f}' for v in writer)}); event loop "
             f"{statistics.median(loop):6.1f} µs (samples: {', '.join(f'{v:.1f}' for v in loop)}); "
-            f"writer ratio to the first: {statistics.median(writer) / first:.2f}"
+            f"both {both:6.1f} µs, ratio to the first: {both / first:.2f}"
         )
     print(
         f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"

@@ -3,7 +3,8 @@
 `make_engine` is the one place that knows how to open the database: SQLite through aiosqlite with
 WAL and real transactions, PostgreSQL through asyncpg. `app.store.Store` and Alembic's
 ``migrations/env.py`` both open it through here; the store's SQLite writer uses `make_sync_engine`,
-the same database through the standard library's sqlite3 in a thread of its own.
+the same database through the standard library's sqlite3, on the event loop or in a thread of its
+own (`app.store.sqlite_thread`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A Core statement compiled once per dialect to the driver's own SQL and run with positional
 parameters (`DriverStatement`): the store writer's hottest statements (issue 15) skip SQLAlchemy's
 per-execution compile cache lookup and parameter building while the schema stays their source. On
-the standard library's sqlite3 (the SQLite writer's thread, `app.store.sqlite_thread`) they run on
-its connection itself (`run_sqlite`), skipping SQLAlchemy's execution context too."""
+the standard library's sqlite3 (the SQLite writer's connections, `app.store.sqlite_thread`) they
+run on its connection itself (`run_sqlite`), skipping SQLAlchemy's execution context too."""
 
 from __future__ import annotations
 

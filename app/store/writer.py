@@ -144,7 +144,7 @@ class Writer:
         self._write_engine: AsyncEngine | None = None
         self._read_engine: AsyncEngine | None = None
         self._sqlite: SqliteThread | None = None
-        """SQLite: the writer's one connection, in its own thread."""
+        """SQLite: the writer's connections, on the event loop and in a thread of its own."""
         self._queue = WriteQueue()
         self._writer: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
