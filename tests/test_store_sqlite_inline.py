@@ -125,3 +125,29 @@ def test_a_failing_write_on_the_loop_fails_its_batch_and_stores_none_of_it(tmp_p
 
     _with_thread(path, body)
     assert _stored(path) == [2]
+
+
+def test_a_batch_whose_caller_stopped_waiting_is_not_overtaken_by_the_next(tmp_path: Path) -> None:
+    """A caller cancelled (at shutdown) leaves its batch queued in the thread: the next batch
+    still goes to the thread, behind it, rather than commit first on the loop."""
+    path = tmp_path / "w.sqlite3"
+    _table(path)
+    gate = threading.Event()
+
+    async def body(writer: SqliteThread) -> None:
+        busy = writer._call(gate.wait)  # the thread is busy: what follows is queued behind
+        first = writer.run(_ops(_insert(1)))
+        busy.cancel()
+        first.cancel()  # both callers stop waiting; the thread still has both jobs
+        await asyncio.sleep(0)  # what runs when a future is cancelled has run
+        second = writer.run(_ops(_insert(2)))
+        gate.set()
+        await writer._call(lambda: None)  # the thread ran everything queued before
+        await second
+
+    _with_thread(path, body)
+    db = sqlite3.connect(path)
+    try:
+        assert [x for (x,) in db.execute("SELECT x FROM t ORDER BY rowid")] == [1, 2]
+    finally:
+        db.close()

@@ -77,7 +77,7 @@ class SqliteThread:
         self._inline_engine = inline.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
         self._inline: Connection | None = None
         self._inline_thread: int | None = None  # the thread that opened `_inline`
-        self._in_thread = 0  # batches handed to the thread and not yet settled
+        self._in_thread = 0  # jobs handed to the thread that it has not finished (`_settle`)
 
     def run(self, ops: Sequence[Op[Any]]) -> asyncio.Future[list[Any]]:
         """A future of running ``ops`` in order in one transaction: their results. On the event
@@ -151,12 +151,8 @@ class SqliteThread:
             loop = self._loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._in_thread += 1
-        future.add_done_callback(self._settled)
         self._jobs.put((loop, future, function, args))
         return future
-
-    def _settled(self, _future: asyncio.Future[Any]) -> None:
-        self._in_thread -= 1
 
     def _serve(self) -> None:
         """The thread: run each job and hand its result or error to its loop, until None."""
@@ -165,9 +161,32 @@ class SqliteThread:
             try:
                 result = function(*args)
             except BaseException as error:  # as run_in_executor: every error reaches the caller
-                _hand_over(loop, future, None, error)
+                self._hand_over(loop, future, None, error)
             else:
-                _hand_over(loop, future, result, None)
+                self._hand_over(loop, future, result, None)
+
+    def _hand_over(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+        result: Any,
+        error: BaseException | None,
+    ) -> None:
+        """From the thread: settle ``future`` in ``loop`` (nothing when the loop is closed)."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(self._settle, future, result, error)
+
+    def _settle(self, future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+        """In the loop: the thread finished a job. Counted here, not when the caller stops
+        waiting: a caller cancelled (at shutdown) leaves its batch in the thread, and a batch on
+        the loop must not overtake it."""
+        self._in_thread -= 1
+        if future.done():  # the caller was cancelled
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
     def _transaction(self, ops: Sequence[Op[Any]]) -> list[Any]:
         """In the thread: the connection is opened on first use and kept (taking one from the pool
@@ -190,20 +209,3 @@ class SqliteThread:
         if connection is not None:
             connection.close()
         self._engine.engine.dispose()
-
-
-def _hand_over(
-    loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, error: BaseException | None
-) -> None:
-    """From the thread: settle ``future`` in ``loop`` (nothing when the loop is closed)."""
-    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-        loop.call_soon_threadsafe(_settle, future, result, error)
-
-
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():  # the caller was cancelled
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
