@@ -230,13 +230,13 @@ def _filters(
     return MatchFilter(variant, status, player, since, until, code=code)
 
 
-Filters = Annotated[MatchFilter, Depends(_filters)]
+_Filters = Annotated[MatchFilter, Depends(_filters)]
 
 
 @admin_api.get("/matches")
 async def match_list(
     request: Request,
-    filters: Filters,
+    filters: _Filters,
     page: PageNumber = 1,
     per_page: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> MatchPage:
@@ -387,7 +387,7 @@ def record_name(row: MatchRow) -> str:
         422: {"description": "more than DOMENG_ADMIN_EXPORT_LIMIT match the filters (`too_many_matches`)"},
     },
 )
-async def export_matches(request: Request, filters: Filters) -> Response:
+async def export_matches(request: Request, filters: _Filters) -> Response:
     """Every match that passes the match list's filters (same parameters, no page), as a zip
     download (``domeng-matches-<UTC time>.zip``): one RECORD.md document per match, named as the
     single export names it (`record_name`), each replayable by ``domeng replay FILE``, and
