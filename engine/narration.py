@@ -18,9 +18,10 @@ from engine.events import (
     Settlement,
     Termination,
 )
+from engine.score import DomengScore, KozelScore
 from engine.words import count
 
-__all__ = ["describe_events", "describe_outcome", "describe_settlement"]
+__all__ = ["describe_events", "describe_outcome", "describe_score", "describe_settlement"]
 
 
 def describe_settlement(settlement: Settlement, names: Sequence[str]) -> str:
@@ -72,6 +73,21 @@ def describe_outcome(outcome: DomengOutcome | KozelOutcome, names: Sequence[str]
     if not outcome.match_over:  # nobody leads after the last round
         lines.append(f"next leader {names[outcome.next_leader]}")
     return lines
+
+
+def describe_score(score: DomengScore | KozelScore, names: Sequence[str]) -> str:
+    """A round in play's score in words, as `describe_outcome` says a finished round's: Domeng's
+    ``"table 23 · stones: Ana 1, Budi 0, … · camat none"``, Kozel's ``"points: Ana 14, Budi not
+    opened (5 pending), …"`` (the 13 opening, K9)."""
+    if isinstance(score, KozelScore):
+        points = ", ".join(
+            f"{n} {p}" if p else f"{n} not opened ({q} pending)"
+            for n, p, q in zip(names, score.points, score.pending, strict=True)
+        )
+        return f"points: {points}"
+    stones = ", ".join(f"{n} {s}" for n, s in zip(names, score.stones, strict=True))
+    camat = "none" if score.camat is None else names[score.camat]
+    return f"table {score.table} · stones: {stones} · camat {camat}"
 
 
 def _describe_kozel(outcome: KozelOutcome, names: Sequence[str]) -> list[str]:

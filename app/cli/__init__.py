@@ -39,7 +39,7 @@ from engine.bots import BOTS
 from engine.core import RoundLog, State
 from engine.errors import EngineError, RecordError
 from engine.hashing import commitment_of
-from engine.narration import describe_outcome
+from engine.narration import describe_outcome, describe_score
 from engine.record import Replay, read_record, write_record
 from engine.simulate import Simulation
 from engine.variants import VARIANTS, make_rules
@@ -74,22 +74,6 @@ def _count_actions(log: RoundLog) -> str:
     return text
 
 
-def _unfinished_text(report: dict[str, Any], names: list[str]) -> str:
-    """An unfinished last round (its RECORD.md report, ``end`` null) in words, the score as it
-    stands, as `describe_outcome` says a finished round's: never the report's raw JSON."""
-    if "points" in report:  # Kozel: the 13 opening, as a finished round's "points:" line says it
-        score = ", ".join(
-            f"{name} {points}" if points else f"{name} not opened ({pending} pending)"
-            for name, points, pending in zip(names, report["points"], report["pending"], strict=True)
-        )
-        return f"unfinished: the round is still in play · points: {score}"
-    stones = ", ".join(f"{name} {held}" for name, held in zip(names, report["stones"], strict=True))
-    camat = "none" if report["camat"] is None else names[report["camat"]]
-    return (
-        f"unfinished: the round is still in play · table {report['table']} · stones: {stones} · camat {camat}"
-    )
-
-
 def _summary_text(result: Replay) -> str:
     names = [_terminal_text(name) for name in result.seats]  # a file's words: shown, never run
     options = ", ".join(f"{key} {value}" for key, value in result.rules.options().items())
@@ -97,7 +81,9 @@ def _summary_text(result: Replay) -> str:
     for index, log in enumerate(result.rounds):
         out.append(f"Round {index + 1} · {_count_actions(log)}")
         if log.outcome is None:
-            out.append("  " + _unfinished_text(result.report()["rounds"][index], names))
+            # an unfinished round is the last: the score as it stands, never the report's raw JSON
+            standing = describe_score(result.state.score(), names)
+            out.append(f"  unfinished: the round is still in play · {standing}")
             continue
         out += [f"  {line}" for line in describe_outcome(log.outcome, names)]
     if result.ended_by == "host":
