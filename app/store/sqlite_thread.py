@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
 from app.store.batches import Op, run_ops
@@ -36,6 +36,13 @@ _NO_WAIT: Final = "PRAGMA busy_timeout=0"
 thread, which does."""
 
 _Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
+
+
+def _immediate(database_url: str, pragmas: Sequence[str]) -> Engine:
+    """A synchronous engine on the file (`app.store.db.make_sync_engine`, ``pragmas`` on every new
+    connection) whose transactions begin with ``BEGIN IMMEDIATE``."""
+    engine = make_sync_engine(database_url, sqlite_pragmas=pragmas)
+    return engine.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
 
 
 class SqliteThread:
@@ -66,15 +73,13 @@ class SqliteThread:
     def __init__(self, database_url: str, pragmas: Sequence[str]) -> None:
         """``database_url``: an ``sqlite+aiosqlite`` (or ``sqlite``) URL of a file; ``pragmas``
         run on every new connection (`app.store.db.make_sync_engine`)."""
-        engine = make_sync_engine(database_url, sqlite_pragmas=(*pragmas, _LOCK_STEP))
-        self._engine = engine.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        self._engine = _immediate(database_url, (*pragmas, _LOCK_STEP))
         self._stopping = threading.Event()
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._connection: Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        inline = make_sync_engine(database_url, sqlite_pragmas=(*pragmas, _NO_WAIT))
-        self._inline_engine = inline.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        self._inline_engine = _immediate(database_url, (*pragmas, _NO_WAIT))
         self._inline: Connection | None = None
         self._inline_thread: int | None = None  # the thread that opened `_inline`
         self._in_thread = 0  # jobs handed to the thread that it has not finished (`_settle`)
@@ -86,23 +91,25 @@ class SqliteThread:
         the batch is stored). A cancelled caller does not stop the transaction. (A future, not a
         coroutine: one Python frame less per batch on the event loop, issue 15.)"""
         if not self._in_thread and self._inline_here() and not any(op.long for op in ops):
-            loop = self._loop
-            if loop is None or not loop.is_running():
-                loop = self._loop = asyncio.get_running_loop()
-            future: asyncio.Future[list[Any]] = loop.create_future()
+            future: asyncio.Future[list[Any]] = self._running_loop().create_future()
             try:
                 results = self._run_inline(ops)
-            except OperationalError as error:
-                if not locked(error):
+            except Exception as error:  # as the thread's: every error reaches the caller...
+                if not locked(error):  # ...but a lock another process holds: the thread waits
                     future.set_exception(error)
                     return future
-            except Exception as error:  # as the thread's: every error reaches the caller
-                future.set_exception(error)
-                return future
             else:
                 future.set_result(results)
                 return future
         return self._call(self._transaction, ops)
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        """The running event loop: the last call's, while it runs (`asyncio.get_running_loop`
+        makes a getpid system call on Python 3.11, once per batch, issue 15)."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
 
     def _inline_here(self) -> bool:
         """Whether the loop's connection may be used in this thread: none is open, or this thread
@@ -144,11 +151,7 @@ class SqliteThread:
         if self._thread is None:
             self._thread = threading.Thread(target=self._serve, name="store-writer", daemon=True)
             self._thread.start()
-        # the loop of the last call, while it runs: `asyncio.get_running_loop` makes a getpid
-        # system call on Python 3.11, once per batch (issue 15)
-        loop = self._loop
-        if loop is None or not loop.is_running():
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._running_loop()
         future = loop.create_future()
         self._in_thread += 1
         self._jobs.put((loop, future, function, args))
