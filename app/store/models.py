@@ -158,7 +158,9 @@ def sqlite_datetime_text(value: datetime | None) -> str | None:
         return None
     if value.tzinfo is None:
         raise ValueError(f"naive datetime {value!r}: store timezone-aware UTC datetimes")
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    if value.tzinfo is not UTC:  # the store's own are UTC already: no conversion to make
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 class Base(DeclarativeBase):
