@@ -6,6 +6,7 @@ run on its connection itself (`run_sqlite`), skipping SQLAlchemy's execution con
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,16 +30,29 @@ class _Compiled:
     """Per position: the row's key (None: the statement's own value, the third item, processed
     already) and the bind processor of its type for this dialect (None: the value as it is)."""
 
+    keyed: Callable[[Mapping[str, Any]], tuple[Any, ...]] | None = None
+    """When every position is a row's key (and there are two or more): the row's values in the
+    statement's order, in one call (`operator.itemgetter`); `processes` then converts some."""
+    processes: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+    """With `keyed`: the positions whose value goes through its bind processor."""
+
     def parameters(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
-        values = []
-        for key, process, value in self.plan:
+        """``row``'s positional parameters for `sql` (KeyError for a row without a key)."""
+        keyed = self.keyed
+        if keyed is not None:  # the hot statements' case: a row's values fetched in C
+            values = list(keyed(row))
+            for index, process in self.processes:
+                values[index] = process(values[index])
+            return tuple(values)
+        out = []
+        for key, convert, value in self.plan:
             if key is None:
-                values.append(value)
-            elif process is None:
-                values.append(row[key])
+                out.append(value)
+            elif convert is None:
+                out.append(row[key])
             else:
-                values.append(process(row[key]))
-        return tuple(values)
+                out.append(convert(row[key]))
+        return tuple(out)
 
 
 class DriverStatement:
@@ -107,7 +121,12 @@ class DriverStatement:
                 value = bind.value if process is None else process(bind.value)
                 plan.append((None, None, value))
         sqlite3 = dialect.name == "sqlite" and dialect.driver == "pysqlite"
-        found = self._compiled[dialect] = _Compiled(compiled.string, sqlite3, tuple(plan))
+        keyed = None
+        processes: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+        if len(plan) > 1 and all(key is not None for key, _, _ in plan):
+            keyed = operator.itemgetter(*(key for key, _, _ in plan))
+            processes = tuple((i, process) for i, (_, process, _) in enumerate(plan) if process is not None)
+        found = self._compiled[dialect] = _Compiled(compiled.string, sqlite3, tuple(plan), keyed, processes)
         return found
 
 
