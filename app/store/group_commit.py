@@ -60,7 +60,7 @@ class WriteQueue(ReaderQueue[Op[Any]]):
     async def filled(self, count: int, timeout_s: float) -> None:
         """Return once ``count`` items are queued (or the end marker is), or after ``timeout_s``
         seconds, whichever comes first."""
-        if len(self._items) >= count:
+        if len(self._items) >= count or None in self._items:  # a few items: the window is for few
             return
         waiter = self._wait(count)
         # a timer that settles the wait, not `asyncio.timeout`: no Timeout object, and no
@@ -88,16 +88,18 @@ async def write_loop(
     batch_window_s: float,
     batch_target: int = 0,
 ) -> None:
-    """Until ``queue`` yields its end marker (None): take a write; when none is queued behind it
-    but the last batch held more than one (writes come faster than one transaction each: under
-    load; a lone write on a quiet server never waits), wait up to ``batch_window_s`` seconds for
-    more, ending the wait as soon as ``batch_target`` writes in all are at hand (0: wait the whole
-    window); then take up to ``batch_limit`` in all and ``commit`` them as
-    one batch. A transaction's cost is mostly fixed (issue 15: about 220 µs of CPU for one write,
-    30 µs more for each further one, on SQLite), so the window trades a few milliseconds of each
-    move under load for far fewer transactions. The writes queued before the end marker are
-    committed; when the loop is cancelled, every write it has not committed fails with
-    `StoreClosedError`."""
+    """Until ``queue`` yields its end marker (None): take a write; when the last batch held more
+    than one (writes come faster than one transaction each: under load; a lone write on a quiet
+    server never waits), wait up to ``batch_window_s`` seconds for more, ending the wait as soon
+    as ``batch_target`` writes in all are at hand, at once when they are already (0: wait the
+    whole window when none is queued behind it, else none); then take up to ``batch_limit`` in
+    all and ``commit`` them as one batch. The writes a busy loop queued meanwhile wait for the
+    target too: committed alone, batches at 5,000 connections held about 8 writes, not the 16 of
+    the target (issue 15, benchmarks/load.py). A transaction's cost is mostly fixed (issue 15:
+    about 220 µs of CPU for one write, 30 µs more for each further one, on SQLite), so the window
+    trades a few milliseconds of each move under load for far fewer transactions. The writes
+    queued before the end marker are committed; when the loop is cancelled, every write it has
+    not committed fails with `StoreClosedError`."""
     batch: list[Op[Any]] = []
     busy = False  # the last batch held more than one write
     try:
@@ -106,11 +108,13 @@ async def write_loop(
             if first is None:
                 return
             batch = [first]  # held from here: failed in `finally` if cancelled in the window
-            if batch_window_s and busy and queue.empty():
+            if batch_window_s and busy:
                 # let more writes join this one
                 if batch_target:
-                    await queue.filled(min(batch_target, batch_limit) - 1, batch_window_s)
-                else:
+                    want = min(batch_target, batch_limit) - 1
+                    if queue.qsize() < want:
+                        await queue.filled(want, batch_window_s)
+                elif queue.empty():
                     await asyncio.sleep(batch_window_s)
             stop = queue.take(batch, batch_limit)
             busy = len(batch) > 1
