@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from app.rooms import frames, hints
 from tests.roomkit import Table, my_move, reopen, run_table
@@ -77,3 +78,40 @@ def test_the_round_before_read_back_has_the_hints_used_in_it(tmp_path: Path) -> 
         assert _as_ended(whole["round_before"]) == _as_ended(sent)
 
     run_table(tmp_path, body, bots=SEATS, options={"camat_target": 0}, hints=True)
+
+
+def test_a_rounds_end_is_serialised_only_when_a_whole_state_asks_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds that end while nobody opens or syncs a page are never serialised for
+    ``round_before`` (issue 15: it cost about 1.5% of a busy server's CPU at every round's end);
+    the first whole state that needs it serialises it once, as the round ended (its version, its
+    outcome and reveal, its seed), and the next whole states send the same bytes."""
+    made: list[int] = []
+    real = frames.round_end_json
+
+    def counted(room: Any, ended: Any = None) -> tuple[int, bytes]:
+        made.append(ended.round if ended is not None else -1)
+        return real(room, ended)
+
+    monkeypatch.setattr(frames, "round_end_json", counted)
+
+    async def body(table: Table) -> None:
+        _, ana = await table.sit(0, "Ana")
+        await table.start()
+        room = table.room
+        await _play(table, [ana], lambda: room.state is not None and room.state.round_index == 2)
+        ended_at = room.version  # the deal of round 2 follows round 1's last move
+        await _play(table, [ana], lambda: room.state is not None and room.state.round_index == 3)
+        await _play(table, [ana], lambda: len(room.state.log) > 3)  # type: ignore[union-attr]
+        assert made == []  # two rounds ended, neither serialised
+        first = frames.full_frame(room, None)
+        second = frames.full_frame(room, 1)
+        assert made == [2]  # round 2 (the one before round 3), once
+        sent = orjson.loads(first)["round_before"]
+        assert orjson.loads(second)["round_before"] == sent
+        assert sent["view"]["round"] == 2 and sent["view"]["outcome"] and sent["view"]["reveal"]
+        assert sent["room"]["round"]["seed"] and sent["room"]["turn"] is None
+        assert ended_at < sent["room"]["version"] < room.version
+
+    run_table(tmp_path, body, bots=SEATS, options={"camat_target": 0})

@@ -74,7 +74,7 @@ class Commits:
     commitment: str | None
     last_round: dict[str, Any] | None
     previous_match: dict[str, Any] | None
-    round_before: tuple[int, bytes] | None
+    round_before: frames.RoundBefore | None
     turn_deadline: float | None
     marks: dict[int, int]
     by_bot: list[int]
@@ -141,7 +141,7 @@ class Commits:
                 "seed": self.seed,
                 "commitment": self.commitment,
             }
-            self.round_before = frames.round_end_json(self)  # type: ignore[arg-type]
+            self.round_before = frames.round_end_later(self)  # type: ignore[arg-type]
         self.schedule()
         frames.send_updates(self, self.conns, before)  # type: ignore[arg-type]
         self.metrics.latency.observe(time.perf_counter() - received)

@@ -4,7 +4,7 @@ room through each connection's `Outbox`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "RoundBefore",
     "dumps",
     "error_frame",
     "full_frame",
@@ -28,6 +29,7 @@ __all__ = [
     "previous_public",
     "room_public",
     "round_end_json",
+    "round_end_later",
     "send_updates",
     "send_whole",
     "turn_public",
@@ -184,14 +186,68 @@ def full_frame(room: Room, seat: int | None) -> str:
         state is None
         or state.phase is not Phase.PLAYING
         or before is None
-        or before[0] != state.round_index - 1
+        or before.round != state.round_index - 1
     ):
         before_json = b"null"
     else:
-        before_json = before[1]
+        before_json = before.json()
     return (
         head[:-1] + b',"previous":' + previous_json(room) + b',"round_before":' + before_json + b"}"
     ).decode()
+
+
+class RoundBefore:
+    """`Room.round_before`: the round that ended last, ``round`` its number (`State.round_index`
+    then), and its JSON (`round_end_json`), made the first time a whole state asks for it
+    (`json`) and kept: most rounds end and the next is played out with no page opened or synced
+    in between, so serialising every round's end at once cost about 1.5% of a busy server's CPU
+    (issue 15, benchmarks/load.py's profile at 5,000 connections)."""
+
+    __slots__ = ("_json", "_make", "round")
+
+    def __init__(
+        self, round: int, json: bytes | None = None, make: Callable[[], bytes] | None = None
+    ) -> None:
+        """``json``: made already; else ``make`` makes it (ValueError for neither)."""
+        if json is None and make is None:
+            raise ValueError("a round before needs its JSON or a way to make it")
+        self.round = round
+        self._json = json
+        self._make = make
+
+    def json(self) -> bytes:
+        """The round's JSON (`round_end_json`'s), made on the first call."""
+        if self._json is None:
+            assert self._make is not None
+            self._json, self._make = self._make(), None
+        return self._json
+
+
+def round_end_later(room: Room) -> RoundBefore:
+    """The round ``room.state`` has just ended, as `RoundBefore` for `Room.round_before`: what
+    `round_end_json` reads of the room that the next deal replaces (the ended state, which the
+    next deal forks and never changes; the seed, the commitment, the version and the lists of
+    moves bots made and hints used, which a deal replaces by new lists) is taken now, the JSON
+    made when first asked for, with the room's public part as it is then (who is connected, its
+    settings: `round_end_json`)."""
+    state = room.state
+    assert state is not None
+    seed, commitment, by_bot, version, hints = (
+        room.seed,
+        room.commitment,
+        room.by_bot,
+        room.version,
+        room.hints_given,
+    )
+
+    def make() -> bytes:
+        ended = Ended(
+            state.round_index, player_view(state, None).to_json(), seed, commitment, by_bot, version
+        )
+        ended.hints = hints
+        return round_end_json(room, ended)[1]
+
+    return RoundBefore(state.round_index, make=make)
 
 
 def round_end_json(room: Room, ended: Ended | None = None) -> tuple[int, bytes]:

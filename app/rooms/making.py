@@ -253,7 +253,7 @@ def _adopt_covers(room: Room, stored: Sequence[SeatRow]) -> None:
     room.covers_stored = (room.match_id, [row.cover for row in stored])
 
 
-def _round_before(room: Room, game: Rebuilt, hints: Sequence[HintRow]) -> tuple[int, bytes] | None:
+def _round_before(room: Room, game: Rebuilt, hints: Sequence[HintRow]) -> frames.RoundBefore | None:
     """For a room read back while a round is played: the round before it as it ended
     (`Room.round_before`, sent in whole states as ``round_before``: a page opened now offers its
     results), as the room serialised it at that round's end (`frames.round_end_json`), with the
@@ -270,7 +270,7 @@ def _round_before(room: Room, game: Rebuilt, hints: Sequence[HintRow]) -> tuple[
     ended.hints = [
         _hint_given(h.seat, h.seq, ended.starts, log) for h in hints if h.round_index == ended.round - 1
     ]
-    return frames.round_end_json(room, ended)
+    return frames.RoundBefore(*frames.round_end_json(room, ended))
 
 
 def _hint_given(seat: int, seq: int, starts: Sequence[int], log: int) -> dict[str, int]:

@@ -89,10 +89,11 @@ class Room(Commits, Timing, Moves, Presence):
     bot_share: str
     creator_site: str | None
 
-    round_before: tuple[int, bytes] | None = None
+    round_before: frames.RoundBefore | None = None
     """The round that ended last as everyone may see it, for whole states while the next one is
     played (``round_before``): its number (`State.round_index` then) and its JSON
-    (`app.rooms.frames.round_end_json`), made once at its end. None before a round of the match
+    (`app.rooms.frames.round_end_json`), made once, when a whole state first needs it
+    (`app.rooms.frames.round_end_later`). None before a round of the match
     ended in this process: a room loaded again (a restart, a handoff) sends none until one ends."""
 
     private_parts: dict[int, tuple[int, str]] | None = None
