@@ -28,7 +28,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, event, inspect, select, text
+from sqlalchemy import Text, cast, create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection
 
 from app.store import (
@@ -704,6 +704,80 @@ def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancell
         return held.future.exception() if held.future.done() else None
 
     assert isinstance(asyncio.run(main()), StoreClosedError)
+
+
+def test_under_load_a_batch_short_of_its_target_waits_for_more_even_with_writes_queued() -> None:
+    """Under load (the last batch held more than one write), a batch whose first write finds a
+    few others queued, fewer than the target, still waits (up to the window) for the target:
+    the writes queued while a busy loop ran are not committed alone, so a busy server commits
+    fewer, larger transactions (issue 15: a transaction's cost is mostly fixed)."""
+
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        queue = WriteQueue()
+        committed: list[int] = []
+
+        async def commit(batch: list[Op[Any]]) -> None:
+            committed.append(len(batch))
+            for op in batch:
+                op.future.set_result(None)
+
+        writer = asyncio.create_task(
+            write_loop(queue, commit, batch_limit=10, batch_window_s=90.0, batch_target=5)
+        )
+        two = [Op(loop.create_future()), Op(loop.create_future())]
+        for op in two:
+            queue.put_nowait(op)
+        await asyncio.gather(*(op.future for op in two))  # a batch of two: under load
+        first = [Op[None](loop.create_future()) for _ in range(3)]
+        for op in first:  # queued at once, as a busy loop queues them: fewer than the target
+            queue.put_nowait(op)
+        while queue.qsize() == 3:  # the writer takes the first, then waits for two more
+            await asyncio.sleep(0)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not any(op.future.done() for op in first)  # waiting, not committed as they were
+        last = [Op[None](loop.create_future()) for _ in range(2)]
+        for op in last:
+            queue.put_nowait(op)
+        await asyncio.gather(*(op.future for op in first + last))
+        queue.put_nowait(None)
+        await writer
+        return committed
+
+    assert asyncio.run(main()) == [2, 5]
+
+
+def test_json_columns_hold_compact_json_with_string_keys(database_url: str) -> None:
+    """A JSON column's text is orjson's compact JSON (`app.store.db.json_text`: the writer
+    serialises an action per move, issue 15), keys that are not strings written as the standard
+    library writes them, text that is not ASCII kept as it is; it reads back as the value."""
+    action = {"seat": 2, "play": "3-6", "end": "R"}
+    deal = {"hands": [["0-0"]], "rest": [], "names": {0: "Dewi é"}}
+
+    async def body(store: Store) -> tuple[list[str], MatchRow | None]:
+        match_id, code = await new_match(store)
+        await store.start_round(match_id, 0, "s", commitment_of("s"), deal, 1)
+        await store.append_action(match_id, 0, 0, 2, 2, action, "human")
+        engine = make_engine(database_url)
+        try:
+            async with engine.connect() as connection:
+                texts = [
+                    await connection.scalar(
+                        select(cast(MatchAction.action, Text)).where(MatchAction.match_id == match_id)
+                    ),
+                    await connection.scalar(
+                        text("SELECT CAST(deal AS TEXT) FROM rounds WHERE match_id = :m"), {"m": match_id}
+                    ),
+                ]
+        finally:
+            await engine.dispose()
+        return texts, await store.load_match(code)
+
+    (stored_action, stored_deal), row = with_store(database_url, body)
+    assert stored_action == '{"seat":2,"play":"3-6","end":"R"}'
+    assert stored_deal == '{"hands":[["0-0"]],"rest":[],"names":{"0":"Dewi é"}}'
+    assert row is not None and row.rounds[0].actions[0].action == action
 
 
 def test_a_failing_write_fails_only_its_caller(database_url: str) -> None:
