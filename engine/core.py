@@ -314,6 +314,7 @@ class State:
         "placed",
         "outcome",
         "start",
+        "view_memo",
     )
 
     variant: ClassVar[str] = ""
@@ -338,6 +339,10 @@ class State:
     placed: int
     outcome: Outcome | None
     start: Mapping[str, object] | None
+    view_memo: object
+    """Not part of the match: what `engine.views.shared_view_json` last made for this state or for
+    the one it was forked from (`fork` carries it: the server forks for every move, and a move
+    changes little of the view), or None. The views check what still holds before they use it."""
 
     def __new__(cls, *args: object, **kwargs: object) -> Self:
         """A blank instance (a variant's `fork` fills it with `_fork_core`): spelled out so a
@@ -362,6 +367,7 @@ class State:
         self.last_placer = None
         self.placed = 0
         self.outcome = None
+        self.view_memo = None
 
     def _fork_core(self, new: State) -> None:
         new.rules = self.rules
@@ -382,6 +388,7 @@ class State:
         new.placed = self.placed
         new.outcome = self.outcome
         new.start = self.start
+        new.view_memo = self.view_memo
 
     def fork(self) -> State:
         """An independent copy (O(seats + round length)); applying to it leaves ``self`` alone."""
@@ -410,6 +417,14 @@ class State:
 
     def score(self) -> Score:
         """The variant's public score: `DomengScore` (stones) or `KozelScore` (points)."""
+        raise NotImplementedError
+
+    def score_key(self) -> tuple[object, ...]:
+        """The variant's own score figures as one tuple, cheaper to make than `score`: two states
+        of one `rules` with equal keys have equal `score`, `standings` and `places` (they are
+        derived from these figures and the rules' sides). Domeng: (table, camat, stones, camat
+        elections, stones received); Kozel: (bazaar size, recorded points, pending points); each
+        per-seat figure a tuple in seat order."""
         raise NotImplementedError
 
     def standing_key(self, side: tuple[int, ...]) -> tuple[int, ...]:

@@ -277,6 +277,11 @@ class DomengState(State):
         """Most camat elections, then fewest stones received over the match (`domeng_standings`)."""
         return domeng_standing_key(self.elections, self.received, side[0])
 
+    def score_key(self) -> tuple[object, ...]:
+        """(table, camat, stones, elections, received): all `score` is made of (its ``cycle``
+        counts the elections)."""
+        return (self.table, self.camat, tuple(self.stones), tuple(self.elections), tuple(self.received))
+
     def score(self) -> DomengScore:
         """Domeng's public score: stones on the table and per seat, the camat, elections (D5, D16)."""
         return DomengScore(

@@ -276,6 +276,10 @@ class KozelState(State):
         (K9), if any, is last."""
         return kozel_standing_key(self.points, self.pending, side[0])
 
+    def score_key(self) -> tuple[object, ...]:
+        """(bazaar size, points, pending): all `score` is made of (``opened`` is points above 0)."""
+        return (len(self.bazaar), tuple(self.points), tuple(self.pending))
+
     def score(self) -> KozelScore:
         """Kozel's public score: tiles left in the bazaar, recorded and pending points, who opened (K8)."""
         return KozelScore(
