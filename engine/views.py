@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.actions import Action
 from engine.core import Phase, State, chain_line
@@ -23,11 +23,16 @@ from engine.events import (
     Outcome,
     Passed,
     Placed,
+    Reason,
     RoundEnded,
     Settlement,
+    Termination,
 )
 from engine.pickling import pickle_by_fields
 from engine.tiles import MAX_PIP, TILES, Tile
+
+if TYPE_CHECKING:
+    from engine.rules.base import Rules
 
 __all__ = [
     "PRIVATE_KEYS",
@@ -160,6 +165,15 @@ _SCORE_FIELDS = (
 )
 
 
+_PLAYING, _OVER = Phase.PLAYING, Phase.OVER  # an Enum member looked up on its class costs a descriptor call
+_PHASE_TEXT: dict[Phase, str] = {phase: phase.value for phase in Phase}
+"""Each phase's ``value``, without the Enum's ``value`` descriptor (a phase hashes as its text)."""
+_END_TEXT: dict[Termination, str] = {end: end.value for end in Termination}
+_REASON_TEXT: dict[Reason, str] = {reason: reason.value for reason in Reason}
+
+_BIT_COUNT = int.bit_count
+"""A hand's tile count (``map`` calls it in C: a method call per hand costs a lookup by name)."""
+
 _TILE_TEXT: tuple[str, ...] = tuple(str(t) for t in TILES)
 """Each tile's ``"a-b"`` by its index (made once: a view names many tiles on every update)."""
 
@@ -169,10 +183,6 @@ _PAIR_TEXT: tuple[str, ...] = tuple(f"{a}-{b}" for a in range(MAX_PIP + 1) for b
 
 def _tiles_json(tiles: tuple[Tile, ...]) -> list[str]:
     return [_TILE_TEXT[t.index] for t in tiles]
-
-
-def _chain_json(state: State) -> list[str]:
-    return [_PAIR_TEXT[a * (MAX_PIP + 1) + b] for a, b in chain_line(state.log)]
 
 
 def _private_json(
@@ -202,9 +212,13 @@ def shared_view_json(state: State) -> dict[str, Any]:
     each recipient's `private_view_json`, so the whole view is ``{**private, **shared, "log": ...}``.
 
     Built straight from ``state`` (no `PlayerView`, no hand, no legal actions, no log: it runs on
-    every update); `tests/test_views_shared.py` checks it gives the same JSON bytes as the view."""
+    every update); `tests/test_views_shared.py` checks it gives the same JSON bytes as the view.
+    What an update seldom changes comes from a `_ViewMemo` kept in ``state.view_memo`` (which
+    `State.fork` carries to the next update's state): the score part while `State.score_key` is
+    the same, and the chain of the events the state's log still starts with. The result's dicts
+    and lists are new on every call, shared with no other result and not with the memo."""
     phase = state.phase
-    playing = phase is Phase.PLAYING
+    playing = phase is _PLAYING
     ends = state.ends
     outcome = state.outcome
     reveal = None
@@ -214,34 +228,129 @@ def shared_view_json(state: State) -> dict[str, Any]:
             "rest": _tiles_json(state.rest()),
         }
     placed = state.placed
+    memo = _remembered(state)
     out: dict[str, Any] = {
         "variant": state.variant,
         "options": dict(state.rules.options()),
-        "phase": phase.value,
+        "phase": _PHASE_TEXT[phase],
         "round": state.round_index,
         "to_act": state.to_act if playing else None,
-        "hand_counts": [h.bit_count() for h in state.hands],
-        "chain": _chain_json(state),
+        "hand_counts": list(map(_BIT_COUNT, state.hands)),
+        "chain": memo.chain[:],
         "ends": None if ends is None else list(ends),
         "last_placer": state.last_placer,
         "placed": [s for s in range(state.seats) if placed >> s & 1],
         "outcome": None if outcome is None else outcome_to_json(outcome),
         "reveal": reveal,
-        "match_over": phase is Phase.OVER,
+        "match_over": phase is _OVER,
     }
+    for key, value, depth in memo.score:
+        if depth == 0:
+            out[key] = value
+        elif depth == 1:
+            out[key] = list(value)
+        else:
+            out[key] = [list(side) for side in value]
+    return out
+
+
+_ScorePart = tuple[tuple[str, Any, int], ...]
+"""A view's score part as `shared_view_json` writes it, in order: ``(key, value, depth)``, where
+depth 0 is a plain value, 1 a tuple sent as a list, 2 a tuple of tuples sent as a list of lists."""
+
+
+class _ViewMemo:
+    """What `shared_view_json` made for a state, kept in its ``view_memo`` for the next call (on
+    it or on a fork of it). Never changed once made: forks share it.
+
+    ``rules`` and ``key`` are the state's ``rules`` and `State.score_key`, ``score`` the score part
+    made with them (the score's fields, the rules' `view_facts`, ``standings`` and ``places``).
+    ``events`` are the log's events (a copy) and ``chain`` each tile of their chain as ``"a-b"``,
+    left to right."""
+
+    __slots__ = ("chain", "events", "key", "rules", "score")
+
+    def __init__(
+        self, rules: Rules, key: tuple[object, ...], score: _ScorePart, events: list[Event], chain: list[str]
+    ) -> None:
+        self.rules = rules
+        self.key = key
+        self.score = score
+        self.events = events
+        self.chain = chain
+
+
+def _remembered(state: State) -> _ViewMemo:
+    """The memo for ``state`` now, made from the one it holds (reusing what still holds) and kept
+    in ``state.view_memo``.
+
+    Safe whatever memo the state holds. The score part is reused only for the same ``rules`` object
+    and an equal ``state.score_key()``: the part derives from `State.score`, `State.standings`,
+    `State.places` and the rules' `view_facts` alone, which are the same for those. The chain is
+    reused only when the log starts with the very events (``is``) it was made from: the chain is a
+    function of the log's events in order (`chain_line`), so only the rest are laid on it."""
+    old = state.view_memo
+    rules = state.rules
+    key = state.score_key()
+    log = state.log
+    score: _ScorePart | None = None
+    start, chain = 0, _NO_TILES
+    if isinstance(old, _ViewMemo):
+        if old.rules is rules and old.key == key:
+            score = old.score
+        if _begins_with(log, old.events):
+            start, chain = len(old.events), old.chain
+            if start == len(log) and score is not None:
+                return old
+    if score is None:
+        score = _score_part(state)
+    memo = _ViewMemo(rules, key, score, log[:], _chain_texts(log, start, chain))
+    state.view_memo = memo
+    return memo
+
+
+_NO_TILES: list[str] = []
+"""An empty chain (never changed: `_chain_texts` makes a new list)."""
+
+
+def _begins_with(log: list[Event], events: list[Event]) -> bool:
+    """Whether ``log`` starts with the very objects of ``events``, in order."""
+    if len(events) > len(log):
+        return False
+    return all(log[i] is events[i] for i in range(len(events)))
+
+
+def _score_part(state: State) -> _ScorePart:
+    """``state``'s score part, made afresh (see `_ScorePart`)."""
     facts: dict[str, Any] = state.score().fields()
     facts.update(state.rules.view_facts())
-    for key in _SCORE_FIELDS:
-        value = facts.get(key)
+    part: list[tuple[str, Any, int]] = []
+    for name in _SCORE_FIELDS:
+        value = facts.get(name)
         if value is not None:
-            out[key] = list(value) if isinstance(value, tuple) else value
+            part.append((name, value, 1 if isinstance(value, tuple) else 0))
     sides = facts.get("sides")
     if sides is not None:
-        out["sides"] = [list(side) for side in sides]
+        part.append(("sides", sides, 2))
     standings = state.standings()
-    out["standings"] = [list(side) for side in standings]
-    out["places"] = list(state.places(standings))
-    return out
+    part.append(("standings", standings, 2))
+    part.append(("places", state.places(standings), 1))
+    return tuple(part)
+
+
+def _chain_texts(log: list[Event], start: int, chain: list[str]) -> list[str]:
+    """The chain of ``log`` as ``"a-b"`` left to right, given ``chain``, that of ``log[:start]``.
+    `chain_line` lays each placement on an ``L`` end at the front and any other at the back, so the
+    tiles of ``log[start:]`` go round ``chain``: its ``L`` placements before it, the rest after."""
+    added = log[start:]
+    texts = [_PAIR_TEXT[a * (MAX_PIP + 1) + b] for a, b in chain_line(added)]
+    if not chain:
+        return texts
+    lefts = 0
+    for event in added:
+        if type(event) is Placed and event.end == "L":
+            lefts += 1
+    return texts[:lefts] + chain + texts[lefts:]
 
 
 def events_json(state: State, seat: int | None, start: int = 0) -> list[dict[str, Any]]:
@@ -303,7 +412,7 @@ def settlement_to_json(settlement: Settlement) -> dict[str, Any]:
     """A settlement as JSON-ready data (see `Settlement`); ``received`` is what the receiver got
     (``from_table`` plus every payer's share, D5), so nobody sums it again."""
     return {
-        "reason": settlement.reason.value,
+        "reason": _REASON_TEXT[settlement.reason],
         "receiver": settlement.receiver,
         "owed": settlement.owed,
         "received": settlement.received,
@@ -318,7 +427,7 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
     (Kozel: ``opened`` per seat after the round, K8; a settlement's ``received``)."""
     if isinstance(outcome, DomengOutcome):
         return {
-            "end": outcome.end.value,
+            "end": _END_TEXT[outcome.end],
             "winner": outcome.winner,
             "first_cappu": outcome.first_cappu,
             "cucuq": outcome.cucuq,
@@ -335,7 +444,7 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
         }
     assert isinstance(outcome, KozelOutcome)
     return {
-        "end": outcome.end.value,
+        "end": _END_TEXT[outcome.end],
         "winner": outcome.winner,
         "hand_values": list(outcome.hand_values),
         "written": list(outcome.written),
