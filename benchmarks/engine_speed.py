@@ -11,11 +11,17 @@ Measures, on one core and in one run so both sides see the same machine load:
 - the cost of forking a mid-round state (what a search bot pays per node), beside
   ``copy.deepcopy`` of a mid-game `dominoes` game.
 
+``--views`` measures instead what the server pays per room update for the view's shared part: random
+matches played as a room plays them (every update a fork of the state before, one action or deal
+applied), timing `engine.views.shared_view_json` on each update's state; median µs per call over
+``--runs`` runs of ``--updates`` updates, per variant (Domeng; Kozel with 2 and 4 seats, and pairs).
+
 Runs alternate ours/baseline (A/B/A/B…) for ``--runs`` pairs of ``--seconds`` each; the figures are
 medians. Rates divide by this process's CPU time (``time.process_time``), so time spent waiting for
 a core that another process holds does not count against either side.
 
-Usage: ``python benchmarks/engine_speed.py [--runs 7] [--seconds 1.0] [--json]``.
+Usage: ``python benchmarks/engine_speed.py [--runs 7] [--seconds 1.0] [--json]``, or
+``python benchmarks/engine_speed.py --views [--runs 7] [--updates 20000] [--json]``.
 """
 
 from __future__ import annotations
@@ -34,8 +40,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import engine
 from engine.core import Phase
 from engine.variants import make_rules
+from engine.views import shared_view_json
 
 GOAL_RATIO = 2.0
 GOAL_FORK_US = 5.0
@@ -106,13 +114,73 @@ def fork_costs(seed: int) -> tuple[float, float, int]:
     return _median_time(state.fork), _median_time(lambda: copy.deepcopy(game), number=200), len(state.actions)
 
 
+VIEW_TABLES: tuple[tuple[str, str, dict[str, object], int | None], ...] = (
+    ("domeng", "domeng", {}, None),
+    ("kozel:4", "kozel", {}, 4),
+    ("kozel:4 pairs", "kozel", {"pairs": True}, 4),
+    ("kozel:2", "kozel", {}, 2),
+)
+"""(label, variant, options, seats) of the tables `--views` measures."""
+
+
+def view_cost(variant: str, options: dict[str, object], seats: int | None, updates: int, seed: int) -> float:
+    """Seconds per `shared_view_json` call over ``updates`` updates of random play, each on a fork
+    of the state before (as `app.rooms.moves` forks for every move) with one action applied, or the
+    next round dealt; a match over starts a new one."""
+    rules = make_rules(variant, options, seats)
+    rng = random.Random(seed)
+    choice = rng.choice
+    playing, over = Phase.PLAYING, Phase.OVER
+    clock = time.perf_counter
+    state = rules.new_match()
+    spent = 0.0
+    for _ in range(updates):
+        if state.phase is over:
+            state = rules.new_match()
+        else:
+            state = state.fork()
+            if state.phase is playing:
+                state.apply(choice(state.legal_actions()))
+            else:
+                state.start_round(rules.deal(rng))
+        start = clock()
+        shared_view_json(state)
+        spent += clock() - start
+    return spent / updates
+
+
+def views_main(args: argparse.Namespace) -> None:
+    """``--views``: print (or with ``--json`` dump) the median µs per `shared_view_json` call per table."""
+    figures: dict[str, object] = {
+        "python": platform.python_version(),
+        "engine": engine.BUILD,
+        "runs": args.runs,
+    }
+    for label, variant, options, seats in VIEW_TABLES:
+        runs = [view_cost(variant, options, seats, args.updates, args.seed + run) for run in range(args.runs)]
+        figures[f"{label} µs"] = round(statistics.median(runs) * 1e6, 2)
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False))
+        return
+    print(
+        f"shared_view_json per update · {engine.BUILD} engine · {args.runs} runs of {args.updates:,}, medians"
+    )
+    for label, *_ in VIEW_TABLES:
+        print(f"  {label:<14} {figures[f'{label} µs']:>6} µs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="A/B pairs (default 7)")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per run (default 1)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--views", action="store_true", help="time shared_view_json per update instead")
+    parser.add_argument("--updates", type=int, default=20000, help="updates per --views run (default 20000)")
     args = parser.parse_args()
+    if args.views:
+        views_main(args)
+        return
 
     ours_runs, base_runs = [], []
     for run in range(args.runs):
