@@ -51,7 +51,11 @@ def _insert(value: int) -> Callable[[Connection], int]:
 
 
 def _table(path: Path) -> None:
+    """A database in write-ahead-log mode, as the store's always is: opening a connection then
+    changes no journal mode, which would need the lock another connection of a test may hold (and
+    under load made the thread's connection wait for it until it failed)."""
     with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=WAL")
         db.execute("CREATE TABLE t (x INTEGER)")
     db.close()
 
