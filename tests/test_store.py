@@ -673,6 +673,30 @@ def test_closing_the_store_ends_the_group_commit_window_at_once(database_url: st
     assert row is not None and [a.seq for a in row.rounds[0].actions] == [0]
 
 
+async def _after_a_busy_batch(
+    queue: WriteQueue, batch_target: int = 0
+) -> tuple[asyncio.Task[None], list[int]]:
+    """A `write_loop` on ``queue`` (10 writes a batch at most, a 90 s window, ``batch_target``)
+    whose commits answer every write and record each batch's size, once it has committed a batch
+    of two: it is under load, so its next batch waits for company. The loop's task and the sizes."""
+    loop = asyncio.get_running_loop()
+    committed: list[int] = []
+
+    async def commit(batch: list[Op[Any]]) -> None:
+        committed.append(len(batch))
+        for op in batch:
+            op.future.set_result(None)
+
+    writer = asyncio.create_task(
+        write_loop(queue, commit, batch_limit=10, batch_window_s=90.0, batch_target=batch_target)
+    )
+    two = [Op(loop.create_future()), Op(loop.create_future())]
+    for op in two:
+        queue.put_nowait(op)
+    await asyncio.gather(*(op.future for op in two))  # a batch of two: under load
+    return writer, committed
+
+
 def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancelled() -> None:
     """A write the writer took and holds while it waits for company (the window, under load) is
     answered with `StoreClosedError` when the writer is cancelled then, like every write it has
@@ -681,18 +705,7 @@ def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancell
     async def main() -> BaseException | None:
         loop = asyncio.get_running_loop()
         queue = WriteQueue()
-        committed: list[int] = []
-
-        async def commit(batch: list[Op[Any]]) -> None:
-            committed.append(len(batch))
-            for op in batch:
-                op.future.set_result(None)
-
-        writer = asyncio.create_task(write_loop(queue, commit, batch_limit=10, batch_window_s=90.0))
-        two = [Op(loop.create_future()), Op(loop.create_future())]
-        for op in two:
-            queue.put_nowait(op)
-        await asyncio.gather(*(op.future for op in two))  # a batch of two: under load
+        writer, committed = await _after_a_busy_batch(queue)
         held = Op[None](loop.create_future())
         queue.put_nowait(held)
         while not queue.empty():  # the writer took it and now waits for more
@@ -715,20 +728,7 @@ def test_under_load_a_batch_short_of_its_target_waits_for_more_even_with_writes_
     async def main() -> list[int]:
         loop = asyncio.get_running_loop()
         queue = WriteQueue()
-        committed: list[int] = []
-
-        async def commit(batch: list[Op[Any]]) -> None:
-            committed.append(len(batch))
-            for op in batch:
-                op.future.set_result(None)
-
-        writer = asyncio.create_task(
-            write_loop(queue, commit, batch_limit=10, batch_window_s=90.0, batch_target=5)
-        )
-        two = [Op(loop.create_future()), Op(loop.create_future())]
-        for op in two:
-            queue.put_nowait(op)
-        await asyncio.gather(*(op.future for op in two))  # a batch of two: under load
+        writer, committed = await _after_a_busy_batch(queue, batch_target=5)
         first = [Op[None](loop.create_future()) for _ in range(3)]
         for op in first:  # queued at once, as a busy loop queues them: fewer than the target
             queue.put_nowait(op)
