@@ -720,32 +720,52 @@ def test_a_write_the_writer_holds_in_its_window_fails_when_the_writer_is_cancell
 
 
 def test_under_load_a_batch_short_of_its_target_waits_for_more_even_with_writes_queued() -> None:
-    """Under load (the last batch held more than one write), a batch whose first write finds a
-    few others queued, fewer than the target, still waits (up to the window) for the target:
-    the writes queued while a busy loop ran are not committed alone, so a busy server commits
-    fewer, larger transactions (issue 15: a transaction's cost is mostly fixed)."""
+    """Under load (the last batch held more than one write, and at least half its target), a
+    batch whose first write finds a few others queued, fewer than the target, still waits (up to
+    the window) for the target: the writes queued while a busy loop ran are not committed alone,
+    so a busy server commits fewer, larger transactions (issue 15: a transaction's cost is mostly
+    fixed)."""
 
     async def main() -> list[int]:
         loop = asyncio.get_running_loop()
         queue = WriteQueue()
-        writer, committed = await _after_a_busy_batch(queue, batch_target=5)
+        writer, committed = await _after_a_busy_batch(queue, batch_target=4)
         first = [Op[None](loop.create_future()) for _ in range(3)]
         for op in first:  # queued at once, as a busy loop queues them: fewer than the target
             queue.put_nowait(op)
-        while queue.qsize() == 3:  # the writer takes the first, then waits for two more
+        while queue.qsize() == 3:  # the writer takes the first, then waits for one more
             await asyncio.sleep(0)
         for _ in range(5):
             await asyncio.sleep(0)
         assert not any(op.future.done() for op in first)  # waiting, not committed as they were
-        last = [Op[None](loop.create_future()) for _ in range(2)]
-        for op in last:
-            queue.put_nowait(op)
-        await asyncio.gather(*(op.future for op in first + last))
+        last = Op[None](loop.create_future())
+        queue.put_nowait(last)
+        await asyncio.gather(*(op.future for op in [*first, last]))
         queue.put_nowait(None)
         await writer
         return committed
 
-    assert asyncio.run(main()) == [2, 5]
+    assert asyncio.run(main()) == [2, 4]
+
+
+def test_after_a_small_batch_the_writes_queued_are_committed_at_once() -> None:
+    """After a batch of two, far from its target of 16 (a few rooms playing), writes queued
+    behind the next one are committed with it at once, without waiting for company: the window
+    would add its length to their moves for little gain."""
+
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        queue = WriteQueue()
+        writer, committed = await _after_a_busy_batch(queue, batch_target=16)
+        three = [Op[None](loop.create_future()) for _ in range(3)]
+        for op in three:
+            queue.put_nowait(op)
+        await asyncio.wait_for(asyncio.gather(*(op.future for op in three)), timeout=30)
+        queue.put_nowait(None)
+        await writer
+        return committed
+
+    assert asyncio.run(main()) == [2, 3]
 
 
 def test_json_columns_hold_compact_json_with_string_keys(database_url: str) -> None:

@@ -90,18 +90,22 @@ async def write_loop(
 ) -> None:
     """Until ``queue`` yields its end marker (None): take a write; when the last batch held more
     than one (writes come faster than one transaction each: under load; a lone write on a quiet
-    server never waits), wait up to ``batch_window_s`` seconds for more, ending the wait as soon
-    as ``batch_target`` writes in all are at hand, at once when they are already (0: wait the
-    whole window when none is queued behind it, else none); then take up to ``batch_limit`` in
-    all and ``commit`` them as one batch. The writes a busy loop queued meanwhile wait for the
-    target too: committed alone, batches at 5,000 connections held about 8 writes, not the 16 of
-    the target (issue 15, benchmarks/load.py). A transaction's cost is mostly fixed (issue 15:
-    about 220 µs of CPU for one write, 30 µs more for each further one, on SQLite), so the window
-    trades a few milliseconds of each move under load for far fewer transactions. The writes
-    queued before the end marker are committed; when the loop is cancelled, every write it has
-    not committed fails with `StoreClosedError`."""
+    server never waits) and none is queued behind it, wait up to ``batch_window_s`` seconds for
+    more, ending the wait as soon as ``batch_target`` writes in all are at hand (0: wait the whole
+    window); then take up to ``batch_limit`` in all and ``commit`` them as one batch. When the
+    last batch held at least half the target (writes come fast enough to fill the window), the
+    writes a busy loop queued meanwhile wait for the target too: committed at once, batches at
+    5,000 connections held about 8 writes, not the 16 of the target (issue 15,
+    benchmarks/load.py); after a smaller batch (a few rooms playing) they are committed at once,
+    as the window would add to their moves' time for little company. A transaction's cost is
+    mostly fixed (issue 15: about 220 µs of CPU for one write, 30 µs more for each further one,
+    on SQLite), so the window trades a few milliseconds of each move under load for far fewer
+    transactions. The writes queued before the end marker are committed; when the loop is
+    cancelled, every write it has not committed fails with `StoreClosedError`."""
     batch: list[Op[Any]] = []
     busy = False  # the last batch held more than one write
+    full = False  # ...and at least half its target: writes come fast enough to fill the window
+    target = min(batch_target, batch_limit)
     try:
         while True:
             first = await queue.get()
@@ -111,13 +115,13 @@ async def write_loop(
             if batch_window_s and busy:
                 # let more writes join this one
                 if batch_target:
-                    want = min(batch_target, batch_limit) - 1
-                    if queue.qsize() < want:
-                        await queue.filled(want, batch_window_s)
+                    if queue.empty() or (full and queue.qsize() < target - 1):
+                        await queue.filled(target - 1, batch_window_s)
                 elif queue.empty():
                     await asyncio.sleep(batch_window_s)
             stop = queue.take(batch, batch_limit)
             busy = len(batch) > 1
+            full = busy and 2 * len(batch) >= target
             await commit(batch)
             batch = []
             if stop:
