@@ -250,19 +250,14 @@ def round_end_later(room: Room) -> RoundBefore:
     return RoundBefore(state.round_index, make=make)
 
 
-def round_end_json(room: Room, ended: Ended | None = None) -> tuple[int, bytes]:
+def round_end_json(room: Room, ended: Ended) -> tuple[int, bytes]:
     """A round as everyone saw it end (`previous_public`'s shape: the room then, its seed
     revealed and no turn, and the spectator's view with the round's log, outcome and reveal),
     serialised once for the whole states sent while the next round is played (`full_frame`'s
     ``round_before``): the round's number (`State.round_index`) and the JSON. ``ended``: that
-    round as a room read back mid-round rebuilt it (`app.rooms.recovery.Ended`); None: the round
-    ``room.state`` has just ended. Either way the same bytes for the same round, but for what
-    changed in the room since (who is connected, its settings)."""
-    if ended is None:
-        assert room.state is not None
-        view = player_view(room.state, None).to_json()
-        ended = Ended(room.state.round_index, view, room.seed, room.commitment, room.by_bot, room.version)
-        ended.hints = room.hints_given
+    round (`app.rooms.recovery.Ended`), as the room kept it when it ended (`round_end_later`) or
+    as a room read back mid-round rebuilt it. Either way the same bytes for the same round, but
+    for what changed in the room since (who is connected, its settings)."""
     index, seed, commitment = ended.round - 1, ended.seed, ended.commitment
     public = {
         **room_public(room),
