@@ -11,7 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,6 +207,18 @@ class Nginx:
             found.append(
                 Logged(int(status), method, uri, _listed(tried.rstrip("] ")), _listed(answers.rstrip("]")))
             )
+        return found
+
+    def requests_once(self, enough: Callable[[list[Logged]], bool], timeout: float = 15.0) -> list[Logged]:
+        """`requests` as soon as ``enough`` holds for them (looked at every 20 ms): nginx writes a
+        request's line after it has answered, so a client can hold its answer before the line is
+        written. Raises AssertionError with what was logged if ``enough`` never holds within
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not enough(found := self.requests()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nginx's access log never held what was asked: {found}")
+            time.sleep(0.02)
         return found
 
     def pids(self) -> list[int]:
