@@ -272,12 +272,12 @@ def play_turn(page: Any, keyboard: bool = False, at_version: int | None = None) 
     tile = page.locator(PLAYABLE).first
     if not tile.count():
         return False
-    try:
+    try:  # 5 s: on a busy machine Playwright's checks before a click (a stable box) take seconds
         if keyboard:
-            tile.focus(timeout=1000)
+            tile.focus(timeout=5000)
             page.keyboard.press("Enter")
         else:
-            tile.click(timeout=1000)
+            tile.click(timeout=5000)
     except Exception:  # the turn moved on between looking and clicking
         return False
     if page.locator(END_TARGET).count():
