@@ -10,6 +10,7 @@ RECORD.md's notation, exact stones and winners are asserted.
 from __future__ import annotations
 
 import ast
+import os
 import random
 import re
 import subprocess
@@ -269,6 +270,12 @@ PROCESSES = re.compile(r"\bServerProcess\(|\bservers?\b: |\bcluster\b")
 
 
 ENGINE_DIR = Path(__file__).parent.parent / "engine"
+ENGINE_RERUN = os.environ.get("DOMENG_ENGINE_RERUN", "") not in ("", "0")
+"""scripts/test's second pass: the engine's tests again on its pure-Python sources, just after the
+whole suite ran them on the compiled build. The long random-play runs play the first quarter of
+their rounds there (the same seeds, so the same rounds), which still runs the rules as written
+through every kind of round end; their whole length ran in the first pass."""
+
 ENGINE_KITS = frozenset({"engine", "tests.conftest", "tests.kozelkit"})
 """What an engine test (`engine_module`) may import of this project: the engine and the test kits
 that are the engine's alone (each imports nothing of the project but the engine)."""
@@ -299,6 +306,16 @@ def engine_module(path: Path) -> bool:
             elif top == "tests":
                 project.add(".".join(name.split(".")[:2]))
     return "engine" in project and project <= ENGINE_KITS
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """In the second pass (`ENGINE_RERUN`) a test module that holds none of the engine's tests
+    (`engine_module`, read without importing it) is not collected at all: importing every module
+    of the suite, with its server, browser and database kits, took 13 s in each of the five
+    pytest processes for tests that ``-m engine`` then deselected."""
+    if ENGINE_RERUN and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return not engine_module(collection_path)
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # the ``engine`` marks are set before ``-m`` selects by them

@@ -4,6 +4,8 @@ sources, and a new engine test is among them without anyone adding it anywhere."
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +66,30 @@ def test_the_engine_mark_selects_the_engines_doctests_and_tests(tmp_path: Path) 
     assert any(i.startswith("engine/hashing.py::") for i in ids), listed.stdout
     assert any(i.startswith("tests/test_domeng_rules.py::") for i in ids), listed.stdout
     assert not any(i.startswith("tests/test_rooms.py::") for i in ids), listed.stdout
+
+
+def test_the_second_pass_collects_the_same_engine_tests_without_importing_the_rest() -> None:
+    """scripts/test's second pass (``DOMENG_ENGINE_RERUN=1``) does not import the modules that hold
+    none of the engine's tests (tests/conftest.py `pytest_ignore_collect`), and selects exactly the
+    tests that ``-m engine`` selects without it."""
+
+    def engine_ids(rerun: str) -> tuple[list[str], int]:
+        """The engine tests' ids, and how many tests were collected before ``-m`` selected."""
+        listed = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "engine", "engine", "tests"],
+            cwd=TESTS.parent,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            env={**os.environ, "DOMENG_ENGINE_RERUN": rerun},
+        )
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+        collected = re.search(r"(\d+)/(\d+) tests collected", listed.stdout)
+        assert collected, listed.stdout
+        return [line for line in listed.stdout.splitlines() if "::" in line], int(collected[2])
+
+    (rerun, rerun_collected), (first, first_collected) = engine_ids("1"), engine_ids("0")
+    assert rerun == first and len(first) > 400
+    assert any(i.startswith("engine/hashing.py::") for i in rerun)
+    assert rerun_collected < len(rerun) + 50 < first_collected  # the app's tests were not collected

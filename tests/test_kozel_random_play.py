@@ -28,7 +28,7 @@ from engine.events import Drew, KozelOutcome, Placed, Termination
 from engine.rules.kozel import GOAT_POINTS, OPENING_POINTS, Kozel, KozelState
 from engine.tiles import FULL_SET, Tile
 from engine.views import PlayerView, player_view
-from tests.conftest import fingerprint, forked_independently
+from tests.conftest import ENGINE_RERUN, fingerprint, forked_independently
 from tests.kozelkit import kozel, kozel_outcome
 
 MAX_ACTIONS = 200
@@ -43,7 +43,7 @@ TABLES: tuple[tuple[int, dict[str, object], tuple[str, ...]], ...] = (
     (3, {"two_lempas": False}, ("random",)),
     (2, {}, ("greedy",)),
 )
-ROUNDS_PER_TABLE = 500  # 6 tables: 3,000 rounds
+ROUNDS_PER_TABLE = 500 // (4 if ENGINE_RERUN else 1)  # 6 tables: 3,000 rounds (a quarter again)
 LEMPAS = tuple(Tile.from_pips(p, p) for p in range(7))
 
 
@@ -213,7 +213,7 @@ def test_random_play_keeps_every_invariant(table: int) -> None:
         goats += bool(result.goat)
         draws += sum(isinstance(a, Draw) for a in state.actions)
         two_lempas += sum(isinstance(a, PlayLempas) for a in state.actions)
-    assert {"out", "fish"} <= ends and goats >= 20 and draws > ROUNDS_PER_TABLE
+    assert {"out", "fish"} <= ends and goats >= ROUNDS_PER_TABLE // 25 and draws > ROUNDS_PER_TABLE
     assert (two_lempas > 0) is rules.two_lempas
 
 

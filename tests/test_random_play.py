@@ -36,10 +36,10 @@ from engine.views import (
     private_view_json,
     shared_view_json,
 )
-from tests.conftest import domeng, fingerprint, forked_independently, outcome
+from tests.conftest import ENGINE_RERUN, domeng, fingerprint, forked_independently, outcome
 
 CHUNKS = 8
-ROUNDS_PER_CHUNK = 1_260  # 8 chunks: 10,080 rounds
+ROUNDS_PER_CHUNK = 1_260 // (4 if ENGINE_RERUN else 1)  # 8 chunks: 10,080 rounds (a quarter again)
 VIEW_CHECK_EVERY = 4
 """Check all six views field by field after every action of one round in this many (2,520 rounds)."""
 LEAK_SCAN_EVERY = 20
