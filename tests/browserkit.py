@@ -272,7 +272,7 @@ def play_turn(page: Any, keyboard: bool = False, at_version: int | None = None) 
     tile = page.locator(PLAYABLE).first
     if not tile.count():
         return False
-    try:  # 5 s: on a busy machine Playwright's checks before a click (a stable box) take seconds
+    try:  # 5 s: under load, Playwright's checks before a click took over a second
         if keyboard:
             tile.focus(timeout=5000)
             page.keyboard.press("Enter")

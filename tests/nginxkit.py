@@ -209,17 +209,19 @@ class Nginx:
             )
         return found
 
-    def requests_once(self, enough: Callable[[list[Logged]], bool], timeout: float = 15.0) -> list[Logged]:
-        """`requests` as soon as ``enough`` holds for them (looked at every 20 ms): nginx writes a
-        request's line after it has answered, so a client can hold its answer before the line is
-        written. Raises AssertionError with what was logged if ``enough`` never holds within
-        ``timeout`` seconds."""
+    def requests_once(
+        self, select: Callable[[Logged], bool], count: int, timeout: float = 15.0
+    ) -> list[Logged]:
+        """The `requests` that ``select`` picks, as soon as at least ``count`` of them are logged
+        (looked at every 20 ms): nginx writes a request's line after it has answered, so a client
+        can hold its answer before the line is written. Raises AssertionError with what was logged
+        if fewer than ``count`` are within ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        while not enough(found := self.requests()):
+        while len(picked := [r for r in self.requests() if select(r)]) < count:
             if time.monotonic() > deadline:
-                raise AssertionError(f"nginx's access log never held what was asked: {found}")
+                raise AssertionError(f"nginx logged {len(picked)} of the {count} requests awaited: {picked}")
             time.sleep(0.02)
-        return found
+        return picked
 
     def pids(self) -> list[int]:
         """The master's and its workers' process ids (from /proc)."""
