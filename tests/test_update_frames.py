@@ -16,7 +16,10 @@ import orjson
 import pytest
 
 from app.rooms.frames import room_public, send_updates
+from app.rooms.seats import SeatInfo
+from app.store.rows import SeatSpec
 from engine.core import Phase
+from engine.variants import make_rules
 from engine.views import events_json, private_view_json, shared_view_json
 from tests.roomkit import RawOutbox, Table, run_table
 
@@ -82,5 +85,50 @@ def test_a_seats_kept_private_part_follows_its_hand(tmp_path: Path) -> None:
             send_updates(room, [watcher], len(state.log) - 1)
             assert state.hands[4] == hand
             assert orjson.loads(watcher.texts.pop())["view"]["hand"] == view["hand"]
+
+    run_table(tmp_path, body, bots=[None] * 5)
+
+
+def test_an_update_tells_every_change_of_the_room_since_the_last(tmp_path: Path) -> None:
+    """The room's part of an update is made of parts kept from update to update
+    (`app.rooms.frames.room_public_json`: the rules' options and sides, the seats'): each change
+    of what everyone may see of the room, a seat's presence, cover, readiness or person, the rules
+    themselves, the table's size, shows in the very next update, as `room_public` says it."""
+
+    async def body(table: Table) -> None:
+        room = table.room
+        state = room.rules.new_match()
+        state.start_round(room.rules.deal(random.Random(5)))
+        room.state = state
+        conn = RawOutbox(None)
+        seat = room.seats[2]
+
+        def swap_rules() -> None:
+            room.rules = make_rules("domeng", {"camat_target": 3}, 5)
+
+        changes: list[tuple[str, Any]] = [
+            ("a person", lambda: seat.become(SeatSpec(kind="human", name="Dewi", seat=2, ready=True))),
+            ("connected", lambda: setattr(seat, "connections", 1)),
+            ("gone", lambda: setattr(seat, "connections", 0)),
+            ("covered", lambda: setattr(seat, "covered", True)),
+            ("stand_in", lambda: setattr(seat, "stand_in", True)),
+            ("released", seat.release),
+            ("not ready", lambda: setattr(seat, "ready", False)),
+            ("renamed", lambda: setattr(seat, "name", "Ayu")),
+            ("a bot", lambda: seat.become(SeatSpec(kind="bot", bot_level="easy", seat=2))),
+            ("bot level", lambda: setattr(seat, "bot_level", "hard")),
+            ("rules", swap_rules),
+            ("a seat more", lambda: room.seats.append(SeatInfo(5))),
+            ("a seat less", room.seats.pop),
+            ("status", lambda: setattr(room, "status", "finished")),
+        ]
+        before = None
+        for what, change in [("first", lambda: None), *changes]:
+            change()
+            send_updates(room, [conn], len(state.log))
+            sent = orjson.loads(conn.texts.pop())["room"]
+            assert sent == orjson.loads(orjson.dumps(room_public(room))), what
+            assert sent != before, f"{what}: the room as in the update before"
+            before = sent
 
     run_table(tmp_path, body, bots=[None] * 5)

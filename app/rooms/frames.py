@@ -11,6 +11,7 @@ import orjson
 
 from app.rooms.ports import Outbox
 from app.rooms.recovery import Ended
+from app.rooms.seats import PUBLIC_KEYS
 from engine.core import Phase
 from engine.events import Drew
 from engine.views import events_json, player_view, private_view_json, shared_view_json
@@ -28,6 +29,7 @@ __all__ = [
     "previous_json",
     "previous_public",
     "room_public",
+    "room_public_json",
     "round_end_json",
     "round_end_later",
     "send_updates",
@@ -47,12 +49,41 @@ def dumps(message: dict[str, Any]) -> str:
 
 def room_public(room: Room) -> dict[str, Any]:
     """The room as everyone may see it (RoomPublic in docs/protocol.md)."""
+    rules = room.rules
+    seats = [s.public() for s in room.seats]
+    return _public(room, rules.options(), seats, rules.sides(), turn_public(room))
+
+
+def room_public_json(room: Room, turn: dict[str, Any] | None) -> bytes:
+    """`room_public` as JSON, the same bytes as ``orjson.dumps(room_public(room))``; ``turn``: the
+    room's `turn_public` (the caller has it). Made for every update (`send_updates`) of parts
+    kept while they hold (issue 15: rebuilding the room's public form was about 4% of a move's
+    CPU): the options and sides of the room's rules, fixed for that object (a frozen
+    `engine.rules.base.Rules`), kept beside it (`Room.rules_json`); the seats', kept beside their
+    `app.rooms.seats.SeatInfo.public_key` (`Room.seats_json`), which their public forms are made
+    of."""
+    rules = room.rules
+    kept = room.rules_json
+    if kept is None or kept[0] is not rules:
+        options, sides = orjson.dumps(rules.options()), orjson.dumps(rules.sides())
+        kept = room.rules_json = (rules, orjson.Fragment(options), orjson.Fragment(sides))
+    key = tuple([s.public_key() for s in room.seats])
+    seats = room.seats_json
+    if seats is None or seats[0] != key:
+        text = orjson.dumps([dict(zip(PUBLIC_KEYS, k, strict=True)) for k in key])
+        seats = room.seats_json = (key, orjson.Fragment(text))
+    return orjson.dumps(_public(room, kept[1], seats[1], kept[2], turn))
+
+
+def _public(room: Room, options: Any, seats: Any, sides: Any, turn: dict[str, Any] | None) -> dict[str, Any]:
+    """`room_public` with its rules' ``options`` and ``sides``, its ``seats`` and ``turn`` given
+    (as values, or as JSON: `room_public_json`)."""
     state = room.state
     return {
         "code": room.code,
         "match": room.room_match,
         "variant": room.rules.name,
-        "options": room.rules.options(),
+        "options": options,
         "status": room.status,
         "version": room.version,
         "turn_timer_s": room.turn_timer_s,
@@ -60,10 +91,10 @@ def room_public(room: Room) -> dict[str, Any]:
         "hints": room.hints,
         "host_stop": room.host_stop if room.rules.host_stops else None,
         "keep_watching": room.asks_watching(),
-        "seats": [s.public() for s in room.seats],
-        "sides": room.rules.sides(),
+        "seats": seats,
+        "sides": sides,
         "host": room.host_public(),
-        "turn": turn_public(room),
+        "turn": turn,
         "round": None
         if state is None or state.round_index == 0
         else {
@@ -95,8 +126,9 @@ def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
     and legal actions, and its own events only when they hold a drawn tile."""
     conns = list(conns)
     state = room.state
+    turn = turn_public(room)
     if room.conns.issubset(conns):
-        room.told_turn = turn_public(room)
+        room.told_turn = turn
     if not conns:
         return
     if state is None:
@@ -108,7 +140,7 @@ def send_updates(room: Room, conns: Iterable[Outbox], log_before: int) -> None:
     # events), made once as text: a recipient's frame is then one join of three strings.
     head = (
         b'{"type":"state","version":%d,"from":%d,"room":%s,"view":'
-        % (room.version, log_before, orjson.dumps(room_public(room)))
+        % (room.version, log_before, room_public_json(room, turn))
     ).decode()
     shared = orjson.dumps(shared_view_json(state))
 

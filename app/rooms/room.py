@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+import orjson
 import structlog
 
 from app.metrics import Metrics
@@ -95,6 +96,15 @@ class Room(Commits, Timing, Moves, Presence):
     (`app.rooms.frames.round_end_json`), made once, when a whole state first needs it
     (`app.rooms.frames.round_end_later`). None before a round of the match
     ended in this process: a room loaded again (a restart, a handoff) sends none until one ends."""
+
+    rules_json: tuple[Rules, orjson.Fragment, orjson.Fragment] | None = None
+    """The options and sides of `rules` as JSON, beside the very object they were made from
+    (`app.rooms.frames.room_public_json`); None before the room's first update."""
+
+    seats_json: tuple[tuple[Any, ...], orjson.Fragment] | None = None
+    """The seats' public forms as JSON, beside their `app.rooms.seats.SeatInfo.public_key` then
+    (`app.rooms.frames.room_public_json`): made again when a key changes; None before the room's
+    first update."""
 
     private_parts: dict[int, tuple[int, str]] | None = None
     """Each seat's private part of its last update when it was not to act, by seat

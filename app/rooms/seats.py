@@ -16,6 +16,7 @@ from engine.hashing import sha256_hex
 
 __all__ = [
     "COVER_BOT",
+    "PUBLIC_KEYS",
     "SeatInfo",
     "SeatKind",
     "TokenHolder",
@@ -35,6 +36,9 @@ COVER_BOT = COVER_LEVEL
 """The bot level that covers for an absent player, and fills empty seats at the start."""
 
 SeatKind = Literal["empty", "human", "bot"]
+
+PUBLIC_KEYS = ("seat", "kind", "name", "bot_level", "connected", "ready", "covered", "stand_in")
+"""The keys of a seat's public form (`SeatInfo.public`), in order."""
 
 
 hash_token = sha256_hex
@@ -106,17 +110,24 @@ class SeatInfo:
             self.stand_in, self.timeouts = cover == "stand_in", 1
 
     def public(self) -> dict[str, Any]:
-        """What everyone may know about the seat."""
-        return {
-            "seat": self.seat,
-            "kind": self.kind,
-            "name": self.name,
-            "bot_level": self.bot_level,
-            "connected": self.connections > 0 or self.kind == "bot",
-            "ready": self.kind == "bot" or (self.kind == "human" and self.ready),
-            "covered": self.covered,
-            "stand_in": self.stand_in,
-        }
+        """What everyone may know about the seat: `public_key`'s values under `PUBLIC_KEYS`."""
+        return dict(zip(PUBLIC_KEYS, self.public_key(), strict=True))
+
+    def public_key(self) -> tuple[int, str, str | None, str | None, bool, bool, bool, bool]:
+        """Everything `public` tells, in `PUBLIC_KEYS`' order: ``(seat, kind, name, bot_level,
+        connected, ready, covered, stand_in)``. `public` is made of it, so equal keys give equal
+        public forms (`app.rooms.frames.room_public_json` keeps the seats' JSON by their keys)."""
+        kind = self.kind
+        return (
+            self.seat,
+            kind,
+            self.name,
+            self.bot_level,
+            self.connections > 0 or kind == "bot",
+            kind == "bot" or (kind == "human" and self.ready),
+            self.covered,
+            self.stand_in,
+        )
 
     def spec(self) -> SeatSpec:
         """The seat as the store keeps it."""
