@@ -85,12 +85,14 @@ export class RoomController {
     // so a dropped connection moves nothing but a chain under it (static/css/app.css)
     this.page = h("div", { class: "room-page" }, this.banner, this.notice, this.main);
     // at the table the toasts come under the top bar, and under this banner while it shows: its
-    // height (0 while hidden), heard from the layout, is said on the page's body, where the toasts
-    // are (#toasts in static/css/app.css)
+    // height (0 while hidden), heard from the layout, is said on the toasts' box (#toasts in
+    // static/css/app.css), not on the page's body, whose every element would inherit it
     this.bannerSized = new ResizeObserver(([entry]) => {
       const height = Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? this.banner.offsetHeight);
-      if (height) document.body.style.setProperty("--banner-h", `${height}px`);
-      else document.body.style.removeProperty("--banner-h");
+      const style = document.getElementById("toasts")?.style;
+      if (!style) return;
+      if (height) style.setProperty("--banner-h", `${height}px`);
+      else style.removeProperty("--banner-h");
     });
     this.bannerSized.observe(this.banner);
     replace(this.root, this.page);

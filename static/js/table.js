@@ -20,6 +20,17 @@ const OPP_AREAS = { 2: ["o23"], 3: ["o1", "o4"], 4: ["o1", "o23", "o4"], 5: ["o1
 const AUTO_DRAW_MS = 450;
 /** Where the speaker is in the feed's drawer, not the top bar (static/css/app.css). */
 const PHONE = "(max-width: 759px)";
+/** The lengths the table hears from the layout (TableView.say) and the elements whose rules read
+ * them (static/css/app.css): the toasts' box (#toasts), the connection banner (room.js) and the feed
+ * drawer (.feed). */
+const SAID_ON = {
+  "--bar-bottom": ["toasts", "banner", "feed"],
+  "--me-h": ["toasts", "feed"],
+  "--felt-top": ["toasts", "banner"],
+  "--felt-bottom": ["toasts"],
+  "--felt-left": ["toasts", "banner"],
+  "--felt-right": ["toasts", "banner"],
+};
 
 export class TableView {
   constructor(ctl) {
@@ -94,7 +105,7 @@ export class TableView {
     this.meSized.disconnect();
     this.barSized.disconnect();
     this.overSized.disconnect();
-    for (const name of ["--bar-bottom", "--me-h", "--felt-top", "--felt-bottom", "--felt-left", "--felt-right"]) document.body.style.removeProperty(name);
+    for (const name of Object.keys(SAID_ON)) for (const el of this.saidOn(name)) el.style.removeProperty(name);
     cancelAnimationFrame(this.feedFrame);
     this.destroyed = true;
     document.fonts?.removeEventListener("loadingdone", this.onFonts);
@@ -256,14 +267,13 @@ export class TableView {
       const meHeight = `${this.me.offsetHeight}px`;
       if (this.meHeight === meHeight) return;
       this.meHeight = meHeight;
-      this.el.style.setProperty("--me-h", meHeight);
-      document.body.style.setProperty("--me-h", meHeight); // the toasts end above it (app.css)
+      this.say("--me-h", meHeight); // the drawer and the toasts end above it (app.css)
     });
     this.meSized.observe(this.me);
     // the feed drawer (a phone's or tablet's overlay), the toasts and a desktop's reconnecting
     // banner (room.js, over the table) start below the top bar, whose height is its buttons' rows (a
     // host's End match and Last round wrap a phone's bar to two lines): heard from the layout, said
-    // on the page's body (the toasts and the banner are outside the table)
+    // on them (the toasts and the banner are outside the table: say)
     this.barBottom = "";
     this.barSized = new ResizeObserver(() => {
       this.fitBar();
@@ -271,10 +281,10 @@ export class TableView {
       const barBottom = `${Math.ceil(this.bar.getBoundingClientRect().bottom)}px`;
       if (this.barBottom === barBottom) return;
       this.barBottom = barBottom;
-      document.body.style.setProperty("--bar-bottom", barBottom);
+      this.say("--bar-bottom", barBottom);
     });
     // a toast (dom.js) and the connection banner (room.js) show over the felt only (its box said on
-    // the page's body, where both are), so that they cover no plate: the banner at its top, the
+    // both: say), so that they cover no plate: the banner at its top, the
     // toasts above its bottom edge (a phone on its side: under the banner); the chain keeps clear of
     // both (the board's top and bottom they cover, ChainBoard.setClear).
     // Their boxes, the felt's and the bar's are heard from the layout.
@@ -337,17 +347,30 @@ export class TableView {
     for (const el of [this.bar, this.felt, document.getElementById("toasts"), this.ctl.banner]) if (el) this.overSized.observe(el);
   }
 
-  /** Say the felt's inner box on the page's body (--felt-top, --felt-bottom, --felt-left,
-   * --felt-right: px from the window's edges) and keep the chain clear of the toasts and the banner
-   * over the board: those over its upper half cover its top, those over its lower half (the toasts,
-   * above the felt's bottom edge: app.css) its bottom. */
+  /** The elements whose rules read the custom property ``name`` (one of SAID_ON's) and that exist. */
+  saidOn(name) {
+    const on = { toasts: document.getElementById("toasts"), banner: this.ctl.banner, feed: this.feed };
+    return SAID_ON[name].map((key) => on[key]).filter(Boolean);
+  }
+
+  /** Say a length heard from the layout (``name``, one of SAID_ON's; ``value`` CSS, "12px") on the
+   * elements whose rules read it (app.css), not on the page's body: a custom property is inherited,
+   * and one changed on the body had Chromium compute the style of every element of the page again
+   * (the felt's box moves with most moves, as the plates' rows grow and shrink). */
+  say(name, value) {
+    for (const el of this.saidOn(name)) el.style.setProperty(name, value);
+  }
+
+  /** Say the felt's inner box on the toasts and the banner (--felt-top, --felt-bottom, --felt-left,
+   * --felt-right: px from the window's edges: say) and keep the chain clear of the toasts and the
+   * banner over the board: those over its upper half cover its top, those over its lower half (the
+   * toasts, above the felt's bottom edge: app.css) its bottom. */
   clearOverlays() {
     const felt = this.felt.getBoundingClientRect();
-    const style = document.body.style;
-    style.setProperty("--felt-top", `${Math.round(felt.top + this.felt.clientTop)}px`);
-    style.setProperty("--felt-bottom", `${Math.round(window.innerHeight - felt.bottom + this.felt.clientTop)}px`);
-    style.setProperty("--felt-left", `${Math.round(felt.left + this.felt.clientLeft)}px`);
-    style.setProperty("--felt-right", `${Math.round(window.innerWidth - felt.right + this.felt.clientLeft)}px`);
+    this.say("--felt-top", `${Math.round(felt.top + this.felt.clientTop)}px`);
+    this.say("--felt-bottom", `${Math.round(window.innerHeight - felt.bottom + this.felt.clientTop)}px`);
+    this.say("--felt-left", `${Math.round(felt.left + this.felt.clientLeft)}px`);
+    this.say("--felt-right", `${Math.round(window.innerWidth - felt.right + this.felt.clientLeft)}px`);
     const board = this.chain.el.getBoundingClientRect();
     let clear = 0;
     let clearBottom = 0;
