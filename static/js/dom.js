@@ -59,6 +59,14 @@ export function keepChildren(el, items) {
   el.append(...items.slice(same));
 }
 
+/** Keep ``n`` children in ``el``, all alike (``make()`` builds one: a hand's tile backs): those
+ * missing are added at the end, those too many removed from it, so that a hand one tile shorter
+ * builds, restyles and lays out none of the others again. */
+export function keepCount(el, n, make) {
+  while (el.childElementCount > n) el.lastElementChild.remove();
+  while (el.childElementCount < n) el.append(make());
+}
+
 /** Set an inline style property (``--custom`` ones too) only when it changes: a custom property
  * set on a container restyles everything under it, even to the value it had. */
 export function setStyle(el, name, value) {

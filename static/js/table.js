@@ -6,7 +6,7 @@ import { alertButtons, audioHeld, TableAlerts, watchSound } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionShown, reactionsHidden } from "./chat.js";
-import { arrowsAlong, h, keepChildren, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
+import { arrowsAlong, h, keepChildren, keepCount, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
 import { t, tf, tfSpan } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
 import { loneLempa, optionText } from "./review.js";
@@ -719,9 +719,7 @@ export class TableView {
     setText(plate.stonesCount, String(stones));
     setAttr(plate.stones, "title", t("stones.count", { n: stones }));
     setText(plate.handCount, `×${count}`);
-    if (plate.hand.childElementCount !== Math.min(count, 5)) {
-      replace(plate.hand, Array.from({ length: Math.min(count, 5) }, () => tileBackSvg()));
-    }
+    keepCount(plate.hand, Math.min(count, 5), () => tileBackSvg());
     plate.conn.className = live ? `conn ${info.connected ? "on" : "off"}` : "conn";
     const tags = [];
     if (info.kind === "bot") tags.push(h("span", { class: "tag tag-bot" }, t("seat.bot")));
@@ -844,7 +842,8 @@ export class TableView {
       const n = view.hand_counts?.[0] ?? 0;
       if (this.hand.dataset.backs !== String(n)) {
         this.hand.dataset.backs = String(n);
-        replace(this.hand, Array.from({ length: n }, () => h("span", { class: "hand-back" }, tileBackSvg())));
+        for (const el of [...this.hand.children]) if (!el.classList.contains("hand-back")) el.remove(); // a seat's tiles, as it left
+        keepCount(this.hand, n, () => h("span", { class: "hand-back" }, tileBackSvg()));
         this.handButtons.clear();
       }
       return;
