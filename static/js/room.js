@@ -4,7 +4,7 @@
 import { claimSeat, getRoom, leaveSeat, playAgain, setOpenTable, setOptions, remember, roomMemory, saveFeed, savedFeed, saveName, saveRoundEnd, savedRoundEnd, savedName, setBot, startMatch, stopMatch, touchRoom } from "./api.js";
 import { KOZEL_SEATS, TARGETS, TIMER_MAX_S, TIMER_MIN_S, timerSeconds } from "./lobby.js";
 import { RoomSocket } from "./connection.js";
-import { clearToasts, h, replace, toast } from "./dom.js";
+import { clearToasts, h, replace, setStyle, toast } from "./dom.js";
 import { errorText, has, t, tf } from "./i18n.js";
 import { BOT_LEVELS, botLabel } from "./bots.js";
 import { seatName } from "./narrate.js";
@@ -89,10 +89,10 @@ export class RoomController {
     // static/css/app.css), not on the page's body, whose every element would inherit it
     this.bannerSized = new ResizeObserver(([entry]) => {
       const height = Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? this.banner.offsetHeight);
-      const style = document.getElementById("toasts")?.style;
-      if (!style) return;
-      if (height) style.setProperty("--banner-h", `${height}px`);
-      else style.removeProperty("--banner-h");
+      const toasts = document.getElementById("toasts");
+      if (!toasts) return;
+      if (height) setStyle(toasts, "--banner-h", `${height}px`);
+      else toasts.style.removeProperty("--banner-h");
     });
     this.bannerSized.observe(this.banner);
     replace(this.root, this.page);

@@ -356,9 +356,10 @@ export class TableView {
   /** Say a length heard from the layout (``name``, one of SAID_ON's; ``value`` CSS, "12px") on the
    * elements whose rules read it (app.css), not on the page's body: a custom property is inherited,
    * and one changed on the body had Chromium compute the style of every element of the page again
-   * (the felt's box moves with most moves, as the plates' rows grow and shrink). */
+   * (the felt's box moves with most moves, as the plates' rows grow and shrink). Only a value that
+   * changed is set (dom.js setStyle): the felt's four are said together whenever one moves. */
   say(name, value) {
-    for (const el of this.saidOn(name)) el.style.setProperty(name, value);
+    for (const el of this.saidOn(name)) setStyle(el, name, value);
   }
 
   /** Say the felt's inner box on the toasts and the banner (--felt-top, --felt-bottom, --felt-left,
