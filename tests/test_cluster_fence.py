@@ -5,16 +5,18 @@ refused and stores nothing; a refused write does not fail the others of its grou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
 from app.store import FencedOutError, NotFoundError, Store
-from app.store.db import make_engine
+from app.store.db import application_name, make_engine
 from app.store.models import Match
 from app.store.rows import SeatChange, SeatSpec
+from app.store.stalled import PATIENCE_S, end_stalled_blockers
 from engine.hashing import commitment_of
 from engine.variants import make_rules
 from tests.test_store import (
@@ -241,6 +243,117 @@ def test_a_claim_is_not_held_up_by_the_row_lock_of_an_owner_paused_mid_transacti
     fence, woke = asyncio.run(main())
     assert fence == 2
     assert woke != "committed"
+
+
+STALLED_SERVER = "domeng serve pid 4194304 on a-stopped-host"
+"""The ``application_name`` of a former owner's session in the tests below (another server's)."""
+
+
+async def _lock_and_stall(connection: Any, match_id: int) -> asyncio.Task[Any]:
+    """In ``connection`` (a former owner's), lock the match's row as `lock_fences` does and leave
+    the session *active* with the transaction open, as asyncpg's pipelined ``executemany`` paused
+    before its Sync leaves it: no ``idle_in_transaction_session_timeout`` applies. Returns the
+    task of the statement that keeps it active."""
+    await connection.begin()
+    await connection.execute(select(Match.fence).where(Match.id == match_id).with_for_update())
+    return asyncio.create_task(connection.execute(text("SELECT pg_sleep(600)")))
+
+
+async def _until(engine: Any, sql: str, **values: Any) -> None:
+    """Poll ``sql`` (one boolean) on ``engine`` until it is true, within 60 s."""
+    async with asyncio.timeout(60):
+        while True:
+            async with engine.connect() as connection:
+                if (await connection.execute(text(sql), values)).scalar():
+                    return
+            await asyncio.sleep(0.05)
+
+
+_CLAIM_WAITS = (
+    "SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = :ours AND wait_event_type = 'Lock'"
+)
+_CANCEL = text("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = :name")
+_STALLED_FOR = (
+    "SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = :name "
+    "AND clock_timestamp() - xact_start > make_interval(secs => :seconds)"
+)
+
+
+def test_a_claim_ends_a_stopped_owners_session_that_holds_its_row_active() -> None:
+    """A former owner stopped mid-pipeline holds the row with its session *active*; the claim does
+    not wait until its own timeout: the stalled session is ended and the claim goes through
+    (`app.store.stalled`). Before it, the claim failed after its database timeout, every time."""
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+
+    async def main() -> tuple[int | None, str]:
+        async with asyncio.timeout(120), Store(POSTGRES_URL, database_timeout_s=30.0) as store:
+            match_id, code = await fenced_match(store, token=1)
+            named = {"server_settings": {"application_name": STALLED_SERVER}}
+            stopped = make_engine(POSTGRES_URL, connect_args=named)
+            try:
+                async with stopped.connect() as connection:
+                    stalled = await _lock_and_stall(connection, match_id)
+                    await store.claim_room(code, 2)
+                    try:
+                        await stalled
+                    except DBAPIError as ended:
+                        woke = type(ended.orig).__name__
+                    else:
+                        woke = "slept"
+            finally:
+                await stopped.dispose()
+            async with store.engine.connect() as connection:
+                fence = (await connection.execute(select(Match.fence).where(Match.id == match_id))).scalar()
+            return fence, woke
+
+    fence, woke = asyncio.run(main())
+    assert fence == 2
+    assert woke != "slept"
+
+
+@pytest.mark.parametrize(
+    ("name", "ended"),
+    [(STALLED_SERVER, 1), ("psql", 0), ("domeng migrate pid 4194304 on a-stopped-host", 0)],
+)
+def test_only_another_servers_stalled_session_that_blocks_ours_is_ended(name: str, ended: int) -> None:
+    """`end_stalled_blockers` ends a blocker only when it is another ``domeng serve`` process's
+    (an operator's session or a migration is waited for) and only when it blocks this process."""
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+
+    async def main() -> tuple[int, int, int]:
+        async with asyncio.timeout(120), Store(POSTGRES_URL, database_timeout_s=60.0) as store:
+            match_id, _ = await fenced_match(store, token=1)
+            other = make_engine(POSTGRES_URL, connect_args={"server_settings": {"application_name": name}})
+            try:
+                async with other.connect() as connection:
+                    stalled = await _lock_and_stall(connection, match_id)
+                    await _until(store.engine, _STALLED_FOR, name=name, seconds=PATIENCE_S)
+                    # it blocks nobody of ours yet: nothing is ended
+                    before = await end_stalled_blockers(store.engine)
+                    # a write of the new owner's waits on the row (not a claim: no watchdog here)
+                    write = store.fenced(2).append_action(match_id, 0, 1, 3, 1, pass_of(1), "human")
+                    waiting = asyncio.create_task(write)
+                    await _until(store.engine, _CLAIM_WAITS, ours=application_name())
+                    during = await end_stalled_blockers(store.engine)
+                    if not during:  # its statement cancelled, its transaction rolled back
+                        async with store.engine.connect() as own:
+                            await own.execute(_CANCEL, {"name": name})
+                            await own.rollback()
+                    with contextlib.suppress(DBAPIError):
+                        await stalled
+                    if not during:
+                        await connection.rollback()
+                    await waiting
+            finally:
+                await other.dispose()
+            async with store.engine.connect() as connection:
+                fence = (await connection.execute(select(Match.fence).where(Match.id == match_id))).scalar()
+            return before, during, int(fence or 0)
+
+    before, during, fence = asyncio.run(main())
+    assert (before, during, fence) == (0, ended, 2)
 
 
 def test_a_turn_is_timed_on_the_databases_clock_and_a_handoff_mark_lasts_one_owner(database_url: str) -> None:

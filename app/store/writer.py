@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
 
@@ -60,6 +60,7 @@ from app.store.group_commit import (
     write_loop,
 )
 from app.store.sqlite_thread import SqliteThread
+from app.store.stalled import past_stalled_owners
 
 _T = TypeVar("_T")
 
@@ -325,6 +326,17 @@ class Writer:
         `FencedOutError` when the match holds a higher token than the view's (module docstring);
         any `FencedOutError` calls the view's ``on_fenced`` the first time. ``rekeys`` and ``long``:
         as `Op` says."""
+        return await self._answer(self._queued(run, row, match, rekeys, long))
+
+    def _queued(
+        self,
+        run: Callable[[Connection], _T] | None,
+        row: dict[str, Any] | None = None,
+        match: int | None = None,
+        rekeys: bool = False,
+        long: bool = False,
+    ) -> asyncio.Future[_T]:
+        """Queue the write now (`_submit`); the future of its result."""
         writer = self._writer
         if writer is None or writer.done() or self._closing:
             raise StoreClosedError("the store is not started or is closing")
@@ -333,6 +345,10 @@ class Writer:
         future: asyncio.Future[_T] = writer.get_loop().create_future()
         checked = None if match is None or self._fence is None else (match, self._fence)
         self._queue.put_nowait(Op(future, run, row, checked, rekeys, long))
+        return future
+
+    async def _answer(self, future: Awaitable[_T]) -> _T:
+        """``future``'s result; a `FencedOutError` calls ``on_fenced`` first (`_submit`)."""
         try:
             return await future
         except FencedOutError:
@@ -347,6 +363,10 @@ class Writer:
         refused. Call it after taking the room's lease and before reading the room: on PostgreSQL
         it waits for a write of the old owner in progress, and the read then sees it.
 
+        A former owner stopped inside a write holds the lock until its session ends; on
+        PostgreSQL, while the claim waits, that session is ended after
+        `app.store.stalled.PATIENCE_S` (1 s).
+
         Raises `FencedOutError` (its ``stored``: the highest fence found) when a match of the room
         already holds a higher token; a room with no match passes.
         """
@@ -354,7 +374,12 @@ class Writer:
         def run(connection: Connection) -> None:
             claim_fences(connection, code, token)
 
-        await self._submit(run, rekeys=True)
+        claim = self._queued(run, rekeys=True)  # queued now: writes keep the order of the calls
+        if self._sqlite is None and self._engine is not None:
+            # looked on a connection of the store's own pool, not the writer's
+            await self._answer(past_stalled_owners(self._engine, claim))
+        else:
+            await self._answer(claim)
 
     async def _commit(self, batch: list[Op[Any]]) -> None:
         if await commit_batch(batch, self._transaction):
