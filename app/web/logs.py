@@ -1,4 +1,5 @@
-"""Structured logs (structlog): one JSON object per line on standard error, or readable lines."""
+"""Structured logs (structlog): one JSON object per line on standard error, or readable lines, for
+structlog's own events and the standard library's records alike."""
 
 from __future__ import annotations
 
@@ -63,9 +64,22 @@ class _RedactingFilter(logging.Filter):
         if clean != message:
             record.msg, record.args = clean, None
         if record.exc_info:
-            record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
+            setattr(record, _EXCEPTION, self.redact(logging.Formatter().formatException(record.exc_info)))
             record.exc_info = None
         return True
+
+
+_EXCEPTION = "domeng_exception"
+"""The attribute of a standard-library record that holds its traceback, redacted (`_RedactingFilter`)."""
+
+
+def _foreign_exception(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A standard-library record's redacted traceback as the line's ``exception`` field."""
+    record = event.get("_record")
+    text = getattr(record, _EXCEPTION, None)
+    if text:
+        event["exception"] = text
+    return event
 
 
 def _redacted_frame(frame: Frame, redact: Redactor) -> Frame:
@@ -95,24 +109,43 @@ def _redact_event(redact: Redactor) -> Any:
 
 
 def configure_logging(level: str = "info", as_json: bool = True, secrets: Iterable[str] = ()) -> None:
-    """Configure structlog and the standard library's logging (uvicorn's) to the same stream;
-    every line of both is redacted (`Redactor`, with ``secrets`` such as the admin secret), at
-    every level."""
+    """Configure structlog and the standard library's logging (uvicorn's) to the same stream, in
+    one shape: with ``as_json`` one JSON object per line (``event``, ``level``, ``timestamp``, ISO
+    8601 UTC, and the standard library's ``logger``; a traceback as ``exception``), else readable
+    lines; every line of both is redacted (`Redactor`, with ``secrets`` such as the admin secret),
+    at every level."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
-    logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
+    logging.basicConfig(stream=sys.stderr, level=numeric, force=True)
     redact = Redactor(secrets)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(_RedactingFilter(redact))
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     )
+    stamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    # the standard library's records (uvicorn's, the WebSocket library's, Alembic's) in the same
+    # shape as structlog's own lines: a level, the logger's name and a time on each
+    foreign = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.add_log_level,
+            structlog.stdlib.add_logger_name,
+            stamp,
+            _foreign_exception,
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _redact_event(redact),
+            renderer,
+        ],
+    )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_RedactingFilter(redact))
+        handler.setFormatter(foreign)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            stamp,
             structlog.processors.format_exc_info,
             _redact_event(redact),
             renderer,
