@@ -744,6 +744,19 @@ def test_every_catalog_has_exactly_the_english_keys() -> None:
                 assert wanted <= set(placeholder.findall(form)), (lang, key, form)
 
 
+def test_every_plural_entry_has_each_form_its_language_uses() -> None:
+    """static/js/i18n.js picks a plural entry's form with ``Intl.PluralRules(lang)`` and falls back
+    to ``other``: an entry without ``few`` in Russian would say "5 камня". Each entry holds every
+    category the language's CLDR rules name (ICU's, as the browser's)."""
+    import icu  # noqa: PLC0415 - PyICU, the server's look-alike check of names
+
+    for lang in languages():
+        wanted = set(icu.PluralRules.forLocale(icu.Locale(lang)).getKeywords())
+        for key, value in catalog_of(lang).items():
+            if isinstance(value, dict):
+                assert wanted <= set(value), (lang, key, sorted(value), sorted(wanted))
+
+
 def test_the_round_results_button_does_not_read_as_the_final_round() -> None:
     """The bar's button that opens the last round's panel says "round results", never what the
     host's "Last round: the host ends the match…" says: in English both said "Last round"."""
