@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.store.db import application_name
 
-__all__ = ["PATIENCE_S", "end_stalled_blockers", "past_stalled_owners"]
+__all__ = ["PATIENCE_S", "SERVER_PREFIX", "end_stalled_blockers", "past_stalled_owners"]
 
 _log = structlog.get_logger("domeng.store")
 
