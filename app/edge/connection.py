@@ -18,7 +18,14 @@ from app.edge.closes import close_for
 from app.edge.protocol import CLOSE_TOO_SLOW
 from app.rooms.ports import CloseReason
 
-__all__ = ["CLOSE_REASON_BYTES", "SERVER_SEND", "Connection", "MessageBudget", "close_reason"]
+__all__ = [
+    "CLOSE_REASON_BYTES",
+    "SERVER_SEND",
+    "SERVER_SEND_TEXT",
+    "Connection",
+    "MessageBudget",
+    "close_reason",
+]
 
 _log = structlog.get_logger("domeng.connection")
 _ids = itertools.count(1)
@@ -35,6 +42,18 @@ is called with before any middleware wraps it (`app.edge.heard.heard_protocol` p
 ``websocket.send`` message; going through them (Starlette's `WebSocket.send_text`, its state
 checks, the exception handlers' and the middlewares' wrappers of ``send``) cost a coroutine or a
 call each per frame, and a room sends a frame to each of its sockets per move (issue 15)."""
+
+
+SERVER_SEND_TEXT: Final = "domeng.send_text"
+"""The ASGI scope extension holding ``(text: str) -> bool``, when the server's WebSocket protocol
+offers it (`app.edge.heard.heard_protocol`, on ``websockets-sansio``): when the socket is open and
+can take it at once (not paused by flow control), it has the websockets library's protocol frame
+``text`` (``send_text``, with any extension such as permessage-deflate) and writes that to the
+socket's transport, as uvicorn's ``send`` does, and returns True; else it writes nothing and
+returns False, and the frame goes through `SERVER_SEND`. It skips what the ASGI ``send`` adds
+around that: a message dict, a coroutine and its flow-control wait, about a third of the CPU a
+1,700-byte frame took to send, the socket's write included (`benchmarks/frame_send.py`, uvloop),
+and a room sends one frame to each of its sockets per move (issue 15)."""
 
 
 def close_reason(text: str) -> str:
@@ -116,19 +135,22 @@ class Connection:
     connection is closed with 4002 (too slow) instead. `send_latest` queues a frame whose latest
     value alone matters (the host's ``spectators`` list): while one of its kind still waits, that
     one's text is replaced in its place instead, so a flood of them takes one place in the queue.
-    Text frames go out through the server's own ``send`` when the scope carries it
-    (`SERVER_SEND`), else through the WebSocket's ``send_text``; the close goes through the
-    WebSocket.
+    Text frames go straight to the socket's transport when the scope offers it and the socket
+    takes them at once (`SERVER_SEND_TEXT`), else through the server's own ``send`` when the scope
+    carries it (`SERVER_SEND`), else through the WebSocket's ``send_text``; the close goes through
+    the WebSocket.
     """
 
     def __init__(self, websocket: WebSocket, queue_size: int) -> None:
         self.id = next(_ids)
         self.websocket = websocket
         self._write: Callable[[str], Coroutine[Any, Any, None]] = websocket.send_text
-        server_send = (getattr(websocket, "scope", None) or {}).get("extensions", {}).get(SERVER_SEND)
+        extensions = (getattr(websocket, "scope", None) or {}).get("extensions", {})
+        server_send = extensions.get(SERVER_SEND)
         self._raw = server_send is not None
         if server_send is not None:
             self._write = lambda text: server_send({"type": "websocket.send", "text": text})
+        self._write_frame: Callable[[str], bool] | None = extensions.get(SERVER_SEND_TEXT)
         self.seat: int | None = None
         self.watcher: str | None = None
         self.client: str | None = None
@@ -201,10 +223,13 @@ class Connection:
             self.start()
 
     def _write_now(self, text: str) -> None:
-        """Run the socket's send until it finishes or has to wait; a send that waits goes to the
+        """Write the frame straight to the socket when it takes it at once (`SERVER_SEND_TEXT`),
+        else run the socket's send until it finishes or has to wait; a send that waits goes to the
         (empty) queue for the sender to finish."""
-        write = self._write(text)
         try:
+            if self._write_frame is not None and self._write_frame(text):
+                return
+            write = self._write(text)
             awaited = write.send(None)
         except StopIteration:
             return
@@ -240,14 +265,14 @@ class Connection:
                 if isinstance(item, _Latest):
                     if self._waiting.get(item.kind) is item:
                         del self._waiting[item.kind]  # a newer one of its kind queues anew
-                    await self._write(item.text)
+                    await self._send(item.text)
                     continue
                 if isinstance(item, tuple):
                     code, reason = item
                     if ws.application_state is WebSocketState.CONNECTED:
                         await ws.close(code, reason)
                     return
-                await self._write(item)
+                await self._send(item)
         except Exception as error:
             self._failed(error)
             self.closed = True
@@ -255,6 +280,12 @@ class Connection:
                 await ws.close(CLOSE_TOO_SLOW)
         finally:
             self._idle = False
+
+    async def _send(self, text: str) -> None:
+        """The sender's write of one frame: straight to the transport when it takes it at once
+        (`SERVER_SEND_TEXT`), else through the socket's send."""
+        if self._write_frame is None or not self._write_frame(text):
+            await self._write(text)
 
     async def flush(self, timeout_s: float) -> None:
         """Wait up to ``timeout_s`` seconds for a requested close (and what was queued before it)

@@ -37,9 +37,10 @@ from typing import Any, Final
 import structlog
 from uvicorn.config import WS_PROTOCOLS
 from uvicorn.importer import import_from_string
+from websockets.exceptions import InvalidState
 from websockets.frames import Opcode
 
-from app.edge.connection import SERVER_SEND, MessageBudget
+from app.edge.connection import SERVER_SEND, SERVER_SEND_TEXT, MessageBudget
 from app.throttle import Throttle
 
 __all__ = ["FRAME_BURST", "FRAME_PER_S", "HEARD", "heard_protocol", "silent_s"]
@@ -71,6 +72,7 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
     ``websockets``), subclassed to stamp each arrival of bytes and to put `HEARD` in the scope.
     Raises ImportError when that implementation's package is not installed."""
     base: type[Any] = import_from_string(WS_PROTOCOLS[ws_impl])
+    sansio = ws_impl == "websockets-sansio"  # its protocol object (``conn``) is the library's own
 
     class Heard(base):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -154,7 +156,31 @@ def heard_protocol(ws_impl: str) -> type[asyncio.Protocol]:
             extensions[HEARD] = self.last_heard
             # the send the application is called with (the legacy implementation's is asgi_send)
             extensions[SERVER_SEND] = getattr(self, "asgi_send", None) or self.send
+            if sansio:
+                extensions[SERVER_SEND_TEXT] = self.domeng_send_text
             await super().run_asgi()
+
+        def domeng_send_text(self, text: str) -> bool:
+            """`SERVER_SEND_TEXT` on websockets-sansio: what its ``send`` does with a
+            ``websocket.send`` of ``text`` that need not wait (the socket open, the handshake
+            done, not paused by flow control): the library's protocol frames it (``send_text``,
+            ``data_to_send``) and it goes to the transport in one write, without the ASGI
+            message and its coroutine. False, having written nothing, otherwise."""
+            if (
+                self.close_sent
+                or self.disconnected
+                or not self.handshake_complete
+                or self.initial_response is not None
+                or not self.writable.is_set()
+            ):
+                return False
+            conn = self.conn
+            try:
+                conn.send_text(text.encode())
+            except InvalidState:
+                return False  # the ASGI send says so (ClientDisconnected)
+            self.transport.write(b"".join(conn.data_to_send()))
+            return True
 
         def last_heard(self) -> float:
             return float(self.domeng_heard)
