@@ -117,6 +117,53 @@ export function fitChain(items, opening, width, height, { maxUnit = 40, minUnit 
   return fallback ?? last;
 }
 
+const TARGET_MIN = 48; // px: an end target's smallest side where it lies in the next tile's place
+const TARGET_ASIDE = [48, 40, 32, 24]; // px: its side beside the end's tile, the largest that finds room
+const TARGET_GAP = 3; // px between an end target moved aside and the tile it stands by
+
+/** How much of two boxes ({x, y, w, h}, px) overlap: the area they share (0 for none). */
+function overlap(a, b) {
+  const w = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+  const h = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+/**
+ * Where an end's target goes: a box {x, y, w, h} (px in the board), in the place where the end's
+ * next tile would lie (``next``, px), at least ``TARGET_MIN`` square, unless it would cover a tile
+ * of the chain or the other target there (``others``, px boxes). Then it is a square beside the
+ * end's last tile (``last``, px): beyond it the way the chain runs there (``way``, +1 right, -1
+ * left), above it or below it, or above or below the next tile's place; the first such place inside
+ * the board (``board``: {w, h}, px) that covers nothing, at the largest of ``TARGET_ASIDE``'s sides
+ * that finds one (24 px on a small phone's board full of tiles; the Left end and Right end buttons
+ * under the question are a finger's size anyway). Where none does, the place that covers least. A phone's felt is
+ * narrow: the right end's target, centred past a chain that reached its edge, covered its last tile.
+ */
+export function placeTargetBox(next, last, way, others, board) {
+  const inside = (x, y, w, h) => ({ x: Math.max(0, Math.min(x, board.w - w)), y: Math.max(0, Math.min(y, board.h - h)), w, h });
+  const mid = (box, size, along) => box[along] + (box[along === "x" ? "w" : "h"] - size) / 2;
+  const w = Math.max(next.w, TARGET_MIN);
+  const h = Math.max(next.h, TARGET_MIN);
+  const places = [inside(mid(next, w, "x"), mid(next, h, "y"), w, h)];
+  for (const side of TARGET_ASIDE) {
+    const beyond = way === 1 ? last.x + last.w + TARGET_GAP : last.x - TARGET_GAP - side;
+    places.push(
+      inside(beyond, mid(last, side, "y"), side, side),
+      inside(mid(last, side, "x"), last.y - TARGET_GAP - side, side, side),
+      inside(mid(last, side, "x"), last.y + last.h + TARGET_GAP, side, side),
+      inside(mid(next, side, "x"), next.y - TARGET_GAP - side, side, side),
+      inside(mid(next, side, "x"), next.y + next.h + TARGET_GAP, side, side),
+    );
+  }
+  let best = null;
+  for (const box of places) {
+    const covered = others.reduce((sum, other) => sum + overlap(box, other), 0);
+    if (covered === 0) return box;
+    if (!best || covered < best.covered) best = { box, covered };
+  }
+  return best.box;
+}
+
 /** Draws the chain in ``el`` and the two end targets for choosing where a tile goes. */
 export class ChainBoard {
   constructor({ onEnd, labels }) {
@@ -257,8 +304,21 @@ export class ChainBoard {
       }
     }
     this.drawn = true;
-    this.placeTarget("L", rects[0], unit, offX, offY);
-    this.placeTarget("R", rects[rects.length - 1], unit, offX, offY);
+    this.placeTargets(rects, unit, offX, offY, Math.max(height, box.height * unit + 8));
+  }
+
+  /** The end targets while a tile's end is chosen (hidden otherwise), each clear of the chain's
+   * tiles and of the other (placeTargetBox): ``rects`` the layout's, in units, with the places of
+   * the tiles next to each end first and last; ``high`` the layer's height, px. */
+  placeTargets(rects, unit, offX, offY, high) {
+    const on = !!this.choosing;
+    for (const target of Object.values(this.targets)) if (target.hidden === on) target.hidden = !on;
+    if (!on) return;
+    const px = (r) => ({ x: offX + r.x * unit, y: offY + r.y * unit, w: r.w * unit, h: r.h * unit });
+    const tiles = rects.slice(1, -1).map(px);
+    const board = { w: this.size.width, h: high };
+    const left = this.placeTarget("L", rects[0], px(rects[0]), tiles[0], tiles, board);
+    this.placeTarget("R", rects[rects.length - 1], px(rects[rects.length - 1]), tiles[tiles.length - 1], [...tiles, left], board);
   }
 
   place(key, tile, rect, unit, offX, offY, index) {
@@ -317,11 +377,11 @@ export class ChainBoard {
     };
   }
 
-  placeTarget(end, rect, unit, offX, offY) {
+  /** Draw the target of ``end`` ("L", "R") for the next tile's place (``rect`` in units, ``next``
+   * in px) beside the end's ``last`` tile, clear of ``others`` (px boxes), inside ``board``;
+   * returns its box (px). */
+  placeTarget(end, rect, next, last, others, board) {
     const target = this.targets[end];
-    const on = !!this.choosing;
-    if (target.hidden === on) target.hidden = !on;
-    if (!on) return;
     const text = this.labels();
     const value = this.ends ? this.ends[end === "L" ? 0 : 1] : "";
     // the arrow points the way a tile goes from this end: once the chain has turned a corner, the
@@ -331,13 +391,11 @@ export class ChainBoard {
     target.dataset.way = way === 1 ? "right" : "left";
     target.replaceChildren(h("span", { class: "end-arrow", "aria-hidden": "true" }, way === 1 ? "▶" : "◀"), h("span", { class: "end-pips" }, String(value)));
     setAttr(target, "aria-label", end === "L" ? text.left : text.right);
-    const w = Math.max(rect.w * unit, 48);
-    const hh = Math.max(rect.h * unit, 48);
-    const x = offX + rect.x * unit + (rect.w * unit - w) / 2;
-    const y = offY + rect.y * unit + (rect.h * unit - hh) / 2;
-    target.style.width = `${w}px`;
-    target.style.height = `${hh}px`;
-    target.style.transform = `translate(${x}px, ${y}px)`;
+    const box = placeTargetBox(next, last, way, others, board);
+    setStyle(target, "width", `${box.w}px`);
+    setStyle(target, "height", `${box.h}px`);
+    setStyle(target, "transform", `translate(${box.x}px, ${box.y}px)`);
+    return box;
   }
 
   /** Move keyboard focus to the left end target (after a tile with two possible ends is chosen),

@@ -1,0 +1,119 @@
+"""What a new user's trial found at the table, in Chromium: on a phone (390x844) the feed drawer's chat
+box is in view whenever the drawer is open, however long the score sheet, the play-by-play and the
+chat; a long name without spaces (32 letters) is shortened with an ellipsis, whole in its title, in
+the score sheet, the plates and the feed, on a desktop and on a phone; and while an end of the chain
+is chosen, neither end's target covers a tile of the chain, wherever the chain ends on the felt."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browserkit import (
+    DESKTOP,
+    PHONE,
+    describe,
+    open_page,
+    screenshot,
+    sit_and_start,
+    wait_for_a_tile_to_place,
+)
+from tests.serverkit import ServerProcess
+
+LANDSCAPE = {"width": 844, "height": 390}
+SMALL = {"width": 320, "height": 568}
+
+# A line of play of 24 tiles (each "a-b" as it lies, left to right), doubles among them: the test
+# lays out every part of it of each length, opened at its first, middle and last tile.
+LINE = (
+    "6-6 6-5 5-5 5-4 4-4 4-3 3-3 3-2 2-2 2-1 1-1 1-0 0-0 0-6 6-4 4-2 2-0 0-5 5-3 3-1 1-6 6-2 2-5 5-1"
+).split()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path_factory.mktemp("browser-table-fit"),
+        env={"DOMENG_BOT_DELAY_S": "0.05", "DOMENG_ROUND_PAUSE_S": "600"},
+    ).start()
+    yield process
+    process.stop()
+
+
+def _my_turn(server: ServerProcess, browser: Any, viewport: dict[str, int], name: str = "Ana") -> tuple[Any, Any]:
+    """A page at a five-seat Domeng table, ``name`` against four bots, on its turn with a tile to
+    place (no timer: the table waits on it)."""
+    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+    token = server.claim(room["code"], 0, name).json()["token"]
+    context, page, watch = open_page(browser, viewport)
+    sit_and_start(page, server, room, token)
+    wait_for_a_tile_to_place(page)
+    return context, page, watch
+
+
+# The page's own tile is being placed (its end asked, as a tile that fits both ends asks) while the
+# board shows each part of ``line`` ({chain, opening} each), drawn in turn: for each, the end
+# targets that cover a chain tile, or reach past the board's edges ([chain, opening, end, what]).
+# Each is measured once the board's tiles and targets are at rest (with reduced motion every change
+# of style is still a transition of 0.01 ms, which a measure before the next frame sees at its
+# start), and drawn again if a state of the table's own drew its chain meanwhile.
+TARGETS_CLEAR = """async (chains) => {
+    const s = window.__domeng.screen;
+    const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    const moving = () => document.getAnimations().some(
+        (a) => a.playState === 'running' && a.effect?.target?.closest?.('.chain-board'));
+    const key = [...s.handButtons].find(([, b]) => b.classList.contains('playable'))[0];
+    s.choosing = key;
+    s.update();
+    await frame();
+    await frame();  // the felt resized for the question above the hand: the board heard it
+    const bad = [];
+    const box = (el) => el.getBoundingClientRect();
+    const cut = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5
+        && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+    for (const {chain, opening} of chains) {
+        const ends = [chain[0].split('-')[0], chain[chain.length - 1].split('-')[1]];
+        do {
+            s.chain.update(chain, ends, key, opening);
+            await frame();
+            for (let i = 0; i < 30 && moving(); i += 1) await frame();
+        } while (s.chain.chain.join() !== chain.join());
+        const board = box(s.chain.el);
+        const tiles = [...document.querySelectorAll('.chain-tile')].map(box);
+        const targets = [...document.querySelectorAll('.end-target:not([hidden])')];
+        if (targets.length !== 2) bad.push([chain.join(' '), opening, null, `${targets.length} targets`]);
+        for (const target of targets) {
+            const t = box(target);
+            const covered = tiles.filter((tile) => cut(t, tile)).length;
+            const out = t.left < board.left - 0.5 || t.right > board.right + 0.5 || t.top < board.top - 0.5;
+            if (covered || out) bad.push([chain.join(' '), opening, target.dataset.end, covered ? `covers ${covered}` : 'out']);
+        }
+        const [l, r] = targets.map(box);
+        if (l && r && cut(l, r)) bad.push([chain.join(' '), opening, 'both', 'targets overlap']);
+    }
+    s.choosing = null;
+    s.update();
+    return bad;
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, SMALL, LANDSCAPE, DESKTOP], ids=["390x844", "320x568", "844x390", "1280x800"])
+def test_an_end_target_never_covers_a_chain_tile(server: ServerProcess, browser: Any, viewport: dict[str, int]) -> None:
+    """Found by a new user on a phone: the right end's "▶ 0", centred where the next tile would lie,
+    covered the last tile where the chain reached the felt's edge. Each target stands beside its end
+    then (past it, above or below it), on the board, and clear of the other target."""
+    context, page, watch = _my_turn(server, browser, viewport)
+    try:
+        chains = [
+            {"chain": LINE[start : start + n], "opening": opening}
+            for n in range(1, len(LINE) + 1)
+            for start in range(0, len(LINE) - n + 1, 3)
+            for opening in sorted({0, n // 2, n - 1})
+        ]
+        bad = page.evaluate(TARGETS_CLEAR, chains)
+        assert bad == [], (len(bad), len(chains), bad[:10], describe(page))
+        watch.assert_clean()
+    finally:
+        context.close()
