@@ -42,15 +42,65 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-def _my_turn(server: ServerProcess, browser: Any, viewport: dict[str, int], name: str = "Ana") -> tuple[Any, Any]:
-    """A page at a five-seat Domeng table, ``name`` against four bots, on its turn with a tile to
-    place (no timer: the table waits on it)."""
-    room = server.create_room(bots=[None, "easy", "easy", "easy", "easy"], turn_timer_s=0)
+def _my_turn(
+    server: ServerProcess, browser: Any, viewport: dict[str, int], name: str = "Ana", variant: str = "domeng"
+) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """A page at a Domeng table of five (or a Kozel table of four), ``name`` against bots, on its
+    turn with a tile to place (no timer: the table waits on it); with the room's reply."""
+    seats = 5 if variant == "domeng" else 4
+    room = server.create_room(variant=variant, seats=seats, bots=[None] + ["easy"] * (seats - 1), turn_timer_s=0)
     token = server.claim(room["code"], 0, name).json()["token"]
     context, page, watch = open_page(browser, viewport)
     sit_and_start(page, server, room, token)
     wait_for_a_tile_to_place(page)
-    return context, page, watch
+    return context, page, watch, room
+
+
+# The phone's open drawer, scrolled to its top, then to its end: whether the chat's box to write in
+# is whole inside the drawer and on top at its centre (nothing drawn over it), each time; the
+# drawer's bottom and the top of the section of the hand (one's turn: the drawer ends above it).
+DRAWER_INPUT = """async () => {
+    const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    for (let i = 0; i < 60 && document.getAnimations().some((a) => a.playState === 'running'
+        && a.effect?.target?.closest?.('.feed')); i += 1) await frame();
+    const feed = document.querySelector('.table-screen.feed-open .feed');
+    const input = feed.querySelector('.chat-input');
+    const seen = [];
+    for (const top of [0, feed.scrollHeight]) {
+        feed.scrollTop = top;
+        await frame();
+        const f = feed.getBoundingClientRect(), r = input.getBoundingClientRect();
+        seen.push({scrolled: feed.scrollTop,
+                   whole: r.height > 0 && r.top >= f.top - 0.5 && r.bottom <= f.bottom + 0.5,
+                   onTop: document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2) === input});
+    }
+    return {seen, scrolls: feed.scrollHeight > feed.clientHeight + 1,
+            bottom: feed.getBoundingClientRect().bottom, me: document.querySelector('.me').getBoundingClientRect().top};
+}"""
+
+
+def test_a_phones_open_drawer_shows_the_chats_input(server: ServerProcess, browser: Any) -> None:
+    """Found by a new user on a phone (390x844) at a Kozel table: the drawer opened on the score
+    sheet and a few lines of the play-by-play, the chat's box to write in below its visible edge,
+    reached only by scrolling the drawer. It stays at the drawer's bottom edge while the rest
+    scrolls, the drawer still ending above the hand on one's turn."""
+    context, page, watch, _room = _my_turn(server, browser, PHONE, variant="kozel")
+    try:
+        page.click(".feed-toggle")
+        page.wait_for_selector(".table-screen.feed-open .feed .chat-input")
+        for n in range(1, 6):  # a few lines (a seat's five at once), written from the drawer
+            page.fill(".feed .chat-input", f"line {n} from Ana")
+            page.press(".feed .chat-input", "Enter")
+            page.wait_for_function(f"() => document.querySelectorAll('.feed .chat-list .chat-line').length === {n}")
+        shown = page.evaluate(DRAWER_INPUT)
+        screenshot(page, "drawer-input-kozel-390x844")
+        assert shown["scrolls"], shown  # the case this test is about: the drawer is taller than it shows
+        assert all(s["whole"] and s["onTop"] for s in shown["seen"]), shown
+        assert shown["bottom"] <= shown["me"] + 0.5, shown
+        assert page.evaluate("() => document.activeElement.classList.contains('chat-input')")
+        watch.assert_clean()
+    finally:
+        context.close()
 
 
 # The page's own tile is being placed (its end asked, as a tile that fits both ends asks) while the
@@ -104,7 +154,7 @@ def test_an_end_target_never_covers_a_chain_tile(server: ServerProcess, browser:
     """Found by a new user on a phone: the right end's "▶ 0", centred where the next tile would lie,
     covered the last tile where the chain reached the felt's edge. Each target stands beside its end
     then (past it, above or below it), on the board, and clear of the other target."""
-    context, page, watch = _my_turn(server, browser, viewport)
+    context, page, watch, _room = _my_turn(server, browser, viewport)
     try:
         chains = [
             {"chain": LINE[start : start + n], "opening": opening}

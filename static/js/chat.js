@@ -259,6 +259,18 @@ export class ChatBox {
     this.list.scrollTop = this.list.scrollHeight;
   }
 
+  /** Put the box to write in (the form, with its count and its note of a cut paste) at the end of
+   * ``foot``, or back in its place in the chat (``foot`` null); the focus in it stays. The table's
+   * drawer on a phone keeps it at its bottom edge while the rest scrolls (static/js/table.js). */
+  placeForm(foot) {
+    const parts = [this.form, this.count, this.cutNote];
+    if (this.form.parentElement === (foot ?? this.el)) return;
+    const focused = parts.find((el) => el.contains(document.activeElement)) ? document.activeElement : null;
+    if (foot) foot.append(...parts);
+    else this.nameForm.before(...parts);
+    focused?.focus({ preventScroll: true });
+  }
+
   /** The panel was opened (the unread count goes) or closed. */
   setOpen(open) {
     this.open = open;

@@ -291,6 +291,9 @@ export class TableView {
     this.overSized = new ResizeObserver(() => this.clearOverlays());
     this.chatBox = new ChatBox(this.ctl, { onReaction: (line) => this.showReaction(line), onUnread: (n) => this.showUnread(n) });
     this.sheetBox = h("section", { class: "sheet-box", hidden: !this.kozel, "aria-label": t("sheet.heading") });
+    // the drawer's foot: the chat's box to write in while the feed is a drawer over the table
+    // (placeFeed), kept at its bottom edge as the score sheet, the play-by-play and the chat scroll
+    this.feedFoot = h("div", { class: "feed-foot" });
     this.feed = h(
       "aside",
       { class: "feed", id: "feed", "aria-label": t("table.feed") },
@@ -310,6 +313,7 @@ export class TableView {
       this.sheetBox,
       this.feedList,
       this.chatBox.el,
+      this.feedFoot,
     );
 
     this.opps = (OPP_AREAS[this.seatCount] || OPP_AREAS[5]).map((area) => this.makePlate(area));
@@ -1198,6 +1202,7 @@ export class TableView {
    * before the hand, which on one's turn shows below it; what it covers takes no focus (``inert``):
    * the plates and the felt, and the hand unless it is one's turn (the drawer then ends above it).
    * Closed, or a column beside the table (a wide screen), it is back after the hand, nothing inert.
+   * Open over the table, its chat's box to write in is in its foot, at its bottom edge.
    * Called as the drawer opens or closes, the turn changes and the window's size does.
    */
   placeFeed() {
@@ -1208,6 +1213,9 @@ export class TableView {
       after.after(this.feed); // moved, an element loses the focus: it keeps it
       focused?.focus({ preventScroll: true });
     }
+    // the drawer scrolls as a whole (a phone's on one's turn ends above the hand): below the score
+    // sheet and the play-by-play, the chat's box to write in was out of view until it was scrolled
+    this.chatBox.placeForm(overlay ? this.feedFoot : null);
     for (const plate of this.opps) if (plate.el.inert !== overlay) plate.el.inert = overlay;
     if (this.felt.inert !== overlay) this.felt.inert = overlay;
     const hidden = overlay && !(this.ctl.view && this.isMyTurn());
