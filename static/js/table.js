@@ -6,7 +6,7 @@ import { alertButtons, audioHeld, TableAlerts, watchSound } from "./alerts.js";
 import { botLabel, botName, COVER_LEVEL } from "./bots.js";
 import { ChainBoard } from "./chain.js";
 import { ChatBox, reactionShown, reactionsHidden } from "./chat.js";
-import { arrowsAlong, h, keepChildren, keepCount, reducedMotion, replace, setAttr, setStyle, setText } from "./dom.js";
+import { arrowsAlong, h, keepChildren, keepCount, reducedMotion, replace, setAttr, setStyle, setText, toast } from "./dom.js";
 import { t, tf, tfSpan } from "./i18n.js";
 import { feedLinesFrom, seatName } from "./narrate.js";
 import { loneLempa, optionText } from "./review.js";
@@ -1306,9 +1306,9 @@ export class TableView {
   // -- playing ---------------------------------------------------------------------------------
 
   pick(key) {
-    if (!this.isMyTurn() || this.pending) return;
+    if (!this.isMyTurn() || this.pending) return this.sayWhyNot(key);
     const actions = this.legalByTile().get(key) || [];
-    if (!actions.length) return;
+    if (!actions.length) return this.sayWhyNot(key);
     const ends = new Set(actions.map((a) => a.end).filter(Boolean));
     if (actions.length > 1 && ends.has("L") && ends.has("R")) {
       this.choosing = this.choosing === key ? null : key;
@@ -1318,6 +1318,29 @@ export class TableView {
       return;
     }
     this.send(actions[0]);
+  }
+
+  /** A tile of the hand that cannot be played now was clicked, tapped or pressed (it is greyed and
+   * aria-disabled, never disabled): a toast says why, for a moment. The server's legal moves
+   * decide what may be played; the words only name the case: a move on its way, nothing to play
+   * (between rounds, a closed table), another's turn, a forced pass or draw, a tile that cannot
+   * open the round, one whose pips match neither end, or another rule (only raised tiles). */
+  sayWhyNot(key) {
+    const { view, room } = this.ctl;
+    if (!view || this.ctl.seat === null) return;
+    const [a, b] = pips(key);
+    const legal = view.legal || [];
+    const ends = (view.ends || []).map(Number);
+    let words;
+    if (this.pending) words = t("table.sending");
+    else if (this.isClosed() || view.phase !== "playing") words = t("tile.not_now");
+    else if (!this.isMyTurn()) words = t("tile.not_your_turn", { name: seatName(room, view.to_act) });
+    else if (legal.length && legal.every((x) => x.draw)) words = t("table.drawing", { n: view.bazaar ?? 0 });
+    else if (legal.length && legal.every((x) => x.pass)) words = this.kozel ? t("table.must_pass_kozel") : t("table.must_pass");
+    else if (!view.chain.length) words = t("tile.cannot_open", { a, b });
+    else if (ends.length === 2 && !ends.includes(a) && !ends.includes(b)) words = t("tile.fits_neither", { a, b, left: ends[0], right: ends[1] });
+    else words = t("tile.not_legal", { a, b });
+    toast(words, "info", 3000);
   }
 
   playEnd(end) {
