@@ -14,15 +14,18 @@ import pytest
 from tests.browserkit import (
     DESKTOP,
     PHONE,
+    SocketPlayer,
     describe,
     open_page,
+    play_until,
     screenshot,
     sit_and_start,
     wait_for_a_tile_to_place,
 )
-from tests.serverkit import ServerProcess
+from tests.serverkit import Client, ServerProcess
 
 LANDSCAPE = {"width": 844, "height": 390}
+LONG = "W" * 32  # a name of 32 letters without a space (the longest a name may be)
 SMALL = {"width": 320, "height": 568}
 
 # A line of play of 24 tiles (each "a-b" as it lies, left to right), doubles among them: the test
@@ -48,7 +51,9 @@ def _my_turn(
     """A page at a Domeng table of five (or a Kozel table of four), ``name`` against bots, on its
     turn with a tile to place (no timer: the table waits on it); with the room's reply."""
     seats = 5 if variant == "domeng" else 4
-    room = server.create_room(variant=variant, seats=seats, bots=[None] + ["easy"] * (seats - 1), turn_timer_s=0)
+    room = server.create_room(
+        variant=variant, seats=seats, bots=[None] + ["easy"] * (seats - 1), turn_timer_s=0
+    )
     token = server.claim(room["code"], 0, name).json()["token"]
     context, page, watch = open_page(browser, viewport)
     sit_and_start(page, server, room, token)
@@ -91,7 +96,9 @@ def test_a_phones_open_drawer_shows_the_chats_input(server: ServerProcess, brows
         for n in range(1, 6):  # a few lines (a seat's five at once), written from the drawer
             page.fill(".feed .chat-input", f"line {n} from Ana")
             page.press(".feed .chat-input", "Enter")
-            page.wait_for_function(f"() => document.querySelectorAll('.feed .chat-list .chat-line').length === {n}")
+            page.wait_for_function(
+                f"() => document.querySelectorAll('.feed .chat-list .chat-line').length === {n}"
+            )
         shown = page.evaluate(DRAWER_INPUT)
         screenshot(page, "drawer-input-kozel-390x844")
         assert shown["scrolls"], shown  # the case this test is about: the drawer is taller than it shows
@@ -149,8 +156,12 @@ TARGETS_CLEAR = """async (chains) => {
 }"""
 
 
-@pytest.mark.parametrize("viewport", [PHONE, SMALL, LANDSCAPE, DESKTOP], ids=["390x844", "320x568", "844x390", "1280x800"])
-def test_an_end_target_never_covers_a_chain_tile(server: ServerProcess, browser: Any, viewport: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    "viewport", [PHONE, SMALL, LANDSCAPE, DESKTOP], ids=["390x844", "320x568", "844x390", "1280x800"]
+)
+def test_an_end_target_never_covers_a_chain_tile(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
     """Found by a new user on a phone: the right end's "▶ 0", centred where the next tile would lie,
     covered the last tile where the chain reached the felt's edge. Each target stands beside its end
     then (past it, above or below it), on the board, and clear of the other target."""
@@ -166,4 +177,61 @@ def test_an_end_target_never_covers_a_chain_tile(server: ServerProcess, browser:
         assert bad == [], (len(bad), len(chains), bad[:10], describe(page))
         watch.assert_clean()
     finally:
+        context.close()
+
+
+# Each element that shows ``name`` in the score sheet, the feed (the drawer's, or the side column's)
+# and on the plates: where, its title, the lines it takes, whether it reaches past its box (the
+# sheet's, the feed's list, the plate) and whether its words are cut (an ellipsis).
+NAMES_SHOWN = """(name) => {
+    const shown = [];
+    const places = [['sheet', '.sheet-box .score-sheet .who', '.sheet-box'], ['feed', '.feed-list .who', '.feed-list'],
+                    ['plate', '.plate .name-text', '.plate']];
+    for (const [where, selector, within] of places) {
+        for (const el of document.querySelectorAll(selector)) {
+            if (el.textContent !== name) continue;
+            // a plate's name is clamped by its box (an opponent's on a phone: two lines, then cut)
+            const clip = where === 'plate' ? el.closest('.plate-name') : el;
+            const r = clip.getBoundingClientRect(), box = el.closest(within).getBoundingClientRect();
+            const lines = Math.round(r.height / parseFloat(getComputedStyle(clip).lineHeight));
+            shown.push({where, title: el.getAttribute('title'), lines, height: r.height,
+                        inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5,
+                        cut: clip.scrollWidth > clip.clientWidth + 1 || clip.scrollHeight > clip.clientHeight + 1
+                            || el.scrollWidth > el.clientWidth + 1});
+        }
+    }
+    return shown;
+}"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
+def test_a_long_name_without_spaces_is_cut_with_an_ellipsis(
+    server: ServerProcess, browser: Any, viewport: dict[str, int]
+) -> None:
+    """Found by a new user: a 32-letter name without spaces wrapped over four lines in the score
+    sheet, and over two in the feed ("bot for" and the name in pieces). It keeps to one line there,
+    cut with an ellipsis, whole in its title; on the plates too (an opponent's on a phone: two)."""
+    room = server.create_room(variant="kozel", seats=4, bots=[None, None, "easy", "easy"], turn_timer_s=0)
+    code = room["code"]
+    token = server.claim(code, 0, "Ana").json()["token"]
+    player = SocketPlayer(Client(server, code, server.claim(code, 1, LONG).json()["token"]))
+    context, page, watch = open_page(browser, viewport)
+    try:
+        sit_and_start(page, server, room, token)
+        lines = (
+            f"() => [...document.querySelectorAll('.feed-list .who')].some((w) => w.textContent === '{LONG}')"
+        )
+        play_until(page, lambda: bool(page.evaluate(lines)), timeout=120)
+        if viewport is PHONE:
+            page.click(".feed-toggle")
+            page.wait_for_selector(".table-screen.feed-open .feed .sheet-box")
+        shown = page.evaluate(NAMES_SHOWN, LONG)
+        screenshot(page, f"long-name-{viewport['width']}x{viewport['height']}")
+        assert {s["where"] for s in shown} == {"sheet", "feed", "plate"}, shown
+        for s in shown:
+            assert s["title"] == LONG and s["inside"] and s["cut"], s
+            assert s["lines"] <= (2 if s["where"] == "plate" else 1), s
+        watch.assert_clean()
+    finally:
+        player.stop()
         context.close()

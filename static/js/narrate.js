@@ -161,14 +161,14 @@ export const hintedAt = (room) => new Map((room?.round?.hints || []).map((hint) 
 /** Marks a feed line as a move made after its player used a hint (the table sees who, not what). */
 function markHint(line, room, seat) {
   line.classList.add("feed-hinted");
-  line.append(" ", h("span", { class: "tag tag-hint" }, tfSpan("hint.used", { name: seatName(room, seat) })));
+  line.append(" ", h("span", { class: "tag tag-hint" }, tfSpan("hint.used", { name: nameEl(room, seat) })));
 }
 
 /** Marks a feed line as a move a bot made for the person at ``seat``. */
 function markByBot(line, room, seat) {
   line.classList.add("feed-by-bot");
   line.dataset.byBot = "1";
-  line.append(" ", h("span", { class: "tag tag-by-bot" }, tfSpan("feed.by_bot", { name: seatName(room, seat) })));
+  line.append(" ", h("span", { class: "tag tag-by-bot" }, tfSpan("feed.by_bot", { name: nameEl(room, seat) })));
 }
 
 /** The event types of a seat's own move in a round's log (not the round's end). */

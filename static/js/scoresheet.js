@@ -4,7 +4,7 @@
 
 import { h } from "./dom.js";
 import { t, tf, tfSpan } from "./i18n.js";
-import { kozelGroups, namesEl, seatName } from "./narrate.js";
+import { kozelGroups, nameEl, namesEl } from "./narrate.js";
 
 /** The rows of the sheet: each side the view names (each seat, or each pair: P1+P3 and P2+P4 on screen). */
 export function sheetRows(room, score) {
@@ -50,7 +50,7 @@ export function scoreSheet(room, score, mySeat = null, compact = false) {
   const near = closest(rows);
   const withWritten = rows.some((r) => r.written !== null);
   const body = rows.map((row) => {
-    const who = row.members.length > 1 ? namesEl(room, row.members) : seatName(room, row.members[0]);
+    const who = row.members.length > 1 ? namesEl(room, row.members) : nameEl(room, row.members[0]);
     const marks = [];
     if (row.goat) marks.push(h("span", { class: "tag tag-goat" }, tfSpan("sheet.goat")));
     else if (near.has(row) && row.points < room.goal) marks.push(closestTag(room.goal - row.points, compact));
