@@ -30,9 +30,7 @@ SMALL = {"width": 320, "height": 568}
 
 # A line of play of 24 tiles (each "a-b" as it lies, left to right), doubles among them: the test
 # lays out every part of it of each length, opened at its first, middle and last tile.
-LINE = (
-    "6-6 6-5 5-5 5-4 4-4 4-3 3-3 3-2 2-2 2-1 1-1 1-0 0-0 0-6 6-4 4-2 2-0 0-5 5-3 3-1 1-6 6-2 2-5 5-1"
-).split()
+LINE = [f"{a}-{b}" for a, b in zip("665544332211006420531625", "655443322110064205316251", strict=True)]
 
 
 @pytest.fixture(scope="module")
@@ -77,10 +75,12 @@ DRAWER_INPUT = """async () => {
         const f = feed.getBoundingClientRect(), r = input.getBoundingClientRect();
         seen.push({scrolled: feed.scrollTop,
                    whole: r.height > 0 && r.top >= f.top - 0.5 && r.bottom <= f.bottom + 0.5,
-                   onTop: document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2) === input});
+                   onTop: document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2)
+                       === input});
     }
     return {seen, scrolls: feed.scrollHeight > feed.clientHeight + 1,
-            bottom: feed.getBoundingClientRect().bottom, me: document.querySelector('.me').getBoundingClientRect().top};
+            bottom: feed.getBoundingClientRect().bottom,
+            me: document.querySelector('.me').getBoundingClientRect().top};
 }"""
 
 
@@ -145,7 +145,8 @@ TARGETS_CLEAR = """async (chains) => {
             const t = box(target);
             const covered = tiles.filter((tile) => cut(t, tile)).length;
             const out = t.left < board.left - 0.5 || t.right > board.right + 0.5 || t.top < board.top - 0.5;
-            if (covered || out) bad.push([chain.join(' '), opening, target.dataset.end, covered ? `covers ${covered}` : 'out']);
+            const what = covered ? `covers ${covered}` : 'out';
+            if (covered || out) bad.push([chain.join(' '), opening, target.dataset.end, what]);
         }
         const [l, r] = targets.map(box);
         if (l && r && cut(l, r)) bad.push([chain.join(' '), opening, 'both', 'targets overlap']);
@@ -185,8 +186,8 @@ def test_an_end_target_never_covers_a_chain_tile(
 # sheet's, the feed's list, the plate) and whether its words are cut (an ellipsis).
 NAMES_SHOWN = """(name) => {
     const shown = [];
-    const places = [['sheet', '.sheet-box .score-sheet .who', '.sheet-box'], ['feed', '.feed-list .who', '.feed-list'],
-                    ['plate', '.plate .name-text', '.plate']];
+    const places = [['sheet', '.sheet-box .score-sheet .who', '.sheet-box'],
+                    ['feed', '.feed-list .who', '.feed-list'], ['plate', '.plate .name-text', '.plate']];
     for (const [where, selector, within] of places) {
         for (const el of document.querySelectorAll(selector)) {
             if (el.textContent !== name) continue;
@@ -196,7 +197,8 @@ NAMES_SHOWN = """(name) => {
             const lines = Math.round(r.height / parseFloat(getComputedStyle(clip).lineHeight));
             shown.push({where, title: el.getAttribute('title'), lines, height: r.height,
                         inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5,
-                        cut: clip.scrollWidth > clip.clientWidth + 1 || clip.scrollHeight > clip.clientHeight + 1
+                        cut: clip.scrollWidth > clip.clientWidth + 1
+                            || clip.scrollHeight > clip.clientHeight + 1
                             || el.scrollWidth > el.clientWidth + 1});
         }
     }
@@ -218,10 +220,13 @@ def test_a_long_name_without_spaces_is_cut_with_an_ellipsis(
     context, page, watch = open_page(browser, viewport)
     try:
         sit_and_start(page, server, room, token)
-        lines = (
-            f"() => [...document.querySelectorAll('.feed-list .who')].some((w) => w.textContent === '{LONG}')"
-        )
-        play_until(page, lambda: bool(page.evaluate(lines)), timeout=120)
+        # a line of the feed names them, and the table waits on Ana (a phone's drawer stays open)
+        ready = """(name) => { const c = window.__domeng, v = c.view;
+            return [...document.querySelectorAll('.feed-list .who')].some((w) => w.textContent === name)
+                && v.phase === 'playing' && v.to_act === c.seat
+                && (v.legal || []).some((a) => a.play !== undefined)
+                && !!document.querySelector('.table-screen[data-my-turn="true"]'); }"""
+        play_until(page, lambda: bool(page.evaluate(ready, LONG)), timeout=120)
         if viewport is PHONE:
             page.click(".feed-toggle")
             page.wait_for_selector(".table-screen.feed-open .feed .sheet-box")
