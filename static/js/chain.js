@@ -133,11 +133,12 @@ function overlap(a, b) {
  * next tile would lie (``next``, px), at least ``TARGET_MIN`` square, unless it would cover a tile
  * of the chain or the other target there (``others``, px boxes). Then it is a square beside the
  * end's last tile (``last``, px): beyond it the way the chain runs there (``way``, +1 right, -1
- * left), above it or below it, or above or below the next tile's place; the first such place inside
- * the board (``board``: {w, h}, px) that covers nothing, at the largest of ``TARGET_ASIDE``'s sides
- * that finds one (24 px on a small phone's board full of tiles; the Left end and Right end buttons
- * under the question are a finger's size anyway). Where none does, the place that covers least. A phone's felt is
- * narrow: the right end's target, centred past a chain that reached its edge, covered its last tile.
+ * left), above or below it (centred on its edge that way), or above or below the next tile's
+ * place; the first such place inside the board (``board``: {w, h}, px) that covers nothing, at the
+ * largest of ``TARGET_ASIDE``'s sides that finds one (24 px on a small phone's board full of tiles;
+ * the Left end and Right end buttons under the question are a finger's size anyway). Where none
+ * does, the place that covers least. A phone's felt is narrow: the right end's target, centred
+ * past a chain that reached its edge, covered its last tile.
  */
 export function placeTargetBox(next, last, way, others, board) {
   const inside = (x, y, w, h) => ({ x: Math.max(0, Math.min(x, board.w - w)), y: Math.max(0, Math.min(y, board.h - h)), w, h });
@@ -145,12 +146,15 @@ export function placeTargetBox(next, last, way, others, board) {
   const w = Math.max(next.w, TARGET_MIN);
   const h = Math.max(next.h, TARGET_MIN);
   const places = [inside(mid(next, w, "x"), mid(next, h, "y"), w, h)];
+  // above or below the last tile, its centre over the tile's edge the chain runs on to: its arrow
+  // still points from the tile to where the next one goes
+  const edge = way === 1 ? last.x + last.w : last.x;
   for (const side of TARGET_ASIDE) {
     const beyond = way === 1 ? last.x + last.w + TARGET_GAP : last.x - TARGET_GAP - side;
     places.push(
       inside(beyond, mid(last, side, "y"), side, side),
-      inside(mid(last, side, "x"), last.y - TARGET_GAP - side, side, side),
-      inside(mid(last, side, "x"), last.y + last.h + TARGET_GAP, side, side),
+      inside(edge - side / 2, last.y - TARGET_GAP - side, side, side),
+      inside(edge - side / 2, last.y + last.h + TARGET_GAP, side, side),
       inside(mid(next, side, "x"), next.y - TARGET_GAP - side, side, side),
       inside(mid(next, side, "x"), next.y + next.h + TARGET_GAP, side, side),
     );
