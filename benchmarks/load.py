@@ -61,7 +61,8 @@ and the load generator's CPU, and the ratio of CPU per delivered update with the
 against the fewest (goal ≤ 1.15×: near-linear scaling). No fan-out baseline in this mode.
 
 Of the server's CPU per delivery it also reports the share of the main thread, the event loop's
-(the rest is the store writer's thread and other threads'), from ``/proc/PID/task/PID/stat``.
+(the rest is the store writer's thread and other threads'), from ``/proc/PID/task/PID/stat``, and
+the kernel's (stime: socket writes and reads, polling, file writes), for ours and the fan-out.
 From the server's ``/metrics`` it also reports the store's transactions per second and writes per
 transaction over the window (the group commit's batches, `app.store.group_commit`).
 ``--server-env DOMENG_X=VALUE`` (repeatable) sets one of our server's settings for the run, e.g.
@@ -238,6 +239,14 @@ class ServerProcess:
             fields = stat.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def kernel_cpu_seconds(self) -> float:
+        """stime of the process so far (the kernel's part of `cpu_seconds`: socket writes and
+        reads, polling, the database's file writes), in seconds."""
+        assert self.proc is not None
+        with open(f"/proc/{self.proc.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
     def loop_thread_cpu_seconds(self) -> float:
         """utime + stime so far of the process's main thread alone (the event loop's: its thread
         id is the process id), in seconds; 0 when it cannot be read."""
@@ -364,6 +373,9 @@ class Cluster:
 
     def children_cpu_seconds(self) -> float:
         return sum(server.children_cpu_seconds() for server in self.servers)
+
+    def kernel_cpu_seconds(self) -> float:
+        return sum(server.kernel_cpu_seconds() for server in self.servers)
 
     def proxy_cpu_seconds(self) -> float:
         """nginx's CPU seconds (master and workers)."""
@@ -752,6 +764,7 @@ async def drive(
     store0 = await store_counts(server.url) if metrics else None
     loop_thread = server.loop_thread_cpu_seconds if isinstance(server, ServerProcess) else None
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
+    kernel0 = server.kernel_cpu_seconds()
     loop0 = loop_thread() if loop_thread else 0.0
     proxy0 = proxy()
     spy = None
@@ -760,6 +773,7 @@ async def drive(
         spy = (stacks, start_py_spy(server.proc.pid, args.seconds, stacks))
     await asyncio.sleep(max(0.0, stats.window[1] - loop.time()))
     cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
+    kernel1 = server.kernel_cpu_seconds()
     loop1 = loop_thread() if loop_thread else 0.0
     proxy1 = proxy()
     store1 = await store_counts(server.url) if metrics else None
@@ -774,6 +788,8 @@ async def drive(
         await sampler
     result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
     result["bot_seats"] = bot_seats
+    if stats.deliveries:
+        result["kernel_cpu_us_per_delivery"] = round(1e6 * (kernel1 - kernel0) / stats.deliveries, 1)
     if loop_thread is not None and stats.deliveries:
         result["loop_thread_cpu_us_per_delivery"] = round(1e6 * (loop1 - loop0) / stats.deliveries, 1)
     if store0 is not None and store1 is not None:
@@ -946,6 +962,8 @@ REPEAT_FIGURES = (
     ("ours µs/delivery", lambda r: r["ours"]["server_cpu_us_per_delivery"]),
     ("fan-out µs/delivery", lambda r: r["baseline"]["server_cpu_us_per_delivery"]),
     ("ratio", lambda r: r["ratio"]["server_cpu_us_per_delivery"]),
+    ("ours kernel µs", lambda r: r["ours"].get("kernel_cpu_us_per_delivery", math.nan)),
+    ("fan-out kernel µs", lambda r: r["baseline"].get("kernel_cpu_us_per_delivery", math.nan)),
     ("ours p50 ms", lambda r: r["ours"]["latency_ms"]["p50"]),
     ("ours p99 ms", lambda r: r["ours"]["latency_ms"]["p99"]),
     ("ours CPU %", lambda r: r["ours"]["server_cpu_pct"]),
@@ -957,10 +975,10 @@ REPEAT_FIGURES = (
 async def run_repeated(args: argparse.Namespace) -> dict[str, Any]:
     """``--repeat N``: ours and the fan-out, N times in turn (the machine's speed drifts, so each
     ratio compares two runs a minute apart); the report is the pair with the median CPU ratio,
-    with every pair's figures and their medians beside it."""
+    with every pair's figures (in the order they ran) and their medians beside it."""
     pairs = [await run_once(args) for _ in range(args.repeat)]
-    pairs.sort(key=lambda r: r["ratio"]["server_cpu_us_per_delivery"])
-    result = dict(pairs[len(pairs) // 2])
+    by_ratio = sorted(pairs, key=lambda r: r["ratio"]["server_cpu_us_per_delivery"])
+    result = dict(by_ratio[len(pairs) // 2])
     result["load_average_before"] = pairs[0]["load_average_before"]
     result["repeats"] = [{name: get(r) for name, get in REPEAT_FIGURES} for r in pairs]
     result["repeat_medians"] = {
@@ -1053,6 +1071,7 @@ def ratios(ours: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
         "deliveries_per_s",
         "server_cpu_us_per_delivery",
         "loop_thread_cpu_us_per_delivery",
+        "kernel_cpu_us_per_delivery",
     )
     result = {key: ratio(ours[key], base[key]) for key in keys if key in ours and key in base}
     for key in ("p50", "p99", "max"):
@@ -1093,6 +1112,7 @@ ROWS = (
     ("server CPU (% of a core)", "server_cpu_pct", "{:.1f}"),
     ("server CPU per delivery (µs)", "server_cpu_us_per_delivery", "{:.1f}"),
     ("  of it the loop's thread (µs)", "loop_thread_cpu_us_per_delivery", "{:.1f}"),
+    ("  of it the kernel's (µs)", "kernel_cpu_us_per_delivery", "{:.1f}"),
     ("store transactions/s", "store_transactions_per_s", "{:.1f}"),
     ("store writes per transaction", "writes_per_transaction", "{:.2f}"),
     ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),
@@ -1104,6 +1124,7 @@ RATIO_KEYS = {
     "deliveries_per_s": "deliveries_per_s",
     "server_cpu_us_per_delivery": "server_cpu_us_per_delivery",
     "loop_thread_cpu_us_per_delivery": "loop_thread_cpu_us_per_delivery",
+    "kernel_cpu_us_per_delivery": "kernel_cpu_us_per_delivery",
     "p50": "latency_p50",
     "p99": "latency_p99",
     "max": "latency_max",
@@ -1214,12 +1235,13 @@ def print_report(result: dict[str, Any]) -> None:
     repeats = result.get("repeats")
     if repeats:
         names = [name for name, _ in REPEAT_FIGURES]
-        print(f"{len(repeats)} pairs, ours then the fan-out each time (the table above is the median pair):")
-        print(f"{'':10}" + "".join(f"{name:>21}" for name in names))
+        print(f"{len(repeats)} pairs in the order they ran, ours then the fan-out each time", end="")
+        print(" (the table above is the pair with the median ratio):")
+        print(f"{'':10}" + "".join(f"{name:>20}" for name in names))
         for index, figures in enumerate(repeats, 1):
-            print(f"{'pair ' + str(index):10}" + "".join(f"{figures[name]:>21.3f}" for name in names))
+            print(f"{'pair ' + str(index):10}" + "".join(f"{figures[name]:>20.3f}" for name in names))
         medians = result["repeat_medians"]
-        print(f"{'medians':10}" + "".join(f"{medians[name]:>21.3f}" for name in names))
+        print(f"{'medians':10}" + "".join(f"{medians[name]:>20.3f}" for name in names))
     for goal, met in result.get("goals", {}).items():
         print(f"goal {goal:44} {'meets' if met else 'MISSES'}")
 
