@@ -5,9 +5,13 @@ starting when the loop's setting gained a default factory, and nothing noticed).
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from benchmarks.load import goals
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,3 +53,38 @@ def test_the_load_benchmark_refuses_a_setting_that_is_not_ours() -> None:
     command = [sys.executable, "benchmarks/load.py", "--server-env", "PATH=/tmp"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "expected DOMENG_NAME=VALUE" in done.stderr, done.stderr
+
+
+def _figures(p99_ms: float, rss_mb: float, client_actions_per_s: float, opened: int) -> dict[str, Any]:
+    """The figures of ours that `benchmarks.load.goals` reads."""
+    return {
+        "client_actions_per_s": client_actions_per_s,
+        "connections_opened": opened,
+        "connections_failed": 0,
+        "latency_ms": {"p99": p99_ms},
+        "server_rss_mb_peak": rss_mb,
+    }
+
+
+def test_the_goals_judged_are_issue_15s_for_the_runs_size() -> None:
+    """At 2,000 connections: p99 ≤ 50 ms and RSS ≤ 250 MB. At 5,000: the full offered pace and
+    p99 ≤ 100 ms, with no memory goal (a 5,000 run's 406 MB used to be printed as a MISS of the
+    2,000 one's)."""
+    small = argparse.Namespace(tables=400, pace=1.0)
+    judged = goals(_figures(p99_ms=60.0, rss_mb=240.0, client_actions_per_s=400.0, opened=2000), small)
+    assert judged == {
+        "2000 connections at 1 action/s per table": True,
+        "p99 <= 50 ms": False,
+        "0 failed connections": True,
+        "server RSS <= 250 MB": True,
+    }
+    large = argparse.Namespace(tables=1000, pace=1.0)
+    judged = goals(_figures(p99_ms=60.0, rss_mb=406.0, client_actions_per_s=1000.0, opened=5000), large)
+    assert judged == {
+        "5000 connections at the full offered pace": True,
+        "p99 <= 100 ms": True,
+        "0 failed connections": True,
+    }
+    saturated = goals(_figures(p99_ms=948.0, rss_mb=332.0, client_actions_per_s=945.0, opened=5000), large)
+    assert saturated["5000 connections at the full offered pace"] is False
+    assert saturated["p99 <= 100 ms"] is False
