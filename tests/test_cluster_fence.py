@@ -246,6 +246,11 @@ def test_a_claim_is_not_held_up_by_the_row_lock_of_an_owner_paused_mid_transacti
 
 
 STALLED_SERVER = "domeng serve pid 4194304 on a-stopped-host"
+BLOCKING_SERVER = "domeng serve pid 4194305 on a-blocking-host"
+"""The stalled server of `test_only_another_servers_stalled_session_that_blocks_ours_is_ended`: a
+name of its own, since its test finds its stalled session by name (`_STALLED_FOR`); sharing
+`STALLED_SERVER` with a test running beside it on another worker, it once found that test's
+session, open long enough, before its own was, and saw nothing ended."""
 """The ``application_name`` of a former owner's session in the tests below (another server's)."""
 
 
@@ -314,7 +319,7 @@ def test_a_claim_ends_a_stopped_owners_session_that_holds_its_row_active() -> No
 
 @pytest.mark.parametrize(
     ("name", "ended"),
-    [(STALLED_SERVER, 1), ("psql", 0), ("domeng migrate pid 4194304 on a-stopped-host", 0)],
+    [(BLOCKING_SERVER, 1), ("psql", 0), ("domeng migrate pid 4194304 on a-stopped-host", 0)],
 )
 def test_only_another_servers_stalled_session_that_blocks_ours_is_ended(name: str, ended: int) -> None:
     """`end_stalled_blockers` ends a blocker only when it is another ``domeng serve`` process's
