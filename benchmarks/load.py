@@ -64,7 +64,13 @@ Of the server's CPU per delivery it also reports the share of the main thread, t
 (the rest is the store writer's thread and other threads'), from ``/proc/PID/task/PID/stat``, and
 the kernel's (stime: socket writes and reads, polling, file writes), for ours and the fan-out.
 From the server's ``/metrics`` it also reports the store's transactions per second and writes per
-transaction over the window (the group commit's batches, `app.store.group_commit`).
+transaction over the window (the group commit's batches, `app.store.group_commit`), and its own
+latency from an action's arrival to its update queued for every recipient (p50 and p99 of its
+``domeng_action_broadcast_seconds`` histogram over the window, as the upper bound of the bucket
+that holds each: "≤ 50" is between the bucket below and 50 ms). Beside it, the load generator's
+own loop lag (p99 of how late its 10 ms wake-ups come, in the window): the latency the clients
+measure is the server's own, plus the time before the server reads the action and after it
+writes the update (both loops' turns, the kernel), plus the generator's lag.
 ``--server-env DOMENG_X=VALUE`` (repeatable) sets one of our server's settings for the run, e.g.
 the group commit's, to measure a setting against the defaults. ``--repeat N`` runs ours and the
 fan-out N times in turn and prints every pair's CPU per delivery, ratio, latency and batches with
@@ -139,6 +145,8 @@ GOAL_RSS_MB = 250.0
 LARGE_CONNECTIONS = 5000  # issue 15's second size: one worker at the full offered pace…
 LARGE_P99_MS = 100.0  # …with p99 at most this
 GOAL_CPU_RATIO = 1.7  # issue 15: server CPU per delivered update against the fan-out's
+LAG_TICK_S = 0.01  # the load generator's loop is sampled every this many seconds (`loop_lag`)
+LAG_SAMPLES = 100_000  # …at most this many times in a run
 GOAL_SCALING = 1.15  # issue 15: CPU per delivered update, 2 processes behind nginx against 1
 
 
@@ -438,6 +446,7 @@ class Stats:
     close_codes: Counter[str] = field(default_factory=Counter)
     moved: int = 0  # sockets closed with 1013 at opening (another process hosts the room), tried again
     frame_sizes: list[int] = field(default_factory=list)
+    loop_lags: list[float] = field(default_factory=list)  # the generator's late wake-ups (s), `loop_lag`
 
     def in_window(self, moment: float) -> bool:
         """Whether ``moment`` (loop time) falls in the measured window."""
@@ -742,6 +751,7 @@ async def drive(
     budget_end = loop.time() + SETUP_BUDGET_S
     hard_end = budget_end + args.warmup + args.seconds + DRAIN_S + 30
     sampler = asyncio.create_task(sample_rss(server, hard_end))
+    lagging = asyncio.create_task(loop_lag(stats))
     compression = None if args.compression == "none" else "deflate"
     limits = httpx.Limits(max_connections=HTTP_CONCURRENCY)
     setup_started = loop.time()
@@ -765,7 +775,7 @@ async def drive(
     await asyncio.sleep(max(0.0, stats.window[0] - loop.time()))
     proxy = server.proxy_cpu_seconds if isinstance(server, Cluster) else lambda: 0.0
     metrics = isinstance(server, ServerProcess) and http_setup
-    store0 = await store_counts(server.url) if metrics else None
+    store0 = await server_metrics(server.url) if metrics else None
     loop_thread = server.loop_thread_cpu_seconds if isinstance(server, ServerProcess) else None
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     kernel0 = server.kernel_cpu_seconds()
@@ -780,16 +790,17 @@ async def drive(
     kernel1 = server.kernel_cpu_seconds()
     loop1 = loop_thread() if loop_thread else 0.0
     proxy1 = proxy()
-    store1 = await store_counts(server.url) if metrics else None
+    store1 = await server_metrics(server.url) if metrics else None
     stats.stopping = True
     await wait_for(lambda: not any(t.pending for t in tables), DRAIN_S)
     stats.lost = sum(len(t.pending) for t in tables)
     stats.closing = True
     await close_clients(tables)
     server.sample_rss()
-    sampler.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await sampler
+    for task in (sampler, lagging):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     result = figures(stats, args, setup_s, server, cpu1 - cpu0, mine1 - mine0)
     result["bot_seats"] = bot_seats
     if stats.deliveries:
@@ -797,9 +808,12 @@ async def drive(
     if loop_thread is not None and stats.deliveries:
         result["loop_thread_cpu_us_per_delivery"] = round(1e6 * (loop1 - loop0) / stats.deliveries, 1)
     if store0 is not None and store1 is not None:
-        transactions, writes = store1[0] - store0[0], store1[1] - store0[1]
+        transactions, writes = store1.transactions - store0.transactions, store1.writes - store0.writes
         result["store_transactions_per_s"] = round(transactions / args.seconds, 1)
         result["writes_per_transaction"] = round(writes / transactions, 2) if transactions else math.nan
+        for name, q in (("p50", 0.50), ("p99", 0.99)):
+            bound = bucket_quantile(store0.broadcast, store1.broadcast, q)
+            result[f"server_latency_{name}_ms_at_most"] = round(1000 * bound, 1)
     if spy is not None:
         stacks, process = spy
         _, errors = await asyncio.to_thread(process.communicate)
@@ -819,24 +833,67 @@ async def drive(
 
 STORE_METRICS = ("domeng_store_batch_writes_count", "domeng_store_batch_writes_sum")
 """The server's Prometheus counters of store transactions and of the writes in them (app/metrics.py)."""
+BROADCAST_BUCKET = "domeng_action_broadcast_seconds_bucket"
+"""The server's histogram of an action's arrival to its update queued for every recipient
+(app/metrics.py): its buckets, cumulative counts by upper bound ``le`` in seconds."""
 
 
-async def store_counts(url: str) -> tuple[float, float] | None:
-    """Store transactions and writes committed so far, read from the server's ``/metrics``; None
-    when it does not answer or lacks them."""
+@dataclass
+class ServerMetrics:
+    """What load.py reads of the server's ``/metrics`` at each end of the window: store
+    transactions and their writes so far, and the action-to-broadcast histogram's cumulative
+    counts by upper bound (seconds; ``inf`` last)."""
+
+    transactions: float
+    writes: float
+    broadcast: dict[float, float]
+
+
+async def server_metrics(url: str) -> ServerMetrics | None:
+    """The server's `ServerMetrics` so far, read from its ``/metrics``; None when it does not
+    answer or lacks the store's counters (the histogram may be empty: no action yet)."""
     try:
         async with httpx.AsyncClient(timeout=10) as http:
             text = (await http.get(url + "/metrics")).text
     except httpx.HTTPError:
         return None
-    found = {}
+    found, buckets = {}, {}
     for line in text.splitlines():
         name, _, value = line.partition(" ")
         if name in STORE_METRICS:
             found[name] = float(value)
+        elif name.startswith(BROADCAST_BUCKET + '{le="'):
+            buckets[float(name[len(BROADCAST_BUCKET) + 5 : -2])] = float(value)
     if len(found) != len(STORE_METRICS):
         return None
-    return found[STORE_METRICS[0]], found[STORE_METRICS[1]]
+    return ServerMetrics(found[STORE_METRICS[0]], found[STORE_METRICS[1]], dict(sorted(buckets.items())))
+
+
+def bucket_quantile(before: dict[float, float], after: dict[float, float], q: float) -> float:
+    """The upper bound (seconds) of the histogram bucket that holds quantile ``q`` (0–1) of what
+    was observed between two readings of its cumulative counts by bound (``before``, ``after``):
+    the quantile is at most that; ``inf`` when it lies above every finite bound, nan when nothing
+    was observed."""
+    bounds = sorted(after)
+    counts = [after[b] - before.get(b, 0.0) for b in bounds]
+    if not counts or counts[-1] <= 0:
+        return math.nan
+    rank = q * counts[-1]
+    return next(b for b, c in zip(bounds, counts, strict=True) if c >= rank)
+
+
+async def loop_lag(stats: Stats, tick_s: float = LAG_TICK_S) -> None:
+    """Sample the load generator's own event loop: sleep ``tick_s`` again and again and record
+    how late each wake-up is (s) while in the window, in ``stats.loop_lags``; runs until cancelled.
+    A late wake-up delays every frame the generator reads then, so its p99 bounds how much of the
+    latency measured is the generator's own."""
+    loop = asyncio.get_running_loop()
+    while len(stats.loop_lags) < LAG_SAMPLES:
+        due = loop.time() + tick_s
+        await asyncio.sleep(tick_s)
+        now = loop.time()
+        if stats.in_window(now):
+            stats.loop_lags.append(now - due)
 
 
 async def close_clients(tables: list[Table]) -> None:
@@ -896,6 +953,7 @@ def figures(
         if stats.deliveries
         else math.nan,
         "client_cpu_pct": round(100 * mine / window, 1),
+        "client_lag_p99_ms": round(1000 * percentile(sorted(stats.loop_lags), 0.99), 2),
     }
 
 
@@ -970,6 +1028,8 @@ REPEAT_FIGURES = (
     ("fan-out kernel µs", lambda r: r["baseline"].get("kernel_cpu_us_per_delivery", math.nan)),
     ("ours p50 ms", lambda r: r["ours"]["latency_ms"]["p50"]),
     ("ours p99 ms", lambda r: r["ours"]["latency_ms"]["p99"]),
+    ("ours' own p99 ≤ ms", lambda r: r["ours"].get("server_latency_p99_ms_at_most", math.nan)),
+    ("generator lag p99 ms", lambda r: r["ours"].get("client_lag_p99_ms", math.nan)),
     ("ours CPU %", lambda r: r["ours"]["server_cpu_pct"]),
     ("writes/transaction", lambda r: r["ours"].get("writes_per_transaction", math.nan)),
 )
@@ -1134,6 +1194,9 @@ ROWS = (
     ("store writes per transaction", "writes_per_transaction", "{:.2f}"),
     ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),
     ("client CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
+    ("  its loop's lag p99 (ms)", "client_lag_p99_ms", "{:.2f}"),
+    ("server's own latency p50 (ms, ≤)", "server_latency_p50_ms_at_most", "{:g}"),
+    ("server's own latency p99 (ms, ≤)", "server_latency_p99_ms_at_most", "{:g}"),
     ("setup (s)", "setup_s", "{:.1f}"),
 )
 RATIO_KEYS = {

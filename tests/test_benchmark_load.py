@@ -6,12 +6,13 @@ starting when the loop's setting gained a default factory, and nothing noticed).
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.load import goals
+from benchmarks.load import bucket_quantile, goals
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,9 +44,14 @@ def test_the_load_benchmark_runs_ours_beside_the_fan_out_baseline() -> None:
     assert float(kernel[0]) >= 0 and float(kernel[1]) >= 0, out  # stime, of ours and the fan-out
     transactions = _row(out, "store transactions/s")
     assert float(transactions[0]) > 0 and transactions[1] == "-", out
+    # ours' own action-to-broadcast latency, a bucket bound of its histogram (the fan-out has none)
+    own = _row(out, "server's own latency p99 (ms, ≤)")
+    assert float(own[0]) > 0 and own[1] == "-", out
+    lag = _row(out, "  its loop's lag p99 (ms)")  # the load generator's, beside each server
+    assert float(lag[0]) >= 0 and float(lag[1]) >= 0, out
     assert "our server's settings for this run: DOMENG_GROUP_COMMIT_WRITES=4" in out, out
     assert "2 pairs in the order they ran, ours then the fan-out each time" in out, out
-    assert len(_row(out, "pair 1")) == len(_row(out, "pair 2")) == len(_row(out, "medians")) == 9, out
+    assert len(_row(out, "pair 1")) == len(_row(out, "pair 2")) == len(_row(out, "medians")) == 11, out
 
 
 def test_the_load_benchmark_refuses_a_setting_that_is_not_ours() -> None:
@@ -88,3 +94,18 @@ def test_the_goals_judged_are_issue_15s_for_the_runs_size() -> None:
     saturated = goals(_figures(p99_ms=948.0, rss_mb=332.0, client_actions_per_s=945.0, opened=5000), large)
     assert saturated["5000 connections at the full offered pace"] is False
     assert saturated["p99 <= 100 ms"] is False
+
+
+def test_a_quantile_of_the_servers_histogram_is_the_bound_of_its_bucket() -> None:
+    """Of what the server's cumulative histogram counted between two readings (its counts by upper
+    bound, seconds): the bound of the bucket that holds the quantile, ``inf`` above the last finite
+    one, nan when nothing was counted in between."""
+    before = {0.01: 5.0, 0.05: 5.0, 0.1: 5.0, math.inf: 5.0}  # 5 observations before the window
+    after = {0.01: 95.0, 0.05: 103.0, 0.1: 104.0, math.inf: 105.0}  # 90, 8, 1 and 1 in it
+    assert bucket_quantile(before, after, 0.50) == 0.01
+    assert bucket_quantile(before, after, 0.90) == 0.01  # the 90th of 100 is the last ≤ 10 ms
+    assert bucket_quantile(before, after, 0.95) == 0.05
+    assert bucket_quantile(before, after, 0.99) == 0.1
+    assert bucket_quantile(before, after, 1.0) == math.inf
+    assert math.isnan(bucket_quantile(after, after, 0.99))
+    assert math.isnan(bucket_quantile({}, {}, 0.5))
