@@ -70,7 +70,10 @@ latency from an action's arrival to its update queued for every recipient (p50 a
 that holds each: "≤ 50" is between the bucket below and 50 ms). Beside it, the load generator's
 own loop lag (p99 of how late its 10 ms wake-ups come, in the window): the latency the clients
 measure is the server's own, plus the time before the server reads the action and after it
-writes the update (both loops' turns, the kernel), plus the generator's lag.
+writes the update (both loops' turns, the kernel), plus the generator's lag. And how long each
+side's event loop thread was ready to run but waited for a CPU (ms per second of the window, from
+``/proc/PID/task/TID/schedstat``): on 2 cores shared with the load generator, the time the two
+take from each other.
 ``--server-env DOMENG_X=VALUE`` (repeatable) sets one of our server's settings for the run, e.g.
 the group commit's, to measure a setting against the defaults. ``--repeat N`` runs ours and the
 fan-out N times in turn and prints every pair's CPU per delivery, ratio, latency and batches with
@@ -269,6 +272,12 @@ class ServerProcess:
         except OSError:
             return 0.0
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def loop_thread_waited_seconds(self) -> float:
+        """Seconds the process's main thread (the event loop's) has waited so far on a run queue,
+        ready but given no CPU (`run_queue_wait_seconds`)."""
+        assert self.proc is not None
+        return run_queue_wait_seconds(self.proc.pid, self.proc.pid)
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 15 s."""
@@ -731,6 +740,17 @@ async def sample_rss(server: ServerProcess | Cluster, until: float) -> None:
         await asyncio.sleep(0.25)
 
 
+def run_queue_wait_seconds(pid: int, tid: int) -> float:
+    """Seconds thread ``tid`` of process ``pid`` has waited so far on a run queue, ready to run but
+    given no CPU (the second field of ``/proc/PID/task/TID/schedstat``, ns): on a machine the load
+    generator shares, what the machine's other work made an event loop wait. 0 when it cannot be
+    read (no such thread, a kernel without schedstat)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def client_cpu() -> float:
     """CPU seconds of this process (user + system)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -780,6 +800,9 @@ async def drive(
     cpu0, mine0, workers0 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     kernel0 = server.kernel_cpu_seconds()
     loop0 = loop_thread() if loop_thread else 0.0
+    waited = server.loop_thread_waited_seconds if isinstance(server, ServerProcess) else None
+    me = os.getpid()
+    waited0, mine_waited0 = waited() if waited else 0.0, run_queue_wait_seconds(me, me)
     proxy0 = proxy()
     spy = None
     if args.profile and isinstance(server, ServerProcess) and server.proc is not None:
@@ -789,6 +812,7 @@ async def drive(
     cpu1, mine1, workers1 = server.cpu_seconds(), client_cpu(), server.children_cpu_seconds()
     kernel1 = server.kernel_cpu_seconds()
     loop1 = loop_thread() if loop_thread else 0.0
+    waited1, mine_waited1 = waited() if waited else 0.0, run_queue_wait_seconds(me, me)
     proxy1 = proxy()
     store1 = await server_metrics(server.url) if metrics else None
     stats.stopping = True
@@ -807,6 +831,9 @@ async def drive(
         result["kernel_cpu_us_per_delivery"] = round(1e6 * (kernel1 - kernel0) / stats.deliveries, 1)
     if loop_thread is not None and stats.deliveries:
         result["loop_thread_cpu_us_per_delivery"] = round(1e6 * (loop1 - loop0) / stats.deliveries, 1)
+    if waited is not None:
+        result["loop_thread_run_queue_ms_per_s"] = round(1000 * (waited1 - waited0) / args.seconds, 1)
+    result["client_run_queue_ms_per_s"] = round(1000 * (mine_waited1 - mine_waited0) / args.seconds, 1)
     if store0 is not None and store1 is not None:
         transactions, writes = store1.transactions - store0.transactions, store1.writes - store0.writes
         result["store_transactions_per_s"] = round(transactions / args.seconds, 1)
@@ -1195,6 +1222,8 @@ ROWS = (
     ("bot workers CPU (% of a core)", "workers_cpu_pct", "{:.1f}"),
     ("client CPU (% of a core)", "client_cpu_pct", "{:.1f}"),
     ("  its loop's lag p99 (ms)", "client_lag_p99_ms", "{:.2f}"),
+    ("  its loop's CPU wait (ms/s)", "client_run_queue_ms_per_s", "{:.1f}"),
+    ("server loop's CPU wait (ms/s)", "loop_thread_run_queue_ms_per_s", "{:.1f}"),
     ("server's own latency p50 (ms, ≤)", "server_latency_p50_ms_at_most", "{:g}"),
     ("server's own latency p99 (ms, ≤)", "server_latency_p99_ms_at_most", "{:g}"),
     ("setup (s)", "setup_s", "{:.1f}"),

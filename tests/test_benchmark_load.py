@@ -49,6 +49,9 @@ def test_the_load_benchmark_runs_ours_beside_the_fan_out_baseline() -> None:
     assert float(own[0]) > 0 and own[1] == "-", out
     lag = _row(out, "  its loop's lag p99 (ms)")  # the load generator's, beside each server
     assert float(lag[0]) >= 0 and float(lag[1]) >= 0, out
+    for label in ("  its loop's CPU wait (ms/s)", "server loop's CPU wait (ms/s)"):
+        waited = _row(out, label)  # from /proc's schedstat, for both servers and the generator
+        assert float(waited[0]) >= 0 and float(waited[1]) >= 0, out
     assert "our server's settings for this run: DOMENG_GROUP_COMMIT_WRITES=4" in out, out
     assert "2 pairs in the order they ran, ours then the fan-out each time" in out, out
     assert len(_row(out, "pair 1")) == len(_row(out, "pair 2")) == len(_row(out, "medians")) == 11, out
