@@ -174,13 +174,29 @@ def listening_port(pid: int) -> int | None:
     return None
 
 
+STAT_PPID, STAT_UTIME, STAT_STIME = 1, 11, 12
+"""Indexes in `stat_fields` of the parent's id and the user and kernel CPU times (clock ticks)."""
+
+
+def stat_fields(path: str) -> list[str]:
+    """The fields of a ``/proc/PID/stat`` or ``/proc/PID/task/TID/stat`` file after the command's
+    name (the process state first, as field 3 of proc(5)). Raises OSError when it cannot be read."""
+    return Path(path).read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_of(fields: list[str], kernel_only: bool = False) -> float:
+    """utime + stime (or stime alone) in seconds, of `stat_fields`."""
+    ticks = int(fields[STAT_STIME]) + (0 if kernel_only else int(fields[STAT_UTIME]))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def child_pids(pid: int) -> list[int]:
     """The process ids whose parent is ``pid`` (from /proc)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError, IndexError, ValueError):
-                if int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                if int(stat_fields(f"/proc/{entry}/stat")[STAT_PPID]) == pid:
                     found.append(int(entry))
     return found
 
@@ -240,38 +256,27 @@ class ServerProcess:
         """CPU seconds (user + system) of the server's live child processes (its bot workers)."""
         if self.proc is None:
             return 0.0
-        total = 0.0
-        for pid in child_pids(self.proc.pid):
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return total
+        return pids_cpu_seconds(child_pids(self.proc.pid))
 
     def cpu_seconds(self) -> float:
         """utime + stime of the process so far, in seconds."""
         assert self.proc is not None
-        with open(f"/proc/{self.proc.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_of(stat_fields(f"/proc/{self.proc.pid}/stat"))
 
     def kernel_cpu_seconds(self) -> float:
         """stime of the process so far (the kernel's part of `cpu_seconds`: socket writes and
         reads, polling, the database's file writes), in seconds."""
         assert self.proc is not None
-        with open(f"/proc/{self.proc.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return int(fields[12]) / os.sysconf("SC_CLK_TCK")
+        return cpu_of(stat_fields(f"/proc/{self.proc.pid}/stat"), kernel_only=True)
 
     def loop_thread_cpu_seconds(self) -> float:
         """utime + stime so far of the process's main thread alone (the event loop's: its thread
         id is the process id), in seconds; 0 when it cannot be read."""
         assert self.proc is not None
         try:
-            with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
+            return cpu_of(stat_fields(f"/proc/{self.proc.pid}/task/{self.proc.pid}/stat"))
         except OSError:
             return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def loop_thread_waited_seconds(self) -> float:
         """Seconds the process's main thread (the event loop's) has waited so far on a run queue,
@@ -334,8 +339,7 @@ def pids_cpu_seconds(pids: Iterable[int]) -> float:
     total = 0.0
     for pid in pids:
         with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            total += cpu_of(stat_fields(f"/proc/{pid}/stat"))
     return total
 
 
