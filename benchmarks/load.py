@@ -1060,7 +1060,7 @@ REPEAT_FIGURES = (
     ("ours p50 ms", lambda r: r["ours"]["latency_ms"]["p50"]),
     ("ours p99 ms", lambda r: r["ours"]["latency_ms"]["p99"]),
     ("ours' own p99 ≤ ms", lambda r: r["ours"].get("server_latency_p99_ms_at_most", math.nan)),
-    ("generator lag p99 ms", lambda r: r["ours"].get("client_lag_p99_ms", math.nan)),
+    ("client lag p99 ms", lambda r: r["ours"].get("client_lag_p99_ms", math.nan)),
     ("ours CPU %", lambda r: r["ours"]["server_cpu_pct"]),
     ("writes/transaction", lambda r: r["ours"].get("writes_per_transaction", math.nan)),
 )
