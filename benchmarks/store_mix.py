@@ -44,6 +44,16 @@ def thread_cpu_s(thread: threading.Thread | None) -> float:
     return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
 
 
+def written() -> tuple[int, int]:
+    """This process's write system calls (write, pwrite…) and bytes written so far, from
+    ``/proc/self/io`` (``syscw``, ``wchar``); (0, 0) where it cannot be read."""
+    try:
+        fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+        return int(fields["syscw"]), int(fields["wchar"])
+    except (OSError, KeyError, ValueError):
+        return 0, 0
+
+
 async def play(args: argparse.Namespace, url: str) -> dict[str, float]:
     """Play the matches (in the tree on ``sys.path``): CPU per action of the writer's thread and
     of the loop's, over the measured rounds."""
@@ -89,17 +99,25 @@ async def play(args: argparse.Namespace, url: str) -> dict[str, float]:
         started = sqlite._thread  # None: every batch so far ran on the loop
         actions = 0
         writer_start, loop_start = thread_cpu_s(started), time.thread_time()
+        calls_start, bytes_start = written()
         for index in range(1, args.rounds + 1):
             await asyncio.gather(*(round_of(m, index) for m in matches))
         writer = sqlite._thread  # started meanwhile (a batch that found the database locked): all its CPU
         writer_s = thread_cpu_s(writer) - (writer_start if writer is started else 0.0)
         loop_s = time.thread_time() - loop_start
+        calls_end, bytes_end = written()
         expected = 1 + (args.rounds + 1) * (args.round_moves + 1)  # every move and deal stored
         for match in matches:
             row = await store.load_match_by_id(match)
             if row is None or row.version != expected:
                 raise SystemExit(f"match {match} stored {row and row.version}, expected {expected}")
-    return {"writer_us": writer_s / actions * 1e6, "loop_us": loop_s / actions * 1e6, "actions": actions}
+    return {
+        "writer_us": writer_s / actions * 1e6,
+        "loop_us": loop_s / actions * 1e6,
+        "actions": actions,
+        "write_calls": (calls_end - calls_start) / actions,
+        "kib_written": (bytes_end - bytes_start) / actions / 1024,
+    }
 
 
 def child(args: argparse.Namespace) -> None:
@@ -151,6 +169,9 @@ def main() -> None:
             f"{statistics.median(loop):6.1f} µs (samples: {', '.join(f'{v:.1f}' for v in loop)}); "
             f"both {both:6.1f} µs, ratio to the first: {both / first:.2f}"
         )
+        calls = statistics.median(s.get("write_calls", 0.0) for s in samples)
+        kib = statistics.median(s.get("kib_written", 0.0) for s in samples)
+        print(f"  per action: {calls:.2f} write system calls, {kib:.1f} KiB written (log and checkpoints)")
     print(
         f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
     )

@@ -1,6 +1,7 @@
 """`benchmarks/store_mix.py` still plays rooms' moves, round ends and deals through the store,
 here and in another checkout (`--tree`), and prints the writer thread's and the event loop's CPU
-per action of each (it checks that every match stored its last version)."""
+per action of each (it checks that every match stored its last version), and the write system
+calls and bytes the store made per action (SQLite's log: every action writes some)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,8 @@ def test_the_benchmark_plays_every_tree_and_prints_their_ratio() -> None:
     assert run.stdout.count("writer thread") == 2
     assert run.stdout.count("ratio to the first: ") == 2
     assert "9 actions per sample" in run.stdout
+    per_action = [line for line in run.stdout.splitlines() if line.startswith("  per action: ")]
+    assert len(per_action) == 2, run.stdout
+    for line in per_action:
+        calls = float(line.split()[2])
+        assert calls > 0, run.stdout  # /proc/self/io counted the log's writes
