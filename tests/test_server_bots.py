@@ -59,7 +59,12 @@ class Players:
             mover = next((c for c in self.clients if c.state and my_turn_to_place(c.state)), None)
             if mover is not None:
                 break
-            self.clients[0].recv()  # a forced pass or the next deal is on its way
+            # A forced pass or the next deal is on its way, to both: each reads up to it, so that
+            # whichever seat is to act next knows it (the other seat, after clients[0]'s forced
+            # pass or a deal it leads, used to be left a version behind while clients[0] waited).
+            state = self.clients[0].wait_for(lambda m: m["type"] == "state")
+            for client in self.clients[1:]:
+                client.wait_for(lambda m, v=state["version"]: m["type"] == "state" and m["version"] >= v)
         assert mover is not None and mover.state is not None
         version = mover.state["version"]
         assert mover.answer(mover.state)
