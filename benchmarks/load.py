@@ -122,6 +122,7 @@ from typing import Any
 
 import httpx
 import orjson
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
@@ -873,7 +874,7 @@ BROADCAST_BUCKET = "domeng_action_broadcast_seconds_bucket"
 class ServerMetrics:
     """What load.py reads of the server's ``/metrics`` at each end of the window: store
     transactions and their writes so far, and the action-to-broadcast histogram's cumulative
-    counts by upper bound (seconds; ``inf`` last)."""
+    counts by upper bound (seconds, ``inf`` for +Inf)."""
 
     transactions: float
     writes: float
@@ -889,15 +890,15 @@ async def server_metrics(url: str) -> ServerMetrics | None:
     except httpx.HTTPError:
         return None
     found, buckets = {}, {}
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name in STORE_METRICS:
-            found[name] = float(value)
-        elif name.startswith(BROADCAST_BUCKET + '{le="'):
-            buckets[float(name[len(BROADCAST_BUCKET) + 5 : -2])] = float(value)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in STORE_METRICS:
+                found[sample.name] = sample.value
+            elif sample.name == BROADCAST_BUCKET:
+                buckets[float(sample.labels["le"])] = sample.value
     if len(found) != len(STORE_METRICS):
         return None
-    return ServerMetrics(found[STORE_METRICS[0]], found[STORE_METRICS[1]], dict(sorted(buckets.items())))
+    return ServerMetrics(found[STORE_METRICS[0]], found[STORE_METRICS[1]], buckets)
 
 
 def bucket_quantile(before: dict[float, float], after: dict[float, float], q: float) -> float:
