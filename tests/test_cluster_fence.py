@@ -246,12 +246,12 @@ def test_a_claim_is_not_held_up_by_the_row_lock_of_an_owner_paused_mid_transacti
 
 
 STALLED_SERVER = "domeng serve pid 4194304 on a-stopped-host"
+"""The ``application_name`` of a former owner's session in the tests below (another server's)."""
 BLOCKING_SERVER = "domeng serve pid 4194305 on a-blocking-host"
 """The stalled server of `test_only_another_servers_stalled_session_that_blocks_ours_is_ended`: a
 name of its own, since its test finds its stalled session by name (`_STALLED_FOR`); sharing
 `STALLED_SERVER` with a test running beside it on another worker, it once found that test's
 session, open long enough, before its own was, and saw nothing ended."""
-"""The ``application_name`` of a former owner's session in the tests below (another server's)."""
 
 
 async def _lock_and_stall(connection: Any, match_id: int) -> asyncio.Task[Any]:
