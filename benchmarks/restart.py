@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from app.rooms.recovery import round_end  # noqa: E402
 from app.rooms.seats import hash_token  # noqa: E402
 from app.store import upgrade_database  # noqa: E402
-from app.store.models import Match, MatchAction, Round, Seat, Tally  # noqa: E402
+from app.store.models import Match, MatchAction, MatchTurn, Round, Seat, Tally  # noqa: E402
 from engine.core import Phase  # noqa: E402
 from engine.deal_json import deal_to_json  # noqa: E402
 from engine.hashing import commitment_of  # noqa: E402
@@ -138,7 +138,6 @@ def generate(path: Path, actions: int, matches: int, rng: random.Random) -> list
                         "status": "playing",
                         "turn_timer_s": 0.0,
                         "start": None,
-                        "version": version,
                         "created_at": now,
                         "started_at": now,
                         "finished_at": None,
@@ -146,6 +145,7 @@ def generate(path: Path, actions: int, matches: int, rng: random.Random) -> list
                     }
                 ],
             )
+            db.execute(insert(MatchTurn), [{"match_id": match_id, "version": version}])
             db.execute(
                 insert(Seat),
                 [

@@ -52,8 +52,8 @@ INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 SET_TURN = (
-    "UPDATE matches SET version = ?, turn_at = ((julianday('now') - 2440587.5) * 86400.0), "
-    "handed_fence = NULL, handed_at = NULL WHERE id = ?"
+    "UPDATE match_turns SET version = ?, turn_at = ((julianday('now') - 2440587.5) * 86400.0), "
+    "handed_fence = NULL, handed_at = NULL WHERE match_id = ?"
 )
 
 

@@ -31,7 +31,7 @@ from app.rooms.local import LocalBots
 from app.rooms.ports import BotPort, CloseReason
 from app.rooms.room import Room
 from app.store import MatchRow, Store, sqlite_url
-from app.store.models import Match, MatchAction, Round
+from app.store.models import Match, MatchAction, MatchTurn, Round
 from engine.actions import Action, parse_action
 
 T = TypeVar("T")
@@ -313,12 +313,15 @@ async def age_store(table: Table, seconds: float) -> None:
             for row in (await connection.execute(ours)).all():
                 where = [key == row[i] for i, key in enumerate(keys)]
                 await connection.execute(update(stored).where(*where).values({column.name: row[-1] - back}))
-        matches = Match.__table__
-        if "turn_at" in matches.c:
-            turn_at = matches.c.turn_at
-            await connection.execute(
-                update(matches).where(matches.c.id == match_id).values({turn_at.name: turn_at - seconds})
-            )
+        turn_at = MatchTurn.turn_at
+        await connection.execute(
+            update(MatchTurn).where(MatchTurn.match_id == match_id).values(turn_at=turn_at - seconds)
+        )
+
+
+def of_room(code: str) -> Any:
+    """A WHERE clause for the `MatchTurn` rows of room ``code``'s matches."""
+    return MatchTurn.match_id.in_(select(Match.id).where(Match.code == code))
 
 
 def my_move(frame: dict[str, Any]) -> dict[str, Any] | None:

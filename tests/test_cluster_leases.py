@@ -27,9 +27,9 @@ from app.rooms.local import LocalBots
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
 from app.store import FencedOutError, Store, sqlite_url
-from app.store.models import Match
+from app.store.models import MatchTurn
 from tests.clusterkit import TcpProxy, key_prefix, need_postgres, need_redis, wait_for, wait_until
-from tests.roomkit import CONFIG, FakeClock, FakeOutbox, my_move
+from tests.roomkit import CONFIG, FakeClock, FakeOutbox, my_move, of_room
 from tests.test_cluster_fence import fenced_match, pass_of
 from tests.test_store import FIVE_EMPTY, _delete_postgres_matches, new_code
 
@@ -538,10 +538,10 @@ def test_the_time_no_server_had_a_handed_room_does_not_count_in_its_turn(
             version = room.version
             await owner.stop()  # a clean shutdown: it stores the 27 s, marked as handed over
             async with owner.store.engine.begin() as connection:  # 20 s pass on the database's clock
-                ago = {"turn_at": Match.turn_at - 20.0, "handed_at": Match.handed_at - 20.0}
+                ago = {"turn_at": MatchTurn.turn_at - 20.0, "handed_at": MatchTurn.handed_at - 20.0}
                 if handed_at != "stored":
-                    ago["handed_at"] = None if handed_at == "unknown" else Match.turn_at - 100.0
-                await connection.execute(update(Match).where(Match.code == room.code).values(ago))
+                    ago["handed_at"] = None if handed_at == "unknown" else MatchTurn.turn_at - 100.0
+                await connection.execute(update(MatchTurn).where(of_room(room.code)).values(ago))
 
         async with hub_on(database, RedisLeases(redis_url, 30.0, prefix=prefix)) as restarted:
             later = restarted.clock

@@ -25,7 +25,7 @@ from app.rooms.recovery import resume
 from app.rooms.room import Room
 from app.rooms.timing import RESUMED_TURN_MIN_S
 from app.store import StoreError, repository
-from app.store.models import Match
+from app.store.models import MatchTurn
 from app.store.records import record_of
 from app.store.writer import now_utc
 from engine.actions import Action, parse_action
@@ -33,7 +33,7 @@ from engine.core import Phase
 from engine.record import read_record
 from engine.review import review_record
 from engine.views import PlayerView
-from tests.roomkit import CONFIG, FakeOutbox, Table, age_store, my_move, reopen, run_table
+from tests.roomkit import CONFIG, FakeOutbox, Table, age_store, my_move, of_room, reopen, run_table
 from tests.test_rooms import RefusingStore
 from tests.test_store import database_url  # noqa: F401  (a fixture: SQLite, and PostgreSQL when set)
 
@@ -625,8 +625,11 @@ def test_a_turn_unloaded_when_idle_keeps_what_was_left_of_it(
         version, code = table.room.version, table.room.code
         assert await table.hub.sweep() == (1, 0)
         async with table.store.engine.begin() as connection:  # an hour passes on the database's clock
-            ago: dict[Any, Any] = {"turn_at": Match.turn_at - 3600.0, "handed_at": Match.handed_at - 3600.0}
-            await connection.execute(update(Match).where(Match.code == code).values(ago))
+            ago: dict[Any, Any] = {
+                "turn_at": MatchTurn.turn_at - 3600.0,
+                "handed_at": MatchTurn.handed_at - 3600.0,
+            }
+            await connection.execute(update(MatchTurn).where(of_room(code)).values(ago))
         room = await table.hub.open(code)  # her page, back, opens it
         assert room is not None and room.version == version
         table = Table(table.hub, room, table.host_token, table.clock)
@@ -638,8 +641,8 @@ def test_a_turn_unloaded_when_idle_keeps_what_was_left_of_it(
         assert known_turn(ana) == {"seat": 0, "deadline_ms": int(deadline * 1000)}
         await table.clock.advance(table.room, 200.0, bots=False)
         async with table.store.engine.begin() as connection:  # those 200 s on the database's clock
-            ago = {"turn_at": Match.turn_at - 200.0, "handed_at": Match.handed_at - 200.0}
-            await connection.execute(update(Match).where(Match.code == code).values(ago))
+            ago = {"turn_at": MatchTurn.turn_at - 200.0, "handed_at": MatchTurn.handed_at - 200.0}
+            await connection.execute(update(MatchTurn).where(of_room(code)).values(ago))
         table = await reopen(table)  # a restart: no handoff
         await table.watch(token)
         deadline = table.room.turn_deadline

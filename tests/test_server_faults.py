@@ -133,7 +133,10 @@ def test_stopping_while_another_process_locks_the_database_stops_without_waiting
         database = sqlite3.connect(server.data_dir / "domeng.sqlite3")
         try:
             stored = {
-                code: version for code, version in database.execute("SELECT code, version FROM matches")
+                code: version
+                for code, version in database.execute(
+                    "SELECT code, version FROM matches JOIN match_turns ON match_id = id"
+                )
             }
         finally:
             database.close()

@@ -31,7 +31,7 @@ from app.store.batches import (
 )
 from app.store.db import SQLITE_BEGIN_OPTION, make_sync_engine
 from app.store.driver_sql import DriverStatement, run_sqlite
-from app.store.models import Match, MatchAction, UTCDateTime, sqlite_datetime_text
+from app.store.models import Match, MatchAction, MatchTurn, UTCDateTime, sqlite_datetime_text
 from tests.test_store import _delete_postgres_matches, database_url, new_round
 
 __all__ = ["_delete_postgres_matches", "database_url"]  # fixtures, shared with test_store
@@ -76,8 +76,8 @@ def _stored(connection: Connection, match_id: int) -> dict[str, list[tuple[Any, 
         f"WHERE match_id = {int(match_id)} ORDER BY seq"
     ).all()
     match = connection.exec_driver_sql(
-        "SELECT version, turn_at IS NOT NULL, handed_fence, handed_at FROM matches "
-        f"WHERE id = {int(match_id)}"
+        "SELECT version, turn_at IS NOT NULL, handed_fence, handed_at FROM match_turns "
+        f"WHERE match_id = {int(match_id)}"
     ).all()
     return {"actions": [tuple(row) for row in actions], "match": [tuple(row) for row in match]}
 
@@ -112,11 +112,11 @@ async def _with_store(url: str, body: Any) -> Any:
 
 def test_a_statement_is_compiled_once_per_dialect_with_its_own_values_bound() -> None:
     statement = DriverStatement(
-        update(Match).where(Match.id == bindparam("match")).values(version=bindparam("v"), handed_at=None),
-        ("match", "v"),
+        update(Match).where(Match.id == bindparam("match")).values(status=bindparam("s"), closed_reason=None),
+        ("match", "s"),
     )
     dialect = sqlite.dialect()
-    assert statement.sql(dialect) == "UPDATE matches SET version=?, handed_at=? WHERE matches.id = ?"
+    assert statement.sql(dialect) == "UPDATE matches SET status=?, closed_reason=? WHERE matches.id = ?"
     assert statement.sql(dialect) is statement.sql(dialect)
 
 
@@ -186,7 +186,8 @@ def _match_row(connection: Connection, match_id: int) -> tuple[Any, ...]:
     return tuple(
         connection.exec_driver_sql(
             f"SELECT version, unattended_rounds, hints, {options}, turn_at IS NOT NULL, "
-            f"handed_fence, handed_at FROM matches WHERE id = {int(match_id)}"
+            "handed_fence, handed_at FROM matches JOIN match_turns ON match_id = id "
+            f"WHERE id = {int(match_id)}"
         ).one()
     )
 
@@ -208,7 +209,8 @@ def test_set_match_stores_what_update_match_stores(database_url: str) -> None:
     async def body(store: Store) -> tuple[Any, Any]:
         core, driver = await _two_rounds(store)
         async with store.engine.connect() as connection:
-            await connection.execute(update(Match).values(handed_fence=3).where(Match.id.in_([core, driver])))
+            marked = update(MatchTurn).values(handed_fence=3).where(MatchTurn.match_id.in_([core, driver]))
+            await connection.execute(marked)
             await connection.commit()
         if not store.is_sqlite:
             async with store.engine.begin() as connection:
@@ -246,7 +248,7 @@ def test_the_action_that_ends_a_round_stores_the_matchs_version_once(tmp_path: P
 
     asyncio.run(_with_store(sqlite_url(tmp_path / "data"), body))
     updates = [s.split(" SET ", 1)[0] for s in statements if s.startswith("UPDATE")]
-    assert updates == ["UPDATE matches", "UPDATE rounds"]
+    assert updates == ["UPDATE match_turns", "UPDATE rounds"]
 
 
 def test_no_rows_run_nothing(tmp_path: Path) -> None:

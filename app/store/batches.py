@@ -10,17 +10,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from app.store.dbclock import db_now_s
 from app.store.driver_sql import DriverStatement
 from app.store.errors import NotFoundError, store_error
 from app.store.fencing import Refused, check_fence, lock_fences
-from app.store.models import Match, MatchAction
+from app.store.models import Match, MatchAction, MatchTurn
 
 __all__ = [
     "ACTION_KEYS",
+    "TURN_COLUMNS",
     "Op",
     "answer",
     "answer_all",
@@ -55,15 +56,23 @@ class Op(Generic[_T]):
 
 
 _INSERT_ACTIONS: Final = insert(MatchAction)
+TURN_COLUMNS: Final = frozenset(("version", "turn_at", "handed_fence", "handed_at"))
+"""The columns of a match that live in its narrow `MatchTurn` row (migration 0025): `update_match`
+and `set_match` write them there, the rest to its ``matches`` row."""
 _SET_VERSIONS: Final = (
-    update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))
+    update(MatchTurn).where(MatchTurn.match_id == bindparam("match")).values(version=bindparam("new_version"))
 )
 _SET_TURNS: Final = (
-    update(Match)
-    .where(Match.id == bindparam("match"))
+    update(MatchTurn)
+    .where(MatchTurn.match_id == bindparam("match"))
     .values(version=bindparam("new_version"), turn_at=db_now_s(), handed_fence=None, handed_at=None)
 )
-"""A move's version, and the next turn beginning now on the database's clock (`Match.turn_at`)."""
+"""A move's version, and the next turn beginning now on the database's clock
+(`MatchTurn.turn_at`): the narrow row alone, never the match's wide one (issue 15)."""
+_FENCE: Final = (
+    select(Match.fence).where(Match.id == MatchTurn.match_id).correlate(MatchTurn).scalar_subquery()
+)
+"""In an UPDATE of `MatchTurn`: its match's fence (`Match.fence`)."""
 ACTION_KEYS: Final = ("match_id", "round_index", "seq", "version", "seat", "action", "actor", "created_at")
 """The columns of an action row (`Op.row`)."""
 _INSERT_ACTION_ROWS: Final = DriverStatement(_INSERT_ACTIONS, ACTION_KEYS)
@@ -123,7 +132,8 @@ def run_ops(connection: Connection, ops: Sequence[Op[Any]]) -> list[Any]:
 def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
     """Insert action ``rows`` (one executemany; each maps every one of `ACTION_KEYS` to its value)
     and set each match's version to its last row's; each move begins the next turn
-    (`Match.turn_at`, on the database's clock), in the same statement. Both run as the SQL
+    (`MatchTurn.turn_at`, on the database's clock), in the same statement, on the match's narrow
+    row. Both run as the SQL
     SQLAlchemy compiles for the dialect, executed with positional parameters (`DriverStatement`:
     about half the CPU of `Connection.execute`, issue 15)."""
     _INSERT_ACTION_ROWS.execute(connection, rows)
@@ -141,9 +151,9 @@ def insert_actions_core(connection: Connection, rows: list[dict[str, Any]]) -> N
 
 def began_turn(connection: Connection, match_id: int, used_s: float = 0.0, handed: bool = False) -> None:
     """The match's turn in play began ``used_s`` seconds ago (0: now, a deal or a timer started
-    afresh), on the database's clock (`Match.turn_at`); with ``handed``, its owner is handing the
-    room over in an orderly way (`Match.handed_fence` := the fence its writes carry, `Match.handed_at`
-    := now), otherwise that mark is cleared. Inside a transaction."""
+    afresh), on the database's clock (`MatchTurn.turn_at`); with ``handed``, its owner is handing
+    the room over in an orderly way (`MatchTurn.handed_fence` := the fence its writes carry,
+    `MatchTurn.handed_at` := now), otherwise that mark is cleared. Inside a transaction."""
     update_match(connection, match_id, turn_values(used_s, handed))
 
 
@@ -151,16 +161,23 @@ def turn_values(used_s: float = 0.0, handed: bool = False) -> dict[str, Any]:
     """`began_turn`'s column values, for an UPDATE of the match that sets more of it."""
     return {
         "turn_at": db_now_s() - used_s,
-        "handed_fence": Match.fence if handed else None,
+        "handed_fence": _FENCE if handed else None,
         "handed_at": db_now_s() if handed else None,
     }
 
 
 def update_match(connection: Connection, match_id: int, values: dict[str, Any]) -> None:
-    """Set ``values`` (column → value or SQL expression) on match ``match_id`` in one UPDATE,
-    inside a transaction; NotFoundError for no such match."""
-    if connection.execute(update(Match).where(Match.id == match_id).values(values)).rowcount != 1:
-        raise NotFoundError(f"no match {match_id}")
+    """Set ``values`` (column name → value or SQL expression) on match ``match_id``: one UPDATE of
+    its ``matches`` row and one of its `MatchTurn` row (`TURN_COLUMNS`), each only when it has
+    columns to set, inside a transaction; NotFoundError for no such match."""
+    turn = {column: value for column, value in values.items() if column in TURN_COLUMNS}
+    rest = {column: value for column, value in values.items() if column not in TURN_COLUMNS}
+    for query in (
+        update(Match).where(Match.id == match_id).values(rest) if rest else None,
+        update(MatchTurn).where(MatchTurn.match_id == match_id).values(turn) if turn else None,
+    ):
+        if query is not None and connection.execute(query).rowcount != 1:
+            raise NotFoundError(f"no match {match_id}")
 
 
 def set_match(connection: Connection, match_id: int, values: dict[str, Any], turn: bool = False) -> None:
@@ -171,19 +188,29 @@ def set_match(connection: Connection, match_id: int, values: dict[str, Any], tur
     NotFoundError for no such match."""
     row = {f"set_{column}": value for column, value in values.items()}
     row["match"] = match_id
-    if _match_update(tuple(values), turn).execute(connection, [row]) != 1:
-        raise NotFoundError(f"no match {match_id}")
+    for statement in _match_updates(tuple(values), turn):
+        if statement.execute(connection, [row]) != 1:
+            raise NotFoundError(f"no match {match_id}")
 
 
 @functools.cache
-def _match_update(columns: tuple[str, ...], turn: bool) -> DriverStatement:
-    """`set_match`'s statement for ``columns`` (in this order) and ``turn``."""
-    table = Match.__table__
-    values: dict[str, Any] = {c: bindparam(f"set_{c}", type_=table.c[c].type) for c in columns}
-    if turn:
-        values |= {"turn_at": db_now_s(), "handed_fence": None, "handed_at": None}
-    statement = update(Match).where(Match.id == bindparam("match")).values(values)
-    return DriverStatement(statement, ("match", *(f"set_{c}" for c in columns)))
+def _match_updates(columns: tuple[str, ...], turn: bool) -> tuple[DriverStatement, ...]:
+    """`set_match`'s statements for ``columns`` (in this order) and ``turn``: the ``matches`` row's
+    UPDATE and the `MatchTurn` row's (`TURN_COLUMNS`), each only when it has columns to set."""
+    statements = []
+    turns = tuple(c for c in columns if c in TURN_COLUMNS)
+    for model, key, names in (
+        (Match, Match.id, tuple(c for c in columns if c not in TURN_COLUMNS)),
+        (MatchTurn, MatchTurn.match_id, turns),
+    ):
+        table = model.__table__
+        values: dict[str, Any] = {c: bindparam(f"set_{c}", type_=table.c[c].type) for c in names}
+        if turn and model is MatchTurn:
+            values |= {"turn_at": db_now_s(), "handed_fence": None, "handed_at": None}
+        if values:
+            statement = update(model).where(key == bindparam("match")).values(values)
+            statements.append(DriverStatement(statement, ("match", *(f"set_{c}" for c in names))))
+    return tuple(statements)
 
 
 def set_version(connection: Connection, match_id: int, version: int) -> None:

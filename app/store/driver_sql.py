@@ -57,7 +57,7 @@ class _Compiled:
 
 class DriverStatement:
     """``statement`` (an INSERT or UPDATE of SQLAlchemy Core with named bind parameters, e.g.
-    ``update(Match).where(Match.id == bindparam("match")).values(version=bindparam("new_version"))``)
+    ``update(MatchTurn).where(MatchTurn.match_id == bindparam("match")).values(version=bindparam("v"))``)
     run as the driver's SQL text with positional parameters (`Connection.exec_driver_sql`), for
     rows that always give the same ``keys``.
 

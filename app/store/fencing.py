@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from sqlalchemy import bindparam, case, func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
 
 from app.store.errors import FencedOutError, NotFoundError
-from app.store.models import Match
+from app.store.models import Match, MatchTurn
 
 __all__ = [
     "Refused",
@@ -29,14 +29,25 @@ _RAISE_FENCE: Final = (
 _RAISE_ROOM_FENCE: Final = (
     update(Match)
     .where(Match.code == bindparam("room"), Match.fence <= bindparam("token"))
-    .values(
-        fence=bindparam("new_fence"),
-        # a handoff's mark stands only for the owner right after the one that handed over: if
-        # another owner claimed the room since (and perhaps crashed), it is no handoff any more
-        handed_fence=case((Match.handed_fence == Match.fence, Match.handed_fence), else_=None),
-        handed_at=case((Match.handed_fence == Match.fence, Match.handed_at), else_=None),
-    )
+    .values(fence=bindparam("new_fence"))
 )
+_DROP_OLD_HANDOFFS: Final = (
+    update(MatchTurn)
+    .where(
+        MatchTurn.handed_fence.is_not(None),
+        MatchTurn.match_id.in_(
+            select(Match.id).where(
+                Match.code == bindparam("room"),
+                Match.fence <= bindparam("token"),
+                Match.fence != MatchTurn.handed_fence,
+            )
+        ),
+    )
+    .values(handed_fence=None, handed_at=None)
+)
+"""Run before `_RAISE_ROOM_FENCE`: a handoff's mark (`MatchTurn.handed_fence`) stands only for the
+owner right after the one that handed over; if another owner claimed the room since (and perhaps
+crashed), it is no handoff any more."""
 
 
 _LOCK_FENCES: Final = (
@@ -92,6 +103,7 @@ def claim_fences(connection: Connection, code: str, token: int) -> None:
     """Raise the ``fence`` of every match of room ``code`` to ``token`` (`Writer.claim_room`).
     Raises `FencedOutError` (its ``stored``: the highest fence found) when a match of the room
     already holds a higher token; a room with no match passes."""
+    connection.execute(_DROP_OLD_HANDOFFS, {"room": code, "token": token})
     connection.execute(_RAISE_ROOM_FENCE, {"room": code, "token": token, "new_fence": token})
     stored = connection.execute(select(func.max(Match.fence)).where(Match.code == code)).scalar()
     if stored is not None and stored > token:

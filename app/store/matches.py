@@ -16,6 +16,7 @@ from app.store.dbclock import db_now_s
 from app.store.errors import FencedOutError, NotFoundError
 from app.store.models import (
     Match,
+    MatchTurn,
     Seat,
 )
 from app.store.rows import (
@@ -85,7 +86,6 @@ class MatchWrites(Writer):
                     status="waiting",
                     turn_timer_s=turn_timer_s,
                     start=start,
-                    version=version,
                     created_at=now,
                     host_token_hash=host_token_hash,
                     room_match=room_match,
@@ -100,6 +100,7 @@ class MatchWrites(Writer):
                 .returning(Match.id)
             )
             match_id: int = inserted.scalar_one()
+            connection.execute(insert(MatchTurn).values(match_id=match_id, version=version))
             connection.execute(
                 insert(Seat),
                 [

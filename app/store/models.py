@@ -23,7 +23,9 @@ adds ``seats.replaced`` (the bot level a seat's person took it from); 0020 adds 
 ``matches.unattended_rounds`` (rounds dealt in a row with no person at the table); 0022 adds
 ``seats.former`` (the person whose seat the host gave to a bot during the match); 0023 adds
 ``matches.creator_site`` (the /48 of the room's IPv6 creator, as a keyed hash); 0024 adds
-``seats.former_token_hash`` (the token of the person whose seat the host gave to a bot).
+``seats.former_token_hash`` (the token of the person whose seat the host gave to a bot); 0025 moves
+a match's version and turn clock (``turn_at``, ``handed_fence``, ``handed_at``, added by 0011 and
+0012) to ``match_turns`` (`MatchTurn`), the narrow row a move updates.
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ from sqlalchemy import (
     MetaData,
     String,
     UniqueConstraint,
+    select,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column
 from sqlalchemy.sql.expression import false, text
 from sqlalchemy.types import TypeDecorator
 
@@ -170,6 +173,45 @@ class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, datetime: UTCDateTime}
 
 
+class MatchTurn(Base):
+    """The part of a match that every move changes, in a narrow row of its own (migration 0025):
+    its version and when its turn in play began. A move updates this row alone, never the wide
+    ``matches`` row, whose pages a batch of moves of different matches would each write to the
+    log (issue 15: the server's CPU per delivered update). One per match, made with it;
+    `Match` reads these columns as its own (``Match.version``, ``Match.turn_at`` …)."""
+
+    __tablename__ = "match_turns"
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int]
+    """The room version of the last stored change."""
+    turn_at: Mapped[float | None] = mapped_column(Float)
+    """When the turn in play began, in seconds since the epoch on the database's own clock
+    (`app.store.dbclock.db_now_s`, never a server process's): set by each move and each deal, by a
+    turn timer started afresh without a move (a covered player back on their turn), and, shifted
+    back by the time already used, when its owner hands the room over (`handed_fence`). None: a
+    turn begun before this column (its move's ``created_at`` tells)."""
+    handed_fence: Mapped[int | None] = mapped_column(BigInteger)
+    """The fencing token of the owner that handed the room over in an orderly way during the turn
+    in play (docs/cluster.md, "Handoff"; a clean shutdown), storing what was left of the turn in
+    `turn_at`; kept by the next owner's claim only while no other owner came in between
+    (`app.store.fencing.claim_fences`), cleared by the next move. None: not handed over (a crash,
+    a lost lease, one process)."""
+    handed_at: Mapped[float | None] = mapped_column(Float)
+    """When it was handed over (with `handed_fence`, kept and cleared with it), in seconds since
+    the epoch on the database's own clock: the turn's time stops there until the next owner reads
+    the room, since no process had it meanwhile (migration 0012; in this table since 0025). None:
+    not handed over, or handed over before that column (the turn then counts until the room is
+    read)."""
+
+
+def _turn_of(column: Any, match_id: Any) -> Any:
+    """`MatchTurn`'s ``column`` of the match ``match_id`` (its id column), as a correlated scalar
+    subquery labelled with the column's name: how `Match` reads it."""
+    query = select(column).where(MatchTurn.match_id == match_id).correlate_except(MatchTurn)
+    return query.scalar_subquery().label(column.key)
+
+
 class Match(Base):
     """One match played in a room: its variant and options, status, timer and where it began.
 
@@ -199,8 +241,8 @@ class Match(Base):
     """Seconds a seat has to act before the timer acts for it."""
     start: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     """RECORD.md ``start`` object, or None for a new match."""
-    version: Mapped[int]
-    """The room version of the last stored change."""
+    version: Mapped[int] = column_property(_turn_of(MatchTurn.version, id))
+    """The room version of the last stored change (`MatchTurn.version`, read only here)."""
     created_at: Mapped[datetime]
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
@@ -224,23 +266,12 @@ class Match(Base):
     """The highest fencing token a write of this match carried (docs/cluster.md): a write with a
     lower one, from an owner that lost the room's lease, is refused (`app.store.FencedOutError`). 0
     when the server runs without Redis (no write carries a token)."""
-    turn_at: Mapped[float | None] = mapped_column(Float)
-    """When the turn in play began, in seconds since the epoch on the database's own clock
-    (`app.store.dbclock.db_now_s`, never a server process's): set by each move and each deal, by a
-    turn timer started afresh without a move (a covered player back on their turn), and, shifted
-    back by the time already used, when its owner hands the room over (`handed_fence`). None: a
-    turn begun before this column (its move's ``created_at`` tells)."""
-    handed_fence: Mapped[int | None] = mapped_column(BigInteger)
-    """The fencing token of the owner that handed the room over in an orderly way during the turn
-    in play (docs/cluster.md, "Handoff"; a clean shutdown), storing what was left of the turn in
-    `turn_at`; kept by the next owner's claim only while no other owner came in between
-    (`app.store.fencing.claim_fences`), cleared by the next move. None: not handed over (a crash,
-    a lost lease, one process)."""
-    handed_at: Mapped[float | None] = mapped_column(Float)
-    """When it was handed over (with `handed_fence`, kept and cleared with it), in seconds since
-    the epoch on the database's own clock: the turn's time stops there until the next owner reads
-    the room, since no process had it meanwhile (migration 0012). None: not handed over, or handed
-    over before this column (the turn then counts until the room is read)."""
+    turn_at: Mapped[float | None] = column_property(_turn_of(MatchTurn.turn_at, id))
+    """`MatchTurn.turn_at`, read only here."""
+    handed_fence: Mapped[int | None] = column_property(_turn_of(MatchTurn.handed_fence, id))
+    """`MatchTurn.handed_fence`, read only here."""
+    handed_at: Mapped[float | None] = column_property(_turn_of(MatchTurn.handed_at, id))
+    """`MatchTurn.handed_at`, read only here."""
     listed_at: Mapped[float | None] = mapped_column(Float)
     """When the host first listed this match in the lobby's open tables (`open_table`), in seconds
     since the epoch on the database's own clock (`app.store.dbclock.db_now_s`): kept when the

@@ -152,7 +152,8 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                     "started_at": now,
                 }
                 _INSERT_ROUND.execute(connection, [row])
-            # the match's row changes in one UPDATE: its turn (a deal begins one), settings, version
+            # the match changes in at most two UPDATEs: its settings, and its turn (a deal begins one)
+            # with its version on its narrow row (`set_match`)
             settings: dict[str, Any] = {}
             if open_table is not None:
                 settings["open_table"] = open_table
@@ -217,10 +218,12 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
                 "closed_reason": reason,
                 "finished_at": func.coalesce(Match.finished_at, literal(now, UTCDateTime())),
             }
-            if version is not None:
-                values["version"] = version
             query = update(Match).where(Match.id == match_id, Match.status.in_(("waiting", "playing")))
-            return bool(connection.execute(query.values(values)).rowcount == 1)
+            if connection.execute(query.values(values)).rowcount != 1:
+                return False
+            if version is not None:
+                set_version(connection, match_id, version)
+            return True
 
         return await self._submit(run, match=match_id)
 
@@ -335,7 +338,7 @@ class Store(MatchReads, MatchWrites, ChatStore, HintStore, AdminSessionStore):
         await self._submit(run, match=match_id)
 
     async def stamp_turn(self, match_id: int, used_s: float = 0.0, *, handed: bool = False) -> None:
-        """Store when the turn in play began (`Match.turn_at`): ``used_s`` seconds ago on the
+        """Store when the turn in play began (`MatchTurn.turn_at`): ``used_s`` seconds ago on the
         database's clock (0: now). A room calls it when a turn's timer starts afresh without a
         move (a covered player back on their turn, a person taking a bot's seat on its turn: a
         move or a deal stores it by itself), and, with ``handed``, when it hands the room over in

@@ -1,0 +1,157 @@
+"""Migration 0025: a match's version and turn clock live in its narrow ``match_turns`` row
+(`app.store.models.MatchTurn`), the only row a move updates (issue 15). On SQLite and
+PostgreSQL (a new scratch database, since the test migrates down and up again): the upgrade
+carries every match's values over and the downgrade puts them back; a claim keeps a handoff's mark
+only for the owner right after the one that handed over (docs/cluster.md, "Handoff"); a deleted
+match takes its row with it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import select, text
+from sqlalchemy.engine import Connection
+
+from app.store import MIGRATIONS_DIR, FencedOutError, Store, sqlite_url
+from app.store.batches import began_turn
+from app.store.db import make_engine
+from app.store.fencing import claim_fences
+from app.store.models import Match, MatchTurn
+from tests.adminkit import POSTGRES_URL, scratch_postgres
+from tests.test_store import a_pass, new_match, new_round
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new SQLite file, or a new PostgreSQL database dropped after the test."""
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+    with scratch_postgres("turns") as url:
+        yield url
+
+
+def _migrate(url: str, revision: str) -> None:
+    """Alembic ``upgrade`` of ``url`` to the head (``head``) or ``downgrade`` to ``revision``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    config.attributes["database_url"] = url
+    config.attributes["configure_logger"] = False
+    if revision == "head":
+        command.upgrade(config, "head")
+    else:
+        command.downgrade(config, revision)
+
+
+async def _sql(url: str, query: str) -> list[tuple[Any, ...]]:
+    """``query``'s rows, read with plain SQL (past the models, which know only the head)."""
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return [tuple(row) for row in await connection.execute(text(query))]
+    finally:
+        await engine.dispose()
+
+
+async def _matches(url: str) -> tuple[int, int, int]:
+    """Three matches: one waiting (version 0, no turn), one with a move (version 2, its turn
+    stamped), one handed over (version 1, fence 5, marked with fence 5); their ids."""
+    async with Store(url) as store:
+        waiting, _ = await new_match(store)
+        moved, _ = await new_round(store)
+        await store.append_action(moved, 0, 0, 2, 0, a_pass(0), "bot")
+        handed, _ = await new_round(store)
+        async with store.engine.begin() as connection:
+            await connection.execute(text(f"UPDATE matches SET fence = 5 WHERE id = {handed}"))
+            await connection.run_sync(lambda sync: began_turn(sync, handed, 4.0, handed=True))
+        return waiting, moved, handed
+
+
+QUERY = (
+    "SELECT {key}, version, turn_at IS NOT NULL, handed_fence, handed_at IS NOT NULL "
+    "FROM {table} ORDER BY {key}"
+)
+
+
+def test_the_migration_carries_each_matchs_version_and_turn_over_and_back(database_url: str) -> None:
+    waiting, moved, handed = asyncio.run(_matches(database_url))
+    expected = [(waiting, 0, False, None, False), (moved, 2, True, None, False), (handed, 1, True, 5, True)]
+    at_head = asyncio.run(_sql(database_url, QUERY.format(key="match_id", table="match_turns")))
+    assert at_head == expected
+    turn_at = asyncio.run(_sql(database_url, "SELECT match_id, turn_at FROM match_turns ORDER BY match_id"))
+
+    _migrate(database_url, "0024")
+    assert asyncio.run(_sql(database_url, QUERY.format(key="id", table="matches"))) == expected
+    assert asyncio.run(_sql(database_url, "SELECT id, turn_at FROM matches ORDER BY id")) == turn_at
+
+    _migrate(database_url, "head")
+    assert asyncio.run(_sql(database_url, QUERY.format(key="match_id", table="match_turns"))) == expected
+    columns = asyncio.run(_sql(database_url, "SELECT * FROM matches"))
+    assert len(columns[0]) == len(Match.__table__.c)  # the four columns left the wide row
+
+    async def body() -> list[int | None]:
+        async with Store(database_url) as store:
+            rows = [await store.load_match_by_id(m) for m in (waiting, moved, handed)]
+            return [None if row is None else row.version for row in rows]
+
+    assert asyncio.run(body()) == [0, 2, 1]
+
+
+def test_a_claim_keeps_a_handoffs_mark_only_for_the_next_owner(database_url: str) -> None:
+    """The owner right after the handing one (token 6 after fence 5) keeps the mark; a claim
+    refused (token 4) changes nothing; the owner after that (token 7) drops it."""
+    handed = asyncio.run(_matches(database_url))[2]
+
+    def mark(connection: Connection) -> tuple[Any, ...]:
+        row = connection.execute(
+            select(Match.fence, MatchTurn.handed_fence, MatchTurn.handed_at.is_not(None))
+            .join(MatchTurn, MatchTurn.match_id == Match.id)
+            .where(Match.id == handed)
+        ).one()
+        return tuple(row)
+
+    def claim(connection: Connection, token: int) -> tuple[Any, ...]:
+        code = connection.execute(select(Match.code).where(Match.id == handed)).scalar_one()
+        claim_fences(connection, code, token)
+        return mark(connection)
+
+    async def body() -> list[Any]:
+        seen: list[Any] = []
+        async with Store(database_url) as store:
+            async with store.engine.begin() as connection:
+                seen.append(await connection.run_sync(claim, 6))
+            with pytest.raises(FencedOutError):
+                async with store.engine.begin() as connection:
+                    await connection.run_sync(claim, 4)
+            async with store.engine.connect() as connection:
+                seen.append(await connection.run_sync(mark))
+            async with store.engine.begin() as connection:
+                seen.append(await connection.run_sync(claim, 7))
+        return seen
+
+    assert asyncio.run(body()) == [(6, 5, True), (6, 5, True), (7, None, False)]
+
+
+def test_a_deleted_match_takes_its_turn_row_with_it(database_url: str) -> None:
+    async def body() -> tuple[int, list[tuple[Any, ...]]]:
+        async with Store(database_url) as store:
+            match_id, _ = await new_match(store)
+            await store.abandon(match_id, "idle", version=3)
+            abandoned = await store.load_match_by_id(match_id)
+            assert abandoned is not None and abandoned.version == 3
+            async with store.engine.begin() as connection:
+                await connection.execute(text("UPDATE matches SET finished_at = '2000-01-01'"))
+            pruned = await store.prune_unplayed(datetime(2001, 1, 1, tzinfo=UTC))
+        return pruned, await _sql(database_url, "SELECT match_id FROM match_turns")
+
+    assert asyncio.run(body()) == (1, [])
