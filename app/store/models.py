@@ -69,6 +69,7 @@ __all__ = [
     "Hint",
     "Match",
     "MatchAction",
+    "MatchTurn",
     "Round",
     "Seat",
     "Tally",
