@@ -14,9 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from alembic import command
+from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
+from app.store import MIGRATIONS_DIR, sqlite_url
 from app.store.db import make_engine
 from tests.conftest import domeng_cli
 from tests.serverkit import Client, ServerProcess
@@ -62,6 +66,32 @@ def scratch_postgres(purpose: str = "admin") -> Iterator[str]:
         yield url.set(database=name).render_as_string(hide_password=False)
     finally:
         asyncio.run(_admin_sql(POSTGRES_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def sqlite_or_scratch_postgres(kind: str, tmp_path: Path, purpose: str) -> Iterator[str]:
+    """For a fixture parametrized ``["sqlite", "postgresql"]`` (``kind``): a new SQLite file in
+    ``tmp_path``, or a new PostgreSQL database dropped after the test (`scratch_postgres`; the test
+    is skipped without DOMENG_TEST_POSTGRES_URL). Yields its URL."""
+    if kind == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+    with scratch_postgres(purpose) as url:
+        yield url
+
+
+def migrate(url: str, revision: str) -> None:
+    """Alembic ``upgrade`` of ``url`` to the head (``head``) or ``downgrade`` to ``revision``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    config.attributes["database_url"] = url
+    config.attributes["configure_logger"] = False
+    if revision == "head":
+        command.upgrade(config, "head")
+    else:
+        command.downgrade(config, revision)
 
 
 def login(server: ServerProcess, secret: str = SECRET) -> httpx.Response:

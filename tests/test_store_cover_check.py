@@ -10,14 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from app.store import MIGRATIONS_DIR, SeatSpec, Store, sqlite_url
+from app.store import SeatSpec, Store
 from app.store.db import make_engine
-from tests.adminkit import POSTGRES_URL, scratch_postgres
+from tests.adminkit import migrate, sqlite_or_scratch_postgres
 
 SEATS = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", bot_level="easy", seat=1)]
 
@@ -25,26 +23,7 @@ SEATS = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A new SQLite file, or a new PostgreSQL database dropped after the test."""
-    if request.param == "sqlite":
-        yield sqlite_url(tmp_path)
-        return
-    if not POSTGRES_URL:
-        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
-    with scratch_postgres() as url:
-        yield url
-
-
-def _migrate(url: str, revision: str) -> None:
-    """Alembic ``upgrade``/``downgrade`` of ``url`` to ``revision`` (``head``: upgrade)."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.set_main_option("path_separator", "os")
-    config.attributes["database_url"] = url
-    config.attributes["configure_logger"] = False
-    if revision == "head":
-        command.upgrade(config, "head")
-    else:
-        command.downgrade(config, revision)
+    yield from sqlite_or_scratch_postgres(request.param, tmp_path, "admin")
 
 
 async def _set_cover(url: str, cover: str | None) -> str | None:
@@ -78,9 +57,9 @@ def test_a_seats_cover_is_one_the_store_writes(database_url: str) -> None:
     assert asyncio.run(_set_cover(database_url, "covered")) == "covered"
     assert asyncio.run(_set_cover(database_url, "asleep")) == "refused"
     assert asyncio.run(_set_cover(database_url, "stand_in")) == "stand_in"  # the refusal changed nothing
-    _migrate(database_url, "0014")
+    migrate(database_url, "0014")
     assert asyncio.run(_set_cover(database_url, "asleep")) == "asleep"  # no check before 0015
-    _migrate(database_url, "head")
+    migrate(database_url, "head")
     assert asyncio.run(_set_cover(database_url, None)) is None  # a cover the store never wrote: cleared
     assert asyncio.run(_set_cover(database_url, "timed_out")) == "timed_out"
     assert asyncio.run(_set_cover(database_url, "asleep")) == "refused"

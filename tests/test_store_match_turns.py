@@ -14,43 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 
-from app.store import MIGRATIONS_DIR, FencedOutError, Store, sqlite_url
+from app.store import FencedOutError, Store
 from app.store.batches import began_turn
 from app.store.db import make_engine
 from app.store.fencing import claim_fences
 from app.store.models import Match, MatchTurn
-from tests.adminkit import POSTGRES_URL, scratch_postgres
+from tests.adminkit import migrate, sqlite_or_scratch_postgres
 from tests.test_store import a_pass, new_match, new_round
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A new SQLite file, or a new PostgreSQL database dropped after the test."""
-    if request.param == "sqlite":
-        yield sqlite_url(tmp_path)
-        return
-    if not POSTGRES_URL:
-        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
-    with scratch_postgres("turns") as url:
-        yield url
-
-
-def _migrate(url: str, revision: str) -> None:
-    """Alembic ``upgrade`` of ``url`` to the head (``head``) or ``downgrade`` to ``revision``."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.set_main_option("path_separator", "os")
-    config.attributes["database_url"] = url
-    config.attributes["configure_logger"] = False
-    if revision == "head":
-        command.upgrade(config, "head")
-    else:
-        command.downgrade(config, revision)
+    yield from sqlite_or_scratch_postgres(request.param, tmp_path, "turns")
 
 
 async def _sql(url: str, query: str) -> list[tuple[Any, ...]]:
@@ -90,11 +69,11 @@ def test_the_migration_carries_each_matchs_version_and_turn_over_and_back(databa
     assert at_head == expected
     turn_at = asyncio.run(_sql(database_url, "SELECT match_id, turn_at FROM match_turns ORDER BY match_id"))
 
-    _migrate(database_url, "0024")
+    migrate(database_url, "0024")
     assert asyncio.run(_sql(database_url, QUERY.format(key="id", table="matches"))) == expected
     assert asyncio.run(_sql(database_url, "SELECT id, turn_at FROM matches ORDER BY id")) == turn_at
 
-    _migrate(database_url, "head")
+    migrate(database_url, "head")
     assert asyncio.run(_sql(database_url, QUERY.format(key="match_id", table="match_turns"))) == expected
     columns = asyncio.run(_sql(database_url, "SELECT * FROM matches"))
     assert len(columns[0]) == len(Match.__table__.c)  # the four columns left the wide row
