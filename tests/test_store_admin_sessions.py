@@ -13,7 +13,8 @@ from sqlalchemy import inspect
 from app.store import Store
 from app.store.admin_sessions import MAX_ADMIN_SESSIONS
 from app.store.db import make_engine
-from tests.test_store_cover_check import _migrate, database_url  # noqa: F401  (a fixture)
+from tests.adminkit import migrate
+from tests.test_store_cover_check import database_url  # noqa: F401  (a fixture)
 
 
 async def _tables(url: str) -> set[str]:
@@ -57,9 +58,9 @@ def test_admin_sessions_are_kept_until_they_expire_or_end_and_migrate_down_and_u
     a, expired, ended, again = asyncio.run(_sessions(database_url))
     assert a is not None and a > time.time() and again == a
     assert expired is None and ended is None
-    _migrate(database_url, "0019")
+    migrate(database_url, "0019")
     assert "admin_sessions" not in asyncio.run(_tables(database_url))
-    _migrate(database_url, "head")
+    migrate(database_url, "head")
     assert "admin_sessions" in asyncio.run(_tables(database_url))
     kept, first, last = asyncio.run(_capped(database_url))
     assert kept == MAX_ADMIN_SESSIONS and first is None and last is not None  # the soonest went

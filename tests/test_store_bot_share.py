@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 
 from app.store import Store
-from tests.test_store_cover_check import SEATS, _migrate, database_url  # noqa: F401  (a fixture)
+from tests.adminkit import migrate
+from tests.test_store_cover_check import SEATS, database_url  # noqa: F401  (a fixture)
 
 
 async def _stored_share(url: str, code: str, share: str | None = None) -> str | None:
@@ -25,6 +26,6 @@ async def _stored_share(url: str, code: str, share: str | None = None) -> str | 
 
 def test_a_matchs_bot_share_is_stored_and_migrates_down_and_up(database_url: str) -> None:  # noqa: F811
     assert asyncio.run(_stored_share(database_url, "shared", "0123456789abcdef")) == "0123456789abcdef"
-    _migrate(database_url, "0015")
-    _migrate(database_url, "head")
+    migrate(database_url, "0015")
+    migrate(database_url, "head")
     assert asyncio.run(_stored_share(database_url, "shared")) is None

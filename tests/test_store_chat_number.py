@@ -13,7 +13,8 @@ from sqlalchemy import text
 
 from app.store import Store
 from app.store.db import make_engine
-from tests.test_store_cover_check import SEATS, _migrate, database_url  # noqa: F401  (a fixture)
+from tests.adminkit import migrate
+from tests.test_store_cover_check import SEATS, database_url  # noqa: F401  (a fixture)
 
 
 async def _first_lines(url: str) -> tuple[int, int, int]:
@@ -69,9 +70,9 @@ async def _stored_numbers(url: str) -> dict[str, int]:
 def test_chat_numbers_are_stored_with_the_lines_and_migrate_down_and_up(database_url: str) -> None:  # noqa: F811
     first, other, second = asyncio.run(_first_lines(database_url))
     assert asyncio.run(_stored_numbers(database_url)) == {"one": 1, "elsewhere": 1, "two": 2}
-    _migrate(database_url, "0016")
+    migrate(database_url, "0016")
     asyncio.run(_old_lines(database_url, [(second, "three"), (other, "again"), (first, "late")]))
-    _migrate(database_url, "head")
+    migrate(database_url, "head")
     # numbered as 0016 read them: by id among the room's lines, whichever of its matches holds them
     assert asyncio.run(_room_chat(database_url, second, add="five")) == [
         (1, "one"),

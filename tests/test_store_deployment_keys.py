@@ -14,7 +14,8 @@ import pytest
 from app.rooms.making import share_of
 from app.store import NotFoundError, Store, sqlite_url
 from engine.hashing import sha256_hex
-from tests.test_store_cover_check import SEATS, _migrate, database_url  # noqa: F401  (a fixture)
+from tests.adminkit import migrate
+from tests.test_store_cover_check import SEATS, database_url  # noqa: F401  (a fixture)
 
 
 async def _key(url: str) -> str:
@@ -47,8 +48,8 @@ def test_each_deployment_has_its_own_share_key_and_the_unkeyed_shares_are_cleare
             await store.create_match("unkeyed", "domeng", {}, 2, 30.0, "h", SEATS, bot_share=unkeyed)
 
     asyncio.run(store_unkeyed())
-    _migrate(database_url, "0017")
-    _migrate(database_url, "head")
+    migrate(database_url, "0017")
+    migrate(database_url, "head")
     assert asyncio.run(_share(database_url, "unkeyed")) is None
     assert asyncio.run(_key(database_url)) != key  # down and up again: a new key
 

@@ -8,9 +8,7 @@ match takes its row with it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,14 +20,9 @@ from app.store.batches import began_turn
 from app.store.db import make_engine
 from app.store.fencing import claim_fences
 from app.store.models import Match, MatchTurn
-from tests.adminkit import migrate, sqlite_or_scratch_postgres
+from tests.adminkit import migrate
 from tests.test_store import a_pass, new_match, new_round
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A new SQLite file, or a new PostgreSQL database dropped after the test."""
-    yield from sqlite_or_scratch_postgres(request.param, tmp_path, "turns")
+from tests.test_store_cover_check import database_url  # noqa: F401  (a fixture)
 
 
 async def _sql(url: str, query: str) -> list[tuple[Any, ...]]:
@@ -62,7 +55,7 @@ QUERY = (
 )
 
 
-def test_the_migration_carries_each_matchs_version_and_turn_over_and_back(database_url: str) -> None:
+def test_the_migration_carries_each_matchs_version_and_turn_over_and_back(database_url: str) -> None:  # noqa: F811
     waiting, moved, handed = asyncio.run(_matches(database_url))
     expected = [(waiting, 0, False, None, False), (moved, 2, True, None, False), (handed, 1, True, 5, True)]
     at_head = asyncio.run(_sql(database_url, QUERY.format(key="match_id", table="match_turns")))
@@ -86,7 +79,7 @@ def test_the_migration_carries_each_matchs_version_and_turn_over_and_back(databa
     assert asyncio.run(body()) == [0, 2, 1]
 
 
-def test_a_claim_keeps_a_handoffs_mark_only_for_the_next_owner(database_url: str) -> None:
+def test_a_claim_keeps_a_handoffs_mark_only_for_the_next_owner(database_url: str) -> None:  # noqa: F811
     """The owner right after the handing one (token 6 after fence 5) keeps the mark; a claim
     refused (token 4) changes nothing; the owner after that (token 7) drops it."""
     handed = asyncio.run(_matches(database_url))[2]
@@ -121,7 +114,7 @@ def test_a_claim_keeps_a_handoffs_mark_only_for_the_next_owner(database_url: str
     assert asyncio.run(body()) == [(6, 5, True), (6, 5, True), (7, None, False)]
 
 
-def test_a_deleted_match_takes_its_turn_row_with_it(database_url: str) -> None:
+def test_a_deleted_match_takes_its_turn_row_with_it(database_url: str) -> None:  # noqa: F811
     async def body() -> tuple[int, list[tuple[Any, ...]]]:
         async with Store(database_url) as store:
             match_id, _ = await new_match(store)

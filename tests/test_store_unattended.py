@@ -12,7 +12,8 @@ from app.store.rows import NewRound
 from engine.deal_json import deal_to_json
 from engine.hashing import commitment_of
 from engine.variants import make_rules
-from tests.test_store_cover_check import _migrate, database_url  # noqa: F401  (a fixture)
+from tests.adminkit import migrate
+from tests.test_store_cover_check import database_url  # noqa: F401  (a fixture)
 
 SEED = "ab" * 32
 
@@ -39,6 +40,6 @@ def _five() -> list[SeatSpec]:
 
 def test_a_matchs_unattended_rounds_are_stored_and_migrate_down_and_up(database_url: str) -> None:  # noqa: F811
     assert asyncio.run(_stored_count(database_url, "unattended", deal=True)) == 4
-    _migrate(database_url, "0020")
-    _migrate(database_url, "head")
+    migrate(database_url, "0020")
+    migrate(database_url, "head")
     assert asyncio.run(_stored_count(database_url, "unattended")) == 0
