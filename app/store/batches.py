@@ -59,13 +59,17 @@ _INSERT_ACTIONS: Final = insert(MatchAction)
 TURN_COLUMNS: Final = frozenset(("version", "turn_at", "handed_fence", "handed_at"))
 """The columns of a match that live in its narrow `MatchTurn` row (migration 0025): `update_match`
 and `set_match` write them there, the rest to its ``matches`` row."""
+_ROWS: Final = ((Match, Match.id), (MatchTurn, MatchTurn.match_id))
+"""A match's two rows, as (model, its match id column), in the order of `_split`'s parts."""
+_TURN_BEGINS_NOW: Final = {"turn_at": db_now_s(), "handed_fence": None, "handed_at": None}
+"""The `MatchTurn` values of a turn beginning now on the database's clock, no handoff marked."""
 _SET_VERSIONS: Final = (
     update(MatchTurn).where(MatchTurn.match_id == bindparam("match")).values(version=bindparam("new_version"))
 )
 _SET_TURNS: Final = (
     update(MatchTurn)
     .where(MatchTurn.match_id == bindparam("match"))
-    .values(version=bindparam("new_version"), turn_at=db_now_s(), handed_fence=None, handed_at=None)
+    .values(version=bindparam("new_version"), **_TURN_BEGINS_NOW)
 )
 """A move's version, and the next turn beginning now on the database's clock
 (`MatchTurn.turn_at`): the narrow row alone, never the match's wide one (issue 15)."""
@@ -133,9 +137,8 @@ def insert_actions(connection: Connection, rows: list[dict[str, Any]]) -> None:
     """Insert action ``rows`` (one executemany; each maps every one of `ACTION_KEYS` to its value)
     and set each match's version to its last row's; each move begins the next turn
     (`MatchTurn.turn_at`, on the database's clock), in the same statement, on the match's narrow
-    row. Both run as the SQL
-    SQLAlchemy compiles for the dialect, executed with positional parameters (`DriverStatement`:
-    about half the CPU of `Connection.execute`, issue 15)."""
+    row. Both run as the SQL SQLAlchemy compiles for the dialect, executed with positional
+    parameters (`DriverStatement`: about half the CPU of `Connection.execute`, issue 15)."""
     _INSERT_ACTION_ROWS.execute(connection, rows)
     last = {row["match_id"]: row["version"] for row in rows}  # each match's last version
     _SET_TURN_ROWS.execute(connection, [{"match": m, "new_version": v} for m, v in last.items()])
@@ -170,14 +173,17 @@ def update_match(connection: Connection, match_id: int, values: dict[str, Any]) 
     """Set ``values`` (column name → value or SQL expression) on match ``match_id``: one UPDATE of
     its ``matches`` row and one of its `MatchTurn` row (`TURN_COLUMNS`), each only when it has
     columns to set, inside a transaction; NotFoundError for no such match."""
-    turn = {column: value for column, value in values.items() if column in TURN_COLUMNS}
-    rest = {column: value for column, value in values.items() if column not in TURN_COLUMNS}
-    for query in (
-        update(Match).where(Match.id == match_id).values(rest) if rest else None,
-        update(MatchTurn).where(MatchTurn.match_id == match_id).values(turn) if turn else None,
-    ):
-        if query is not None and connection.execute(query).rowcount != 1:
+    for (model, key), part in zip(_ROWS, _split(values), strict=True):
+        if part and connection.execute(update(model).where(key == match_id).values(part)).rowcount != 1:
             raise NotFoundError(f"no match {match_id}")
+
+
+def _split(values: dict[str, _T]) -> tuple[dict[str, _T], dict[str, _T]]:
+    """``values`` (column name → value) by the row that holds each column, in `_ROWS`' order: the
+    ``matches`` row's and the `MatchTurn` row's (`TURN_COLUMNS`)."""
+    plain = {column: value for column, value in values.items() if column not in TURN_COLUMNS}
+    turns = {column: value for column, value in values.items() if column in TURN_COLUMNS}
+    return plain, turns
 
 
 def set_match(connection: Connection, match_id: int, values: dict[str, Any], turn: bool = False) -> None:
@@ -197,19 +203,16 @@ def set_match(connection: Connection, match_id: int, values: dict[str, Any], tur
 def _match_updates(columns: tuple[str, ...], turn: bool) -> tuple[DriverStatement, ...]:
     """`set_match`'s statements for ``columns`` (in this order) and ``turn``: the ``matches`` row's
     UPDATE and the `MatchTurn` row's (`TURN_COLUMNS`), each only when it has columns to set."""
+    keys = {c: f"set_{c}" for c in columns}  # column → its key in `set_match`'s row
     statements = []
-    turns = tuple(c for c in columns if c in TURN_COLUMNS)
-    for model, key, names in (
-        (Match, Match.id, tuple(c for c in columns if c not in TURN_COLUMNS)),
-        (MatchTurn, MatchTurn.match_id, turns),
-    ):
+    for (model, key), part in zip(_ROWS, _split(keys), strict=True):
         table = model.__table__
-        values: dict[str, Any] = {c: bindparam(f"set_{c}", type_=table.c[c].type) for c in names}
+        values: dict[str, Any] = {c: bindparam(name, type_=table.c[c].type) for c, name in part.items()}
         if turn and model is MatchTurn:
-            values |= {"turn_at": db_now_s(), "handed_fence": None, "handed_at": None}
+            values |= _TURN_BEGINS_NOW
         if values:
             statement = update(model).where(key == bindparam("match")).values(values)
-            statements.append(DriverStatement(statement, ("match", *(f"set_{c}" for c in names))))
+            statements.append(DriverStatement(statement, ("match", *part.values())))
     return tuple(statements)
 
 

@@ -21,7 +21,7 @@ down_revision: str | Sequence[str] | None = "0024"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-_MOVED = "version, turn_at, handed_fence, handed_at"
+_MOVED = ("version", "turn_at", "handed_fence", "handed_at")
 
 
 def upgrade() -> None:
@@ -39,9 +39,10 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("match_id", name=op.f("pk_match_turns")),
     )
-    op.execute(f"INSERT INTO match_turns (match_id, {_MOVED}) SELECT id, {_MOVED} FROM matches")
+    columns = ", ".join(_MOVED)
+    op.execute(f"INSERT INTO match_turns (match_id, {columns}) SELECT id, {columns} FROM matches")
     with op.batch_alter_table("matches") as batch:
-        for column in ("handed_at", "handed_fence", "turn_at", "version"):
+        for column in _MOVED:
             batch.drop_column(column)
 
 
@@ -53,7 +54,7 @@ def downgrade() -> None:
         batch.add_column(sa.Column("turn_at", sa.Float(), nullable=True))
         batch.add_column(sa.Column("handed_fence", sa.BigInteger(), nullable=True))
         batch.add_column(sa.Column("handed_at", sa.Float(), nullable=True))
-    for column in _MOVED.split(", "):
+    for column in _MOVED:
         value = f"(SELECT t.{column} FROM match_turns t WHERE t.match_id = matches.id)"
         op.execute(f"UPDATE matches SET {column} = " + (f"COALESCE({value}, 0)" if column == "version" else value))
     with op.batch_alter_table("matches") as batch:
