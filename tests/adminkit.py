@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app.store import MIGRATIONS_DIR, sqlite_url
+from app.store import MIGRATIONS_DIR
 from app.store.db import make_engine
 from tests.conftest import domeng_cli
 from tests.serverkit import Client, ServerProcess
@@ -68,17 +67,19 @@ def scratch_postgres(purpose: str = "admin") -> Iterator[str]:
         asyncio.run(_admin_sql(POSTGRES_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-def sqlite_or_scratch_postgres(kind: str, tmp_path: Path, purpose: str) -> Iterator[str]:
-    """For a fixture parametrized ``["sqlite", "postgresql"]`` (``kind``): a new SQLite file in
-    ``tmp_path``, or a new PostgreSQL database dropped after the test (`scratch_postgres`; the test
-    is skipped without DOMENG_TEST_POSTGRES_URL). Yields its URL."""
-    if kind == "sqlite":
-        yield sqlite_url(tmp_path)
-        return
-    if not POSTGRES_URL:
-        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
-    with scratch_postgres(purpose) as url:
-        yield url
+def sql_rows(url: str, query: Any, **params: Any) -> list[Any]:
+    """The rows of ``query`` (a statement, e.g. ``text(…)``, with ``params``) on the database of
+    ``url``, in a connection of its own: past the store, and past the models when given as SQL."""
+
+    async def run() -> list[Any]:
+        engine = make_engine(url)
+        try:
+            async with engine.begin() as connection:
+                return list((await connection.execute(query, params)).all())
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
 
 
 def migrate(url: str, revision: str) -> None:

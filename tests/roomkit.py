@@ -313,10 +313,8 @@ async def age_store(table: Table, seconds: float) -> None:
             for row in (await connection.execute(ours)).all():
                 where = [key == row[i] for i, key in enumerate(keys)]
                 await connection.execute(update(stored).where(*where).values({column.name: row[-1] - back}))
-        turn_at = MatchTurn.turn_at
-        await connection.execute(
-            update(MatchTurn).where(MatchTurn.match_id == match_id).values(turn_at=turn_at - seconds)
-        )
+        turns = update(MatchTurn).where(MatchTurn.match_id == match_id)
+        await connection.execute(turns.values(turn_at=MatchTurn.turn_at - seconds))
 
 
 def of_room(code: str) -> Any:

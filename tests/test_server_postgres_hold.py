@@ -29,7 +29,7 @@ from sqlalchemy.engine import make_url
 from app.store import upgrade_database
 from app.store.db import make_engine
 from app.store.pghold import HOLD_TAG
-from tests.adminkit import scratch_postgres
+from tests.adminkit import scratch_postgres, sql_rows
 from tests.clusterkit import ThreadedProxy, key_prefix, need_postgres, need_redis
 from tests.serverkit import Client, ServerProcess
 
@@ -50,25 +50,10 @@ _END_NAMED = text(  # docs/deploy.md's, for a host crashed during a network part
 )
 
 
-def _rows(url: str, query: Any, **params: Any) -> list[Any]:
-    """The rows of ``query`` (with ``params``) on the database of ``url``, in a connection of its
-    own."""
-
-    async def run() -> list[Any]:
-        engine = make_engine(url)
-        try:
-            async with engine.begin() as connection:
-                return list((await connection.execute(query, params)).all())
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(run())
-
-
 def _end_holds(url: str) -> int:
     """End the sessions of the servers' holds on the database of ``url`` (as a PostgreSQL restart
     would); how many were ended."""
-    return len(_rows(url, _END_HOLDS))
+    return len(sql_rows(url, _END_HOLDS))
 
 
 def _wait_logged(server: ServerProcess, event: str, timeout: float = 30.0) -> None:
@@ -162,15 +147,15 @@ def test_every_session_of_a_server_names_its_process_and_ending_them_by_name_fre
             first.create_room(bots=[None, "greedy"], variant="kozel", seats=2)
             assert first.proc is not None
             name = f"domeng serve pid {first.proc.pid} on {socket.gethostname()}"[:63]
-            named = [row[0] for row in _rows(url, _SESSIONS)]
+            named = [row[0] for row in sql_rows(url, _SESSIONS)]
             assert len(named) >= 2 and set(named) == {name}, named  # the hold and the pool
             with first.paused():
                 said = _refused(ServerProcess(tmp_path / "b", database_url=url))
                 assert f"another Domeng server ({name}) is serving" in said, said
-                ended = _rows(url, _END_NAMED, name=name)
+                ended = sql_rows(url, _END_NAMED, name=name)
                 assert len(ended) >= 2 and all(row[0] for row in ended), ended
                 deadline = time.monotonic() + 30
-                while left := _rows(url, _SESSIONS):  # each ends once it has seen the signal
+                while left := sql_rows(url, _SESSIONS):  # each ends once it has seen the signal
                     assert time.monotonic() < deadline, left
                 second = ServerProcess(tmp_path / "c", database_url=url).start()
             assert first.proc.wait(60) == 1  # it serves no more beside the second

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from app.store import SeatSpec, Store
+from app.store import SeatSpec, Store, sqlite_url
 from app.store.db import make_engine
-from tests.adminkit import migrate, sqlite_or_scratch_postgres
+from tests.adminkit import POSTGRES_URL, migrate, scratch_postgres
 
 SEATS = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", bot_level="easy", seat=1)]
 
@@ -23,7 +23,13 @@ SEATS = [SeatSpec("human", name="Ana", token_hash="a", seat=0), SeatSpec("bot", 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A new SQLite file, or a new PostgreSQL database dropped after the test."""
-    yield from sqlite_or_scratch_postgres(request.param, tmp_path, "admin")
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    if not POSTGRES_URL:
+        pytest.skip("DOMENG_TEST_POSTGRES_URL is not set")
+    with scratch_postgres() as url:
+        yield url
 
 
 async def _set_cover(url: str, cover: str | None) -> str | None:

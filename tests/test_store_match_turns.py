@@ -17,22 +17,11 @@ from sqlalchemy.engine import Connection
 
 from app.store import FencedOutError, Store
 from app.store.batches import began_turn
-from app.store.db import make_engine
 from app.store.fencing import claim_fences
 from app.store.models import Match, MatchTurn
-from tests.adminkit import migrate
+from tests.adminkit import migrate, sql_rows
 from tests.test_store import a_pass, new_match, new_round
 from tests.test_store_cover_check import database_url  # noqa: F401  (a fixture)
-
-
-async def _sql(url: str, query: str) -> list[tuple[Any, ...]]:
-    """``query``'s rows, read with plain SQL (past the models, which know only the head)."""
-    engine = make_engine(url)
-    try:
-        async with engine.connect() as connection:
-            return [tuple(row) for row in await connection.execute(text(query))]
-    finally:
-        await engine.dispose()
 
 
 async def _matches(url: str) -> tuple[int, int, int]:
@@ -58,17 +47,17 @@ QUERY = (
 def test_the_migration_carries_each_matchs_version_and_turn_over_and_back(database_url: str) -> None:  # noqa: F811
     waiting, moved, handed = asyncio.run(_matches(database_url))
     expected = [(waiting, 0, False, None, False), (moved, 2, True, None, False), (handed, 1, True, 5, True)]
-    at_head = asyncio.run(_sql(database_url, QUERY.format(key="match_id", table="match_turns")))
+    at_head = sql_rows(database_url, text(QUERY.format(key="match_id", table="match_turns")))
     assert at_head == expected
-    turn_at = asyncio.run(_sql(database_url, "SELECT match_id, turn_at FROM match_turns ORDER BY match_id"))
+    turn_at = sql_rows(database_url, text("SELECT match_id, turn_at FROM match_turns ORDER BY match_id"))
 
     migrate(database_url, "0024")
-    assert asyncio.run(_sql(database_url, QUERY.format(key="id", table="matches"))) == expected
-    assert asyncio.run(_sql(database_url, "SELECT id, turn_at FROM matches ORDER BY id")) == turn_at
+    assert sql_rows(database_url, text(QUERY.format(key="id", table="matches"))) == expected
+    assert sql_rows(database_url, text("SELECT id, turn_at FROM matches ORDER BY id")) == turn_at
 
     migrate(database_url, "head")
-    assert asyncio.run(_sql(database_url, QUERY.format(key="match_id", table="match_turns"))) == expected
-    columns = asyncio.run(_sql(database_url, "SELECT * FROM matches"))
+    assert sql_rows(database_url, text(QUERY.format(key="match_id", table="match_turns"))) == expected
+    columns = sql_rows(database_url, text("SELECT * FROM matches"))
     assert len(columns[0]) == len(Match.__table__.c)  # the four columns left the wide row
 
     async def body() -> list[int | None]:
@@ -115,7 +104,7 @@ def test_a_claim_keeps_a_handoffs_mark_only_for_the_next_owner(database_url: str
 
 
 def test_a_deleted_match_takes_its_turn_row_with_it(database_url: str) -> None:  # noqa: F811
-    async def body() -> tuple[int, list[tuple[Any, ...]]]:
+    async def body() -> int:
         async with Store(database_url) as store:
             match_id, _ = await new_match(store)
             await store.abandon(match_id, "idle", version=3)
@@ -123,7 +112,7 @@ def test_a_deleted_match_takes_its_turn_row_with_it(database_url: str) -> None: 
             assert abandoned is not None and abandoned.version == 3
             async with store.engine.begin() as connection:
                 await connection.execute(text("UPDATE matches SET finished_at = '2000-01-01'"))
-            pruned = await store.prune_unplayed(datetime(2001, 1, 1, tzinfo=UTC))
-        return pruned, await _sql(database_url, "SELECT match_id FROM match_turns")
+            return await store.prune_unplayed(datetime(2001, 1, 1, tzinfo=UTC))
 
-    assert asyncio.run(body()) == (1, [])
+    assert asyncio.run(body()) == 1
+    assert sql_rows(database_url, text("SELECT match_id FROM match_turns")) == []
